@@ -1,0 +1,5 @@
+import sys
+
+from agentkit.cli import main
+
+sys.exit(main())

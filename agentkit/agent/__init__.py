@@ -1,0 +1,43 @@
+"""The step-wise agent stack (``llama_index.core.agent`` shape)."""
+
+from agentkit.agent.custom import CustomSimpleAgentWorker, FnAgentWorker, QueryPipelineAgentWorker
+from agentkit.agent.function_calling import FunctionCallingAgent, FunctionCallingAgentWorker
+from agentkit.agent.react import (
+    ReActAgent,
+    ReActAgentWorker,
+    ReActChatFormatter,
+    ReActOutputParser,
+)
+from agentkit.agent.runner import AgentRunner, AgentState, ParallelAgentRunner, TaskState
+from agentkit.agent.types import (
+    AgentChatResponse,
+    BaseAgent,
+    BaseAgentWorker,
+    StreamingAgentChatResponse,
+    Task,
+    TaskStep,
+    TaskStepOutput,
+)
+
+__all__ = [
+    "AgentChatResponse",
+    "AgentRunner",
+    "AgentState",
+    "BaseAgent",
+    "BaseAgentWorker",
+    "CustomSimpleAgentWorker",
+    "FnAgentWorker",
+    "FunctionCallingAgent",
+    "FunctionCallingAgentWorker",
+    "ParallelAgentRunner",
+    "QueryPipelineAgentWorker",
+    "ReActAgent",
+    "ReActAgentWorker",
+    "ReActChatFormatter",
+    "ReActOutputParser",
+    "StreamingAgentChatResponse",
+    "Task",
+    "TaskState",
+    "TaskStep",
+    "TaskStepOutput",
+]

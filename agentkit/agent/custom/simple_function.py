@@ -1,0 +1,66 @@
+"""An agent from a plain function: :class:`FnAgentWorker`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentkit.agent.custom.simple import _as_response
+from agentkit.agent.types import BaseAgentWorker, Task, TaskStep, TaskStepOutput
+from agentkit.core.ids import new_uuid
+from agentkit.instrumentation import CallbackManager
+
+__all__ = ["FnAgentWorker", "TASK_KEY", "OUTPUT_KEY"]
+
+TASK_KEY = "__task__"
+OUTPUT_KEY = "__output__"
+
+StepFn = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
+AsyncStepFn = Callable[[dict[str, Any]], Awaitable[tuple[dict[str, Any], bool]]]
+
+
+class FnAgentWorker(BaseAgentWorker):
+    """Each step calls ``fn(state) -> (state, is_done)``.
+
+    The state starts as a copy of ``initial_state`` plus ``state["__task__"]`` (the task);
+    the step's answer is ``state["__output__"]``. The state a step returns is the next
+    step's state. Like LlamaIndex, finalize writes nothing to memory. Fix: each task gets its
+    own copy of ``initial_state`` (LlamaIndex mutated the shared dict across tasks).
+    """
+
+    def __init__(self, fn: StepFn, async_fn: AsyncStepFn | None = None,
+                 initial_state: dict[str, Any] | None = None,
+                 callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
+        self.fn = fn
+        self.async_fn = async_fn
+        self.initial_state = dict(initial_state or {})
+        self.callback_manager = callback_manager or CallbackManager()
+        self.verbose = verbose
+
+    def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
+        state = {**self.initial_state, TASK_KEY: task}
+        return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
+                        step_state=state)
+
+    def _output(self, step: TaskStep, state: dict[str, Any], is_done: bool) -> TaskStepOutput:
+        if OUTPUT_KEY not in state:
+            raise ValueError(f"FnAgentWorker: the step function must put its answer in "
+                             f"state[{OUTPUT_KEY!r}]; the state it returned has keys "
+                             f"{sorted(k for k in state if k != TASK_KEY)}")
+        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None,
+                                                            step_state=state)]
+        return TaskStepOutput(output=_as_response(state[OUTPUT_KEY]), task_step=step,
+                              is_last=is_done, next_steps=next_steps)
+
+    def run_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
+        state, is_done = self.fn(step.step_state)
+        return self._output(step, state, is_done)
+
+    async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
+        if self.async_fn is None:
+            return self.run_step(step, task, **kwargs)
+        state, is_done = await self.async_fn(step.step_state)
+        return self._output(step, state, is_done)
+
+    def finalize_task(self, task: Task, **kwargs: Any) -> None:
+        pass

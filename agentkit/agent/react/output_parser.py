@@ -1,0 +1,163 @@
+"""Parse what a ReAct model wrote into a reasoning step.
+
+Rules (SPEC §5): no ``Thought:`` and no ``Action:`` is an implicit answer (the whole text, or
+what follows ``Answer:`` if present -- a fix over LlamaIndex, which returned ``"Answer: X"``);
+``Action:`` wins over ``Answer:``; the action name ends at whitespace or ``(``; the input is the
+outermost ``{...}`` after ``Action Input:``, read leniently (single quotes, trailing commas,
+Python literals, prose after it). Anything else raises ``ValueError("Could not parse output:
+...")`` naming what is wrong. Any text yields a step or that ``ValueError``, never another error.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+from agentkit.agent.react.types import (
+    ActionReasoningStep,
+    BaseReasoningStep,
+    ResponseReasoningStep,
+)
+
+__all__ = ["ReActOutputParser", "parse_action_input", "IMPLICIT_THOUGHT"]
+
+IMPLICIT_THOUGHT = "(Implicit) I can answer without any more tools!"
+
+_ACTION_NAME = re.compile(r"[ \t]*([^\s(]+)")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_NAME_PUNCTUATION = "`*'\".,:;"
+
+
+def _fail(output: str, reason: str) -> ValueError:
+    return ValueError(f"Could not parse output: {reason}. Output was:\n{output}")
+
+
+def _outermost_braces(text: str) -> str | None:
+    """The first balanced ``{...}`` in ``text`` (quotes respected), or up to the last ``}``."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    depth, quote, escaped = 0, "", False
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:index + 1]
+    end = text.rfind("}")
+    return text[start:end + 1] if end > start else None
+
+
+def _python_literals(text: str) -> str:
+    """JSON's true/false/null as Python's True/False/None, outside string literals."""
+    out, quote, escaped, index = [], "", False, 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            index += 1
+            continue
+        if char in "\"'":
+            quote = char
+        for word, replacement in (("true", "True"), ("false", "False"), ("null", "None")):
+            if text.startswith(word, index) and not (index and (text[index - 1].isalnum()
+                                                                 or text[index - 1] == "_")):
+                after = index + len(word)
+                if after == len(text) or not (text[after].isalnum() or text[after] == "_"):
+                    out.append(replacement)
+                    index = after
+                    break
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def parse_action_input(text: str) -> dict[str, Any]:
+    """Read a tool-input object leniently; ``ValueError`` if it is not an object."""
+    attempts = (
+        lambda: json.loads(text),
+        lambda: json.loads(_TRAILING_COMMA.sub(r"\1", text)),
+        lambda: ast.literal_eval(text),
+        lambda: ast.literal_eval(_python_literals(text)),
+    )
+    for attempt in attempts:
+        try:
+            value = attempt()
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return {str(key): item for key, item in value.items()}
+    raise ValueError(f"not a JSON object: {text[:200]}")
+
+
+def _parse_action(output: str) -> ActionReasoningStep:
+    at = output.index("Action:")
+    before = output[:at]
+    thought = before.split("Thought:", 1)[1] if "Thought:" in before else before
+    after = output[at + len("Action:"):]
+    name_match = _ACTION_NAME.match(after)
+    action = name_match.group(1).strip(_NAME_PUNCTUATION) if name_match else ""
+    if not action:
+        raise _fail(output, "'Action:' is not followed by a tool name")
+    rest = after[name_match.end():] if name_match else after
+    marker = rest.find("Action Input:")
+    if marker < 0:
+        raise _fail(output, f"'Action: {action}' has no 'Action Input:' after it")
+    braces = _outermost_braces(rest[marker + len("Action Input:"):])
+    if braces is None:
+        raise _fail(output, "'Action Input:' is not followed by a {...} object")
+    try:
+        action_input = parse_action_input(braces)
+    except ValueError as exc:
+        raise _fail(output, f"the Action Input is {exc}") from None
+    return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
+
+
+def _parse_answer(output: str) -> ResponseReasoningStep:
+    at = output.index("Answer:")
+    thought_at = output.find("Thought:")
+    thought = output[thought_at + len("Thought:"):at] if 0 <= thought_at < at else ""
+    return ResponseReasoningStep(thought=thought.strip(),
+                                 response=output[at + len("Answer:"):].strip())
+
+
+class ReActOutputParser:
+    """Turns model output into an Action, a Response, or a ``ValueError``."""
+
+    def parse(self, output: str, is_streaming: bool = False) -> BaseReasoningStep:
+        if not isinstance(output, str):
+            raise ValueError(f"Could not parse output: expected text, got {type(output).__name__}")
+        if "Thought:" not in output and "Action:" not in output:
+            answer = output.split("Answer:", 1)[1] if "Answer:" in output else output
+            return ResponseReasoningStep(thought=IMPLICIT_THOUGHT, response=answer.strip(),
+                                         is_streaming=is_streaming)
+        if "Action:" in output:
+            return _parse_action(output)
+        if "Answer:" in output:
+            step = _parse_answer(output)
+            step.is_streaming = is_streaming
+            return step
+        raise _fail(output, "it has a 'Thought:' but neither an 'Action:' nor an 'Answer:'")
+
+    def format(self, output: str) -> str:
+        return output

@@ -1,0 +1,329 @@
+"""The agent runner: owns tasks and their step queues, and drives a worker step by step."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentkit.agent.types import (
+    AgentChatResponse,
+    BaseAgent,
+    BaseAgentWorker,
+    StreamingAgentChatResponse,
+    Task,
+    TaskStep,
+    TaskStepOutput,
+)
+from agentkit.core.events import (
+    AgentChatEndEvent,
+    AgentChatStartEvent,
+    AgentStepEndEvent,
+    AgentStepStartEvent,
+    dispatcher,
+)
+from agentkit.core.ids import new_uuid
+from agentkit.core.sim import run_sync
+from agentkit.instrumentation import CallbackManager
+from agentkit.llms.types import ChatMessage
+from agentkit.memory import BaseMemory, ChatMemoryBuffer
+
+__all__ = ["AgentRunner", "AgentState", "TaskState"]
+
+StepMode = Literal["run", "stream"]
+
+
+@dataclass
+class TaskState:
+    task: Task
+    step_queue: deque[TaskStep] = field(default_factory=deque)
+    completed_steps: list[TaskStepOutput] = field(default_factory=list)
+
+
+@dataclass
+class AgentState:
+    task_dict: dict[str, TaskState] = field(default_factory=dict)
+
+    def _state(self, task_id: str) -> TaskState:
+        try:
+            return self.task_dict[task_id]
+        except KeyError:
+            raise ValueError(f"No task with task_id: {task_id}") from None
+
+    def get_task(self, task_id: str) -> Task:
+        return self._state(task_id).task
+
+    def get_completed_steps(self, task_id: str) -> list[TaskStepOutput]:
+        return self._state(task_id).completed_steps
+
+    def get_step_queue(self, task_id: str) -> deque[TaskStep]:
+        return self._state(task_id).step_queue
+
+    def reset(self) -> None:
+        self.task_dict = {}
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class AgentRunner(BaseAgent):
+    """Chat with an agent, or drive its tasks step by step.
+
+    A step run pops the task's queue, runs the worker, appends the output to the completed
+    steps and, unless it is the last, queues the step's next steps. Every chat emits one chat
+    start/end event pair around one step start/end pair per step.
+    """
+
+    def __init__(self, agent_worker: BaseAgentWorker,
+                 chat_history: list[ChatMessage] | None = None, state: AgentState | None = None,
+                 memory: BaseMemory | None = None, llm: Any = None,
+                 callback_manager: CallbackManager | None = None,
+                 init_task_state_kwargs: dict[str, Any] | None = None,
+                 delete_task_on_finish: bool = False, default_tool_choice: str = "auto",
+                 verbose: bool = False) -> None:
+        self.agent_worker = agent_worker
+        self.state = state or AgentState()
+        llm = llm if llm is not None else getattr(agent_worker, "llm", None)
+        self.memory = memory or ChatMemoryBuffer.from_defaults(chat_history=chat_history, llm=llm)
+        self.callback_manager = (callback_manager or agent_worker.callback_manager
+                                 or CallbackManager())
+        agent_worker.set_callback_manager(self.callback_manager)
+        self.init_task_state_kwargs = init_task_state_kwargs or {}
+        self.delete_task_on_finish = delete_task_on_finish
+        self.default_tool_choice = default_tool_choice
+        self.verbose = verbose
+
+    @classmethod
+    def from_llm(cls, tools: list[Any] | None = None, llm: Any = None,
+                 **kwargs: Any) -> AgentRunner:
+        """A function-calling agent if ``llm`` supports it, a ReAct agent otherwise."""
+        if llm is None:
+            raise ValueError("AgentRunner.from_llm needs an `llm`")
+        if llm.metadata.is_function_calling_model:
+            from agentkit.agent.function_calling import FunctionCallingAgentWorker
+
+            worker: BaseAgentWorker = FunctionCallingAgentWorker.from_tools(tools or [], llm=llm,
+                                                                            **kwargs)
+            return cls(worker, llm=llm)
+        from agentkit.agent.react import ReActAgent
+
+        return ReActAgent.from_tools(tools or [], llm=llm, **kwargs)
+
+    # ------------------------------------------------------------------ tasks
+    def create_task(self, input: str, **kwargs: Any) -> Task:
+        if not self.init_task_state_kwargs:
+            extra_state = kwargs.pop("extra_state", {})
+        elif "extra_state" in kwargs:
+            raise ValueError("Cannot specify both `extra_state` and `init_task_state_kwargs`")
+        else:
+            extra_state = dict(self.init_task_state_kwargs)
+        callback_manager = kwargs.pop("callback_manager", self.callback_manager)
+        task = Task(input=input, memory=self.memory, extra_state=extra_state,
+                    callback_manager=callback_manager, **kwargs)
+        initial_step = self.agent_worker.initialize_step(task)
+        self.state.task_dict[task.task_id] = TaskState(task, deque([initial_step]))
+        return task
+
+    def delete_task(self, task_id: str) -> None:
+        self.state._state(task_id)
+        del self.state.task_dict[task_id]
+
+    def list_tasks(self, **kwargs: Any) -> list[TaskState]:
+        return list(self.state.task_dict.values())
+
+    def get_task(self, task_id: str, **kwargs: Any) -> Task:
+        return self.state.get_task(task_id)
+
+    def get_upcoming_steps(self, task_id: str, **kwargs: Any) -> list[TaskStep]:
+        return list(self.state.get_step_queue(task_id))
+
+    def get_completed_steps(self, task_id: str, **kwargs: Any) -> list[TaskStepOutput]:
+        return self.state.get_completed_steps(task_id)
+
+    def get_task_output(self, task_id: str, **kwargs: Any) -> TaskStepOutput:
+        completed = self.get_completed_steps(task_id)
+        if not completed:
+            raise ValueError(f"No completed steps for task_id: {task_id}")
+        return completed[-1]
+
+    def get_completed_tasks(self, **kwargs: Any) -> list[Task]:
+        return [s.task for s in self.state.task_dict.values()
+                if s.completed_steps and s.completed_steps[-1].is_last]
+
+    # ------------------------------------------------------------------ steps
+    @contextmanager
+    def _listening(self, callback_manager: CallbackManager | None) -> Iterator[None]:
+        manager = callback_manager or self.callback_manager
+        with dispatcher.listen(manager) if manager.handlers else nullcontext():
+            yield
+
+    def _next_step(self, task_id: str, step: TaskStep | None, input: str | None) -> TaskStep:
+        queue = self.state.get_step_queue(task_id)
+        if step is not None:
+            for queued in list(queue):
+                if queued.step_id == step.step_id:
+                    queue.remove(queued)
+            return step
+        if queue:
+            step = queue.popleft()
+            if input is not None:
+                step.input = input
+            return step
+        if input is not None:
+            return TaskStep(task_id=task_id, step_id=new_uuid(), input=input)
+        raise ValueError(f"No steps left to run for task_id: {task_id}")
+
+    def _queue_next_steps(self, task_id: str, output: TaskStepOutput) -> None:
+        if not output.is_last:
+            self.state.get_step_queue(task_id).extend(output.next_steps)
+
+    async def _arun_step(self, task_id: str, step: TaskStep | None = None,
+                         input: str | None = None, mode: StepMode = "run",
+                         **kwargs: Any) -> TaskStepOutput:
+        task = self.state.get_task(task_id)
+        step = self._next_step(task_id, step, input)
+        if self.verbose:
+            print(f"> Running step {step.step_id}. Step input: {step.input}")
+        with dispatcher.span():
+            dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
+                                                input=step.input))
+            try:
+                if mode == "stream":
+                    output = await self.agent_worker.astream_step(step, task, **kwargs)
+                else:
+                    output = await self.agent_worker.arun_step(step, task, **kwargs)
+            except BaseException as exc:
+                dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
+                                                  error=_error_text(exc)))
+                raise
+            dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
+                                              output=output, is_last=output.is_last))
+        self._queue_next_steps(task_id, output)
+        self.state.get_completed_steps(task_id).append(output)
+        return output
+
+    @staticmethod
+    def _check_step_args(input: str | None, step: TaskStep | None) -> None:
+        if step is not None and input is not None:
+            raise ValueError("Cannot specify both `step` and `input`")
+
+    async def arun_step(self, task_id: str, input: str | None = None,
+                        step: TaskStep | None = None, **kwargs: Any) -> TaskStepOutput:
+        """Run one step (the next queued one, or ``step``); ``input`` feeds the step."""
+        self._check_step_args(input, step)
+        with self._listening(self.state.get_task(task_id).callback_manager):
+            return await self._arun_step(task_id, step, input, mode="run", **kwargs)
+
+    def run_step(self, task_id: str, input: str | None = None, step: TaskStep | None = None,
+                 **kwargs: Any) -> TaskStepOutput:
+        return run_sync(self.arun_step(task_id, input, step, **kwargs))
+
+    async def astream_step(self, task_id: str, input: str | None = None,
+                           step: TaskStep | None = None, **kwargs: Any) -> TaskStepOutput:
+        self._check_step_args(input, step)
+        with self._listening(self.state.get_task(task_id).callback_manager):
+            return await self._arun_step(task_id, step, input, mode="stream", **kwargs)
+
+    def stream_step(self, task_id: str, input: str | None = None, step: TaskStep | None = None,
+                    **kwargs: Any) -> TaskStepOutput:
+        return run_sync(self.astream_step(task_id, input, step, **kwargs))
+
+    # ------------------------------------------------------------------ finishing
+    def _finish_task(self, task: Task) -> None:
+        self.agent_worker.finalize_task(task)
+        if self.delete_task_on_finish and task.task_id in self.state.task_dict:
+            self.delete_task(task.task_id)
+
+    def finalize_response(self, task_id: str, step_output: TaskStepOutput | None = None,
+                          ) -> AgentChatResponse | StreamingAgentChatResponse:
+        """Finalize the task (write memory) and return its answer with every step's sources.
+
+        A streamed answer is finalized when its stream ends. Fix: with
+        ``delete_task_on_finish`` the task is deleted after the sources are attached
+        (LlamaIndex read the already-deleted task and crashed).
+        """
+        if step_output is None:
+            step_output = self.get_task_output(task_id)
+        if not step_output.is_last:
+            raise ValueError("finalize_response can only be called on the last step output")
+        output = step_output.output
+        if not isinstance(output, (AgentChatResponse, StreamingAgentChatResponse)):
+            raise ValueError("When `is_last` is True, the step output must be an "
+                             f"AgentChatResponse or StreamingAgentChatResponse, got {output!r}")
+        task = self.state.get_task(task_id)
+        output.sources = task.extra_state.get("sources", output.sources)
+        if isinstance(output, StreamingAgentChatResponse):
+            output.add_on_end(lambda _text: self._finish_task(task))
+        else:
+            self._finish_task(task)
+        return output
+
+    # ------------------------------------------------------------------ chat
+    async def _arun_task(self, task_id: str, mode: StepMode,
+                         tool_choice: str | dict[str, Any]) -> TaskStepOutput:
+        """Run steps until one is last; ``tool_choice`` applies to the first step only."""
+        while True:
+            output = await self._arun_step(task_id, mode=mode, tool_choice=tool_choice)
+            if output.is_last:
+                return output
+            tool_choice = "auto"
+
+    async def _achat(self, message: str, chat_history: list[ChatMessage] | None,
+                     tool_choice: str | dict[str, Any] | None,
+                     mode: StepMode) -> AgentChatResponse | StreamingAgentChatResponse:
+        if chat_history is not None:
+            self.memory.set(chat_history)
+        tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
+        with self._listening(None), dispatcher.span():
+            dispatcher.emit(AgentChatStartEvent(user_msg=message))
+            try:
+                task = self.create_task(message)
+                output = await self._arun_task(task.task_id, mode, tool_choice)
+                result = self.finalize_response(task.task_id, output)
+            except BaseException as exc:
+                dispatcher.emit(AgentChatEndEvent(error=_error_text(exc)))
+                raise
+            dispatcher.emit(AgentChatEndEvent(response=result))
+        return result
+
+    async def achat(self, message: str, chat_history: list[ChatMessage] | None = None,
+                    tool_choice: str | dict[str, Any] | None = None,
+                    **kwargs: Any) -> AgentChatResponse:
+        result = await self._achat(message, chat_history, tool_choice, "run")
+        assert isinstance(result, AgentChatResponse)
+        return result
+
+    async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None,
+                           tool_choice: str | dict[str, Any] | None = None,
+                           **kwargs: Any) -> StreamingAgentChatResponse:
+        result = await self._achat(message, chat_history, tool_choice, "stream")
+        if isinstance(result, AgentChatResponse):  # a worker that streamed nothing
+            result = StreamingAgentChatResponse(response=result.response, sources=result.sources)
+        return result
+
+    def chat(self, message: str, chat_history: list[ChatMessage] | None = None,
+             tool_choice: str | dict[str, Any] | None = None, **kwargs: Any) -> AgentChatResponse:
+        return run_sync(self.achat(message, chat_history, tool_choice))
+
+    def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None,
+                    tool_choice: str | dict[str, Any] | None = None,
+                    **kwargs: Any) -> StreamingAgentChatResponse:
+        return run_sync(self.astream_chat(message, chat_history, tool_choice))
+
+    # ------------------------------------------------------------------ memory
+    def reset(self) -> None:
+        self.memory.reset()
+        self.state.reset()
+
+    @property
+    def chat_history(self) -> list[ChatMessage]:
+        return self.memory.get_all()
+
+    def get_prompts(self) -> dict[str, Any]:
+        return self.agent_worker.get_prompts()
+
+    def update_prompts(self, prompts: dict[str, Any]) -> None:
+        self.agent_worker.update_prompts(prompts)

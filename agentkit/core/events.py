@@ -1,0 +1,192 @@
+"""The event bus: one stream of typed events for chats, agent steps, LLM calls and tool calls.
+
+Every event carries the id of the span it belongs to and that span's parent, so a trace can be
+rebuilt as a tree (chat > step > LLM call / tool call) even when calls run concurrently. Span
+ids come from the seeded id source and timestamps from the virtual clock, so the stream of a
+run is deterministic.
+
+Handlers are plain callables. :meth:`Dispatcher.add_handler` subscribes for the whole process;
+:meth:`Dispatcher.listen` subscribes for a block (and the tasks started inside it) only, which
+is how concurrent runs keep their events apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentkit.core.ids import current_ids
+from agentkit.core.sim import now
+
+__all__ = [
+    "Event",
+    "Span",
+    "Dispatcher",
+    "dispatcher",
+    "AgentChatStartEvent",
+    "AgentChatEndEvent",
+    "AgentStepStartEvent",
+    "AgentStepEndEvent",
+    "LLMCallStartEvent",
+    "LLMStreamChunkEvent",
+    "LLMCallEndEvent",
+    "ToolCallStartEvent",
+    "ToolCallEndEvent",
+]
+
+Handler = Callable[["Event"], None]
+
+
+@dataclass(kw_only=True, slots=True)
+class Event:
+    """Base of every event. ``time`` is virtual time at emission."""
+
+    span_id: str | None = None
+    parent_id: str | None = None
+    time: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentChatStartEvent(Event):
+    user_msg: str
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentChatEndEvent(Event):
+    response: Any = None
+    error: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentStepStartEvent(Event):
+    task_id: str
+    step_id: str
+    input: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentStepEndEvent(Event):
+    task_id: str
+    step_id: str
+    output: Any = None  # the TaskStepOutput
+    is_last: bool = False
+    error: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class LLMCallStartEvent(Event):
+    kind: str  # chat | stream_chat | complete | stream_complete
+    model: str
+    messages: list[Any] = field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None
+
+
+@dataclass(kw_only=True, slots=True)
+class LLMStreamChunkEvent(Event):
+    delta: str | None = None
+    response: Any = None
+
+
+@dataclass(kw_only=True, slots=True)
+class LLMCallEndEvent(Event):
+    kind: str
+    model: str
+    messages: list[Any] = field(default_factory=list)
+    response: Any = None
+    usage: Any = None
+    latency: float = 0.0
+    error: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolCallStartEvent(Event):
+    tool_name: str
+    tool_id: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolCallEndEvent(Event):
+    tool_name: str
+    tool_id: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    output: Any = None  # the ToolOutput
+    is_error: bool = False
+    latency: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    id: str
+    parent_id: str | None
+
+
+_current_span: ContextVar[Span | None] = ContextVar("agentkit_span", default=None)
+_scoped: ContextVar[tuple[Handler, ...]] = ContextVar("agentkit_scoped_handlers", default=())
+
+
+class Dispatcher:
+    """Delivers events to process-wide and block-scoped handlers, in subscription order."""
+
+    def __init__(self) -> None:
+        self._handlers: list[Handler] = []
+
+    def add_handler(self, handler: Handler) -> None:
+        self._handlers.append(handler)
+
+    def remove_handler(self, handler: Handler) -> None:
+        self._handlers.remove(handler)
+
+    @contextmanager
+    def listen(self, handler: Handler) -> Iterator[Handler]:
+        """Deliver events emitted in this block (and tasks it starts) to ``handler``."""
+        token = _scoped.set((*_scoped.get(), handler))
+        try:
+            yield handler
+        finally:
+            _scoped.reset(token)
+
+    @property
+    def active(self) -> bool:
+        return bool(self._handlers or _scoped.get())
+
+    def emit(self, event: Event) -> None:
+        handlers = (*self._handlers, *_scoped.get())
+        if not handlers:
+            return
+        event.time = now()
+        if event.span_id is None:
+            span = _current_span.get()
+            if span is not None:
+                event.span_id, event.parent_id = span.id, span.parent_id
+        for handler in handlers:
+            handler(event)
+
+    def new_span(self) -> Span:
+        """A child span of the current one, without making it current (for streams)."""
+        parent = _current_span.get()
+        return Span(f"span-{current_ids().counter('span')}", parent.id if parent else None)
+
+    @contextmanager
+    def span(self) -> Iterator[Span]:
+        """Open a child span of the current one; events emitted inside belong to it."""
+        span = self.new_span()
+        token = _current_span.set(span)
+        try:
+            yield span
+        finally:
+            _current_span.reset(token)
+
+    def current_span(self) -> Span | None:
+        return _current_span.get()
+
+
+dispatcher = Dispatcher()

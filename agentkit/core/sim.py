@@ -1,0 +1,261 @@
+"""Virtual time: simulated latency that costs no wall-clock time.
+
+A :class:`VirtualClock` holds the simulated time of a run. Async code runs on a
+:class:`VirtualTimeLoop`, an asyncio loop whose ``time()`` is the virtual clock and which,
+when every task is waiting on a timer, jumps straight to the next timer. Concurrent simulated
+calls therefore overlap exactly as they would in real time, and a run reports simulated wall
+time (clock delta) and serial time (sum of every simulated latency).
+
+Two kinds of waiting exist and are kept apart:
+
+* :func:`asleep` / :func:`sleep` is *simulated latency* (mock LLM calls, mock tools). It never
+  sleeps for real: on a virtual loop it is a timer the loop jumps over; on any other loop (or
+  in sync code) it advances the clock directly.
+* ``asyncio.sleep`` is a *real wait* (e.g. retry back-off). On a virtual loop it is virtual
+  too; on an ordinary loop it really sleeps. :func:`real_time` makes :func:`run_sync` use an
+  ordinary loop, which is what live recording wants.
+
+The sync API of agentkit is derived from the async one through :func:`run_sync`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import selectors
+import threading
+import time as _time
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from agentkit.core.ids import IdSource, use_ids
+
+__all__ = [
+    "VirtualClock",
+    "VirtualTimeLoop",
+    "Stopwatch",
+    "current_clock",
+    "use_clock",
+    "now",
+    "sleep",
+    "asleep",
+    "run_sync",
+    "real_time",
+    "simulation",
+    "Simulation",
+]
+
+T = TypeVar("T")
+
+
+class VirtualClock:
+    """Simulated time in seconds, starting at ``start``; it only moves when told to."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+        self.serial = 0.0  # sum of every simulated latency slept on this clock
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward without counting it as latency."""
+        if seconds < 0:
+            raise ValueError(f"cannot move the clock backwards ({seconds} s)")
+        self._now += seconds
+
+    def sleep(self, seconds: float) -> None:
+        """Simulated latency in sync code: the clock advances at once."""
+        _check_latency(seconds)
+        self.serial += seconds
+        self._now += seconds
+
+    async def asleep(self, seconds: float) -> None:
+        """Simulated latency in async code (see the module docstring)."""
+        _check_latency(seconds)
+        self.serial += seconds
+        loop = asyncio.get_running_loop()
+        if isinstance(loop, VirtualTimeLoop) and loop.clock is self:
+            await asyncio.sleep(seconds)
+        else:
+            self._now += seconds
+            await asyncio.sleep(0)
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(now={self._now!r}, serial={self.serial!r})"
+
+
+def _check_latency(seconds: float) -> None:
+    if not seconds >= 0:  # also rejects NaN
+        raise ValueError(f"simulated latency must be >= 0 seconds, got {seconds!r}")
+
+
+_default_clock = VirtualClock()
+_clock: contextvars.ContextVar[VirtualClock] = contextvars.ContextVar("agentkit_clock")
+_real_time: contextvars.ContextVar[bool] = contextvars.ContextVar("agentkit_real_time", default=False)
+
+
+def current_clock() -> VirtualClock:
+    return _clock.get(_default_clock)
+
+
+@contextmanager
+def use_clock(clock: VirtualClock | None = None) -> Iterator[VirtualClock]:
+    """Run a block on ``clock`` (a fresh one by default)."""
+    clock = clock or VirtualClock()
+    token = _clock.set(clock)
+    try:
+        yield clock
+    finally:
+        _clock.reset(token)
+
+
+def now() -> float:
+    return current_clock().now()
+
+
+def sleep(seconds: float) -> None:
+    current_clock().sleep(seconds)
+
+
+async def asleep(seconds: float) -> None:
+    await current_clock().asleep(seconds)
+
+
+@dataclass
+class Stopwatch:
+    """Simulated wall and serial time spent since it was started."""
+
+    clock: VirtualClock
+    started_at: float
+    serial_at: float
+
+    @classmethod
+    def start(cls, clock: VirtualClock | None = None) -> Stopwatch:
+        clock = clock or current_clock()
+        return cls(clock, clock.now(), clock.serial)
+
+    @property
+    def wall(self) -> float:
+        return self.clock.now() - self.started_at
+
+    @property
+    def serial(self) -> float:
+        return self.clock.serial - self.serial_at
+
+
+class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    """Selector that turns 'wait for the next timer' into a jump of the virtual clock.
+
+    Real I/O still works: while sockets other than the loop's self-pipe are registered it
+    waits for real and advances the clock by the real time waited (live recording).
+    """
+
+    def __init__(self, loop_ref: list[VirtualTimeLoop]) -> None:
+        super().__init__()
+        self._loop_ref = loop_ref
+
+    def select(self, timeout: float | None = None) -> list[Any]:
+        ready = super().select(0)
+        if ready or (timeout is not None and timeout <= 0):
+            return ready
+        clock = self._loop_ref[0].clock
+        if len(self.get_map()) > 1:  # real sockets besides the self-pipe
+            started = _time.monotonic()
+            ready = super().select(timeout)
+            clock.advance(_time.monotonic() - started)
+            return ready
+        if timeout is None:  # nothing scheduled: only another thread can wake us
+            return super().select(None)
+        clock.advance(timeout)
+        return []
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop on virtual time (see the module docstring)."""
+
+    def __init__(self, clock: VirtualClock | None = None) -> None:
+        ref: list[VirtualTimeLoop] = []
+        super().__init__(selector=_VirtualSelector(ref))
+        ref.append(self)
+        self.clock = clock or current_clock()
+
+    def time(self) -> float:
+        return self.clock.now()
+
+
+_local = threading.local()
+
+
+def _thread_loop() -> VirtualTimeLoop:
+    loop: VirtualTimeLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = VirtualTimeLoop()
+        _local.loop = loop
+    return loop
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to completion from sync code and return its result.
+
+    Uses this thread's virtual-time loop (an ordinary loop under :func:`real_time`). Called
+    from inside a running loop, it runs the awaitable on a helper thread and blocks until done.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return _run_on_helper_thread(awaitable)
+    if _real_time.get():
+        return asyncio.run(_as_coroutine(awaitable))
+    loop = _thread_loop()
+    loop.clock = current_clock()
+    return loop.run_until_complete(awaitable)
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def _run_on_helper_thread(awaitable: Awaitable[T]) -> T:
+    context = contextvars.copy_context()
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = context.run(run_sync, awaitable)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="agentkit-run-sync", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+@contextmanager
+def real_time() -> Iterator[None]:
+    """Make :func:`run_sync` use an ordinary asyncio loop (real waits are real)."""
+    token = _real_time.set(True)
+    try:
+        yield
+    finally:
+        _real_time.reset(token)
+
+
+@dataclass
+class Simulation:
+    clock: VirtualClock
+    ids: IdSource
+
+
+@contextmanager
+def simulation(seed: int | str = 0, *, start: float = 0.0) -> Iterator[Simulation]:
+    """A deterministic world: a fresh virtual clock and an id source seeded with ``seed``."""
+    with use_clock(VirtualClock(start)) as clock, use_ids(IdSource(seed)) as ids:
+        yield Simulation(clock, ids)

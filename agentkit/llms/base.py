@@ -1,0 +1,415 @@
+"""The LLM protocol: :class:`LLM` and :class:`FunctionCallingLLM`.
+
+A backend implements a minimal set of hooks, each taking one :class:`LLMRequest`:
+
+* ``_achat`` (async) or ``_chat`` (sync) -- one is enough;
+* optionally ``_astream_chat`` / ``_stream_chat`` for real streaming (otherwise a stream is
+  the full answer as one chunk).
+
+Every public method (``chat``, ``achat``, ``stream_chat``, ``astream_chat``, ``complete``,
+``acomplete``, ``stream_complete``, ``astream_complete`` and the ``*_with_tools`` variants)
+is derived from those hooks and emits one LLM-call start/end event pair on the bus, with the
+usage (estimated when a backend gives none) and the simulated latency of the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentkit.core.events import (
+    LLMCallEndEvent,
+    LLMCallStartEvent,
+    LLMStreamChunkEvent,
+    Span,
+    dispatcher,
+)
+from agentkit.core.sim import now, run_sync
+from agentkit.core.tokens import count_tokens
+from agentkit.llms.agent_response import AgentChatResponse
+from agentkit.llms.tool_calling import acall_tool_with_selection
+from agentkit.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    LLMMetadata,
+    MessageRole,
+    ToolSelection,
+    Usage,
+)
+
+__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage"]
+
+ToolChoice = str | dict[str, Any]
+
+
+@dataclass
+class LLMRequest:
+    """Everything a backend needs for one call.
+
+    ``kind`` is ``"chat"`` or ``"complete"``; a completion carries its ``prompt`` and, for
+    chat backends, the same prompt as a single user message in ``messages``. ``tools`` are
+    the tool objects offered (each with ``.metadata``).
+    """
+
+    kind: Literal["chat", "complete"]
+    messages: list[ChatMessage]
+    stream: bool = False
+    tools: list[Any] | None = None
+    tool_choice: ToolChoice | None = None
+    allow_parallel_tool_calls: bool = False
+    prompt: str | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def call_kind(self) -> str:
+        """``chat``, ``stream_chat``, ``complete`` or ``stream_complete``."""
+        return f"stream_{self.kind}" if self.stream else self.kind
+
+    def tool_specs(self) -> list[dict[str, Any]] | None:
+        """Name, description and JSON-schema parameters of each offered tool."""
+        if self.tools is None:
+            return None
+        return [
+            {"name": t.metadata.name, "description": t.metadata.description,
+             "parameters": t.metadata.get_parameters_dict()}
+            for t in self.tools
+        ]
+
+
+def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
+    """Flatten a chat into one prompt: ``role: content`` lines, ending with ``assistant: ``."""
+    lines = []
+    for message in messages:
+        line = f"{message.role.value}: {message.content}"
+        if message.additional_kwargs:
+            line += f"\n{message.additional_kwargs}"
+        lines.append(line)
+    lines.append(f"{MessageRole.ASSISTANT.value}: ")
+    return "\n".join(lines)
+
+
+def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
+    """Token usage by the default tokenizer: messages (and tool schemas) in, reply out."""
+    prompt = sum(count_tokens(m.content or "") + 4 for m in request.messages)
+    if request.tools:
+        prompt += count_tokens(json.dumps(request.tool_specs()))
+    completion = count_tokens(message.content or "")
+    for call in message.tool_calls:
+        completion += count_tokens(call.tool_name) + count_tokens(json.dumps(call.tool_kwargs))
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+
+
+class _CallRecorder:
+    """Emits the start/chunk/end events of one LLM call (streamed or not)."""
+
+    def __init__(self, llm: LLM, request: LLMRequest) -> None:
+        self.llm = llm
+        self.request = request
+        self.span: Span = dispatcher.new_span()
+        self.started = now()
+        self.last: ChatResponse | None = None
+        self.ended = False
+        self._emit(LLMCallStartEvent(kind=request.call_kind, model=llm.metadata.model_name,
+                                     messages=request.messages, tools=request.tool_specs(),
+                                     tool_choice=request.tool_choice))
+
+    def _emit(self, event: Any) -> None:
+        event.span_id, event.parent_id = self.span.id, self.span.parent_id
+        dispatcher.emit(event)
+
+    def chunk(self, response: ChatResponse) -> None:
+        self.last = response
+        self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
+
+    def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        response = response if response is not None else self.last
+        if response is not None and response.usage is None and error is None:
+            response.usage = estimate_usage(self.request, response.message)
+        message = None
+        if error is not None:
+            message = (f"{type(error).__name__}: {error}" if not isinstance(error, GeneratorExit)
+                       else "stream closed before its end")
+        self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.llm.metadata.model_name,
+                                   messages=self.request.messages, response=response,
+                                   usage=response.usage if response is not None else None,
+                                   latency=now() - self.started, error=message))
+
+
+class LLM:
+    """Base class of every model backend (see the module docstring for the hooks)."""
+
+    system_prompt: str | None = None
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata()
+
+    # ----------------------------------------------------------------- request building
+    def _request(self, kind: Literal["chat", "complete"], messages: Sequence[ChatMessage] | None,
+                 *, stream: bool, prompt: str | None = None, **kwargs: Any) -> LLMRequest:
+        if kind == "complete":
+            messages = [ChatMessage(role=MessageRole.USER, content=prompt)]
+        else:
+            messages = list(messages or [])
+            if self.system_prompt and not (messages and messages[0].role == MessageRole.SYSTEM):
+                messages.insert(0, ChatMessage(role=MessageRole.SYSTEM, content=self.system_prompt))
+        tools = kwargs.pop("tools", None)
+        return LLMRequest(kind=kind, messages=messages, stream=stream,
+                          tools=list(tools) if tools is not None else None,
+                          tool_choice=kwargs.pop("tool_choice", None),
+                          allow_parallel_tool_calls=kwargs.pop("allow_parallel_tool_calls", False),
+                          prompt=prompt, kwargs=kwargs)
+
+    def messages_to_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        return messages_to_prompt(messages)
+
+    # ----------------------------------------------------------------- recorded calls
+    def _call(self, request: LLMRequest) -> ChatResponse:
+        recorder = _CallRecorder(self, request)
+        try:
+            response = self._chat(request)
+        except BaseException as exc:
+            recorder.end(error=exc)
+            raise
+        recorder.end(response)
+        return response
+
+    async def _acall(self, request: LLMRequest) -> ChatResponse:
+        recorder = _CallRecorder(self, request)
+        try:
+            response = await self._achat(request)
+        except BaseException as exc:
+            recorder.end(error=exc)
+            raise
+        recorder.end(response)
+        return response
+
+    def _stream(self, request: LLMRequest) -> Iterator[ChatResponse]:
+        recorder = _CallRecorder(self, request)
+        try:
+            for chunk in self._stream_chat(request):
+                recorder.chunk(chunk)
+                yield chunk
+        except BaseException as exc:
+            recorder.end(error=exc)
+            raise
+        recorder.end()
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        recorder = _CallRecorder(self, request)
+        try:
+            async for chunk in self._astream_chat(request):
+                recorder.chunk(chunk)
+                yield chunk
+        except BaseException as exc:
+            recorder.end(error=exc)
+            raise
+        recorder.end()
+
+    # ----------------------------------------------------------------- public chat API
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self._call(self._request("chat", messages, stream=False, **kwargs))
+
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return await self._acall(self._request("chat", messages, stream=False, **kwargs))
+
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Iterator[ChatResponse]:
+        return self._stream(self._request("chat", messages, stream=True, **kwargs))
+
+    async def astream_chat(self, messages: Sequence[ChatMessage],
+                           **kwargs: Any) -> AsyncIterator[ChatResponse]:
+        """Like LlamaIndex: ``gen = await llm.astream_chat(msgs)`` then ``async for``."""
+        return self._astream(self._request("chat", messages, stream=True, **kwargs))
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return _to_completion(self._call(self._request("complete", None, stream=False,
+                                                       prompt=prompt, **kwargs)))
+
+    async def acomplete(self, prompt: str, formatted: bool = False,
+                        **kwargs: Any) -> CompletionResponse:
+        return _to_completion(await self._acall(self._request("complete", None, stream=False,
+                                                              prompt=prompt, **kwargs)))
+
+    def stream_complete(self, prompt: str, formatted: bool = False,
+                        **kwargs: Any) -> Iterator[CompletionResponse]:
+        request = self._request("complete", None, stream=True, prompt=prompt, **kwargs)
+        return (_to_completion(chunk) for chunk in self._stream(request))
+
+    async def astream_complete(self, prompt: str, formatted: bool = False,
+                               **kwargs: Any) -> AsyncIterator[CompletionResponse]:
+        request = self._request("complete", None, stream=True, prompt=prompt, **kwargs)
+        return _map_async(self._astream(request), _to_completion)
+
+    # ----------------------------------------------------------------- backend hooks
+    def _overrides(self, name: str) -> bool:
+        return getattr(type(self), name) is not getattr(LLM, name)
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        if self._overrides("_chat"):
+            return self._chat(request)
+        if self._overrides("_astream_chat") or self._overrides("_stream_chat"):
+            last = None
+            async for chunk in self._astream_chat(request):
+                last = chunk
+            return _final(last)
+        raise NotImplementedError(f"{type(self).__name__} must implement `_achat` or `_chat`")
+
+    def _chat(self, request: LLMRequest) -> ChatResponse:
+        if self._overrides("_achat") or self._overrides("_astream_chat"):
+            return run_sync(self._achat(request))
+        if self._overrides("_stream_chat"):
+            last = None
+            for chunk in self._stream_chat(request):
+                last = chunk
+            return _final(last)
+        raise NotImplementedError(f"{type(self).__name__} must implement `_achat` or `_chat`")
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        if self._overrides("_stream_chat"):
+            for chunk in self._stream_chat(request):
+                yield chunk
+            return
+        response = await self._achat(request)
+        yield _as_single_chunk(response)
+
+    def _stream_chat(self, request: LLMRequest) -> Iterator[ChatResponse]:
+        if self._overrides("_astream_chat"):
+            stream = self._astream_chat(request)
+            while True:
+                try:
+                    chunk = run_sync(stream.__anext__())
+                except StopAsyncIteration:
+                    return
+                yield chunk
+        yield _as_single_chunk(self._chat(request))
+
+
+def _as_single_chunk(response: ChatResponse) -> ChatResponse:
+    return response.model_copy(update={"delta": response.message.content or ""})
+
+
+def _final(last: ChatResponse | None) -> ChatResponse:
+    if last is None:
+        raise RuntimeError("the backend's stream ended without a single chunk")
+    return last.model_copy(update={"delta": None})
+
+
+def _to_completion(response: ChatResponse) -> CompletionResponse:
+    return CompletionResponse(text=response.message.content or "", raw=response.raw,
+                              delta=response.delta, usage=response.usage,
+                              additional_kwargs=response.additional_kwargs)
+
+
+async def _map_async(stream: AsyncIterator[Any], fn: Any) -> AsyncIterator[Any]:
+    async for item in stream:
+        yield fn(item)
+
+
+class FunctionCallingLLM(LLM):
+    """An LLM that can be offered tools and answers with :class:`ToolSelection` calls."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(is_chat_model=True, is_function_calling_model=True)
+
+    def _tools_request(self, tools: Sequence[Any], user_msg: str | ChatMessage | None,
+                       chat_history: Sequence[ChatMessage] | None, *, stream: bool,
+                       allow_parallel_tool_calls: bool, tool_choice: ToolChoice,
+                       kwargs: dict[str, Any]) -> LLMRequest:
+        messages = list(chat_history or [])
+        if isinstance(user_msg, str):
+            user_msg = ChatMessage(role=MessageRole.USER, content=user_msg)
+        if user_msg is not None:
+            messages.append(user_msg)
+        kwargs.pop("verbose", None)
+        return self._request("chat", messages, stream=stream, tools=list(tools),
+                             tool_choice=tool_choice,
+                             allow_parallel_tool_calls=allow_parallel_tool_calls, **kwargs)
+
+    def chat_with_tools(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                        chat_history: Sequence[ChatMessage] | None = None, verbose: bool = False,
+                        allow_parallel_tool_calls: bool = False, tool_choice: ToolChoice = "auto",
+                        **kwargs: Any) -> ChatResponse:
+        request = self._tools_request(tools, user_msg, chat_history, stream=False,
+                                      allow_parallel_tool_calls=allow_parallel_tool_calls,
+                                      tool_choice=tool_choice, kwargs=kwargs)
+        return _single_call_unless_parallel(self._call(request), allow_parallel_tool_calls)
+
+    async def achat_with_tools(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                               chat_history: Sequence[ChatMessage] | None = None,
+                               verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                               tool_choice: ToolChoice = "auto", **kwargs: Any) -> ChatResponse:
+        request = self._tools_request(tools, user_msg, chat_history, stream=False,
+                                      allow_parallel_tool_calls=allow_parallel_tool_calls,
+                                      tool_choice=tool_choice, kwargs=kwargs)
+        return _single_call_unless_parallel(await self._acall(request), allow_parallel_tool_calls)
+
+    def stream_chat_with_tools(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                               chat_history: Sequence[ChatMessage] | None = None,
+                               verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                               tool_choice: ToolChoice = "auto",
+                               **kwargs: Any) -> Iterator[ChatResponse]:
+        return self._stream(self._tools_request(
+            tools, user_msg, chat_history, stream=True,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_choice=tool_choice,
+            kwargs=kwargs))
+
+    async def astream_chat_with_tools(self, tools: Sequence[Any],
+                                      user_msg: str | ChatMessage | None = None,
+                                      chat_history: Sequence[ChatMessage] | None = None,
+                                      verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                                      tool_choice: ToolChoice = "auto",
+                                      **kwargs: Any) -> AsyncIterator[ChatResponse]:
+        return self._astream(self._tools_request(
+            tools, user_msg, chat_history, stream=True,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_choice=tool_choice,
+            kwargs=kwargs))
+
+    def get_tool_calls_from_response(self, response: ChatResponse,
+                                     error_on_no_tool_call: bool = True,
+                                     **kwargs: Any) -> list[ToolSelection]:
+        calls = response.message.tool_calls
+        if not calls and error_on_no_tool_call:
+            raise ValueError(f"Expected at least one tool call, but got {len(calls)} tool calls.")
+        return calls
+
+    def predict_and_call(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                         chat_history: Sequence[ChatMessage] | None = None, verbose: bool = False,
+                         allow_parallel_tool_calls: bool = False,
+                         error_on_no_tool_call: bool = True, error_on_tool_error: bool = False,
+                         **kwargs: Any) -> AgentChatResponse:
+        return run_sync(self.apredict_and_call(
+            tools, user_msg, chat_history, verbose, allow_parallel_tool_calls,
+            error_on_no_tool_call, error_on_tool_error, **kwargs))
+
+    async def apredict_and_call(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                                chat_history: Sequence[ChatMessage] | None = None,
+                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                                error_on_no_tool_call: bool = True,
+                                error_on_tool_error: bool = False,
+                                **kwargs: Any) -> AgentChatResponse:
+        """Ask the model which tools to call, call them, and return their joined outputs."""
+        response = await self.achat_with_tools(tools, user_msg, chat_history,
+                                               allow_parallel_tool_calls=allow_parallel_tool_calls,
+                                               **kwargs)
+        calls = self.get_tool_calls_from_response(response, error_on_no_tool_call)
+        outputs = [await acall_tool_with_selection(call, tools) for call in calls]
+        if error_on_tool_error and any(o.is_error for o in outputs):
+            raise ValueError("\n\n".join(o.content for o in outputs if o.is_error))
+        if not outputs:
+            return AgentChatResponse(response=response.message.content or "", sources=[])
+        return AgentChatResponse(response="\n\n".join(o.content for o in outputs), sources=outputs)
+
+
+def _single_call_unless_parallel(response: ChatResponse, allow_parallel: bool) -> ChatResponse:
+    """Keep only the first tool call when parallel calls were not allowed (LlamaIndex's rule)."""
+    calls = response.message.tool_calls
+    if not allow_parallel and len(calls) > 1:
+        response.message.additional_kwargs["tool_calls"] = calls[:1]
+    return response

@@ -1,0 +1,321 @@
+"""Deterministic model backends: the heart of offline agent tests.
+
+* :class:`ScriptedLLM` answers each call with the next item of a script and fails loudly when
+  the script runs out (it never wraps around).
+* :class:`FunctionLLM` computes each answer with a function of the request.
+* :class:`MockLLM` echoes its prompt, like LlamaIndex's ``MockLLM``.
+
+They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
+model: streaming splits text into word chunks and streams tool-call arguments, every call
+reports usage, and simulated latency runs on the virtual clock.
+
+A script item is one of: ``str`` (assistant text), :class:`ChatMessage`,
+:class:`ScriptedResponse`, a :class:`ToolSelection` (see :func:`tool_call`) or a list of
+them, :class:`ChatResponse`, an ``Exception`` instance (raised by that call), or a callable
+``(messages, tools) -> item`` evaluated at call time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentkit.core.ids import new_id
+from agentkit.core.sim import asleep
+from agentkit.llms.base import FunctionCallingLLM, LLM, LLMRequest, messages_to_prompt
+from agentkit.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    LLMMetadata,
+    MessageRole,
+    ToolSelection,
+    Usage,
+)
+
+__all__ = [
+    "ScriptedLLM",
+    "ScriptedResponse",
+    "ScriptExhaustedError",
+    "tool_call",
+    "FunctionLLM",
+    "MockLLM",
+    "split_words",
+]
+
+
+class ScriptExhaustedError(RuntimeError):
+    """A :class:`ScriptedLLM` was called more often than its script allows."""
+
+
+def tool_call(name: str, /, **kwargs: Any) -> ToolSelection:
+    """A scripted tool call with an id from the seeded id source."""
+    return ToolSelection(tool_id=new_id("call"), tool_name=name, tool_kwargs=kwargs)
+
+
+@dataclass
+class ScriptedResponse:
+    """A scripted reply with the details a plain string cannot carry.
+
+    ``chunks`` fixes how the text is streamed (they must join to ``text``; ``text`` may be
+    left empty and is then their concatenation). ``latency`` overrides the LLM's per-call
+    latency; ``usage`` overrides the estimate.
+    """
+
+    text: str = ""
+    tool_calls: list[ToolSelection] = field(default_factory=list)
+    usage: Usage | dict[str, int] | None = None
+    latency: float | None = None
+    chunks: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.chunks is not None:
+            joined = "".join(self.chunks)
+            if not self.text:
+                self.text = joined
+            elif joined != self.text:
+                raise ValueError(f"ScriptedResponse chunks {self.chunks!r} do not join to its "
+                                 f"text {self.text!r}")
+        if isinstance(self.usage, dict):
+            self.usage = Usage(**self.usage)
+        if self.latency is not None and not self.latency >= 0:
+            raise ValueError(f"ScriptedResponse latency must be >= 0, got {self.latency!r}")
+
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+def split_words(text: str) -> list[str]:
+    """Stream chunks of ``text``: each word with the whitespace after it."""
+    return _WORDS.findall(text)
+
+
+def _chunk_arguments(arguments: str, size: int = 8) -> list[str]:
+    return [arguments[i:i + size] for i in range(0, len(arguments), size)] or [""]
+
+
+@dataclass
+class _Reply:
+    message: ChatMessage
+    usage: Usage | None = None
+    latency: float | None = None
+    chunks: list[str] | None = None
+
+
+def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
+    kwargs = {"tool_calls": list(calls)} if calls else {}
+    return ChatMessage(role=MessageRole.ASSISTANT, content=text, additional_kwargs=kwargs)
+
+
+class _ProgrammedLLM(FunctionCallingLLM):
+    """Shared machinery of the scripted backends: rendering items, streaming, latency."""
+
+    def __init__(self, *, name: str, function_calling: bool, latency: float,
+                 context_window: int) -> None:
+        if not latency >= 0:
+            raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
+        self.name = name
+        self.function_calling = function_calling
+        self.latency = latency
+        self.context_window = context_window
+        self.requests: list[LLMRequest] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name=self.name, is_chat_model=True,
+                           is_function_calling_model=self.function_calling,
+                           context_window=self.context_window)
+
+    async def _next_item(self, request: LLMRequest) -> Any:
+        raise NotImplementedError
+
+    async def _reply(self, request: LLMRequest) -> _Reply:
+        self.requests.append(request)
+        item = await self._next_item(request)
+        reply = await self._render(item, request, depth=0)
+        latency = reply.latency if reply.latency is not None else self.latency
+        if latency:
+            await asleep(latency)
+        return reply
+
+    async def _render(self, item: Any, request: LLMRequest, depth: int) -> _Reply:
+        if isinstance(item, BaseException):
+            if self.latency:
+                await asleep(self.latency)
+            raise item
+        if isinstance(item, str):
+            return _Reply(_assistant(item))
+        if isinstance(item, ChatMessage):
+            return _Reply(item.model_copy(deep=True))
+        if isinstance(item, ChatResponse):
+            return _Reply(item.message.model_copy(deep=True), usage=item.usage)
+        if isinstance(item, ScriptedResponse):
+            return _Reply(_assistant(item.text, item.tool_calls), usage=item.usage,
+                          latency=item.latency, chunks=item.chunks)
+        if isinstance(item, ToolSelection):
+            return _Reply(_assistant("", [item]))
+        if isinstance(item, list) and item and all(isinstance(c, ToolSelection) for c in item):
+            return _Reply(_assistant("", item))
+        if callable(item) and depth == 0:
+            result = item(request.messages, request.tools)
+            if inspect.isawaitable(result):
+                result = await result
+            return await self._render(result, request, depth=1)
+        raise TypeError(f"{type(self).__name__} {self.name!r} cannot answer with {item!r}: a "
+                        "script item must be a str, ChatMessage, ScriptedResponse, ToolSelection "
+                        "(or list of them), ChatResponse, Exception or callable")
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        reply = await self._reply(request)
+        return ChatResponse(message=reply.message, usage=reply.usage)
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        reply = await self._reply(request)
+        async for chunk in _stream_reply(reply):
+            yield chunk
+
+
+async def _stream_reply(reply: _Reply) -> AsyncIterator[ChatResponse]:
+    """Text in word chunks (or the scripted ones), then each tool call's arguments in pieces;
+    the last chunk carries the whole message (with its tool calls) and the usage."""
+    text = reply.message.content or ""
+    pieces = reply.chunks if reply.chunks is not None else split_words(text)
+    calls = reply.message.tool_calls
+    so_far = ""
+    for piece in pieces:
+        so_far += piece
+        yield ChatResponse(message=_assistant(so_far), delta=piece)
+    for index, call in enumerate(calls):
+        for part in _chunk_arguments(json.dumps(call.tool_kwargs)):
+            yield ChatResponse(message=_assistant(so_far), delta="", additional_kwargs={
+                "tool_call_delta": {"index": index, "tool_id": call.tool_id,
+                                    "tool_name": call.tool_name, "arguments_delta": part}})
+    yield ChatResponse(message=reply.message, delta="", usage=reply.usage)
+
+
+class ScriptedLLM(_ProgrammedLLM):
+    """Answers call *n* with script item *n* (see the module docstring for item kinds).
+
+    ``strict`` makes :meth:`assert_complete` (which the pytest plugin runs at teardown) fail
+    when items were left unused; ``.requests`` keeps every request received.
+    """
+
+    def __init__(self, responses: Iterable[Any], *, function_calling: bool = True,
+                 latency: float = 0.0, strict: bool = True, name: str = "scripted",
+                 context_window: int = 3900) -> None:
+        super().__init__(name=name, function_calling=function_calling, latency=latency,
+                         context_window=context_window)
+        self.responses = list(responses)
+        self.strict = strict
+        self._position = 0
+
+    @property
+    def calls(self) -> int:
+        return self._position
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - self._position
+
+    async def _next_item(self, request: LLMRequest) -> Any:
+        if self._position >= len(self.responses):
+            raise ScriptExhaustedError(
+                f"ScriptedLLM {self.name!r} ran out of script: call #{self._position + 1} has "
+                f"no scripted response (the script has {len(self.responses)}). Last user/"
+                f"observation message: {_last_user_text(request.messages)!r}")
+        item = self.responses[self._position]
+        self._position += 1
+        return item
+
+    def assert_complete(self) -> None:
+        """Fail if a strict script has items no call consumed."""
+        if self.strict and self.remaining:
+            raise AssertionError(
+                f"ScriptedLLM {self.name!r} left {self.remaining} scripted response(s) unused "
+                f"({self._position} of {len(self.responses)} consumed); next unused: "
+                f"{self.responses[self._position]!r}")
+
+    def reset(self) -> None:
+        """Start the script over and forget the recorded requests."""
+        self._position = 0
+        self.requests.clear()
+
+
+def _last_user_text(messages: Sequence[ChatMessage]) -> str:
+    for message in reversed(messages):
+        if message.role in (MessageRole.USER, MessageRole.TOOL):
+            return (message.content or "")[:200]
+    return ""
+
+
+StreamFn = Callable[[list[ChatMessage], list[Any] | None], Iterable[Any]]
+
+
+class FunctionLLM(_ProgrammedLLM):
+    """Answers each call with ``fn(messages, tools)`` (sync or async; any script item).
+
+    ``stream_fn(messages, tools)``, if given, drives streaming instead: it yields ``str``
+    deltas and/or :class:`ToolSelection` calls.
+    """
+
+    def __init__(self, fn: Callable[..., Any], stream_fn: StreamFn | None = None, *,
+                 function_calling: bool = True, latency: float = 0.0, name: str = "function",
+                 context_window: int = 3900) -> None:
+        super().__init__(name=name, function_calling=function_calling, latency=latency,
+                         context_window=context_window)
+        self.fn = fn
+        self.stream_fn = stream_fn
+
+    async def _next_item(self, request: LLMRequest) -> Any:
+        return self.fn
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        if self.stream_fn is None:
+            async for chunk in super()._astream_chat(request):
+                yield chunk
+            return
+        self.requests.append(request)
+        if self.latency:
+            await asleep(self.latency)
+        chunks: list[str] = []
+        calls: list[ToolSelection] = []
+        for part in self.stream_fn(request.messages, request.tools):
+            if isinstance(part, ToolSelection):
+                calls.append(part)
+            elif isinstance(part, str):
+                chunks.append(part)
+            else:
+                raise TypeError(f"FunctionLLM stream_fn yielded {part!r}; yield str or ToolSelection")
+        reply = _Reply(_assistant("".join(chunks), calls), chunks=chunks)
+        async for chunk in _stream_reply(reply):
+            yield chunk
+
+
+class MockLLM(LLM):
+    """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``."""
+
+    def __init__(self, max_tokens: int | None = None, *, system_prompt: str | None = None) -> None:
+        self.max_tokens = max_tokens
+        self.system_prompt = system_prompt
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="mock", num_output=self.max_tokens or 256)
+
+    def _pieces(self, request: LLMRequest) -> list[str]:
+        if self.max_tokens is not None:
+            return ["text"] + [" text"] * (self.max_tokens - 1) if self.max_tokens > 0 else []
+        text = request.prompt if request.kind == "complete" else messages_to_prompt(request.messages)
+        return list(text or "")
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        return ChatResponse(message=_assistant("".join(self._pieces(request))))
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        so_far = ""
+        for piece in self._pieces(request):
+            so_far += piece
+            yield ChatResponse(message=_assistant(so_far), delta=piece)

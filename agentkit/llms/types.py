@@ -1,0 +1,271 @@
+"""Messages, responses and metadata exchanged with an LLM (the shape of ``llama_index.core.llms``).
+
+A :class:`ChatMessage` holds a list of content blocks (text and images); ``content`` is the
+text of its text blocks. Tool calls requested by the model live in
+``additional_kwargs["tool_calls"]`` as :class:`ToolSelection` objects, and a tool result
+message carries ``additional_kwargs["tool_call_id"]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "MessageRole",
+    "TextBlock",
+    "ImageBlock",
+    "ContentBlock",
+    "ToolSelection",
+    "ChatMessage",
+    "Usage",
+    "ChatResponse",
+    "CompletionResponse",
+    "LLMMetadata",
+    "ToolOutput",
+]
+
+
+class MessageRole(str, Enum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class TextBlock(BaseModel):
+    block_type: Literal["text"] = "text"
+    text: str
+
+
+_MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
+          (b"RIFF", "image/webp"))
+
+
+class ImageBlock(BaseModel):
+    """An image given as raw bytes, a local path or a URL, with its MIME type."""
+
+    block_type: Literal["image"] = "image"
+    image: bytes | None = None
+    path: Path | None = None
+    url: str | None = None
+    image_mimetype: str | None = None
+    detail: str | None = None
+
+    @field_validator("image", mode="before")
+    @classmethod
+    def _decode_base64(cls, value: Any) -> Any:
+        return base64.b64decode(value, validate=True) if isinstance(value, str) else value
+
+    @field_serializer("image", when_used="json")
+    def _encode_base64(self, value: bytes | None) -> str | None:
+        return None if value is None else base64.b64encode(value).decode("ascii")
+
+    @model_validator(mode="after")
+    def _check_source(self) -> ImageBlock:
+        if self.image is None and self.path is None and self.url is None:
+            raise ValueError("an ImageBlock needs one of `image` (bytes), `path` or `url`")
+        if self.image_mimetype is None:
+            self.image_mimetype = self._guess_mimetype()
+        return self
+
+    def _guess_mimetype(self) -> str | None:
+        if self.image is not None:
+            for magic, mime in _MAGIC:
+                if self.image.startswith(magic):
+                    return mime
+        name = str(self.path) if self.path is not None else (self.url or "")
+        return mimetypes.guess_type(name)[0]
+
+    def resolve_image(self) -> bytes:
+        """The image bytes (read from ``path`` if needed). URLs are not fetched."""
+        if self.image is not None:
+            return self.image
+        if self.path is not None:
+            return self.path.read_bytes()
+        raise ValueError(f"image {self.url!r} is a URL; agentkit does not download images")
+
+    def as_url(self) -> str:
+        """A URL a model API accepts: the URL itself, or a base64 ``data:`` URL."""
+        if self.url is not None and self.image is None and self.path is None:
+            return self.url
+        data = base64.b64encode(self.resolve_image()).decode("ascii")
+        return f"data:{self.image_mimetype or 'image/png'};base64,{data}"
+
+
+ContentBlock = Annotated[TextBlock | ImageBlock, Field(discriminator="block_type")]
+
+
+class ToolSelection(BaseModel):
+    """A tool call requested by the model.
+
+    ``arguments_error`` is set (and ``tool_kwargs`` left empty) when the model's arguments
+    could not be decoded; agents turn it into an error observation instead of crashing.
+    """
+
+    tool_id: str
+    tool_name: str
+    tool_kwargs: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
+
+
+class ChatMessage(BaseModel):
+    """One chat message. ``ChatMessage(role, content)`` and ``ChatMessage(blocks=[...])`` both work."""
+
+    role: MessageRole = MessageRole.USER
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+    blocks: list[ContentBlock] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _content_to_blocks(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "content" in data:
+            data = dict(data)
+            content = data.pop("content")
+            if content is not None and data.get("blocks"):
+                texts = [b.text if isinstance(b, TextBlock) else b.get("text") for b in data["blocks"]
+                         if isinstance(b, TextBlock) or b.get("block_type") == "text"]
+                if "\n".join(texts) != content:
+                    raise ValueError("give a ChatMessage either `content` or `blocks`, not both")
+            elif content is not None:
+                data["blocks"] = [TextBlock(text=content if isinstance(content, str) else str(content))]
+        return data
+
+    @field_validator("additional_kwargs")
+    @classmethod
+    def _revive_tool_calls(cls, value: dict[str, Any]) -> dict[str, Any]:
+        calls = value.get("tool_calls")
+        if calls and any(isinstance(c, dict) for c in calls):
+            value = {**value, "tool_calls": [
+                ToolSelection.model_validate(c) if isinstance(c, dict) else c for c in calls]}
+        return value
+
+    @property
+    def content(self) -> str | None:
+        texts = [b.text for b in self.blocks if isinstance(b, TextBlock)]
+        if not texts:
+            return None
+        return texts[0] if len(texts) == 1 else "\n".join(texts)
+
+    @content.setter
+    def content(self, value: str | None) -> None:
+        images = [b for b in self.blocks if not isinstance(b, TextBlock)]
+        self.blocks = ([TextBlock(text=value)] if value is not None else []) + images
+
+    @property
+    def tool_calls(self) -> list[ToolSelection]:
+        return list(self.additional_kwargs.get("tool_calls") or [])
+
+    @classmethod
+    def from_str(cls, content: str, role: MessageRole | str = MessageRole.USER,
+                 **kwargs: Any) -> ChatMessage:
+        return cls(role=role, content=content, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-ready dict with ``content`` in place of text-only blocks."""
+        data: dict[str, Any] = {"role": self.role.value, "content": self.content}
+        images = [b.model_dump(mode="json") for b in self.blocks if not isinstance(b, TextBlock)]
+        if images:
+            data["blocks"] = [b.model_dump(mode="json") for b in self.blocks]
+        if self.additional_kwargs:
+            data["additional_kwargs"] = _jsonable(self.additional_kwargs)
+        return data
+
+    def __str__(self) -> str:
+        return f"{self.role.value}: {self.content}"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    @model_validator(mode="after")
+    def _fill_total(self) -> Usage:
+        if not self.total_tokens:
+            self.total_tokens = self.prompt_tokens + self.completion_tokens
+        return self
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     total_tokens=self.total_tokens + other.total_tokens)
+
+
+class ChatResponse(BaseModel):
+    """A chat reply; in a stream, ``message`` is cumulative and ``delta`` the new text."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    message: ChatMessage
+    raw: Any = None
+    delta: str | None = None
+    usage: Usage | None = None
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return str(self.message)
+
+
+class CompletionResponse(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str
+    raw: Any = None
+    delta: str | None = None
+    usage: Usage | None = None
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class LLMMetadata(BaseModel):
+    context_window: int = 3900
+    num_output: int = 256
+    is_chat_model: bool = False
+    is_function_calling_model: bool = False
+    model_name: str = "unknown"
+    system_role: MessageRole = MessageRole.SYSTEM
+
+
+class ToolOutput(BaseModel):
+    """The result of one tool call; ``str(output)`` is its content."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: str
+    tool_name: str
+    raw_input: dict[str, Any] = Field(default_factory=dict)
+    raw_output: Any = None
+    is_error: bool = False
+
+    def __str__(self) -> str:
+        return self.content

@@ -1,0 +1,171 @@
+"""Chat memory: :class:`BaseMemory` and the token-limited :class:`ChatMemoryBuffer`."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.core.tokens import default_tokenizer
+from agentkit.llms.types import ChatMessage, MessageRole
+
+__all__ = ["BaseMemory", "ChatMemoryBuffer", "DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO"]
+
+DEFAULT_TOKEN_LIMIT = 3000
+DEFAULT_TOKEN_LIMIT_RATIO = 0.75
+
+Tokenizer = Callable[[str], Sequence[Any]]
+
+
+class BaseMemory(ABC):
+    """Stores a chat history and returns the part of it an LLM should see."""
+
+    @classmethod
+    @abstractmethod
+    def from_defaults(cls, **kwargs: Any) -> BaseMemory: ...
+
+    @abstractmethod
+    def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]: ...
+
+    @abstractmethod
+    def get_all(self) -> list[ChatMessage]: ...
+
+    @abstractmethod
+    def put(self, message: ChatMessage) -> None: ...
+
+    @abstractmethod
+    def set(self, messages: Sequence[ChatMessage]) -> None: ...
+
+    @abstractmethod
+    def reset(self) -> None: ...
+
+    def put_messages(self, messages: Sequence[ChatMessage]) -> None:
+        for message in messages:
+            self.put(message)
+
+    async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        return self.get(input=input, **kwargs)
+
+    async def aget_all(self) -> list[ChatMessage]:
+        return self.get_all()
+
+    async def aput(self, message: ChatMessage) -> None:
+        self.put(message)
+
+    async def aput_messages(self, messages: Sequence[ChatMessage]) -> None:
+        self.put_messages(messages)
+
+    async def aset(self, messages: Sequence[ChatMessage]) -> None:
+        self.set(messages)
+
+    async def areset(self) -> None:
+        self.reset()
+
+
+class ChatMemoryBuffer(BaseMemory):
+    """The newest messages that fit in ``token_limit`` tokens.
+
+    Each message's token count is computed once and cached, so :meth:`get` costs time in
+    proportion to the window it returns, not to the history (LlamaIndex re-tokenises the
+    whole remaining history for every message it drops). The window never starts with an
+    assistant or tool message, so a tool call is never split from its results.
+    """
+
+    def __init__(self, token_limit: int = DEFAULT_TOKEN_LIMIT,
+                 tokenizer_fn: Tokenizer | None = None,
+                 chat_history: Sequence[ChatMessage] | None = None) -> None:
+        if not isinstance(token_limit, int) or token_limit < 1:
+            raise ValueError(f"Token limit must be set and greater than 0, got {token_limit!r}.")
+        self.token_limit = token_limit
+        self.tokenizer_fn: Tokenizer = tokenizer_fn or default_tokenizer
+        self._history: list[ChatMessage] = []
+        self._counts: list[tuple[ChatMessage, str | None, int] | None] = []
+        self.set(chat_history or [])
+
+    @classmethod
+    def from_defaults(cls, chat_history: Sequence[ChatMessage] | None = None, llm: Any = None,
+                      token_limit: int | None = None, tokenizer_fn: Tokenizer | None = None,
+                      **kwargs: Any) -> ChatMemoryBuffer:
+        """``token_limit`` defaults to 75% of ``llm``'s context window, or 3000 without one."""
+        if kwargs:
+            raise ValueError(f"Unexpected kwargs: {kwargs}")
+        if token_limit is None:
+            token_limit = (int(llm.metadata.context_window * DEFAULT_TOKEN_LIMIT_RATIO)
+                           if llm is not None else DEFAULT_TOKEN_LIMIT)
+        return cls(token_limit=token_limit, tokenizer_fn=tokenizer_fn, chat_history=chat_history)
+
+    # ------------------------------------------------------------------ storage
+    def get_all(self) -> list[ChatMessage]:
+        return list(self._history)
+
+    def put(self, message: ChatMessage) -> None:
+        self._history.append(message)
+        self._counts.append(None)
+
+    def set(self, messages: Sequence[ChatMessage]) -> None:
+        self._history = list(messages)
+        self._counts = [None] * len(self._history)
+
+    def reset(self) -> None:
+        self.set([])
+
+    # ------------------------------------------------------------------ the window
+    def _count(self, index: int) -> int:
+        message = self._history[index]
+        cached = self._counts[index]
+        content = message.content
+        if cached is not None and cached[0] is message and cached[1] == content:
+            return cached[2]
+        tokens = len(self.tokenizer_fn(content or ""))
+        for call in message.tool_calls:
+            tokens += len(self.tokenizer_fn(f"{call.tool_name} {json.dumps(call.tool_kwargs)}"))
+        self._counts[index] = (message, content, tokens)
+        return tokens
+
+    def get(self, input: str | None = None, *, initial_token_count: int = 0,
+            **kwargs: Any) -> list[ChatMessage]:
+        """The newest messages that fit; ``initial_token_count`` counts against the limit."""
+        if initial_token_count > self.token_limit:
+            raise ValueError(f"Initial token count ({initial_token_count}) exceeds token limit "
+                             f"({self.token_limit})")
+        budget = self.token_limit - initial_token_count
+        start = len(self._history)
+        used = 0
+        while start > 0:
+            cost = self._count(start - 1)
+            if used + cost > budget:
+                break
+            used += cost
+            start -= 1
+        while start < len(self._history) and self._history[start].role in (
+                MessageRole.ASSISTANT, MessageRole.TOOL):
+            start += 1
+        return self._history[start:]
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict[str, Any]:
+        return {"class_name": "ChatMemoryBuffer", "token_limit": self.token_limit,
+                "chat_history": [m.model_dump(mode="json") for m in self._history]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], tokenizer_fn: Tokenizer | None = None) -> ChatMemoryBuffer:
+        if data.get("class_name", "ChatMemoryBuffer") != "ChatMemoryBuffer":
+            raise ValueError(f"not a ChatMemoryBuffer dict: class_name={data.get('class_name')!r}")
+        history = [ChatMessage.model_validate(m) for m in data.get("chat_history", [])]
+        return cls(token_limit=data.get("token_limit", DEFAULT_TOKEN_LIMIT),
+                   tokenizer_fn=tokenizer_fn, chat_history=history)
+
+    def to_string(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_string(cls, text: str, tokenizer_fn: Tokenizer | None = None) -> ChatMemoryBuffer:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"ChatMemoryBuffer.from_string: not valid JSON ({exc})") from None
+        return cls.from_dict(data, tokenizer_fn=tokenizer_fn)
+
+    def __repr__(self) -> str:
+        return f"ChatMemoryBuffer(token_limit={self.token_limit}, messages={len(self._history)})"

@@ -1,0 +1,35 @@
+"""Tools agents can call (``llama_index.core.tools`` shape)."""
+
+from agentkit.tools.calling import (
+    acall_tool,
+    acall_tool_with_selection,
+    call_tool,
+    call_tool_with_selection,
+)
+from agentkit.tools.function_tool import FunctionTool, ToolArgumentsError
+from agentkit.tools.retriever import KeywordObjectRetriever, ObjectRetriever
+from agentkit.tools.types import (
+    AsyncBaseTool,
+    BaseTool,
+    BaseToolAsyncAdapter,
+    ToolMetadata,
+    ToolOutput,
+    adapt_to_async_tool,
+)
+
+__all__ = [
+    "AsyncBaseTool",
+    "BaseTool",
+    "BaseToolAsyncAdapter",
+    "FunctionTool",
+    "KeywordObjectRetriever",
+    "ObjectRetriever",
+    "ToolArgumentsError",
+    "ToolMetadata",
+    "ToolOutput",
+    "acall_tool",
+    "acall_tool_with_selection",
+    "adapt_to_async_tool",
+    "call_tool",
+    "call_tool_with_selection",
+]

@@ -1,0 +1,207 @@
+"""Turn a Python function (sync or async) into a tool with a JSON schema."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from agentkit.core.sim import run_sync
+from agentkit.tools.types import AsyncBaseTool, DefaultToolFnSchema, ToolMetadata, ToolOutput
+
+__all__ = ["FunctionTool", "ToolArgumentsError", "create_schema_from_function"]
+
+
+class ToolArgumentsError(ValueError):
+    """The arguments given to a tool do not fit its schema."""
+
+
+def _is_context_annotation(annotation: Any) -> bool:
+    """A workflow ``Context`` parameter (matched by name: the tools layer sits below workflows)."""
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1].split("[")[0] == "Context"
+    origin = typing.get_origin(annotation) or annotation
+    return getattr(origin, "__name__", None) == "Context"
+
+
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:\w+\s+)?(\w+)\s*:\s*(.*)$")
+_GOOGLE_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?)\s*:\s*$")
+
+
+def _param_docs(docstring: str) -> dict[str, str]:
+    """Parameter descriptions from Google-style (``Args:``) or Sphinx (``:param x:``) docs."""
+    docs: dict[str, str] = {}
+    in_args = False
+    for line in docstring.splitlines():
+        sphinx = _SPHINX_PARAM.match(line)
+        if sphinx:
+            docs[sphinx.group(1)] = sphinx.group(2).strip()
+            continue
+        section = _SECTION.match(line)
+        if section:
+            in_args = section.group(1) in ("Args", "Arguments", "Parameters")
+            continue
+        if in_args:
+            google = _GOOGLE_PARAM.match(line)
+            if google:
+                docs[google.group(1)] = google.group(2).strip()
+    return docs
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError):
+        return inspect.signature(fn)
+
+
+def create_schema_from_function(name: str, fn: Callable[..., Any],
+                                ignore_fields: list[str] | None = None) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s parameters, described by its docstring where possible."""
+    ignore = set(ignore_fields or ())
+    docs = _param_docs(inspect.getdoc(fn) or "")
+    fields: dict[str, Any] = {}
+    for param in _signature(fn).parameters.values():
+        if param.name in ignore or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = Any if param.annotation is param.empty else param.annotation
+        default = ... if param.default is param.empty else param.default
+        if isinstance(default, type(Field())):
+            fields[param.name] = (annotation, default)
+        else:
+            fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
+    return create_model(name, **fields)
+
+
+def _format_validation_error(tool: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"missing required argument `{where}`")
+        else:
+            problems.append(f"`{where}`: {item['msg']} (got {item.get('input')!r})")
+    return f"invalid arguments for tool `{tool}`: " + "; ".join(problems)
+
+
+class FunctionTool(AsyncBaseTool):
+    """A tool backed by a sync function, an async function, or both.
+
+    Either kind works with both ``call`` and ``acall``. Keyword arguments are checked against
+    the schema first, so a model's wrong or missing arguments become a clear
+    :class:`ToolArgumentsError` (an error observation inside agents).
+    """
+
+    def __init__(self, fn: Callable[..., Any] | None = None, metadata: ToolMetadata | None = None,
+                 async_fn: Callable[..., Any] | None = None,
+                 partial_params: dict[str, Any] | None = None) -> None:
+        if fn is None and async_fn is None:
+            raise ValueError("FunctionTool needs `fn` or `async_fn`")
+        if metadata is None:
+            raise ValueError("FunctionTool needs `metadata` (or use FunctionTool.from_defaults)")
+        if fn is not None and inspect.iscoroutinefunction(fn):
+            fn, async_fn = None, async_fn or fn
+        self._fn = fn
+        self._async_fn = async_fn
+        self._metadata = metadata
+        self.partial_params = dict(partial_params or {})
+        real = fn or async_fn
+        self._ctx_param = next((p.name for p in _signature(real).parameters.values()
+                                if _is_context_annotation(p.annotation)), None)
+        params = _signature(real).parameters.values()
+        self._accepts_any_kwarg = any(p.kind == p.VAR_KEYWORD for p in params)
+        self._param_names = {p.name for p in params}
+
+    @classmethod
+    def from_defaults(cls, fn: Callable[..., Any] | None = None, name: str | None = None,
+                      description: str | None = None, return_direct: bool = False,
+                      fn_schema: type[BaseModel] | None = None,
+                      async_fn: Callable[..., Any] | None = None,
+                      tool_metadata: ToolMetadata | None = None,
+                      partial_params: dict[str, Any] | None = None) -> FunctionTool:
+        """Build a tool whose name, description and schema come from the function.
+
+        The default description is the signature line (``add(a: int, b: int) -> int``)
+        followed by the docstring.
+        """
+        if tool_metadata is None:
+            real = fn or async_fn
+            if real is None:
+                raise ValueError("FunctionTool.from_defaults needs `fn` or `async_fn`")
+            name = name or real.__name__
+            signature = _signature(real)
+            ctx = [p.name for p in signature.parameters.values()
+                   if _is_context_annotation(p.annotation)]
+            shown = signature.replace(parameters=[p for p in signature.parameters.values()
+                                                  if p.name not in ctx])
+            if description is None:
+                doc = inspect.getdoc(real)
+                description = f"{name}{shown}" + (f"\n{doc}" if doc else "")
+            if fn_schema is None:
+                fn_schema = create_schema_from_function(
+                    name, real, ignore_fields=ctx + list(partial_params or ()))
+            tool_metadata = ToolMetadata(name=name, description=description, fn_schema=fn_schema,
+                                         return_direct=return_direct)
+        return cls(fn=fn, metadata=tool_metadata, async_fn=async_fn, partial_params=partial_params)
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self._fn if self._fn is not None else self._sync_from_async
+
+    @property
+    def async_fn(self) -> Callable[..., Any]:
+        return self._async_fn if self._async_fn is not None else self._async_from_sync
+
+    @property
+    def real_fn(self) -> Callable[..., Any]:
+        return self._fn or self._async_fn  # type: ignore[return-value]
+
+    def _sync_from_async(self, *args: Any, **kwargs: Any) -> Any:
+        return run_sync(self._async_fn(*args, **kwargs))  # type: ignore[misc]
+
+    async def _async_from_sync(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)  # type: ignore[misc]
+
+    def _prepare(self, kwargs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        name = self._metadata.name
+        unknown = [k for k in kwargs if k not in self._param_names and k not in self.partial_params]
+        if unknown and not self._accepts_any_kwarg:
+            raise ToolArgumentsError(f"invalid arguments for tool `{name}`: unexpected argument(s) "
+                                     + ", ".join(f"`{k}`" for k in unknown))
+        schema = self._metadata.fn_schema
+        if schema is not None and kwargs and schema is not DefaultToolFnSchema:
+            try:
+                validated = schema.model_validate(kwargs)
+            except ValidationError as exc:
+                raise ToolArgumentsError(_format_validation_error(name, exc)) from None
+            kwargs = {k: getattr(validated, k, v) for k, v in kwargs.items()}
+        prepared = {**self.partial_params, **kwargs}
+        if self._ctx_param is not None and ctx is not None:
+            prepared[self._ctx_param] = ctx
+        return prepared
+
+    def _output(self, raw: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolOutput:
+        if isinstance(raw, ToolOutput):
+            return raw
+        return ToolOutput(content=str(raw), tool_name=self._metadata.name,
+                          raw_input={"args": args, "kwargs": kwargs}, raw_output=raw)
+
+    def call(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
+        prepared = self._prepare(kwargs, ctx)
+        return self._output(self.fn(*args, **prepared), args, kwargs)
+
+    async def acall(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
+        prepared = self._prepare(kwargs, ctx)
+        return self._output(await self.async_fn(*args, **prepared), args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self._metadata.name!r})"

@@ -1,0 +1,13 @@
+"""Every test runs in its own deterministic world: fresh virtual clock, id source seeded 0."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentkit.core.sim import Simulation, simulation
+
+
+@pytest.fixture(autouse=True)
+def sim() -> Iterator[Simulation]:
+    with simulation(seed=0) as world:
+        yield world
