@@ -1,0 +1,446 @@
+"""Cassettes: recorded LLM exchanges at the protocol level, replayed forever.
+
+A cassette file (YAML) has a versioned header and a list of exchanges, each a canonical
+request, its hash, and the response (message, usage, stream chunks) or error, with the
+latency it took. :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any
+backend and records through it according to a VCR-style mode:
+
+* ``none`` -- replay only; a request not on the cassette fails (the default);
+* ``once`` -- record if the cassette does not exist yet, else replay only;
+* ``new_episodes`` -- replay what is recorded, record what is not;
+* ``all`` -- never replay; record every call (appended to what is there);
+* ``rewrite`` -- start an empty cassette and record every call.
+
+A miss names the nearest recorded request and the first path where it differs. Secrets are
+redacted before anything is written, and writes are atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from agentkit.core.files import atomic_write_text
+from agentkit.core.secrets import Redactor
+from agentkit.core.sim import asleep, now
+from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
+from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
+
+__all__ = [
+    "CASSETTE_FORMAT",
+    "RecordMode",
+    "RECORD_MODES",
+    "Cassette",
+    "Exchange",
+    "CassetteError",
+    "CassetteMissError",
+    "RecordedLLMError",
+    "CassetteLLM",
+    "RecordingLLM",
+    "canonical_request",
+    "request_hash",
+]
+
+CASSETTE_FORMAT = 1
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as ``|`` blocks, so recorded prompts read like the prompts."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+class CassetteError(ValueError):
+    """A cassette file is malformed or cannot be used; the message says where and why."""
+
+
+class CassetteMissError(LookupError):
+    """A request is not on the cassette (and the record mode does not allow recording it)."""
+
+
+class RecordedLLMError(RuntimeError):
+    """Replays an error the live backend raised while recording."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def canonical_request(request: LLMRequest) -> dict[str, Any]:
+    """The parts of a request that decide the answer, as plain JSON data, secrets redacted.
+
+    Redacting before hashing keeps replay stable: a recorded (redacted) answer that is fed back
+    into the next request hashes the same as at recording time.
+    """
+    data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
+                            "messages": [m.to_dict() for m in request.messages]}
+    if request.tools is not None:
+        data["tools"] = request.tool_specs()
+        data["tool_choice"] = request.tool_choice
+        data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
+    if request.kwargs:
+        data["kwargs"] = request.kwargs
+    return Redactor().data(_jsonable(data))
+
+
+def request_hash(canonical: dict[str, Any]) -> str:
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Exchange:
+    request: dict[str, Any]
+    request_hash: str
+    response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
+    error: dict[str, str] | None = None  # {"type": ..., "message": ...}
+    latency: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"request_hash": self.request_hash, "request": self.request}
+        if self.response is not None:
+            data["response"] = self.response
+        if self.error is not None:
+            data["error"] = self.error
+        data["latency"] = round(self.latency, 6)
+        return data
+
+
+@dataclass
+class Cassette:
+    """An in-memory cassette; :meth:`load` and :meth:`save` read and write the file."""
+
+    path: Path | None = None
+    model: str = "unknown"
+    function_calling: bool = True
+    context_window: int = 3900
+    agent_type: str | None = None
+    scenario: str | None = None
+    recorded_at: str | None = None
+    agentkit_version: str | None = None
+    redactions: list[str] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Cassette:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark else str(path)
+            raise CassetteError(f"{where}: cassette is not valid YAML: "
+                                f"{getattr(exc, 'problem', exc)}") from None
+        return cls.from_dict(data, path)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: Path | None = None) -> Cassette:
+        where = str(path or "<cassette>")
+        if not isinstance(data, dict):
+            raise CassetteError(f"{where}: a cassette must be a mapping with `format` and "
+                                "`exchanges`")
+        if data.get("format") != CASSETTE_FORMAT:
+            raise CassetteError(f"{where}: unsupported cassette format {data.get('format')!r} "
+                                f"(this agentkit reads format {CASSETTE_FORMAT}); re-record it")
+        raw = data.get("exchanges")
+        if not isinstance(raw, list):
+            raise CassetteError(f"{where}: `exchanges` must be a list")
+        exchanges = []
+        for index, item in enumerate(raw):
+            if not isinstance(item, dict) or "request" not in item or not (
+                    "response" in item or "error" in item):
+                raise CassetteError(f"{where}: exchanges[{index}]: needs `request` and "
+                                    "`response` (or `error`)")
+            request = item["request"]
+            exchanges.append(Exchange(request=request,
+                                      request_hash=item.get("request_hash") or request_hash(request),
+                                      response=item.get("response"), error=item.get("error"),
+                                      latency=float(item.get("latency", 0.0))))
+        return cls(path=path, model=str(data.get("model", "unknown")),
+                   function_calling=bool(data.get("function_calling", True)),
+                   context_window=int(data.get("context_window", 3900)),
+                   agent_type=data.get("agent_type"), scenario=data.get("scenario"),
+                   recorded_at=data.get("recorded_at"),
+                   agentkit_version=data.get("agentkit_version"),
+                   redactions=list(data.get("redactions") or []), exchanges=exchanges)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
+                "model": self.model, "function_calling": self.function_calling,
+                "context_window": self.context_window, "agent_type": self.agent_type,
+                "scenario": self.scenario, "recorded_at": self.recorded_at,
+                "redactions": sorted(self.redactions),
+                "exchanges": [e.to_dict() for e in self.exchanges]}
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Redact secrets, then write atomically."""
+        target = Path(path or self.path or "")
+        if not str(target):
+            raise CassetteError("cassette has no path to save to")
+        redactor = Redactor()
+        data = redactor.data(self.to_dict())
+        data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
+        self.redactions = data["redactions"]
+        atomic_write_text(target, dump_yaml(data))
+        self.path = target
+        return target
+
+
+def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
+    return _jsonable(message.to_dict())
+
+
+def _first_difference(expected: dict[str, Any], actual: dict[str, Any]) -> str:
+    from deepdiff import DeepDiff
+
+    diff = DeepDiff(expected, actual, view="tree", verbose_level=2)
+    for kind in ("values_changed", "type_changes", "dictionary_item_added",
+                 "dictionary_item_removed", "iterable_item_added", "iterable_item_removed"):
+        for level in diff.get(kind, []):
+            path = level.path(output_format="list")
+            where = "".join(f"[{p!r}]" for p in path) or "(root)"
+            recorded = getattr(level, "t1", None)
+            got = getattr(level, "t2", None)
+            return (f"{where}: recorded {_short(recorded)}, got {_short(got)}"
+                    if kind in ("values_changed", "type_changes")
+                    else f"{where}: {kind.replace('_', ' ')}")
+    return "(no difference)"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+    from deepdiff import DeepDiff
+
+    return float(DeepDiff(a, b, get_deep_distance=True).get("deep_distance", 0.0))
+
+
+class _CassettePlayer:
+    """Replay state: exchanges by request hash, each consumed in recorded order."""
+
+    def __init__(self, cassette: Cassette) -> None:
+        self.cassette = cassette
+        self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
+        for exchange in cassette.exchanges:
+            self._queues[exchange.request_hash].append(exchange)
+
+    def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
+        queue = self._queues.get(key)
+        return queue.popleft() if queue else None
+
+    def remaining(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
+    def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
+        where = self.cassette.path or "<cassette>"
+        if not self.cassette.exchanges:
+            return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
+                                     "it first (record mode `once` or `new_episodes`)")
+        nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
+        index = self.cassette.exchanges.index(nearest)
+        used = "" if self._queues.get(nearest.request_hash) else " (already replayed)"
+        return CassetteMissError(
+            f"{where}: no recorded exchange matches this request (hash {request_hash(canonical)}"
+            f"). Nearest recorded request: exchanges[{index}]{used}, which differs at "
+            f"{_first_difference(nearest.request, canonical)}. If the change is intended, "
+            "re-record with record mode `new_episodes` or `rewrite`.")
+
+
+def _response_from(exchange: Exchange) -> tuple[ChatResponse, list[str] | None]:
+    if exchange.error is not None:
+        raise RecordedLLMError(exchange.error.get("type", "Error"),
+                               exchange.error.get("message", ""))
+    data = exchange.response or {}
+    message = ChatMessage.model_validate(data.get("message") or {"role": "assistant"})
+    usage = Usage(**data["usage"]) if data.get("usage") else None
+    return ChatResponse(message=message, usage=usage), data.get("chunks")
+
+
+async def _replay_stream(response: ChatResponse, chunks: list[str] | None) -> AsyncIterator[ChatResponse]:
+    text = ""
+    for delta in chunks if chunks is not None else [response.message.content or ""]:
+        text += delta
+        yield ChatResponse(message=ChatMessage(role="assistant", content=text), delta=delta)
+    yield ChatResponse(message=response.message, delta="", usage=response.usage)
+
+
+class CassetteLLM(FunctionCallingLLM):
+    """Replays a cassette (record mode ``none``): same requests, same answers, same latency."""
+
+    def __init__(self, cassette: Cassette | str | Path) -> None:
+        self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+        self._player = _CassettePlayer(self.cassette)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name=self.cassette.model, is_chat_model=True,
+                           is_function_calling_model=self.cassette.function_calling,
+                           context_window=self.cassette.context_window)
+
+    @property
+    def unused(self) -> int:
+        """Recorded exchanges not replayed yet."""
+        return self._player.remaining()
+
+    async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
+        canonical = canonical_request(request)
+        exchange = self._player.take(canonical, request_hash(canonical))
+        if exchange is None:
+            raise self._player.miss(canonical)
+        if exchange.latency:
+            await asleep(exchange.latency)
+        return _response_from(exchange)
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        return (await self._replayed(request))[0]
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        response, chunks = await self._replayed(request)
+        async for chunk in _replay_stream(response, chunks):
+            yield chunk
+
+
+class RecordingLLM(FunctionCallingLLM):
+    """Wraps a live backend and records its exchanges to a cassette, per ``mode``.
+
+    The cassette file is rewritten (atomically, secrets redacted) after every recorded
+    exchange, so an interrupted recording keeps what it got. Latency is measured on the
+    virtual clock (simulated backends) or, with ``latency_clock="real"``, on the real one
+    (live recording); replays sleep it on the virtual clock either way.
+    """
+
+    def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
+                 agent_type: str | None = None, scenario: str | None = None,
+                 latency_clock: Literal["virtual", "real"] = "virtual") -> None:
+        if mode not in RECORD_MODES:
+            raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
+        self.llm = llm
+        self.mode = mode
+        self._clock = time.monotonic if latency_clock == "real" else now
+        path = Path(cassette)
+        exists = path.exists()
+        if mode == "rewrite" or not exists:
+            if mode == "none":
+                raise CassetteMissError(f"{path}: cassette not found and record mode is `none`; "
+                                        "record it with --record-mode once")
+            self.cassette = Cassette(path=path)
+        else:
+            self.cassette = Cassette.load(path)
+        self._record = mode in ("all", "rewrite", "new_episodes") or (mode == "once" and not exists)
+        self._replay = mode in ("none", "new_episodes") or (mode == "once" and exists)
+        meta = llm.metadata
+        self.cassette.model = meta.model_name
+        self.cassette.function_calling = meta.is_function_calling_model
+        self.cassette.context_window = meta.context_window
+        self.cassette.agent_type = agent_type or self.cassette.agent_type
+        self.cassette.scenario = scenario or self.cassette.scenario
+        self._player = _CassettePlayer(self.cassette)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.llm.metadata
+
+    def _stamp(self) -> None:
+        from agentkit import __version__
+
+        self.cassette.agentkit_version = __version__
+        self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
+
+    def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
+        canonical = canonical_request(request)
+        key = request_hash(canonical)
+        exchange = self._player.take(canonical, key) if self._replay else None
+        if exchange is None and not self._record:
+            raise self._player.miss(canonical)
+        return canonical, key, exchange
+
+    def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, started: float,
+               response: ChatResponse | None, chunks: list[str] | None,
+               error: BaseException | None) -> None:
+        latency = self._clock() - started
+        exchange = Exchange(request=canonical, request_hash=key,
+                            latency=round(latency, 3) if self._clock is not now else latency)
+        if error is not None:
+            exchange.error = {"type": type(error).__name__, "message": str(error)}
+        else:
+            assert response is not None
+            if response.usage is None:
+                response.usage = estimate_usage(request, response.message)
+            exchange.response = {"message": _message_to_dict(response.message),
+                                  "usage": response.usage.model_dump() if response.usage else None}
+            if chunks is not None:
+                exchange.response["chunks"] = chunks
+        self.cassette.exchanges.append(exchange)
+        self._stamp()
+        self.cassette.save()
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        canonical, key, exchange = self._lookup(request)
+        if exchange is not None:
+            if exchange.latency:
+                await asleep(exchange.latency)
+            return _response_from(exchange)[0]
+        started = self._clock()
+        try:
+            response = await self.llm._achat(request)
+        except Exception as exc:
+            self._store(request, canonical, key, started, None, None, exc)
+            raise
+        self._store(request, canonical, key, started, response, None, None)
+        return response
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        canonical, key, exchange = self._lookup(request)
+        if exchange is not None:
+            if exchange.latency:
+                await asleep(exchange.latency)
+            response, chunks = _response_from(exchange)
+            async for chunk in _replay_stream(response, chunks):
+                yield chunk
+            return
+        started = self._clock()
+        chunks: list[str] = []
+        last: ChatResponse | None = None
+        try:
+            async for chunk in self.llm._astream_chat(request):
+                last = chunk
+                if chunk.delta:
+                    chunks.append(chunk.delta)
+                yield chunk
+        except Exception as exc:
+            self._store(request, canonical, key, started, None, None, exc)
+            raise
+        if last is not None:
+            self._store(request, canonical, key, started, last, chunks, None)

@@ -1,0 +1,121 @@
+"""Check a trace against a scenario's expectations; every failure says what differed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agentkit.scenario.model import Expect, MessageExpect, ToolCallsExpect, ToolCallSpec, Turn
+from agentkit.scenario.trace import ToolCallTrace, Trace
+
+__all__ = ["check_expectations"]
+
+
+def _call(name: str, args: dict[str, Any]) -> str:
+    return f"{name}({json.dumps(args, sort_keys=True, default=str)})"
+
+
+def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    if mode == "ignore":
+        return True
+    if mode == "subset":
+        return all(k in actual and actual[k] == v for k, v in expected.items())
+    return expected == actual
+
+
+def _matches(spec: ToolCallSpec, call: ToolCallTrace, args_mode: str) -> bool:
+    return spec.name == call.name and _args_match(args_mode, spec.args, call.args)
+
+
+def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[ToolCallTrace],
+            args_mode: str) -> tuple[list[int], list[int]]:
+    """Greedy one-to-one matching; returns (unmatched expected idx, unmatched actual idx)."""
+    free = list(range(len(actual)))
+    missing = []
+    for index, spec in enumerate(expected):
+        hit = next((j for j in free if _matches(spec, actual[j], args_mode)), None)
+        if hit is None:
+            missing.append(index)
+        else:
+            free.remove(hit)
+    return missing, free
+
+
+def _check_tool_calls(expect: ToolCallsExpect, actual: list[ToolCallTrace]) -> list[str]:
+    label = f"tool calls ({expect.match}, args {expect.args})"
+    shown = ", ".join(_call(c.name, c.args) for c in actual) or "none"
+    if expect.match == "strict":
+        problems = []
+        for index in range(max(len(expect.calls), len(actual))):
+            want = expect.calls[index] if index < len(expect.calls) else None
+            got = actual[index] if index < len(actual) else None
+            if want is not None and got is not None and _matches(want, got, expect.args):
+                continue
+            wanted = _call(want.name, want.args) if want else "no call"
+            gotten = _call(got.name, got.args) if got else "no call"
+            problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}")
+            break
+        return problems
+    missing, extra = _assign(expect.calls, actual, expect.args)
+    problems = []
+    if expect.match in ("unordered", "subset") and missing:
+        wanted = ", ".join(_call(expect.calls[i].name, expect.calls[i].args) for i in missing)
+        problems.append(f"{label}: expected {wanted} but it was not made (made: {shown})")
+    if expect.match in ("unordered", "superset") and extra:
+        unexpected = ", ".join(_call(actual[i].name, actual[i].args) for i in extra)
+        problems.append(f"{label}: unexpected {unexpected}")
+    return problems
+
+
+def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -> list[str]:
+    if len(expected) != len(memory):
+        roles = " > ".join(m.get("role", "?") for m in memory)
+        return [f"memory: expected {len(expected)} messages, got {len(memory)} ({roles})"]
+    for index, (want, got) in enumerate(zip(expected, memory)):
+        content = got.get("content") or ""
+        if got.get("role") != want.role:
+            return [f"memory[{index}]: expected role {want.role}, got {got.get('role')}"]
+        if want.content is not None and content != want.content:
+            return [f"memory[{index}]: expected content {want.content!r}, got {content!r}"]
+        if want.contains is not None and want.contains not in content:
+            return [f"memory[{index}]: expected content containing {want.contains!r}, "
+                    f"got {content!r}"]
+    return []
+
+
+def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
+    """All ways ``trace`` falls short of the expectations (empty: it passes)."""
+    problems: list[str] = []
+    for number, (turn, record) in enumerate(zip(turns, trace.turns), start=1):
+        if turn.answer is not None and not turn.answer.matches(record.response):
+            problems.append(f"turn {number}: answer {record.response!r} does not match "
+                            f"{turn.answer.describe()}")
+    last = trace.turns[-1] if trace.turns else None
+    failed = next((t for t in trace.turns if t.error), None)
+    if expect.error is not None:
+        if last is None or last.error is None:
+            problems.append(f"expected the run to fail with an error matching "
+                            f"{expect.error.describe()}, but it succeeded")
+        elif not expect.error.matches(last.error):
+            problems.append(f"error {last.error!r} does not match {expect.error.describe()}")
+    elif failed is not None:
+        problems.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
+    if len(trace.turns) < len(turns) and failed is None:
+        problems.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
+    if expect.answer is not None and last is not None and not expect.answer.matches(last.response):
+        problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
+    if expect.tool_calls is not None:
+        problems += _check_tool_calls(expect.tool_calls, trace.tool_calls)
+    totals = trace.totals()
+    if expect.max_steps is not None and totals.steps > expect.max_steps:
+        problems.append(f"{totals.steps} steps, more than max_steps {expect.max_steps}")
+    if expect.max_llm_calls is not None and totals.llm_calls > expect.max_llm_calls:
+        problems.append(f"{totals.llm_calls} LLM calls, more than max_llm_calls "
+                        f"{expect.max_llm_calls}")
+    if expect.max_wall_time is not None and totals.wall_time > expect.max_wall_time + 1e-9:
+        problems.append(f"simulated wall time {totals.wall_time:g} s is over max_wall_time "
+                        f"{expect.max_wall_time:g} s (serial time {totals.serial_time:g} s)")
+    if expect.memory is not None and last is not None:
+        problems += _check_memory(expect.memory, last.memory)
+    return problems

@@ -1,0 +1,174 @@
+"""Load scenario files; a malformed one gets an error naming the file, the line and the field."""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
+
+__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml"]
+
+
+class ScenarioError(ValueError):
+    """A scenario (or cassette) file is malformed; the message says where and how to fix it."""
+
+
+Path_ = tuple[str | int, ...]
+
+
+class YamlLocations:
+    """Line numbers (1-based) of every key and value in a YAML document, by path."""
+
+    def __init__(self, node: yaml.Node | None) -> None:
+        self.values: dict[Path_, int] = {}
+        self.keys: dict[Path_, int] = {}
+        if node is not None:
+            self._walk(node, ())
+
+    def _walk(self, node: yaml.Node, path: Path_) -> None:
+        self.values[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                child = (*path, str(key.value))
+                self.keys[child] = key.start_mark.line + 1
+                self._walk(value, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self._walk(item, (*path, index))
+
+    def line(self, path: Path_, *, key: bool = False) -> int:
+        """The line of ``path`` (its key's line if ``key``), or of its nearest ancestor."""
+        while path:
+            found = (self.keys if key else self.values).get(path) or self.values.get(path)
+            if found:
+                return found
+            path = path[:-1]
+        return self.values.get((), 1)
+
+
+def load_yaml(path: Path, text: str) -> tuple[Any, YamlLocations]:
+    """Parse YAML text; syntax errors become :class:`ScenarioError` with the line."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(f"{where}: invalid YAML: {problem}\n  fix: check the indentation "
+                            "and quoting on that line (quote strings containing ': ' or '#')"
+                            ) from None
+    return data, YamlLocations(node)
+
+
+def _field_names(model: type[BaseModel], path: Path_) -> list[str]:
+    """The field names valid at ``path`` inside ``model`` (for "did you mean" hints)."""
+    annotation: Any = model
+    for part in path:
+        if isinstance(part, str) and part in SCRIPT_ITEM_TAGS:
+            annotation = SCRIPT_ITEM_TAGS[part]
+            continue
+        origin = typing.get_origin(annotation)
+        if origin in (list, dict) or isinstance(part, int):
+            args = typing.get_args(annotation)
+            annotation = args[-1] if args else None
+            continue
+        fields = getattr(_model_in(annotation), "model_fields", {})
+        annotation = fields[part].annotation if part in fields else None
+    return list(getattr(_model_in(annotation), "model_fields", {}))
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model inside ``annotation`` (``X | None`` -> ``X``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def format_validation_error(path: Path, error: ValidationError, where: YamlLocations,
+                            model: type[BaseModel]) -> str:
+    """One line per problem: ``file:line: field.path: what is wrong`` plus a fix."""
+    lines = []
+    seen: set[tuple[Path_, str]] = set()
+    for item in error.errors():
+        raw_loc = tuple(item["loc"])
+        loc = tuple(p for p in raw_loc if not (isinstance(p, str) and (
+            p in SCRIPT_ITEM_TAGS or p.startswith(("function-", "union[")))))
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            name = str(loc[-1])
+            known = _field_names(model, raw_loc[:-1])
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = (f"did you mean `{close[0]}`?" if close
+                    else f"known fields here: {', '.join(sorted(known))}")
+            message = f"unknown field `{name}`; {hint}"
+            line = where.line(loc, key=True)
+        elif kind == "missing":
+            message = f"required field `{loc[-1]}` is missing; add it"
+            line = where.line(loc[:-1])
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            line = where.line(loc)
+        if (loc, message) in seen:
+            continue
+        seen.add((loc, message))
+        lines.append(f"{path}:{line}: {dotted}: {message}")
+    return "\n".join(lines)
+
+
+def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None) -> Scenario:
+    """Read and validate one scenario file.
+
+    ``agent_types``, if given, are the known agent types; others are reported as errors.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
+    data, where = load_yaml(path, text)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}:1: a scenario file must be a mapping with `format: "
+                            f"{SCENARIO_FORMAT}`, `name`, `turns` and `agents`")
+    if "format" not in data:
+        raise ScenarioError(f"{path}:1: missing `format: {SCENARIO_FORMAT}` (the scenario "
+                            "format version); add it as the first line")
+    data.setdefault("name", path.stem.removesuffix(".scenario"))
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(path, exc, where, Scenario)) from None
+    if agent_types is not None:
+        known = set(agent_types)
+        for name in scenario.agents:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean `{close[0]}`?" if close else ""
+                raise ScenarioError(
+                    f"{path}:{where.line(('agents', name), key=True)}: agents.{name}: unknown "
+                    f"agent type `{name}` (known: {', '.join(sorted(known))}) {hint}".rstrip())
+    scenario.path = str(path)
+    return scenario
+
+
+def discover_scenarios(root: str | Path) -> list[Path]:
+    """Scenario files under ``root`` (``*.yaml``/``*.yml``), sorted; a file is returned as is."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise ScenarioError(f"{root}: no such scenario file or directory")
+    return sorted(p for p in root.rglob("*.y*ml") if p.suffix in (".yaml", ".yml")
+                  and "__snapshots__" not in p.parts and "cassettes" not in p.parts)

@@ -1,0 +1,238 @@
+"""The scenario file model (YAML, ``format: 1``), validated with pydantic.
+
+A scenario is user turns + a tool world + expectations, run under one or more agent types,
+each with its own LLM script or recording. See ``scenarios/README.md`` for the format.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "SCENARIO_FORMAT",
+    "ToolSpec",
+    "Turn",
+    "TextMatch",
+    "ToolCallSpec",
+    "ToolCallsExpect",
+    "MessageExpect",
+    "Expect",
+    "ErrorItem",
+    "ScriptReply",
+    "AgentSpec",
+    "Scenario",
+]
+
+SCENARIO_FORMAT = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolSpec(_Strict):
+    """A tool of the scenario's world: an import ref plus simulated latency and failures."""
+
+    ref: str = Field(description="`module:attribute` of a function, a tool, or a tool factory")
+    name: str | None = None
+    description: str | None = None
+    return_direct: bool = False
+    latency: float = Field(0.0, ge=0)
+    failures: list[int] = Field(default_factory=list,
+                                description="1-based numbers of the calls that fail")
+    error: str = "simulated tool failure"
+
+    @field_validator("ref")
+    @classmethod
+    def _ref_shape(cls, value: str) -> str:
+        if not re.fullmatch(r"[\w.]+:[\w.]+", value):
+            raise ValueError(f"{value!r} is not an import ref; write `package.module:name`")
+        return value
+
+    @field_validator("failures")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(n < 1 for n in value):
+            raise ValueError("call numbers start at 1")
+        return value
+
+
+class TextMatch(_Strict):
+    """Exactly one of equals / contains / regex."""
+
+    equals: str | None = None
+    contains: str | None = None
+    regex: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> TextMatch:
+        given = [k for k in ("equals", "contains", "regex") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of `equals`, `contains` or `regex`")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {self.regex!r}: {exc}") from None
+        return self
+
+    def matches(self, text: str | None) -> bool:
+        text = text or ""
+        if self.equals is not None:
+            return text == self.equals
+        if self.contains is not None:
+            return self.contains in text
+        return re.search(self.regex or "", text) is not None
+
+    def describe(self) -> str:
+        for key in ("equals", "contains", "regex"):
+            value = getattr(self, key)
+            if value is not None:
+                return f"{key} {value!r}"
+        return ""
+
+
+class Turn(_Strict):
+    user: str
+    stream: bool = False
+    answer: TextMatch | None = Field(None, description="expected answer of this turn")
+
+
+class ToolCallSpec(_Strict):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallsExpect(_Strict):
+    match: Literal["strict", "unordered", "subset", "superset"] = "strict"
+    args: Literal["exact", "ignore", "subset"] = "exact"
+    calls: list[ToolCallSpec]
+
+
+class MessageExpect(_Strict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    contains: str | None = None
+
+
+class Expect(_Strict):
+    answer: TextMatch | None = Field(None, description="the final turn's answer")
+    error: TextMatch | None = Field(None, description="the final turn fails with this error")
+    tool_calls: ToolCallsExpect | None = None
+    max_steps: int | None = Field(None, ge=0)
+    max_llm_calls: int | None = Field(None, ge=0)
+    max_wall_time: float | None = Field(None, ge=0)
+    memory: list[MessageExpect] | None = Field(None, description="memory after the last turn")
+
+    def merged(self, override: Expect | None) -> Expect:
+        if override is None:
+            return self
+        return self.model_copy(update={k: getattr(override, k) for k in override.model_fields_set})
+
+
+class _ToolCallItem(_Strict):
+    name: str
+    args: dict[str, Any] | None = None
+    arguments: str | None = Field(None, description="raw (possibly invalid) JSON arguments")
+
+    @model_validator(mode="after")
+    def _one(self) -> _ToolCallItem:
+        if self.args is not None and self.arguments is not None:
+            raise ValueError("give a tool call either `args` or raw `arguments`, not both")
+        return self
+
+
+class ScriptReply(_Strict):
+    """A scripted model reply with tool calls, usage, latency or explicit stream chunks."""
+
+    text: str = ""
+    tool_calls: list[_ToolCallItem] = Field(default_factory=list)
+    usage: dict[str, int] | None = None
+    latency: float | None = Field(None, ge=0)
+    chunks: list[str] | None = None
+
+
+class _ErrorSpec(_Strict):
+    type: Literal["rate_limit", "server", "timeout", "bad_request", "authentication"]
+    message: str = ""
+    retry_after: float | None = Field(None, ge=0)
+
+
+class ErrorItem(_Strict):
+    """A scripted failure of one LLM call (an HTTP error on the OpenAI backend)."""
+
+    error: _ErrorSpec
+
+
+def _script_item_kind(value: Any) -> str:
+    if isinstance(value, (str, ErrorItem)) or (isinstance(value, dict) and "error" in value):
+        return "text-item" if isinstance(value, str) else "error-item"
+    return "reply-item"
+
+
+ScriptItem = Annotated[
+    Annotated[str, Tag("text-item")] | Annotated[ErrorItem, Tag("error-item")]
+    | Annotated[ScriptReply, Tag("reply-item")],
+    Discriminator(_script_item_kind),
+]
+SCRIPT_ITEM_TAGS: dict[str, type[BaseModel] | None] = {
+    "text-item": None, "error-item": ErrorItem, "reply-item": ScriptReply}
+
+
+class AgentSpec(_Strict):
+    """How one agent type runs the scenario: its parameters and its LLM script or recording."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+    backend: Literal["scripted", "openai"] = Field(
+        "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
+    latency: float = Field(0.0, ge=0, description="simulated latency of every LLM call")
+    script: list[ScriptItem] | None = None
+    recording: str | None = Field(None, description="cassette path, relative to the scenario")
+    expect: Expect | None = None
+
+    @model_validator(mode="after")
+    def _script_or_recording(self) -> AgentSpec:
+        if (self.script is None) == (self.recording is None):
+            raise ValueError("give each agent type exactly one of `script` or `recording`")
+        return self
+
+
+class Scenario(_Strict):
+    format: int
+    name: str
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    turns: list[Turn] = Field(min_length=1)
+    agents: dict[str, AgentSpec] = Field(min_length=1)
+    expect: Expect = Field(default_factory=Expect)
+    path: str | None = Field(None, exclude=True, description="the file it was loaded from")
+
+    @field_validator("format")
+    @classmethod
+    def _supported(cls, value: int) -> int:
+        if value != SCENARIO_FORMAT:
+            raise ValueError(f"format {value} is not supported (this agentkit reads format "
+                             f"{SCENARIO_FORMAT})")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+            raise ValueError("use letters, digits, '_', '-' and '.' only (it names files)")
+        return value
+
+    def expect_for(self, agent_type: str) -> Expect:
+        return self.expect.merged(self.agents[agent_type].expect)

@@ -1,0 +1,172 @@
+"""Run a scenario under one agent type and check it: the harness's main entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.sim import Stopwatch, simulation
+from agentkit.instrumentation import collect_events
+from agentkit.llms.base import LLM
+from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
+from agentkit.llms.mock import ScriptedLLM
+from agentkit.scenario.agents import AGENT_TYPES, build_agent
+from agentkit.scenario.check import check_expectations
+from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.script import to_mock_items
+from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.world import build_tool
+
+__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "load"]
+
+
+@dataclass
+class ScenarioResult:
+    """A run of one scenario under one agent type: its trace and what failed."""
+
+    scenario: Scenario
+    agent_type: str
+    trace: Trace
+    problems: list[str] = field(default_factory=list)
+    llm: LLM | None = field(default=None, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def name(self) -> str:
+        return f"{self.scenario.name}[{self.agent_type}]"
+
+
+def load(scenario: Scenario | str | Path) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    return load_scenario(scenario, agent_types=AGENT_TYPES)
+
+
+def _where(scenario: Scenario) -> str:
+    return scenario.path or scenario.name
+
+
+def cassette_path(scenario: Scenario, agent_type: str) -> Path:
+    """Where the agent type's recording lives: its ``recording:`` path (relative to the
+    scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
+    base = Path(scenario.path).parent if scenario.path else Path.cwd()
+    spec = scenario.agents[agent_type]
+    if spec.recording:
+        return base / spec.recording
+    return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
+
+
+LLMFactory = Callable[[Scenario, str, AgentSpec], LLM]
+
+
+def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
+    if spec.recording is not None:
+        return CassetteLLM(cassette_path(scenario, agent_type))
+    assert spec.script is not None
+    items = to_mock_items(spec.script)
+    if spec.backend == "openai":
+        from agentkit.scenario.fake_openai import scripted_openai
+
+        return scripted_openai(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+    return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+
+
+def _build_tools(scenario: Scenario) -> list[Any]:
+    search_from = Path(scenario.path).parent if scenario.path else None
+    tools = []
+    for index, spec in enumerate(scenario.tools):
+        try:
+            tools.append(build_tool(spec, search_from))
+        except (ImportError, AttributeError, TypeError, ValueError) as exc:
+            raise ScenarioError(f"{_where(scenario)}: tools.{index}.ref: cannot use "
+                                f"`{spec.ref}`: {exc}") from None
+    return tools
+
+
+def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
+                 seed: int | str = 0, llm: LLM | None = None,
+                 record: tuple[LLM, RecordMode] | None = None) -> ScenarioResult:
+    """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
+
+    The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given. ``record=(live,
+    mode)`` records through ``live`` into the agent type's cassette instead.
+    """
+    scenario = load(scenario)
+    if agent_type is None:
+        if len(scenario.agents) != 1:
+            raise ScenarioError(f"{_where(scenario)}: scenario `{scenario.name}` runs under "
+                                f"{', '.join(scenario.agents)}; say which agent type")
+        agent_type = next(iter(scenario.agents))
+    if agent_type not in scenario.agents:
+        raise ScenarioError(f"{_where(scenario)}: scenario `{scenario.name}` has no agent type "
+                            f"`{agent_type}` (it has {', '.join(scenario.agents)})")
+    spec = scenario.agents[agent_type]
+    with simulation(seed):
+        if record is not None:
+            live, mode = record
+            llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
+                               agent_type=agent_type, scenario=scenario.name,
+                               latency_clock="real")
+        elif llm is None:
+            llm = _default_llm(scenario, agent_type, spec)
+        tools = _build_tools(scenario)
+        try:
+            agent = build_agent(agent_type, llm, tools, spec.params)
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(f"{_where(scenario)}: agents.{agent_type}.params: {exc}") from None
+        trace = _run_turns(scenario, agent_type, agent)
+    problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
+    problems += _leftovers(llm, trace)
+    return ScenarioResult(scenario, agent_type, trace, problems, llm)
+
+
+def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
+    ids = IdNormalizer()
+    trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
+    for turn in scenario.turns:
+        watch = Stopwatch.start()
+        response: str | None = None
+        error: str | None = None
+        with collect_events() as events:
+            try:
+                if turn.stream:
+                    stream = agent.stream_chat(turn.user)
+                    for _ in stream.response_gen:
+                        pass
+                    response = stream.response
+                else:
+                    response = str(agent.chat(turn.user))
+            except Exception as exc:  # the trace records it; expectations judge it
+                error = f"{type(exc).__name__}: {exc}"
+        trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
+                                      memory=agent.chat_history, wall_time=watch.wall,
+                                      serial_time=watch.serial))
+        if error is not None:
+            break
+    return trace
+
+
+def _leftovers(llm: LLM, trace: Trace) -> list[str]:
+    if any(t.error for t in trace.turns):
+        return []
+    if isinstance(llm, ScriptedLLM) and llm.remaining:
+        return [f"the script has {llm.remaining} unused repl{'y' if llm.remaining == 1 else 'ies'}"
+                f" (the agent made {llm.calls} LLM calls)"]
+    if isinstance(llm, CassetteLLM) and llm.unused:
+        return [f"the recording has {llm.unused} exchange(s) that were not replayed"]
+    return []
+
+
+def run_all(scenario: Scenario | str | Path, agent_types: list[str] | None = None,
+            **kwargs: Any) -> list[ScenarioResult]:
+    """Run ``scenario`` under each of its agent types (or the given ones)."""
+    scenario = load(scenario)
+    return [run_scenario(scenario, name, **kwargs)
+            for name in (agent_types or list(scenario.agents)) if name in scenario.agents]

@@ -1,0 +1,285 @@
+"""Traces: the normalised, deterministic record of a scenario run, built from bus events only.
+
+A :class:`TraceBuilder` turns the events of one user turn into a :class:`TurnTrace` (steps,
+each with its LLM calls and tool calls). Ids are normalised (``call_1``, ``call_2``... in
+order of first appearance) and times are virtual, so the JSON of a trace is byte-identical
+across runs of the same scenario.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agentkit.core.events import (
+    AgentStepEndEvent,
+    AgentStepStartEvent,
+    Event,
+    LLMCallEndEvent,
+    LLMCallStartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
+
+__all__ = [
+    "LLMCallTrace",
+    "ToolCallTrace",
+    "StepTrace",
+    "TurnTrace",
+    "Trace",
+    "TraceTotals",
+    "IdNormalizer",
+    "build_turn",
+    "critical_path",
+]
+
+TRACE_FORMAT = 1
+
+
+def _round(seconds: float) -> float:
+    return round(seconds, 6)
+
+
+class IdNormalizer:
+    """Maps run-specific ids (tool-call ids) to stable names in order of first appearance."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def __call__(self, raw: str | None) -> str | None:
+        if raw is None:
+            return None
+        if raw not in self._names:
+            self._names[raw] = f"call_{len(self._names) + 1}"
+        return self._names[raw]
+
+    def tool_call(self, call: ToolSelection) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self(call.tool_id), "name": call.tool_name,
+                                "args": _jsonable(call.tool_kwargs)}
+        if call.arguments_error is not None:
+            data["arguments_error"] = call.arguments_error
+        return data
+
+    def message(self, message: ChatMessage) -> dict[str, Any]:
+        data = message.to_dict()
+        extra = data.pop("additional_kwargs", None) or {}
+        if message.tool_calls:
+            data["tool_calls"] = [self.tool_call(c) for c in message.tool_calls]
+        if "tool_call_id" in extra:
+            data["tool_call_id"] = self(extra["tool_call_id"])
+        if "name" in extra and message.role.value == "tool":
+            data["name"] = extra["name"]
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str, sort_keys=False))
+
+
+@dataclass
+class LLMCallTrace:
+    kind: str
+    messages: list[dict[str, Any]]
+    response: dict[str, Any] | None
+    usage: dict[str, int] | None
+    latency: float
+    tools: list[str] | None = None
+    error: str | None = None
+    started: float = field(default=0.0, repr=False)
+
+
+@dataclass
+class ToolCallTrace:
+    id: str | None
+    name: str
+    args: dict[str, Any]
+    output: str
+    is_error: bool
+    latency: float
+    started: float = field(default=0.0, repr=False)
+
+
+@dataclass
+class StepTrace:
+    index: int
+    input: str | None
+    is_last: bool
+    output: str | None
+    llm_calls: list[LLMCallTrace] = field(default_factory=list)
+    tool_calls: list[ToolCallTrace] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class TurnTrace:
+    user: str
+    steps: list[StepTrace]
+    response: str | None
+    error: str | None
+    memory: list[dict[str, Any]]
+    wall_time: float
+    serial_time: float
+
+    @property
+    def llm_calls(self) -> list[LLMCallTrace]:
+        return [c for s in self.steps for c in s.llm_calls]
+
+    @property
+    def tool_calls(self) -> list[ToolCallTrace]:
+        return [c for s in self.steps for c in s.tool_calls]
+
+
+@dataclass
+class TraceTotals:
+    steps: int
+    llm_calls: int
+    tool_calls: int
+    tool_errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    wall_time: float
+    serial_time: float
+    critical_path: float
+
+
+@dataclass
+class Trace:
+    scenario: str
+    agent: str
+    turns: list[TurnTrace]
+
+    @property
+    def steps(self) -> list[StepTrace]:
+        return [s for t in self.turns for s in t.steps]
+
+    @property
+    def llm_calls(self) -> list[LLMCallTrace]:
+        return [c for t in self.turns for c in t.llm_calls]
+
+    @property
+    def tool_calls(self) -> list[ToolCallTrace]:
+        return [c for t in self.turns for c in t.tool_calls]
+
+    def totals(self) -> TraceTotals:
+        llm = self.llm_calls
+        tools = self.tool_calls
+        intervals = [(c.started, c.latency) for c in llm] + [(c.started, c.latency) for c in tools]
+        return TraceTotals(
+            steps=len(self.steps), llm_calls=len(llm), tool_calls=len(tools),
+            tool_errors=sum(c.is_error for c in tools),
+            prompt_tokens=sum((c.usage or {}).get("prompt_tokens", 0) for c in llm),
+            completion_tokens=sum((c.usage or {}).get("completion_tokens", 0) for c in llm),
+            wall_time=_round(sum(t.wall_time for t in self.turns)),
+            serial_time=_round(sum(t.serial_time for t in self.turns)),
+            critical_path=_round(critical_path(intervals)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (what snapshots store)."""
+        return {"format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
+                "turns": [_turn_dict(t) for t in self.turns],
+                "totals": asdict(self.totals())}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
+    data.pop("started", None)
+    return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
+
+
+def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
+    steps = []
+    for step in turn.steps:
+        item = {"index": step.index, "input": step.input, "is_last": step.is_last,
+                "output": step.output,
+                "llm_calls": [_drop_internal(asdict(c)) for c in step.llm_calls],
+                "tool_calls": [_drop_internal(asdict(c)) for c in step.tool_calls]}
+        if step.error is not None:
+            item["error"] = step.error
+        steps.append(item)
+    data: dict[str, Any] = {"user": turn.user, "steps": steps, "response": turn.response}
+    if turn.error is not None:
+        data["error"] = turn.error
+    data["memory"] = turn.memory
+    data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
+    return data
+
+
+def critical_path(intervals: Iterable[tuple[float, float]]) -> float:
+    """Longest chain of (start, duration) intervals in which each starts after the last ends."""
+    spans = sorted(((start, start + duration) for start, duration in intervals),
+                   key=lambda s: s[1])
+    best: list[float] = []
+    for index, (start, end) in enumerate(spans):
+        before = [best[j] for j in range(index) if spans[j][1] <= start + 1e-9]
+        best.append((end - start) + max(before, default=0.0))
+    return max(best, default=0.0)
+
+
+def _response_dict(response: ChatResponse | None, ids: IdNormalizer) -> dict[str, Any] | None:
+    if response is None:
+        return None
+    data: dict[str, Any] = {"content": response.message.content}
+    if response.message.tool_calls:
+        data["tool_calls"] = [ids.tool_call(c) for c in response.message.tool_calls]
+    return data
+
+
+def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
+               response: str | None, error: str | None, memory: Sequence[ChatMessage],
+               wall_time: float, serial_time: float) -> TurnTrace:
+    """Assemble one turn from its events: each LLM/tool call goes to its nearest step."""
+    parents: dict[str, str | None] = {}
+    for event in events:
+        if event.span_id is not None and event.span_id not in parents:
+            parents[event.span_id] = event.parent_id
+    steps: dict[str, StepTrace] = {}
+    order: list[StepTrace] = []
+    orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
+
+    def owner(span: str | None) -> StepTrace:
+        while span is not None:
+            if span in steps:
+                return steps[span]
+            span = parents.get(span)
+        return orphans
+
+    starts: dict[str, Event] = {}
+    for event in events:
+        if isinstance(event, AgentStepStartEvent) and event.span_id is not None:
+            step = StepTrace(index=len(order), input=event.input, is_last=False, output=None)
+            steps[event.span_id] = step
+            order.append(step)
+        elif isinstance(event, AgentStepEndEvent) and event.span_id in steps:
+            step = steps[event.span_id]
+            step.is_last = event.is_last
+            step.error = event.error
+            output = getattr(event.output, "output", None)
+            step.output = None if output is None else str(output)
+        elif isinstance(event, (LLMCallStartEvent, ToolCallStartEvent)) and event.span_id:
+            starts[event.span_id] = event
+        elif isinstance(event, LLMCallEndEvent):
+            start = starts.get(event.span_id or "")
+            tools = start.tools if isinstance(start, LLMCallStartEvent) else None
+            owner(event.parent_id).llm_calls.append(LLMCallTrace(
+                kind=event.kind, messages=[ids.message(m) for m in event.messages],
+                response=_response_dict(event.response, ids),
+                usage=event.usage.model_dump() if event.usage is not None else None,
+                latency=_round(event.latency), error=event.error,
+                tools=[t["name"] for t in tools] if tools is not None else None,
+                started=event.time - event.latency))
+        elif isinstance(event, ToolCallEndEvent):
+            owner(event.parent_id).tool_calls.append(ToolCallTrace(
+                id=ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
+                output=str(event.output), is_error=event.is_error,
+                latency=_round(event.latency), started=event.time - event.latency))
+    if orphans.llm_calls or orphans.tool_calls:
+        orphans.index = len(order)
+        order.append(orphans)
+    return TurnTrace(user=user, steps=order, response=response, error=error,
+                     memory=[ids.message(m) for m in memory], wall_time=wall_time,
+                     serial_time=serial_time)

@@ -1,0 +1,100 @@
+"""The tool world of a scenario: tools from import refs, with simulated latency and failures."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.sim import asleep, run_sync
+from agentkit.scenario.model import ToolSpec
+from agentkit.tools import AsyncBaseTool, BaseTool, FunctionTool, ToolMetadata, ToolOutput
+from agentkit.tools.types import adapt_to_async_tool
+
+__all__ = ["SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool"]
+
+
+class SimulatedToolError(RuntimeError):
+    """A failure the scenario's failure schedule injected."""
+
+
+class SimulatedTool(AsyncBaseTool):
+    """Wraps a tool: each call first takes ``latency`` simulated seconds, and the calls whose
+    1-based numbers are in ``failures`` raise :class:`SimulatedToolError` instead of running."""
+
+    def __init__(self, tool: BaseTool, *, latency: float = 0.0, failures: list[int] | None = None,
+                 error: str = "simulated tool failure", metadata: ToolMetadata | None = None) -> None:
+        self.tool = adapt_to_async_tool(tool)
+        self.latency = latency
+        self.failures = set(failures or ())
+        self.error = error
+        self.calls = 0
+        self._metadata = metadata or tool.metadata
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        self.calls += 1
+        number = self.calls
+        if self.latency:
+            await asleep(self.latency)
+        if number in self.failures:
+            raise SimulatedToolError(f"{self.error} (call {number} of `{self.metadata.name}`)")
+        output = await self.tool.acall(*args, **kwargs)
+        if output.tool_name != self.metadata.name:
+            output = output.model_copy(update={"tool_name": self.metadata.name})
+        return output
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return run_sync(self.acall(*args, **kwargs))
+
+
+def _import(module: str, search_from: Path | None) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        top = module.split(".")[0]
+        if exc.name not in (module, top) or search_from is None:
+            raise
+    for folder in (Path.cwd(), *search_from.resolve().parents):
+        if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+            return importlib.import_module(module)
+    return importlib.import_module(module)
+
+
+def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
+    """Import ``package.module:attribute``; a project folder above ``search_from`` is searched."""
+    module_name, _, attribute = ref.partition(":")
+    module = _import(module_name, search_from)
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise AttributeError(f"`{module_name}` has no attribute `{attribute}`")
+        value = getattr(value, part)
+    return value
+
+
+def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
+    """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is."""
+    target = resolve_ref(spec.ref, search_from)
+    if isinstance(target, BaseTool):
+        tool = target
+        meta = tool.metadata
+        metadata = ToolMetadata(name=spec.name or meta.name,
+                                description=spec.description or meta.description,
+                                fn_schema=meta.fn_schema,
+                                return_direct=spec.return_direct or meta.return_direct)
+    elif inspect.isfunction(target) or inspect.iscoroutinefunction(target):
+        tool = FunctionTool.from_defaults(target, name=spec.name, description=spec.description,
+                                          return_direct=spec.return_direct)
+        metadata = tool.metadata
+    else:
+        raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function or a tool")
+    return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
+                         metadata=metadata)

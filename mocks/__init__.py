@@ -1,0 +1,1 @@
+"""The repository's deterministic fixtures: tool suites, LLM scripts, fake endpoints."""
