@@ -20,7 +20,9 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +46,28 @@ __all__ = [
     "FunctionLLM",
     "MockLLM",
     "split_words",
+    "track_scripts",
 ]
 
 
 class ScriptExhaustedError(RuntimeError):
     """A :class:`ScriptedLLM` was called more often than its script allows."""
+
+
+_tracked: ContextVar[list[ScriptedLLM] | None] = ContextVar("agentkit_tracked_scripts",
+                                                            default=None)
+
+
+@contextmanager
+def track_scripts() -> Iterator[list[ScriptedLLM]]:
+    """Collect every :class:`ScriptedLLM` created in this block (the pytest plugin checks
+    them with ``assert_complete`` at teardown)."""
+    scripts: list[ScriptedLLM] = []
+    token = _tracked.set(scripts)
+    try:
+        yield scripts
+    finally:
+        _tracked.reset(token)
 
 
 def tool_call(name: str, /, **kwargs: Any) -> ToolSelection:
@@ -211,6 +230,10 @@ class ScriptedLLM(_ProgrammedLLM):
         self.responses = list(responses)
         self.strict = strict
         self._position = 0
+        tracked = _tracked.get()
+        if tracked is not None:
+            tracked.append(self)
+        self._attempts = 0  # calls made, including those past the end of the script
 
     @property
     def calls(self) -> int:
@@ -221,9 +244,10 @@ class ScriptedLLM(_ProgrammedLLM):
         return len(self.responses) - self._position
 
     async def _next_item(self, request: LLMRequest) -> Any:
+        self._attempts += 1
         if self._position >= len(self.responses):
             raise ScriptExhaustedError(
-                f"ScriptedLLM {self.name!r} ran out of script: call #{self._position + 1} has "
+                f"ScriptedLLM {self.name!r} ran out of script: call #{self._attempts} has "
                 f"no scripted response (the script has {len(self.responses)}). Last user/"
                 f"observation message: {_last_user_text(request.messages)!r}")
         item = self.responses[self._position]
@@ -241,6 +265,7 @@ class ScriptedLLM(_ProgrammedLLM):
     def reset(self) -> None:
         """Start the script over and forget the recorded requests."""
         self._position = 0
+        self._attempts = 0
         self.requests.clear()
 
 
@@ -316,6 +341,6 @@ class MockLLM(LLM):
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         so_far = ""
-        for piece in self._pieces(request):
+        for piece in self._pieces(request) or [""]:  # an empty answer is still one chunk
             so_far += piece
             yield ChatResponse(message=_assistant(so_far), delta=piece)
