@@ -1,31 +1,329 @@
-"""The ``agentkit`` command."""
+"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios.
+
+Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
+failures/regressions; 2 bad usage or a malformed file (the message says where).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 __all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_SCENARIOS = "scenarios"
+
+
+class CLIError(Exception):
+    """A usage or input problem: printed as ``agentkit: error: ...``, exit code 2."""
+
+
+def _agent_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give agent types as a comma-separated list, e.g. "
+                                         "react,function_calling")
+    return names
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentkit",
-        description="LlamaIndex-shaped agents with a deterministic, offline test harness.")
+        description="Deterministic, offline tests for LLM agents: run scenario files, record "
+                    "them against a live model, replay recordings, diff traces and compare "
+                    "agent types.",
+        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    commands.add_parser("demo", help="run a ReAct and a function-calling agent on scripted "
-                                     "LLMs (offline) and print their traces")
+
+    paths_help = f"scenario files or folders (default: {DEFAULT_SCENARIOS}/)"
+    agents_help = "only these agent types, comma-separated (default: all a scenario declares)"
+
+    sub = commands.add_parser("list", help="list scenarios and their agent types",
+                              description="List scenario files with their agent types.")
+    sub.add_argument("paths", nargs="*", help=paths_help)
+
+    sub = commands.add_parser("run", help="run scenarios offline and check expectations",
+                              description="Run each scenario under each agent type (scripts "
+                                          "and recordings, no network) and check expectations.")
+    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("--agents", type=_agent_list, help=agents_help)
+    sub.add_argument("--trace-dir", type=Path,
+                     help="also write each run's trace as <dir>/<scenario>.<agent>.json")
+    sub.add_argument("-v", "--verbose", action="store_true", help="print every trace")
+
+    sub = commands.add_parser(
+        "record", help="record a scenario against a live model (OpenAI or compatible)",
+        description="Run a scenario's turns against a live model and write the agent type's "
+                    "cassette (and the recorded trace beside it). The API key comes from "
+                    "$OPENAI_API_KEY; a local OpenAI-compatible server needs none.")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", required=True, help="the agent type to record")
+    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
+                     help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+                          "(default: $OPENAI_BASE_URL or OpenAI)")
+    sub.add_argument("--mode", default="rewrite",
+                     choices=["once", "new_episodes", "all", "rewrite"],
+                     help="record mode (default: rewrite the cassette)")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds per request (default 120)")
+
+    sub = commands.add_parser(
+        "replay", help="replay recordings offline and compare with the recorded traces",
+        description="Replay each recorded agent type of a scenario from its cassette and "
+                    "check that the trace equals the one saved when it was recorded.")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", help="only this agent type")
+
+    sub = commands.add_parser("diff", help="step-aligned diff of two trace files",
+                              description="Show how trace NEW differs from trace OLD "
+                                          "(inserted/dropped/changed steps, then details).")
+    sub.add_argument("old", type=Path, help="trace JSON (a snapshot or --trace-dir output)")
+    sub.add_argument("new", type=Path, help="trace JSON")
+
+    sub = commands.add_parser(
+        "report", help="compare agent types on scenarios (Markdown, JSON, HTML)",
+        description="Run every scenario under the chosen agent types and write report.md, "
+                    "report.json and a self-contained report.html.")
+    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("--agents", type=_agent_list, help=agents_help)
+    sub.add_argument("--out", type=Path, default=Path("reports/latest"),
+                     help="output folder (default: reports/latest)")
+    sub.add_argument("--baseline", type=Path, help="an earlier report.json to show deltas against")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "demo":
-        from agentkit.demo import run_demo
+def _paths(raw: Sequence[str]) -> list[Path]:
+    from agentkit.scenario.loader import ScenarioError, discover_scenarios
 
-        return run_demo(sys.stdout)
-    raise AssertionError(f"unhandled command {args.command}")  # argparse rejects unknown ones
+    paths: list[Path] = []
+    for item in raw or [DEFAULT_SCENARIOS]:
+        try:
+            paths.extend(discover_scenarios(item))
+        except ScenarioError as exc:
+            raise CLIError(str(exc)) from None
+    if not paths:
+        raise CLIError(f"no scenario files (*.yaml) under {', '.join(raw or [DEFAULT_SCENARIOS])}")
+    return paths
+
+
+def _load(path: Path) -> Any:
+    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario.runner import load
+
+    try:
+        return load(path)
+    except ScenarioError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
+    for path in _paths(args.paths):
+        scenario = _load(path)
+        tags = f"  [{', '.join(scenario.tags)}]" if scenario.tags else ""
+        print(f"{scenario.name}  ({path}){tags}", file=out)
+        for name, spec in scenario.agents.items():
+            source = f"recording {spec.recording}" if spec.recording else (
+                f"script, {len(spec.script or [])} replies" + (
+                    f", backend {spec.backend}" if spec.backend != "scripted" else ""))
+            print(f"  - {name}: {source}", file=out)
+        if scenario.description:
+            print(f"    {scenario.description}", file=out)
+    return EXIT_OK
+
+
+def _result_line(result: Any) -> str:
+    totals = result.trace.totals()
+    status = "PASS" if result.passed else "FAIL"
+    return (f"{status}  {result.name:<45} steps={totals.steps} llm={totals.llm_calls} "
+            f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
+            f"wall={totals.wall_time:g}s serial={totals.serial_time:g}s")
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.files import atomic_write_text
+    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario.runner import run_all
+
+    failed = total = 0
+    for path in _paths(args.paths):
+        scenario = _load(path)
+        try:
+            results = run_all(scenario, args.agents)
+        except ScenarioError as exc:
+            raise CLIError(str(exc)) from None
+        for result in results:
+            total += 1
+            print(_result_line(result), file=out)
+            for problem in result.problems:
+                print(f"      - {problem}", file=out)
+            failed += not result.passed
+            if args.trace_dir:
+                atomic_write_text(args.trace_dir / f"{scenario.name}.{result.agent_type}.json",
+                                  result.trace.to_json())
+            if args.verbose:
+                print(result.trace.to_json(), file=out)
+    print(f"{total - failed} passed, {failed} failed", file=out)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def trace_path_for(cassette: Path) -> Path:
+    """Where ``record`` keeps the trace it recorded: beside the cassette."""
+    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
+
+
+class _Progress:
+    """Prints one line per LLM/tool call while recording (the record progress display)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.llm_calls = 0
+        self.tool_calls = 0
+        self.turn = ""
+
+    def __call__(self, event: Any) -> None:
+        from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
+
+        if isinstance(event, AgentChatStartEvent):
+            self.turn = event.user_msg
+            print(f"  turn: {self.turn[:70]!r}", file=self.out, flush=True)
+        elif isinstance(event, LLMCallEndEvent):
+            self.llm_calls += 1
+            usage = event.usage
+            tokens = f", {usage.completion_tokens} tokens out" if usage else ""
+            status = f"error: {event.error}" if event.error else f"{event.latency:.2f}s{tokens}"
+            print(f"    [{self.llm_calls:>3}] LLM call  {status}", file=self.out, flush=True)
+        elif isinstance(event, ToolCallEndEvent):
+            self.tool_calls += 1
+            flag = " (error)" if event.is_error else ""
+            print(f"          tool {event.tool_name}{flag}", file=self.out, flush=True)
+
+
+def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.files import atomic_write_text
+    from agentkit.core.sim import real_time
+    from agentkit.instrumentation import dispatcher
+    from agentkit.llms.errors import LLMError
+    from agentkit.llms.openai import OpenAI
+    from agentkit.scenario.runner import cassette_path, run_scenario
+
+    scenario = _load(args.scenario)
+    if args.agent not in scenario.agents:
+        raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
+                       f"{', '.join(scenario.agents)})")
+    if scenario.agents[args.agent].recording is None:
+        raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
+                       f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
+                       ".yaml` (instead of `script`) to record it")
+    try:
+        live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout)
+    except (LLMError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    cassette = cassette_path(scenario, args.agent)
+    where = args.base_url or "OpenAI"
+    print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} "
+          f"-> {cassette}", file=out, flush=True)
+    progress = _Progress(out)
+    with dispatcher.listen(progress), real_time():
+        result = run_scenario(scenario, args.agent, record=(live, args.mode))
+    atomic_write_text(trace_path_for(cassette), result.trace.to_json())
+    print(_result_line(result), file=out)
+    for problem in result.problems:
+        print(f"      - {problem}", file=out)
+    print(f"wrote {cassette} and {trace_path_for(cassette)}", file=out)
+    errors = [t.error for t in result.trace.turns if t.error]
+    return EXIT_FAILED if errors and scenario.expect_for(args.agent).error is None else EXIT_OK
+
+
+def _read_trace(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CLIError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        raise CLIError(f"{path}: not an agentkit trace (a JSON object with `turns`)")
+    return data
+
+
+def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.llms.cassette import CassetteError, CassetteMissError
+    from agentkit.scenario.diff import diff_traces
+    from agentkit.scenario.runner import cassette_path, run_scenario
+
+    scenario = _load(args.scenario)
+    names = [args.agent] if args.agent else [n for n, s in scenario.agents.items() if s.recording]
+    if not names:
+        raise CLIError(f"{args.scenario}: no agent type has a `recording` to replay")
+    status = EXIT_OK
+    for name in names:
+        if name not in scenario.agents or scenario.agents[name].recording is None:
+            raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
+        cassette = cassette_path(scenario, name)
+        try:
+            result = run_scenario(scenario, name)
+        except (CassetteError, CassetteMissError) as exc:
+            raise CLIError(str(exc)) from None
+        print(_result_line(result), file=out)
+        recorded = trace_path_for(cassette)
+        differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
+                       if recorded.exists() else [])
+        if not recorded.exists():
+            print(f"      (no recorded trace at {recorded}; nothing to compare)", file=out)
+        elif differences:
+            status = EXIT_FAILED
+            print(f"      replay differs from the recorded trace {recorded}:", file=out)
+            for line in differences:
+                print(f"      {line}", file=out)
+        else:
+            print(f"      replay reproduces the recorded trace ({recorded})", file=out)
+        for problem in result.problems:
+            print(f"      - {problem}", file=out)
+        if not result.passed:
+            status = EXIT_FAILED
+    return status
+
+
+def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.scenario.diff import diff_traces
+
+    lines = diff_traces(_read_trace(args.old), _read_trace(args.new))
+    if not lines:
+        print("traces are identical", file=out)
+        return EXIT_OK
+    for line in lines:
+        print(line, file=out)
+    return EXIT_FAILED
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    raise CLIError("the report command is not available yet")
+
+
+_COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
+             "diff": _cmd_diff, "report": _cmd_report}
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args, out)
+    except CLIError as exc:
+        print(f"agentkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `agentkit list | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":
