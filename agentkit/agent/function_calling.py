@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from agentkit.agent.runner.base import AgentRunner
+from agentkit.agent.runner.base import AgentRunner, AgentState
 from agentkit.agent.types import (
     AgentChatResponse,
     BaseAgentWorker,
@@ -210,11 +210,14 @@ class FunctionCallingAgent(AgentRunner):
                    prefix_messages: list[ChatMessage] | None = None,
                    memory: BaseMemory | None = None,
                    chat_history: list[ChatMessage] | None = None,
+                   state: AgentState | None = None,
                    allow_parallel_tool_calls: bool = True, **kwargs: Any) -> FunctionCallingAgent:
+        """Any other keyword (``delete_task_on_finish``, ``default_tool_choice``...) goes to
+        :class:`AgentRunner`, which rejects unknown ones."""
         worker = FunctionCallingAgentWorker.from_tools(
             tools, tool_retriever=tool_retriever, llm=llm, verbose=verbose,
             max_function_calls=max_function_calls, callback_manager=callback_manager,
             system_prompt=system_prompt, prefix_messages=prefix_messages,
             allow_parallel_tool_calls=allow_parallel_tool_calls)
-        return cls(worker, memory=memory, chat_history=chat_history, llm=llm,
-                   callback_manager=callback_manager, verbose=verbose)
+        return cls(worker, memory=memory, chat_history=chat_history, state=state, llm=llm,
+                   callback_manager=callback_manager, verbose=verbose, **kwargs)

@@ -10,9 +10,9 @@ from typing import Any
 __all__ = ["Redactor"]
 
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
-_PATTERNS = (
-    (re.compile(r"sk-[A-Za-z0-9_\-]{16,}"), "<redacted:api-key>"),
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}"), "Bearer <redacted>"),
+_PATTERNS = (  # (pattern, replacement, the kind listed in ``redacted``)
+    (re.compile(r"sk-[A-Za-z0-9_\-]{16,}"), "<redacted:api-key>", "api-key"),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}"), "Bearer <redacted>", "bearer-token"),
 )
 _SECRET_FIELDS = {"authorization", "api_key", "api-key", "x-api-key", "openai_api_key"}
 
@@ -32,10 +32,10 @@ class Redactor:
             if secret in value:
                 value = value.replace(secret, f"<redacted:{name}>")
                 self.redacted.add(name)
-        for pattern, replacement in _PATTERNS:
+        for pattern, replacement, kind in _PATTERNS:
             value, count = pattern.subn(replacement, value)
             if count:
-                self.redacted.add(replacement.strip("<>").split(":")[-1])
+                self.redacted.add(kind)
         return value
 
     def data(self, value: Any) -> Any:

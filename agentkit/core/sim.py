@@ -26,6 +26,7 @@ import selectors
 import threading
 import time as _time
 from collections.abc import Awaitable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -220,22 +221,15 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
+_helpers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentkit-run-sync")
+
+
 def _run_on_helper_thread(awaitable: Awaitable[T]) -> T:
+    """Run on a pooled helper thread: its loop is reused, so nothing leaks per call and an
+    async generator driven chunk by chunk stays on a loop that lives on. (Nesting deeper than
+    the pool's 32 threads would deadlock; nothing in agentkit nests more than a few levels.)"""
     context = contextvars.copy_context()
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = context.run(run_sync, awaitable)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, name="agentkit-run-sync", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    return _helpers.submit(context.run, run_sync, awaitable).result()
 
 
 @contextmanager

@@ -12,7 +12,8 @@ _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 class PromptTemplate:
     """A template string. Unlike ``str.format``, unknown placeholders and stray braces (say,
-    a JSON example) are left as they are, so a template never fails to render."""
+    a JSON example) are left as they are, so a template never fails to render. A ``}}`` is
+    an escape only while a ``{{`` is open, so literal nested JSON keeps all its braces."""
 
     def __init__(self, template: str, **partial: Any) -> None:
         self.template = template
@@ -31,12 +32,18 @@ class PromptTemplate:
 
     def format(self, **kwargs: Any) -> str:
         values = {**self.partial, **kwargs}
+        open_escapes = 0
 
         def replace(match: re.Match[str]) -> str:
+            nonlocal open_escapes
             token = match.group(0)
             if token == "{{":
+                open_escapes += 1
                 return "{"
             if token == "}}":
+                if not open_escapes:
+                    return token
+                open_escapes -= 1
                 return "}"
             name = match.group(1)
             return str(values[name]) if name in values else token

@@ -29,8 +29,13 @@ __all__ = [
 def error_output(tool_name: str, arguments: dict[str, Any], message: str,
                  raw_output: Any = None) -> ToolOutput:
     content = f"Error: {message}"
-    return ToolOutput(content=content, tool_name=tool_name, raw_input={"kwargs": arguments},
+    return ToolOutput(content=content, tool_name=tool_name, raw_input=_raw_input(arguments),
                       raw_output=raw_output if raw_output is not None else content, is_error=True)
+
+
+def _raw_input(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The ``raw_input`` shape of every ToolOutput: positional and keyword arguments."""
+    return {"args": (), "kwargs": arguments}
 
 
 def no_such_tool_output(tool_name: str, arguments: dict[str, Any]) -> ToolOutput:
@@ -60,10 +65,11 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
             try:
                 result = await _invoke(tool, arguments)
             except Exception as exc:  # a failing tool is an observation, not a crash
-                output = error_output(name, arguments, str(exc), raw_output=exc)
+                output = error_output(name, arguments, str(exc) or type(exc).__name__,
+                                      raw_output=exc)
             else:
                 output = result if isinstance(result, ToolOutput) else ToolOutput(
-                    content=str(result), tool_name=name, raw_input={"kwargs": arguments},
+                    content=str(result), tool_name=name, raw_input=_raw_input(arguments),
                     raw_output=result)
         dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
                                          output=output, is_error=output.is_error,

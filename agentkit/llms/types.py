@@ -124,6 +124,15 @@ class ToolSelection(BaseModel):
     arguments_error: str | None = None
 
 
+def _block_text(block: Any) -> str | None:
+    """The text of a text block given as an object or a dict; None for other blocks."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, dict) and block.get("block_type", "text") == "text":
+        return block.get("text")
+    return None
+
+
 class ChatMessage(BaseModel):
     """One chat message. ``ChatMessage(role, content)`` and ``ChatMessage(blocks=[...])`` both work."""
 
@@ -138,9 +147,8 @@ class ChatMessage(BaseModel):
             data = dict(data)
             content = data.pop("content")
             if content is not None and data.get("blocks"):
-                texts = [b.text if isinstance(b, TextBlock) else b.get("text") for b in data["blocks"]
-                         if isinstance(b, TextBlock) or b.get("block_type") == "text"]
-                if "\n".join(texts) != content:
+                texts = [_block_text(b) for b in data["blocks"]]
+                if "\n".join(t for t in texts if t is not None) != content:
                     raise ValueError("give a ChatMessage either `content` or `blocks`, not both")
             elif content is not None:
                 data["blocks"] = [TextBlock(text=content if isinstance(content, str) else str(content))]

@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentkit.core.tokens import default_tokenizer
 from agentkit.llms.types import ChatMessage, MessageRole
 
@@ -150,9 +152,23 @@ class ChatMemoryBuffer(BaseMemory):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], tokenizer_fn: Tokenizer | None = None) -> ChatMemoryBuffer:
+        if not isinstance(data, dict):
+            raise ValueError(f"ChatMemoryBuffer data must be a JSON object, got {type(data).__name__}")
         if data.get("class_name", "ChatMemoryBuffer") != "ChatMemoryBuffer":
             raise ValueError(f"not a ChatMemoryBuffer dict: class_name={data.get('class_name')!r}")
-        history = [ChatMessage.model_validate(m) for m in data.get("chat_history", [])]
+        raw_history = data.get("chat_history", [])
+        if not isinstance(raw_history, list):
+            raise ValueError("ChatMemoryBuffer `chat_history` must be a list of messages, got "
+                             f"{type(raw_history).__name__}")
+        history = []
+        for index, raw in enumerate(raw_history):
+            try:
+                history.append(ChatMessage.model_validate(raw))
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'message'}: {e['msg']}"
+                                     for e in exc.errors())
+                raise ValueError(f"ChatMemoryBuffer chat_history[{index}] is not a valid message: "
+                                 f"{problems}") from None
         return cls(token_limit=data.get("token_limit", DEFAULT_TOKEN_LIMIT),
                    tokenizer_fn=tokenizer_fn, chat_history=history)
 

@@ -111,9 +111,10 @@ class FunctionTool(AsyncBaseTool):
         self._metadata = metadata
         self.partial_params = dict(partial_params or {})
         real = fn or async_fn
-        self._ctx_param = next((p.name for p in _signature(real).parameters.values()
-                                if _is_context_annotation(p.annotation)), None)
         params = _signature(real).parameters.values()
+        ctx_params = [p for p in params if _is_context_annotation(p.annotation)]
+        self._ctx_param = ctx_params[0].name if ctx_params else None
+        self._ctx_required = bool(ctx_params) and ctx_params[0].default is ctx_params[0].empty
         self._accepts_any_kwarg = any(p.kind == p.VAR_KEYWORD for p in params)
         self._param_names = {p.name for p in params}
 
@@ -171,23 +172,30 @@ class FunctionTool(AsyncBaseTool):
     async def _async_from_sync(self, *args: Any, **kwargs: Any) -> Any:
         return self._fn(*args, **kwargs)  # type: ignore[misc]
 
-    def _prepare(self, kwargs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 ctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Check the call against the schema; returns (arguments to pass, arguments as given)."""
         name = self._metadata.name
+        if ctx is not None and self._ctx_param is None:
+            kwargs, ctx = {**kwargs, "ctx": ctx}, None  # an ordinary parameter named `ctx`
+        given = kwargs
+        if self._ctx_required and ctx is None and not args and self._ctx_param not in kwargs:
+            raise ValueError(f"tool `{name}` needs a workflow Context: call it with ctx=...")
         unknown = [k for k in kwargs if k not in self._param_names and k not in self.partial_params]
         if unknown and not self._accepts_any_kwarg:
             raise ToolArgumentsError(f"invalid arguments for tool `{name}`: unexpected argument(s) "
                                      + ", ".join(f"`{k}`" for k in unknown))
         schema = self._metadata.fn_schema
-        if schema is not None and kwargs and schema is not DefaultToolFnSchema:
+        if schema is not None and not args and schema is not DefaultToolFnSchema:
             try:
-                validated = schema.model_validate(kwargs)
+                validated = schema.model_validate({**self.partial_params, **kwargs})
             except ValidationError as exc:
                 raise ToolArgumentsError(_format_validation_error(name, exc)) from None
             kwargs = {k: getattr(validated, k, v) for k, v in kwargs.items()}
         prepared = {**self.partial_params, **kwargs}
-        if self._ctx_param is not None and ctx is not None:
-            prepared[self._ctx_param] = ctx
-        return prepared
+        if ctx is not None:
+            prepared[self._ctx_param] = ctx  # type: ignore[index]
+        return prepared, given
 
     def _output(self, raw: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolOutput:
         if isinstance(raw, ToolOutput):
@@ -196,12 +204,12 @@ class FunctionTool(AsyncBaseTool):
                           raw_input={"args": args, "kwargs": kwargs}, raw_output=raw)
 
     def call(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
-        prepared = self._prepare(kwargs, ctx)
-        return self._output(self.fn(*args, **prepared), args, kwargs)
+        prepared, given = self._prepare(args, kwargs, ctx)
+        return self._output(self.fn(*args, **prepared), args, given)
 
     async def acall(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
-        prepared = self._prepare(kwargs, ctx)
-        return self._output(await self.async_fn(*args, **prepared), args, kwargs)
+        prepared, given = self._prepare(args, kwargs, ctx)
+        return self._output(await self.async_fn(*args, **prepared), args, given)
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self._metadata.name!r})"

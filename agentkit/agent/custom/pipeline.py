@@ -41,9 +41,9 @@ class QueryPipelineAgentWorker(StatefulStepsMixin, BaseAgentWorker):
             update(step.step_state)
 
     def run_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        self._share_state(step)
         if not hasattr(self.pipeline, "run"):
             return super().run_step(step, task, **kwargs)
+        self._share_state(step)
         response, is_done = self.pipeline.run(state=step.step_state, task=task)
         return self._step_output(response, step, task, is_done)
 

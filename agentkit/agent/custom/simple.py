@@ -22,15 +22,17 @@ def _as_response(response: Any) -> AgentChatResponse:
 
 
 class StatefulStepsMixin:
-    """Shared by the state-dict workers: step state merged into the task after each step,
-    new messages (``extra_state["memory"]``) appended to the full history at finalize."""
+    """Shared by the state-dict workers: the step state carries ``sources`` and ``memory`` (the
+    task's new messages) next to the worker's keys, is merged into the task after each step, and
+    ``memory`` is appended to the full history at finalize."""
 
     def _new_task_state(self, task: Task, step_state: dict[str, Any]) -> TaskStep:
         clash = set(step_state) & set(RESERVED_STATE_KEYS)
         if clash:
             raise ValueError(f"state keys {sorted(clash)} are reserved (agentkit keeps the task's "
                              f"{' and '.join(RESERVED_STATE_KEYS)} there); rename them")
-        task.extra_state.update({"sources": [], "memory": ChatMemoryBuffer.from_defaults()})
+        step_state.update({"sources": [], "memory": ChatMemoryBuffer.from_defaults()})
+        task.extra_state.update(step_state)
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
                         step_state=step_state)
 

@@ -24,8 +24,9 @@ class FnAgentWorker(BaseAgentWorker):
 
     The state starts as a copy of ``initial_state`` plus ``state["__task__"]`` (the task);
     the step's answer is ``state["__output__"]``. The state a step returns is the next
-    step's state. Like LlamaIndex, finalize writes nothing to memory. Fix: each task gets its
-    own copy of ``initial_state`` (LlamaIndex mutated the shared dict across tasks).
+    step's state (``__task__`` is put back if the function dropped it). Like LlamaIndex,
+    finalize writes nothing to memory. Fix: each task gets its own copy of
+    ``initial_state`` (LlamaIndex mutated the shared dict across tasks).
     """
 
     def __init__(self, fn: StepFn, async_fn: AsyncStepFn | None = None,
@@ -42,25 +43,29 @@ class FnAgentWorker(BaseAgentWorker):
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
                         step_state=state)
 
-    def _output(self, step: TaskStep, state: dict[str, Any], is_done: bool) -> TaskStepOutput:
+    def _output(self, step: TaskStep, task: Task, result: Any) -> TaskStepOutput:
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], dict)):
+            raise TypeError(f"FnAgentWorker: the step function must return a (state, is_done) "
+                            f"tuple, got {type(result).__name__}")
+        state, is_done = result
         if OUTPUT_KEY not in state:
             raise ValueError(f"FnAgentWorker: the step function must put its answer in "
                              f"state[{OUTPUT_KEY!r}]; the state it returned has keys "
                              f"{sorted(k for k in state if k != TASK_KEY)}")
+        if state.get(TASK_KEY) is not task:
+            state = {**state, TASK_KEY: task}
         next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None,
                                                             step_state=state)]
         return TaskStepOutput(output=_as_response(state[OUTPUT_KEY]), task_step=step,
                               is_last=is_done, next_steps=next_steps)
 
     def run_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        state, is_done = self.fn(step.step_state)
-        return self._output(step, state, is_done)
+        return self._output(step, task, self.fn(step.step_state))
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         if self.async_fn is None:
             return self.run_step(step, task, **kwargs)
-        state, is_done = await self.async_fn(step.step_state)
-        return self._output(step, state, is_done)
+        return self._output(step, task, await self.async_fn(step.step_state))
 
     def finalize_task(self, task: Task, **kwargs: Any) -> None:
         pass

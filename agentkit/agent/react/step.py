@@ -90,6 +90,9 @@ class ReActAgentWorker(BaseAgentWorker):
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  tool_retriever: ObjectRetriever[BaseTool] | None = None,
                  handle_reasoning_failure_fn: FailureHandler | None = None) -> None:
+        if tool_retriever is not None and not hasattr(tool_retriever, "aretrieve"):
+            raise TypeError(f"tool_retriever must be an ObjectRetriever, got "
+                            f"{type(tool_retriever).__name__} (pass the model as llm=...)")
         if llm is None:
             raise ValueError(f"{type(self).__name__} needs an `llm`")
         if tools and tool_retriever is not None:
@@ -108,14 +111,18 @@ class ReActAgentWorker(BaseAgentWorker):
                                              or tell_llm_about_failure_in_extract_reasoning_step)
 
     @classmethod
-    def from_tools(cls, tools: Sequence[BaseTool] | None = None,
-                   tool_retriever: ObjectRetriever[BaseTool] | None = None, llm: LLM | None = None,
+    def from_tools(cls, tools: Sequence[BaseTool] | None = None, llm: LLM | None = None,
                    max_iterations: int = 10,
                    react_chat_formatter: ReActChatFormatter | None = None,
-                   output_parser: ReActOutputParser | None = None,
-                   callback_manager: CallbackManager | None = None, verbose: bool = False,
+                   output_parser: ReActOutputParser | None = None, verbose: bool = False,
+                   tool_retriever: ObjectRetriever[BaseTool] | None = None,
                    handle_reasoning_failure_fn: FailureHandler | None = None,
+                   callback_manager: CallbackManager | None = None,
                    **kwargs: Any) -> ReActAgentWorker:
+        """Build a worker; arguments in SPEC order (``tools, llm, max_iterations, ...``)."""
+        if kwargs:
+            raise TypeError(f"ReActAgentWorker.from_tools got unexpected arguments: "
+                            f"{sorted(kwargs)}")
         return cls(tools=list(tools or []), llm=llm, max_iterations=max_iterations,  # type: ignore[arg-type]
                    react_chat_formatter=react_chat_formatter, output_parser=output_parser,
                    callback_manager=callback_manager, verbose=verbose,
@@ -195,8 +202,6 @@ class ReActAgentWorker(BaseAgentWorker):
 
     def _get_response(self, current_reasoning: list[BaseReasoningStep],
                       sources: list[ToolOutput]) -> AgentChatResponse:
-        if not current_reasoning:
-            raise ValueError("No reasoning steps were taken.")
         last = current_reasoning[-1]
         if isinstance(last, ResponseReasoningStep):
             text = last.response
@@ -229,17 +234,25 @@ class ReActAgentWorker(BaseAgentWorker):
                                                          response.message.content or "")
         return self._finish_step(task, step, reasoning, is_done)
 
+    def _streams_early(self) -> bool:
+        """Early answer detection knows only the default wire format: a custom parser sees
+        the whole text before anything is handed out."""
+        parser = self._output_parser
+        return isinstance(parser, ReActOutputParser) and (
+            type(parser).parse is ReActOutputParser.parse)
+
     async def astream_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         """Stream the LLM; hand the answer out as soon as the text is past ``Answer:``."""
         self._prepare(step, task)
         tools = await self._aget_tools(task.input)
         stream = await self._llm.astream_chat(self._messages(task, tools))
         text, kind = "", None
-        async for chunk in stream:
-            text = chunk.message.content or ""
-            kind = _stream_kind(text)
-            if kind is not None:
-                break
+        if self._streams_early():
+            async for chunk in stream:
+                text = chunk.message.content or ""
+                kind = _stream_kind(text)
+                if kind is not None:
+                    break
         if kind in ("answer", "implicit"):
             deltas = self._answer_deltas(task, text, kind, stream)
             return self._step_output(StreamingAgentChatResponse(deltas), step, is_done=True)
@@ -247,7 +260,7 @@ class ReActAgentWorker(BaseAgentWorker):
             text = chunk.message.content or ""
         reasoning, is_done = await self._aprocess_output(task, tools, text)
         output = self._finish_step(task, step, reasoning, is_done)
-        if is_done:  # a return_direct tool answered
+        if is_done:  # an answer read whole, or a return_direct tool's output
             output = output.model_copy(update={"output": StreamingAgentChatResponse(
                 response=output.output.response, sources=output.output.sources)})
         return output

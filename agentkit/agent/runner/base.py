@@ -103,11 +103,9 @@ class AgentRunner(BaseAgent):
         if llm is None:
             raise ValueError("AgentRunner.from_llm needs an `llm`")
         if llm.metadata.is_function_calling_model:
-            from agentkit.agent.function_calling import FunctionCallingAgentWorker
+            from agentkit.agent.function_calling import FunctionCallingAgent
 
-            worker: BaseAgentWorker = FunctionCallingAgentWorker.from_tools(tools or [], llm=llm,
-                                                                            **kwargs)
-            return cls(worker, llm=llm)
+            return FunctionCallingAgent.from_tools(tools or [], llm=llm, **kwargs)
         from agentkit.agent.react import ReActAgent
 
         return ReActAgent.from_tools(tools or [], llm=llm, **kwargs)
@@ -241,8 +239,8 @@ class AgentRunner(BaseAgent):
                           ) -> AgentChatResponse | StreamingAgentChatResponse:
         """Finalize the task (write memory) and return its answer with every step's sources.
 
-        A streamed answer is finalized when its stream ends. Fix: with
-        ``delete_task_on_finish`` the task is deleted after the sources are attached
+        A streamed answer is finalized when its stream ends (at once if it already has).
+        Fix: with ``delete_task_on_finish`` the task is deleted after the sources are attached
         (LlamaIndex read the already-deleted task and crashed).
         """
         if step_output is None:
@@ -255,7 +253,7 @@ class AgentRunner(BaseAgent):
                              f"AgentChatResponse or StreamingAgentChatResponse, got {output!r}")
         task = self.state.get_task(task_id)
         output.sources = task.extra_state.get("sources", output.sources)
-        if isinstance(output, StreamingAgentChatResponse):
+        if isinstance(output, StreamingAgentChatResponse) and not output.is_done:
             output.add_on_end(lambda _text: self._finish_task(task))
         else:
             self._finish_task(task)

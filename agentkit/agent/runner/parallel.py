@@ -41,14 +41,29 @@ class ParallelAgentRunner(AgentRunner):
         super().delete_task(task_id)
         self._waiting.pop(task_id, None)
 
+    def reset(self) -> None:
+        super().reset()
+        self._waiting = {}
+
     async def arun_steps_in_queue(self, task_id: str, mode: StepMode = "run",
                                   **kwargs: Any) -> list[TaskStepOutput]:
-        """Pop every queued step and run them concurrently; outputs in queue order."""
+        """Pop every queued step and run them concurrently; outputs in queue order.
+
+        If a step fails, the others are cancelled (and end with an error event) before the
+        error propagates, so no step of a failed round keeps running on the loop.
+        """
         queue = self.state.get_step_queue(task_id)
         steps = list(queue)
         queue.clear()
-        return list(await asyncio.gather(*(self._arun_step(task_id, step=s, mode=mode, **kwargs)
-                                           for s in steps)))
+        runs = [asyncio.ensure_future(self._arun_step(task_id, step=s, mode=mode, **kwargs))
+                for s in steps]
+        try:
+            return list(await asyncio.gather(*runs))
+        except BaseException:
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
+            raise
 
     def run_steps_in_queue(self, task_id: str, mode: StepMode = "run",
                            **kwargs: Any) -> list[TaskStepOutput]:
@@ -56,8 +71,10 @@ class ParallelAgentRunner(AgentRunner):
 
     async def _arun_task(self, task_id: str, mode: StepMode,
                          tool_choice: str | dict[str, Any]) -> TaskStepOutput:
+        """Run rounds until one ends the task; ``tool_choice`` applies to the first round only."""
         while True:
-            outputs = await self.arun_steps_in_queue(task_id, mode=mode)
+            outputs = await self.arun_steps_in_queue(task_id, mode=mode, tool_choice=tool_choice)
+            tool_choice = "auto"
             if not outputs:
                 raise ValueError(f"Task {task_id} has no steps left to run and no step ended it")
             if any(o.is_last for o in outputs):

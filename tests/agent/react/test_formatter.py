@@ -1,0 +1,177 @@
+"""ReActChatFormatter: the message list a ReAct model sees (SPEC §5)."""
+
+from agentkit.agent.react import (
+    CONTEXT_REACT_CHAT_SYSTEM_HEADER,
+    REACT_CHAT_SYSTEM_HEADER,
+    ActionReasoningStep,
+    ObservationReasoningStep,
+    ReActChatFormatter,
+    ResponseReasoningStep,
+    get_react_tool_descriptions,
+)
+from agentkit.llms.types import ChatMessage, MessageRole
+
+
+def roles(messages: list[ChatMessage]) -> list[MessageRole]:
+    return [m.role for m in messages]
+
+
+def test_tool_description_block_uses_the_exact_markers(add_tool):
+    (block,) = get_react_tool_descriptions([add_tool])
+
+    assert block == (f"> Tool Name: add\n"
+                     f"Tool Description: {add_tool.metadata.description}\n"
+                     f"Tool Args: {add_tool.metadata.fn_schema_str}\n")
+
+
+def test_tool_args_are_the_json_schema_of_the_tool(add_tool):
+    (block,) = get_react_tool_descriptions([add_tool])
+
+    assert '"a"' in block and '"b"' in block and '"integer"' in block
+
+
+def test_system_header_lists_every_tool_and_their_names(tools):
+    (system,) = ReActChatFormatter.from_defaults().format(tools, chat_history=[])
+
+    assert system.role == MessageRole.SYSTEM
+    for block in get_react_tool_descriptions(tools):
+        assert block in system.content
+    assert "(one of add, multiply)" in system.content
+
+
+def test_default_header_renders_its_json_examples_with_single_braces(tools):
+    (system,) = ReActChatFormatter.from_defaults().format(tools, chat_history=[])
+
+    assert '{"query": "weather in Paris", "days": 3}' in system.content
+    assert "{{" not in system.content and "{tool_desc}" not in system.content
+
+
+def test_default_header_teaches_the_wire_format_markers(tools):
+    (system,) = ReActChatFormatter.from_defaults().format(tools, chat_history=[])
+
+    for marker in ("Thought:", "Action:", "Action Input:", "Observation:", "Answer:"):
+        assert marker in system.content
+
+
+def test_messages_are_system_header_then_chat_history_then_reasoning(tools):
+    history = [ChatMessage(role=MessageRole.USER, content="hi"),
+               ChatMessage(role=MessageRole.ASSISTANT, content="hello"),
+               ChatMessage(role=MessageRole.USER, content="what is 1 + 2?")]
+    reasoning = [ActionReasoningStep(thought="add", action="add", action_input={"a": 1, "b": 2}),
+                 ObservationReasoningStep(observation="3")]
+
+    messages = ReActChatFormatter.from_defaults().format(tools, history, reasoning)
+
+    assert roles(messages) == [MessageRole.SYSTEM, MessageRole.USER, MessageRole.ASSISTANT,
+                               MessageRole.USER, MessageRole.ASSISTANT, MessageRole.USER]
+    assert messages[1:4] == history
+    assert [m.content for m in messages[4:]] == [
+        'Thought: add\nAction: add\nAction Input: {"a": 1, "b": 2}', "Observation: 3"]
+
+
+def test_observations_are_user_messages_by_default(tools):
+    messages = ReActChatFormatter().format(tools, [], [ObservationReasoningStep(observation="3")])
+
+    assert messages[-1] == ChatMessage(role=MessageRole.USER, content="Observation: 3")
+
+
+def test_observations_use_a_custom_observation_role(tools):
+    formatter = ReActChatFormatter.from_defaults(observation_role=MessageRole.TOOL)
+
+    messages = formatter.format(tools, [], [ObservationReasoningStep(observation="3")])
+
+    assert messages[-1] == ChatMessage(role=MessageRole.TOOL, content="Observation: 3")
+
+
+def test_earlier_actions_and_answers_are_replayed_as_assistant_messages(tools):
+    reasoning = [ActionReasoningStep(thought="t", action="add", action_input={}),
+                 ResponseReasoningStep(thought="done", response="3")]
+
+    messages = ReActChatFormatter().format(tools, [], reasoning)
+
+    assert messages[1:] == [
+        ChatMessage(role=MessageRole.ASSISTANT, content="Thought: t\nAction: add\nAction Input: {}"),
+        ChatMessage(role=MessageRole.ASSISTANT, content="Thought: done\nAnswer: 3")]
+
+
+def test_context_appears_in_the_system_header(tools):
+    formatter = ReActChatFormatter.from_defaults(context="You are a calculator for ACME.")
+
+    (system,) = formatter.format(tools, chat_history=[])
+
+    assert formatter.system_header == CONTEXT_REACT_CHAT_SYSTEM_HEADER
+    assert "You are a calculator for ACME." in system.content
+    assert "{context}" not in system.content
+    assert "> Tool Name: add" in system.content
+
+
+def test_without_context_the_header_has_no_context_section(tools):
+    formatter = ReActChatFormatter.from_defaults()
+
+    (system,) = formatter.format(tools, chat_history=[])
+
+    assert formatter.system_header == REACT_CHAT_SYSTEM_HEADER
+    assert "## Context" not in system.content
+
+
+def test_from_defaults_on_a_subclass_returns_the_subclass():
+    class ShoutingFormatter(ReActChatFormatter):
+        pass
+
+    formatter = ShoutingFormatter.from_defaults(context="ctx")
+
+    assert type(formatter) is ShoutingFormatter
+    assert formatter.context == "ctx"
+
+
+def test_a_subclass_built_by_from_defaults_keeps_its_overrides(tools):
+    class TaggingFormatter(ReActChatFormatter):
+        def format(self, tools, chat_history, current_reasoning=None):
+            messages = super().format(tools, chat_history, current_reasoning)
+            messages[0] = ChatMessage(role=MessageRole.SYSTEM, content="TAG " + messages[0].content)
+            return messages
+
+    (system,) = TaggingFormatter.from_defaults().format(tools, chat_history=[])
+
+    assert system.content.startswith("TAG ")
+
+
+def test_a_custom_header_with_literal_json_braces_formats_without_error(tools):
+    header = 'Tools:\n{tool_desc}\nReply like {"answer": "...", "sure": true} with {tool_names}.'
+
+    (system,) = ReActChatFormatter(system_header=header).format(tools, chat_history=[])
+
+    assert system.content.startswith("Tools:\n> Tool Name: add")
+    assert system.content.endswith('Reply like {"answer": "...", "sure": true} with add, multiply.')
+
+
+def test_a_custom_header_with_literal_nested_json_keeps_every_brace(tools):
+    header = 'Reply like {"answer": {"text": "...", "tags": {"lang": "en"}}} {tool_names}'
+
+    (system,) = ReActChatFormatter(system_header=header).format(tools, chat_history=[])
+
+    assert system.content == ('Reply like {"answer": {"text": "...", "tags": {"lang": "en"}}} '
+                              "add, multiply")
+
+
+def test_a_custom_header_with_escaped_braces_renders_them_single(tools):
+    header = 'Use {{"a": 1}}. {tool_desc}'
+
+    (system,) = ReActChatFormatter(system_header=header).format(tools, chat_history=[])
+
+    assert system.content.startswith('Use {"a": 1}. > Tool Name: add')
+
+
+def test_tool_descriptions_with_braces_are_inserted_verbatim(tools):
+    header = "{tool_desc}"
+
+    (system,) = ReActChatFormatter(system_header=header).format(tools, chat_history=[])
+
+    assert system.content == "\n".join(get_react_tool_descriptions(tools))
+
+
+def test_no_tools_gives_an_empty_tool_list():
+    (system,) = ReActChatFormatter(system_header="[{tool_desc}|{tool_names}]").format(
+        [], chat_history=[])
+
+    assert system.content == "[|]"

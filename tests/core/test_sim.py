@@ -1,0 +1,349 @@
+"""Virtual time: simulated latency overlaps like real time and never sleeps for real."""
+
+import asyncio
+import math
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentkit.core.ids import new_uuid
+from agentkit.core.sim import (
+    Stopwatch,
+    VirtualClock,
+    VirtualTimeLoop,
+    asleep,
+    current_clock,
+    now,
+    real_time,
+    run_sync,
+    simulation,
+    sleep,
+    use_clock,
+)
+
+
+async def _three_concurrent_calls() -> None:
+    await asyncio.gather(*(asleep(1.0) for _ in range(3)))
+
+
+async def _gather_sleeps(latencies: list[float]) -> None:
+    await asyncio.gather(*(asleep(s) for s in latencies))
+
+
+async def _three_serial_calls() -> None:
+    for _ in range(3):
+        await asleep(1.0)
+
+
+# ---------------------------------------------------------------- the clock itself
+
+
+def test_clock_starts_at_the_given_time():
+    assert VirtualClock(start=12.5).now() == 12.5
+
+
+def test_advance_moves_time_without_counting_latency():
+    clock = VirtualClock()
+    clock.advance(4.0)
+    assert (clock.now(), clock.serial) == (4.0, 0.0)
+
+
+def test_advance_backwards_is_an_error():
+    with pytest.raises(ValueError, match=r"cannot move the clock backwards \(-1 s\)"):
+        VirtualClock().advance(-1)
+
+
+def test_sync_sleep_advances_the_clock_and_counts_as_latency():
+    clock = VirtualClock()
+    clock.sleep(2.0)
+    clock.sleep(0.5)
+    assert (clock.now(), clock.serial) == (2.5, 2.5)
+
+
+@pytest.mark.parametrize("bad", [-0.1, math.nan])
+def test_negative_or_nan_latency_is_an_error(bad):
+    with pytest.raises(ValueError, match=r"simulated latency must be >= 0 seconds, got"):
+        VirtualClock().sleep(bad)
+
+
+def test_async_negative_latency_is_an_error():
+    with pytest.raises(ValueError, match=r"simulated latency must be >= 0 seconds, got -2"):
+        run_sync(asleep(-2))
+
+
+def test_module_sleep_uses_the_current_clock(sim):
+    sleep(3.0)
+    assert now() == 3.0 and sim.clock.serial == 3.0
+
+
+# ---------------------------------------------------------------- the virtual loop
+
+
+def test_three_concurrent_one_second_calls_take_one_second_of_clock_time():
+    watch = Stopwatch.start()
+    run_sync(_three_concurrent_calls())
+    assert watch.wall == 1.0
+
+
+def test_three_concurrent_one_second_calls_take_three_seconds_serial():
+    watch = Stopwatch.start()
+    run_sync(_three_concurrent_calls())
+    assert watch.serial == 3.0
+
+
+def test_three_sequential_one_second_calls_take_three_seconds_of_clock_time():
+    watch = Stopwatch.start()
+    run_sync(_three_serial_calls())
+    assert (watch.wall, watch.serial) == (3.0, 3.0)
+
+
+def test_an_hour_of_simulated_latency_completes_on_the_clock():
+    run_sync(asleep(3600.0))
+    assert now() == 3600.0
+
+
+def test_latency_beyond_asyncios_longest_select_timeout_lands_exactly():
+    run_sync(asleep(200_000.0))
+    assert now() == 200_000.0
+
+
+def test_overlapping_calls_finish_in_order_of_their_latency():
+    finished: list[tuple[str, float]] = []
+
+    async def call(name: str, latency: float) -> None:
+        await asleep(latency)
+        finished.append((name, now()))
+
+    async def main() -> None:
+        await asyncio.gather(call("slow", 2.5), call("fast", 0.5), call("mid", 1.0))
+
+    run_sync(main())
+    assert finished == [("fast", 0.5), ("mid", 1.0), ("slow", 2.5)]
+
+
+def test_zero_latency_does_not_move_the_clock():
+    run_sync(asleep(0))
+    assert now() == 0.0
+
+
+def test_asyncio_sleep_on_the_virtual_loop_is_virtual_but_not_latency(sim):
+    run_sync(asyncio.sleep(10))
+    assert (sim.clock.now(), sim.clock.serial) == (10.0, 0.0)
+
+
+def test_virtual_loop_time_is_the_clock_time():
+    async def loop_time() -> float:
+        await asleep(7.0)
+        return asyncio.get_running_loop().time()
+
+    assert run_sync(loop_time()) == 7.0
+
+
+def test_run_sync_runs_on_a_virtual_time_loop():
+    async def loop_type() -> type:
+        return type(asyncio.get_running_loop())
+
+    assert run_sync(loop_type()) is VirtualTimeLoop
+
+
+def test_run_sync_returns_the_result():
+    async def answer() -> int:
+        await asleep(1)
+        return 42
+
+    assert run_sync(answer()) == 42
+
+
+def test_run_sync_raises_the_awaitables_exception():
+    async def fail() -> None:
+        await asleep(1)
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        run_sync(fail())
+
+
+def test_run_sync_uses_the_clock_current_at_each_call():
+    first, second = VirtualClock(), VirtualClock()
+    with use_clock(first):
+        run_sync(asleep(1.0))
+    with use_clock(second):
+        run_sync(asleep(5.0))
+    assert (first.now(), second.now()) == (1.0, 5.0)
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1, max_size=8))
+def test_concurrent_latencies_take_the_longest_of_them_in_wall_time_and_their_sum_serial(latencies):
+    with simulation(seed=0):
+        watch = Stopwatch.start()
+        run_sync(_gather_sleeps(latencies))
+        assert watch.wall == pytest.approx(max(latencies))
+        assert watch.serial == pytest.approx(sum(latencies))
+
+
+# ---------------------------------------------------------------- other loops and threads
+
+
+def test_asleep_on_a_foreign_loop_advances_the_clock_directly(sim):
+    async def main() -> None:
+        await asleep(5.0)
+
+    asyncio.run(main())
+    assert (sim.clock.now(), sim.clock.serial) == (5.0, 5.0)
+
+
+def test_concurrent_asleeps_on_a_foreign_loop_add_up(sim):
+    asyncio.run(_three_concurrent_calls())
+    assert sim.clock.now() == 3.0
+
+
+def test_run_sync_inside_a_running_loop_returns_the_result():
+    async def inner() -> str:
+        await asleep(2.0)
+        return "done"
+
+    async def outer() -> str:
+        await asleep(1.0)
+        return run_sync(inner())
+
+    assert run_sync(outer()) == "done"
+
+
+def test_run_sync_inside_a_running_loop_advances_the_same_clock(sim):
+    async def outer() -> None:
+        await asleep(1.0)
+        run_sync(asleep(2.0))
+
+    run_sync(outer())
+    assert (sim.clock.now(), sim.clock.serial) == (3.0, 3.0)
+
+
+def test_run_sync_inside_a_foreign_running_loop_works(sim):
+    async def outer() -> float:
+        run_sync(asleep(4.0))
+        return now()
+
+    assert asyncio.run(outer()) == 4.0
+
+
+def test_run_sync_inside_a_running_loop_raises_the_awaitables_exception():
+    async def fail() -> None:
+        raise LookupError("nested failure")
+
+    async def outer() -> None:
+        run_sync(fail())
+
+    with pytest.raises(LookupError, match="nested failure"):
+        run_sync(outer())
+
+
+def test_run_sync_inside_a_running_loop_keeps_the_callers_context():
+    async def inner() -> str:
+        return new_uuid()
+
+    async def outer() -> str:
+        return run_sync(inner())
+
+    with simulation(seed=3):
+        nested = run_sync(outer())
+    with simulation(seed=3):
+        direct = new_uuid()
+    assert nested == direct
+
+
+def test_run_sync_inside_a_running_loop_reuses_its_helper_loop():
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def grab() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    async def outer() -> None:
+        run_sync(grab())
+        run_sync(grab())
+
+    run_sync(outer())
+    assert loops[0] is loops[1]
+
+
+def test_an_async_generator_can_be_driven_chunk_by_chunk_from_inside_a_running_loop():
+    async def numbers():
+        for n in range(3):
+            await asleep(1)
+            yield n
+
+    async def outer() -> list[int]:
+        stream, out = numbers(), []
+        while True:
+            try:
+                out.append(run_sync(stream.__anext__()))
+            except StopAsyncIteration:
+                return out
+
+    assert run_sync(outer()) == [0, 1, 2]
+
+
+def test_each_thread_gets_its_own_virtual_loop():
+    loops: list[object] = []
+
+    async def grab() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    run_sync(grab())
+    worker = threading.Thread(target=lambda: run_sync(grab()))
+    worker.start()
+    worker.join()
+    assert loops[0] is not loops[1]
+
+
+def test_real_time_makes_run_sync_use_an_ordinary_loop():
+    async def loop_type() -> type:
+        return type(asyncio.get_running_loop())
+
+    with real_time():
+        assert run_sync(loop_type()) is not VirtualTimeLoop
+
+
+def test_simulated_latency_under_real_time_still_never_sleeps(sim):
+    with real_time():
+        run_sync(asleep(3600.0))
+    assert sim.clock.now() == 3600.0
+
+
+# ---------------------------------------------------------------- worlds and stopwatches
+
+
+def test_simulation_gives_a_fresh_clock_at_its_start_time():
+    with simulation(seed=1, start=100.0) as world:
+        assert current_clock() is world.clock and now() == 100.0
+
+
+def test_simulation_restores_the_previous_clock(sim):
+    with simulation(seed=1):
+        sleep(9)
+    assert current_clock() is sim.clock and now() == 0.0
+
+
+def test_simulations_with_the_same_seed_give_the_same_ids():
+    with simulation(seed=7):
+        first = [new_uuid() for _ in range(3)]
+    with simulation(seed=7):
+        second = [new_uuid() for _ in range(3)]
+    assert first == second
+
+
+def test_stopwatch_measures_from_its_start():
+    sleep(10)
+    watch = Stopwatch.start()
+    sleep(2)
+    current_clock().advance(1)
+    assert (watch.wall, watch.serial) == (3.0, 2.0)
+
+
+def test_stopwatch_on_an_explicit_clock_ignores_the_current_one():
+    clock = VirtualClock()
+    watch = Stopwatch.start(clock)
+    sleep(5)
+    clock.sleep(1)
+    assert watch.wall == 1.0

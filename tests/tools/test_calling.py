@@ -1,0 +1,190 @@
+"""Calling tools as agents do: never raising, errors become outputs the model can read."""
+
+import asyncio
+
+import pytest
+
+from agentkit.core.sim import asleep, run_sync
+from agentkit.instrumentation import ToolCallEndEvent, ToolCallStartEvent, collect_events
+from agentkit.llms import ToolOutput, ToolSelection
+from agentkit.tools import (
+    FunctionTool,
+    ToolMetadata,
+    acall_tool,
+    acall_tool_with_selection,
+    call_tool,
+    call_tool_with_selection,
+)
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def slow_add(a: int, b: int) -> int:
+    """Add two integers in two simulated seconds."""
+    await asleep(2.0)
+    return a + b
+
+
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(reason)
+
+
+ADD = FunctionTool.from_defaults(add)
+TOOLS = [ADD, FunctionTool.from_defaults(slow_add), FunctionTool.from_defaults(explode)]
+
+
+def _select(name: str, arguments_error: str | None = None, **kwargs) -> ToolSelection:
+    return ToolSelection(tool_id="call_1", tool_name=name, tool_kwargs=kwargs,
+                         arguments_error=arguments_error)
+
+
+# ---------------------------------------------------------------- success
+
+
+def test_call_tool_returns_the_tool_output():
+    output = call_tool(ADD, {"a": 2, "b": 3})
+    assert (output.content, output.raw_output, output.is_error) == ("5", 5, False)
+
+
+def test_acall_tool_awaits_an_async_tool():
+    output = run_sync(acall_tool(TOOLS[1], {"a": 2, "b": 3}))
+    assert output.content == "5"
+
+
+def test_call_tool_with_selection_finds_the_tool_by_name():
+    assert call_tool_with_selection(_select("add", a=1, b=1), TOOLS).content == "2"
+
+
+def test_acall_tool_with_selection_finds_the_tool_by_name():
+    assert run_sync(acall_tool_with_selection(_select("slow_add", a=1, b=2), TOOLS)).content == "3"
+
+
+def test_a_plain_callable_with_metadata_is_called_with_the_arguments():
+    class Shout:
+        metadata = ToolMetadata(name="shout", description="d")
+
+        def __call__(self, input: str) -> str:
+            return input.upper()
+
+    output = call_tool(Shout(), {"input": "hi"})
+    assert (output.content, output.tool_name, output.raw_input) == (
+        "HI", "shout", {"args": (), "kwargs": {"input": "hi"}})
+
+
+def test_a_tool_returning_a_tool_output_keeps_it():
+    made = ToolOutput(content="custom", tool_name="make")
+
+    class Maker:
+        metadata = ToolMetadata(name="make", description="d")
+
+        def call(self) -> ToolOutput:
+            return made
+
+    assert call_tool(Maker(), {}) is made
+
+
+# ---------------------------------------------------------------- errors become outputs
+
+
+def test_a_raising_tool_yields_an_error_output_with_the_exception_message():
+    output = call_tool(TOOLS[2], {"reason": "disk full"})
+    assert (output.content, output.is_error, output.tool_name) == ("Error: disk full", True, "explode")
+
+
+def test_a_raising_tool_keeps_the_exception_as_raw_output():
+    output = call_tool(TOOLS[2], {"reason": "disk full"})
+    assert isinstance(output.raw_output, RuntimeError) and str(output.raw_output) == "disk full"
+
+
+def test_an_exception_without_a_message_is_named_by_its_type():
+    def silent() -> None:
+        raise KeyError
+
+    output = call_tool(FunctionTool.from_defaults(silent), {})
+    assert output.content == "Error: KeyError"
+
+
+def test_an_error_output_records_the_arguments_as_raw_input():
+    output = call_tool(TOOLS[2], {"reason": "x"})
+    assert output.raw_input == {"args": (), "kwargs": {"reason": "x"}}
+
+
+def test_a_missing_argument_yields_an_error_output_naming_it():
+    output = call_tool(ADD, {"a": 1})
+    assert (output.content, output.is_error) == (
+        "Error: invalid arguments for tool `add`: missing required argument `b`", True)
+
+
+def test_an_unknown_argument_yields_an_error_output_naming_it():
+    output = call_tool(ADD, {"a": 1, "b": 2, "c": 3})
+    assert output.content == "Error: invalid arguments for tool `add`: unexpected argument(s) `c`"
+
+
+def test_a_wrong_argument_type_yields_an_error_output_naming_the_argument():
+    output = call_tool(ADD, {"a": "one", "b": 2})
+    assert output.is_error and output.content.startswith(
+        "Error: invalid arguments for tool `add`: `a`: Input should be a valid integer")
+
+
+def test_an_unknown_tool_yields_an_error_output_naming_it():
+    output = call_tool_with_selection(_select("subtract", a=1), TOOLS)
+    assert (output.content, output.tool_name, output.is_error) == (
+        "Error: No such tool named `subtract`.", "subtract", True)
+
+
+def test_call_tool_without_a_tool_names_the_missing_one():
+    assert call_tool(None, {}, tool_name="ghost").content == "Error: No such tool named `ghost`."
+
+
+def test_an_arguments_error_yields_an_error_output_without_calling_the_tool():
+    calls = []
+    tool = FunctionTool.from_defaults(lambda: calls.append(1), name="record")
+    output = call_tool_with_selection(_select("record", arguments_error="arguments are not valid JSON"), [tool])
+    assert (output.content, output.is_error, calls) == ("Error: arguments are not valid JSON", True, [])
+
+
+def test_a_cancelled_tool_call_is_not_turned_into_an_output():
+    async def cancelled() -> None:
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        call_tool(FunctionTool.from_defaults(cancelled), {})
+
+
+# ---------------------------------------------------------------- events
+
+
+def test_a_tool_call_emits_start_and_end_events_with_id_and_arguments():
+    with collect_events() as events:
+        call_tool_with_selection(_select("add", a=1, b=2), TOOLS)
+    assert [(type(e), e.tool_name, e.tool_id, e.arguments) for e in events] == [
+        (ToolCallStartEvent, "add", "call_1", {"a": 1, "b": 2}),
+        (ToolCallEndEvent, "add", "call_1", {"a": 1, "b": 2})]
+
+
+def test_the_end_event_carries_the_output():
+    with collect_events() as events:
+        output = call_tool(ADD, {"a": 1, "b": 2})
+    assert events[-1].output is output and events[-1].is_error is False
+
+
+def test_the_end_event_of_a_failing_tool_is_an_error():
+    with collect_events() as events:
+        call_tool(TOOLS[2], {"reason": "x"})
+    assert events[-1].is_error is True
+
+
+def test_the_end_event_reports_the_simulated_latency():
+    with collect_events() as events:
+        call_tool(TOOLS[1], {"a": 1, "b": 2})
+    assert events[-1].latency == 2.0
+
+
+def test_start_and_end_events_share_their_own_span():
+    with collect_events() as events:
+        call_tool(ADD, {"a": 1, "b": 2})
+    assert events[0].span_id == events[1].span_id == "span-1"
