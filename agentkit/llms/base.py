@@ -355,10 +355,11 @@ class FunctionCallingLLM(LLM):
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_choice: ToolChoice = "auto",
                                **kwargs: Any) -> Iterator[ChatResponse]:
-        return self._stream(self._tools_request(
+        stream = self._stream(self._tools_request(
             tools, user_msg, chat_history, stream=True,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_choice=tool_choice,
             kwargs=kwargs))
+        return (_single_call_unless_parallel(c, allow_parallel_tool_calls) for c in stream)
 
     async def astream_chat_with_tools(self, tools: Sequence[Any],
                                       user_msg: str | ChatMessage | None = None,
@@ -366,10 +367,12 @@ class FunctionCallingLLM(LLM):
                                       verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                       tool_choice: ToolChoice = "auto",
                                       **kwargs: Any) -> AsyncIterator[ChatResponse]:
-        return self._astream(self._tools_request(
+        stream = self._astream(self._tools_request(
             tools, user_msg, chat_history, stream=True,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_choice=tool_choice,
             kwargs=kwargs))
+        return _map_async(stream, lambda c: _single_call_unless_parallel(
+            c, allow_parallel_tool_calls))
 
     def get_tool_calls_from_response(self, response: ChatResponse,
                                      error_on_no_tool_call: bool = True,

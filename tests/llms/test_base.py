@@ -527,3 +527,14 @@ def test_predict_and_call_raises_tool_errors_when_asked_to():
     with pytest.raises(ValueError, match="Error: disk full"):
         ToolPicker([_call("fail", reason="disk full")]).predict_and_call(
             TOOLS, "go", error_on_tool_error=True)
+
+
+def test_streamed_tool_calls_keep_only_the_first_call_unless_parallel_is_allowed():
+    from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
+
+    calls = [tool_call("a"), tool_call("b")]
+    llm = ScriptedLLM([ScriptedResponse(tool_calls=calls), ScriptedResponse(tool_calls=calls)])
+    *_, last = llm.stream_chat_with_tools([], user_msg="x", allow_parallel_tool_calls=False)
+    assert [c.tool_name for c in last.message.tool_calls] == ["a"]
+    *_, last = llm.stream_chat_with_tools([], user_msg="x", allow_parallel_tool_calls=True)
+    assert [c.tool_name for c in last.message.tool_calls] == ["a", "b"]
