@@ -305,7 +305,33 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    raise CLIError("the report command is not available yet")
+    from agentkit.report import (
+        ReportError,
+        compare_to_baseline,
+        load_comparison,
+        run_comparison,
+        write_report,
+    )
+    from agentkit.scenario.loader import ScenarioError
+
+    try:
+        baseline = load_comparison(args.baseline) if args.baseline else None
+        comparison = run_comparison(_paths(args.paths), args.agents)
+        written = write_report(comparison, args.out, baseline=baseline)
+    except (ReportError, ScenarioError) as exc:
+        raise CLIError(str(exc)) from None
+    for summary in comparison.summaries():
+        print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
+    for row in comparison.failures:
+        print(f"FAIL  {row.scenario}[{row.agent_type}]", file=out)
+        for problem in row.problems:
+            print(f"      - {problem}", file=out)
+    regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
+    for delta in regressions:
+        print(f"REGRESSION  {delta.key}: {delta.regression}", file=out)
+    for path in written.values():
+        print(f"wrote {path}", file=out)
+    return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,

@@ -1,13 +1,16 @@
 """The agentkit pytest plugin (entry point ``pytest11``).
 
-* Scenario files (``*.yaml`` under a ``scenarios/`` folder) are collected as test items, one
-  per scenario × agent type. Each runs the scenario, checks its expectations and compares its
-  trace with a syrupy snapshot (``__snapshots__/<scenario>/<agent type>.json``); a changed
-  trace fails with a step-aligned diff, and ``--snapshot-update`` accepts it.
+* Scenario files (``*.yaml`` under a ``scenarios/`` folder of the project) are collected as test
+  items, one per scenario × agent type. Each runs the scenario, checks its expectations and
+  compares its trace with a syrupy snapshot (``__snapshots__/<scenario>/<agent type>.json``);
+  a changed trace fails with a step-aligned diff, and ``--snapshot-update`` accepts it.
 * ``--record-mode`` (none | once | new_episodes | all | rewrite) records scenarios that have a
-  ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``).
+  ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``). The
+  trace of a recording run is that of a replay of the fresh cassette, so a snapshot taken while
+  recording is what every later offline run reproduces (recorded latencies included).
 * Network guard: unless recording is asked for, or the test is marked ``live``, a test that
-  opens a network connection (a live model) fails with a message saying how to record.
+  opens a TCP connection (a live model) fails with a message saying how to record; local
+  sockets (``AF_UNIX``, ``socketpair``) are not affected.
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
   whole script (``@pytest.mark.agentkit_allow_unused_script`` opts out).
 * Fixtures: ``scripted_llm`` (a ScriptedLLM factory), ``run_scenario`` (run a scenario file
@@ -18,25 +21,27 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from syrupy.assertion import DiffMode
 
-from agentkit.llms.cassette import RECORD_MODES
+from agentkit.llms.cassette import RECORD_MODES, CassetteError
+from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
-from agentkit.scenario.agents import AGENT_TYPES
-from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult
+from agentkit.scenario.runner import ScenarioResult, cassette_path, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension
 
 __all__ = ["LiveModelBlockedError", "ScenarioFile", "ScenarioItem", "ScenarioFailure"]
 
 DEFAULT_RECORD_MODEL = "gpt-4o-mini"
+_SKIPPED_FOLDERS = frozenset({"__snapshots__", "cassettes"})
 
 
 class LiveModelBlockedError(ConnectionError):
@@ -63,21 +68,46 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # ---------------------------------------------------------------- reports for fixtures
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()  # type: ignore[attr-defined]
-    setattr(item, f"_agentkit_{report.when}_report", report)
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+_ATTEMPTS = pytest.StashKey[list[str]]()
 
 
-def _failed_before_teardown(item: pytest.Item) -> bool:
-    return any(getattr(getattr(item, f"_agentkit_{when}_report", None), "failed", False)
-               for when in ("setup", "call"))
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    attempts = item.stash.get(_ATTEMPTS, [])
+    if (report.when == "call" and report.failed and attempts and call.excinfo is not None
+            and not call.excinfo.errisinstance(LiveModelBlockedError)):
+        # the blocked connection surfaced as another error (an SDK's "connection failed"):
+        # say why it failed and how to record
+        _add_section(report, "agentkit network guard", _blocked(item.nodeid, attempts))
+    return report
+
+
+def _add_section(report: pytest.TestReport, title: str, text: str) -> None:
+    if hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection(title, text)  # type: ignore[union-attr]
+    else:
+        report.sections.append((title, text))
+
+
+def _call_passed(item: pytest.Item) -> bool:
+    """Whether the test body ran and passed (not failed, skipped or xfailed)."""
+    report = item.stash.get(_REPORTS, {}).get("call")
+    return report is not None and report.passed and not hasattr(report, "wasxfail")
 
 
 # ---------------------------------------------------------------- network guard
 def _recording(config: pytest.Config) -> bool:
     return config.getoption("record_mode") != "none"
+
+
+def _blocked(test: str, targets: list[str]) -> str:
+    return (f"{test} tried to connect to {', '.join(targets)}: agentkit blocks the network in "
+            "tests so no test reaches a live model by accident. Record it once with "
+            "--record-mode=once (then it replays offline), or mark the test @pytest.mark.live.")
 
 
 @contextmanager
@@ -86,20 +116,19 @@ def _block_network(test: str, attempts: list[str]) -> Iterator[None]:
     original_connect_ex = socket.socket.connect_ex
 
     def check(sock: socket.socket, address: Any) -> None:
+        __tracebackhide__ = True
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             target = f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
             attempts.append(target)
-            raise LiveModelBlockedError(
-                f"{test} tried to connect to {target}: agentkit blocks the network in tests so "
-                "no test reaches a live model by accident. Record it once with "
-                "--record-mode=once (then it replays offline), or mark the test "
-                "@pytest.mark.live.")
+            raise LiveModelBlockedError(_blocked(test, [target]))
 
     def connect(sock: socket.socket, address: Any) -> None:
+        __tracebackhide__ = True
         check(sock, address)
         original_connect(sock, address)
 
     def connect_ex(sock: socket.socket, address: Any) -> int:
+        __tracebackhide__ = True
         check(sock, address)
         return original_connect_ex(sock, address)
 
@@ -117,13 +146,12 @@ def _agentkit_network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
     if _recording(request.config) or request.node.get_closest_marker("live"):
         yield
         return
-    attempts: list[str] = []
+    attempts = request.node.stash[_ATTEMPTS] = []
     with _block_network(request.node.nodeid, attempts):
         yield
-    if attempts and not _failed_before_teardown(request.node):
-        pytest.fail(f"{request.node.nodeid} tried to reach the network ({', '.join(attempts)}); "
-                    "record with --record-mode=once or mark the test @pytest.mark.live",
-                    pytrace=False)
+    if attempts and _call_passed(request.node):
+        # the test swallowed the error; it still must not pass
+        pytest.fail(_blocked(request.node.nodeid, attempts), pytrace=False)
 
 
 # ---------------------------------------------------------------- unused script check
@@ -133,7 +161,7 @@ def _agentkit_unused_script_check(request: pytest.FixtureRequest) -> Iterator[No
         yield
     if request.node.get_closest_marker("agentkit_allow_unused_script"):
         return
-    if _failed_before_teardown(request.node):
+    if not _call_passed(request.node):
         return
     problems = []
     for llm in scripts:
@@ -150,6 +178,7 @@ def _agentkit_unused_script_check(request: pytest.FixtureRequest) -> Iterator[No
 # ---------------------------------------------------------------- fixtures
 @pytest.fixture
 def agentkit_record_mode(request: pytest.FixtureRequest) -> str:
+    """The ``--record-mode`` of this session (``none`` unless recording)."""
     return str(request.config.getoption("record_mode"))
 
 
@@ -170,15 +199,13 @@ def _live_llm(config: pytest.Config) -> Any:
 
 def _run(config: pytest.Config, scenario: Scenario | str | Path,
          agent_type: str | None = None) -> ScenarioResult:
+    """Run (or, with a record mode, record and then replay) one scenario × agent type."""
+    loaded = load(scenario)
     mode = config.getoption("record_mode")
-    if mode != "none":
-        loaded = scenario if isinstance(scenario, Scenario) else load_scenario(
-            scenario, agent_types=AGENT_TYPES)
-        name = agent_type or next(iter(loaded.agents))
-        if loaded.agents[name].recording is not None:
-            return _run_scenario(loaded, name, record=(_live_llm(config), mode))
-        scenario = loaded
-    return _run_scenario(scenario, agent_type)
+    name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
+    if mode != "none" and name in loaded.agents and loaded.agents[name].recording is not None:
+        _run_scenario(loaded, name, record=(_live_llm(config), mode))
+    return _run_scenario(loaded, agent_type)
 
 
 @pytest.fixture
@@ -192,9 +219,20 @@ def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult
 
 
 # ---------------------------------------------------------------- scenario collection
+def _is_scenario_file(file_path: Path, root: Path) -> bool:
+    """A YAML file in a ``scenarios`` folder of the project (folders above the rootdir do not
+    count: a checkout under ``~/scenarios/`` must not turn every YAML file into a scenario)."""
+    if file_path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        folders = (root.name, *file_path.relative_to(root).parts[:-1])
+    except ValueError:
+        folders = file_path.parts[:-1]
+    return "scenarios" in folders and not _SKIPPED_FOLDERS.intersection(folders)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if (file_path.suffix in (".yaml", ".yml") and "scenarios" in file_path.parts
-            and "__snapshots__" not in file_path.parts and "cassettes" not in file_path.parts):
+    if _is_scenario_file(file_path, parent.config.rootpath):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -203,18 +241,45 @@ class ScenarioFailure(AssertionError):
     """A scenario item failed: unmet expectations and/or a changed trace."""
 
 
+def _cannot_run(exc: Exception, scenario: Scenario, agent_type: str, nodeid: str) -> str:
+    spec = scenario.agents[agent_type]
+    if isinstance(exc, CassetteError) and spec.recording is not None:
+        cassette = cassette_path(scenario, agent_type)
+        if not cassette.exists():
+            return (f"{scenario.path}: agents.{agent_type}.recording: no cassette at "
+                    f"{cassette}; record it once with `pytest --record-mode=once {nodeid}` "
+                    "(then it replays offline)")
+    return str(exc)
+
+
+def _snapshot_problems(snapshot: Any, trace: Any, root: Path) -> list[str]:
+    trace_snapshot = snapshot.use_extension(TraceSnapshotExtension)
+    if trace_snapshot == trace:
+        return []
+    if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
+        location = Path(trace_snapshot.extension.get_location(
+            test_location=trace_snapshot.test_location, index=0))
+        if location.is_relative_to(root):
+            location = location.relative_to(root)
+        return [f"- no snapshot of this trace yet ({location}); create it with "
+                "--snapshot-update"]
+    return (["- the trace differs from its snapshot (accept the change with --snapshot-update):"]
+            + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
+
+
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
-        result = _run(request.config, scenario, agent_type)
+        title = f"scenario {scenario.name} [{agent_type}]"
+        try:
+            result = _run(request.config, scenario, agent_type)
+        except (ScenarioError, CassetteError, LLMError) as exc:
+            raise ScenarioFailure(f"{title} could not run:\n"
+                                  f"{_cannot_run(exc, scenario, agent_type, request.node.nodeid)}"
+                                  ) from None
         problems = [f"- {p}" for p in result.problems]
-        trace_snapshot = snapshot.use_extension(TraceSnapshotExtension)
-        if not trace_snapshot == result.trace:  # noqa: SIM201 - syrupy compares on ==
-            problems.append("- the trace differs from its snapshot "
-                            "(accept the change with --snapshot-update):")
-            problems += [f"  {line}" for line in trace_snapshot.get_assert_diff()]
+        problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath)
         if problems:
-            raise ScenarioFailure(f"scenario {scenario.name} [{agent_type}] failed:\n"
-                                  + "\n".join(problems))
+            raise ScenarioFailure(f"{title} failed:\n" + "\n".join(problems))
 
     test.__module__ = "agentkit.scenarios"
     test.__name__ = agent_type
@@ -227,7 +292,7 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         try:
-            scenario = load_scenario(self.path, agent_types=AGENT_TYPES)
+            scenario = load(self.path)
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
         for agent_type in scenario.agents:
@@ -236,21 +301,14 @@ class ScenarioFile(pytest.File):
             item.extra_keyword_matches.update(scenario.tags)
             yield item
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
-        if isinstance(excinfo.value, self.CollectError):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
-
 
 class ScenarioItem(pytest.Function):
     """One scenario × agent type (a Function, so fixtures such as syrupy's work)."""
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, ScenarioFailure):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"scenario {self.path.stem} [{self.name}]"

@@ -11,9 +11,10 @@ Two kinds of waiting exist and are kept apart:
 * :func:`asleep` / :func:`sleep` is *simulated latency* (mock LLM calls, mock tools). It never
   sleeps for real: on a virtual loop it is a timer the loop jumps over; on any other loop (or
   in sync code) it advances the clock directly.
-* ``asyncio.sleep`` is a *real wait* (e.g. retry back-off). On a virtual loop it is virtual
-  too; on an ordinary loop it really sleeps. :func:`real_time` makes :func:`run_sync` use an
-  ordinary loop, which is what live recording wants.
+* :func:`wait` is a *real wait* (e.g. retry back-off). On a virtual loop it is virtual too,
+  so tests skip it; under :func:`real_time` (live recording) or on an ordinary loop it
+  really waits. Real I/O on a virtual loop (a live model) also takes real time, and the clock
+  advances by the time it took, so a live call's latency shows up in the trace.
 
 The sync API of agentkit is derived from the async one through :func:`run_sync`.
 """
@@ -44,6 +45,7 @@ __all__ = [
     "asleep",
     "run_sync",
     "real_time",
+    "wait",
     "simulation",
     "Simulation",
 ]
@@ -201,8 +203,8 @@ def _thread_loop() -> VirtualTimeLoop:
 def run_sync(awaitable: Awaitable[T]) -> T:
     """Run ``awaitable`` to completion from sync code and return its result.
 
-    Uses this thread's virtual-time loop (an ordinary loop under :func:`real_time`). Called
-    from inside a running loop, it runs the awaitable on a helper thread and blocks until done.
+    Uses this thread's virtual-time loop. Called from inside a running loop, it runs the
+    awaitable on a helper thread and blocks until done.
     """
     try:
         asyncio.get_running_loop()
@@ -210,15 +212,9 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         pass
     else:
         return _run_on_helper_thread(awaitable)
-    if _real_time.get():
-        return asyncio.run(_as_coroutine(awaitable))
     loop = _thread_loop()
     loop.clock = current_clock()
     return loop.run_until_complete(awaitable)
-
-
-async def _as_coroutine(awaitable: Awaitable[T]) -> T:
-    return await awaitable
 
 
 _helpers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentkit-run-sync")
@@ -234,12 +230,26 @@ def _run_on_helper_thread(awaitable: Awaitable[T]) -> T:
 
 @contextmanager
 def real_time() -> Iterator[None]:
-    """Make :func:`run_sync` use an ordinary asyncio loop (real waits are real)."""
+    """Make :func:`wait` really wait in this block (live recording: retry back-off against a
+    real server must not be skipped). Simulated latency stays simulated."""
     token = _real_time.set(True)
     try:
         yield
     finally:
         _real_time.reset(token)
+
+
+async def wait(seconds: float) -> None:
+    """A *real* wait, such as retry back-off: virtual on a virtual-time loop (tests skip it),
+    on the wall clock under :func:`real_time` or on an ordinary loop. It is not latency, so
+    it does not count as serial time."""
+    if seconds < 0:
+        raise ValueError(f"cannot wait a negative time ({seconds} s)")
+    loop = asyncio.get_running_loop()
+    if _real_time.get() and isinstance(loop, VirtualTimeLoop):
+        await loop.run_in_executor(None, _time.sleep, seconds)
+    else:
+        await asyncio.sleep(seconds)
 
 
 @dataclass

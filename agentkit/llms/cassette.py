@@ -17,9 +17,9 @@ redacted before anything is written, and writes are atomic.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
-import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import asleep, now
+from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
@@ -91,8 +92,9 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def canonical_request(request: LLMRequest) -> dict[str, Any]:
-    """The parts of a request that decide the answer, as plain JSON data, secrets redacted.
+def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> dict[str, Any]:
+    """The parts of a request that decide the answer, as plain JSON data, secrets redacted
+    (by ``redactor``, if given, which then knows what it redacted).
 
     Redacting before hashing keeps replay stable: a recorded (redacted) answer that is fed back
     into the next request hashes the same as at recording time.
@@ -105,7 +107,7 @@ def canonical_request(request: LLMRequest) -> dict[str, Any]:
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return Redactor().data(_jsonable(data))
+    return (redactor or Redactor()).data(_jsonable(data))
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -118,7 +120,7 @@ class Exchange:
     request: dict[str, Any]
     request_hash: str
     response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
-    error: dict[str, str] | None = None  # {"type": ..., "message": ...}
+    error: dict[str, Any] | None = None  # {"type": ..., "message": ..., "status_code"?}
     latency: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,17 +176,8 @@ class Cassette:
         raw = data.get("exchanges")
         if not isinstance(raw, list):
             raise CassetteError(f"{where}: `exchanges` must be a list")
-        exchanges = []
-        for index, item in enumerate(raw):
-            if not isinstance(item, dict) or "request" not in item or not (
-                    "response" in item or "error" in item):
-                raise CassetteError(f"{where}: exchanges[{index}]: needs `request` and "
-                                    "`response` (or `error`)")
-            request = item["request"]
-            exchanges.append(Exchange(request=request,
-                                      request_hash=item.get("request_hash") or request_hash(request),
-                                      response=item.get("response"), error=item.get("error"),
-                                      latency=float(item.get("latency", 0.0))))
+        exchanges = [_exchange_from(item, f"{where}: exchanges[{index}]")
+                     for index, item in enumerate(raw)]
         return cls(path=path, model=str(data.get("model", "unknown")),
                    function_calling=bool(data.get("function_calling", True)),
                    context_window=int(data.get("context_window", 3900)),
@@ -215,6 +208,27 @@ class Cassette:
         return target
 
 
+def _exchange_from(item: Any, where: str) -> Exchange:
+    """One exchange of a cassette file, checked."""
+    if not isinstance(item, dict) or "request" not in item or not (
+            "response" in item or "error" in item):
+        raise CassetteError(f"{where}: needs `request` and `response` (or `error`)")
+    request = item["request"]
+    if not isinstance(request, dict):
+        raise CassetteError(f"{where}: `request` must be a mapping")
+    for key in ("response", "error"):
+        if item.get(key) is not None and not isinstance(item[key], dict):
+            raise CassetteError(f"{where}: `{key}` must be a mapping")
+    latency = item.get("latency", 0.0)
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or latency < 0:
+        raise CassetteError(f"{where}: `latency` must be a number of seconds >= 0, got "
+                            f"{latency!r}")
+    return Exchange(request=request, request_hash=str(item.get("request_hash")
+                                                      or request_hash(request)),
+                    response=item.get("response"), error=item.get("error"),
+                    latency=float(latency))
+
+
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
     return _jsonable(message.to_dict())
 
@@ -241,10 +255,15 @@ def _short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
+    """How far apart two requests are: structurally (deepdiff), then textually (a changed
+    string counts the same to deepdiff whether one character or all of it changed)."""
     from deepdiff import DeepDiff
 
-    return float(DeepDiff(a, b, get_deep_distance=True).get("deep_distance", 0.0))
+    structural = float(DeepDiff(a, b, get_deep_distance=True).get("deep_distance", 0.0))
+    text = difflib.SequenceMatcher(None, json.dumps(a, sort_keys=True, default=str),
+                                   json.dumps(b, sort_keys=True, default=str)).ratio()
+    return structural, 1.0 - text
 
 
 class _CassettePlayer:
@@ -270,6 +289,13 @@ class _CassettePlayer:
                                      "it first (record mode `once` or `new_episodes`)")
         nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
         index = self.cassette.exchanges.index(nearest)
+        if nearest.request == canonical:
+            times = sum(e.request == canonical for e in self.cassette.exchanges)
+            return CassetteMissError(
+                f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
+                f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
+                "was already replayed: the agent now makes it more often. If that is intended, "
+                "re-record with record mode `new_episodes` or `rewrite`.")
         used = "" if self._queues.get(nearest.request_hash) else " (already replayed)"
         return CassetteMissError(
             f"{where}: no recorded exchange matches this request (hash {request_hash(canonical)}"
@@ -278,10 +304,28 @@ class _CassettePlayer:
             "re-record with record mode `new_episodes` or `rewrite`.")
 
 
+def _recorded_error(error: dict[str, Any]) -> Exception:
+    """The error a recorded exchange raises: a backend error (:mod:`agentkit.llms.errors`) is
+    raised as its own type, so agents handle it as they did live; others as
+    :class:`RecordedLLMError`."""
+    kind, message = str(error.get("type", "Error")), str(error.get("message", ""))
+    cls = getattr(llm_errors, kind, None)
+    if isinstance(cls, type) and issubclass(cls, llm_errors.LLMError):
+        return cls(message, status_code=error.get("status_code"))
+    return RecordedLLMError(kind, message)
+
+
+def _error_dict(error: BaseException) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": type(error).__name__, "message": str(error)}
+    status = getattr(error, "status_code", None) if isinstance(error, llm_errors.LLMError) else None
+    if status is not None:
+        data["status_code"] = status
+    return data
+
+
 def _response_from(exchange: Exchange) -> tuple[ChatResponse, list[str] | None]:
     if exchange.error is not None:
-        raise RecordedLLMError(exchange.error.get("type", "Error"),
-                               exchange.error.get("message", ""))
+        raise _recorded_error(exchange.error)
     data = exchange.response or {}
     message = ChatMessage.model_validate(data.get("message") or {"role": "assistant"})
     usage = Usage(**data["usage"]) if data.get("usage") else None
@@ -337,18 +381,17 @@ class RecordingLLM(FunctionCallingLLM):
 
     The cassette file is rewritten (atomically, secrets redacted) after every recorded
     exchange, so an interrupted recording keeps what it got. Latency is measured on the
-    virtual clock (simulated backends) or, with ``latency_clock="real"``, on the real one
-    (live recording); replays sleep it on the virtual clock either way.
+    virtual clock, which a live call on agentkit's virtual-time loop advances by the real time
+    it took; replays sleep the recorded latency on the virtual clock, so a replayed trace
+    shows the same latencies as the recorded one.
     """
 
     def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
-                 agent_type: str | None = None, scenario: str | None = None,
-                 latency_clock: Literal["virtual", "real"] = "virtual") -> None:
+                 agent_type: str | None = None, scenario: str | None = None) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
         self.mode = mode
-        self._clock = time.monotonic if latency_clock == "real" else now
         path = Path(cassette)
         exists = path.exists()
         if mode == "rewrite" or not exists:
@@ -367,6 +410,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agent_type = agent_type or self.cassette.agent_type
         self.cassette.scenario = scenario or self.cassette.scenario
         self._player = _CassettePlayer(self.cassette)
+        self._request_redactions: set[str] = set()
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -379,7 +423,9 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
     def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
-        canonical = canonical_request(request)
+        redactor = Redactor()
+        canonical = canonical_request(request, redactor)
+        self._request_redactions |= redactor.redacted
         key = request_hash(canonical)
         exchange = self._player.take(canonical, key) if self._replay else None
         if exchange is None and not self._record:
@@ -389,11 +435,9 @@ class RecordingLLM(FunctionCallingLLM):
     def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, started: float,
                response: ChatResponse | None, chunks: list[str] | None,
                error: BaseException | None) -> None:
-        latency = self._clock() - started
-        exchange = Exchange(request=canonical, request_hash=key,
-                            latency=round(latency, 3) if self._clock is not now else latency)
+        exchange = Exchange(request=canonical, request_hash=key, latency=now() - started)
         if error is not None:
-            exchange.error = {"type": type(error).__name__, "message": str(error)}
+            exchange.error = _error_dict(error)
         else:
             assert response is not None
             if response.usage is None:
@@ -403,6 +447,8 @@ class RecordingLLM(FunctionCallingLLM):
             if chunks is not None:
                 exchange.response["chunks"] = chunks
         self.cassette.exchanges.append(exchange)
+        self.cassette.redactions = sorted(set(self.cassette.redactions)
+                                          | self._request_redactions)
         self._stamp()
         self.cassette.save()
 
@@ -412,7 +458,7 @@ class RecordingLLM(FunctionCallingLLM):
             if exchange.latency:
                 await asleep(exchange.latency)
             return _response_from(exchange)[0]
-        started = self._clock()
+        started = now()
         try:
             response = await self.llm._achat(request)
         except Exception as exc:
@@ -430,7 +476,7 @@ class RecordingLLM(FunctionCallingLLM):
             async for chunk in _replay_stream(response, chunks):
                 yield chunk
             return
-        started = self._clock()
+        started = now()
         chunks: list[str] = []
         last: ChatResponse | None = None
         try:

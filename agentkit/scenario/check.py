@@ -30,15 +30,24 @@ def _matches(spec: ToolCallSpec, call: ToolCallTrace, args_mode: str) -> bool:
 
 def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[ToolCallTrace],
             args_mode: str) -> tuple[list[int], list[int]]:
-    """Greedy one-to-one matching; returns (unmatched expected idx, unmatched actual idx)."""
-    free = list(range(len(actual)))
-    missing = []
-    for index, spec in enumerate(expected):
-        hit = next((j for j in free if _matches(spec, actual[j], args_mode)), None)
-        if hit is None:
-            missing.append(index)
-        else:
-            free.remove(hit)
+    """A maximum one-to-one matching of expected specs to actual calls (augmenting paths, so
+    a loose spec never takes the only call a stricter one could match); returns (unmatched
+    expected idx, unmatched actual idx)."""
+    fits = [[j for j, call in enumerate(actual) if _matches(spec, call, args_mode)]
+            for spec in expected]
+    owner: dict[int, int] = {}  # actual idx -> expected idx
+
+    def place(index: int, tried: set[int]) -> bool:
+        for j in fits[index]:
+            if j not in tried:
+                tried.add(j)
+                if j not in owner or place(owner[j], tried):
+                    owner[j] = index
+                    return True
+        return False
+
+    missing = [index for index in range(len(expected)) if not place(index, set())]
+    free = [j for j in range(len(actual)) if j not in owner]
     return missing, free
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import types
 import typing
 from collections.abc import Iterable
 from pathlib import Path
@@ -62,27 +63,49 @@ def load_yaml(path: Path, text: str) -> tuple[Any, YamlLocations]:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
+        context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and context_mark is not None and context_mark is not mark:
+            problem += f" ({context} at line {context_mark.line + 1})"
         raise ScenarioError(f"{where}: invalid YAML: {problem}\n  fix: check the indentation "
-                            "and quoting on that line (quote strings containing ': ' or '#')"
-                            ) from None
+                            "and quoting there (quote strings containing ': ' or '#', close "
+                            "every bracket and quote)") from None
     return data, YamlLocations(node)
 
 
-def _field_names(model: type[BaseModel], path: Path_) -> list[str]:
-    """The field names valid at ``path`` inside ``model`` (for "did you mean" hints)."""
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` -> ``X`` (and ``Annotated[X, ...]`` -> ``X``)."""
+    while True:
+        if typing.get_origin(annotation) is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            options = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(options) == 1:
+                annotation = options[0]
+                continue
+        return annotation
+
+
+def _annotation_at(model: type[BaseModel], path: Path_) -> Any:
+    """The type expected at ``path`` (a pydantic error location) inside ``model``."""
     annotation: Any = model
     for part in path:
         if isinstance(part, str) and part in SCRIPT_ITEM_TAGS:
             annotation = SCRIPT_ITEM_TAGS[part]
             continue
-        origin = typing.get_origin(annotation)
-        if origin in (list, dict) or isinstance(part, int):
+        annotation = _unwrap(annotation)
+        if typing.get_origin(annotation) in (list, dict):
             args = typing.get_args(annotation)
             annotation = args[-1] if args else None
             continue
         fields = getattr(_model_in(annotation), "model_fields", {})
         annotation = fields[part].annotation if part in fields else None
-    return list(getattr(_model_in(annotation), "model_fields", {}))
+    return _unwrap(annotation)
+
+
+def _field_names(model: type[BaseModel], path: Path_) -> list[str]:
+    """The field names valid at ``path`` inside ``model`` (for "did you mean" hints)."""
+    return list(getattr(_model_in(_annotation_at(model, path)), "model_fields", {}))
 
 
 def _model_in(annotation: Any) -> Any:
@@ -96,6 +119,52 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
+_EXPECTED = {
+    "bool": "`true` or `false`", "int": "a whole number", "float": "a number",
+    "string": "a string (quote it)", "list": "a list (`[a, b]` or one `- item` per line)",
+    "dict": "a mapping (`key: value` lines)", "model": "a mapping (`key: value` lines)",
+    "model_attributes": "a mapping (`key: value` lines)",
+}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> str:
+    """What is wrong at one error location, with a hint how to fix it."""
+    kind = item["type"]
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        known = _field_names(model, raw_loc[:-1])
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = (f"did you mean `{close[0]}`?" if close
+                else f"known fields here: {', '.join(sorted(known))}")
+        return f"unknown field `{name}`; {hint}"
+    if kind == "missing":
+        return f"required field `{loc[-1]}` is missing; add it"
+    if kind == "literal_error":
+        options = [str(o) for o in typing.get_args(_annotation_at(model, raw_loc))]
+        close = difflib.get_close_matches(str(item["input"]), options, n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        return f"{_shown(item['input'])} is not one of {', '.join(options)}{hint}"
+    base = kind.removesuffix("_type").removesuffix("_parsing")
+    if base in _EXPECTED and kind.endswith(("_type", "_parsing")):
+        return f"expected {_EXPECTED[base]}, got {_shown(item['input'])}"
+    bound = _BOUNDS.get(kind)
+    if bound is not None:
+        limit = item["ctx"][bound[1]]
+        return f"must be {bound[0]} {limit:g}, got {_shown(item['input'])}"
+    if kind == "too_short":
+        return f"needs at least {item['ctx']['min_length']} entry; add one"
+    return item["msg"].removeprefix("Value error, ")
+
+
+_BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
+           "less_than_equal": ("<=", "le"), "less_than": ("<", "lt")}
+
+
 def format_validation_error(path: Path, error: ValidationError, where: YamlLocations,
                             model: type[BaseModel]) -> str:
     """One line per problem: ``file:line: field.path: what is wrong`` plus a fix."""
@@ -106,20 +175,12 @@ def format_validation_error(path: Path, error: ValidationError, where: YamlLocat
         loc = tuple(p for p in raw_loc if not (isinstance(p, str) and (
             p in SCRIPT_ITEM_TAGS or p.startswith(("function-", "union[")))))
         dotted = ".".join(str(p) for p in loc) or "(top level)"
-        kind = item["type"]
-        if kind == "extra_forbidden":
-            name = str(loc[-1])
-            known = _field_names(model, raw_loc[:-1])
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = (f"did you mean `{close[0]}`?" if close
-                    else f"known fields here: {', '.join(sorted(known))}")
-            message = f"unknown field `{name}`; {hint}"
+        message = _problem(item, model, raw_loc, loc)
+        if item["type"] == "extra_forbidden":
             line = where.line(loc, key=True)
-        elif kind == "missing":
-            message = f"required field `{loc[-1]}` is missing; add it"
+        elif item["type"] == "missing":
             line = where.line(loc[:-1])
         else:
-            message = item["msg"].removeprefix("Value error, ")
             line = where.line(loc)
         if (loc, message) in seen:
             continue
@@ -155,11 +216,12 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
         for name in scenario.agents:
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean `{close[0]}`?" if close else ""
+                hint = f"did you mean `{close[0]}`? " if close else ""
                 raise ScenarioError(
                     f"{path}:{where.line(('agents', name), key=True)}: agents.{name}: unknown "
-                    f"agent type `{name}` (known: {', '.join(sorted(known))}) {hint}".rstrip())
+                    f"agent type `{name}`; {hint}(known: {', '.join(sorted(known))})")
     scenario.path = str(path)
+    scenario.set_locations(where.line)
     return scenario
 
 

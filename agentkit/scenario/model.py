@@ -7,6 +7,7 @@ each with its own LLM script or recording. See ``scenarios/README.md`` for the f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -14,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     field_validator,
     model_validator,
@@ -44,7 +46,8 @@ class _Strict(BaseModel):
 class ToolSpec(_Strict):
     """A tool of the scenario's world: an import ref plus simulated latency and failures."""
 
-    ref: str = Field(description="`module:attribute` of a function, a tool, or a tool factory")
+    ref: str = Field(description="`module:attribute` of a function, a tool, or a tool class "
+                                 "(instantiated with no arguments)")
     name: str | None = None
     description: str | None = None
     return_direct: bool = False
@@ -63,8 +66,9 @@ class ToolSpec(_Strict):
     @field_validator("failures")
     @classmethod
     def _positive(cls, value: list[int]) -> list[int]:
-        if any(n < 1 for n in value):
-            raise ValueError("call numbers start at 1")
+        bad = [n for n in value if n < 1]
+        if bad:
+            raise ValueError(f"call numbers start at 1 (the first call), got {bad[0]}")
         return value
 
 
@@ -175,16 +179,23 @@ class ErrorItem(_Strict):
     error: _ErrorSpec
 
 
-def _script_item_kind(value: Any) -> str:
-    if isinstance(value, (str, ErrorItem)) or (isinstance(value, dict) and "error" in value):
-        return "text-item" if isinstance(value, str) else "error-item"
-    return "reply-item"
+def _script_item_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "text-item"
+    if isinstance(value, ErrorItem) or (isinstance(value, dict) and "error" in value):
+        return "error-item"
+    if isinstance(value, (ScriptReply, dict)):
+        return "reply-item"
+    return None
 
 
 ScriptItem = Annotated[
     Annotated[str, Tag("text-item")] | Annotated[ErrorItem, Tag("error-item")]
     | Annotated[ScriptReply, Tag("reply-item")],
-    Discriminator(_script_item_kind),
+    Discriminator(_script_item_kind, custom_error_type="script_item",
+                  custom_error_message="a script item is reply text (a string), a reply "
+                                       "mapping (`text`, `tool_calls`, `usage`, `latency`, "
+                                       "`chunks`) or an error (`error: {type: rate_limit}`)"),
 ]
 SCRIPT_ITEM_TAGS: dict[str, type[BaseModel] | None] = {
     "text-item": None, "error-item": ErrorItem, "reply-item": ScriptReply}
@@ -218,6 +229,18 @@ class Scenario(_Strict):
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)
     path: str | None = Field(None, exclude=True, description="the file it was loaded from")
+    _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
+
+    def set_locations(self, line_of: Callable[[tuple[str | int, ...]], int]) -> None:
+        """Remember where each field is in the file (the loader calls this)."""
+        self._line_of = line_of
+
+    def where(self, *field_path: str | int) -> str:
+        """``file:line`` of a field (for error messages about a loaded scenario)."""
+        place = self.path or self.name
+        if self._line_of is None:
+            return place
+        return f"{place}:{self._line_of(field_path)}"
 
     @field_validator("format")
     @classmethod

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,15 +67,25 @@ def cassette_path(scenario: Scenario, agent_type: str) -> Path:
 LLMFactory = Callable[[Scenario, str, AgentSpec], LLM]
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
+FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
+
+
+def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
+                 stack: ExitStack) -> LLM:
+    """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
+    OpenAI backend talking to a fake endpoint that serves the script (kept open by ``stack``)."""
     if spec.recording is not None:
         return CassetteLLM(cassette_path(scenario, agent_type))
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
-        from agentkit.scenario.fake_openai import scripted_openai
+        from agentkit.llms.fake_openai import FakeOpenAIServer
 
-        return scripted_openai(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+        server = stack.enter_context(FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL,
+                                                      latency=spec.latency, strict=False))
+        llm = server.llm("gpt-4o-mini")
+        llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
+        return llm
     return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
 
 
@@ -83,9 +95,9 @@ def _build_tools(scenario: Scenario) -> list[Any]:
     for index, spec in enumerate(scenario.tools):
         try:
             tools.append(build_tool(spec, search_from))
-        except (ImportError, AttributeError, TypeError, ValueError) as exc:
-            raise ScenarioError(f"{_where(scenario)}: tools.{index}.ref: cannot use "
-                                f"`{spec.ref}`: {exc}") from None
+        except Exception as exc:  # an import ref runs arbitrary module code
+            raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
+                                f"cannot use `{spec.ref}`: {exc}") from None
     return tools
 
 
@@ -107,21 +119,34 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     if agent_type not in scenario.agents:
         raise ScenarioError(f"{_where(scenario)}: scenario `{scenario.name}` has no agent type "
                             f"`{agent_type}` (it has {', '.join(scenario.agents)})")
+    if agent_type not in AGENT_TYPES:
+        close = difflib.get_close_matches(agent_type, AGENT_TYPES, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
+                            f"unknown agent type `{agent_type}`; {hint}(known: "
+                            f"{', '.join(sorted(AGENT_TYPES))}; add one with "
+                            "register_agent_type)")
     spec = scenario.agents[agent_type]
-    with simulation(seed):
+    scripted: LLM | None = None
+    with simulation(seed), ExitStack() as stack:
+        tools = _build_tools(scenario)
         if record is not None:
             live, mode = record
             llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
-                               agent_type=agent_type, scenario=scenario.name,
-                               latency_clock="real")
+                               agent_type=agent_type, scenario=scenario.name)
         elif llm is None:
-            llm = _default_llm(scenario, agent_type, spec)
-        tools = _build_tools(scenario)
+            llm = _default_llm(scenario, agent_type, spec, stack)
+            scripted = llm
         try:
             agent = build_agent(agent_type, llm, tools, spec.params)
         except (TypeError, ValueError) as exc:
-            raise ScenarioError(f"{_where(scenario)}: agents.{agent_type}.params: {exc}") from None
+            if isinstance(scripted, ScriptedLLM):
+                scripted.strict = False  # the run never started: its script is not at fault
+            raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
+                                f"agents.{agent_type}.params: {exc}") from None
         trace = _run_turns(scenario, agent_type, agent)
+    if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
+        scripted.strict = False  # replies after the failure could not be used (see _leftovers)
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
     problems += _leftovers(llm, trace)
     return ScenarioResult(scenario, agent_type, trace, problems, llm)
@@ -161,6 +186,11 @@ def _leftovers(llm: LLM, trace: Trace) -> list[str]:
                 f" (the agent made {llm.calls} LLM calls)"]
     if isinstance(llm, CassetteLLM) and llm.unused:
         return [f"the recording has {llm.unused} exchange(s) that were not replayed"]
+    server = getattr(llm, "script_server", None)
+    if server is not None and server.remaining:
+        return [f"the script has {server.remaining} unused repl"
+                f"{'y' if server.remaining == 1 else 'ies'} (the endpoint got {server.calls} "
+                "requests)"]
     return []
 
 

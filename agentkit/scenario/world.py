@@ -60,16 +60,19 @@ def _import(module: str, search_from: Path | None) -> Any:
         top = module.split(".")[0]
         if exc.name not in (module, top) or search_from is None:
             raise
-    for folder in (Path.cwd(), *search_from.resolve().parents):
+    here = search_from.resolve()
+    for folder in (here, *here.parents, Path.cwd()):
         if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
             if str(folder) not in sys.path:
                 sys.path.insert(0, str(folder))
+            importlib.invalidate_caches()
             return importlib.import_module(module)
     return importlib.import_module(module)
 
 
 def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
-    """Import ``package.module:attribute``; a project folder above ``search_from`` is searched."""
+    """Import ``package.module:attribute``; if it is not importable as is, the folder
+    ``search_from`` (the scenario's) and those above it are searched for the package."""
     module_name, _, attribute = ref.partition(":")
     module = _import(module_name, search_from)
     value: Any = module
@@ -81,8 +84,15 @@ def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
 
 
 def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
-    """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is."""
+    """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is;
+    a tool class (a factory) is instantiated with no arguments."""
     target = resolve_ref(spec.ref, search_from)
+    if isinstance(target, type) and issubclass(target, BaseTool):
+        try:
+            target = target()
+        except TypeError as exc:
+            raise TypeError(f"tool class `{spec.ref}` cannot be built without arguments: "
+                            f"{exc}") from None
     if isinstance(target, BaseTool):
         tool = target
         meta = tool.metadata
@@ -95,6 +105,7 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool
                                           return_direct=spec.return_direct)
         metadata = tool.metadata
     else:
-        raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function or a tool")
+        raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool or "
+                        "a tool class")
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
                          metadata=metadata)

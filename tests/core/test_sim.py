@@ -18,6 +18,7 @@ from agentkit.core.sim import (
     now,
     real_time,
     run_sync,
+    wait,
     simulation,
     sleep,
     use_clock,
@@ -297,12 +298,30 @@ def test_each_thread_gets_its_own_virtual_loop():
     assert loops[0] is not loops[1]
 
 
-def test_real_time_makes_run_sync_use_an_ordinary_loop():
+def test_run_sync_stays_on_the_virtual_loop_under_real_time():
     async def loop_type() -> type:
         return type(asyncio.get_running_loop())
 
     with real_time():
-        assert run_sync(loop_type()) is not VirtualTimeLoop
+        assert run_sync(loop_type()) is VirtualTimeLoop
+
+
+def test_wait_is_virtual_on_the_virtual_loop(sim):
+    run_sync(wait(30.0))
+    assert sim.clock.now() == 30.0 and sim.clock.serial == 0.0
+
+
+def test_wait_under_real_time_waits_on_the_wall_clock_without_moving_the_clock(sim, monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("agentkit.core.sim._time.sleep", slept.append)
+    with real_time():
+        run_sync(wait(2.5))
+    assert slept == [2.5] and sim.clock.now() == 0.0
+
+
+def test_wait_rejects_a_negative_time():
+    with pytest.raises(ValueError, match="cannot wait a negative time"):
+        run_sync(wait(-1))
 
 
 def test_simulated_latency_under_real_time_still_never_sleeps(sim):

@@ -1,0 +1,348 @@
+"""A fake OpenAI endpoint on respx, scripted like :class:`agentkit.llms.mock.ScriptedLLM`.
+
+:class:`FakeOpenAIServer` answers ``POST {base_url}/chat/completions`` -- JSON, or SSE when the
+request streams (text deltas, tool-call argument deltas, a usage chunk when the request asks
+for ``stream_options.include_usage``) -- one script item per HTTP request (so a retried call
+consumes one item per attempt). It records every request body in ``.requests``.
+
+Script items, as for ScriptedLLM: ``str``, ``ChatMessage``, ``ScriptedResponse``, ``ChatResponse``,
+``tool_call(...)`` / a list of them, a callable ``(messages, tools) -> item`` (here the JSON
+messages and tools of the request), and exceptions:
+
+* :class:`HTTPError` -> that HTTP status with an OpenAI-style error body (``retry_after`` as
+  seconds, milliseconds or an HTTP-date);
+* agentkit errors -> their HTTP status (``RateLimitError`` 429, ``ServerError`` 500 or its
+  ``status_code``, ...); ``APITimeoutError``/``TimeoutError`` -> a transport timeout,
+  ``APIConnectionError``/``ConnectionError`` -> a refused connection;
+* any other exception is raised inside the transport, i.e. it reaches the caller unchanged.
+
+Plus :class:`RawToolCall` (tool-call arguments sent verbatim, e.g. invalid JSON) and
+``httpx.Response`` (sent as is). The SDK must use ``httpx`` clients (respx patches ``httpx``;
+openai 3.x defaults to ``httpx2``): :meth:`FakeOpenAIServer.llm` builds an ``OpenAI`` wired so.
+
+The ``Date`` header is virtual time (``EPOCH`` + clock), so HTTP-date ``retry-after`` values
+are deterministic. ``latency`` (per server, or ``ScriptedResponse.latency`` per reply) is
+simulated server time on the virtual clock.
+
+``mocks/openai_server.py`` re-exports this module with a pytest fixture; the harness uses it
+for scenarios with ``backend: openai``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import ssl
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+from typing import Any, Literal
+
+import httpx
+import respx
+
+from agentkit.core.sim import asleep, now, sleep
+from agentkit.core.tokens import count_tokens
+from agentkit.llms import errors
+from agentkit.llms.mock import ScriptedResponse, ScriptExhaustedError, split_words
+from agentkit.llms.openai import OpenAI
+from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
+
+__all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BASE_URL",
+           "TEST_API_KEY"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+TEST_API_KEY = "sk-test-fake-server-key"
+#: The wall-clock date that virtual time 0 stands for in ``Date`` headers.
+EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
+_ARGUMENT_PIECE = 8
+
+
+@dataclass
+class HTTPError:
+    """A scripted HTTP error answer.
+
+    ``retry_after`` is sent as ``retry-after`` seconds (``"seconds"``), ``retry-after-ms``
+    (``"ms"``) or an HTTP-date that many seconds after the response's ``Date`` (``"http-date"``).
+    """
+
+    status: int
+    message: str = "scripted error"
+    retry_after: float | None = None
+    retry_after_format: Literal["seconds", "ms", "http-date"] = "seconds"
+    code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RawToolCall:
+    """A tool call whose ``arguments`` string is served verbatim (it may be invalid JSON)."""
+
+    name: str
+    arguments: str
+    id: str = "call_raw"
+
+
+@dataclass
+class _Reply:
+    text: str
+    calls: list[tuple[str, str, str]]  # (id, name, arguments JSON)
+    usage: Usage | None = None
+    chunks: list[str] | None = None
+
+
+class FakeOpenAIServer:
+    """A scripted chat.completions endpoint (see the module docstring).
+
+    With ``api_key`` set, requests carrying another bearer token get OpenAI's 401 answer (which,
+    like OpenAI's, echoes a masked part of the key) and consume no script item.
+    """
+
+    def __init__(self, script: Iterable[Any] = (), *, base_url: str = DEFAULT_BASE_URL,
+                 api_key: str | None = None, strict: bool = True, latency: float = 0.0) -> None:
+        if not latency >= 0:
+            raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
+        self.script = list(script)
+        self.latency = latency
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.strict = strict
+        self.requests: list[dict[str, Any]] = []
+        self.http_requests: list[httpx.Request] = []
+        self._position = 0
+        self._router: respx.MockRouter | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> FakeOpenAIServer:
+        router = respx.mock(base_url=self.base_url, assert_all_called=False,
+                            assert_all_mocked=True)
+        router.post("/chat/completions").mock(side_effect=self._handle)
+        router.start()
+        self._router = router
+        return self
+
+    def stop(self) -> None:
+        if self._router is not None:
+            self._router.stop()
+            self._router = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.stop()
+        if exc_type is None:
+            self.assert_complete()
+
+    def llm(self, model: str = "gpt-4o-mini", **kwargs: Any) -> OpenAI:
+        """An :class:`OpenAI` talking to this server through respx-mocked ``httpx`` clients."""
+        kwargs.setdefault("api_key", self.api_key or TEST_API_KEY)
+        if self.base_url != DEFAULT_BASE_URL:
+            kwargs.setdefault("base_url", self.base_url)
+        kwargs.setdefault("http_client", httpx.Client(verify=_ssl_context()))
+        kwargs.setdefault("async_http_client", httpx.AsyncClient(verify=_ssl_context()))
+        return OpenAI(model, **kwargs)
+
+    # ------------------------------------------------------------------ script state
+    @property
+    def calls(self) -> int:
+        """HTTP requests received."""
+        return len(self.requests)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script) - self._position
+
+    def assert_complete(self) -> None:
+        if self.strict and self.remaining:
+            raise AssertionError(
+                f"FakeOpenAIServer left {self.remaining} scripted response(s) unused "
+                f"({self._position} of {len(self.script)} consumed); next unused: "
+                f"{self.script[self._position]!r}")
+
+    @staticmethod
+    def http_date(offset: float = 0.0) -> str:
+        """The ``Date`` header value at virtual time ``now() + offset`` (whole seconds)."""
+        return format_datetime(EPOCH + timedelta(seconds=int(now() + offset)), usegmt=True)
+
+    # ------------------------------------------------------------------ serving
+    def _handle(self, request: httpx.Request) -> httpx.Response | Awaitable[httpx.Response]:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        self.http_requests.append(request)
+        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return self._unauthorized(request)
+        item = self._next_item(body)
+        if callable(item) and not isinstance(item, (BaseException, type)):
+            item = item(body.get("messages", []), body.get("tools"))
+        latency = self.latency
+        if isinstance(item, ScriptedResponse) and item.latency is not None:
+            latency = item.latency
+        if not latency:
+            return self._respond(item, body, request)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the sync client: advance the clock, then answer
+            sleep(latency)
+            return self._respond(item, body, request)
+        return self._respond_later(latency, item, body, request)
+
+    async def _respond_later(self, latency: float, item: Any, body: dict[str, Any],
+                             request: httpx.Request) -> httpx.Response:
+        """Simulated server latency on the virtual clock (respx awaits async side effects)."""
+        await asleep(latency)
+        return self._respond(item, body, request)
+
+    def _next_item(self, body: dict[str, Any]) -> Any:
+        if self._position >= len(self.script):
+            last = next((m.get("content") for m in reversed(body.get("messages", []))
+                         if m.get("role") in ("user", "tool")), "")
+            raise ScriptExhaustedError(
+                f"FakeOpenAIServer ran out of script: request #{self.calls} has no scripted "
+                f"response (the script has {len(self.script)}). Last user/tool message: "
+                f"{str(last)[:200]!r}")
+        item = self.script[self._position]
+        self._position += 1
+        return item
+
+    def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {"date": self.http_date(), "x-request-id": f"req_{self.calls}", **(extra or {})}
+
+    def _unauthorized(self, request: httpx.Request) -> httpx.Response:
+        sent = request.headers.get("authorization", "").removeprefix("Bearer ")
+        masked = f"{sent[:3]}{'*' * 8}{sent[-4:]}" if len(sent) > 8 else "***"
+        return httpx.Response(401, headers=self._headers(), json={"error": {
+            "message": f"Incorrect API key provided: {masked}. You can find your API key in "
+                       "your account settings.",
+            "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+
+    def _respond(self, item: Any, body: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        if isinstance(item, httpx.Response):
+            return item
+        if isinstance(item, HTTPError):
+            return self._error(item)
+        if isinstance(item, BaseException):
+            return self._error(_as_http_error(item, request))
+        reply = _to_reply(item, body)
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return httpx.Response(200, headers=self._headers(
+                {"content-type": "text/event-stream"}), content=self._sse(reply, body, include_usage))
+        return httpx.Response(200, headers=self._headers(), json=self._completion(reply, body))
+
+    def _error(self, error: HTTPError) -> httpx.Response:
+        headers = dict(error.headers)
+        if error.retry_after is not None:
+            if error.retry_after_format == "ms":
+                headers["retry-after-ms"] = str(int(error.retry_after * 1000))
+            elif error.retry_after_format == "http-date":
+                headers["retry-after"] = self.http_date(error.retry_after)
+            else:
+                headers["retry-after"] = f"{error.retry_after:g}"
+        return httpx.Response(error.status, headers=self._headers(headers), json={"error": {
+            "message": error.message, "type": "scripted_error", "param": None,
+            "code": error.code}})
+
+    def _envelope(self, body: dict[str, Any], obj: str) -> dict[str, Any]:
+        return {"id": f"chatcmpl-{self.calls}", "object": obj, "created": int(now()),
+                "model": body.get("model", "")}
+
+    def _completion(self, reply: _Reply, body: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant",
+                                   "content": reply.text if reply.text or not reply.calls else None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+                for call_id, name, args in reply.calls]
+        return {**self._envelope(body, "chat.completion"), "choices": [{
+            "index": 0, "message": message, "logprobs": None,
+            "finish_reason": "tool_calls" if reply.calls else "stop"}],
+            "usage": _usage_json(reply, body)}
+
+    def _sse(self, reply: _Reply, body: dict[str, Any], include_usage: bool) -> bytes:
+        envelope = self._envelope(body, "chat.completion.chunk")
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            return {**envelope, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                             "finish_reason": finish_reason}]}
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        pieces = reply.chunks if reply.chunks is not None else split_words(reply.text)
+        events += [chunk({"content": piece}) for piece in pieces]
+        for index, (call_id, name, args) in enumerate(reply.calls):
+            events.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                                 "function": {"name": name, "arguments": ""}}]}))
+            events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                       for piece in _pieces(args)]
+        events.append(chunk({}, "tool_calls" if reply.calls else "stop"))
+        if include_usage:
+            events.append({**envelope, "choices": [], "usage": _usage_json(reply, body)})
+        lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
+        return "".join(lines).encode()
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One context for every client: loading the CA bundle per client costs ~50 ms."""
+    return ssl.create_default_context()
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i:i + _ARGUMENT_PIECE] for i in range(0, len(text), _ARGUMENT_PIECE)]
+
+
+def _as_http_error(error: BaseException, request: httpx.Request) -> HTTPError:
+    """The HTTP answer for a scripted exception, or raise it inside the transport."""
+    if isinstance(error, TimeoutError):  # errors.APITimeoutError included
+        raise httpx.ReadTimeout("scripted timeout", request=request)
+    if isinstance(error, (errors.APIConnectionError, ConnectionError)):
+        raise httpx.ConnectError("scripted connection failure", request=request)
+    if isinstance(error, errors.LLMError) and error.status_code is not None:
+        code = "insufficient_quota" if isinstance(error, errors.QuotaExceededError) else None
+        return HTTPError(error.status_code, error.message or "scripted error",
+                         retry_after=error.retry_after, code=code)
+    if isinstance(error, httpx.RequestError):
+        error.request = request
+    raise error
+
+
+def _to_reply(item: Any, body: dict[str, Any]) -> _Reply:
+    if isinstance(item, str):
+        return _Reply(item, [])
+    if isinstance(item, ChatMessage):
+        return _Reply(item.content or "", _calls(item.tool_calls))
+    if isinstance(item, ChatResponse):
+        return _Reply(item.message.content or "", _calls(item.message.tool_calls), item.usage)
+    if isinstance(item, ScriptedResponse):
+        return _Reply(item.text, _calls(item.tool_calls), item.usage, item.chunks)  # type: ignore[arg-type]
+    if isinstance(item, (ToolSelection, RawToolCall)):
+        return _Reply("", _calls([item]))
+    if isinstance(item, list) and item and all(isinstance(c, (ToolSelection, RawToolCall)) for c in item):
+        return _Reply("", _calls(item))
+    raise TypeError(f"FakeOpenAIServer cannot answer with {item!r}: a script item must be a str, "
+                    "ChatMessage, ScriptedResponse, ChatResponse, ToolSelection/RawToolCall (or "
+                    "a list of them), HTTPError, httpx.Response, exception or callable")
+
+
+def _calls(calls: Sequence[ToolSelection | RawToolCall]) -> list[tuple[str, str, str]]:
+    return [(call.id, call.name, call.arguments) if isinstance(call, RawToolCall)
+            else (call.tool_id, call.tool_name, json.dumps(call.tool_kwargs)) for call in calls]
+
+
+def _usage_json(reply: _Reply, body: dict[str, Any]) -> dict[str, int]:
+    usage = reply.usage
+    if usage is None:
+        prompt = sum(count_tokens(_text_of(m.get("content"))) + 4 for m in body.get("messages", []))
+        completion = count_tokens(reply.text) + sum(count_tokens(name) + count_tokens(args)
+                                                    for _, name, args in reply.calls)
+        usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
+    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""

@@ -1,0 +1,147 @@
+"""Inline SVG charts for the HTML report: grouped horizontal bars, one group per scenario and
+one bar per agent type, drawn without any library or script so the page stays self-contained.
+
+Horizontal bars keep long scenario names readable and the chart as wide as the page, however
+many scenarios there are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+
+__all__ = ["PALETTE", "Segment", "Bar", "grouped_bar_chart", "color_for"]
+
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+           "#000000")
+
+_WIDTH = 560
+_BAR = 11
+_BAR_GAP = 2
+_GROUP_GAP = 10
+_CHAR = 6.6  # average glyph width at the 11px label size, for layout estimates
+_FAIL_COLOR = "#b3261e"
+
+
+def color_for(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of a bar from ``start`` to ``end`` in data units, drawn at ``opacity``."""
+
+    start: float
+    end: float
+    opacity: float = 1.0
+
+
+@dataclass(frozen=True)
+class Bar:
+    segments: list[Segment]
+    label: str
+    tooltip: str
+    failed: bool = False
+
+
+def _nice_step(maximum: float, integral: bool) -> float:
+    raw = maximum / 4
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
+    return max(1.0, round(step)) if integral else step
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if value == int(value) else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _legend(series: list[str], notes: list[tuple[str, float]], width: float) -> tuple[list[str], float]:
+    """Swatches for the series, then for the shade notes; wraps onto new lines as needed."""
+    parts: list[str] = []
+    x, y = 0.0, 0.0
+    entries = [(name, color_for(i), 1.0) for i, name in enumerate(series)]
+    entries += [(text, "#6b7280", opacity) for text, opacity in notes]
+    for text, color, opacity in entries:
+        item_width = 16 + len(text) * _CHAR + 14
+        if x > 0 and x + item_width > width:
+            x, y = 0.0, y + 16
+        parts.append(f'<rect x="{x:.1f}" y="{y + 2:.1f}" width="11" height="11" fill="{color}" '
+                     f'fill-opacity="{opacity}" rx="2"/>')
+        parts.append(f'<text x="{x + 16:.1f}" y="{y + 11.5:.1f}" class="legend">'
+                     f'{escape(text)}</text>')
+        x += item_width
+    return parts, y + 16
+
+
+def grouped_bar_chart(*, title: str, groups: list[str], series: list[str],
+                      bars: dict[tuple[str, str], Bar | str], integral: bool = True,
+                      notes: list[tuple[str, float]] | None = None) -> str:
+    """One SVG: for each group a bar per series; a string instead of a Bar is shown as text
+    (e.g. ``error``), a missing entry as a dash. ``notes`` explain segment shades."""
+    longest = max((len(g) for g in groups), default=4)
+    label_width = min(220.0, max(60.0, longest * _CHAR + 12))
+    label_texts = [b.label + (" ✗" if b.failed else "") if isinstance(b, Bar) else b
+                   for b in bars.values()]
+    value_width = max((len(t) for t in label_texts), default=1) * 6.0 + 10
+    legend, legend_height = _legend(series, notes or [], _WIDTH)
+    maximum = max((s.end for b in bars.values() if isinstance(b, Bar) for s in b.segments),
+                  default=0.0)
+    step = _nice_step(maximum, integral) if maximum > 0 else 1.0
+    scale_max = math.ceil(maximum / step - 1e-9) * step if maximum > 0 else step
+    top = legend_height + 22
+    plot_left = label_width
+    plot_width = _WIDTH - label_width - value_width
+    group_height = len(series) * (_BAR + _BAR_GAP) - _BAR_GAP
+    height = top + len(groups) * (group_height + _GROUP_GAP) + 4
+
+    def x_of(value: float) -> float:
+        return plot_left + plot_width * value / scale_max
+
+    body: list[str] = []
+    for g_index in range(1, len(groups), 2):
+        y0 = top + g_index * (group_height + _GROUP_GAP)
+        body.append(f'<rect x="0" y="{y0 - _GROUP_GAP / 2:.1f}" width="{_WIDTH}" '
+                    f'height="{group_height + _GROUP_GAP:.1f}" class="band"/>')
+    ticks = int(round(scale_max / step))
+    for index in range(ticks + 1):
+        x = x_of(index * step)
+        body.append(f'<line x1="{x:.1f}" y1="{top - 6:.1f}" x2="{x:.1f}" y2="{height - 4:.1f}" '
+                    'class="grid"/>')
+        body.append(f'<text x="{x:.1f}" y="{top - 10:.1f}" class="tick">'
+                    f'{_number(index * step)}</text>')
+    for g_index, group in enumerate(groups):
+        y0 = top + g_index * (group_height + _GROUP_GAP)
+        body.append(f'<text x="{label_width - 8:.1f}" y="{y0 + group_height / 2 + 4:.1f}" '
+                    f'class="group">{escape(group)}</text>')
+        for s_index, name in enumerate(series):
+            y = y0 + s_index * (_BAR + _BAR_GAP)
+            body.append(_bar(bars.get((group, name)), color_for(s_index), y, x_of, plot_left))
+    return (f'<svg viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" role="img" '
+            f'aria-label="{escape(title)}" class="chart">'
+            f'<title>{escape(title)}</title>'
+            f'<g class="legend-row">{"".join(legend)}</g>{"".join(body)}</svg>')
+
+
+def _bar(bar: Bar | str | None, color: str, y: float, x_of: Callable[[float], float],
+         left: float) -> str:
+    text_y = y + _BAR - 2
+    if not isinstance(bar, Bar):
+        text = "—" if bar is None else bar
+        css = "value" if bar is None else "value fail"
+        return f'<text x="{left + 4:.1f}" y="{text_y:.1f}" class="{css}">{escape(text)}</text>'
+    parts = [f"<g><title>{escape(bar.tooltip)}</title>"]
+    end = left
+    for segment in bar.segments:
+        x1, x2 = x_of(segment.start), x_of(segment.end)
+        width = max(x2 - x1, 0.0)
+        end = max(end, x2)
+        parts.append(f'<rect x="{x1:.1f}" y="{y:.1f}" width="{width:.1f}" height="{_BAR}" '
+                     f'fill="{color}" fill-opacity="{segment.opacity}"/>')
+    label = bar.label + (" ✗" if bar.failed else "")
+    css = "value fail" if bar.failed else "value"
+    parts.append(f'<text x="{end + 4:.1f}" y="{text_y:.1f}" class="{css}">{escape(label)}</text>')
+    parts.append("</g>")
+    return "".join(parts)

@@ -1,0 +1,110 @@
+"""Run every scenario under every agent type it declares and collect one row per run.
+
+A scenario that cannot be loaded or run (a :class:`ScenarioError`, an unusable recording)
+becomes an ``error`` row, so one broken file does not hide the rest of the report.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from agentkit.llms.cassette import CassetteError, CassetteMissError
+from agentkit.report.model import AgentSummary, Comparison, Row, speedup
+from agentkit.scenario import (
+    AGENT_TYPES,
+    Scenario,
+    ScenarioError,
+    discover_scenarios,
+    load_scenario,
+    run_scenario,
+)
+
+__all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
+
+_RUN_ERRORS = (ScenarioError, CassetteError, CassetteMissError)
+
+
+def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
+    roots = [paths_or_dir] if isinstance(paths_or_dir, (str, Path)) else list(paths_or_dir)
+    seen: dict[Path, Path] = {}
+    for root in roots:
+        for path in discover_scenarios(root):
+            seen.setdefault(path.resolve(), path)
+    return list(seen.values())
+
+
+def _check_agent_types(agent_types: list[str]) -> None:
+    for name in agent_types:
+        if name not in AGENT_TYPES:
+            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise ScenarioError(f"unknown agent type `{name}` (known: "
+                                f"{', '.join(sorted(AGENT_TYPES))}){hint}")
+
+
+def _name_of_broken(path: Path) -> str:
+    """The ``name:`` of a file that failed to load, if readable, else its file stem."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        data = None
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else path.stem.removesuffix(".scenario")
+
+
+def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
+    return Row(scenario=scenario, agent_type=agent_type, status="error", problems=[message])
+
+
+def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0) -> Row:
+    """Run one scenario × agent type and turn its trace totals into a row."""
+    try:
+        result = run_scenario(scenario, agent_type, seed=seed)
+    except _RUN_ERRORS as exc:
+        return _error_row(scenario.name, agent_type, str(exc))
+    totals = result.trace.totals()
+    return Row(scenario=scenario.name, agent_type=agent_type,
+               status="pass" if result.passed else "fail", problems=list(result.problems),
+               steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
+               tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
+               completion_tokens=totals.completion_tokens, wall_time=totals.wall_time,
+               serial_time=totals.serial_time, critical_path=totals.critical_path,
+               speedup=speedup(totals.serial_time, totals.wall_time))
+
+
+def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
+                   agent_types: list[str] | None = None, *, seed: int | str = 0) -> Comparison:
+    """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
+    type it declares (only those in ``agent_types``, if given) and collect the rows.
+
+    Rows follow the (sorted) scenario files, then the agent-type order: ``agent_types`` as
+    given, else the order in which the scenarios first declare them. A path that does not
+    exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
+    load or run becomes an ``error`` row.
+    """
+    if agent_types is not None:
+        _check_agent_types(agent_types)
+    order: list[str] = list(agent_types or [])
+    rows: list[Row] = []
+    used: dict[str, Path] = {}
+    for path in _paths(paths_or_dir):
+        try:
+            scenario = load_scenario(path, agent_types=AGENT_TYPES)
+        except ScenarioError as exc:
+            rows.append(_error_row(_name_of_broken(path), None, str(exc)))
+            continue
+        if scenario.name in used:
+            rows.append(_error_row(scenario.name, None, (
+                f"{path}: scenario name `{scenario.name}` is already used by {used[scenario.name]}"
+                "; scenario names must be unique (they key the report rows)")))
+            continue
+        used[scenario.name] = path
+        if agent_types is None:
+            order += [name for name in scenario.agents if name not in order]
+        for name in sorted((n for n in scenario.agents if n in order), key=order.index):
+            rows.append(row_from_result(scenario, name, seed=seed))
+    return Comparison(agent_types=order, rows=rows)

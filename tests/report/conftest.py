@@ -1,0 +1,66 @@
+"""Shared inputs for the report tests: the bundled scenarios and small scenario files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentkit.report import Comparison, Row, run_comparison
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+AGENT_TYPES = ["react", "function_calling"]
+
+
+def passing_scenario(name: str, answer: str = "5") -> str:
+    """A one-call scenario under function_calling whose expected answer is ``answer``."""
+    return f"""\
+format: 1
+name: {name}
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {{contains: "{answer}"}}
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{{name: add, args: {{a: 2, b: 3}}}}]
+      - 2 + 3 = 5
+"""
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Comparison:
+    return run_comparison(SCENARIOS, AGENT_TYPES)
+
+
+@pytest.fixture
+def write_scenario(tmp_path: Path) -> Callable[[str, str], Path]:
+    def write(filename: str, text: str) -> Path:
+        path = tmp_path / "scenarios" / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+    return write
+
+
+def make_row(scenario: str, agent_type: str | None = "react", status: str = "pass",
+             **metrics: float) -> Row:
+    """A row with every metric 1 (times 1.0), overridden by ``metrics``; error rows have none."""
+    if status == "error":
+        return Row(scenario=scenario, agent_type=agent_type, status="error",
+                   problems=["it broke"])
+    values: dict[str, float] = dict(steps=1, llm_calls=1, tool_calls=1, tool_errors=0,
+                                    prompt_tokens=1, completion_tokens=1, wall_time=1.0,
+                                    serial_time=1.0, critical_path=1.0, speedup=1.0)
+    values.update(metrics)
+    return Row(scenario=scenario, agent_type=agent_type, status=status,
+               problems=[] if status == "pass" else ["the answer was wrong"], **values)
+
+
+def make_comparison(*rows: Row) -> Comparison:
+    types = list(dict.fromkeys(r.agent_type for r in rows if r.agent_type is not None))
+    return Comparison(agent_types=types, rows=list(rows))

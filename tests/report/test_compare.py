@@ -1,0 +1,155 @@
+"""run_comparison: one row per scenario × declared agent type, metrics from the traces."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentkit.report import run_comparison
+from agentkit.scenario import AGENT_TYPES as KNOWN, ScenarioError, discover_scenarios
+from agentkit.scenario import load_scenario, run_scenario
+
+from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
+
+
+def _scenarios():
+    return [load_scenario(p, agent_types=KNOWN) for p in discover_scenarios(SCENARIOS)]
+
+
+def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):
+    expected = [(s.name, t) for s in _scenarios() for t in AGENT_TYPES if t in s.agents]
+
+    assert [(r.scenario, r.agent_type) for r in bundled.rows] == expected
+
+
+def test_row_metrics_are_the_trace_totals(bundled):
+    for row in bundled.rows:
+        trace = run_scenario(SCENARIOS / f"{row.scenario}.yaml", row.agent_type).trace
+        assert (row.steps, row.llm_calls, row.tool_calls) == (
+            len(trace.steps), len(trace.llm_calls), len(trace.tool_calls)), row.key
+        assert row.tool_errors == sum(c.is_error for c in trace.tool_calls), row.key
+        assert row.prompt_tokens == sum(c.usage["prompt_tokens"] for c in trace.llm_calls)
+        assert row.completion_tokens == sum(c.usage["completion_tokens"]
+                                            for c in trace.llm_calls)
+
+
+def test_concurrent_tool_calls_give_function_calling_a_speedup_on_slow_tools(bundled):
+    scenario = load_scenario(SCENARIOS / "slow_tools.yaml")
+    spec = scenario.agents["function_calling"]
+    llm_time = len(spec.script) * spec.latency
+    lookups = len(spec.script[0].tool_calls)
+    tool_latency = scenario.tools[0].latency
+    wall = llm_time + tool_latency
+    serial = llm_time + lookups * tool_latency
+
+    row = bundled.row("slow_tools", "function_calling")
+
+    assert (row.wall_time, row.serial_time, row.critical_path) == (wall, serial, wall)
+    assert row.speedup == serial / wall == 2.0
+
+
+def test_sequential_react_on_slow_tools_has_no_speedup(bundled):
+    scenario = load_scenario(SCENARIOS / "slow_tools.yaml")
+    spec = scenario.agents["react"]
+    lookups = len(spec.script) - 1
+    expected = len(spec.script) * spec.latency + lookups * scenario.tools[0].latency
+
+    row = bundled.row("slow_tools", "react")
+
+    assert (row.wall_time, row.serial_time, row.speedup) == (expected, expected, 1.0)
+
+
+def test_speedup_is_one_when_no_simulated_time_passed(write_scenario):
+    path = write_scenario("instant.yaml", passing_scenario("instant"))
+    row = run_comparison(path, ["function_calling"]).row("instant", "function_calling")
+
+    assert (row.wall_time, row.speedup) == (0.0, 1.0)
+
+
+def test_summary_counts_passed_runs_per_agent_type(bundled):
+    for summary in bundled.summaries():
+        rows = [r for r in bundled.rows if r.agent_type == summary.agent_type]
+        assert (summary.runs, summary.passed) == (len(rows), sum(r.passed for r in rows))
+
+
+def test_summary_totals_and_means_are_over_the_agent_types_rows(bundled):
+    for summary in bundled.summaries():
+        rows = [r for r in bundled.rows if r.agent_type == summary.agent_type]
+        assert summary.total["tool_calls"] == sum(r.tool_calls for r in rows)
+        assert summary.total["prompt_tokens"] == sum(r.prompt_tokens for r in rows)
+        assert summary.mean["steps"] == round(sum(r.steps for r in rows) / len(rows), 6)
+        serial, wall = sum(r.serial_time for r in rows), sum(r.wall_time for r in rows)
+        assert summary.total["speedup"] == round(serial / wall, 6)
+
+
+def test_agent_type_filter_keeps_only_the_listed_types():
+    comparison = run_comparison(SCENARIOS / "slow_tools.yaml", ["function_calling"])
+
+    assert [r.key for r in comparison.rows] == ["slow_tools[function_calling]"]
+    assert comparison.agent_types == ["function_calling"]
+
+
+def test_without_a_filter_every_declared_agent_type_runs_in_first_declared_order(
+        write_scenario):
+    path = write_scenario("one.yaml", passing_scenario("one"))
+
+    comparison = run_comparison([SCENARIOS / "slow_tools.yaml", path])
+
+    assert comparison.agent_types == ["react", "function_calling"]
+    assert [r.key for r in comparison.rows] == [
+        "slow_tools[react]", "slow_tools[function_calling]", "one[function_calling]"]
+
+
+def test_unknown_agent_type_in_the_filter_is_an_error_naming_it():
+    with pytest.raises(ScenarioError, match="unknown agent type `reakt`.*did you mean `react`"):
+        run_comparison(SCENARIOS, ["reakt"])
+
+
+def test_missing_scenario_path_is_an_error():
+    with pytest.raises(ScenarioError, match="no such scenario file or directory"):
+        run_comparison(SCENARIOS / "nope")
+
+
+def test_failing_expectation_gives_a_fail_row_with_its_problems(write_scenario):
+    path = write_scenario("wrong.yaml", passing_scenario("wrong", answer="42"))
+
+    row = run_comparison(path).rows[0]
+
+    assert row.status == "fail"
+    assert any("42" in problem for problem in row.problems)
+    assert row.steps == 2
+
+
+def test_unloadable_scenario_file_becomes_an_error_row_and_the_rest_still_run(write_scenario):
+    write_scenario("a_good.yaml", passing_scenario("a_good"))
+    broken = write_scenario("broken.yaml", "format: 1\nname: broken\nturns: [\n")
+
+    comparison = run_comparison(broken.parent)
+
+    assert [(r.key, r.status) for r in comparison.rows] == [
+        ("a_good[function_calling]", "pass"), ("broken", "error")]
+    error = comparison.rows[1]
+    assert error.agent_type is None
+    assert str(broken) in error.problems[0] and "invalid YAML" in error.problems[0]
+
+
+@pytest.mark.agentkit_allow_unused_script  # the run stops before the script is used
+def test_scenario_that_cannot_run_becomes_an_error_row_per_agent_type(write_scenario):
+    text = passing_scenario("bad_tool").replace("mocks.tools:add", "mocks.tools:nothing_here")
+    path = write_scenario("bad_tool.yaml", text)
+
+    row = run_comparison(path).rows[0]
+
+    assert (row.key, row.status) == ("bad_tool[function_calling]", "error")
+    assert "tools.0.ref" in row.problems[0]
+    assert row.steps is None
+
+
+def test_second_scenario_with_the_same_name_is_an_error_row(write_scenario):
+    write_scenario("a.yaml", passing_scenario("twin"))
+    write_scenario("b.yaml", passing_scenario("twin"))
+
+    comparison = run_comparison(write_scenario("c.yaml", passing_scenario("c")).parent)
+
+    assert [(r.key, r.status) for r in comparison.rows] == [
+        ("twin[function_calling]", "pass"), ("twin", "error"), ("c[function_calling]", "pass")]
+    assert "already used" in comparison.rows[1].problems[0]

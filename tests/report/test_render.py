@@ -1,0 +1,233 @@
+"""Rendering: Markdown tables, JSON, a self-contained HTML page, written atomically."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from agentkit.report import (
+    generate_example,
+    render_html,
+    render_json,
+    render_markdown,
+    run_comparison,
+    write_report,
+)
+from agentkit.report.render import CHART_TITLES
+
+from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario
+
+_VOID = {"meta", "br", "hr", "img", "input", "link", "wbr"}
+
+
+class _PageChecker(HTMLParser):
+    """Records tag nesting errors, SVG count, external references and scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.svgs = 0
+        self.references: list[str] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._attrs(tag, attrs)
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self._attrs(tag, attrs)
+
+    def _attrs(self, tag, attrs):
+        self.svgs += tag == "svg"
+        self.scripts += tag == "script"
+        self.references += [f"{tag} {name}={value}" for name, value in attrs
+                            if name in ("src", "href", "xlink:href")]
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+        else:
+            self.stack.pop()
+
+
+def _check(page: str) -> _PageChecker:
+    checker = _PageChecker()
+    checker.feed(page)
+    checker.close()
+    return checker
+
+
+@pytest.fixture
+def failing(write_scenario):
+    write_scenario("ok.yaml", passing_scenario("ok"))
+    write_scenario("bad.yaml", passing_scenario("bad", answer="<script>alert(1)</script>"))
+    write_scenario("broken.yaml", "format: 1\nname: broken\nturns: [\n")
+    return run_comparison(write_scenario("zz.yaml", passing_scenario("zz")).parent)
+
+
+def test_write_report_writes_markdown_json_and_html(bundled, tmp_path):
+    paths = write_report(bundled, tmp_path / "out")
+
+    assert {k: p.name for k, p in paths.items()} == {
+        "markdown": "report.md", "json": "report.json", "html": "report.html"}
+    assert all(p.read_text(encoding="utf-8") for p in paths.values())
+
+
+def test_two_runs_give_byte_identical_files(tmp_path):
+    outputs = []
+    for name in ("one", "two"):
+        comparison = run_comparison(SCENARIOS, AGENT_TYPES)
+        paths = write_report(comparison, tmp_path / name, baseline=comparison)
+        outputs.append({kind: path.read_bytes() for kind, path in paths.items()})
+
+    assert outputs[0] == outputs[1]
+
+
+def test_write_report_reads_a_baseline_path(bundled, tmp_path):
+    baseline = write_report(make_comparison(make_row("slow_tools", "react")), tmp_path / "b")
+
+    paths = write_report(bundled, tmp_path / "out", baseline=baseline["json"])
+
+    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    first = bundled.rows[0]
+    assert data["baseline"]["new"][0] == f"{first.scenario}[{first.agent_type}]"
+
+
+def test_json_report_is_the_comparison_plus_the_baseline_section(bundled):
+    data = json.loads(render_json(bundled, bundled))
+
+    assert {k: v for k, v in data.items() if k != "baseline"} == bundled.to_dict()
+    assert data["baseline"]["has_regressions"] is False
+
+
+def test_markdown_has_a_summary_table_with_a_line_per_agent_type(bundled):
+    text = render_markdown(bundled)
+    summary = text.split("## Summary by agent type")[1].split("##")[0]
+
+    assert "| Agent type " in summary
+    for name in bundled.agent_types:
+        assert sum(line.startswith(f"| {name} ") for line in summary.splitlines()) == 1
+
+
+def test_markdown_has_a_scenario_table_with_a_line_per_row(bundled):
+    table = render_markdown(bundled).split("## Scenarios × agent types")[1].split("##")[0]
+    lines = [line for line in table.splitlines() if line.startswith("| ")][1:]
+
+    assert [[c.strip() for c in line.split("|")[1:3]] for line in lines] == [
+        [r.scenario, r.agent_type] for r in bundled.rows]
+
+
+def test_markdown_has_delta_columns_against_a_baseline():
+    current = make_comparison(make_row("a", steps=4))
+    baseline = make_comparison(make_row("a", steps=3))
+
+    header, _, row = render_markdown(current, baseline).split(
+        "## Scenarios × agent types")[1].strip().splitlines()[2:5]
+
+    cells = [c.strip() for c in header.split("|")]
+    values = [c.strip() for c in row.split("|")]
+    assert values[cells.index("Δ steps")] == "+1"
+    assert values[cells.index("Δ LLM")] == "·"
+
+
+def test_markdown_lists_failures_with_their_problems(failing):
+    failures = render_markdown(failing).split("## Failures")[1]
+
+    assert "### bad[function_calling]: FAIL" in failures
+    assert "<script>alert(1)</script>" in failures
+    assert "### broken: ERROR" in failures and "invalid YAML" in failures
+
+
+def test_markdown_lists_regressions_against_a_baseline():
+    text = render_markdown(make_comparison(make_row("a", status="fail")),
+                           make_comparison(make_row("a")))
+
+    assert "- `a[react]`: passed in the baseline; fails now: the answer was wrong" in text
+
+
+def test_html_is_well_formed_with_an_svg_per_chart(bundled):
+    checker = _check(render_html(bundled, bundled))
+
+    assert (checker.errors, checker.stack) == ([], [])
+    assert checker.svgs == len(CHART_TITLES)
+
+
+def test_html_has_no_scripts_or_external_references(failing):
+    checker = _check(render_html(failing, failing))
+
+    assert (checker.scripts, checker.references) == (0, [])
+
+
+def test_html_escapes_text_from_problems(failing):
+    page = render_html(failing)
+
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_html_charts_show_every_scenario(bundled):
+    page = render_html(bundled)
+    steps_chart = page.split("<figcaption>Steps</figcaption>")[1].split("</svg>")[0]
+
+    assert all(f">{name}</text>" in steps_chart for name in bundled.scenarios)
+
+
+def test_html_marks_error_rows_in_charts_and_tables(failing):
+    page = render_html(failing)
+
+    assert page.count('class="value fail">error</text>') == len(CHART_TITLES)
+    assert '<span class="badge b-error">error</span>' in page
+
+
+def test_html_shows_deltas_and_regressions_against_a_baseline():
+    current = make_comparison(make_row("a", status="fail", steps=4), make_row("b"))
+    baseline = make_comparison(make_row("a", steps=3), make_row("b"))
+
+    page = render_html(current, baseline)
+
+    assert '<span class="d worse">Δ +1</span>' in page
+    assert '<span class="badge b-regression">regression</span>' in page
+    assert "a[react]: passed in the baseline; fails now" in page
+
+
+def test_html_without_a_baseline_has_no_delta_marks(bundled):
+    assert 'class="d' not in render_html(bundled)
+
+
+def test_example_report_covers_the_bundled_scenarios_under_both_agent_types(tmp_path):
+    paths = generate_example(SCENARIOS.parent, tmp_path)
+
+    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert data["agent_types"] == AGENT_TYPES
+    assert len(data["rows"]) == len(run_comparison(SCENARIOS, AGENT_TYPES).rows)
+
+
+def test_markdown_lists_a_removed_passing_row_as_a_regression():
+    current, baseline = make_comparison(make_row("a")), make_comparison(make_row("a"), make_row("b"))
+
+    text = render_markdown(current, baseline)
+
+    assert "- `b[react]`: passed in the baseline; missing now" in text
+
+
+def test_markdown_escapes_problem_text_outside_code_blocks():
+    current = make_comparison(make_row("a", status="fail").model_copy(
+        update={"problems": ["answer lacks <b>x</b> | *y*"]}))
+
+    text = render_markdown(current, make_comparison(make_row("a")))
+
+    assert r"fails now: answer lacks \<b\>x\</b\> \| \*y\*" in text
+
+
+def test_empty_scenario_directory_gives_an_empty_but_valid_report(tmp_path):
+    comparison = run_comparison(tmp_path)
+
+    paths = write_report(comparison, tmp_path / "out")
+
+    assert "0 scenarios · 0 runs" in paths["markdown"].read_text(encoding="utf-8")
+    checker = _check(paths["html"].read_text(encoding="utf-8"))
+    assert (checker.errors, checker.svgs) == ([], len(CHART_TITLES))

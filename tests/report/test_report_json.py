@@ -1,0 +1,110 @@
+"""The JSON form of a comparison: versioned, round-trips, and malformed files say why."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agentkit
+from agentkit.report import REPORT_FORMAT, Comparison, ReportError, load_comparison
+
+from .conftest import make_comparison, make_row
+
+
+def test_json_form_carries_the_format_and_agentkit_version(bundled):
+    data = bundled.to_dict()
+
+    assert (data["format"], data["agentkit_version"]) == (REPORT_FORMAT, agentkit.__version__)
+
+
+def test_json_form_has_a_summary_per_agent_type(bundled):
+    summary = bundled.to_dict()["summary"]
+
+    assert [s["agent_type"] for s in summary] == bundled.agent_types
+    assert summary[0]["passed"] == bundled.summaries()[0].passed
+
+
+def test_json_round_trip_gives_the_same_comparison(bundled):
+    text = bundled.to_json()
+
+    again = Comparison.from_dict(json.loads(text))
+
+    assert again == bundled
+    assert again.to_json() == text
+
+
+def test_error_rows_round_trip(tmp_path):
+    comparison = make_comparison(make_row("a"), make_row("broken", None, "error"))
+    path = tmp_path / "report.json"
+    path.write_text(comparison.to_json(), encoding="utf-8")
+
+    assert load_comparison(path) == comparison
+
+
+def test_invalid_json_baseline_names_the_file_line_and_problem(tmp_path):
+    path = tmp_path / "baseline.json"
+    path.write_text('{"format": 1,\n "rows": [}\n', encoding="utf-8")
+
+    with pytest.raises(ReportError, match=rf"{path}:2:\d+: invalid JSON"):
+        load_comparison(path)
+
+
+def test_wrong_field_type_in_baseline_names_the_file_and_field(tmp_path):
+    data = make_comparison(make_row("a")).to_dict()
+    data["rows"][0]["steps"] = "many"
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    with pytest.raises(ReportError, match=rf"{path}: rows\.0\.steps: .*integer"):
+        load_comparison(path)
+
+
+def test_row_missing_its_metrics_is_rejected():
+    data = make_comparison(make_row("a")).to_dict()
+    del data["rows"][0]["wall_time"]
+
+    with pytest.raises(ReportError, match=r"base\.json: rows\.0: a `pass` row needs wall_time"):
+        Comparison.from_dict(data, source="base.json")
+
+
+def test_unknown_field_in_baseline_is_rejected():
+    data = make_comparison(make_row("a")).to_dict()
+    data["rows"][0]["stepz"] = 3
+
+    with pytest.raises(ReportError, match=r"base\.json: rows\.0\.stepz: unknown field"):
+        Comparison.from_dict(data, source="base.json")
+
+
+def test_unsupported_report_format_is_rejected():
+    with pytest.raises(ReportError, match=r"base\.json: report format 2 is not supported"):
+        Comparison.from_dict({"format": 2, "rows": []}, source="base.json")
+
+
+def test_file_that_is_not_a_report_is_rejected(tmp_path):
+    path = tmp_path / "trace.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+
+    with pytest.raises(ReportError, match=rf"{path}: not an agentkit report"):
+        load_comparison(path)
+
+
+def test_duplicate_rows_in_baseline_are_rejected():
+    data = make_comparison(make_row("a")).to_dict()
+    data["rows"].append(data["rows"][0])
+
+    with pytest.raises(ReportError, match=r"duplicate row a\[react\]"):
+        Comparison.from_dict(data, source="base.json")
+
+
+def test_missing_baseline_file_is_a_report_error(tmp_path):
+    with pytest.raises(ReportError, match="cannot read report"):
+        load_comparison(tmp_path / "absent.json")
+
+
+def test_row_of_an_agent_type_the_report_does_not_list_is_rejected():
+    data = make_comparison(make_row("a")).to_dict()
+    data["agent_types"] = ["function_calling"]
+
+    with pytest.raises(ReportError, match=r"rows\.0\.agent_type: `react` is not one of"):
+        Comparison.from_dict(data, source="base.json")
