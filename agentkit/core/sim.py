@@ -63,6 +63,11 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
+    def count_latency(self, seconds: float) -> None:
+        """Count time that already passed (e.g. a live call's real I/O) as latency."""
+        _check_latency(seconds)
+        self.serial += seconds
+
     def advance(self, seconds: float) -> None:
         """Move time forward without counting it as latency."""
         if seconds < 0:

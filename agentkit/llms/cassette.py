@@ -31,7 +31,7 @@ import yaml
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
-from agentkit.core.sim import asleep, now
+from agentkit.core.sim import Stopwatch, asleep, now
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
@@ -432,10 +432,13 @@ class RecordingLLM(FunctionCallingLLM):
             raise self._player.miss(canonical)
         return canonical, key, exchange
 
-    def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, started: float,
+    def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, watch: Stopwatch,
                response: ChatResponse | None, chunks: list[str] | None,
                error: BaseException | None) -> None:
-        exchange = Exchange(request=canonical, request_hash=key, latency=now() - started)
+        # A live call's time passed as real I/O, not simulated latency: count all of it as
+        # latency, as the replay (which sleeps the recorded latency) will.
+        watch.clock.count_latency(watch.wall - watch.serial)
+        exchange = Exchange(request=canonical, request_hash=key, latency=watch.wall)
         if error is not None:
             exchange.error = _error_dict(error)
         else:
@@ -458,13 +461,13 @@ class RecordingLLM(FunctionCallingLLM):
             if exchange.latency:
                 await asleep(exchange.latency)
             return _response_from(exchange)[0]
-        started = now()
+        watch = Stopwatch.start()
         try:
             response = await self.llm._achat(request)
         except Exception as exc:
-            self._store(request, canonical, key, started, None, None, exc)
+            self._store(request, canonical, key, watch, None, None, exc)
             raise
-        self._store(request, canonical, key, started, response, None, None)
+        self._store(request, canonical, key, watch, response, None, None)
         return response
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
@@ -476,7 +479,7 @@ class RecordingLLM(FunctionCallingLLM):
             async for chunk in _replay_stream(response, chunks):
                 yield chunk
             return
-        started = now()
+        watch = Stopwatch.start()
         chunks: list[str] = []
         last: ChatResponse | None = None
         try:
@@ -486,7 +489,7 @@ class RecordingLLM(FunctionCallingLLM):
                     chunks.append(chunk.delta)
                 yield chunk
         except Exception as exc:
-            self._store(request, canonical, key, started, None, None, exc)
+            self._store(request, canonical, key, watch, None, None, exc)
             raise
         if last is not None:
-            self._store(request, canonical, key, started, last, chunks, None)
+            self._store(request, canonical, key, watch, last, chunks, None)

@@ -33,6 +33,7 @@ __all__ = [
     "ErrorItem",
     "ScriptReply",
     "AgentSpec",
+    "HistoryMessage",
     "Scenario",
 ]
 
@@ -219,12 +220,22 @@ class AgentSpec(_Strict):
         return self
 
 
+class HistoryMessage(_Strict):
+    """A message already in the agent's memory when the scenario starts."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
 class Scenario(_Strict):
     format: int
     name: str
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     tools: list[ToolSpec] = Field(default_factory=list)
+    history: list[HistoryMessage] = Field(
+        default_factory=list, description="the agent's memory before the first turn (e.g. "
+                                          "few-shot examples as earlier turns)")
     turns: list[Turn] = Field(min_length=1)
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)

@@ -14,6 +14,7 @@ from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
 from agentkit.llms.mock import ScriptedLLM
+from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agents import AGENT_TYPES, build_agent
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.loader import ScenarioError, load_scenario
@@ -139,6 +140,9 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
             scripted = llm
         try:
             agent = build_agent(agent_type, llm, tools, spec.params)
+            if scenario.history:
+                agent.memory.set([ChatMessage(role=m.role, content=m.content)
+                                  for m in scenario.history])
         except (TypeError, ValueError) as exc:
             if isinstance(scripted, ScriptedLLM):
                 scripted.strict = False  # the run never started: its script is not at fault

@@ -11,6 +11,7 @@ Python literals, prose after it). Anything else raises ``ValueError("Could not p
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 from typing import Any
@@ -99,6 +100,8 @@ def parse_action_input(text: str) -> dict[str, Any]:
         lambda: json.loads(_TRAILING_COMMA.sub(r"\1", text)),
         lambda: ast.literal_eval(text),
         lambda: ast.literal_eval(_python_literals(text)),
+        # small models trained on web text write quotes as HTML entities: {&#34;a&#34;: 2}
+        lambda: json.loads(html.unescape(text)),
     )
     for attempt in attempts:
         try:

@@ -230,3 +230,9 @@ def test_action_step_replays_its_input_as_json():
     step = ActionReasoningStep(thought="t", action="f", action_input={"a": True, "b": None})
 
     assert step.get_content() == 'Thought: t\nAction: f\nAction Input: {"a": true, "b": null}'
+
+
+def test_action_input_with_html_entity_quotes_is_read():
+    step = ReActOutputParser().parse(
+        'Thought: add.\nAction: add\nAction Input: {&#34;a&#34;: 2, &quot;b&quot;: 3}')
+    assert step.action_input == {"a": 2, "b": 3}
