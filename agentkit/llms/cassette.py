@@ -153,6 +153,9 @@ class Cassette:
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
+                                "(`agentkit record`, or pytest --record-mode once)") from None
         except OSError as exc:
             raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
         try:

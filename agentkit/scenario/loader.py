@@ -30,6 +30,7 @@ class YamlLocations:
     def __init__(self, node: yaml.Node | None) -> None:
         self.values: dict[Path_, int] = {}
         self.keys: dict[Path_, int] = {}
+        self.duplicates: list[tuple[Path_, int, int]] = []  # (path, line, first line)
         if node is not None:
             self._walk(node, ())
 
@@ -38,7 +39,11 @@ class YamlLocations:
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 child = (*path, str(key.value))
-                self.keys[child] = key.start_mark.line + 1
+                line = key.start_mark.line + 1
+                if child in self.keys:
+                    self.duplicates.append((child, line, self.keys[child]))
+                    continue
+                self.keys[child] = line
                 self._walk(value, child)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
@@ -155,7 +160,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
     bound = _BOUNDS.get(kind)
     if bound is not None:
         limit = item["ctx"][bound[1]]
-        return f"must be {bound[0]} {limit:g}, got {_shown(item['input'])}"
+        shown = f"{limit:g}" if isinstance(limit, (int, float)) else limit
+        return f"must be {bound[0]} {shown}, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
     return item["msg"].removeprefix("Value error, ")
@@ -200,6 +206,10 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
     data, where = load_yaml(path, text)
+    if where.duplicates:  # YAML keeps the last silently; a lost block is a bug to surface
+        raise ScenarioError("\n".join(
+            f"{path}:{line}: {'.'.join(map(str, key))}: duplicate key `{key[-1]}` (first at "
+            f"line {first}); merge the two or remove one" for key, line, first in where.duplicates))
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}:1: a scenario file must be a mapping with `format: "
                             f"{SCENARIO_FORMAT}`, `name`, `turns` and `agents`")

@@ -1,0 +1,36 @@
+"""Helpers for the harness tests: scenario files written into ``tmp_path``."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+MINIMAL = """\
+format: 1
+name: demo
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{name: add, args: {a: 2, b: 3}}]
+      - 2 + 3 = 5
+"""
+
+
+@pytest.fixture
+def write_file(tmp_path: Path) -> Callable[[str, str], Path]:
+    """``write_file(name, text)``: write dedented ``text`` to ``tmp_path / name``."""
+
+    def write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,467 @@
+"""Cassettes: record modes, faithful replay, helpful misses, clear errors for bad files,
+secrets kept off disk, atomic writes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from agentkit.llms import cassette as cassette_module
+from agentkit.llms import errors
+from agentkit.llms.cassette import (
+    Cassette,
+    CassetteError,
+    CassetteLLM,
+    CassetteMissError,
+    RecordedLLMError,
+    RecordingLLM,
+)
+from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
+from agentkit.llms.types import ChatMessage
+from agentkit.scenario import run_scenario
+from agentkit.tools import FunctionTool
+
+from .conftest import MINIMAL
+
+
+def _user(text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=text)]
+
+
+def _ask(llm, text: str) -> str:
+    return llm.chat(_user(text)).message.content
+
+
+def _record(path, *answers, mode="once", **options):
+    """Record one question per answer ("q1" -> answers[0], ...) through a scripted backend."""
+    live = ScriptedLLM(list(answers), **options)
+    recorder = RecordingLLM(live, path, mode)
+    for number in range(1, len(answers) + 1):
+        try:
+            _ask(recorder, f"q{number}")
+        except Exception:
+            pass
+    return recorder
+
+
+def _exchanges(path) -> list[dict]:
+    return yaml.safe_load(path.read_text("utf-8"))["exchanges"]
+
+
+# ----------------------------------------------------------------- record modes
+def test_mode_none_without_a_cassette_file_says_how_to_record(tmp_path):
+    path = tmp_path / "c.yaml"
+
+    with pytest.raises(CassetteMissError) as info:
+        RecordingLLM(ScriptedLLM([]), path, "none")
+
+    assert str(info.value) == (f"{path}: cassette not found and record mode is `none`; record it "
+                               "with --record-mode once")
+
+
+def test_an_unknown_record_mode_is_rejected():
+    with pytest.raises(ValueError, match="unknown record mode 'sometimes'; use one of none, once"):
+        RecordingLLM(ScriptedLLM([]), "c.yaml", "sometimes")
+
+
+def test_mode_once_records_when_the_cassette_is_missing(tmp_path):
+    path = tmp_path / "c.yaml"
+
+    _record(path, "a1", "a2")
+
+    assert [(e["request"]["messages"][0]["content"], e["response"]["message"]["content"])
+            for e in _exchanges(path)] == [("q1", "a1"), ("q2", "a2")]
+
+
+def test_mode_once_replays_when_the_cassette_exists(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    live = ScriptedLLM([])
+
+    answer = _ask(RecordingLLM(live, path, "once"), "q1")
+
+    assert answer == "a1" and live.calls == 0
+
+
+def test_mode_once_with_an_existing_cassette_does_not_record_a_miss(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+
+    with pytest.raises(CassetteMissError):
+        _ask(RecordingLLM(ScriptedLLM([], strict=False), path, "once"), "new question")
+    assert len(_exchanges(path)) == 1
+
+
+def test_mode_new_episodes_replays_hits_and_records_misses(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    live = ScriptedLLM(["fresh"])
+    recorder = RecordingLLM(live, path, "new_episodes")
+
+    answers = [_ask(recorder, "q1"), _ask(recorder, "q9")]
+
+    assert answers == ["a1", "fresh"] and live.calls == 1
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["a1", "fresh"]
+
+
+def test_mode_all_never_replays_and_appends(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    live = ScriptedLLM(["again"])
+
+    answer = _ask(RecordingLLM(live, path, "all"), "q1")
+
+    assert answer == "again" and live.calls == 1
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["a1", "again"]
+
+
+def test_mode_rewrite_starts_an_empty_cassette(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1", "a2")
+
+    _ask(RecordingLLM(ScriptedLLM(["new"]), path, "rewrite"), "q1")
+
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["new"]
+
+
+def test_a_recording_writes_the_header(tmp_path):
+    path = tmp_path / "c.yaml"
+    live = ScriptedLLM(["a"], name="model-x")
+    _ask(RecordingLLM(live, path, "once", agent_type="react", scenario="demo"), "q")
+
+    header = yaml.safe_load(path.read_text("utf-8"))
+
+    assert (header["format"], header["model"], header["agent_type"], header["scenario"]) == (
+        1, "model-x", "react", "demo")
+    assert header["agentkit_version"] and header["recorded_at"]
+    assert header["redactions"] == []
+
+
+def test_the_cassette_is_saved_after_every_recorded_exchange(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = RecordingLLM(ScriptedLLM(["a1", "a2"]), path, "once")
+
+    _ask(recorder, "q1")
+    after_one = len(_exchanges(path))
+    _ask(recorder, "q2")
+
+    assert (after_one, len(_exchanges(path))) == (1, 2)
+
+
+# ----------------------------------------------------------------- replay
+def test_replay_gives_the_recorded_answer_and_usage(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, ScriptedResponse(text="a1", usage={"prompt_tokens": 7, "completion_tokens": 2}))
+
+    response = CassetteLLM(path).chat(_user("q1"))
+
+    assert response.message.content == "a1"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (7, 2)
+
+
+def test_replay_gives_the_recorded_tool_calls(tmp_path):
+    path = tmp_path / "c.yaml"
+    tool = FunctionTool.from_defaults(lambda a, b: a + b, name="add", description="Add.")
+    live = ScriptedLLM([tool_call("add", a=1, b=2)])
+    RecordingLLM(live, path, "once").chat_with_tools([tool], "add them")
+
+    response = CassetteLLM(path).chat_with_tools([tool], "add them")
+
+    assert [(c.tool_name, c.tool_kwargs) for c in response.message.tool_calls] == [
+        ("add", {"a": 1, "b": 2})]
+
+
+def test_replay_streams_the_recorded_chunks(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = RecordingLLM(ScriptedLLM([ScriptedResponse(chunks=["Hel", "lo ", "there"])]), path,
+                            "once")
+    list(recorder.stream_chat(_user("q")))
+
+    deltas = [c.delta for c in CassetteLLM(path).stream_chat(_user("q"))]
+
+    assert [d for d in deltas if d] == ["Hel", "lo ", "there"]
+
+
+def test_replay_takes_the_recorded_latency_on_the_virtual_clock(tmp_path, sim):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1", latency=1.5)
+    before = sim.clock.now()
+
+    _ask(CassetteLLM(path), "q1")
+
+    assert sim.clock.now() - before == 1.5
+
+
+def test_a_recorded_backend_error_replays_as_the_same_error_type(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, errors.RateLimitError("slow down"))
+
+    with pytest.raises(errors.RateLimitError, match="slow down") as info:
+        _ask(CassetteLLM(path), "q1")
+
+    assert info.value.status_code == 429
+    assert _exchanges(path)[0]["error"] == {"type": "RateLimitError", "message": "slow down",
+                                            "status_code": 429}
+
+
+def test_a_recorded_error_of_another_kind_replays_as_a_recorded_llm_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, ValueError("odd"))
+
+    with pytest.raises(RecordedLLMError, match="ValueError: odd") as info:
+        _ask(CassetteLLM(path), "q1")
+
+    assert info.value.kind == "ValueError"
+
+
+def test_repeated_identical_requests_replay_in_recorded_order(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = RecordingLLM(ScriptedLLM(["first", "second"]), path, "once")
+    _ask(recorder, "same")
+    _ask(recorder, "same")
+    replay = CassetteLLM(path)
+
+    assert [_ask(replay, "same"), _ask(replay, "same")] == ["first", "second"]
+
+
+def test_unused_counts_the_exchanges_not_replayed_yet(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1", "a2")
+    replay = CassetteLLM(path)
+
+    _ask(replay, "q2")
+
+    assert replay.unused == 1
+
+
+def test_replay_metadata_comes_from_the_cassette_header(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1", name="model-y", function_calling=False)
+
+    meta = CassetteLLM(path).metadata
+
+    assert (meta.model_name, meta.is_function_calling_model) == ("model-y", False)
+
+
+# ----------------------------------------------------------------- misses
+def test_a_miss_names_the_nearest_recorded_request_and_the_first_difference(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1", "a2")
+
+    with pytest.raises(CassetteMissError) as info:
+        _ask(CassetteLLM(path), "q2!")
+
+    message = str(info.value)
+    assert message.startswith(f"{path}: no recorded exchange matches this request (hash ")
+    assert ("Nearest recorded request: exchanges[1], which differs at ['messages'][0]['content']: "
+            'recorded "q2", got "q2!".') in message
+    assert "re-record with record mode `new_episodes` or `rewrite`" in message
+
+
+def test_a_miss_on_a_request_made_more_often_than_recorded_says_so(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    replay = CassetteLLM(path)
+    _ask(replay, "q1")
+
+    with pytest.raises(CassetteMissError) as info:
+        _ask(replay, "q1")
+
+    assert "first recorded as exchanges[0]) was recorded 1 time(s) and every recording of it was " \
+           "already replayed" in str(info.value)
+
+
+def test_a_miss_on_an_empty_cassette_says_to_record_it(tmp_path):
+    path = tmp_path / "c.yaml"
+    Cassette(path=path).save()
+
+    with pytest.raises(CassetteMissError, match="the cassette has no recorded exchanges; record "
+                                                "it first"):
+        _ask(CassetteLLM(path), "q")
+
+
+# ----------------------------------------------------------------- malformed files
+def test_a_cassette_that_is_not_yaml_is_an_error_with_the_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - request: {a: [1\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value).startswith(f"{path}:4: cassette is not valid YAML:")
+
+
+def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 9\nexchanges: []\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == (f"{path}: unsupported cassette format 9 (this agentkit reads format "
+                               "1); re-record it")
+
+
+def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("- 1\n")
+
+    with pytest.raises(CassetteError, match="a cassette must be a mapping with `format` and "
+                                            "`exchanges`"):
+        Cassette.load(path)
+
+
+def test_cassette_exchanges_must_be_a_list(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges: {a: 1}\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == f"{path}: `exchanges` must be a list"
+
+
+def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - {request: {kind: chat}, response: {}}\n"
+                    "  - {request: {kind: chat}}\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == (f"{path}: exchanges[1]: needs `request` and `response` (or "
+                               "`error`)")
+
+
+def test_an_exchange_with_a_negative_latency_is_an_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - {request: {}, response: {}, latency: -1}\n")
+
+    with pytest.raises(CassetteError, match=r"exchanges\[0\]: `latency` must be a number of "
+                                            "seconds >= 0, got -1"):
+        Cassette.load(path)
+
+
+def test_a_missing_cassette_file_is_an_error_naming_it_and_saying_how_to_record(tmp_path):
+    path = tmp_path / "none.yaml"
+
+    with pytest.raises(CassetteError) as info:
+        CassetteLLM(path)
+
+    assert str(info.value) == (f"{path}: cannot read cassette: no such file; record it first "
+                               "(`agentkit record`, or pytest --record-mode once)")
+
+
+def test_a_saved_cassette_loads_back_with_multi_line_text_intact(tmp_path):
+    path = tmp_path / "c.yaml"
+    tricky = "line one  \n\tindented\n\nlast: value # not a comment\n"
+    _record(path, tricky)
+
+    assert _ask(CassetteLLM(path), "q1") == tricky
+
+
+# ----------------------------------------------------------------- secrets
+def test_secrets_never_reach_the_file_and_redactions_lists_their_kinds(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789")
+    path = tmp_path / "c.yaml"
+    live = ScriptedLLM(["use sk-abcdefghijklmnopqrstuvwx with header Bearer abc.def.ghi123"])
+    recorder = RecordingLLM(live, path, "once")
+
+    recorder.chat(_user("my token is tok-0123456789"), api_key="k-123", authorization="Basic xyz")
+
+    text = path.read_text("utf-8")
+    for secret in ("tok-0123456789", "sk-abcdefghijklmnopqrstuvwx", "abc.def.ghi123", "k-123",
+                   "Basic xyz"):
+        assert secret not in text
+    assert yaml.safe_load(text)["redactions"] == ["MY_SERVICE_TOKEN", "api-key", "api_key",
+                                                  "authorization", "bearer-token"]
+
+
+def test_a_secret_only_in_the_request_is_listed_in_redactions(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdefghij")
+    path = tmp_path / "c.yaml"
+
+    _ask(RecordingLLM(ScriptedLLM(["ok"]), path, "once"), "key sk-live-0123456789abcdefghij")
+
+    data = yaml.safe_load(path.read_text("utf-8"))
+    assert data["redactions"] == ["OPENAI_API_KEY"]
+    assert data["exchanges"][0]["request"]["messages"][0]["content"] == \
+        "key <redacted:OPENAI_API_KEY>"
+
+
+def test_replay_stays_stable_when_a_recorded_answer_with_a_secret_is_fed_back(tmp_path):
+    path = tmp_path / "c.yaml"
+    leaked = "your key is sk-abcdefghijklmnopqrstuvwx"
+    recorder = RecordingLLM(ScriptedLLM([leaked, "noted"]), path, "once")
+    first = recorder.chat(_user("q1")).message
+    recorder.chat([*_user("q1"), first, *_user("thanks")])
+    replay = CassetteLLM(path)
+
+    replayed = replay.chat(_user("q1")).message
+    second = replay.chat([*_user("q1"), replayed, *_user("thanks")]).message.content
+
+    assert replayed.content == "your key is <redacted:api-key>"
+    assert second == "noted"
+
+
+# ----------------------------------------------------------------- atomic writes
+def test_a_failing_rename_leaves_the_old_cassette_intact_and_no_temp_file(tmp_path, monkeypatch):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    before = path.read_text("utf-8")
+
+    def fail(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        _ask(RecordingLLM(ScriptedLLM(["a2"]), path, "all"), "q2")
+
+    assert path.read_text("utf-8") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_a_failing_serializer_leaves_the_old_cassette_intact(tmp_path, monkeypatch):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    before = path.read_text("utf-8")
+
+    def fail(_data):
+        raise RuntimeError("cannot serialize")
+
+    monkeypatch.setattr(cassette_module, "dump_yaml", fail)
+    with pytest.raises(RuntimeError, match="cannot serialize"):
+        _ask(RecordingLLM(ScriptedLLM(["a2"]), path, "all"), "q2")
+
+    assert path.read_text("utf-8") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+# ----------------------------------------------------------------- with scenarios
+def test_a_scenario_recorded_once_replays_to_the_same_trace(write_file, tmp_path):
+    path = write_file("rec.yaml", MINIMAL.replace(
+        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
+        "    recording: cassettes/rec.yaml\n"))
+    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
+
+    recorded = run_scenario(path, record=(live, "once"))
+    replayed = run_scenario(path)
+
+    assert (tmp_path / "cassettes" / "rec.yaml").exists()
+    assert recorded.passed and replayed.passed, (recorded.problems, replayed.problems)
+    assert replayed.trace.to_json() == recorded.trace.to_json()
+
+
+def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
+    path = write_file("rec.yaml", MINIMAL.replace(
+        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
+        "    recording: cassettes/rec.yaml\n"))
+    run_scenario(path, record=(ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"]), "once"))
+    cassette = Cassette.load(path.parent / "cassettes" / "rec.yaml")
+    cassette.exchanges.append(cassette.exchanges[-1])
+    cassette.save()
+
+    assert run_scenario(path).problems == [
+        "the recording has 1 exchange(s) that were not replayed"]

@@ -1,0 +1,336 @@
+"""Loading scenario files: a malformed one gets an error naming the file, the line and the
+field, with a hint how to fix it; discovery finds scenario files and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
+from .conftest import MINIMAL
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, agent_types=AGENT_TYPES)
+    return str(info.value)
+
+
+def _variant(old: str, new: str) -> str:
+    assert old in MINIMAL
+    return MINIMAL.replace(old, new)
+
+
+# ----------------------------------------------------------------- a valid file
+def test_a_valid_file_loads_with_its_path_and_fields(write_file):
+    path = write_file("demo.yaml", MINIMAL)
+
+    scenario = load_scenario(path, agent_types=AGENT_TYPES)
+
+    assert (scenario.name, scenario.path) == ("demo", str(path))
+    assert [t.user for t in scenario.turns] == ["What is 2 + 3?"]
+    assert list(scenario.agents) == ["function_calling"]
+
+
+def test_the_name_defaults_to_the_file_stem(write_file):
+    path = write_file("stem_name.yaml", MINIMAL.replace("name: demo\n", ""))
+
+    assert load_scenario(path).name == "stem_name"
+
+
+def test_an_unreadable_file_is_an_error_naming_it(tmp_path):
+    missing = tmp_path / "nope.yaml"
+
+    assert _error(missing).startswith(f"{missing}: cannot read scenario file")
+
+
+# ----------------------------------------------------------------- file-level problems
+def test_invalid_yaml_syntax_names_line_and_column_with_a_fix(write_file):
+    path = write_file("bad.yaml", "format: 1\nname: demo\nturns:\n  - user: [unclosed\n")
+
+    message = _error(path)
+
+    assert message.startswith(f"{path}:5:1: invalid YAML: expected ',' or ']'")
+    assert "while parsing a flow sequence at line 4" in message
+    assert "fix:" in message
+
+
+def test_a_bad_indentation_is_reported_at_its_line(write_file):
+    path = write_file("indent.yaml", "format: 1\nname: demo\n  turns: []\n")
+
+    assert _error(path).startswith(f"{path}:3:8: invalid YAML: mapping values are not allowed")
+
+
+def test_a_file_that_is_not_a_mapping_says_what_it_must_be(write_file):
+    path = write_file("list.yaml", "- user: hi\n- user: there\n")
+
+    assert _error(path) == (f"{path}:1: a scenario file must be a mapping with `format: 1`, "
+                            "`name`, `turns` and `agents`")
+
+
+def test_a_missing_format_says_to_add_it(write_file):
+    path = write_file("noformat.yaml", MINIMAL.replace("format: 1\n", ""))
+
+    assert _error(path) == (f"{path}:1: missing `format: 1` (the scenario format version); "
+                            "add it as the first line")
+
+
+def test_an_unsupported_format_names_the_supported_one(write_file):
+    path = write_file("format2.yaml", "name: demo\n" + MINIMAL.replace("format: 1\nname: demo\n",
+                                                                        "format: 2\n"))
+
+    assert _error(path) == (f"{path}:2: format: format 2 is not supported (this agentkit reads "
+                            "format 1)")
+
+
+# ----------------------------------------------------------------- unknown fields
+def test_an_unknown_top_level_field_suggests_the_closest_one(write_file):
+    path = write_file("top.yaml", MINIMAL + "descripton: adds\n")
+
+    assert _error(path) == (f"{path}:12: descripton: unknown field `descripton`; did you mean "
+                            "`description`?")
+
+
+def test_an_unknown_field_in_a_tool_suggests_the_closest_one(write_file):
+    path = write_file("tool.yaml", _variant("  - ref: mocks.tools:add\n",
+                                            "  - ref: mocks.tools:add\n    latncy: 1\n"))
+
+    assert _error(path) == (f"{path}:5: tools.0.latncy: unknown field `latncy`; did you mean "
+                            "`latency`?")
+
+
+def test_an_unknown_field_in_a_script_reply_suggests_the_closest_one(write_file):
+    path = write_file("reply.yaml", _variant("      - 2 + 3 = 5\n",
+                                             "      - text: 2 + 3 = 5\n        chunkz: [a]\n"))
+
+    assert _error(path) == (f"{path}:12: agents.function_calling.script.1.chunkz: unknown field "
+                            "`chunkz`; did you mean `chunks`?")
+
+
+def test_an_unknown_field_in_a_scripted_tool_call_suggests_the_closest_one(write_file):
+    path = write_file("call.yaml", _variant("{name: add, args:", "{name: add, arg:"))
+
+    assert _error(path) == (f"{path}:10: agents.function_calling.script.0.tool_calls.0.arg: "
+                            "unknown field `arg`; did you mean `args`?")
+
+
+def test_an_unknown_field_in_expect_suggests_the_closest_one(write_file):
+    path = write_file("expect.yaml", MINIMAL + "expect:\n  max_step: 2\n")
+
+    assert _error(path) == (f"{path}:13: expect.max_step: unknown field `max_step`; did you mean "
+                            "`max_steps`?")
+
+
+def test_an_unknown_field_inside_an_expected_memory_message_suggests_the_closest_one(write_file):
+    path = write_file("memory.yaml",
+                      MINIMAL + "expect:\n  memory:\n    - {role: user, contnt: x}\n")
+
+    assert _error(path) == (f"{path}:14: expect.memory.0.contnt: unknown field `contnt`; did you "
+                            "mean `content`?")
+
+
+def test_an_unknown_field_without_a_close_match_lists_the_known_ones(write_file):
+    path = write_file("far.yaml", MINIMAL + "expect:\n  tool_calls:\n    zzz: 1\n    calls: []\n")
+
+    assert _error(path) == (f"{path}:14: expect.tool_calls.zzz: unknown field `zzz`; known fields "
+                            "here: args, calls, match")
+
+
+# ----------------------------------------------------------------- missing fields and types
+def test_a_missing_required_field_says_to_add_it(write_file):
+    path = write_file("noturns.yaml", _variant("turns:\n  - user: What is 2 + 3?\n", ""))
+
+    assert _error(path) == f"{path}:1: turns: required field `turns` is missing; add it"
+
+
+def test_a_missing_nested_field_is_reported_at_its_parent(write_file):
+    path = write_file("nouser.yaml", _variant("  - user: What is 2 + 3?", "  - stream: true"))
+
+    assert _error(path) == f"{path}:6: turns.0.user: required field `user` is missing; add it"
+
+
+def test_a_wrongly_typed_value_says_what_was_expected_and_what_was_given(write_file):
+    path = write_file("type.yaml", _variant("  - user: What is 2 + 3?\n",
+                                            "  - user: What is 2 + 3?\n    stream: maybe\n"))
+
+    assert _error(path) == f"{path}:7: turns.0.stream: expected `true` or `false`, got 'maybe'"
+
+
+def test_a_scalar_where_a_list_belongs_says_how_to_write_a_list(write_file):
+    path = write_file("tags.yaml", MINIMAL + "tags: basic\n")
+
+    assert _error(path) == (f"{path}:12: tags: expected a list (`[a, b]` or one `- item` per "
+                            "line), got 'basic'")
+
+
+def test_an_empty_list_of_turns_says_to_add_one(write_file):
+    path = write_file("noturn.yaml", _variant("turns:\n  - user: What is 2 + 3?\n", "turns: []\n"))
+
+    assert _error(path) == f"{path}:5: turns: needs at least 1 entry; add one"
+
+
+def test_a_script_item_of_the_wrong_kind_lists_the_kinds_there_are(write_file):
+    path = write_file("item.yaml", _variant("      - 2 + 3 = 5\n", "      - 5\n"))
+
+    message = _error(path)
+
+    assert message.startswith(f"{path}:11: agents.function_calling.script.1: a script item is "
+                              "reply text (a string), a reply mapping")
+    assert "or an error (`error: {type: rate_limit}`)" in message
+
+
+def test_an_unknown_backend_error_type_suggests_the_closest_one(write_file):
+    path = write_file("errtype.yaml", _variant("      - 2 + 3 = 5\n",
+                                               "      - error: {type: ratelimit}\n"))
+
+    assert _error(path) == (f"{path}:11: agents.function_calling.script.1.error.type: "
+                            "'ratelimit' is not one of rate_limit, server, timeout, bad_request, "
+                            "authentication; did you mean `rate_limit`?")
+
+
+def test_every_problem_of_a_file_is_listed_one_per_line(write_file):
+    path = write_file("two.yaml", MINIMAL + "tags: basic\ndescripton: adds\n")
+
+    assert _error(path).splitlines() == [
+        f"{path}:12: tags: expected a list (`[a, b]` or one `- item` per line), got 'basic'",
+        f"{path}:13: descripton: unknown field `descripton`; did you mean `description`?",
+    ]
+
+
+def test_a_scenario_name_that_cannot_name_files_is_rejected(write_file):
+    path = write_file("name.yaml", _variant("name: demo", "name: my demo"))
+
+    assert _error(path) == (f"{path}:2: name: use letters, digits, '_', '-' and '.' only (it "
+                            "names files)")
+
+
+# ----------------------------------------------------------------- text matches
+@pytest.mark.parametrize("match", ["{}", "{equals: a, contains: b}"],
+                         ids=["none-given", "two-given"])
+def test_a_text_match_needs_exactly_one_of_equals_contains_regex(write_file, match):
+    path = write_file("match.yaml", MINIMAL + f"expect:\n  answer: {match}\n")
+
+    assert _error(path) == (f"{path}:13: expect.answer: give exactly one of `equals`, `contains` "
+                            "or `regex`")
+
+
+def test_an_invalid_regex_is_reported_with_the_reason(write_file):
+    path = write_file("regex.yaml", _variant(
+        "  - user: What is 2 + 3?\n", "  - user: What is 2 + 3?\n    answer: {regex: '(5'}\n"))
+
+    assert _error(path) == (f"{path}:7: turns.0.answer: invalid regex '(5': missing ), "
+                            "unterminated subpattern at position 0")
+
+
+# ----------------------------------------------------------------- agents
+def test_an_unknown_agent_type_suggests_the_closest_known_one(write_file):
+    path = write_file("agent.yaml", _variant("  function_calling:", "  function_caling:"))
+
+    assert _error(path) == (f"{path}:8: agents.function_caling: unknown agent type "
+                            "`function_caling`; did you mean `function_calling`? (known: "
+                            "function_calling, react)")
+
+
+def test_agent_types_are_not_checked_when_none_are_given(write_file):
+    path = write_file("custom.yaml", _variant("  function_calling:", "  my_agent:"))
+
+    assert list(load_scenario(path).agents) == ["my_agent"]
+
+
+def test_an_agent_type_with_both_script_and_recording_is_rejected(write_file):
+    path = write_file("both.yaml", _variant("    script:\n",
+                                            "    recording: cassettes/x.yaml\n    script:\n"))
+
+    assert _error(path) == (f"{path}:9: agents.function_calling: give each agent type exactly "
+                            "one of `script` or `recording`")
+
+
+def test_an_agent_type_with_neither_script_nor_recording_is_rejected(write_file):
+    path = write_file("neither.yaml", MINIMAL.split("    script:")[0] + "    latency: 1\n")
+
+    assert _error(path) == (f"{path}:9: agents.function_calling: give each agent type exactly "
+                            "one of `script` or `recording`")
+
+
+def test_a_negative_llm_latency_is_rejected_with_the_value(write_file):
+    path = write_file("llmlat.yaml", _variant("    script:\n", "    latency: -0.5\n    script:\n"))
+
+    assert _error(path) == f"{path}:9: agents.function_calling.latency: must be >= 0, got -0.5"
+
+
+# ----------------------------------------------------------------- tools
+def test_a_negative_tool_latency_is_rejected_with_the_value(write_file):
+    path = write_file("lat.yaml", _variant("  - ref: mocks.tools:add\n",
+                                           "  - ref: mocks.tools:add\n    latency: -1\n"))
+
+    assert _error(path) == f"{path}:5: tools.0.latency: must be >= 0, got -1"
+
+
+def test_failure_call_numbers_must_be_positive(write_file):
+    path = write_file("fail.yaml", _variant("  - ref: mocks.tools:add\n",
+                                            "  - ref: mocks.tools:add\n    failures: [2, 0]\n"))
+
+    assert _error(path) == (f"{path}:5: tools.0.failures: call numbers start at 1 (the first "
+                            "call), got 0")
+
+
+@pytest.mark.parametrize("ref", ["mocks.tools.add", "mocks/tools:add", "add", "mocks.tools:"])
+def test_an_import_ref_of_the_wrong_shape_shows_the_right_one(write_file, ref):
+    path = write_file("ref.yaml", _variant("mocks.tools:add", f"'{ref}'"))
+
+    assert _error(path) == (f"{path}:4: tools.0.ref: {ref!r} is not an import ref; write "
+                            "`package.module:name`")
+
+
+# ----------------------------------------------------------------- discovery
+def test_discovery_returns_scenario_files_sorted_and_recursively(write_file, tmp_path):
+    for name in ("b.yaml", "a.yml", "sub/c.yaml", "notes.txt", "sub/readme.md"):
+        write_file(name, MINIMAL)
+
+    found = discover_scenarios(tmp_path)
+
+    assert found == [tmp_path / "a.yml", tmp_path / "b.yaml", tmp_path / "sub" / "c.yaml"]
+
+
+def test_discovery_skips_snapshots_and_cassettes(write_file, tmp_path):
+    write_file("s.yaml", MINIMAL)
+    write_file("__snapshots__/s/react.yaml", "x: 1\n")
+    write_file("cassettes/s.react.yaml", "format: 1\nexchanges: []\n")
+
+    assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+def test_discovery_of_a_file_returns_that_file(write_file):
+    path = write_file("only.yaml", MINIMAL)
+
+    assert discover_scenarios(path) == [path]
+
+
+def test_discovery_of_a_missing_path_is_an_error(tmp_path):
+    with pytest.raises(ScenarioError, match="no such scenario file or directory"):
+        discover_scenarios(tmp_path / "missing")
+
+
+def test_discovery_finds_the_bundled_scenarios_but_not_their_snapshots():
+    root = Path(__file__).parents[2] / "scenarios"
+
+    found = discover_scenarios(root)
+
+    assert {"single_tool_call", "slow_tools", "streamed_answer"} <= {p.stem for p in found}
+    assert not [p for p in found if {"__snapshots__", "cassettes"} & set(p.parts)]
+
+
+def test_a_duplicate_key_is_an_error_naming_both_lines(write_file):
+    path = write_file("dup.yaml", MINIMAL + "expect:\n  max_steps: 2\nexpect:\n  max_steps: 3\n")
+
+    assert _error(path) == (f"{path}:14: expect: duplicate key `expect` (first at line 12); merge "
+                            "the two or remove one")
+
+
+def test_an_unknown_match_mode_suggests_the_closest_one(write_file):
+    path = write_file("mode.yaml", MINIMAL + "expect:\n  tool_calls:\n    match: unorderd\n"
+                                             "    calls: []\n")
+
+    assert _error(path) == (f"{path}:14: expect.tool_calls.match: 'unorderd' is not one of "
+                            "strict, unordered, subset, superset; did you mean `unordered`?")

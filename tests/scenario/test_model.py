@@ -1,0 +1,117 @@
+"""The scenario model: text matches, script items, expectations merged per agent type."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from agentkit.scenario import load_scenario
+from agentkit.scenario.model import (
+    AgentSpec,
+    ErrorItem,
+    Expect,
+    Scenario,
+    ScriptReply,
+    TextMatch,
+)
+
+from .conftest import MINIMAL
+
+
+def _scenario(**changes) -> Scenario:
+    data = {"format": 1, "name": "m", "turns": [{"user": "hi"}],
+            "agents": {"react": {"script": ["Answer: hi"]}}}
+    data.update(changes)
+    return Scenario.model_validate(data)
+
+
+# ----------------------------------------------------------------- TextMatch
+@pytest.mark.parametrize(("match", "text", "expected"), [
+    ({"equals": "2 + 3 = 5"}, "2 + 3 = 5", True),
+    ({"equals": "2 + 3 = 5"}, "2 + 3 = 5.", False),
+    ({"contains": "5"}, "2 + 3 = 5", True),
+    ({"contains": "6"}, "2 + 3 = 5", False),
+    ({"regex": r"^\d \+ \d = \d$"}, "2 + 3 = 5", True),
+    ({"regex": r"^\d+$"}, "2 + 3 = 5", False),
+])
+def test_a_text_match_compares_by_its_mode(match, text, expected):
+    assert TextMatch(**match).matches(text) is expected
+
+
+def test_a_text_match_treats_no_answer_as_empty_text():
+    assert TextMatch(equals="").matches(None)
+    assert not TextMatch(contains="x").matches(None)
+
+
+def test_a_text_match_describes_itself_by_mode_and_value():
+    assert TextMatch(regex="a+").describe() == "regex 'a+'"
+
+
+def test_a_regex_match_searches_anywhere_in_the_text():
+    assert TextMatch(regex="Nairobi").matches("The capital is Nairobi.")
+
+
+# ----------------------------------------------------------------- script items
+def test_script_items_are_parsed_by_their_shape():
+    spec = AgentSpec.model_validate({"script": [
+        "plain text",
+        {"text": "t", "tool_calls": [{"name": "add", "args": {"a": 1}}]},
+        {"error": {"type": "server"}},
+    ]})
+
+    assert [type(item) for item in spec.script] == [str, ScriptReply, ErrorItem]
+
+
+def test_a_scripted_tool_call_cannot_have_both_args_and_raw_arguments():
+    with pytest.raises(ValidationError, match="either `args` or raw `arguments`, not both"):
+        ScriptReply.model_validate({"tool_calls": [{"name": "add", "args": {}, "arguments": "{}"}]})
+
+
+def test_a_scripted_reply_latency_cannot_be_negative():
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        ScriptReply(latency=-1)
+
+
+# ----------------------------------------------------------------- expectations
+def test_an_agent_types_expect_overrides_only_the_fields_it_sets():
+    scenario = _scenario(
+        expect={"answer": {"contains": "hi"}, "max_llm_calls": 1},
+        agents={"react": {"script": ["Answer: hi"], "expect": {"max_llm_calls": 5}}})
+
+    merged = scenario.expect_for("react")
+
+    assert merged.max_llm_calls == 5
+    assert merged.answer == TextMatch(contains="hi")
+
+
+def test_an_agent_type_without_expect_uses_the_scenarios():
+    scenario = _scenario(expect={"max_steps": 3})
+
+    assert scenario.expect_for("react") == Expect(max_steps=3)
+
+
+def test_an_agent_type_can_clear_a_scenario_expectation_with_null():
+    scenario = _scenario(expect={"answer": {"contains": "hi"}},
+                         agents={"react": {"script": ["x"], "expect": {"answer": None}}})
+
+    assert scenario.expect_for("react").answer is None
+
+
+def test_tool_call_expectations_default_to_strict_order_and_exact_args():
+    expect = Expect.model_validate({"tool_calls": {"calls": [{"name": "add"}]}})
+
+    assert (expect.tool_calls.match, expect.tool_calls.args) == ("strict", "exact")
+
+
+# ----------------------------------------------------------------- locations
+def test_a_loaded_scenario_knows_the_line_of_each_field(write_file):
+    path = write_file("where.yaml", MINIMAL)
+
+    scenario = load_scenario(path)
+
+    assert scenario.where("tools", 0, "ref") == f"{path}:4"
+    assert scenario.where("agents", "function_calling") == f"{path}:9"
+
+
+def test_a_scenario_built_in_code_is_located_by_its_name():
+    assert _scenario().where("tools", 0) == "m"

@@ -1,0 +1,158 @@
+"""Secret redaction and atomic file writes (what keeps cassettes safe and whole on disk)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agentkit.core.files import atomic_write_text
+from agentkit.core.secrets import Redactor
+
+
+# ----------------------------------------------------------------- secrets from the environment
+@pytest.mark.parametrize("name", ["SERVICE_API_KEY", "GITHUB_TOKEN", "client_secret",
+                                  "DB_PASSWORD", "AWS_CREDENTIALS"])
+def test_values_of_secret_looking_env_vars_are_replaced_by_their_name(name):
+    redactor = Redactor(environ={name: "s3cr3t-value-123"})
+
+    assert redactor.text("x=s3cr3t-value-123;") == f"x=<redacted:{name}>;"
+    assert redactor.redacted == {name}
+
+
+def test_values_of_other_env_vars_are_kept():
+    redactor = Redactor(environ={"HOME": "/home/someone", "LANG": "en_US.UTF-8"})
+
+    assert redactor.text("in /home/someone") == "in /home/someone"
+    assert redactor.redacted == set()
+
+
+def test_short_values_of_secret_env_vars_are_not_treated_as_secrets():
+    redactor = Redactor(environ={"KEY": "abc"})
+
+    assert redactor.text("abc def") == "abc def"
+
+
+def test_the_longer_of_two_overlapping_secrets_is_redacted_whole():
+    redactor = Redactor(environ={"A_TOKEN": "tok-12345678", "B_TOKEN": "tok-12345678-extended"})
+
+    assert redactor.text("tok-12345678-extended") == "<redacted:B_TOKEN>"
+
+
+def test_the_process_environment_is_used_by_default(monkeypatch):
+    monkeypatch.setenv("ZZ_TEST_SECRET", "from-the-environment")
+
+    assert Redactor().text("from-the-environment") == "<redacted:ZZ_TEST_SECRET>"
+
+
+# ----------------------------------------------------------------- secrets by shape
+def test_openai_style_keys_are_redacted():
+    redactor = Redactor(environ={})
+
+    assert redactor.text("key sk-proj-AbC_123-xyz7890abcd ok") == "key <redacted:api-key> ok"
+    assert redactor.redacted == {"api-key"}
+
+
+def test_short_sk_prefixed_words_are_not_keys():
+    assert Redactor(environ={}).text("a sk-short word") == "a sk-short word"
+
+
+@pytest.mark.parametrize("header", ["Bearer abc.DEF-123_xyz", "bearer abc.DEF-123_xyz"])
+def test_bearer_tokens_are_redacted_whatever_the_case(header):
+    redactor = Redactor(environ={})
+
+    assert redactor.text(f"Authorization: {header}") == "Authorization: Bearer <redacted>"
+    assert redactor.redacted == {"bearer-token"}
+
+
+@pytest.mark.parametrize("field", ["Authorization", "api_key", "API-KEY", "x-api-key",
+                                   "openai_api_key"])
+def test_secret_fields_are_redacted_whatever_their_value(field):
+    redactor = Redactor(environ={})
+
+    assert redactor.data({field: "anything", "model": "m"}) == {field: "<redacted>", "model": "m"}
+    assert redactor.redacted == {field.lower()}
+
+
+def test_empty_secret_fields_are_left_empty():
+    redactor = Redactor(environ={})
+
+    assert redactor.data({"api_key": None, "authorization": ""}) == {"api_key": None,
+                                                                    "authorization": ""}
+    assert redactor.redacted == set()
+
+
+def test_nested_data_is_redacted_everywhere_and_other_values_kept():
+    redactor = Redactor(environ={})
+    data = {"messages": [{"content": "sk-abcdefghijklmnopqrstu"}, ("Bearer abcdefghij", 3)],
+            "n": 1.5, "flag": True, "none": None}
+
+    assert redactor.data(data) == {
+        "messages": [{"content": "<redacted:api-key>"}, ["Bearer <redacted>", 3]],
+        "n": 1.5, "flag": True, "none": None}
+
+
+def test_redacting_redacted_data_changes_nothing():
+    redactor = Redactor(environ={"MY_TOKEN": "tok-0123456789"})
+    once = redactor.data({"text": "tok-0123456789 sk-abcdefghijklmnopqrstu Bearer abcdefghij",
+                          "api_key": "x"})
+
+    assert Redactor(environ={"MY_TOKEN": "tok-0123456789"}).data(once) == once
+
+
+# ----------------------------------------------------------------- atomic writes
+def test_atomic_write_creates_the_file_and_its_folders(tmp_path):
+    path = tmp_path / "a" / "b" / "out.txt"
+
+    atomic_write_text(path, "héllo\n")
+
+    assert path.read_text("utf-8") == "héllo\n"
+
+
+def test_atomic_write_replaces_an_existing_file(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    atomic_write_text(path, "new")
+
+    assert path.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_atomic_write_keeps_newlines_as_written(tmp_path):
+    path = tmp_path / "out.txt"
+
+    atomic_write_text(path, "a\nb\n")
+
+    assert path.read_bytes() == b"a\nb\n"
+
+
+def test_a_failing_rename_keeps_the_old_file_and_removes_the_temp_file(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    def fail(*_args):
+        raise OSError("rename failed")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="rename failed"):
+        atomic_write_text(path, "new")
+
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_temp_file(tmp_path,
+                                                                              monkeypatch):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    def fail(_fd):
+        raise OSError("fsync failed")
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(OSError, match="fsync failed"):
+        atomic_write_text(path, "new")
+
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]

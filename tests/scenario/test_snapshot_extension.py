@@ -1,0 +1,95 @@
+"""The syrupy extension: traces stored as their own JSON, mismatches shown step-aligned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from agentkit.scenario import run_scenario
+from agentkit.scenario.snapshot import TraceSnapshotExtension
+
+SCENARIOS = Path(__file__).parents[2] / "scenarios"
+
+
+def _trace(name: str = "single_tool_call", agent: str = "react"):
+    return run_scenario(SCENARIOS / f"{name}.yaml", agent).trace
+
+
+def _identity(*, data, path):
+    return data
+
+
+def _lines(serialized: str, stored: str) -> list[str]:
+    return list(TraceSnapshotExtension().diff_lines(serialized, stored))
+
+
+def test_a_trace_is_serialized_exactly_as_its_to_json():
+    trace = _trace()
+
+    serialized = TraceSnapshotExtension().serialize(trace, exclude=None, include=None,
+                                                    matcher=_identity)
+
+    assert serialized == trace.to_json()
+
+
+def test_a_trace_keeps_its_readable_key_order():
+    serialized = TraceSnapshotExtension().serialize(_trace())
+
+    assert list(json.loads(serialized)) == ["format", "scenario", "agent", "turns", "totals"]
+
+
+def test_other_data_is_serialized_like_syrupys_json_extension():
+    data = {"b": [1, 2], "a": {"y": 1, "x": 2}}
+
+    assert TraceSnapshotExtension().serialize(data) == JSONSnapshotExtension().serialize(data)
+
+
+def test_a_changed_trace_is_shown_as_a_step_aligned_diff():
+    stored = _trace().to_dict()
+    received = json.loads(json.dumps(stored))
+    received["turns"][0]["steps"][0]["tool_calls"][0]["output"] = "6"
+
+    lines = _lines(json.dumps(received), json.dumps(stored))
+
+    assert lines == [
+        "trace differs from the snapshot (step-aligned; snapshot -> now):",
+        'turn 1 ("What is 2 + 3?"):',
+        "    step 1: changed",
+        '      tool_calls[0].output: "5" -> "6"',
+    ]
+
+
+def test_a_diff_between_scenarios_runs_names_the_inserted_step():
+    stored = _trace("slow_tools", "function_calling").to_json()
+    received = _trace("slow_tools", "react").to_json()
+
+    lines = _lines(received, stored)
+
+    assert lines[0] == "trace differs from the snapshot (step-aligned; snapshot -> now):"
+    assert any(": inserted + " in line for line in lines)
+    assert 'agent: "function_calling" -> "react"' in lines
+
+
+def test_a_trace_that_differs_only_in_formatting_says_so():
+    trace = _trace()
+    resorted = json.dumps(trace.to_dict(), indent=2, sort_keys=True)
+
+    assert _lines(trace.to_json(), resorted) == [
+        "the trace is the same; only the snapshot file's formatting differs (key order or "
+        "whitespace): rewrite it with --snapshot-update"]
+
+
+def test_json_that_is_not_a_trace_falls_back_to_syrupys_diff():
+    received, stored = '{"a": 1}\n', '{"a": 2}\n'
+
+    assert _lines(received, stored) == list(
+        JSONSnapshotExtension().diff_lines(received, stored))
+
+
+def test_text_that_is_not_json_falls_back_to_syrupys_diff():
+    received, stored = "not json", "also not json"
+
+    assert _lines(received, stored) == list(
+        JSONSnapshotExtension().diff_lines(received, stored))

@@ -1,0 +1,214 @@
+"""Traces: the normalised, deterministic record of a run, built from bus events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentkit.core.sim import Stopwatch
+from agentkit.instrumentation import collect_events
+from agentkit.llms.mock import ScriptedLLM
+from agentkit.llms.types import ChatMessage
+from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
+from agentkit.scenario.trace import IdNormalizer, build_turn, critical_path
+
+SCENARIOS = Path(__file__).parents[2] / "scenarios"
+BUNDLED = [(path, agent) for path in discover_scenarios(SCENARIOS)
+           for agent in load_scenario(path).agents]
+
+
+def _bundled(name: str, agent: str):
+    return run_scenario(SCENARIOS / f"{name}.yaml", agent)
+
+
+# ----------------------------------------------------------------- determinism
+@pytest.mark.parametrize(("path", "agent"), BUNDLED,
+                         ids=[f"{p.stem}-{a}" for p, a in BUNDLED])
+def test_a_bundled_scenario_gives_byte_identical_json_twice_and_matches_its_snapshot(path, agent):
+    first = run_scenario(path, agent).trace.to_json()
+    second = run_scenario(path, agent).trace.to_json()
+    committed = (path.parent / "__snapshots__" / path.stem / f"{agent}.json").read_text("utf-8")
+
+    assert first == second
+    assert first == committed
+
+
+# ----------------------------------------------------------------- ids
+def test_tool_call_ids_are_numbered_in_order_of_first_appearance():
+    trace = _bundled("parallel_calls", "function_calling").trace
+
+    assert [(c.id, c.args["city"]) for c in trace.tool_calls] == [("call_1", "Paris"),
+                                                                  ("call_2", "Tokyo")]
+
+
+def test_messages_refer_to_tool_calls_by_their_normalised_ids():
+    turn = _bundled("parallel_calls", "function_calling").trace.turns[0]
+
+    requested = [c["id"] for c in turn.memory[1]["tool_calls"]]
+    answered = [m["tool_call_id"] for m in turn.memory if m["role"] == "tool"]
+
+    assert requested == answered == ["call_1", "call_2"]
+
+
+def test_normalised_ids_continue_across_turns():
+    trace = _bundled("multi_turn_memory", "function_calling").trace
+
+    assert [[c.id for c in turn.tool_calls] for turn in trace.turns] == [["call_1"], ["call_2"]]
+
+
+def test_the_id_normalizer_names_each_raw_id_once_and_keeps_none():
+    ids = IdNormalizer()
+
+    assert [ids("x9"), ids("a1"), ids("x9"), ids(None)] == ["call_1", "call_2", "call_1", None]
+
+
+# ----------------------------------------------------------------- attribution to steps
+def test_each_step_holds_its_own_llm_call_and_tool_calls():
+    steps = _bundled("tool_raising", "function_calling").trace.steps
+
+    assert [(len(s.llm_calls), [c.args for c in s.tool_calls], s.is_last) for s in steps] == [
+        (1, [{"a": 10, "b": 0}], False),
+        (1, [{"a": 10, "b": 4}], False),
+        (1, [], True),
+    ]
+
+
+def test_parallel_tool_calls_belong_to_the_step_that_requested_them():
+    steps = _bundled("slow_tools", "function_calling").trace.steps
+
+    assert [[c.args["city"] for c in s.tool_calls] for s in steps] == [
+        ["Paris", "Rome", "Lima"], []]
+    assert steps[0].llm_calls[0].response["tool_calls"][2]["id"] == steps[0].tool_calls[2].id
+
+
+def test_a_step_records_its_input_and_output():
+    steps = _bundled("single_tool_call", "react").trace.steps
+
+    assert (steps[0].input, steps[0].is_last) == ("What is 2 + 3?", False)
+    assert (steps[-1].output, steps[-1].is_last) == ("2 + 3 = 5", True)
+
+
+def test_an_llm_call_records_messages_response_usage_latency_and_offered_tools():
+    call = _bundled("single_tool_call", "function_calling").trace.llm_calls[0]
+
+    assert call.kind == "chat"
+    assert call.messages == [{"role": "user", "content": "What is 2 + 3?"}]
+    assert call.response == {"content": "", "tool_calls": [
+        {"id": "call_1", "name": "add", "args": {"a": 2, "b": 3}}]}
+    assert call.latency == 0.5
+    assert call.tools == ["add"]
+    assert set(call.usage) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+
+
+def test_llm_calls_outside_any_agent_step_go_to_a_trailing_step():
+    llm = ScriptedLLM(["hello"])
+    with collect_events() as events:
+        llm.chat([ChatMessage(role="user", content="hi")])
+
+    turn = build_turn("hi", events, IdNormalizer(), response="hello", error=None, memory=[],
+                      wall_time=0.0, serial_time=0.0)
+
+    assert [(s.index, len(s.llm_calls)) for s in turn.steps] == [(0, 1)]
+
+
+# ----------------------------------------------------------------- totals
+def test_totals_count_steps_calls_and_tool_errors():
+    totals = _bundled("flaky_tool", "function_calling").trace.totals()
+
+    assert (totals.steps, totals.llm_calls, totals.tool_calls, totals.tool_errors) == (3, 3, 2, 1)
+
+
+def test_totals_sum_the_token_usage_of_every_llm_call(write_file):
+    path = write_file("usage.yaml", """\
+        format: 1
+        name: usage
+        tools: [{ref: "mocks.tools:add"}]
+        turns: [{user: add}]
+        agents:
+          function_calling:
+            script:
+              - tool_calls: [{name: add, args: {a: 1, b: 2}}]
+                usage: {prompt_tokens: 10, completion_tokens: 3}
+              - {text: "3", usage: {prompt_tokens: 20, completion_tokens: 4}}
+        """)
+
+    totals = run_scenario(path).trace.totals()
+
+    assert (totals.prompt_tokens, totals.completion_tokens) == (30, 7)
+
+
+def test_concurrent_tool_calls_make_wall_time_shorter_than_serial_time():
+    totals = _bundled("slow_tools", "function_calling").trace.totals()
+
+    assert (totals.wall_time, totals.serial_time, totals.critical_path) == (4.0, 8.0, 4.0)
+
+
+def test_sequential_tool_calls_make_wall_time_equal_serial_time():
+    totals = _bundled("slow_tools", "react").trace.totals()
+
+    assert (totals.wall_time, totals.serial_time, totals.critical_path) == (10.0, 10.0, 10.0)
+
+
+def test_each_turn_records_its_own_wall_and_serial_time():
+    turn = _bundled("parallel_calls", "function_calling").trace.to_dict()["turns"][0]
+
+    assert turn["time"] == {"wall": 2.0, "serial": 3.0}
+
+
+def test_the_totals_are_part_of_the_json():
+    data = _bundled("single_tool_call", "react").trace.to_dict()
+
+    assert data["totals"]["llm_calls"] == 2 and data["totals"]["wall_time"] == 1.0
+
+
+# ----------------------------------------------------------------- critical path
+@pytest.mark.parametrize(("intervals", "expected"), [
+    ([], 0.0),
+    ([(0.0, 2.0)], 2.0),
+    ([(0.0, 1.0), (1.0, 2.0), (0.0, 2.5)], 3.0),
+    ([(0.0, 2.0), (0.0, 2.0), (0.0, 2.0), (2.0, 1.0)], 3.0),
+    ([(0.0, 2.0), (1.0, 2.0)], 2.0),
+    ([(5.0, 1.0), (0.0, 1.0), (1.0, 1.0), (3.0, 0.5)], 3.5),
+], ids=["empty", "one", "chain-beats-long-one", "parallel-then-one", "overlapping",
+        "unsorted-with-gaps"])
+def test_critical_path_is_the_longest_chain_of_back_to_back_intervals(intervals, expected):
+    assert critical_path(intervals) == expected
+
+
+# ----------------------------------------------------------------- streaming and errors
+def test_a_streamed_turn_records_the_streamed_call_and_memory_after_the_stream_ended():
+    turn = _bundled("streamed_answer", "react").trace.turns[0]
+
+    assert turn.response == "The capital of Kenya is Nairobi."
+    assert turn.steps[-1].llm_calls[0].kind == "stream_chat"
+    assert turn.memory[-1] == {"role": "assistant", "content": "The capital of Kenya is Nairobi."}
+
+
+def test_an_erroring_turn_records_the_error_and_no_later_turn_runs(write_file):
+    path = write_file("err.yaml", """\
+        format: 1
+        name: err
+        turns: [{user: first}, {user: second}]
+        agents:
+          function_calling:
+            script:
+              - error: {type: server, message: upstream exploded}
+              - never used
+        expect:
+          error: {contains: upstream exploded}
+        """)
+
+    trace = run_scenario(path).trace
+
+    assert len(trace.turns) == 1
+    assert trace.turns[0].response is None
+    assert trace.turns[0].error == "ServerError: upstream exploded"
+    assert trace.llm_calls[0].error == "ServerError: upstream exploded"
+
+
+def test_the_stopwatch_of_a_turn_is_simulated(sim):
+    watch = Stopwatch.start()
+    sim.clock.advance(1.25)
+
+    assert watch.wall == 1.25
