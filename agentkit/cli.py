@@ -2,11 +2,24 @@
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
 failures/regressions; 2 bad usage or a malformed file (the message says where).
+
+* ``record`` writes the cassette and, beside it, ``<cassette>.trace.json``: the trace of a
+  replay of the fresh cassette (secrets redacted, recorded latencies), i.e. what every later
+  offline run must reproduce. It exits 1 when the recorded run fails its expectations (the
+  cassette is written anyway).
+* ``replay`` exits 1 on a cassette miss (a request the recording does not have, e.g. after a
+  user turn or a prompt changed): like a changed trace, it is a regression of the agent or
+  scenario against its recording, not bad input. The miss is printed first, naming the nearest
+  recorded request and where it differs; re-record if the change is intended.
+* ``run --agents`` with an agent type that does not exist, or that no scenario declares, is a
+  usage error (2): a typo must not pass as "nothing failed".
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import json
 import os
 import sys
@@ -59,9 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
-        description="Run a scenario's turns against a live model and write the agent type's "
-                    "cassette (and the recorded trace beside it). The API key comes from "
-                    "$OPENAI_API_KEY; a local OpenAI-compatible server needs none.")
+        description="Run a scenario's turns against a live model, one progress line per LLM "
+                    "and tool call, and write the agent type's cassette and, beside it, "
+                    "<cassette>.trace.json (what `replay` compares against). The API key "
+                    "comes from $OPENAI_API_KEY and is never written to either; a local "
+                    "OpenAI-compatible server needs none.")
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", required=True, help="the agent type to record")
     sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
@@ -77,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
-        description="Replay each recorded agent type of a scenario from its cassette and "
-                    "check that the trace equals the one saved when it was recorded.")
+        description="Replay each recorded agent type of a scenario from its cassette "
+                    "(offline) and check that the trace equals the one `record` saved beside "
+                    "it. Exit 1 if it differs or if a request is not on the cassette (a "
+                    "cassette miss: the nearest recorded request is shown).")
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", help="only this agent type")
 
@@ -147,19 +164,46 @@ def _result_line(result: Any) -> str:
             f"wall={totals.wall_time:g}s serial={totals.serial_time:g}s")
 
 
+def _check_agent_types(names: list[str] | None) -> None:
+    from agentkit.scenario.agents import AGENT_TYPES
+
+    for name in names or []:
+        if name not in AGENT_TYPES:
+            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise CLIError(f"--agents: unknown agent type `{name}`; {hint}(known: "
+                           f"{', '.join(sorted(AGENT_TYPES))})")
+
+
+def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
+    """``run_scenario``; a malformed scenario or cassette, or a missing cassette (with how to
+    record it), is a :class:`CLIError`."""
+    from agentkit.llms.cassette import CassetteError
+    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario.runner import cassette_path, run_scenario
+
+    try:
+        return run_scenario(scenario, agent_type, **kwargs)
+    except CassetteError as exc:
+        hint = ""
+        if (scenario.agents[agent_type].recording is not None
+                and not cassette_path(scenario, agent_type).exists()):
+            hint = (f"\n  fix: record it with `agentkit record {scenario.path} --agent "
+                    f"{agent_type}`")
+        raise CLIError(f"{exc}{hint}") from None
+    except ScenarioError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
-    from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.runner import run_all
 
+    _check_agent_types(args.agents)
     failed = total = 0
     for path in _paths(args.paths):
         scenario = _load(path)
-        try:
-            results = run_all(scenario, args.agents)
-        except ScenarioError as exc:
-            raise CLIError(str(exc)) from None
-        for result in results:
+        names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
+        for result in (_run_one(scenario, name) for name in names):
             total += 1
             print(_result_line(result), file=out)
             for problem in result.problems:
@@ -170,6 +214,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                                   result.trace.to_json())
             if args.verbose:
                 print(result.trace.to_json(), file=out)
+    if not total:
+        raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     print(f"{total - failed} passed, {failed} failed", file=out)
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -206,13 +252,26 @@ class _Progress:
             print(f"          tool {event.tool_name}{flag}", file=self.out, flush=True)
 
 
+def _cassette_miss(result: Any) -> str | None:
+    """The cassette-miss message a replayed run stopped on, if it did."""
+    from agentkit.llms.cassette import CassetteMissError
+
+    prefix = f"{CassetteMissError.__name__}: "
+    for turn in result.trace.turns:
+        if turn.error and turn.error.startswith(prefix):
+            return str(turn.error).removeprefix(prefix)
+    return None
+
+
 def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
+    from agentkit.core.secrets import Redactor
     from agentkit.core.sim import real_time
     from agentkit.instrumentation import dispatcher
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.runner import cassette_path, run_scenario
+    from agentkit.scenario.diff import diff_traces
+    from agentkit.scenario.runner import cassette_path
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -232,14 +291,29 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
           f"-> {cassette}", file=out, flush=True)
     progress = _Progress(out)
     with dispatcher.listen(progress), real_time():
-        result = run_scenario(scenario, args.agent, record=(live, args.mode))
-    atomic_write_text(trace_path_for(cassette), result.trace.to_json())
-    print(_result_line(result), file=out)
-    for problem in result.problems:
+        live_result = _run_one(scenario, args.agent, record=(live, args.mode))
+    # the live run's trace, redacted like the cassette: what `replay` must reproduce
+    recorded = Redactor().data(live_result.trace.to_dict())
+    atomic_write_text(trace_path_for(cassette),
+                      json.dumps(recorded, indent=2, ensure_ascii=False) + "\n")
+    print(_result_line(live_result), file=out)
+    for problem in live_result.problems:
         print(f"      - {problem}", file=out)
     print(f"wrote {cassette} and {trace_path_for(cassette)}", file=out)
-    errors = [t.error for t in result.trace.turns if t.error]
-    return EXIT_FAILED if errors and scenario.expect_for(args.agent).error is None else EXIT_OK
+    replayed = _run_one(scenario, args.agent)
+    miss = _cassette_miss(replayed)
+    if miss is not None:
+        print(f"FAIL  the fresh recording does not replay (are the agent's requests "
+              f"deterministic?): {miss}", file=out)
+        return EXIT_FAILED
+    differences = diff_traces(recorded, replayed.trace.to_dict())
+    if differences:
+        print("FAIL  replaying the fresh recording gives a different trace:", file=out)
+        for line in differences:
+            print(f"      {line}", file=out)
+        return EXIT_FAILED
+    print("      the offline replay reproduces the recorded trace", file=out)
+    return EXIT_OK if live_result.passed else EXIT_FAILED
 
 
 def _read_trace(path: Path) -> dict[str, Any]:
@@ -255,9 +329,8 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.llms.cassette import CassetteError, CassetteMissError
     from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.runner import cassette_path, run_scenario
+    from agentkit.scenario.runner import cassette_path
 
     scenario = _load(args.scenario)
     names = [args.agent] if args.agent else [n for n, s in scenario.agents.items() if s.recording]
@@ -268,11 +341,15 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         if name not in scenario.agents or scenario.agents[name].recording is None:
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         cassette = cassette_path(scenario, name)
-        try:
-            result = run_scenario(scenario, name)
-        except (CassetteError, CassetteMissError) as exc:
-            raise CLIError(str(exc)) from None
+        result = _run_one(scenario, name)
         print(_result_line(result), file=out)
+        miss = _cassette_miss(result)
+        if miss is not None:
+            status = EXIT_FAILED
+            print(f"      cassette miss: {miss}", file=out)
+            print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
+                  file=out)
+            continue
         recorded = trace_path_for(cassette)
         differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
                        if recorded.exists() else [])
@@ -339,8 +416,14 @@ _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay"
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line ``argv``, printing to ``out``; returns the exit code (also for
+    ``--help`` and usage errors, whose message goes to stderr)."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    try:
+        with contextlib.redirect_stdout(out):
+            args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return _COMMANDS[args.command](args, out)
     except CLIError as exc:

@@ -1,13 +1,15 @@
 """The agentkit pytest plugin (entry point ``pytest11``).
 
 * Scenario files (``*.yaml`` under a ``scenarios/`` folder of the project) are collected as test
-  items, one per scenario × agent type. Each runs the scenario, checks its expectations and
-  compares its trace with a syrupy snapshot (``__snapshots__/<scenario>/<agent type>.json``);
-  a changed trace fails with a step-aligned diff, and ``--snapshot-update`` accepts it.
+  items, one per scenario × agent type (``scenarios/x.yaml::react``; its tags work with ``-k``).
+  Each runs the scenario, checks its expectations and compares its trace with a syrupy
+  snapshot (``scenarios/__snapshots__/<file stem>/<agent type>.json``); a changed trace fails
+  with a step-aligned diff, and ``--snapshot-update`` accepts it.
 * ``--record-mode`` (none | once | new_episodes | all | rewrite) records scenarios that have a
   ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``). The
-  trace of a recording run is that of a replay of the fresh cassette, so a snapshot taken while
-  recording is what every later offline run reproduces (recorded latencies included).
+  result of a recording run is that of a replay of the fresh cassette: a snapshot taken while
+  recording is then what every later offline run reproduces, and a recording that cannot
+  replay (a request that is not deterministic) fails right away rather than later in CI.
 * Network guard: unless recording is asked for, or the test is marked ``live``, a test that
   opens a TCP connection (a live model) fails with a message saying how to record; local
   sockets (``AF_UNIX``, ``socketpair``) are not affected.
@@ -29,6 +31,7 @@ from typing import Any
 import pytest
 from syrupy.assertion import DiffMode
 
+from agentkit.core.sim import real_time
 from agentkit.llms.cassette import RECORD_MODES, CassetteError
 from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
@@ -204,7 +207,9 @@ def _run(config: pytest.Config, scenario: Scenario | str | Path,
     mode = config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
     if mode != "none" and name in loaded.agents and loaded.agents[name].recording is not None:
-        _run_scenario(loaded, name, record=(_live_llm(config), mode))
+        live = _live_llm(config)
+        with real_time():  # retry back-off against a live server really waits
+            _run_scenario(loaded, name, record=(live, mode))
     return _run_scenario(loaded, agent_type)
 
 
@@ -305,7 +310,8 @@ class ScenarioFile(pytest.File):
 class ScenarioItem(pytest.Function):
     """One scenario × agent type (a Function, so fixtures such as syrupy's work)."""
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+    def repr_failure(  # type: ignore[override]
+            self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         if isinstance(excinfo.value, ScenarioFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

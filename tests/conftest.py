@@ -6,6 +6,10 @@ import pytest
 
 from agentkit.core.sim import Simulation, simulation
 
+# pytester (inner pytest sessions, tests/plugin): pytest only accepts `pytest_plugins` in a
+# top-level conftest
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(autouse=True)
 def sim() -> Iterator[Simulation]:

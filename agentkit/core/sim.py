@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import math
 import selectors
 import threading
 import time as _time
@@ -154,6 +155,12 @@ class Stopwatch:
         return self.clock.serial - self.serial_at
 
 
+def _whole_ms(seconds: float) -> float:
+    """Real time rounded up to whole milliseconds: recorded latencies stay on a coarse grid,
+    so a replay that sleeps them lands on the same clock values as the recording did."""
+    return math.ceil(seconds * 1000) / 1000
+
+
 class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     """Selector that turns 'wait for the next timer' into a jump of the virtual clock.
 
@@ -173,7 +180,7 @@ class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-ty
         if len(self.get_map()) > 1:  # real sockets besides the self-pipe
             started = _time.monotonic()
             ready = super().select(timeout)
-            clock.advance(_time.monotonic() - started)
+            clock.advance(_whole_ms(_time.monotonic() - started))
             return ready
         if timeout is None:  # nothing scheduled: only another thread can wake us
             return super().select(None)

@@ -343,6 +343,12 @@ async def _replay_stream(response: ChatResponse, chunks: list[str] | None) -> As
     yield ChatResponse(message=response.message, delta="", usage=response.usage)
 
 
+def _worth_recording(error: BaseException) -> bool:
+    """An API's answer (a 429, a 500 after retries...) is recorded; failing to reach it at
+    all, or a missing/invalid key, is a problem of the recording session, not of the model."""
+    return not isinstance(error, (llm_errors.APIConnectionError, llm_errors.AuthenticationError))
+
+
 class CassetteLLM(FunctionCallingLLM):
     """Replays a cassette (record mode ``none``): same requests, same answers, same latency."""
 
@@ -414,6 +420,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self._player = _CassettePlayer(self.cassette)
         self._request_redactions: set[str] = set()
+        self._recorded_hashes: set[str] = set()
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -441,7 +448,14 @@ class RecordingLLM(FunctionCallingLLM):
         # A live call's time passed as real I/O, not simulated latency: count all of it as
         # latency, as the replay (which sleeps the recorded latency) will.
         watch.clock.count_latency(watch.wall - watch.serial)
-        exchange = Exchange(request=canonical, request_hash=key, latency=watch.wall)
+        if error is not None and not _worth_recording(error):
+            return
+        if self.mode == "all" and key not in self._recorded_hashes:
+            # re-recorded: the new answer replaces the old one instead of queueing behind it
+            self.cassette.exchanges = [e for e in self.cassette.exchanges
+                                       if e.request_hash != key]
+        self._recorded_hashes.add(key)
+        exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6))
         if error is not None:
             exchange.error = _error_dict(error)
         else:

@@ -11,7 +11,6 @@ Typical use (what ``agentkit report`` does)::
 
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.compare import run_comparison
-from agentkit.report.example import generate_example
 from agentkit.report.model import (
     METRICS,
     REPORT_FORMAT,
@@ -33,7 +32,6 @@ __all__ = [
     "Row",
     "RowDelta",
     "compare_to_baseline",
-    "generate_example",
     "load_comparison",
     "render_html",
     "render_json",

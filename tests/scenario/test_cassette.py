@@ -106,7 +106,7 @@ def test_mode_new_episodes_replays_hits_and_records_misses(tmp_path):
     assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["a1", "fresh"]
 
 
-def test_mode_all_never_replays_and_appends(tmp_path):
+def test_mode_all_never_replays_and_a_rerecorded_answer_replaces_the_old_one(tmp_path):
     path = tmp_path / "c.yaml"
     _record(path, "a1")
     live = ScriptedLLM(["again"])
@@ -114,7 +114,28 @@ def test_mode_all_never_replays_and_appends(tmp_path):
     answer = _ask(RecordingLLM(live, path, "all"), "q1")
 
     assert answer == "again" and live.calls == 1
-    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["a1", "again"]
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["again"]
+    assert _ask(CassetteLLM(path), "q1") == "again"
+
+
+def test_mode_all_keeps_old_answers_to_requests_it_did_not_make_again(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+
+    _ask(RecordingLLM(ScriptedLLM(["other"]), path, "all"), "q2")
+
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["a1", "other"]
+
+
+def test_failing_to_reach_the_model_is_not_recorded(tmp_path):
+    from agentkit.llms.errors import APIConnectionError
+
+    path = tmp_path / "c.yaml"
+    recorder = RecordingLLM(ScriptedLLM([APIConnectionError("refused")]), path, "once")
+    with pytest.raises(APIConnectionError):
+        _ask(recorder, "q1")
+
+    assert not path.exists() or _exchanges(path) == []
 
 
 def test_mode_rewrite_starts_an_empty_cassette(tmp_path):

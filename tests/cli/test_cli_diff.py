@@ -1,0 +1,100 @@
+"""``agentkit diff OLD NEW``: a step-aligned diff of two trace files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentkit.scenario.runner import run_scenario
+from cli_helpers import Outcome
+
+
+@pytest.fixture
+def trace_of(adding: Path, tmp_path: Path) -> Callable[..., Path]:
+    """``trace_of(name, replace=(old, new))``: run `adding` under react (its script edited by
+    ``replace``) and write the trace to ``<name>.json``."""
+
+    def run(name: str, replace: tuple[str, str] = ("", "")) -> Path:
+        text = adding.read_text(encoding="utf-8")
+        adding.write_text(text.replace(*replace), encoding="utf-8")
+        target = tmp_path / f"{name}.json"
+        target.write_text(run_scenario(adding, "react").trace.to_json(), encoding="utf-8")
+        adding.write_text(text, encoding="utf-8")
+        return target
+
+    return run
+
+
+def test_identical_traces_exit_0(cli: Callable[..., Outcome],
+                                 trace_of: Callable[..., Path]) -> None:
+    result = cli("diff", trace_of("old"), trace_of("new"))
+
+    assert (result.code, result.out) == (0, "traces are identical\n")
+
+
+def test_changed_trace_exits_1_with_step_aligned_lines(cli: Callable[..., Outcome],
+                                                       trace_of: Callable[..., Path]) -> None:
+    old = trace_of("old")
+    new = trace_of("new", replace=("Answer: 2 + 3 = 5", "Answer: five"))
+
+    result = cli("diff", old, new)
+
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0] == 'turn 1 ("What is 2 + 3?"):'
+    assert "    step 2: changed" in lines
+    assert '      output: "2 + 3 = 5" -> "five"' in lines
+    assert '    response: "2 + 3 = 5" -> "five"' in lines
+
+
+def test_dropped_step_is_shown_as_dropped(cli: Callable[..., Outcome],
+                                          trace_of: Callable[..., Path]) -> None:
+    old = trace_of("old")
+    new = trace_of("new", replace=("""\
+      - |-
+        Thought: I need to add 2 and 3.
+        Action: add
+        Action Input: {"a": 2, "b": 3}
+""", ""))
+
+    result = cli("diff", old, new)
+
+    assert result.code == 1
+    dropped = [line for line in result.out.splitlines() if "step 1: dropped" in line]
+    assert len(dropped) == 1
+    assert dropped[0].startswith('    step 1: dropped  - llm: "Thought: I need to add 2 and 3.')
+    assert dropped[0].endswith('; tool: add({"a": 2, "b": 3}) -> "5"')
+
+
+def test_malformed_json_exits_2_naming_file_line_and_column(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+        write: Callable[[str, str], Path]) -> None:
+    broken = write("broken.json", '{\n  "turns": [\n    {"user": "hi",}\n  ]\n}\n')
+
+    result = cli("diff", trace_of("old"), broken)
+
+    assert result.code == 2
+    assert f"agentkit: error: {broken}:3:19: not valid JSON: Expecting property name " \
+           "enclosed in double quotes" in result.err
+
+
+def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],
+                                          trace_of: Callable[..., Path],
+                                          write: Callable[[str, str], Path]) -> None:
+    other = write("package.json", '{"name": "web", "version": "1.0.0"}\n')
+
+    result = cli("diff", other, trace_of("new"))
+
+    assert result.code == 2
+    assert f"{other}: not an agentkit trace (a JSON object with `turns`)" in result.err
+
+
+def test_missing_trace_file_exits_2(cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+                                    tmp_path: Path) -> None:
+    result = cli("diff", trace_of("old"), tmp_path / "missing.json")
+
+    assert result.code == 2
+    assert f"{tmp_path / 'missing.json'}: cannot read trace: No such file or directory" in \
+        result.err

@@ -1,0 +1,59 @@
+"""``--help`` of the command and of every subcommand says what it does and how to call it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import Outcome
+
+COMMANDS = ["list", "run", "record", "replay", "diff", "report"]
+
+
+def test_installed_agentkit_help_lists_every_command() -> None:
+    executable = Path(sys.executable).with_name("agentkit")
+
+    done = subprocess.run([str(executable), "--help"], capture_output=True, text=True,
+                          timeout=60, check=False)
+
+    assert done.returncode == 0
+    assert "Deterministic, offline tests for LLM agents" in done.stdout
+    for command in COMMANDS:
+        assert f"    {command} " in done.stdout
+    assert "Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input." in \
+        done.stdout
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("list", ["List scenario files with their agent types.", "paths", "default: scenarios/"]),
+    ("run", ["check expectations", "--agents", "comma-separated", "--trace-dir",
+             "<dir>/<scenario>.<agent>.json", "--verbose"]),
+    ("record", ["live model", "progress line per LLM and tool call", "<cassette>.trace.json",
+                "$OPENAI_API_KEY", "--agent", "--model", "--base-url",
+                "OpenAI-compatible server", "--mode", "{once,new_episodes,all,rewrite}",
+                "--timeout"]),
+    ("replay", ["from its cassette", "the trace equals the one `record` saved",
+                "cassette miss", "--agent"]),
+    ("diff", ["inserted/dropped/changed steps", "old", "new", "trace JSON"]),
+    ("report", ["report.md", "report.json", "report.html", "--out", "--baseline"]),
+])
+def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome], command: str,
+                                                     expected: list[str]) -> None:
+    result = cli(command, "--help")
+
+    assert result.code == 0
+    assert result.out.startswith(f"usage: agentkit {command}")
+    text = " ".join(result.out.split())  # argparse wraps lines anywhere
+    for phrase in expected:
+        assert phrase in text
+
+
+def test_unknown_command_is_a_usage_error(cli: Callable[..., Outcome]) -> None:
+    result = cli("rnu")
+
+    assert result.code == 2
+    assert "invalid choice: 'rnu'" in result.err

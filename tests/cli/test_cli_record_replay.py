@@ -1,0 +1,235 @@
+"""``agentkit record`` against a (fake) OpenAI-compatible endpoint, and ``agentkit replay``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentkit.llms.mock import tool_call
+from cli_helpers import FAKE_URL, Outcome
+from mocks.openai_server import FakeOpenAIServer
+
+FAKE_KEY = "sk-fake-0123456789abcdefghijklmnop"
+
+
+def _cassette(adding: Path) -> Path:
+    return adding.parent / "cassettes" / "adding.function_calling.yaml"
+
+
+def _trace(adding: Path) -> Path:
+    return adding.parent / "cassettes" / "adding.function_calling.trace.json"
+
+
+@pytest.fixture
+def recorded(cli: Callable[..., Outcome], adding: Path,
+             fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> Path:
+    """`adding` with its function_calling agent recorded."""
+    fake_openai_endpoint()
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+    assert result.code == 0, result.out + result.err
+    return adding
+
+
+def test_record_without_a_recording_field_exits_2_with_the_fix(cli: Callable[..., Outcome],
+                                                               adding: Path) -> None:
+    result = cli("record", adding, "--agent", "react", "--base-url", FAKE_URL)
+
+    assert result.code == 2
+    assert (f"agentkit: error: {adding}: agents.react has a `script`, not a `recording`; set "
+            "`recording: cassettes/adding.react.yaml` (instead of `script`) to record it"
+            in result.err)
+
+
+def test_record_unknown_agent_type_exits_2(cli: Callable[..., Outcome], adding: Path) -> None:
+    result = cli("record", adding, "--agent", "planner", "--base-url", FAKE_URL)
+
+    assert result.code == 2
+    assert f"{adding}: no agent type `planner` (it has react, function_calling)" in result.err
+
+
+def test_record_without_an_api_key_for_openai_exits_2_naming_the_variable(
+        cli: Callable[..., Outcome], adding: Path) -> None:
+    result = cli("record", adding, "--agent", "function_calling")
+
+    assert result.code == 2
+    assert "set the OPENAI_API_KEY environment variable" in result.err
+    assert not _cassette(adding).exists()
+
+
+def test_record_writes_the_cassette_and_the_trace_beside_it(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    server = fake_openai_endpoint()
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 0
+    assert server.calls == 2
+    cassette = yaml.safe_load(_cassette(adding).read_text(encoding="utf-8"))
+    assert [e["response"]["message"]["content"] for e in cassette["exchanges"]] == \
+        ["", "2 + 3 = 5"]
+    trace = json.loads(_trace(adding).read_text(encoding="utf-8"))
+    assert (trace["agent"], trace["turns"][0]["response"]) == ("function_calling", "2 + 3 = 5")
+    assert f"wrote {_cassette(adding)} and {_trace(adding)}" in result.out.splitlines()
+    assert result.out.splitlines()[-1].strip() == "the offline replay reproduces the recorded trace"
+
+
+def test_record_prints_a_progress_line_per_call(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint()
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    lines = result.out.splitlines()
+    assert lines[0] == (f"recording adding [function_calling] with gpt-4o-mini at {FAKE_URL} "
+                        f"-> {_cassette(adding)}")
+    assert lines[1] == "  turn: 'What is 2 + 3?'"
+    assert lines[2].startswith("    [  1] LLM call  ")
+    assert lines[3] == "          tool add"
+    assert lines[4].startswith("    [  2] LLM call  ")
+    assert lines[5].startswith("PASS  adding[function_calling] ")
+
+
+def test_record_uses_the_key_from_the_environment_and_never_writes_it(
+        cli: Callable[..., Outcome], adding: Path, monkeypatch: pytest.MonkeyPatch,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    # the server only answers requests carrying that key; the model's reply echoes it
+    fake_openai_endpoint([tool_call("add", a=2, b=3), f"2 + 3 = 5 (key {FAKE_KEY})"],
+                         api_key=FAKE_KEY)
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 0
+    cassette, trace = (_cassette(adding).read_text(encoding="utf-8"),
+                       _trace(adding).read_text(encoding="utf-8"))
+    assert FAKE_KEY not in cassette and FAKE_KEY not in trace
+    assert "2 + 3 = 5 (key <redacted:OPENAI_API_KEY>)" in cassette
+    assert FAKE_KEY not in result.out + result.err
+
+
+def test_record_exits_1_when_the_recorded_run_fails_its_expectations(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint(["I cannot add."])
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 1
+    assert "      - final answer 'I cannot add.' does not match contains '5'" in \
+        result.out.splitlines()
+    assert _cassette(adding).exists()
+
+
+def test_replay_reproducing_the_recorded_trace_exits_0(cli: Callable[..., Outcome],
+                                                       recorded: Path) -> None:
+    result = cli("replay", recorded)
+
+    assert result.code == 0
+    assert result.out.splitlines()[1] == \
+        f"      replay reproduces the recorded trace ({_trace(recorded)})"
+
+
+def test_replay_differing_from_the_recorded_trace_exits_1_with_the_diff(
+        cli: Callable[..., Outcome], recorded: Path) -> None:
+    trace = json.loads(_trace(recorded).read_text(encoding="utf-8"))
+    trace["turns"][0]["steps"][1]["llm_calls"][0]["response"]["content"] = "2 + 3 = 6"
+    _trace(recorded).write_text(json.dumps(trace), encoding="utf-8")
+
+    result = cli("replay", recorded)
+
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[1] == f"      replay differs from the recorded trace {_trace(recorded)}:"
+    assert "          step 2: changed" in lines
+    assert '            llm_calls[0].response.content: "2 + 3 = 6" -> "2 + 3 = 5"' in lines
+
+
+def test_replay_cassette_miss_exits_1_naming_the_nearest_recorded_request(
+        cli: Callable[..., Outcome], recorded: Path) -> None:
+    recorded.write_text(recorded.read_text(encoding="utf-8").replace("2 + 3?", "2 + 4?"),
+                        encoding="utf-8")
+
+    result = cli("replay", recorded)
+
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0].startswith("FAIL  adding[function_calling] ")
+    assert lines[1].startswith(f"      cassette miss: {_cassette(recorded)}: no recorded "
+                               "exchange matches this request")
+    assert ("Nearest recorded request: exchanges[0], which differs at ['messages'][0]"
+            "['content']: recorded \"What is 2 + 3?\", got \"What is 2 + 4?\"") in lines[1]
+    assert lines[2] == f"      to re-record: agentkit record {recorded} --agent function_calling"
+
+
+def test_replay_of_an_agent_type_without_recording_exits_2(cli: Callable[..., Outcome],
+                                                           recorded: Path) -> None:
+    result = cli("replay", recorded, "--agent", "react")
+
+    assert result.code == 2
+    assert f"{recorded}: agent type `react` has no recording" in result.err
+
+
+def test_record_with_an_unusable_tool_exits_2_naming_the_field(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint([])
+    adding.write_text(adding.read_text(encoding="utf-8").replace("mocks.tools:add",
+                                                                 "mocks.tools:subtract"),
+                      encoding="utf-8")
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 2
+    assert "tools.0.ref: cannot use `mocks.tools:subtract`" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_replay_without_a_cassette_exits_2_with_how_to_record(cli: Callable[..., Outcome],
+                                                              adding: Path) -> None:
+    result = cli("replay", adding)
+
+    assert result.code == 2
+    assert f"fix: record it with `agentkit record {adding} --agent function_calling`" in \
+        result.err
+
+
+def test_record_of_a_run_that_cannot_replay_exits_1_saying_so(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    # a tool whose output changes from run to run makes the second request differ on replay
+    write("ticket_tools.py", """\
+        issued = 0
+
+        def ticket() -> str:
+            \"\"\"Issue a support ticket.\"\"\"
+            global issued
+            issued += 1
+            return f"T-{issued}"
+        """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = write("scenarios/ticket.yaml", """\
+        format: 1
+        name: ticket
+        tools:
+          - ref: ticket_tools:ticket
+        turns:
+          - user: Open a ticket for me.
+        agents:
+          function_calling:
+            recording: cassettes/ticket.function_calling.yaml
+        """)
+    fake_openai_endpoint([tool_call("ticket"), "Your ticket is T-1."])
+
+    result = cli("record", scenario, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 1
+    assert any(line.startswith("FAIL  the fresh recording does not replay (are the agent's "
+                                "requests deterministic?): ") for line in result.out.splitlines())
+    assert 'recorded "T-1", got "T-2"' in result.out

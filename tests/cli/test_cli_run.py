@@ -1,0 +1,126 @@
+"""``agentkit list`` and ``agentkit run``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from cli_helpers import Outcome
+
+BUNDLED = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def _only_react(adding: Path) -> Path:
+    """`adding` without its (unrecorded) function_calling recording."""
+    text = adding.read_text(encoding="utf-8")
+    adding.write_text(text[:text.index("  function_calling:")], encoding="utf-8")
+    return adding
+
+
+def test_list_shows_scenarios_with_their_agent_types(cli: Callable[..., Outcome],
+                                                     adding: Path) -> None:
+    result = cli("list", adding)
+
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        f"adding  ({adding})",
+        "  - react: script, 2 replies",
+        "  - function_calling: recording cassettes/adding.function_calling.yaml"]
+
+
+def test_run_passes_on_the_bundled_scenarios(cli: Callable[..., Outcome]) -> None:
+    result = cli("run", BUNDLED)
+
+    assert result.code == 0
+    assert result.out.endswith(" passed, 0 failed\n")
+    assert "FAIL" not in result.out
+
+
+def test_run_prints_the_problems_and_exits_1_when_a_scenario_fails(
+        cli: Callable[..., Outcome], adding: Path) -> None:
+    _only_react(adding)
+    adding.write_text(adding.read_text(encoding="utf-8").replace("Answer: 2 + 3 = 5",
+                                                                 "Answer: 6"), encoding="utf-8")
+
+    result = cli("run", adding)
+
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0].startswith("FAIL  adding[react] ")
+    assert lines[1:] == ["      - final answer '6' does not match contains '5'",
+                         "0 passed, 1 failed"]
+
+
+def test_run_agents_filter_runs_only_those_agent_types(cli: Callable[..., Outcome],
+                                                       adding: Path) -> None:
+    result = cli("run", adding, "--agents", "react")
+
+    assert result.code == 0
+    assert [line.split()[1] for line in result.out.splitlines()[:-1]] == ["adding[react]"]
+
+
+def test_run_with_an_unknown_agent_type_is_a_usage_error(cli: Callable[..., Outcome],
+                                                         adding: Path) -> None:
+    result = cli("run", adding, "--agents", "reakt")
+
+    assert result.code == 2
+    assert "agentkit: error: --agents: unknown agent type `reakt`; did you mean `react`?" in \
+        result.err
+    assert result.out == ""
+
+
+def test_run_with_agent_types_no_scenario_declares_is_a_usage_error(
+        cli: Callable[..., Outcome], adding: Path) -> None:
+    result = cli("run", _only_react(adding), "--agents", "function_calling")
+
+    assert result.code == 2
+    assert "no scenario declares the agent type(s) function_calling" in result.err
+
+
+def test_run_trace_dir_writes_one_trace_per_scenario_and_agent_type(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "traces")
+
+    assert result.code == 0
+    assert [p.name for p in (tmp_path / "traces").iterdir()] == ["adding.react.json"]
+    trace = json.loads((tmp_path / "traces" / "adding.react.json").read_text(encoding="utf-8"))
+    assert (trace["scenario"], trace["agent"]) == ("adding", "react")
+    assert trace["turns"][0]["response"] == "2 + 3 = 5"
+
+
+def test_run_without_the_cassette_of_a_recording_says_how_to_record(
+        cli: Callable[..., Outcome], adding: Path) -> None:
+    result = cli("run", adding, "--agents", "function_calling")
+
+    assert result.code == 2
+    assert "adding.function_calling.yaml: cannot read cassette" in result.err
+    assert f"fix: record it with `agentkit record {adding} --agent function_calling`" in \
+        result.err
+
+
+def test_run_malformed_scenario_exits_2_naming_file_line_and_field(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path]) -> None:
+    broken = write("scenarios/broken.yaml", """\
+        format: 1
+        turns:
+          - user: hi
+        agents:
+          react:
+            scrip: [hello]
+        """)
+
+    result = cli("run", broken)
+
+    assert result.code == 2
+    assert f"{broken}:6: agents.react.scrip: unknown field `scrip`; did you mean `script`?" in \
+        result.err
+    assert "Traceback" not in result.err
+
+
+def test_run_missing_path_exits_2(cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    result = cli("run", tmp_path / "nowhere")
+
+    assert result.code == 2
+    assert f"agentkit: error: {tmp_path / 'nowhere'}: no such scenario file or directory" in \
+        result.err

@@ -1,0 +1,114 @@
+"""What the plugin tests write into their inner pytester projects."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+CALC_TOOLS = '''
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+
+#: Two agent types, each answering "What is 2 + 3?" with one `add` call.
+ADDING = """\
+format: 1
+name: adding
+description: One tool call answers an arithmetic question.
+tags: [arithmetic]
+tools:
+  - ref: calc_tools:add
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {contains: "5"}
+  tool_calls:
+    calls:
+      - {name: add, args: {a: 2, b: 3}}
+agents:
+  react:
+    script:
+      - |-
+        Thought: I need to add 2 and 3.
+        Action: add
+        Action Input: {"a": 2, "b": 3}
+      - |-
+        Thought: I can answer without using any more tools.
+        Answer: 2 + 3 = 5
+  function_calling:
+    script:
+      - tool_calls:
+          - {name: add, args: {a: 2, b: 3}}
+      - 2 + 3 = 5
+"""
+
+
+def write(pytester: pytest.Pytester, relative: str, text: str) -> None:
+    """Write ``text`` (dedented) to ``relative`` inside the inner project."""
+    target = pytester.path / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+#: An inner conftest: while recording (``--record-mode`` other than none), a respx fake OpenAI
+#: endpoint at ``FAKE_URL`` answers the `adding` question with one `add` call, then "2 + 3 = 5",
+#: each after a few real milliseconds (as a live model, so recorded latencies are not zero).
+#: The SDK defaults to ``httpx2``, which respx does not patch, so the OpenAI backend is handed
+#: ``httpx`` clients; everything else (model, base URL from --agentkit-base-url) is the plugin's.
+FAKE_URL = "http://fake-openai.test/v1"
+FAKE_ENDPOINT_CONFTEST = f'''
+import time
+
+import httpx
+import pytest
+
+import agentkit.llms.openai as backend
+from agentkit.llms.mock import tool_call
+from mocks.openai_server import FakeOpenAIServer
+
+
+@pytest.fixture(autouse=True)
+def fake_endpoint(request, monkeypatch):
+    if request.config.getoption("record_mode") == "none":
+        yield None
+        return
+    real = backend.OpenAI
+
+    def with_httpx_clients(*args, **kwargs):
+        kwargs.setdefault("http_client", httpx.Client())
+        kwargs.setdefault("async_http_client", httpx.AsyncClient())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backend, "OpenAI", with_httpx_clients)
+    script = [tool_call("add", a=2, b=3), "2 + 3 = 5"]
+    script = [lambda messages, tools, reply=reply: time.sleep(0.003) or reply for reply in script]
+    with FakeOpenAIServer(script, base_url="{FAKE_URL}") as server:
+        yield server
+'''
+
+#: `adding` with a recording for function_calling instead of a script.
+RECORDED = """\
+format: 1
+name: recorded
+tools:
+  - ref: calc_tools:add
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {contains: "5"}
+agents:
+  function_calling:
+    recording: cassettes/recorded.function_calling.yaml
+"""
+
+
+def failure_lines(result: pytest.RunResult, first: str) -> list[str]:
+    """The lines of the failure report that starts with the line ``first``, up to the next
+    separator line."""
+    lines = result.stdout.lines
+    start = lines.index(first)
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].startswith(("___", "---", "==="))), len(lines))
+    return lines[start:end]

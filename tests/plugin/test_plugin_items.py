@@ -1,0 +1,129 @@
+"""Scenario items run their scenario and compare their trace with a syrupy snapshot; changes
+fail with a step-aligned diff, and ``--snapshot-update`` accepts them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plugin_project import failure_lines, write
+
+
+def _change_reply(project: pytest.Pytester, old: str, new: str) -> None:
+    path = project.path / "scenarios" / "adding.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_snapshot_update_writes_one_trace_snapshot_per_agent_type(
+        project: pytest.Pytester) -> None:
+    result = project.runpytest("--snapshot-update")
+
+    result.assert_outcomes(passed=2)
+    snapshot = project.path / "scenarios" / "__snapshots__" / "adding" / "react.json"
+    trace = json.loads(snapshot.read_text(encoding="utf-8"))
+    assert (trace["scenario"], trace["agent"]) == ("adding", "react")
+    assert (project.path / "scenarios" / "__snapshots__" / "adding" / "function_calling.json"
+            ).is_file()
+
+
+def test_scenario_passes_against_its_snapshot(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+
+    result = project.runpytest()
+
+    result.assert_outcomes(passed=2)
+
+
+def test_missing_snapshot_fails_with_how_to_create_it_and_no_dump(
+        project: pytest.Pytester) -> None:
+    result = project.runpytest("scenarios/adding.yaml::react")
+
+    result.assert_outcomes(failed=1)
+    assert failure_lines(result, "scenario adding [react] failed:") == [
+        "scenario adding [react] failed:",
+        "- no snapshot of this trace yet (scenarios/__snapshots__/adding/react.json); create it "
+        "with --snapshot-update"]
+
+
+def test_changed_reply_fails_with_step_aligned_diff(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    _change_reply(project, "- 2 + 3 = 5", "- 2 + 3 = 6")
+
+    result = project.runpytest("scenarios/adding.yaml::function_calling")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "- the trace differs from its snapshot (accept the change with --snapshot-update):",
+        "*step 2: changed",
+        '*llm_calls[[]0[]].response.content: "2 + 3 = 5" -> "2 + 3 = 6"'])
+
+
+def test_changed_reply_lists_unmet_expectations(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    _change_reply(project, "- 2 + 3 = 5", "- 2 + 3 = 6")
+
+    result = project.runpytest("scenarios/adding.yaml::function_calling")
+
+    result.stdout.fnmatch_lines(["scenario adding [[]function_calling[]] failed:",
+                                 "- final answer '2 + 3 = 6' does not match contains '5'"])
+
+
+def test_scenario_failure_shows_no_python_traceback(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    _change_reply(project, "- 2 + 3 = 5", "- 2 + 3 = 6")
+
+    result = project.runpytest("scenarios/adding.yaml::function_calling")
+
+    result.stdout.no_fnmatch_line("*Traceback*")
+    result.stdout.no_fnmatch_line("*pytest_plugin.py*")
+
+
+def test_snapshot_update_accepts_a_changed_trace(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    _change_reply(project, "Answer: 2 + 3 = 5", "Answer: the sum is 5")
+
+    updated = project.runpytest("--snapshot-update")
+    rerun = project.runpytest()
+
+    updated.assert_outcomes(passed=2)
+    rerun.assert_outcomes(passed=2)
+    snapshot = project.path / "scenarios" / "__snapshots__" / "adding" / "react.json"
+    assert json.loads(snapshot.read_text(encoding="utf-8"))["turns"][0]["response"] == \
+        "the sum is 5"
+
+
+def test_unimportable_tool_fails_the_item_naming_file_and_field(
+        project: pytest.Pytester) -> None:
+    path = project.path / "scenarios" / "adding.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("calc_tools:add", "calc_tools:sub"),
+                    encoding="utf-8")
+
+    result = project.runpytest("scenarios/adding.yaml::react")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["scenario adding [[]react[]] could not run:",
+                                 "*scenarios/adding.yaml*: tools.0.ref: cannot use "
+                                 "`calc_tools:sub`*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_unexpected_error_in_an_item_is_reported_with_its_traceback(
+        project: pytest.Pytester) -> None:
+    write(project, "broken_tools.py", """\
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            raise SystemExit("the tool exited")
+        """)
+    path = project.path / "scenarios" / "adding.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("calc_tools:add",
+                                                             "broken_tools:add"),
+                    encoding="utf-8")
+
+    result = project.runpytest("scenarios/adding.yaml::react")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E*SystemExit: the tool exited", "broken_tools.py:3: SystemExit"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")

@@ -1,0 +1,94 @@
+"""Recording through the plugin: ``--record-mode=once`` records a scenario's cassette through
+the OpenAI backend (here a respx fake endpoint), later runs replay it offline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from plugin_project import FAKE_ENDPOINT_CONFTEST, FAKE_URL, RECORDED, write
+
+CASSETTE = "scenarios/cassettes/recorded.function_calling.yaml"
+RECORD = ("--record-mode=once", f"--agentkit-base-url={FAKE_URL}")
+
+
+@pytest.fixture(autouse=True)
+def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The inner sessions share this process's environment: no real key or URL leaks in."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("AGENTKIT_MODEL", raising=False)
+    yield
+
+
+@pytest.fixture
+def recording_project(project: pytest.Pytester) -> pytest.Pytester:
+    write(project, "scenarios/recorded.yaml", RECORDED)
+    write(project, "conftest.py", FAKE_ENDPOINT_CONFTEST)
+    return project
+
+
+def test_record_mode_once_records_a_cassette_through_the_openai_backend(
+        recording_project: pytest.Pytester) -> None:
+    result = recording_project.runpytest("scenarios/recorded.yaml", "--snapshot-update", *RECORD)
+
+    result.assert_outcomes(passed=1)
+    cassette = yaml.safe_load((recording_project.path / CASSETTE).read_text(encoding="utf-8"))
+    assert (cassette["model"], cassette["agent_type"]) == ("gpt-4o-mini", "function_calling")
+    replies = [e["response"]["message"] for e in cassette["exchanges"]]
+    assert [r["additional_kwargs"]["tool_calls"][0]["tool_name"] for r in replies[:1]] == ["add"]
+    assert replies[1]["content"] == "2 + 3 = 5"
+
+
+def test_recorded_scenario_replays_offline_and_matches_the_snapshot_taken_while_recording(
+        recording_project: pytest.Pytester) -> None:
+    recording_project.runpytest("scenarios/recorded.yaml", "--snapshot-update", *RECORD
+                                ).assert_outcomes(passed=1)
+
+    # record mode none: the fake endpoint is off, so a request would meet the network guard
+    result = recording_project.runpytest("scenarios/recorded.yaml")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_record_mode_once_replays_an_existing_cassette_without_recording(
+        recording_project: pytest.Pytester) -> None:
+    recording_project.runpytest("scenarios/recorded.yaml", "--snapshot-update", *RECORD
+                                ).assert_outcomes(passed=1)
+    before = (recording_project.path / CASSETTE).read_text(encoding="utf-8")
+
+    # an endpoint without script: any request reaching it would fail the run
+    no_script = FAKE_ENDPOINT_CONFTEST.replace('[tool_call("add", a=2, b=3), "2 + 3 = 5"]', "[]")
+    assert no_script != FAKE_ENDPOINT_CONFTEST
+    write(recording_project, "conftest.py", no_script)
+    result = recording_project.runpytest("scenarios/recorded.yaml", *RECORD)
+
+    result.assert_outcomes(passed=1)
+    assert (recording_project.path / CASSETTE).read_text(encoding="utf-8") == before
+
+
+def test_replay_without_a_cassette_fails_with_how_to_record(
+        recording_project: pytest.Pytester) -> None:
+    result = recording_project.runpytest("scenarios/recorded.yaml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "scenario recorded [[]function_calling[]] could not run:",
+        "*scenarios/recorded.yaml: agents.function_calling.recording: no cassette at "
+        f"*{CASSETTE}; record it once with "
+        "`pytest --record-mode=once scenarios/recorded.yaml::function_calling` "
+        "(then it replays offline)"])
+
+
+def test_recording_without_an_api_key_fails_naming_the_variable(
+        project: pytest.Pytester) -> None:
+    write(project, "scenarios/recorded.yaml", RECORDED)
+
+    result = project.runpytest("scenarios/recorded.yaml", "--record-mode=once")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["scenario recorded [[]function_calling[]] could not run:",
+                                 "No OpenAI API key: set the OPENAI_API_KEY environment variable*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
