@@ -5,9 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation
+from pydantic import ConfigDict, Field, SkipValidation
 
 from agentkit.core.ids import new_uuid
+from agentkit.core.models import Model
 from agentkit.core.sim import run_sync
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 
-class Task(BaseModel):
+class Task(Model):
     """One user request being worked on: its input, the shared memory and per-task state."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -41,7 +42,7 @@ class Task(BaseModel):
     extra_state: SkipValidation[dict[str, Any]] = Field(default_factory=dict, repr=False)
 
 
-class TaskStep(BaseModel):
+class TaskStep(Model):
     """One step of a task. Steps form a DAG through ``next_steps``/``prev_steps``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -71,7 +72,7 @@ class TaskStep(BaseModel):
         next_step.prev_steps[self.step_id] = self
 
 
-class TaskStepOutput(BaseModel):
+class TaskStepOutput(Model):
     """What running a step produced: its output, the steps to run next, and whether it ended the task."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -6,6 +6,7 @@ token per four characters, which tracks BPE tokenizers closely enough for token 
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["default_tokenizer", "count_tokens"]
@@ -18,5 +19,7 @@ def default_tokenizer(text: str) -> list[str]:
     return _PIECES.findall(text)
 
 
+@functools.lru_cache(maxsize=8192)
 def count_tokens(text: str) -> int:
+    """How many tokens ``text`` has (memoised: agents re-send the same prompts every call)."""
     return len(_PIECES.findall(text))

@@ -62,6 +62,8 @@ class LLMRequest:
     allow_parallel_tool_calls: bool = False
     prompt: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    _tool_specs: list[dict[str, Any]] | None = field(default=None, init=False, repr=False,
+                                                     compare=False)
 
     @property
     def call_kind(self) -> str:
@@ -69,14 +71,17 @@ class LLMRequest:
         return f"stream_{self.kind}" if self.stream else self.kind
 
     def tool_specs(self) -> list[dict[str, Any]] | None:
-        """Name, description and JSON-schema parameters of each offered tool."""
+        """Name, description and JSON-schema parameters of each offered tool (computed once
+        per request; treat it as read-only)."""
         if self.tools is None:
             return None
-        return [
-            {"name": t.metadata.name, "description": t.metadata.description,
-             "parameters": t.metadata.get_parameters_dict()}
-            for t in self.tools
-        ]
+        if self._tool_specs is None:
+            self._tool_specs = [
+                {"name": t.metadata.name, "description": t.metadata.description,
+                 "parameters": t.metadata.get_parameters_dict()}
+                for t in self.tools
+            ]
+        return self._tool_specs
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:

@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from agentkit.core.models import Model
+
 __all__ = [
     "MessageRole",
     "TextBlock",
@@ -48,7 +50,7 @@ class MessageRole(str, Enum):
         return self.value
 
 
-class TextBlock(BaseModel):
+class TextBlock(Model):
     block_type: Literal["text"] = "text"
     text: str
 
@@ -57,7 +59,7 @@ _MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", 
           (b"RIFF", "image/webp"))
 
 
-class ImageBlock(BaseModel):
+class ImageBlock(Model):
     """An image given as raw bytes, a local path or a URL, with its MIME type."""
 
     block_type: Literal["image"] = "image"
@@ -111,7 +113,7 @@ class ImageBlock(BaseModel):
 ContentBlock = Annotated[TextBlock | ImageBlock, Field(discriminator="block_type")]
 
 
-class ToolSelection(BaseModel):
+class ToolSelection(Model):
     """A tool call requested by the model.
 
     ``arguments_error`` is set (and ``tool_kwargs`` left empty) when the model's arguments
@@ -133,7 +135,7 @@ def _block_text(block: Any) -> str | None:
     return None
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(Model):
     """One chat message. ``ChatMessage(role, content)`` and ``ChatMessage(blocks=[...])`` both work."""
 
     role: MessageRole = MessageRole.USER
@@ -210,7 +212,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-class Usage(BaseModel):
+class Usage(Model):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -227,7 +229,7 @@ class Usage(BaseModel):
                      total_tokens=self.total_tokens + other.total_tokens)
 
 
-class ChatResponse(BaseModel):
+class ChatResponse(Model):
     """A chat reply; in a stream, ``message`` is cumulative and ``delta`` the new text."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -242,7 +244,7 @@ class ChatResponse(BaseModel):
         return str(self.message)
 
 
-class CompletionResponse(BaseModel):
+class CompletionResponse(Model):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     text: str
@@ -255,7 +257,7 @@ class CompletionResponse(BaseModel):
         return self.text
 
 
-class LLMMetadata(BaseModel):
+class LLMMetadata(Model):
     context_window: int = 3900
     num_output: int = 256
     is_chat_model: bool = False
@@ -264,7 +266,7 @@ class LLMMetadata(BaseModel):
     system_role: MessageRole = MessageRole.SYSTEM
 
 
-class ToolOutput(BaseModel):
+class ToolOutput(Model):
     """The result of one tool call; ``str(output)`` is its content."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -106,8 +106,17 @@ class ChatMemoryBuffer(BaseMemory):
         self._counts.append(None)
 
     def set(self, messages: Sequence[ChatMessage]) -> None:
-        self._history = list(messages)
-        self._counts = [None] * len(self._history)
+        """Replace the history. Cached token counts of an unchanged prefix are kept, so the
+        usual ``set(get_all() + new_messages)`` costs only the new messages."""
+        old = self._history
+        history = list(messages)
+        kept = 0
+        for before, after in zip(old, history):
+            if before is not after:
+                break
+            kept += 1
+        self._counts = self._counts[:kept] + [None] * (len(history) - kept)
+        self._history = history
 
     def reset(self) -> None:
         self.set([])

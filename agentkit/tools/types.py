@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentkit.core.models import Model
 from agentkit.llms.types import ToolOutput
 
 __all__ = [
@@ -25,7 +27,7 @@ __all__ = [
 MAX_OPENAI_DESCRIPTION_LENGTH = 1024
 
 
-class DefaultToolFnSchema(BaseModel):
+class DefaultToolFnSchema(Model):
     """The schema of a tool that takes one free-text ``input``."""
 
     input: str
@@ -37,6 +39,16 @@ _DEFAULT_PARAMETERS = {
     "required": ["input"],
 }
 _SCHEMA_KEYS = ("type", "properties", "required", "definitions", "$defs")
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_text(fn_schema: type[BaseModel] | None) -> str:
+    if fn_schema is None:
+        parameters = _DEFAULT_PARAMETERS
+    else:
+        schema = fn_schema.model_json_schema()
+        parameters = {key: value for key, value in schema.items() if key in _SCHEMA_KEYS}
+    return json.dumps(parameters, ensure_ascii=False)
 
 
 @dataclass
@@ -58,15 +70,13 @@ class ToolMetadata:
         return self.name
 
     def get_parameters_dict(self) -> dict[str, Any]:
-        """The JSON schema of the tool's arguments."""
-        if self.fn_schema is None:
-            return json.loads(json.dumps(_DEFAULT_PARAMETERS))
-        schema = self.fn_schema.model_json_schema()
-        return {key: value for key, value in schema.items() if key in _SCHEMA_KEYS}
+        """The JSON schema of the tool's arguments (a fresh copy: yours to change)."""
+        return json.loads(self.fn_schema_str)
 
     @property
     def fn_schema_str(self) -> str:
-        return json.dumps(self.get_parameters_dict(), ensure_ascii=False)
+        """The JSON schema as JSON text, built once per schema class (agents ask every call)."""
+        return _schema_text(self.fn_schema)
 
     def to_openai_tool(self, skip_length_check: bool = False) -> dict[str, Any]:
         if not skip_length_check and len(self.description) > MAX_OPENAI_DESCRIPTION_LENGTH:

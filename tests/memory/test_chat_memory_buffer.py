@@ -320,3 +320,21 @@ def test_from_string_with_a_bad_message_names_its_index():
 def test_from_string_with_a_bad_token_limit_is_an_error():
     with pytest.raises(ValueError, match="Token limit must be set and greater than 0, got 'many'"):
         ChatMemoryBuffer.from_string('{"token_limit": "many", "chat_history": []}')
+
+
+def test_set_with_the_old_history_as_prefix_tokenizes_only_the_new_messages():
+    calls: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return text.split()
+
+    memory = ChatMemoryBuffer(token_limit=1000, tokenizer_fn=counting)
+    memory.set([ChatMessage(role="user", content=f"old {i}") for i in range(5)])
+    memory.get()
+    calls.clear()
+
+    memory.set(memory.get_all() + [ChatMessage(role="assistant", content="new one")])
+    memory.get()
+
+    assert calls == ["new one"]

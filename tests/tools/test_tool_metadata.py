@@ -134,3 +134,27 @@ def test_adapted_tool_call_calls_the_sync_tool():
 def test_adapt_to_async_tool_returns_an_async_tool_unchanged():
     tool = FunctionTool.from_defaults(lambda: "x", name="x")
     assert adapt_to_async_tool(tool) is tool and isinstance(tool, AsyncBaseTool)
+
+
+def test_the_schema_is_built_once_per_schema_class_and_handed_out_as_a_copy():
+    from pydantic import BaseModel
+
+    class Args(BaseModel):
+        x: int
+
+    builds = []
+    original = Args.model_json_schema
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return original(*args, **kwargs)
+
+    Args.model_json_schema = counted  # type: ignore[method-assign]
+    first = ToolMetadata(name="t", description="d", fn_schema=Args)
+    second = ToolMetadata(name="u", description="e", fn_schema=Args)
+    for meta in (first, second, first):
+        meta.fn_schema_str
+        meta.get_parameters_dict()["properties"]["x"]["mutated"] = True
+
+    assert len(builds) == 1
+    assert "mutated" not in first.get_parameters_dict()["properties"]["x"]

@@ -6,7 +6,9 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from agentkit.core.models import Model
 
 __all__ = [
     "BaseReasoningStep",
@@ -16,7 +18,7 @@ __all__ = [
 ]
 
 
-class BaseReasoningStep(BaseModel, ABC):
+class BaseReasoningStep(Model, ABC):
     @abstractmethod
     def get_content(self) -> str:
         """The step as the model writes (or reads) it."""

@@ -1,0 +1,110 @@
+"""The measuring loops, shared by both sides so agentkit and LlamaIndex are timed the same way.
+
+A side builds an agent and its scripted LLM (both with ``reset()``, the agent with
+``chat(message)`` and ``memory``) and supplies ``inspect(response) -> (answer, tool
+outputs)``; plain Python only.
+
+Chats are timed in CPU time of the benchmark process (``time.process_time``): the work is
+CPU-bound and single-threaded, so on an idle machine it equals wall time, and on a busy one
+(this 2-core box is shared) other processes do not inflate it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from _conversation import transcript_digest, user_message
+from _measure import median_rate, rss_kib
+
+clock = time.process_time
+Chat = Callable[[int], Any]
+Inspect = Callable[[Any], tuple[str, list[str]]]
+
+
+class ScriptedChat:
+    """Chat ``n`` with ``agent``, its one-chat script rewound first (so it never runs out);
+    without ``keep_history`` each chat also starts from empty agent memory."""
+
+    def __init__(self, agent: Any, llm: Any, keep_history: bool = False) -> None:
+        self.agent = agent
+        self.llm = llm
+        self.keep_history = keep_history
+
+    def __call__(self, n: int) -> Any:
+        if not self.keep_history:
+            self.agent.reset()
+        self.llm.reset()
+        return self.agent.chat(user_message(n))
+
+
+def _checked(inspect: Inspect, response: Any, expected: str, calls: int) -> tuple[str, list[str]]:
+    reply, observations = inspect(response)
+    if reply != expected or len(observations) != calls:
+        raise RuntimeError(f"the agent left the script: answered {reply!r} after "
+                           f"{len(observations)} tool call(s); expected {expected!r} after {calls}")
+    return reply, observations
+
+
+def throughput(chat: Chat, inspect: Inspect, expected: str, calls: int, *, chats: int,
+               rounds: int, warmup: int) -> dict[str, Any]:
+    """Chats per second (median round), chats per round and the warm-up chats' digest.
+
+    A round is ``chats // calls`` chats, so every scenario makes about ``chats`` tool calls.
+    """
+    per_round = max(1, chats // calls)
+    turns = []
+    for n in range(warmup):
+        reply, observations = _checked(inspect, chat(n), expected, calls)
+        turns.append((user_message(n), reply, observations))
+
+    def timed_round() -> float:
+        started = clock()
+        for n in range(per_round):
+            _checked(inspect, chat(n), expected, calls)
+        return clock() - started
+
+    return {"rate": median_rate(timed_round, rounds, per_round), "chats": per_round,
+            "digest": transcript_digest(turns)}
+
+
+@dataclass
+class Block:
+    """``chats`` consecutive chats ending at chat ``last`` (1-based)."""
+
+    last: int
+    chats: int
+    mean_ms: float
+    rss_kib: int
+    digest: str
+    first_trim: int | None = None  # the chat whose memory window first dropped old messages
+
+
+def long_conversation(chat: Chat, inspect: Inspect, expected: str, memory: Any, *, chats: int,
+                      block: int, time_cap: float | None = None) -> Iterator[Block]:
+    """Chat ``chats`` times on one agent; yield a :class:`Block` every ``block`` chats (and
+    for the last, partial block). Stops early, after a block's chat, past ``time_cap`` s.
+
+    Until ``memory`` (the agent's) first returns a window shorter than its history, each
+    chat is followed by an untimed check of that.
+    """
+    started = time.perf_counter()
+    spent, turns, trimmed, first_trim = 0.0, [], False, None
+    for n in range(1, chats + 1):
+        before = clock()
+        response = chat(n)
+        spent += clock() - before
+        reply, observations = _checked(inspect, response, expected, 1)
+        turns.append((user_message(n), reply, observations))
+        if not trimmed and len(memory.get()) < len(memory.get_all()):
+            trimmed = True
+            first_trim = n
+        over_time = time_cap is not None and time.perf_counter() - started > time_cap
+        if len(turns) == block or n == chats or over_time:
+            yield Block(last=n, chats=len(turns), mean_ms=spent / len(turns) * 1000,
+                        rss_kib=rss_kib(), digest=transcript_digest(turns), first_trim=first_trim)
+            spent, turns, first_trim = 0.0, [], None
+        if over_time:
+            return

@@ -1,0 +1,175 @@
+"""The benchmark conversations on llama-index-core, run with *that* venv's python.
+
+    PYTHON _llamaindex_side.py throughput --chats N --rounds R --warmup W
+    PYTHON _llamaindex_side.py long --chats N --block B --time-cap S
+
+Prints one JSON record per line (see ``_measure.emit``). The scripted LLM is a
+``FunctionCallingLLM`` in the style of LlamaIndex's ``MockLLM`` (its calls go through
+``llm_chat_callback`` like a real backend's) that answers from the same script as agentkit's
+``ScriptedLLM`` and is rewound before each chat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import Any
+
+from _conversation import (
+    LONG_ANSWER,
+    MAX_ITERATIONS,
+    SCENARIOS,
+    TOOL_NAME,
+    answer,
+    lookup_population,
+    react_script,
+    tool_call_arguments,
+)
+from _harness import ScriptedChat, long_conversation, throughput
+from _measure import emit, rss_kib
+
+warnings.simplefilter("ignore")  # AgentRunner's deprecation notice, pydantic field warnings
+
+from llama_index.core.agent import (  # noqa: E402
+    AgentRunner,
+    FunctionCallingAgentWorker,
+    ReActAgentWorker,
+)
+from llama_index.core.base.llms.types import (  # noqa: E402
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    LLMMetadata,
+    MessageRole,
+)
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback  # noqa: E402
+from llama_index.core.llms.function_calling import FunctionCallingLLM  # noqa: E402
+from llama_index.core.llms.llm import ToolSelection  # noqa: E402
+from llama_index.core.tools import FunctionTool  # noqa: E402
+
+
+class ScriptedLLM(FunctionCallingLLM):
+    """Answers call *n* of a chat with script item *n*: text, or a list of tool calls."""
+
+    script: list[Any]
+    function_calling: bool = True
+    position: int = 0
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ScriptedLLM"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted", is_chat_model=True,
+                           is_function_calling_model=self.function_calling)
+
+    def reset(self) -> None:
+        self.position = 0
+
+    def _next(self) -> ChatMessage:
+        if self.position >= len(self.script):
+            raise RuntimeError(f"ScriptedLLM ran out of script at call #{self.position + 1}")
+        item = self.script[self.position]
+        self.position += 1
+        if isinstance(item, str):
+            return ChatMessage(role=MessageRole.ASSISTANT, content=item)
+        return ChatMessage(role=MessageRole.ASSISTANT, content="",
+                           additional_kwargs={"tool_calls": list(item)})
+
+    @llm_chat_callback()
+    def chat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+        return ChatResponse(message=self._next())
+
+    @llm_chat_callback()
+    async def achat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+        return ChatResponse(message=self._next())
+
+    def stream_chat(self, messages: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the benchmark does not stream")
+
+    async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the benchmark does not stream")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        raise NotImplementedError("the benchmark only chats")
+
+    async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError("the benchmark only chats")
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError("the benchmark does not stream")
+
+    async def astream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError("the benchmark does not stream")
+
+    def _prepare_chat_with_tools(self, tools: Any, user_msg: Any = None,
+                                 chat_history: Any = None, verbose: bool = False,
+                                 allow_parallel_tool_calls: bool = False,
+                                 **kwargs: Any) -> dict[str, Any]:
+        messages = list(chat_history or [])
+        if user_msg is not None:
+            messages.append(user_msg if isinstance(user_msg, ChatMessage)
+                            else ChatMessage(role=MessageRole.USER, content=user_msg))
+        return {"messages": messages, **kwargs}
+
+    def get_tool_calls_from_response(self, response: ChatResponse,
+                                     error_on_no_tool_call: bool = True,
+                                     **kwargs: Any) -> list[ToolSelection]:
+        calls = response.message.additional_kwargs.get("tool_calls", [])
+        if not calls and error_on_no_tool_call:
+            raise ValueError("the scripted reply has no tool call")
+        return calls
+
+
+def build_chat(kind: str, calls: int, tool: FunctionTool, *, final_answer: str | None = None,
+            keep_history: bool = False) -> ScriptedChat:
+    """The same agent and one-chat script as ``_agentkit_side.build_chat``."""
+    text = final_answer if final_answer is not None else answer(calls)
+    if kind == "react":
+        llm = ScriptedLLM(script=react_script(calls, text))
+        worker: Any = ReActAgentWorker.from_tools([tool], llm=llm, max_iterations=MAX_ITERATIONS)
+    elif kind == "function_calling":
+        llm = ScriptedLLM(script=[
+            [ToolSelection(tool_id=f"call_{i}", tool_name=TOOL_NAME, tool_kwargs=arguments)]
+            for i, arguments in enumerate(tool_call_arguments(calls))] + [text])
+        worker = FunctionCallingAgentWorker.from_tools([tool], llm=llm,
+                                                       max_function_calls=MAX_ITERATIONS)
+    else:
+        raise ValueError(f"unknown agent kind {kind!r}")
+    return ScriptedChat(AgentRunner(worker, llm=llm), llm, keep_history)
+
+
+def inspect(response: Any) -> tuple[str, list[str]]:
+    return response.response, [source.content for source in response.sources]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("mode", choices=["throughput", "long"])
+    parser.add_argument("--chats", type=int, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--block", type=int, default=100)
+    parser.add_argument("--time-cap", type=float, default=None)
+    args = parser.parse_args(argv)
+    tool = FunctionTool.from_defaults(lookup_population)
+    if args.mode == "throughput":
+        for key, _label, kind, calls in SCENARIOS:
+            result = throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
+                                chats=args.chats, rounds=args.rounds, warmup=args.warmup)
+            emit({"key": key, **result})
+        return 0
+    chat = build_chat("react", 1, tool, final_answer=LONG_ANSWER, keep_history=True)
+    emit({"start_rss_kib": rss_kib(), "token_limit": chat.agent.memory.token_limit})
+    for block in long_conversation(chat, inspect, LONG_ANSWER, chat.agent.memory,
+                                   chats=args.chats, block=args.block, time_cap=args.time_cap):
+        emit(vars(block))
+    emit({"end_rss_kib": rss_kib()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

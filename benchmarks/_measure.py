@@ -1,0 +1,82 @@
+"""Measuring helpers shared by the benchmark scripts (plain Python, no agentkit import)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+_IMPORT_TIMER = ("import time; t = time.perf_counter(); import {module}; "
+                 "print((time.perf_counter() - t) * 1000)")
+
+
+def cold_import_ms(python: str, module: str, runs: int) -> float:
+    """Median wall time (ms) of ``import module`` in ``runs`` fresh interpreters."""
+    times = []
+    for _ in range(runs):
+        done = subprocess.run([python, "-W", "ignore", "-c", _IMPORT_TIMER.format(module=module)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"`{python} -c 'import {module}'` failed:\n{done.stderr[-2000:]}")
+        times.append(float(done.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def rss_kib() -> int:
+    """This process's resident set size now (KiB); the peak where /proc is missing."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def median_rate(run_round: Callable[[], float], rounds: int, chats: int) -> float:
+    """Chats per second of the median of ``rounds`` timed rounds of ``chats`` chats."""
+    return chats / statistics.median(run_round() for _ in range(rounds))
+
+
+def side_records(python: str, script: Path, args: list[str]) -> Iterator[dict[str, Any]]:
+    """Run ``python script *args`` and yield the JSON object of each stdout line as it comes."""
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen([python, "-W", "ignore", str(script), *args],
+                                   stdout=subprocess.PIPE, stderr=errors, text=True,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert process.stdout is not None
+        try:
+            for line in process.stdout:
+                if line.startswith("{"):
+                    yield json.loads(line)
+            process.wait()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{script.name} under {python} failed (exit "
+                               f"{process.returncode}):\n{errors.read()[-3000:]}")
+
+
+def emit(record: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    """One JSON record per line (the side scripts' protocol)."""
+    out.write(json.dumps(record) + "\n")
+    out.flush()
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """A plain fixed-width table (no dependency, identical on both interpreters)."""
+    cells = [headers, *rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(row, widths))) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""Agent throughput and cold import time, optionally against llama-index-core.
+
+    python benchmarks/bench_agents.py [--quick] [--llamaindex PATH_TO_PYTHON]
+
+Rows: chats per second of a ReAct chat with 1 tool call, a ReAct chat with 10 sequential
+tool calls and a function-calling chat with 1 tool call, on a zero-latency scripted LLM.
+Each agent and its tool are built once; before every chat the script is rewound and the
+agent reset (so each chat starts from empty memory: this measures a turn, not history).
+Chats are timed in process CPU time (see ``_harness``). Then the median wall time of
+``import agentkit.agent`` in fresh interpreters.
+
+``--llamaindex PY`` runs the same conversation on llama-index-core (AgentRunner over
+ReActAgentWorker / FunctionCallingAgentWorker) with the interpreter ``PY`` of a venv that
+has it (see setup_llamaindex.sh) and prints agentkit's speed relative to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:
+    sys.path.insert(0, str(_HERE))
+
+from _conversation import SCENARIOS, answer  # noqa: E402
+from _harness import throughput  # noqa: E402
+from _measure import cold_import_ms, side_records, table  # noqa: E402
+
+TARGET_RATIO = 5.0
+TARGET_IMPORT_MS = 150.0
+QUICK = {"chats": 50, "rounds": 3, "warmup": 3, "import_runs": 3}
+FULL = {"chats": 1000, "rounds": 5, "warmup": 20, "import_runs": 7}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few iterations (CI smoke)")
+    parser.add_argument("--chats", type=int, help="chats per timed round of a 1-call row "
+                        "(a 10-call row runs a tenth as many)")
+    parser.add_argument("--rounds", type=int, help="timed rounds per row; the median counts")
+    parser.add_argument("--warmup", type=int, help="untimed chats before the rounds")
+    parser.add_argument("--import-runs", type=int, help="fresh interpreters for import time")
+    parser.add_argument("--llamaindex", metavar="PYTHON",
+                        help="python of a venv with llama-index-core: compare against it")
+    args = parser.parse_args(argv)
+    for name, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from _agentkit_side import build_tool, build_chat, inspect
+
+    from agentkit.core.sim import simulation
+
+    results = {}
+    with simulation(seed=0):
+        tool = build_tool()
+        for key, _label, kind, calls in SCENARIOS:
+            results[key] = throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
+                                      chats=args.chats, rounds=args.rounds, warmup=args.warmup)
+    return results
+
+
+def run_llamaindex(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    records = side_records(args.llamaindex, _HERE / "_llamaindex_side.py",
+                           ["throughput", "--chats", str(args.chats), "--rounds",
+                            str(args.rounds), "--warmup", str(args.warmup)])
+    return {record.pop("key"): record for record in records}
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, Any]:
+    """Run, print the tables to ``out`` and return the numbers."""
+    args = parse_args(argv)
+    ours = run_agentkit(args)
+    theirs = run_llamaindex(args) if args.llamaindex else {}
+    import_ms = {"agentkit.agent": cold_import_ms(sys.executable, "agentkit.agent",
+                                                  args.import_runs)}
+    if args.llamaindex:
+        import_ms["llama_index.core.agent"] = cold_import_ms(
+            args.llamaindex, "llama_index.core.agent", args.import_runs)
+
+    print(f"agentkit agent benchmarks: Python {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, scripted LLM with zero latency, median of "
+          f"{args.rounds} rounds (process CPU time)\n", file=out)
+    headers = ["scenario", "chats/round", "agentkit chats/s", "us/chat"]
+    if theirs:
+        headers += ["llama-index chats/s", "agentkit/llama-index"]
+    rows = []
+    for key, label, _kind, _calls in SCENARIOS:
+        rate = ours[key]["rate"]
+        row = [label, str(ours[key]["chats"]), f"{rate:,.0f}", f"{1e6 / rate:,.0f}"]
+        if theirs:
+            row += [f"{theirs[key]['rate']:,.0f}", f"{rate / theirs[key]['rate']:.2f}x"]
+        rows.append(row)
+    print(table(rows, headers), file=out)
+
+    print(f"\ncold import (median of {args.import_runs} fresh interpreters)\n", file=out)
+    ak_ms = import_ms["agentkit.agent"]
+    print(table([[module, f"{ms:.1f}", f"{ms / ak_ms:.2f}x"] for module, ms in import_ms.items()],
+                ["module", "ms", "vs agentkit"]), file=out)
+
+    print("\ntargets", file=out)
+    if theirs:
+        same = all(ours[key]["digest"] == theirs[key]["digest"] for key in ours)
+        print(f"  same conversation on both sides (transcript digests): {'yes' if same else 'NO'}",
+              file=out)
+        ratio = ours["react_1"]["rate"] / theirs["react_1"]["rate"]
+        print(f"  ReAct 1-call chats/s >= {TARGET_RATIO:.0f}x llama-index: "
+              f"{'met' if ratio >= TARGET_RATIO else 'MISSED'} ({ratio:.2f}x)", file=out)
+    print(f"  import agentkit.agent < {TARGET_IMPORT_MS:.0f} ms: "
+          f"{'met' if ak_ms < TARGET_IMPORT_MS else 'MISSED'} ({ak_ms:.1f} ms)", file=out)
+    return {"agentkit": ours, "llamaindex": theirs, "import_ms": import_ms}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""The benchmark scripts run end to end with tiny counts and report what they promise.
+
+Counts and rows only: timings are never asserted.
+"""
+
+import importlib
+import importlib.util
+import io
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_agents = _load("bench_agents")  # puts benchmarks/ on sys.path for the helpers below
+bench_long = _load("bench_long_conversation")
+harness = importlib.import_module("_harness")
+agentkit_side = importlib.import_module("_agentkit_side")
+conversation = importlib.import_module("_conversation")
+TINY_AGENTS = ["--quick", "--chats", "3", "--rounds", "1", "--warmup", "1", "--import-runs", "1"]
+
+
+def test_bench_agents_reports_one_row_per_scenario():
+    out = io.StringIO()
+
+    result = bench_agents.main(TINY_AGENTS, out=out)
+
+    text = out.getvalue()
+    for label in ("ReAct, 1 tool call", "ReAct, 10 sequential tool calls",
+                  "function calling, 1 tool call"):
+        assert label in text
+    assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
+        "react_1": 3, "react_10": 1, "fc_1": 3}
+    assert all(row["rate"] > 0 for row in result["agentkit"].values())
+
+
+def test_bench_agents_reports_the_cold_import_of_agentkit_agent():
+    out = io.StringIO()
+
+    result = bench_agents.main(TINY_AGENTS, out=out)
+
+    assert list(result["import_ms"]) == ["agentkit.agent"]
+    assert result["import_ms"]["agentkit.agent"] > 0
+    assert "import agentkit.agent < 150 ms:" in out.getvalue()
+
+
+def test_bench_agents_rejects_a_zero_chat_count(capsys):
+    with pytest.raises(SystemExit):
+        bench_agents.main(["--chats", "0"], out=io.StringIO())
+
+    assert "--chats must be at least 1" in capsys.readouterr().err
+
+
+def test_benchmark_fails_loudly_when_the_agent_leaves_the_script():
+    chat = agentkit_side.build_chat("react", 1, agentkit_side.build_tool())
+
+    with pytest.raises(RuntimeError, match="the agent left the script: answered"):
+        harness.throughput(chat, agentkit_side.inspect, "not the scripted answer", 1,
+                           chats=1, rounds=1, warmup=1)
+
+
+def test_bench_long_conversation_reports_a_block_per_block_of_chats():
+    out = io.StringIO()
+
+    result = bench_long.main(["--chats", "3", "--block", "1"], out=out)
+
+    blocks = result["agentkit"]["blocks"]
+    assert [(b.last, b.chats) for b in blocks] == [(1, 1), (2, 1), (3, 1)]
+    text = out.getvalue()
+    assert all(f"agentkit: chats {n}-{n}:" in text for n in (1, 2, 3))
+
+
+def test_bench_long_conversation_reports_the_last_partial_block():
+    result = bench_long.main(["--chats", "5", "--block", "2"], out=io.StringIO())
+
+    assert [(b.last, b.chats) for b in result["agentkit"]["blocks"]] == [(2, 2), (4, 2), (5, 1)]
+
+
+def test_bench_long_conversation_reports_rss_from_first_to_last_chat():
+    out = io.StringIO()
+
+    run = bench_long.main(["--chats", "2", "--block", "2"], out=out)["agentkit"]
+
+    assert run["start_rss_kib"] > 0 and run["end_rss_kib"] > 0
+    assert "RSS growth MiB" in out.getvalue()
+
+
+def _long_chat():
+    return agentkit_side.build_chat("react", 1, agentkit_side.build_tool(),
+                                    final_answer=conversation.LONG_ANSWER, keep_history=True)
+
+
+def test_long_conversation_keeps_every_chat_in_one_agent_memory():
+    chat = _long_chat()
+
+    blocks = list(harness.long_conversation(chat, agentkit_side.inspect,
+                                            conversation.LONG_ANSWER, chat.agent.memory,
+                                            chats=4, block=4))
+
+    assert [b.chats for b in blocks] == [4]
+    assert len(chat.agent.memory.get_all()) == 8  # user message + answer per chat
+
+
+def test_long_conversation_trims_memory_within_its_first_40_chats():
+    chat = _long_chat()
+
+    blocks = list(harness.long_conversation(chat, agentkit_side.inspect,
+                                            conversation.LONG_ANSWER, chat.agent.memory,
+                                            chats=40, block=40))
+
+    assert blocks[0].first_trim is not None and blocks[0].first_trim <= 40
