@@ -119,3 +119,44 @@ def test_long_conversation_trims_memory_within_its_first_40_chats():
                                             chats=40, block=40))
 
     assert blocks[0].first_trim is not None and blocks[0].first_trim <= 40
+
+
+bench_scenarios = _load("bench_scenarios")
+
+
+def test_bench_scenarios_replays_every_bundled_case_and_counts_the_replays():
+    from agentkit.scenario import discover_scenarios
+    from agentkit.scenario.runner import load
+
+    cases = sum(len(load(p).agents) for p in discover_scenarios(BENCHMARKS.parent / "scenarios"))
+    out = io.StringIO()
+
+    numbers = bench_scenarios.main(["--replays", "5", "--slow-runs", "1"], out)
+
+    assert (numbers["throughput"]["cases"], numbers["throughput"]["replays"]) == (cases, 5)
+    assert "replays/s" in out.getvalue()
+
+
+def test_bench_scenarios_slow_case_carries_sixty_seconds_of_simulated_latency():
+    numbers = bench_scenarios.main(["--replays", "1", "--slow-runs", "1"], io.StringIO())
+
+    assert numbers["slow"]["simulated_serial_s"] == 60.0
+    assert numbers["slow"]["simulated_wall_s"] == 40.0
+
+
+def test_bench_scenarios_rejects_zero_replays(capsys):
+    with pytest.raises(SystemExit):
+        bench_scenarios.main(["--replays", "0"], io.StringIO())
+    assert "--replays must be at least 1" in capsys.readouterr().err
+
+
+def test_long_conversation_drift_compares_the_last_third_of_blocks_with_the_first():
+    Block = bench_long.Block
+    fields = Block.__dataclass_fields__
+    blocks = []
+    for index, ms in enumerate([1.0, 1.0, 1.0, 5.0, 1.0, 2.0, 2.0, 2.0, 2.0]):
+        values = {"last": (index + 1) * 10, "chats": 10, "mean_ms": ms}
+        values.update({name: 0 if name != "digest" else "" for name in fields if name not in values})
+        blocks.append(Block(**values))
+
+    assert bench_long.drift(blocks) == 2.0

@@ -1,0 +1,127 @@
+"""Scenario replay speed: how fast the harness replays the bundled scenarios.
+
+    python benchmarks/bench_scenarios.py [--quick] [--replays N]
+
+Replays every bundled scenario × agent type (scripts, the fake OpenAI endpoint and recorded
+cassettes alike) round after round until ``--replays`` replays are done, and prints replays
+per second and the mean wall time per replay (a replay = ``run_scenario`` on a loaded
+scenario: building tools and the LLM, running every turn, building the trace, checking the
+expectations). Then it replays one scenario carrying 60 s of simulated latency and prints
+how long that takes for real. Targets: 1,000 replays in under 10 s; the 60 s scenario in
+well under 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_SECONDS_PER_1000 = 10.0
+TARGET_SLOW_MS = 50.0
+SLOW_SCENARIO = """\
+format: 1
+name: sixty_seconds
+description: 60 s of simulated latency (two 15 s LLM calls and three concurrent 10 s lookups).
+tools:
+  - {ref: "mocks.tools:population", latency: 10.0}
+turns:
+  - user: What are the populations of Paris, Rome and Lima?
+agents:
+  function_calling:
+    latency: 15.0
+    script:
+      - tool_calls:
+          - {name: population, args: {city: Paris}}
+          - {name: population, args: {city: Rome}}
+          - {name: population, args: {city: Lima}}
+      - Paris 2102650, Rome 2748109, Lima 10004000.
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a few replays (CI smoke)")
+    parser.add_argument("--replays", type=int, help="replays to time (default 1000; quick 30)")
+    parser.add_argument("--slow-runs", type=int, help="replays of the 60 s scenario (median)")
+    args = parser.parse_args(argv)
+    args.replays = args.replays if args.replays is not None else (30 if args.quick else 1000)
+    args.slow_runs = args.slow_runs if args.slow_runs is not None else (3 if args.quick else 21)
+    for name in ("replays", "slow_runs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def _cases() -> list[tuple[Any, str]]:
+    from agentkit.scenario import discover_scenarios
+    from agentkit.scenario.runner import load
+
+    return [(scenario, agent) for path in discover_scenarios(ROOT / "scenarios")
+            for scenario in [load(path)] for agent in scenario.agents]
+
+
+def replay_throughput(replays: int) -> dict[str, Any]:
+    """Replay the bundled cases round-robin; every replay must pass."""
+    from agentkit.scenario import run_scenario
+
+    cases = _cases()
+    for scenario, agent in cases:  # warm-up: imports, caches, schemas
+        run_scenario(scenario, agent)
+    started = time.perf_counter()
+    for index in range(replays):
+        scenario, agent = cases[index % len(cases)]
+        result = run_scenario(scenario, agent)
+        if not result.passed:
+            raise RuntimeError(f"{result.name} failed during the benchmark: {result.problems}")
+    seconds = time.perf_counter() - started
+    return {"cases": len(cases), "replays": replays, "seconds": seconds,
+            "per_second": replays / seconds, "ms_per_replay": seconds * 1000 / replays}
+
+
+def slow_scenario(runs: int, folder: Path) -> dict[str, Any]:
+    """Real time to replay a scenario with 60 s of simulated latency (median of ``runs``)."""
+    from agentkit.scenario import run_scenario
+
+    path = folder / "sixty_seconds.yaml"
+    path.write_text(SLOW_SCENARIO, encoding="utf-8")
+    times, simulated = [], 0.0
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = run_scenario(path, "function_calling")
+        times.append((time.perf_counter() - started) * 1000)
+        simulated = result.trace.totals().serial_time
+    return {"simulated_serial_s": simulated,
+            "simulated_wall_s": result.trace.totals().wall_time,
+            "real_ms": statistics.median(times)}
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, Any]:
+    import tempfile
+
+    args = parse_args(argv)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the scenarios' tools live in mocks/
+    throughput = replay_throughput(args.replays)
+    with tempfile.TemporaryDirectory() as folder:
+        slow = slow_scenario(args.slow_runs, Path(folder))
+    per_1000 = throughput["seconds"] * 1000 / throughput["replays"]
+    print(f"scenario replays: {throughput['cases']} bundled scenario × agent type cases, "
+          f"{throughput['replays']} replays", file=out)
+    print(f"  {throughput['per_second']:,.0f} replays/s, {throughput['ms_per_replay']:.2f} ms "
+          f"per replay, {per_1000:.2f} s per 1,000 replays (target < "
+          f"{TARGET_SECONDS_PER_1000:g} s: {'met' if per_1000 < TARGET_SECONDS_PER_1000 else 'MISSED'})",
+          file=out)
+    print(f"60 s scenario: {slow['simulated_serial_s']:g} s of simulated latency "
+          f"({slow['simulated_wall_s']:g} s simulated wall) replayed in {slow['real_ms']:.1f} ms "
+          f"(target < {TARGET_SLOW_MS:g} ms: "
+          f"{'met' if slow['real_ms'] < TARGET_SLOW_MS else 'MISSED'})", file=out)
+    return {"throughput": throughput, "slow": slow, "seconds_per_1000": per_1000}
+
+
+if __name__ == "__main__":
+    main()
