@@ -350,14 +350,33 @@ def _worth_recording(error: BaseException) -> bool:
 
 
 class CassetteLLM(FunctionCallingLLM):
-    """Replays a cassette (record mode ``none``): same requests, same answers, same latency."""
+    """Replays a cassette: same requests, same answers, same latency.
 
-    def __init__(self, cassette: Cassette | str | Path) -> None:
-        self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+    With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
+    that backend as :class:`RecordingLLM` does.
+    """
+
+    def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
+                 llm: LLM | None = None) -> None:
+        self._recorder: RecordingLLM | None = None
+        if mode != "none":
+            if llm is None:
+                raise ValueError(f"record mode {mode!r} needs the live backend to record "
+                                 "through: CassetteLLM(cassette, mode, llm=...)")
+            path = cassette.path if isinstance(cassette, Cassette) else cassette
+            if path is None:
+                raise ValueError("recording needs a cassette with a file path")
+            self._recorder = RecordingLLM(llm, path, mode)
+            self.cassette = self._recorder.cassette
+        else:
+            self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+        self.mode = mode
         self._player = _CassettePlayer(self.cassette)
 
     @property
     def metadata(self) -> LLMMetadata:
+        if self._recorder is not None:
+            return self._recorder.metadata
         return LLMMetadata(model_name=self.cassette.model, is_chat_model=True,
                            is_function_calling_model=self.cassette.function_calling,
                            context_window=self.cassette.context_window)
@@ -377,9 +396,15 @@ class CassetteLLM(FunctionCallingLLM):
         return _response_from(exchange)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
+        if self._recorder is not None:
+            return await self._recorder._achat(request)
         return (await self._replayed(request))[0]
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        if self._recorder is not None:
+            async for chunk in self._recorder._astream_chat(request):
+                yield chunk
+            return
         response, chunks = await self._replayed(request)
         async for chunk in _replay_stream(response, chunks):
             yield chunk

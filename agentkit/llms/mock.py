@@ -4,6 +4,7 @@
   the script runs out (it never wraps around).
 * :class:`FunctionLLM` computes each answer with a function of the request.
 * :class:`MockLLM` echoes its prompt, like LlamaIndex's ``MockLLM``.
+* :class:`CassetteLLM` replays recorded exchanges (defined in :mod:`agentkit.llms.cassette`).
 
 They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
 model: streaming splits text into word chunks and streams tool-call arguments, every call
@@ -28,7 +29,8 @@ from typing import Any
 
 from agentkit.core.ids import new_id
 from agentkit.core.sim import asleep
-from agentkit.llms.base import FunctionCallingLLM, LLM, LLMRequest, messages_to_prompt
+from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
+from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -45,6 +47,8 @@ __all__ = [
     "tool_call",
     "FunctionLLM",
     "MockLLM",
+    "CassetteLLM",
+    "RecordingLLM",
     "split_words",
     "track_scripts",
 ]

@@ -486,3 +486,22 @@ def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
 
     assert run_scenario(path).problems == [
         "the recording has 1 exchange(s) that were not replayed"]
+
+
+def test_cassette_llm_is_importable_from_the_mock_backends():
+    from agentkit.llms import mock
+
+    assert mock.CassetteLLM is CassetteLLM
+
+
+def test_cassette_llm_in_a_record_mode_records_through_the_live_backend(tmp_path):
+    path = tmp_path / "c.yaml"
+    live = ScriptedLLM(["recorded"])
+
+    assert _ask(CassetteLLM(path, mode="once", llm=live), "q1") == "recorded"
+    assert _ask(CassetteLLM(path), "q1") == "recorded" and live.calls == 1
+
+
+def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
+    with pytest.raises(ValueError, match="needs the live backend"):
+        CassetteLLM(tmp_path / "c.yaml", mode="once")
