@@ -387,13 +387,13 @@ def test_a_saved_cassette_loads_back_with_multi_line_text_intact(tmp_path):
 def test_secrets_never_reach_the_file_and_redactions_lists_their_kinds(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789")
     path = tmp_path / "c.yaml"
-    live = ScriptedLLM(["use sk-abcdefghijklmnopqrstuvwx with header Bearer abc.def.ghi123"])
+    live = ScriptedLLM(["use sk-fake-abcdefghijklmnopqrst with header Bearer abc.def.ghi123"])
     recorder = RecordingLLM(live, path, "once")
 
     recorder.chat(_user("my token is tok-0123456789"), api_key="k-123", authorization="Basic xyz")
 
     text = path.read_text("utf-8")
-    for secret in ("tok-0123456789", "sk-abcdefghijklmnopqrstuvwx", "abc.def.ghi123", "k-123",
+    for secret in ("tok-0123456789", "sk-fake-abcdefghijklmnopqrst", "abc.def.ghi123", "k-123",
                    "Basic xyz"):
         assert secret not in text
     assert yaml.safe_load(text)["redactions"] == ["MY_SERVICE_TOKEN", "api-key", "api_key",
@@ -414,7 +414,7 @@ def test_a_secret_only_in_the_request_is_listed_in_redactions(tmp_path, monkeypa
 
 def test_replay_stays_stable_when_a_recorded_answer_with_a_secret_is_fed_back(tmp_path):
     path = tmp_path / "c.yaml"
-    leaked = "your key is sk-abcdefghijklmnopqrstuvwx"
+    leaked = "your key is sk-fake-abcdefghijklmnopqrst"
     recorder = RecordingLLM(ScriptedLLM([leaked, "noted"]), path, "once")
     first = recorder.chat(_user("q1")).message
     recorder.chat([*_user("q1"), first, *_user("thanks")])

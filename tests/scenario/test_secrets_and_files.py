@@ -84,7 +84,7 @@ def test_empty_secret_fields_are_left_empty():
 
 def test_nested_data_is_redacted_everywhere_and_other_values_kept():
     redactor = Redactor(environ={})
-    data = {"messages": [{"content": "sk-abcdefghijklmnopqrstu"}, ("Bearer abcdefghij", 3)],
+    data = {"messages": [{"content": "sk-fake-abcdefghijklmnopq"}, ("Bearer abcdefghij", 3)],
             "n": 1.5, "flag": True, "none": None}
 
     assert redactor.data(data) == {
@@ -94,7 +94,7 @@ def test_nested_data_is_redacted_everywhere_and_other_values_kept():
 
 def test_redacting_redacted_data_changes_nothing():
     redactor = Redactor(environ={"MY_TOKEN": "tok-0123456789"})
-    once = redactor.data({"text": "tok-0123456789 sk-abcdefghijklmnopqrstu Bearer abcdefghij",
+    once = redactor.data({"text": "tok-0123456789 sk-fake-abcdefghijklmnopq Bearer abcdefghij",
                           "api_key": "x"})
 
     assert Redactor(environ={"MY_TOKEN": "tok-0123456789"}).data(once) == once
