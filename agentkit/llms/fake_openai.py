@@ -17,8 +17,9 @@ messages and tools of the request), and exceptions:
 * any other exception is raised inside the transport, i.e. it reaches the caller unchanged.
 
 Plus :class:`RawToolCall` (tool-call arguments sent verbatim, e.g. invalid JSON) and
-``httpx.Response`` (sent as is). The SDK must use ``httpx`` clients (respx patches ``httpx``;
-openai 3.x defaults to ``httpx2``): :meth:`FakeOpenAIServer.llm` builds an ``OpenAI`` wired so.
+``httpx.Response`` (sent as is). respx patches ``httpx``, the HTTP stack
+:class:`~agentkit.llms.openai.OpenAI` always uses, so any ``OpenAI`` pointed at the server's
+``base_url`` reaches it; :meth:`FakeOpenAIServer.llm` builds one.
 
 The ``Date`` header is virtual time (``EPOCH`` + clock), so HTTP-date ``retry-after`` values
 are deterministic. ``latency`` (per server, or ``ScriptedResponse.latency`` per reply) is
@@ -31,9 +32,7 @@ for scenarios with ``backend: openai``.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import ssl
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -46,7 +45,7 @@ import respx
 from agentkit.core.sim import asleep, now, sleep
 from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
-from agentkit.llms.mock import ScriptedResponse, ScriptExhaustedError, split_words
+from agentkit.llms.mock import Script, ScriptedResponse, split_words
 from agentkit.llms.openai import OpenAI
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
 
@@ -104,14 +103,12 @@ class FakeOpenAIServer:
                  api_key: str | None = None, strict: bool = True, latency: float = 0.0) -> None:
         if not latency >= 0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
-        self.script = list(script)
+        self.script = Script(script, owner="FakeOpenAIServer", unit="request", strict=strict)
         self.latency = latency
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
-        self.strict = strict
         self.requests: list[dict[str, Any]] = []
         self.http_requests: list[httpx.Request] = []
-        self._position = 0
         self._router: respx.MockRouter | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -137,12 +134,10 @@ class FakeOpenAIServer:
             self.assert_complete()
 
     def llm(self, model: str = "gpt-4o-mini", **kwargs: Any) -> OpenAI:
-        """An :class:`OpenAI` talking to this server through respx-mocked ``httpx`` clients."""
+        """An :class:`OpenAI` talking to this server."""
         kwargs.setdefault("api_key", self.api_key or TEST_API_KEY)
         if self.base_url != DEFAULT_BASE_URL:
             kwargs.setdefault("base_url", self.base_url)
-        kwargs.setdefault("http_client", httpx.Client(verify=_ssl_context()))
-        kwargs.setdefault("async_http_client", httpx.AsyncClient(verify=_ssl_context()))
         return OpenAI(model, **kwargs)
 
     # ------------------------------------------------------------------ script state
@@ -153,14 +148,10 @@ class FakeOpenAIServer:
 
     @property
     def remaining(self) -> int:
-        return len(self.script) - self._position
+        return self.script.remaining
 
     def assert_complete(self) -> None:
-        if self.strict and self.remaining:
-            raise AssertionError(
-                f"FakeOpenAIServer left {self.remaining} scripted response(s) unused "
-                f"({self._position} of {len(self.script)} consumed); next unused: "
-                f"{self.script[self._position]!r}")
+        self.script.assert_complete()
 
     @staticmethod
     def http_date(offset: float = 0.0) -> str:
@@ -196,16 +187,9 @@ class FakeOpenAIServer:
         return self._respond(item, body, request)
 
     def _next_item(self, body: dict[str, Any]) -> Any:
-        if self._position >= len(self.script):
-            last = next((m.get("content") for m in reversed(body.get("messages", []))
-                         if m.get("role") in ("user", "tool")), "")
-            raise ScriptExhaustedError(
-                f"FakeOpenAIServer ran out of script: request #{self.calls} has no scripted "
-                f"response (the script has {len(self.script)}). Last user/tool message: "
-                f"{str(last)[:200]!r}")
-        item = self.script[self._position]
-        self._position += 1
-        return item
+        last = next((m.get("content") for m in reversed(body.get("messages", []))
+                     if m.get("role") in ("user", "tool")), "")
+        return self.script.take(_text_of(last))
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {"date": self.http_date(), "x-request-id": f"req_{self.calls}", **(extra or {})}
@@ -281,12 +265,6 @@ class FakeOpenAIServer:
             events.append({**envelope, "choices": [], "usage": _usage_json(reply, body)})
         lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
         return "".join(lines).encode()
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One context for every client: loading the CA bundle per client costs ~50 ms."""
-    return ssl.create_default_context()
 
 
 def _pieces(text: str) -> list[str]:

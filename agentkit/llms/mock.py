@@ -44,6 +44,7 @@ __all__ = [
     "ScriptedLLM",
     "ScriptedResponse",
     "ScriptExhaustedError",
+    "Script",
     "tool_call",
     "FunctionLLM",
     "MockLLM",
@@ -72,6 +73,52 @@ def track_scripts() -> Iterator[list[ScriptedLLM]]:
         yield scripts
     finally:
         _tracked.reset(token)
+
+
+class Script:
+    """Scripted items consumed one per use, in order; it never wraps around.
+
+    Shared by :class:`ScriptedLLM` (one item per LLM call) and the fake OpenAI endpoint (one
+    item per HTTP request). ``owner`` and ``unit`` name them in the error messages.
+    """
+
+    def __init__(self, items: Iterable[Any], *, owner: str, unit: str = "call",
+                 strict: bool = True) -> None:
+        self.items = list(items)
+        self.owner = owner
+        self.unit = unit
+        self.strict = strict
+        self.position = 0
+        self.attempts = 0  # uses asked for, including those past the end
+
+    @property
+    def remaining(self) -> int:
+        return len(self.items) - self.position
+
+    def take(self, last_message: str) -> Any:
+        """The next item, or :class:`ScriptExhaustedError` naming the use and the last
+        user/observation message."""
+        self.attempts += 1
+        if self.position >= len(self.items):
+            raise ScriptExhaustedError(
+                f"{self.owner} ran out of script: {self.unit} #{self.attempts} has no scripted "
+                f"response (the script has {len(self.items)}). Last user/observation message: "
+                f"{last_message[:200]!r}")
+        item = self.items[self.position]
+        self.position += 1
+        return item
+
+    def assert_complete(self) -> None:
+        """Fail if a strict script has items nothing consumed."""
+        if self.strict and self.remaining:
+            raise AssertionError(
+                f"{self.owner} left {self.remaining} scripted response(s) unused "
+                f"({self.position} of {len(self.items)} consumed); next unused: "
+                f"{self.items[self.position]!r}")
+
+    def reset(self) -> None:
+        self.position = 0
+        self.attempts = 0
 
 
 def tool_call(name: str, /, **kwargs: Any) -> ToolSelection:
@@ -231,52 +278,48 @@ class ScriptedLLM(_ProgrammedLLM):
                  context_window: int = 3900) -> None:
         super().__init__(name=name, function_calling=function_calling, latency=latency,
                          context_window=context_window)
-        self.responses = list(responses)
-        self.strict = strict
-        self._position = 0
+        self.script = Script(responses, owner=f"ScriptedLLM {name!r}", strict=strict)
         tracked = _tracked.get()
         if tracked is not None:
             tracked.append(self)
-        self._attempts = 0  # calls made, including those past the end of the script
+
+    @property
+    def responses(self) -> list[Any]:
+        return self.script.items
+
+    @property
+    def strict(self) -> bool:
+        return self.script.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self.script.strict = value
 
     @property
     def calls(self) -> int:
-        return self._position
+        return self.script.position
 
     @property
     def remaining(self) -> int:
-        return len(self.responses) - self._position
+        return self.script.remaining
 
     async def _next_item(self, request: LLMRequest) -> Any:
-        self._attempts += 1
-        if self._position >= len(self.responses):
-            raise ScriptExhaustedError(
-                f"ScriptedLLM {self.name!r} ran out of script: call #{self._attempts} has "
-                f"no scripted response (the script has {len(self.responses)}). Last user/"
-                f"observation message: {_last_user_text(request.messages)!r}")
-        item = self.responses[self._position]
-        self._position += 1
-        return item
+        return self.script.take(_last_user_text(request.messages))
 
     def assert_complete(self) -> None:
         """Fail if a strict script has items no call consumed."""
-        if self.strict and self.remaining:
-            raise AssertionError(
-                f"ScriptedLLM {self.name!r} left {self.remaining} scripted response(s) unused "
-                f"({self._position} of {len(self.responses)} consumed); next unused: "
-                f"{self.responses[self._position]!r}")
+        self.script.assert_complete()
 
     def reset(self) -> None:
         """Start the script over and forget the recorded requests."""
-        self._position = 0
-        self._attempts = 0
+        self.script.reset()
         self.requests.clear()
 
 
 def _last_user_text(messages: Sequence[ChatMessage]) -> str:
     for message in reversed(messages):
         if message.role in (MessageRole.USER, MessageRole.TOOL):
-            return (message.content or "")[:200]
+            return message.content or ""
     return ""
 
 

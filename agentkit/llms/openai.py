@@ -20,10 +20,13 @@ The API key never appears in an error message, a repr or a log line.
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import json
 import logging
 import os
 import re
+import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import httpx
 import openai as _sdk
 
 from agentkit.core.ids import new_id
@@ -375,6 +379,19 @@ def _server_detail(exc: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the backend
+#: What the SDK's own default client sets (its timeout is passed per request).
+_HTTPX_OPTIONS: dict[str, Any] = {
+    "follow_redirects": True,
+    "limits": httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+}
+
+
+@functools.cache
+def ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: loading the CA bundle per client costs ~50 ms."""
+    return ssl.create_default_context()
+
+
 class OpenAI(FunctionCallingLLM):
     """An OpenAI chat model (or any OpenAI-compatible server through ``base_url``).
 
@@ -387,7 +404,9 @@ class OpenAI(FunctionCallingLLM):
     a ``None`` value leaves that parameter out (``stream_options=None`` for a server that
     rejects it).
     ``http_client`` / ``async_http_client`` are handed to the SDK (an ``httpx`` or ``httpx2``
-    client: proxies, custom transports, respx in tests).
+    client: proxies, custom transports). Without them the backend builds ``httpx`` clients
+    itself, which every supported SDK version accepts (openai 3.x would default to
+    ``httpx2``): one HTTP stack in production and in tests, where respx intercepts it.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, temperature: float = DEFAULT_TEMPERATURE,
@@ -462,7 +481,10 @@ class OpenAI(FunctionCallingLLM):
 
     def _client(self) -> _sdk.OpenAI:
         if self._sync_client is None:
-            self._sync_client = _sdk.OpenAI(**self._client_options(), http_client=self._http_client)
+            self._sync_client = _sdk.OpenAI(
+                **self._client_options(),
+                http_client=self._http_client or httpx.Client(**_HTTPX_OPTIONS,
+                                                              verify=ssl_context()))
         return self._sync_client
 
     def _aclient(self) -> _sdk.AsyncOpenAI:
@@ -474,7 +496,9 @@ class OpenAI(FunctionCallingLLM):
         loop = asyncio.get_running_loop()
         client = self._async_clients.get(loop)
         if client is None:
-            client = self._async_clients[loop] = _sdk.AsyncOpenAI(**self._client_options())
+            client = self._async_clients[loop] = _sdk.AsyncOpenAI(
+                **self._client_options(),
+                http_client=httpx.AsyncClient(**_HTTPX_OPTIONS, verify=ssl_context()))
         return client
 
     # ------------------------------------------------------------------ request
@@ -553,34 +577,33 @@ class OpenAI(FunctionCallingLLM):
 
     # ------------------------------------------------------------------ retries
     def _with_retries(self, send: Callable[[], _T]) -> _T:
-        retries = 0
-        while True:
+        for retries in itertools.count():
             try:
                 return send()
             except _sdk.OpenAIError as exc:
-                _reraise_foreign_cause(exc)
-                error = self._translate(exc, attempts=retries + 1)
-            delay = self._retry_delay(error, retries)
-            if delay is None:
-                raise error
-            self._log_retry(error, retries, delay)
+                delay = self._delay_or_raise(exc, retries)
             run_sync(wait(delay))
-            retries += 1
+        raise AssertionError("unreachable")
 
     async def _awith_retries(self, send: Callable[[], Awaitable[_T]]) -> _T:
-        retries = 0
-        while True:
+        for retries in itertools.count():
             try:
                 return await send()
             except _sdk.OpenAIError as exc:
-                _reraise_foreign_cause(exc)
-                error = self._translate(exc, attempts=retries + 1)
-            delay = self._retry_delay(error, retries)
-            if delay is None:
-                raise error
-            self._log_retry(error, retries, delay)
+                delay = self._delay_or_raise(exc, retries)
             await wait(delay)
-            retries += 1
+        raise AssertionError("unreachable")
+
+    def _delay_or_raise(self, exc: _sdk.OpenAIError, retries: int) -> float:
+        """The retry policy, shared by the sync and async loops: the wait before the next
+        attempt, or the translated agentkit error when there is none left."""
+        _reraise_foreign_cause(exc)
+        error = self._translate(exc, attempts=retries + 1)
+        delay = self._retry_delay(error, retries)
+        if delay is None:
+            raise error from None  # the SDK's exception may echo part of the key
+        self._log_retry(error, retries, delay)
+        return delay
 
     def _retry_delay(self, error: errors.LLMError, retries: int) -> float | None:
         """Seconds to wait before retry number ``retries + 1``; ``None`` to give up."""

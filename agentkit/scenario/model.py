@@ -247,9 +247,10 @@ class Scenario(_Strict):
         self._line_of = line_of
 
     def where(self, *field_path: str | int) -> str:
-        """``file:line`` of a field (for error messages about a loaded scenario)."""
+        """``file:line`` of a field (for error messages about a loaded scenario); with no
+        field, the file (or the scenario's name when it was not loaded from one)."""
         place = self.path or self.name
-        if self._line_of is None:
+        if self._line_of is None or not field_path:
             return place
         return f"{place}:{self._line_of(field_path)}"
 

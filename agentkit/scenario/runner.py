@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,10 +50,6 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario, agent_types=AGENT_TYPES)
 
 
-def _where(scenario: Scenario) -> str:
-    return scenario.path or scenario.name
-
-
 def cassette_path(scenario: Scenario, agent_type: str) -> Path:
     """Where the agent type's recording lives: its ``recording:`` path (relative to the
     scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
@@ -63,9 +58,6 @@ def cassette_path(scenario: Scenario, agent_type: str) -> Path:
     if spec.recording:
         return base / spec.recording
     return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
-
-
-LLMFactory = Callable[[Scenario, str, AgentSpec], LLM]
 
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
@@ -114,11 +106,11 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     scenario = load(scenario)
     if agent_type is None:
         if len(scenario.agents) != 1:
-            raise ScenarioError(f"{_where(scenario)}: scenario `{scenario.name}` runs under "
+            raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` runs under "
                                 f"{', '.join(scenario.agents)}; say which agent type")
         agent_type = next(iter(scenario.agents))
     if agent_type not in scenario.agents:
-        raise ScenarioError(f"{_where(scenario)}: scenario `{scenario.name}` has no agent type "
+        raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` has no agent type "
                             f"`{agent_type}` (it has {', '.join(scenario.agents)})")
     if agent_type not in AGENT_TYPES:
         close = difflib.get_close_matches(agent_type, AGENT_TYPES, n=1)

@@ -1,8 +1,7 @@
 """CLI tests call :func:`agentkit.cli.main` in-process on scenario files in ``tmp_path``.
 
-``record`` runs against a respx fake OpenAI endpoint (:mod:`mocks.openai_server`): the SDK
-defaults to ``httpx2``, which respx does not patch, so the OpenAI backend the command builds is
-handed ``httpx`` clients; model, base URL, key and timeout are the command's own.
+``record`` runs against a respx fake OpenAI endpoint (:mod:`mocks.openai_server`), which the
+OpenAI backend the command builds reaches like any server at ``--base-url``.
 No ``__init__.py`` here on purpose (tests/ directories are not packages).
 """
 
@@ -14,10 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-import agentkit.llms.openai as backend
 from agentkit.cli import main
 from agentkit.llms.mock import tool_call
 from mocks.openai_server import FakeOpenAIServer
@@ -66,18 +63,9 @@ def adding(write: Callable[[str, str], Path]) -> Path:
 
 
 @pytest.fixture
-def fake_openai_endpoint(
-        monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeOpenAIServer]]:
+def fake_openai_endpoint() -> Iterator[Callable[..., FakeOpenAIServer]]:
     """``serve(script, **options)``: a fake endpoint at ``FAKE_URL`` the CLI's OpenAI backend
     reaches; by default it answers `adding` with one `add` call and then "2 + 3 = 5"."""
-    real = backend.OpenAI
-
-    def with_httpx_clients(*args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("http_client", httpx.Client())
-        kwargs.setdefault("async_http_client", httpx.AsyncClient())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(backend, "OpenAI", with_httpx_clients)
     servers: list[FakeOpenAIServer] = []
 
     def serve(script: list[Any] | None = None, **options: Any) -> FakeOpenAIServer:

@@ -55,33 +55,22 @@ def write(pytester: pytest.Pytester, relative: str, text: str) -> None:
 #: An inner conftest: while recording (``--record-mode`` other than none), a respx fake OpenAI
 #: endpoint at ``FAKE_URL`` answers the `adding` question with one `add` call, then "2 + 3 = 5",
 #: each after a few real milliseconds (as a live model, so recorded latencies are not zero).
-#: The SDK defaults to ``httpx2``, which respx does not patch, so the OpenAI backend is handed
-#: ``httpx`` clients; everything else (model, base URL from --agentkit-base-url) is the plugin's.
+#: The plugin's OpenAI backend (model, base URL from --agentkit-base-url) reaches it as is.
 FAKE_URL = "http://fake-openai.test/v1"
 FAKE_ENDPOINT_CONFTEST = f'''
 import time
 
-import httpx
 import pytest
 
-import agentkit.llms.openai as backend
 from agentkit.llms.mock import tool_call
 from mocks.openai_server import FakeOpenAIServer
 
 
 @pytest.fixture(autouse=True)
-def fake_endpoint(request, monkeypatch):
+def fake_endpoint(request):
     if request.config.getoption("record_mode") == "none":
         yield None
         return
-    real = backend.OpenAI
-
-    def with_httpx_clients(*args, **kwargs):
-        kwargs.setdefault("http_client", httpx.Client())
-        kwargs.setdefault("async_http_client", httpx.AsyncClient())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(backend, "OpenAI", with_httpx_clients)
     script = [tool_call("add", a=2, b=3), "2 + 3 = 5"]
     script = [lambda messages, tools, reply=reply: time.sleep(0.003) or reply for reply in script]
     with FakeOpenAIServer(script, base_url="{FAKE_URL}") as server:
