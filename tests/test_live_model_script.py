@@ -1,0 +1,97 @@
+"""scripts/live-model, driven through its real install and start paths with a stub venv: the
+stub's pip prints like pip does and its "server" answers /v1/models, so what the script puts on
+stdout is exactly what `url=$(scripts/live-model start)` in .ci/run captures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "live-model"
+
+# Stands in for the live venv's python: `-m pip` chatters on stdout like pip (and records the
+# install), `-c` answers the script's two probes, `-m llama_cpp.server` serves /v1/models.
+_STUB = textwrap.dedent('''\
+    #!{python}
+    import http.server, json, pathlib, sys
+    here = pathlib.Path(__file__).resolve().parent
+    installs = here / "installs"
+    args = sys.argv[1:]
+    if args[:2] == ["-m", "pip"]:
+        for n in range(58):
+            print(f"Collecting package-{{n}} (from -r requirements) ... done")
+        with installs.open("a") as f:
+            f.write(args[-1] + "\\n")
+    elif args[:1] == ["-c"] and "rglob" in args[1]:
+        print(here / "model.gguf")
+    elif args[:1] == ["-c"]:
+        done = installs.read_text().split() if installs.exists() else []
+        sys.exit(0 if len(done) >= 2 else 1)
+    elif args[:2] == ["-m", "llama_cpp.server"]:
+        port = int(args[args.index("--port") + 1])
+        class Models(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = json.dumps({{"data": [{{"id": "stub"}}]}}).encode()
+                self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *a):
+                print("request", *a)
+        http.server.HTTPServer(("127.0.0.1", port), Models).serve_forever()
+    else:
+        sys.exit(f"stub python: unexpected arguments {{args}}")
+    ''')
+
+
+@pytest.fixture
+def stub_env(tmp_path: Path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(_STUB.format(python=sys.executable))
+    python.chmod(0o755)
+    env = {**os.environ, "AGENTKIT_LIVE_VENV": str(venv),
+           "AGENTKIT_LIVE_STATE": str(tmp_path / "state" / "live-model.json"),
+           "AGENTKIT_LIVE_START_TIMEOUT": "30"}
+    yield env
+    subprocess.run([sys.executable, str(SCRIPT), "stop"], env=env, capture_output=True)
+
+
+def _script(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_first_start_prints_only_the_url_on_stdout(stub_env):
+    started = _script(stub_env, "start")
+
+    assert started.returncode == 0, started.stderr
+    lines = started.stdout.splitlines()
+    assert len(lines) == 1, started.stdout
+    url = lines[0]
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    assert "Collecting package-57" in started.stderr  # pip's output went to stderr
+    answering = _script(stub_env, "url")  # `url` prints it only if /models answers 200
+    assert answering.stdout.strip() == url
+
+
+def test_install_reports_on_stderr_only(stub_env):
+    installed = _script(stub_env, "install")
+
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout == ""
+    assert "runtime and model installed" in installed.stderr
+
+
+def test_a_second_start_reuses_the_running_server(stub_env):
+    first = _script(stub_env, "start").stdout
+    second = _script(stub_env, "start")
+
+    assert second.stdout == first
+    assert "pip" not in second.stderr
