@@ -12,7 +12,9 @@
   replay (a request that is not deterministic) fails right away rather than later in CI.
 * Network guard: unless recording is asked for, or the test is marked ``live``, a test that
   opens a TCP connection (a live model) fails with a message saying how to record; local
-  sockets (``AF_UNIX``, ``socketpair``) are not affected.
+  sockets (``AF_UNIX``, ``socketpair``) are not affected. A test marked
+  ``agentkit_allow_loopback`` may connect to loopback addresses (127.0.0.0/8, ::1), e.g. to a
+  local HTTP server it starts itself; every other host stays blocked.
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
   whole script (``@pytest.mark.agentkit_allow_unused_script`` opts out).
 * Fixtures: ``scripted_llm`` (a ScriptedLLM factory), ``run_scenario`` (run a scenario file
@@ -21,6 +23,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from collections.abc import Callable, Generator, Iterator
@@ -68,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: the test talks to a live model (network allowed)")
     config.addinivalue_line("markers", "agentkit_allow_unused_script: do not fail the test "
                                        "when a strict ScriptedLLM has unused replies")
+    config.addinivalue_line("markers", "agentkit_allow_loopback: the network guard lets the "
+                                       "test connect to loopback addresses (a local server)")
 
 
 # ---------------------------------------------------------------- reports for fixtures
@@ -113,13 +118,24 @@ def _blocked(test: str, targets: list[str]) -> str:
             "--record-mode=once (then it replays offline), or mark the test @pytest.mark.live.")
 
 
+def _is_loopback(address: Any) -> bool:
+    host = address[0] if isinstance(address, tuple) and address else address
+    try:
+        return ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
 @contextmanager
-def _block_network(test: str, attempts: list[str]) -> Iterator[None]:
+def _block_network(test: str, attempts: list[str], *, allow_loopback: bool = False
+                   ) -> Iterator[None]:
     original_connect = socket.socket.connect
     original_connect_ex = socket.socket.connect_ex
 
     def check(sock: socket.socket, address: Any) -> None:
         __tracebackhide__ = True
+        if allow_loopback and _is_loopback(address):
+            return
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             target = f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
             attempts.append(target)
@@ -150,7 +166,8 @@ def _agentkit_network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     attempts = request.node.stash[_ATTEMPTS] = []
-    with _block_network(request.node.nodeid, attempts):
+    loopback = request.node.get_closest_marker("agentkit_allow_loopback") is not None
+    with _block_network(request.node.nodeid, attempts, allow_loopback=loopback):
         yield
     if attempts and _call_passed(request.node):
         # the test swallowed the error; it still must not pass

@@ -9,10 +9,10 @@ Retries are ours, not the SDK's (it runs with ``max_retries=0``): HTTP 408, 429,
 timeouts and connection failures are retried up to ``max_retries`` times, waiting
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP-date, capped at
 :data:`RETRY_AFTER_MAX`) when the server sends one, else ``BACKOFF_INITIAL * 2**n`` capped at
-:data:`BACKOFF_MAX`. The waits are :func:`agentkit.core.sim.wait` -- virtual on agentkit's
-virtual-time loop, real under :func:`agentkit.core.sim.real_time`; the sync path waits the
-same way through :func:`agentkit.core.sim.run_sync`. Then a typed error from
-:mod:`agentkit.llms.errors`.
+:data:`BACKOFF_MAX`. The waits are :func:`agentkit.core.sim.wait` -- real, except inside a
+:func:`agentkit.core.sim.simulation` (tests, the harness) without
+:func:`agentkit.core.sim.real_time`; the sync path waits the same way through
+:func:`agentkit.core.sim.run_sync`. Then a typed error from :mod:`agentkit.llms.errors`.
 
 The API key never appears in an error message, a repr or a log line.
 """

@@ -1,6 +1,7 @@
 """Virtual time: simulated latency overlaps like real time and never sleeps for real."""
 
 import asyncio
+import contextvars
 import math
 import threading
 
@@ -15,6 +16,7 @@ from agentkit.core.sim import (
     VirtualTimeLoop,
     asleep,
     current_clock,
+    in_simulation,
     now,
     real_time,
     run_sync,
@@ -317,6 +319,31 @@ def test_wait_under_real_time_waits_on_the_wall_clock_without_moving_the_clock(s
     with real_time():
         run_sync(wait(2.5))
     assert slept == [2.5] and sim.clock.now() == 0.0
+
+
+def test_wait_outside_a_simulation_really_waits(monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("agentkit.core.sim._time.sleep", slept.append)
+
+    contextvars.Context().run(run_sync, wait(2.5))  # a fresh context: no simulation active
+
+    assert slept == [2.5]
+
+
+def test_wait_inside_a_simulation_on_a_foreign_loop_moves_only_the_clock(sim, monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("agentkit.core.sim._time.sleep", slept.append)
+
+    asyncio.run(wait(30.0))
+
+    assert (sim.clock.now(), sim.clock.serial, slept) == (30.0, 0.0, [])
+
+
+def test_in_simulation_is_true_in_a_simulation_and_false_under_real_time_or_outside(sim):
+    with real_time():
+        under_real_time = in_simulation()
+    outside = contextvars.Context().run(in_simulation)
+    assert (in_simulation(), under_real_time, outside) == (True, False, False)
 
 
 def test_wait_rejects_a_negative_time():
