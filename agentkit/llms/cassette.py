@@ -203,7 +203,12 @@ class Cassette:
         if not str(target):
             raise CassetteError("cassette has no path to save to")
         redactor = Redactor()
-        data = redactor.data(self.to_dict())
+        data = self.to_dict()
+        for exchange in data["exchanges"]:
+            response = exchange.get("response") or {}
+            if response.get("chunks"):  # a secret may be split across chunks
+                response["chunks"] = redactor.chunks(response["chunks"])
+        data = redactor.data(data)
         data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
         self.redactions = data["redactions"]
         atomic_write_text(target, dump_yaml(data))

@@ -505,3 +505,18 @@ def test_cassette_llm_in_a_record_mode_records_through_the_live_backend(tmp_path
 def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
     with pytest.raises(ValueError, match="needs the live backend"):
         CassetteLLM(tmp_path / "c.yaml", mode="once")
+
+
+def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(tmp_path):
+    path = tmp_path / "c.yaml"
+    secret = "sk-fake-abcdefghijklmnopqrst"
+    live = ScriptedLLM([ScriptedResponse(text=f"use {secret} now",
+                                         chunks=["use sk-fake-abcd", "efghijklmnopqrst", " now"])])
+    for _ in RecordingLLM(live, path, "once").stream_chat(_user("q1")):
+        pass
+
+    replayed = [r.delta for r in CassetteLLM(path).stream_chat(_user("q1"))]
+
+    assert "efghijklmnopqrst" not in path.read_text("utf-8")
+    assert _exchanges(path)[0]["response"]["chunks"] == ["use <redacted:api-key>", " now"]
+    assert "".join(replayed) == "use <redacted:api-key> now"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
@@ -156,3 +158,35 @@ def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_temp_file(tm
 
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+# ----------------------------------------------------------------- stream chunks
+def test_a_secret_split_across_chunks_is_redacted_in_the_joined_text():
+    redactor = Redactor(environ={})
+
+    pieces = redactor.chunks(["key: sk-fake-abcdefgh", "ijklmnopqrst", " done"])
+
+    assert "".join(pieces) == "key: <redacted:api-key> done"
+    assert redactor.redacted == {"api-key"}
+
+
+def test_chunks_are_cut_where_they_were_and_a_cut_inside_a_secret_moves_past_it():
+    redactor = Redactor(environ={"MY_TOKEN": "tok-0123456789"})
+
+    assert redactor.chunks(["a ", "tok-01", "23456789", " b", " c"]) == \
+        ["a ", "<redacted:MY_TOKEN>", " b", " c"]
+
+
+def test_chunks_without_secrets_are_kept_as_they_are():
+    assert Redactor(environ={}).chunks(["a", "", "b c"]) == ["a", "", "b c"]
+
+
+_PIECE = st.text(alphabet="sk-abcdefghijklmnopqrstBearer tok0123456789 ", max_size=12)
+
+
+@given(st.lists(_PIECE, max_size=8))
+def test_redacted_chunks_always_join_to_the_redacted_joined_text(pieces):
+    environ = {"MY_TOKEN": "tok-0123456789"}
+
+    assert "".join(Redactor(environ=environ).chunks(pieces)) == \
+        Redactor(environ=environ).text("".join(pieces))
