@@ -32,6 +32,7 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
@@ -159,12 +160,10 @@ class Cassette:
         except OSError as exc:
             raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark else str(path)
-            raise CassetteError(f"{where}: cassette is not valid YAML: "
-                                f"{getattr(exc, 'problem', exc)}") from None
+            data, _ = parse_yaml(text)
+        except YamlError as exc:
+            raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
+                                f"{exc.problem}") from None
         return cls.from_dict(data, path)
 
     @classmethod

@@ -311,7 +311,7 @@ def test_a_cassette_that_is_not_yaml_is_an_error_with_the_line(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value).startswith(f"{path}:4: cassette is not valid YAML:")
+    assert str(info.value).startswith(f"{path}:4:1: cassette is not valid YAML:")
 
 
 def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
@@ -520,3 +520,14 @@ def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(
     assert "efghijklmnopqrst" not in path.read_text("utf-8")
     assert _exchanges(path)[0]["response"]["chunks"] == ["use <redacted:api-key>", " now"]
     assert "".join(replayed) == "use <redacted:api-key> now"
+
+
+def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_hang(tmp_path):
+    path = tmp_path / "c.yaml"
+    levels = "".join(f"  {b}: &{b} [{','.join(['*' + a] * 9)}]\n"
+                     for a, b in zip("abcdefgh", "bcdefghi"))
+    path.write_text("format: 1\nbomb:\n  a: &a [1,2,3,4,5,6,7,8,9]\n" + levels
+                    + "exchanges:\n  - request: {messages: *i}\n    response: {}\n", "utf-8")
+
+    with pytest.raises(CassetteError, match=r"c\.yaml:7: cassette is not valid YAML: aliases"):
+        Cassette.load(path)

@@ -51,7 +51,9 @@ def test_invalid_yaml_syntax_names_line_and_column_with_a_fix(write_file):
 
     message = _error(path)
 
-    assert message.startswith(f"{path}:5:1: invalid YAML: expected ',' or ']'")
+    # libyaml says "did not find expected ',' or ']'", the pure-Python parser "expected ..."
+    assert message.startswith(f"{path}:5:1: invalid YAML: ")
+    assert "expected ',' or ']'" in message
     assert "while parsing a flow sequence at line 4" in message
     assert "fix:" in message
 
@@ -334,3 +336,20 @@ def test_an_unknown_match_mode_suggests_the_closest_one(write_file):
 
     assert _error(path) == (f"{path}:14: expect.tool_calls.match: 'unorderd' is not one of "
                             "strict, unordered, subset, superset; did you mean `unordered`?")
+
+
+_BOMB = "".join([f'a: &a [{",".join(["lol"] * 9)}]\n']
+                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+
+
+def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file):
+    path = write_file("bomb.yaml", "format: 1\nname: bomb\nlol:\n" + "".join(
+        f"  {line}\n" for line in _BOMB.splitlines()))
+
+    assert _error(path).startswith(f"{path}:8: invalid YAML: aliases expand to more than")
+
+
+def test_a_scenario_containing_itself_is_an_error_with_its_line(write_file):
+    path = write_file("loop.yaml", "format: 1\nname: loop\ntags: &a [*a]\n")
+
+    assert _error(path).startswith(f"{path}:3: invalid YAML: the alias *a is inside the node")
