@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from agentkit.core.ids import IdSource, use_ids
 
 __all__ = [
+    "MAX_LATENCY",
     "VirtualClock",
     "VirtualTimeLoop",
     "Stopwatch",
@@ -99,9 +100,15 @@ class VirtualClock:
         return f"VirtualClock(now={self._now!r}, serial={self.serial!r})"
 
 
+#: The longest simulated latency (or real wait) one call may take: a day. Longer is a typo in
+#: practice, and beyond ~1e8 s a virtual timer could not be told apart from the time before it.
+MAX_LATENCY = 86_400.0
+
+
 def _check_latency(seconds: float) -> None:
-    if not seconds >= 0:  # also rejects NaN
-        raise ValueError(f"simulated latency must be >= 0 seconds, got {seconds!r}")
+    if not 0 <= seconds <= MAX_LATENCY:  # also rejects NaN and infinity
+        raise ValueError(f"simulated latency must be between 0 and {MAX_LATENCY:g} seconds, got "
+                         f"{seconds!r}")
 
 
 _default_clock = VirtualClock()
@@ -200,6 +207,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         super().__init__(selector=_VirtualSelector(ref))
         ref.append(self)
         self.clock = clock or current_clock()
+        # asyncio runs a timer once `when < time() + resolution`; at large virtual times the
+        # default (1 ns) vanishes in float rounding and the loop would spin on a due timer
+        self._clock_resolution = 1e-6
 
     def time(self) -> float:
         return self.clock.now()
@@ -264,8 +274,8 @@ async def wait(seconds: float) -> None:
     """A *real* wait, such as retry back-off: on the wall clock, except inside a
     :func:`simulation` without :func:`real_time`, where only the virtual clock moves. It is not
     latency, so it does not count as serial time."""
-    if not seconds >= 0:  # also rejects NaN
-        raise ValueError(f"cannot wait a negative time ({seconds} s)")
+    if not 0 <= seconds <= MAX_LATENCY:  # also rejects NaN and infinity
+        raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
     loop = asyncio.get_running_loop()
     if in_simulation():
         if isinstance(loop, VirtualTimeLoop):

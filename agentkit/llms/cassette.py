@@ -32,9 +32,10 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep, now
-from agentkit.core.yamlsafe import YamlError, parse_yaml
+from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
+from agentkit.llms.cassette_schema import CassetteError, check_cassette
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
@@ -71,10 +72,6 @@ _Dumper.add_representer(str, _represent_str)
 
 def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-
-
-class CassetteError(ValueError):
-    """A cassette file is malformed or cannot be used; the message says where and why."""
 
 
 class CassetteMissError(LookupError):
@@ -160,33 +157,37 @@ class Cassette:
         except OSError as exc:
             raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
         try:
-            data, _ = parse_yaml(text)
+            data, where = parse_yaml(text)
         except YamlError as exc:
             raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
                                 f"{exc.problem}") from None
-        return cls.from_dict(data, path)
+        return cls.from_dict(data, path, where)
 
     @classmethod
-    def from_dict(cls, data: Any, path: Path | None = None) -> Cassette:
-        where = str(path or "<cassette>")
+    def from_dict(cls, data: Any, path: Path | None = None,
+                  where: YamlLocations | None = None) -> Cassette:
+        """A cassette from its file's data, checked (``where`` gives the lines for errors)."""
+        def place(*field: str) -> str:
+            return f"{path or '<cassette>'}{f':{where.line(field)}' if where else ''}"
+
         if not isinstance(data, dict):
-            raise CassetteError(f"{where}: a cassette must be a mapping with `format` and "
+            raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
         if data.get("format") != CASSETTE_FORMAT:
-            raise CassetteError(f"{where}: unsupported cassette format {data.get('format')!r} "
-                                f"(this agentkit reads format {CASSETTE_FORMAT}); re-record it")
-        raw = data.get("exchanges")
-        if not isinstance(raw, list):
-            raise CassetteError(f"{where}: `exchanges` must be a list")
-        exchanges = [_exchange_from(item, f"{where}: exchanges[{index}]")
-                     for index, item in enumerate(raw)]
-        return cls(path=path, model=str(data.get("model", "unknown")),
-                   function_calling=bool(data.get("function_calling", True)),
-                   context_window=int(data.get("context_window", 3900)),
-                   agent_type=data.get("agent_type"), scenario=data.get("scenario"),
-                   recorded_at=data.get("recorded_at"),
-                   agentkit_version=data.get("agentkit_version"),
-                   redactions=list(data.get("redactions") or []), exchanges=exchanges)
+            raise CassetteError(f"{place('format')}: format: unsupported cassette format "
+                                f"{data.get('format')!r} (this agentkit reads format "
+                                f"{CASSETTE_FORMAT}); re-record it")
+        checked = check_cassette(data, path, where)
+        exchanges = [Exchange(request=item["request"],
+                              request_hash=exchange.request_hash or request_hash(item["request"]),
+                              response=item.get("response"), error=item.get("error"),
+                              latency=exchange.latency)
+                     for item, exchange in zip(data["exchanges"], checked.exchanges)]
+        return cls(path=path, model=checked.model, function_calling=checked.function_calling,
+                   context_window=checked.context_window, agent_type=checked.agent_type,
+                   scenario=checked.scenario, recorded_at=checked.recorded_at,
+                   agentkit_version=checked.agentkit_version,
+                   redactions=list(checked.redactions), exchanges=exchanges)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
@@ -213,27 +214,6 @@ class Cassette:
         atomic_write_text(target, dump_yaml(data))
         self.path = target
         return target
-
-
-def _exchange_from(item: Any, where: str) -> Exchange:
-    """One exchange of a cassette file, checked."""
-    if not isinstance(item, dict) or "request" not in item or not (
-            "response" in item or "error" in item):
-        raise CassetteError(f"{where}: needs `request` and `response` (or `error`)")
-    request = item["request"]
-    if not isinstance(request, dict):
-        raise CassetteError(f"{where}: `request` must be a mapping")
-    for key in ("response", "error"):
-        if item.get(key) is not None and not isinstance(item[key], dict):
-            raise CassetteError(f"{where}: `{key}` must be a mapping")
-    latency = item.get("latency", 0.0)
-    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or latency < 0:
-        raise CassetteError(f"{where}: `latency` must be a number of seconds >= 0, got "
-                            f"{latency!r}")
-    return Exchange(request=request, request_hash=str(item.get("request_hash")
-                                                      or request_hash(request)),
-                    response=item.get("response"), error=item.get("error"),
-                    latency=float(latency))
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:

@@ -119,6 +119,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
         limit = item["ctx"][bound[1]]
         shown = f"{limit:g}" if isinstance(limit, (int, float)) else limit
         return f"must be {bound[0]} {shown}, got {_shown(item['input'])}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
     return item["msg"].removeprefix("Value error, ")

@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from agentkit.core.sim import MAX_LATENCY
+
 __all__ = [
     "SCENARIO_FORMAT",
     "ToolSpec",
@@ -39,6 +41,9 @@ __all__ = [
 
 SCENARIO_FORMAT = 1
 
+#: Simulated seconds: finite, >= 0 and at most a day (:data:`agentkit.core.sim.MAX_LATENCY`).
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -52,7 +57,7 @@ class ToolSpec(_Strict):
     name: str | None = None
     description: str | None = None
     return_direct: bool = False
-    latency: float = Field(0.0, ge=0)
+    latency: Seconds = 0.0
     failures: list[int] = Field(default_factory=list,
                                 description="1-based numbers of the calls that fail")
     error: str = "simulated tool failure"
@@ -137,7 +142,7 @@ class Expect(_Strict):
     tool_calls: ToolCallsExpect | None = None
     max_steps: int | None = Field(None, ge=0)
     max_llm_calls: int | None = Field(None, ge=0)
-    max_wall_time: float | None = Field(None, ge=0)
+    max_wall_time: Seconds | None = None
     memory: list[MessageExpect] | None = Field(None, description="memory after the last turn")
 
     def merged(self, override: Expect | None) -> Expect:
@@ -164,14 +169,14 @@ class ScriptReply(_Strict):
     text: str = ""
     tool_calls: list[_ToolCallItem] = Field(default_factory=list)
     usage: dict[str, int] | None = None
-    latency: float | None = Field(None, ge=0)
+    latency: Seconds | None = None
     chunks: list[str] | None = None
 
 
 class _ErrorSpec(_Strict):
     type: Literal["rate_limit", "server", "timeout", "bad_request", "authentication"]
     message: str = ""
-    retry_after: float | None = Field(None, ge=0)
+    retry_after: Seconds | None = None
 
 
 class ErrorItem(_Strict):
@@ -208,7 +213,7 @@ class AgentSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     backend: Literal["scripted", "openai"] = Field(
         "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
-    latency: float = Field(0.0, ge=0, description="simulated latency of every LLM call")
+    latency: Seconds = Field(0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(None, description="cassette path, relative to the scenario")
     expect: Expect | None = None

@@ -321,8 +321,8 @@ def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == (f"{path}: unsupported cassette format 9 (this agentkit reads format "
-                               "1); re-record it")
+    assert str(info.value) == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
+                               "reads format 1); re-record it")
 
 
 def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
@@ -341,7 +341,7 @@ def test_cassette_exchanges_must_be_a_list(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == f"{path}: `exchanges` must be a list"
+    assert str(info.value) == f"{path}:2: exchanges: Input should be a valid list, got {{'a': 1}}"
 
 
 def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
@@ -352,17 +352,23 @@ def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == (f"{path}: exchanges[1]: needs `request` and `response` (or "
-                               "`error`)")
+    assert str(info.value) == f"{path}:4: exchanges.1: needs `response` (or `error`)"
 
 
-def test_an_exchange_with_a_negative_latency_is_an_error(tmp_path):
+@pytest.mark.parametrize("latency, problem", [
+    ("-1", "Input should be greater than or equal to 0, got -1"),
+    (".inf", "Input should be a finite number, got inf"),
+    ("1.0e+8", "Input should be less than or equal to 86400, got 100000000.0")])
+def test_an_exchange_with_a_negative_endless_or_huge_latency_is_an_error_at_its_line(
+        tmp_path, latency, problem):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - {request: {}, response: {}, latency: -1}\n")
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response: {}\n"
+                    f"    latency: {latency}\n")
 
-    with pytest.raises(CassetteError, match=r"exchanges\[0\]: `latency` must be a number of "
-                                            "seconds >= 0, got -1"):
+    with pytest.raises(CassetteError) as info:
         Cassette.load(path)
+
+    assert str(info.value) == f"{path}:5: exchanges.0.latency: {problem}"
 
 
 def test_a_missing_cassette_file_is_an_error_naming_it_and_saying_how_to_record(tmp_path):

@@ -353,3 +353,20 @@ def test_a_scenario_containing_itself_is_an_error_with_its_line(write_file):
     path = write_file("loop.yaml", "format: 1\nname: loop\ntags: &a [*a]\n")
 
     assert _error(path).startswith(f"{path}:3: invalid YAML: the alias *a is inside the node")
+
+
+@pytest.mark.parametrize("old, new, line, field", [
+    ("  - ref: mocks.tools:add\n", "  - ref: mocks.tools:add\n    latency: .inf\n", 5,
+     "tools.0.latency"),
+    ("    script:\n", "    latency: 1.0e+8\n    script:\n", 9, "agents.function_calling.latency"),
+    ("      - 2 + 3 = 5\n", "      - {text: '2 + 3 = 5', latency: .nan}\n", 11,
+     "agents.function_calling.script.1.latency"),
+])
+def test_an_endless_or_huge_latency_is_an_error_naming_line_and_field(write_file, old, new,
+                                                                       line, field):
+    path = write_file("lat.yaml", _variant(old, new))
+
+    message = _error(path)
+
+    assert message.startswith(f"{path}:{line}: {field}: must be ")
+    assert "finite number" in message or "<= 86400" in message
