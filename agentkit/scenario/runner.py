@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,10 +62,9 @@ def cassette_path(scenario: Scenario, agent_type: str) -> Path:
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
-                 stack: ExitStack) -> LLM:
+def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
     """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
-    OpenAI backend talking to a fake endpoint that serves the script (kept open by ``stack``)."""
+    OpenAI backend talking to a fake endpoint that serves the script."""
     if spec.recording is not None:
         return CassetteLLM(cassette_path(scenario, agent_type))
     assert spec.script is not None
@@ -74,8 +72,10 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
     if spec.backend == "openai":
         from agentkit.llms.fake_openai import FakeOpenAIServer
 
-        server = stack.enter_context(FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL,
-                                                      latency=spec.latency, strict=False))
+        # routed per client (not server.start(), which patches httpx process-wide): scenarios
+        # in other threads have their own servers
+        server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
+                                  strict=False)
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
@@ -121,14 +121,14 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             "register_agent_type)")
     spec = scenario.agents[agent_type]
     scripted: LLM | None = None
-    with simulation(seed), ExitStack() as stack:
+    with simulation(seed):
         tools = _build_tools(scenario)
         if record is not None:
             live, mode = record
             llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
                                agent_type=agent_type, scenario=scenario.name)
         elif llm is None:
-            llm = _default_llm(scenario, agent_type, spec, stack)
+            llm = _default_llm(scenario, agent_type, spec)
             scripted = llm
         try:
             agent = build_agent(agent_type, llm, tools, spec.params)
