@@ -47,12 +47,14 @@ class Reply:
 
 @dataclass
 class Request:
-    """A request the server received: when (monotonic seconds), path, headers and body."""
+    """A request the server received: when (monotonic seconds), path, headers and body, and
+    how many bytes of the answer's body the server got to send."""
 
     at: float
     path: str
     headers: dict[str, str]
     body: bytes
+    sent: int = 0
 
 
 def completion(text: str = "ok", *, finish_reason: str = "stop") -> dict[str, Any]:
@@ -98,16 +100,17 @@ class LoopbackServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
-                reply = server._next(Request(time.monotonic(), self.path,
-                                             dict(self.headers.items()), body))
-                server._answer(self, reply)
+                request = Request(time.monotonic(), self.path, dict(self.headers.items()), body)
+                server._answer(self, server._next(request), request)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._http.block_on_close = False  # a stalled handler must not hold up the test
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.01,),
+                                        daemon=True)
 
     @property
     def url(self) -> str:
@@ -121,7 +124,7 @@ class LoopbackServer:
             return self.replies.pop(0)
 
     @staticmethod
-    def _answer(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    def _answer(handler: BaseHTTPRequestHandler, reply: Reply, request: Request) -> None:
         payload = reply.payload()
         try:
             handler.send_response(reply.status)
@@ -138,10 +141,12 @@ class LoopbackServer:
             body = payload if reply.cut_after is None else payload[:reply.cut_after]
             if reply.trickle is None:
                 handler.wfile.write(body)
+                request.sent = len(body)
             else:
                 for index in range(len(body)):
                     handler.wfile.write(body[index:index + 1])
                     handler.wfile.flush()
+                    request.sent = index + 1
                     time.sleep(reply.trickle)
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
