@@ -47,8 +47,8 @@ class Reply:
 
 @dataclass
 class Request:
-    """A request the server received: when (monotonic seconds), path, headers and body, and
-    how many bytes of the answer's body the server got to send."""
+    """A request the server received: when (monotonic seconds), path, headers (lower-case
+    names) and body, and how many bytes of the answer's body the server got to send."""
 
     at: float
     path: str
@@ -100,7 +100,8 @@ class LoopbackServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
-                request = Request(time.monotonic(), self.path, dict(self.headers.items()), body)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                request = Request(time.monotonic(), self.path, headers, body)
                 server._answer(self, server._next(request), request)
 
             def log_message(self, *args: Any) -> None:

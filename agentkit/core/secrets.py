@@ -14,10 +14,15 @@ from typing import Any
 
 __all__ = ["Redactor"]
 
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+#: Environment variables whose values are secrets: names containing KEY, TOKEN, SECRET,
+#: PASSWORD/PASSWD or CREDENTIAL, and names ending in _PAT (GITHUB_PAT) or _DSN.
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)(PAT|DSN)$", re.I)
+#: ``scheme://user:password@host``: the password part.
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)(@)")
 _PATTERNS = (  # (pattern, replacement, the kind listed in ``redacted``)
     (re.compile(r"sk-[A-Za-z0-9_\-]{16,}"), "<redacted:api-key>", "api-key"),
     (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}"), "Bearer <redacted>", "bearer-token"),
+    (_URL_CREDENTIALS, r"\1<redacted>\3", "url-credentials"),
 )
 _SECRET_FIELDS = {"authorization", "api_key", "api-key", "x-api-key", "openai_api_key"}
 
@@ -25,13 +30,26 @@ _Span = tuple[int, int, str, str]  # (start, end, replacement, kind)
 
 
 class Redactor:
-    """Replaces secrets in nested data; remembers what kinds it redacted."""
+    """Replaces secrets in nested data; remembers what kinds it redacted.
 
-    def __init__(self, environ: Mapping[str, str] | None = None, min_length: int = 8) -> None:
+    Secrets are: values of secret-looking environment variables (``environ``, the process's by
+    default), the password of any URL with credentials in an environment value
+    (``DATABASE_URL=postgres://u:pass@h``), ``secrets`` given by name (an API key, the values of
+    headers a user configured), and anywhere in any text: OpenAI-style keys, bearer tokens and
+    URL passwords. Values shorter than ``min_length`` are too common to be told from text.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None, min_length: int = 8, *,
+                 secrets: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        self._values = sorted(((value, name) for name, value in env.items()
-                               if _SECRET_ENV.search(name) and len(value) >= min_length),
-                              key=lambda item: -len(item[0]))
+        found = {value: name for name, value in env.items() if _SECRET_ENV.search(name)}
+        for name, value in env.items():
+            for match in _URL_CREDENTIALS.finditer(value):
+                found.setdefault(match.group(2), f"{name}:password")
+        for name, value in (secrets or {}).items():  # an env name, if any, names it
+            found.setdefault(value, name)
+        self._values = sorted(((value, name) for value, name in found.items()
+                               if len(value) >= min_length), key=lambda item: -len(item[0]))
         self.redacted: set[str] = set()
 
     def _spans(self, value: str) -> list[_Span]:

@@ -197,12 +197,14 @@ class Cassette:
                 "redactions": sorted(self.redactions),
                 "exchanges": [e.to_dict() for e in self.exchanges]}
 
-    def save(self, path: str | Path | None = None) -> Path:
-        """Redact secrets, then write atomically."""
+    def save(self, path: str | Path | None = None, *,
+             secrets: dict[str, str] | None = None) -> Path:
+        """Redact secrets (also ``secrets``, e.g. the recording backend's), then write
+        atomically."""
         target = Path(path or self.path or "")
         if not str(target):
             raise CassetteError("cassette has no path to save to")
-        redactor = Redactor()
+        redactor = Redactor(secrets=secrets)
         data = self.to_dict()
         for exchange in data["exchanges"]:
             response = exchange.get("response") or {}
@@ -442,7 +444,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
     def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
-        redactor = Redactor()
+        redactor = Redactor(secrets=self.llm.secrets)
         canonical = canonical_request(request, redactor)
         self._request_redactions |= redactor.redacted
         key = request_hash(canonical)
@@ -479,7 +481,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.redactions = sorted(set(self.cassette.redactions)
                                           | self._request_redactions)
         self._stamp()
-        self.cassette.save()
+        self.cassette.save(secrets=self.llm.secrets)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 import openai as _sdk
 
+from agentkit.core.secrets import Redactor
 from agentkit.core.sim import run_sync, wait
 from agentkit.llms import errors, http_deadline
 from agentkit.llms.base import FunctionCallingLLM, LLMRequest
@@ -628,10 +629,19 @@ class OpenAI(FunctionCallingLLM):
         return cls(f"{self._where} answered HTTP {status} ({tries}): "
                    f"{self._redact(_server_detail(exc))}", retry_after=retry_after, **common)
 
+    @property
+    def secrets(self) -> dict[str, str]:
+        """What must never reach an error message, a log line or a cassette, by name: the API
+        key and the value of every header configured in ``default_headers``."""
+        values = {} if self._key_is_placeholder else {"api_key": self._api_key}
+        values.update({f"header {name}": str(value)
+                       for name, value in self.default_headers.items()})
+        return values
+
     def _redact(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 8:
-            text = text.replace(self._api_key, "***")
-        return _KEY_LIKE.sub("sk-***", text)
+        """A server's text with our secrets, secret env values, masked keys (``sk-ab***yz``),
+        bearer tokens and URL passwords taken out."""
+        return _KEY_LIKE.sub("sk-***", Redactor(secrets=self.secrets).text(text))
 
 
 def _check_arguments(model: str, temperature: float, max_tokens: int | None, timeout: float,

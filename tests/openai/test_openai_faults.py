@@ -156,3 +156,23 @@ def test_without_total_timeout_a_trickled_answer_is_read_to_its_end():
 def test_total_timeout_must_be_positive():
     with pytest.raises(ValueError, match="total_timeout must be > 0 seconds"):
         OpenAI(base_url="http://127.0.0.1:9/v1", total_timeout=0)
+
+
+# ----------------------------------------------------------------- configured secrets
+def test_a_configured_header_echoed_by_the_server_reaches_no_error_log_or_cassette(tmp_path,
+                                                                                    caplog):
+    from agentkit.llms.cassette import RecordingLLM
+
+    header = "hdr-secret-0123456789"
+    echo = {"error": {"message": f"key {header} and postgres://u:pw-0123456@db/x rejected"}}
+    with LoopbackServer([Reply(500, echo), Reply(400, echo)]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=1, default_headers={"X-Api-Key": header})
+        recorder = RecordingLLM(llm, tmp_path / "c.yaml", "once")
+        with caplog.at_level("DEBUG"), pytest.raises(errors.BadRequestError) as info:
+            recorder.chat(USER)
+
+    assert server.requests[0].headers["x-api-key"] == header  # it was sent
+    written = (tmp_path / "c.yaml").read_text("utf-8")
+    for text in (str(info.value), caplog.text, written):
+        assert header not in text and "pw-0123456" not in text
+    assert "key <redacted:header X-Api-Key> and postgres://u:<redacted>@db/x" in str(info.value)

@@ -190,3 +190,39 @@ def test_redacted_chunks_always_join_to_the_redacted_joined_text(pieces):
 
     assert "".join(Redactor(environ=environ).chunks(pieces)) == \
         Redactor(environ=environ).text("".join(pieces))
+
+
+# ----------------------------------------------------------------- more kinds of secrets
+@pytest.mark.parametrize("name", ["GITHUB_PAT", "SENTRY_DSN", "DB_PASSWD", "MY_SERVICE_KEY"])
+def test_values_of_pat_dsn_and_passwd_env_vars_are_secrets(name):
+    redactor = Redactor(environ={name: "v4lue-0123456789"})
+
+    assert redactor.text("got v4lue-0123456789") == f"got <redacted:{name}>"
+
+
+def test_a_path_variable_is_not_mistaken_for_a_pat():
+    redactor = Redactor(environ={"PATH": "/usr/local/bin:/usr/bin", "PATTERN": "abcdefghij"})
+
+    assert redactor.text("/usr/local/bin:/usr/bin abcdefghij") == \
+        "/usr/local/bin:/usr/bin abcdefghij"
+
+
+def test_url_credentials_are_redacted_in_any_text():
+    redactor = Redactor(environ={})
+
+    assert redactor.text("connect to postgres://app:hunter2-pw@db:5432/x failed") == \
+        "connect to postgres://app:<redacted>@db:5432/x failed"
+    assert redactor.redacted == {"url-credentials"}
+
+
+def test_the_password_of_a_database_url_is_a_secret_on_its_own_too():
+    redactor = Redactor(environ={"DATABASE_URL": "postgres://app:s3cret-pass@db/x"})
+
+    assert redactor.text("password s3cret-pass rejected") == \
+        "password <redacted:DATABASE_URL:password> rejected"
+
+
+def test_secrets_given_by_name_are_redacted():
+    redactor = Redactor(environ={}, secrets={"header X-Api-Key": "hdr-0123456789"})
+
+    assert redactor.text("echo: hdr-0123456789") == "echo: <redacted:header X-Api-Key>"
