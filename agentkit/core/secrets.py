@@ -50,7 +50,11 @@ class Redactor:
             found.setdefault(value, name)
         self._values = sorted(((value, name) for value, name in found.items()
                                if len(value) >= min_length), key=lambda item: -len(item[0]))
+        self._value_names = {name for _, name in self._values}
         self.redacted: set[str] = set()
+        #: names of the environment variables / given secrets whose values were redacted
+        #: (they depend on this machine's configuration, unlike the patterns)
+        self.values: set[str] = set()
 
     def _spans(self, value: str) -> list[_Span]:
         """Every secret in ``value``, as non-overlapping spans in text order."""
@@ -79,6 +83,8 @@ class Redactor:
             parts += [value[position:start], replacement]
             position = end
             self.redacted.add(kind)
+            if kind in self._value_names:
+                self.values.add(kind)
         parts.append(value[position:])
         return "".join(parts)
 

@@ -95,7 +95,9 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     (by ``redactor``, if given, which then knows what it redacted).
 
     Redacting before hashing keeps replay stable: a recorded (redacted) answer that is fed back
-    into the next request hashes the same as at recording time.
+    into the next request hashes the same as at recording time. Without a ``redactor`` only
+    what any text may hold is redacted (keys, bearer tokens, URL passwords), never values of
+    this machine's environment: a replay matches the same way whatever variables are set.
     """
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
                             "messages": [m.to_dict() for m in request.messages]}
@@ -105,7 +107,7 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return (redactor or Redactor()).data(_jsonable(data))
+    return (redactor or Redactor(environ={})).data(_jsonable(data))
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -197,13 +199,9 @@ class Cassette:
                 "redactions": sorted(self.redactions),
                 "exchanges": [e.to_dict() for e in self.exchanges]}
 
-    def save(self, path: str | Path | None = None, *,
-             secrets: dict[str, str] | None = None) -> Path:
-        """Redact secrets (also ``secrets``, e.g. the recording backend's), then write
-        atomically."""
-        target = Path(path or self.path or "")
-        if not str(target):
-            raise CassetteError("cassette has no path to save to")
+    def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
+        """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
+        their kinds added to ``redactions``."""
         redactor = Redactor(secrets=secrets)
         data = self.to_dict()
         for exchange in data["exchanges"]:
@@ -213,7 +211,15 @@ class Cassette:
         data = redactor.data(data)
         data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
         self.redactions = data["redactions"]
-        atomic_write_text(target, dump_yaml(data))
+        return dump_yaml(data)
+
+    def save(self, path: str | Path | None = None, *,
+             secrets: dict[str, str] | None = None) -> Path:
+        """Write :meth:`dumps` atomically."""
+        target = Path(path or self.path or "")
+        if not str(target):
+            raise CassetteError("cassette has no path to save to")
+        atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
 
@@ -399,15 +405,22 @@ class CassetteLLM(FunctionCallingLLM):
 class RecordingLLM(FunctionCallingLLM):
     """Wraps a live backend and records its exchanges to a cassette, per ``mode``.
 
-    The cassette file is rewritten (atomically, secrets redacted) after every recorded
-    exchange, so an interrupted recording keeps what it got. Latency is measured on the
-    virtual clock, which a live call on agentkit's virtual-time loop advances by the real time
-    it took; replays sleep the recorded latency on the virtual clock, so a replayed trace
-    shows the same latencies as the recorded one.
+    With ``autosave`` (the default) the cassette file is rewritten (atomically, secrets
+    redacted) after every recorded exchange, so an interrupted recording keeps what it got.
+    Without it nothing is written: the caller saves :attr:`cassette` when the recording is
+    known to be good (what :func:`agentkit.scenario.record.record_scenario` does). Latency is
+    measured on the virtual clock, which a live call on agentkit's virtual-time loop advances
+    by the real time it took; replays sleep the recorded latency on the virtual clock, so a
+    replayed trace shows the same latencies as the recorded one.
+
+    ``recorded`` counts the exchanges recorded; ``unrecorded`` keeps the errors that were not
+    (the model could not be reached, the key was refused); ``request_secrets`` names the
+    environment variables and backend secrets whose values were redacted from a request.
     """
 
     def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
-                 agent_type: str | None = None, scenario: str | None = None) -> None:
+                 agent_type: str | None = None, scenario: str | None = None,
+                 autosave: bool = True) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
@@ -430,6 +443,10 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agent_type = agent_type or self.cassette.agent_type
         self.cassette.scenario = scenario or self.cassette.scenario
         self._player = _CassettePlayer(self.cassette)
+        self.autosave = autosave
+        self.recorded = 0
+        self.unrecorded: list[BaseException] = []
+        self.request_secrets: set[str] = set()
         self._request_redactions: set[str] = set()
         self._recorded_hashes: set[str] = set()
 
@@ -447,6 +464,7 @@ class RecordingLLM(FunctionCallingLLM):
         redactor = Redactor(secrets=self.llm.secrets)
         canonical = canonical_request(request, redactor)
         self._request_redactions |= redactor.redacted
+        self.request_secrets |= redactor.values
         key = request_hash(canonical)
         exchange = self._player.take(canonical, key) if self._replay else None
         if exchange is None and not self._record:
@@ -460,6 +478,7 @@ class RecordingLLM(FunctionCallingLLM):
         # latency, as the replay (which sleeps the recorded latency) will.
         watch.clock.count_latency(watch.wall - watch.serial)
         if error is not None and not _worth_recording(error):
+            self.unrecorded.append(error)
             return
         if self.mode == "all" and key not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
@@ -480,8 +499,10 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.exchanges.append(exchange)
         self.cassette.redactions = sorted(set(self.cassette.redactions)
                                           | self._request_redactions)
+        self.recorded += 1
         self._stamp()
-        self.cassette.save(secrets=self.llm.secrets)
+        if self.autosave:
+            self.cassette.save(secrets=self.llm.secrets)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

@@ -263,6 +263,16 @@ def _reraise_foreign_cause(exc: Exception) -> None:
         raise cause from cause.__cause__
 
 
+def _refused(exc: BaseException | None) -> bool:
+    """Whether a connection failure was a refused connection (somewhere in its causes)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError) or "connection refused" in str(exc).lower():
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 def _is_deadline(exc: BaseException) -> bool:
     """Whether the total deadline (not a per-read timeout) cut the answer off."""
     return isinstance(exc, http_deadline.DeadlineExceeded) or isinstance(
@@ -604,6 +614,12 @@ class OpenAI(FunctionCallingLLM):
                 f"{self._where} did not answer within {self.timeout} s ({tries})",
                 attempts=attempts, provider="openai")
         if isinstance(exc, _sdk.APIConnectionError) or _is_transport_error(exc):
+            if _refused(exc):  # nothing listens there: waiting would not change that
+                error = errors.APIConnectionError(
+                    f"could not reach {self._where} ({tries}): connection refused; is the "
+                    "server running at that address?", attempts=attempts, provider="openai")
+                error.retryable = False
+                return error
             return errors.APIConnectionError(
                 f"could not reach {self._where} ({tries}): {type(exc).__name__}",
                 attempts=attempts, provider="openai")

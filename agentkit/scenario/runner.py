@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.files import settle
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
+from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agents import AGENT_TYPES, build_agent
@@ -21,7 +22,8 @@ from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.scenario.world import build_tool
 
-__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "load"]
+__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
+           "recording_files", "load"]
 
 
 @dataclass
@@ -59,6 +61,20 @@ def cassette_path(scenario: Scenario, agent_type: str) -> Path:
     return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
 
 
+def recorded_trace_path(cassette: Path) -> Path:
+    """Where a recording keeps the trace it recorded: ``<cassette>.trace.json`` beside it."""
+    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
+
+
+def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording replaces together (its trace, then its cassette), after finishing
+    or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
+    cassette = cassette_path(scenario, agent_type)
+    files = [recorded_trace_path(cassette), cassette]
+    settle(files)
+    return files
+
+
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
@@ -66,7 +82,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
     """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
     OpenAI backend talking to a fake endpoint that serves the script."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type))
+        return CassetteLLM(recording_files(scenario, agent_type)[1])
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
@@ -95,13 +111,12 @@ def _build_tools(scenario: Scenario) -> list[Any]:
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-                 seed: int | str = 0, llm: LLM | None = None,
-                 record: tuple[LLM, RecordMode] | None = None) -> ScenarioResult:
+                 seed: int | str = 0, llm: LLM | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
-    fake endpoint) or its recording (a cassette), unless ``llm`` is given. ``record=(live,
-    mode)`` records through ``live`` into the agent type's cassette instead.
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
+    live model, use :func:`agentkit.scenario.record.record_scenario`.
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -123,11 +138,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     scripted: LLM | None = None
     with simulation(seed):
         tools = _build_tools(scenario)
-        if record is not None:
-            live, mode = record
-            llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
-                               agent_type=agent_type, scenario=scenario.name)
-        elif llm is None:
+        if llm is None:
             llm = _default_llm(scenario, agent_type, spec)
             scripted = llm
         try:

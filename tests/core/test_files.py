@@ -1,9 +1,16 @@
-"""atomic_write_text keeps file permissions sensible."""
+"""Crash-safe writes: atomic_write_text keeps file permissions sensible; replace_together
+replaces a pair of files as one, even when the writer is killed (kill -9) halfway."""
 
 import os
+import signal
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
-from agentkit.core.files import atomic_write_text
+import pytest
+
+from agentkit.core.files import atomic_write_text, replace_together, settle
 
 
 def test_a_new_file_gets_the_default_mode_not_a_private_temp_file_mode(tmp_path):
@@ -21,3 +28,77 @@ def test_rewriting_a_file_keeps_its_mode(tmp_path):
     target.chmod(0o640)
     atomic_write_text(target, "new")
     assert stat.S_IMODE(target.stat().st_mode) == 0o640 and target.read_text() == "new"
+
+
+# ----------------------------------------------------------------- replace_together
+_KILLED_WRITER = """\
+import os, signal, sys
+from pathlib import Path
+from agentkit.core import files
+
+folder, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+calls = 0
+real_replace = os.replace
+
+def replace(src, dst):
+    global calls
+    calls += 1
+    if calls == kill_at:  # kill -9 right before this rename
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_replace(src, dst)
+
+os.replace = replace
+files.replace_together([(folder / "x.trace.json", "new trace"), (folder / "x.yaml", "new cassette")])
+"""
+
+
+def _old_pair(folder: Path) -> None:
+    (folder / "x.trace.json").write_text("old trace")
+    (folder / "x.yaml").write_text("old cassette")
+
+
+def _pair(folder: Path) -> tuple[str, str]:
+    return (folder / "x.trace.json").read_text(), (folder / "x.yaml").read_text()
+
+
+# renames: 1 tmp -> trace.pending, 2 tmp -> cassette.pending, 3 trace, 4 cassette
+@pytest.mark.parametrize("kill_at, expected", [
+    (1, ("old trace", "old cassette")), (2, ("old trace", "old cassette")),
+    (3, ("old trace", "old cassette")), (4, ("new trace", "new cassette")),
+    (5, ("new trace", "new cassette"))])
+def test_a_writer_killed_at_any_point_settles_to_the_old_pair_or_the_new_one(tmp_path, kill_at,
+                                                                            expected):
+    _old_pair(tmp_path)
+
+    run = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path), str(kill_at)],
+                         check=False)
+    settle([tmp_path / "x.trace.json", tmp_path / "x.yaml"])
+
+    assert run.returncode == (-signal.SIGKILL if kill_at <= 4 else 0)
+    assert _pair(tmp_path) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.trace.json", "x.yaml"]
+
+
+def test_replace_together_finishes_an_interrupted_replacement_before_its_own(tmp_path):
+    _old_pair(tmp_path)
+    (tmp_path / ".x.yaml.pending").write_text("cassette of the interrupted replacement")
+
+    replace_together([(tmp_path / "x.trace.json", "t2"), (tmp_path / "x.yaml", "c2")])
+
+    assert _pair(tmp_path) == ("t2", "c2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.trace.json", "x.yaml"]
+
+
+def test_replace_together_keeps_each_files_mode(tmp_path):
+    _old_pair(tmp_path)
+    (tmp_path / "x.yaml").chmod(0o640)
+
+    replace_together([(tmp_path / "x.trace.json", "t2"), (tmp_path / "x.yaml", "c2")])
+
+    assert stat.S_IMODE((tmp_path / "x.yaml").stat().st_mode) == 0o640
+
+
+def test_settle_of_a_folder_that_does_not_exist_does_nothing(tmp_path):
+    settle([tmp_path / "nope" / "a", tmp_path / "nope" / "b"])
+
+    assert not (tmp_path / "nope").exists()

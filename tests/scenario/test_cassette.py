@@ -21,6 +21,7 @@ from agentkit.llms.cassette import (
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
+from agentkit.scenario.record import record_scenario
 from agentkit.tools import FunctionTool
 
 from .conftest import MINIMAL
@@ -467,25 +468,12 @@ def test_a_failing_serializer_leaves_the_old_cassette_intact(tmp_path, monkeypat
 
 
 # ----------------------------------------------------------------- with scenarios
-def test_a_scenario_recorded_once_replays_to_the_same_trace(write_file, tmp_path):
-    path = write_file("rec.yaml", MINIMAL.replace(
-        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
-        "    recording: cassettes/rec.yaml\n"))
-    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
-
-    recorded = run_scenario(path, record=(live, "once"))
-    replayed = run_scenario(path)
-
-    assert (tmp_path / "cassettes" / "rec.yaml").exists()
-    assert recorded.passed and replayed.passed, (recorded.problems, replayed.problems)
-    assert replayed.trace.to_json() == recorded.trace.to_json()
-
-
 def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
     path = write_file("rec.yaml", MINIMAL.replace(
         "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
         "    recording: cassettes/rec.yaml\n"))
-    run_scenario(path, record=(ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"]), "once"))
+    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
+    assert record_scenario(path, "function_calling", live).written
     cassette = Cassette.load(path.parent / "cassettes" / "rec.yaml")
     cassette.exchanges.append(cassette.exchanges[-1])
     cassette.save()
