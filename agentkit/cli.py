@@ -201,10 +201,23 @@ def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
         raise CLIError(str(exc)) from None
 
 
+def _writable_folder(path: Path, option: str) -> None:
+    """Fail before any work if ``path`` cannot be the output folder it is meant to be."""
+    if path.exists() and not path.is_dir():
+        raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is created "
+                       "if missing)")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise CLIError(f"{option} {path}: cannot write there ({existing} is not a writable "
+                       "folder)")
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
 
     _check_agent_types(args.agents)
+    if args.trace_dir:
+        _writable_folder(args.trace_dir, "--trace-dir")
     failed = total = 0
     for path in _paths(args.paths):
         scenario = _load(path)
@@ -301,15 +314,21 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _read_trace(path: Path) -> dict[str, Any]:
+    """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
+    from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
+    from agentkit.scenario.diff import TraceError, check_trace
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = read_text(path)
+        data = parse_json(path, text)
+        try:
+            return check_trace(data, str(path))
+        except TraceError:
+            return check_trace(data, str(path), json_locations(text))  # again, with lines
     except OSError as exc:
         raise CLIError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
-        raise CLIError(f"{path}: not an agentkit trace (a JSON object with `turns`)")
-    return data
+    except (TextFileError, TraceError) as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
@@ -376,6 +395,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     )
     from agentkit.scenario.loader import ScenarioError
 
+    _writable_folder(args.out, "--out")
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
         comparison = run_comparison(_paths(args.paths), args.agents)

@@ -32,6 +32,7 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
@@ -152,7 +153,9 @@ class Cassette:
     def load(cls, path: str | Path) -> Cassette:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
+        except TextFileError as exc:
+            raise CassetteError(str(exc)) from None
         except FileNotFoundError:
             raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
                                 "(`agentkit record`, or pytest --record-mode once)") from None

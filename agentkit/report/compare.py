@@ -10,6 +10,7 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
+from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
@@ -48,8 +49,8 @@ def _check_agent_types(agent_types: list[str]) -> None:
 def _name_of_broken(path: Path) -> str:
     """The ``name:`` of a file that failed to load, if readable, else its file stem."""
     try:
-        data, _ = parse_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, YamlError, UnicodeDecodeError):
+        data, _ = parse_yaml(read_text(path))
+    except (OSError, YamlError, TextFileError):
         data = None
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else path.stem.removesuffix(".scenario")

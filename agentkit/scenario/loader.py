@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 
@@ -161,9 +162,11 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
+    except TextFileError as exc:
+        raise ScenarioError(str(exc)) from None
     data, where = load_yaml(path, text)
     if where.duplicates:  # YAML keeps the last silently; a lost block is a bug to surface
         raise ScenarioError("\n".join(

@@ -172,6 +172,13 @@ class ScriptReply(_Strict):
     latency: Seconds | None = None
     chunks: list[str] | None = None
 
+    @model_validator(mode="after")
+    def _chunks_make_the_text(self) -> ScriptReply:
+        if self.chunks is not None and self.text and "".join(self.chunks) != self.text:
+            raise ValueError("`chunks` must join to `text` (the streamed pieces of the reply); "
+                             "leave `text` out to make it their concatenation")
+        return self
+
 
 class _ErrorSpec(_Strict):
     type: Literal["rate_limit", "server", "timeout", "bad_request", "authentication"]

@@ -525,3 +525,49 @@ def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_han
 
     with pytest.raises(CassetteError, match=r"c\.yaml:7: cassette is not valid YAML: aliases"):
         Cassette.load(path)
+
+
+def test_context_window_that_is_not_a_number_names_line_and_field(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\ncontext_window: lots\nexchanges: []\n", "utf-8")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == (f"{path}:2: context_window: Input should be a valid integer, "
+                               "unable to parse string as an integer, got 'lots'")
+
+
+def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
+                    "        additional_kwargs:\n          tool_calls:\n            - add\n",
+                    "utf-8")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value).startswith(
+        f"{path}:8: exchanges.0.response.message.additional_kwargs.tool_calls.0: Input should "
+        "be a valid dictionary")
+
+
+def test_recorded_chunks_that_do_not_make_the_answer_are_a_cassette_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n"
+                    "      message: {role: assistant, content: hello}\n"
+                    "      chunks: [hel, p]\n", "utf-8")
+
+    with pytest.raises(CassetteError, match=r"c\.yaml:5: exchanges\.0\.response: `chunks` must "
+                                            r"join to `message\.content`"):
+        Cassette.load(path)
+
+
+def test_a_cassette_that_is_not_utf8_is_a_cassette_error_at_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"format: 1\nexchanges: []\nmodel: \xff\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == f"{path}:3:8: not UTF-8 text (byte 0xff); save the file as UTF-8"

@@ -370,3 +370,20 @@ def test_an_endless_or_huge_latency_is_an_error_naming_line_and_field(write_file
 
     assert message.startswith(f"{path}:{line}: {field}: must be ")
     assert "finite number" in message or "<= 86400" in message
+
+
+def test_chunks_that_do_not_join_to_the_text_are_an_error_at_the_reply(write_file):
+    path = write_file("chunks.yaml", _variant(
+        "      - 2 + 3 = 5\n", "      - {text: '2 + 3 = 5', chunks: ['2 + ', '3 = 6']}\n"))
+
+    assert _error(path) == (f"{path}:11: agents.function_calling.script.1: `chunks` must join "
+                            "to `text` (the streamed pieces of the reply); leave `text` out to "
+                            "make it their concatenation")
+
+
+def test_a_scenario_file_that_is_not_utf8_is_an_error_at_its_line(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("format: 1\nname: caf\xe9\n".encode("latin-1"))
+
+    assert _error(path) == (f"{path}:2:10: not UTF-8 text (byte 0xe9); save the file as UTF-8")
+
