@@ -3,12 +3,15 @@
 * :func:`atomic_write_text`: a reader sees the old file or the new one, never half of either.
 * :func:`replace_together`: several files replaced as one (a cassette and its recorded
   trace); after a crash at any point, :func:`settle` leaves all old files or all new ones.
+* :func:`replace_folder`: a folder's files replaced as one (a report): written into a hidden
+  staging folder beside it, then swapped in.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -18,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover  (not POSIX: no cross-process lock)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["atomic_write_text", "replace_together", "settle"]
+__all__ = ["atomic_write_text", "replace_together", "settle", "replace_folder"]
 
 
 def _mode_for(path: Path) -> int:
@@ -120,3 +123,76 @@ def _settle(paths: list[Path]) -> None:
     for pending in pendings:  # temporary files of a write a crash cut short
         for stale in pending.parent.glob(f".{pending.name}.*.tmp"):
             stale.unlink(missing_ok=True)
+
+
+def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]:
+    """Make ``folder`` hold ``files`` (name -> text), all new at once; returns their paths.
+
+    The files are written into a hidden staging folder beside ``folder`` (``.<name>.staging-*``;
+    anything else ``folder`` holds is copied along), which then takes ``folder``'s place: a
+    reader sees the old set or the new one, never a mix. A writer killed while writing leaves
+    only its staging folder, which the next call removes; killed between the two renames of
+    the swap, it leaves the old folder aside (``.<name>.old-*``), which the next call puts back
+    first. Writers of the same folder take turns (a lock the kernel releases if one dies).
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.parent):
+        _tidy_folder(folder)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
+        aside = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
+        try:
+            if folder.is_dir():
+                for entry in folder.iterdir():
+                    if entry.name not in files:
+                        _copy(entry, staging / entry.name)
+                os.chmod(staging, folder.stat().st_mode & 0o7777)
+            else:
+                os.chmod(staging, 0o777 & ~_umask())
+            for name, text in files.items():
+                _write_synced(staging / name, text, mode_of=folder / name)
+            _sync_folder(staging)
+            if folder.is_dir():
+                os.rename(folder, aside)
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            if aside.exists() and not folder.exists():
+                os.rename(aside, folder)
+            raise
+        _sync_folder(folder.parent)
+        shutil.rmtree(aside, ignore_errors=True)
+    return {name: folder / name for name in files}
+
+
+def _tidy_folder(folder: Path) -> None:
+    """Undo what a killed :func:`replace_folder` left: put a folder set aside back, remove
+    staging folders (the caller holds the lock)."""
+    for aside in sorted(folder.parent.glob(f".{folder.name}.old-*")):
+        if not folder.exists():
+            os.rename(aside, folder)
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
+    for staging in folder.parent.glob(f".{folder.name}.staging-*"):
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _write_synced(path: Path, text: str, *, mode_of: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(path, _mode_for(mode_of))
