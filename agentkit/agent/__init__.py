@@ -18,11 +18,13 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.agent.worker import AgentWorker
 
 __all__ = [
     "AgentChatResponse",
     "AgentRunner",
     "AgentState",
+    "AgentWorker",
     "BaseAgent",
     "BaseAgentWorker",
     "CustomSimpleAgentWorker",
