@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from agentkit.agent.react.formatter import ReActChatFormatter
-from agentkit.agent.react.output_parser import ReActOutputParser
+from agentkit.agent.react.output_parser import ReActOutputParser, first_marker
 from agentkit.agent.react.types import (
     ActionReasoningStep,
     BaseReasoningStep,
@@ -43,20 +43,23 @@ def tell_llm_about_failure_in_extract_reasoning_step(callback_manager: CallbackM
                       raw_output=str(error), is_error=True)
 
 
-def _stream_kind(text: str) -> str | None:
-    """While streaming: ``action``, ``answer``, ``implicit`` (no format at all) or undecided."""
-    if "Action:" in text:
-        return "action"
-    if "Answer:" in text:
-        return "answer"
-    head = text.lstrip()
-    if len(head) >= len("Thought:") and not head.startswith(("Thought", "Action", "Answer")):
-        return "implicit"
-    return None
+def _after_answer(text: str) -> str:
+    return text.split("Answer:", 1)[1]
 
 
-def _answer_text(text: str, kind: str) -> str:
-    return text.split("Answer:", 1)[1].lstrip() if kind == "answer" else text.lstrip()
+class _Unsent:
+    """What of a growing answer text has not been handed out yet. Surrounding whitespace is
+    held back, so the deltas join to the stripped answer the parser returns."""
+
+    def __init__(self) -> None:
+        self.sent = ""
+
+    def take(self, answer: str) -> str:
+        current = answer.strip()
+        if len(current) <= len(self.sent) or not current.startswith(self.sent):
+            return ""
+        delta, self.sent = current[len(self.sent):], current
+        return delta
 
 
 class ReActAgentWorker(AgentWorker):
@@ -219,50 +222,45 @@ class ReActAgentWorker(AgentWorker):
             type(parser).parse is ReActOutputParser.parse)
 
     async def astream_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        """Stream the LLM; hand the answer out as soon as the text is past ``Answer:``."""
+        """Stream the LLM; hand the answer out as soon as the text is past ``Answer:`` (the
+        parser's decision is final there: :func:`first_marker`). Any other text is read
+        whole and handled exactly as :meth:`arun_step` does; if it is an answer (implicit, or
+        a ``return_direct`` tool's output) it is handed out when the model's stream ends."""
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
         stream = await self._llm.astream_chat(self._messages(task, runner.tools))
-        text, kind = "", None
-        if self._streams_early():
-            async for chunk in stream:
-                text = chunk.message.content or ""
-                kind = _stream_kind(text)
-                if kind is not None:
-                    break
-        if kind in ("answer", "implicit"):
-            deltas = self._answer_deltas(task, text, kind, stream)
-            return self._step_output(step, StreamingAgentChatResponse(deltas), is_done=True)
-        async for chunk in stream:  # an action (or undecided): read it to the end
-            text = chunk.message.content or ""
-        reasoning, is_done = await self._aprocess_output(task, runner, text)
-        output = self._finish_step(task, step, reasoning, is_done)
-        if is_done:  # an answer read whole, or a return_direct tool's output
-            output = output.model_copy(update={
-                "output": StreamingAgentChatResponse.from_answer(output.output)})
-        return output
-
-    async def _answer_deltas(self, task: Task, text: str, kind: str,
-                             stream: AsyncIterator[ChatResponse]) -> AsyncIterator[str]:
-        """Deltas of the answer (trailing whitespace held back); at the end, record the
-        response step and put the answer in the task's memory."""
-        sent = ""
-        pending = _answer_text(text, kind).rstrip()
-        if pending:
-            sent = pending
-            yield pending
+        text, decision, unsent, deltas = "", None, _Unsent(), []
         async for chunk in stream:
             text = chunk.message.content or ""
-            current = _answer_text(text, kind).rstrip()
-            if current.startswith(sent) and len(current) > len(sent):
-                delta, sent = current[len(sent):], current
+            deltas.append(unsent.take(text))
+            if decision is None and self._streams_early():
+                decision = first_marker(text)
+                if decision == "answer":
+                    answer = StreamingAgentChatResponse(self._answer_deltas(task, text, stream))
+                    return self._step_output(step, answer, is_done=True)
+        reasoning, is_done = await self._aprocess_output(task, runner, text)
+        output = self._finish_step(task, step, reasoning, is_done)
+        if is_done:
+            output = output.model_copy(update={
+                "output": StreamingAgentChatResponse.from_answer(output.output, deltas)})
+        return output
+
+    async def _answer_deltas(self, task: Task, text: str,
+                             stream: AsyncIterator[ChatResponse]) -> AsyncIterator[str]:
+        """Deltas of the answer; at the end, record the parsed response step and put the
+        answer in the task's memory."""
+        unsent = _Unsent()
+        delta = unsent.take(_after_answer(text))
+        if delta:
+            yield delta
+        async for chunk in stream:
+            text = chunk.message.content or ""
+            delta = unsent.take(_after_answer(text))
+            if delta:
                 yield delta
-        try:
-            final = self._output_parser.parse(text, is_streaming=True)
-        except ValueError:
-            final = None
-        thought = final.thought if isinstance(final, ResponseReasoningStep) else ""
-        step = ResponseReasoningStep(thought=thought, response=sent, is_streaming=True)
-        self._print(step)
-        task.extra_state["current_reasoning"].append(step)
-        self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT, content=sent))
+        final = self._output_parser.parse(text, is_streaming=True)
+        # the text was decided an answer by a prefix, and appending text never undoes that
+        assert isinstance(final, ResponseReasoningStep) and final.response == unsent.sent
+        self._print(final)
+        task.extra_state["current_reasoning"].append(final)
+        self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT, content=final.response))
