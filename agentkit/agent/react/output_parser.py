@@ -22,6 +22,7 @@ import ast
 import html
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from agentkit.agent.react.types import (
@@ -36,6 +37,8 @@ IMPLICIT_THOUGHT = "(Implicit) I can answer without any more tools!"
 
 _ACTION_NAME = re.compile(r"[ \t]*([^\s(]+)")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_JSON_WORD = re.compile(r"(?<!\w)(true|false|null)(?!\w)")
+_PYTHON_WORDS = {"true": "True", "false": "False", "null": "None"}
 _NAME_PUNCTUATION = "`*'\".,:;"
 
 
@@ -55,71 +58,61 @@ def _fail(output: str, reason: str) -> ValueError:
     return ValueError(f"Could not parse output: {reason}. Output was:\n{output}")
 
 
+def _split_strings(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into ``(part, is_string)`` runs: code, and string literals with their
+    quotes (either quote, backslash escapes respected; an unclosed string runs to the end).
+    Every repair below edits code only, never what the model put inside a string."""
+    parts: list[tuple[str, bool]] = []
+    start, quote, escaped = 0, "", False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                parts.append((text[start:index + 1], True))
+                start, quote = index + 1, ""
+        elif char in "\"'":
+            if index > start:
+                parts.append((text[start:index], False))
+            start, quote = index, char
+    if start < len(text):
+        parts.append((text[start:], bool(quote)))
+    return parts
+
+
+def _substitute_in_code(pattern: re.Pattern[str],
+                        replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
+    return "".join(part if is_string else pattern.sub(replacement, part)
+                   for part, is_string in _split_strings(text))
+
+
 def _outermost_braces(text: str) -> str | None:
     """The first balanced ``{...}`` in ``text`` (quotes respected), or up to the last ``}``."""
     start = text.find("{")
     if start < 0:
         return None
-    depth, quote, escaped = 0, "", False
-    for index in range(start, len(text)):
-        char = text[index]
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start:index + 1]
+    depth, offset = 0, start
+    for part, is_string in _split_strings(text[start:]):
+        for index, char in enumerate("" if is_string else part):
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            if char == "}" and depth == 0:
+                return text[start:offset + index + 1]
+        offset += len(part)
     end = text.rfind("}")
     return text[start:end + 1] if end > start else None
-
-
-def _python_literals(text: str) -> str:
-    """JSON's true/false/null as Python's True/False/None, outside string literals."""
-    out, quote, escaped, index = [], "", False, 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            out.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-            index += 1
-            continue
-        if char in "\"'":
-            quote = char
-        for word, replacement in (("true", "True"), ("false", "False"), ("null", "None")):
-            if text.startswith(word, index) and not (index and (text[index - 1].isalnum()
-                                                                 or text[index - 1] == "_")):
-                after = index + len(word)
-                if after == len(text) or not (text[after].isalnum() or text[after] == "_"):
-                    out.append(replacement)
-                    index = after
-                    break
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
 
 
 def parse_action_input(text: str) -> dict[str, Any]:
     """Read a tool-input object leniently; ``ValueError`` if it is not an object."""
     attempts = (
         lambda: json.loads(text),
-        lambda: json.loads(_TRAILING_COMMA.sub(r"\1", text)),
+        lambda: json.loads(_substitute_in_code(_TRAILING_COMMA, r"\1", text)),
         lambda: ast.literal_eval(text),
-        lambda: ast.literal_eval(_python_literals(text)),
+        # JSON's true/false/null as Python's True/False/None
+        lambda: ast.literal_eval(
+            _substitute_in_code(_JSON_WORD, lambda word: _PYTHON_WORDS[word[1]], text)),
         # small models trained on web text write quotes as HTML entities: {&#34;a&#34;: 2}
         lambda: json.loads(html.unescape(text)),
     )

@@ -107,6 +107,12 @@ def test_action_input_accepts_trailing_commas():
     assert step.action_input == {"a": [1, 2], "b": 3}
 
 
+def test_the_trailing_comma_repair_keeps_string_contents():
+    step = action('Thought: t\nAction: f\nAction Input: {"msg": "items: [a, b,]", "n": 1,}')
+
+    assert step.action_input == {"msg": "items: [a, b,]", "n": 1}
+
+
 def test_action_input_reads_json_true_false_null():
     step = action('Thought: t\nAction: f\nAction Input: {"a": true, "b": false, "c": null}')
 
