@@ -63,12 +63,20 @@ class CustomSimpleAgentWorker(StateDictWorker):
 
     @property
     def tools(self) -> list[BaseTool]:
-        """The fixed tools (empty when a retriever picks them)."""
+        """The fixed tools (empty when a retriever picks them); assignable, as upstream's field."""
         return self._tool_runner.tools
+
+    @tools.setter
+    def tools(self, tools: Sequence[BaseTool]) -> None:
+        self._set_tools(tools, self._tool_retriever)
 
     @property
     def tool_retriever(self) -> ObjectRetriever[BaseTool] | None:
         return self._tool_retriever
+
+    @tool_retriever.setter
+    def tool_retriever(self, tool_retriever: ObjectRetriever[BaseTool] | None) -> None:
+        self._set_tools(self.tools, tool_retriever)
 
     def _get_tools(self, input: str) -> list[BaseTool]:
         """The tools for ``input``: the retriever's pick, or the fixed list."""
