@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentkit.workflow.errors import ContextSerdeError, WorkflowRuntimeError, WorkflowTimeoutError
-from agentkit.workflow.events import Event, StartEvent, StopEvent
+from agentkit.workflow.events import Event, HumanResponseEvent, StartEvent, StopEvent
 from agentkit.workflow.serialize import decode, encode, import_type, type_path
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ class Context:
         self._in_progress: dict[str, list[Event]] = {name: [] for name in self._graph.steps}
         self._buffers: dict[str, list[Event]] = {}
         self._waiters: dict[str, _Waiter] = {}
+        self._unclaimed: list[Event] = []  # caller answers no waiter has matched yet
         self._stream = EventStream()
         self._running = False  # a run started and has not ended (it may be paused)
         self._run: Run | None = None  # the live run, if any
@@ -156,7 +157,9 @@ class Context:
     # ------------------------------------------------------------------ events
     def send_event(self, event: Event, step: str | None = None) -> None:
         """Deliver ``event`` to every step that accepts it and every matching
-        ``wait_for_event`` (or only to ``step``). A StopEvent ends the run."""
+        ``wait_for_event`` (or only to ``step``). A StopEvent ends the run. An event nobody
+        takes is an error, except a HumanResponseEvent: the caller may answer before the
+        step asks, so it is kept for the first ``wait_for_event`` it matches."""
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         if isinstance(event, StopEvent):
@@ -181,6 +184,10 @@ class Context:
         else:
             targets = [spec.name for spec in self._graph.accepting(event)]
             waiters = [w for w in self._waiters.values() if w.matches(event)]
+            if not targets and not waiters and isinstance(event, HumanResponseEvent):
+                self._note_emitted(event)
+                self._unclaimed.append(event)
+                return
             if not targets and not waiters:
                 raise WorkflowRuntimeError(
                     f"No step accepts {type(event).__name__} and no wait_for_event is waiting "
@@ -245,6 +252,10 @@ class Context:
         waiter = self._waiters.get(waiter_id)
         if waiter is None:
             waiter = self._waiters[waiter_id] = _Waiter(event_type, wanted)
+            claimed = next((e for e in self._unclaimed if waiter.matches(e)), None)
+            if claimed is not None:
+                self._unclaimed.remove(claimed)
+                waiter.deliver(claimed)
         if waiter_event is not None and not waiter.announced:
             waiter.announced = True
             self.write_event_to_stream(waiter_event)
@@ -298,6 +309,7 @@ class Context:
             events.clear()
         self._buffers.clear()
         self._waiters.clear()
+        self._unclaimed.clear()
 
     # ------------------------------------------------------------------ saving
     def to_dict(self) -> dict[str, Any]:
@@ -322,6 +334,7 @@ class Context:
                               "announced": w.announced,
                               "events": events(w.events, f"waiter {key!r}")}
                         for key, w in self._waiters.items()},
+            "unclaimed": events(self._unclaimed, "unclaimed"),
             "stream": events(self._stream.pending(), "stream"),
         }
 
@@ -372,6 +385,7 @@ class Context:
                 event_type, decode(_require(saved, "requirements", dict), where, resolve),
                 announced=bool(saved.get("announced")), events=events(saved.get("events", []),
                                                                       where))
+        ctx._unclaimed = events(_require(data, "unclaimed", list), "unclaimed")
         ctx._stream = EventStream(events(_require(data, "stream", list), "stream"))
         return ctx
 

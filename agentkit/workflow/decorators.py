@@ -114,9 +114,10 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS)
         if index == 0 and param.name == "self":
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
             raise WorkflowValidationError(
-                f"Step '{name}': *{param.name} is not allowed; a step takes its event and, "
-                "optionally, `ctx: Context`")
+                f"Step '{name}': {stars}{param.name} is not allowed; a step takes its event "
+                "and, optionally, `ctx: Context`")
         if param.name not in hints:
             raise WorkflowValidationError(
                 f"Step '{name}': parameter '{param.name}' has no annotation; annotate the event "
