@@ -68,13 +68,14 @@ class ContextStore:
 
 @dataclass
 class _Waiter:
-    """One ``wait_for_event`` call: what it waits for and what arrived for it."""
+    """A ``wait_for_event`` key: what it waits for, what arrived, who is waiting on it."""
 
     event_type: type[Event]
     requirements: dict[str, Any]
     announced: bool = False  # its waiter_event went to the stream already
     events: list[Event] = field(default_factory=list)
-    wakeup: asyncio.Future[None] | None = None
+    awaiting: int = 0  # coroutines waiting on this key now (not saved)
+    wakeups: list[asyncio.Future[None]] = field(default_factory=list)
 
     def matches(self, event: Event) -> bool:
         return isinstance(event, self.event_type) and all(
@@ -82,8 +83,10 @@ class _Waiter:
 
     def deliver(self, event: Event) -> None:
         self.events.append(event)
-        if self.wakeup is not None and not self.wakeup.done():
-            self.wakeup.set_result(None)
+        wakeups, self.wakeups = self.wakeups, []
+        for wakeup in wakeups:
+            if not wakeup.done():
+                wakeup.set_result(None)
 
 
 class EventStream:
@@ -238,9 +241,11 @@ class Context:
         """Wait for an event of ``event_type`` whose fields equal ``requirements``.
 
         ``waiter_event`` (typically an InputRequiredEvent) goes to the stream once per
-        waiter, so a resumed step that waits again does not ask twice. Waiters are keyed by
-        ``waiter_id`` (default: step, event type and requirements). ``timeout`` is in
-        (virtual) seconds; by default the workflow's timeout bounds the wait.
+        waiter key, so a resumed step that waits again does not ask twice. The key is
+        ``waiter_id`` (default: step, event type and requirements); calls sharing a key
+        share one request and take its answers one each, so parallel calls that each need
+        their own answer pass distinct ids or requirements. ``timeout`` is in (virtual)
+        seconds; by default the workflow's timeout bounds the wait.
         """
         if not (isinstance(event_type, type) and issubclass(event_type, Event)):
             raise TypeError(f"wait_for_event waits for an Event type, got {event_type!r}")
@@ -259,21 +264,32 @@ class Context:
         if waiter_event is not None and not waiter.announced:
             waiter.announced = True
             self.write_event_to_stream(waiter_event)
+        waiter.awaiting += 1
         try:
             async with asyncio.timeout(timeout):
                 while not waiter.events:
-                    waiter.wakeup = asyncio.get_running_loop().create_future()
-                    await waiter.wakeup
+                    wakeup = asyncio.get_running_loop().create_future()
+                    waiter.wakeups.append(wakeup)
+                    await wakeup
         except TimeoutError:
-            del self._waiters[waiter_id]
+            self._leave(waiter_id, waiter)
             raise WorkflowTimeoutError(f"wait_for_event({event_type.__name__}) got no event "
                                        f"within {timeout} seconds") from None
-        finally:
-            waiter.wakeup = None
-        del self._waiters[waiter_id]
+        except asyncio.CancelledError:  # paused or ended: a resume waits on this key again
+            waiter.awaiting -= 1
+            raise
         event = waiter.events.pop(0)
+        self._leave(waiter_id, waiter)
         assert isinstance(event, event_type)
         return event
+
+    def _leave(self, waiter_id: str, waiter: _Waiter) -> None:
+        """The last coroutine waiting on a key is done with it: drop the key, keeping any
+        events it still holds for a later waiter."""
+        waiter.awaiting -= 1
+        if waiter.awaiting == 0:
+            del self._waiters[waiter_id]
+            self._unclaimed.extend(waiter.events)
 
     def _note_emitted(self, event: Event) -> None:
         frame = current_step.get()

@@ -213,3 +213,56 @@ def test_the_context_is_running_while_a_run_is_in_progress():
         return running
 
     assert run_sync(main()) is True
+
+
+class Job(Event):
+    who: str
+
+
+class Parallel(Workflow):
+    @step
+    async def begin(self, ctx: Context, ev: StartEvent) -> Job:
+        for who in ev.people:
+            ctx.send_event(Job(who=who))
+        return None
+
+    @step
+    async def ask(self, ctx: Context, ev: Job) -> Tick:
+        answer = await ctx.wait_for_event(HumanResponseEvent, requirements={"who": ev.who})
+        ctx.send_event(Tick(n=answer.n))
+        return None
+
+    @step
+    async def join(self, ctx: Context, ev: Tick) -> StopEvent | None:
+        ticks = ctx.collect_events(ev, [Tick, Tick])
+        return None if ticks is None else StopEvent(result=[t.n for t in ticks])
+
+
+def test_parallel_waits_with_their_own_requirements_each_get_their_answer():
+    async def main():
+        handler = Parallel().run(people=["ada", "bob"])
+        await asleep(1)
+        handler.ctx.send_event(HumanResponseEvent(who="bob", n=2))
+        handler.ctx.send_event(HumanResponseEvent(who="ada", n=1))
+        return await handler
+
+    assert run_sync(main()) == [2, 1]
+
+
+class SharedKey(Parallel):
+    @step
+    async def ask(self, ctx: Context, ev: Job) -> Tick:
+        answer = await ctx.wait_for_event(HumanResponseEvent, waiter_id="one-question")
+        ctx.send_event(Tick(n=answer.n))
+        return None
+
+
+def test_parallel_waits_sharing_a_key_take_one_answer_each():
+    async def main():
+        handler = SharedKey().run(people=["ada", "bob"])
+        await asleep(1)
+        handler.ctx.send_event(HumanResponseEvent(n=1))
+        handler.ctx.send_event(HumanResponseEvent(n=2))
+        return await handler
+
+    assert sorted(run_sync(main())) == [1, 2]
