@@ -42,9 +42,7 @@ class WorkflowRunEndEvent(BusEvent):
 
 
 @dataclass(kw_only=True, slots=True)
-class WorkflowStepStartEvent(BusEvent):
-    """A step began handling ``input_event``."""
-
+class _StepEvent(BusEvent):
     workflow: str
     run_id: str
     step: str
@@ -52,23 +50,21 @@ class WorkflowStepStartEvent(BusEvent):
 
     @property
     def event_in(self) -> str:
+        """The type name of the event the step handles."""
         return type(self.input_event).__name__
 
 
 @dataclass(kw_only=True, slots=True)
-class WorkflowStepEndEvent(BusEvent):
+class WorkflowStepStartEvent(_StepEvent):
+    """A step began handling ``input_event``."""
+
+
+@dataclass(kw_only=True, slots=True)
+class WorkflowStepEndEvent(_StepEvent):
     """A step finished: the events it emitted (returned or sent), or its error."""
 
-    workflow: str
-    run_id: str
-    step: str
-    input_event: Any
     output_events: list[Any] = field(default_factory=list)
     error: str | None = None
-
-    @property
-    def event_in(self) -> str:
-        return type(self.input_event).__name__
 
     @property
     def events_out(self) -> list[str]:

@@ -394,6 +394,8 @@ class Context:
             ctx._buffers[key] = events(items, f"collect_events buffer {key!r}")
         for key, saved in _require(data, "waiters", dict).items():
             where = f"waiter {key!r}"
+            if not isinstance(saved, dict):
+                raise ContextSerdeError(f"Context.from_dict: {where} must be a dict")
             event_type = resolve(_require(saved, "event_type", str), where)
             if not issubclass(event_type, Event):
                 raise ContextSerdeError(f"Context.from_dict: {where} waits for a non-Event type")

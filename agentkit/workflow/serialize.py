@@ -86,13 +86,17 @@ def decode(data: Any, where: str, resolve: TypeResolver) -> Any:
         values = {**decode(fields, where, resolve), **decode(extra, where, resolve)}
         try:
             return cls.model_validate(values)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ContextSerdeError(f"cannot restore {where} as {cls.__name__}: {exc}") from None
     if kind == "object":
         from_dict = getattr(cls, "from_dict", None)
         if not callable(from_dict):
             raise ContextSerdeError(f"cannot restore {where}: {type_path(cls)} has no from_dict")
-        return from_dict(decode(data.get("data"), where, resolve))
+        try:
+            return from_dict(decode(data.get("data"), where, resolve))
+        except Exception as exc:  # whatever the class's own loader rejects with
+            raise ContextSerdeError(f"cannot restore {where} with {cls.__name__}.from_dict: "
+                                    f"{exc}") from exc
     raise ContextSerdeError(f"cannot restore {where}: unknown kind {kind!r}")
 
 
@@ -111,7 +115,7 @@ def import_type(path: str, where: str) -> type:
         target: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             target = getattr(target, part)
-    except (ImportError, AttributeError, ValueError):
+    except Exception:  # importing runs module code: any failure means "cannot import"
         raise ContextSerdeError(f"cannot restore {where}: class {path} cannot be imported") from None
     if not isinstance(target, type):
         raise ContextSerdeError(f"cannot restore {where}: {path} is not a class")

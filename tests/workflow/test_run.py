@@ -295,3 +295,32 @@ def test_a_run_of_one_instance_does_not_disturb_a_concurrent_run():
         return await asyncio.gather(wf.run(n=1), wf.run(n=10))
 
     assert run_sync(main()) == [2, 11]
+
+
+class SendsStop(Workflow):
+    @step
+    async def begin(self, ctx: Context, ev: StartEvent) -> StopEvent:
+        ctx.send_event(StopEvent(result="sent"), step=ev.get("to"))
+        return None
+
+
+def test_sending_a_stop_event_ends_the_run():
+    assert SendsStop().run_sync() == "sent"
+
+
+def test_sending_a_stop_event_to_a_step_is_rejected():
+    with pytest.raises(WorkflowRuntimeError,
+                       match=r"^Error in step 'begin': StopEvent ends the run; it cannot be sent to "
+                             r"a step$"):
+        SendsStop().run_sync(to="begin")
+
+
+def test_sending_a_stop_event_with_no_run_in_progress_is_rejected():
+    with pytest.raises(WorkflowRuntimeError,
+                       match=r"^send_event\(StopEvent\): no run is in progress$"):
+        Context(SendsStop()).send_event(StopEvent())
+
+
+def test_run_takes_only_a_context_as_ctx():
+    with pytest.raises(TypeError, match=r"^run\(ctx=...\) takes a Context, got dict$"):
+        Relay().run_sync(ctx={})
