@@ -187,14 +187,12 @@ class Context:
         else:
             targets = [spec.name for spec in self._graph.accepting(event)]
             waiters = [w for w in self._waiters.values() if w.matches(event)]
-            if not targets and not waiters and isinstance(event, HumanResponseEvent):
-                self._note_emitted(event)
-                self._unclaimed.append(event)
-                return
             if not targets and not waiters:
-                raise WorkflowRuntimeError(
-                    f"No step accepts {type(event).__name__} and no wait_for_event is waiting "
-                    f"for it (steps: {self._graph.describe_steps()})")
+                if not isinstance(event, HumanResponseEvent):
+                    raise WorkflowRuntimeError(
+                        f"No step accepts {type(event).__name__} and no wait_for_event is "
+                        f"waiting for it (steps: {self._graph.describe_steps()})")
+                self._unclaimed.append(event)
         self._note_emitted(event)
         for name in targets:
             self._queues[name].append(event)

@@ -94,3 +94,24 @@ def test_on_a_plain_asyncio_loop_the_virtual_deadline_is_checked_when_a_step_ret
     with pytest.raises(WorkflowTimeoutError, match=r"^Operation timed out after 10 seconds$"):
         asyncio.run(main())
     assert now() == 100.0  # off agentkit's loop asleep jumps the clock in one go
+
+
+def test_cancelling_the_code_that_awaits_a_run_pauses_the_run():
+    async def main():
+        handler = Slow(timeout=None).run()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(handler, timeout=5)
+        return handler.ctx.is_running, now()
+
+    assert run_sync(main()) == (True, 5.0)
+
+
+def test_a_run_paused_by_cancelling_its_awaiter_resumes_with_its_context():
+    async def main():
+        wf = Slow(timeout=None)
+        handler = wf.run()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(handler, timeout=5)
+        return await wf.run(ctx=handler.ctx), now()
+
+    assert run_sync(main()) == ("late", 105.0)
