@@ -52,6 +52,12 @@ def test_two_context_parameters_are_rejected():
         async def ctxs(self, c1: Context, c2: Context, ev: A) -> StopEvent: ...
 
 
+def test_var_positional_parameters_are_rejected():
+    with pytest.raises(WorkflowValidationError, match=r"^Step 'va': \*rest is not allowed"):
+        @step
+        async def va(self, ev: A, *rest: int) -> StopEvent: ...
+
+
 def test_var_keyword_parameters_are_rejected():
     with pytest.raises(WorkflowValidationError, match=r"^Step 'kw': \*\*kwargs is not allowed"):
         @step
