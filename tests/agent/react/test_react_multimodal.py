@@ -5,7 +5,6 @@ chat behaviours in the four chat modes (``chat``, ``achat``, ``stream_chat``,
 ``astream_chat``).
 """
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,7 @@ from agentkit.agent import (
     AgentRunner,
     MultimodalReActAgent,
     MultimodalReActAgentWorker,
-    StreamingAgentChatResponse,
     Task,
-    TaskStepOutput,
 )
 from agentkit.agent.react import PARSE_FAILURE_OBSERVATION, ReActChatFormatter
 from agentkit.agent.react_multimodal import (
@@ -25,10 +22,11 @@ from agentkit.agent.react_multimodal import (
     REACT_MM_CHAT_SYSTEM_HEADER,
     generate_image_chat_message,
 )
-from agentkit.core.sim import run_sync
 from agentkit.llms import ChatMessage, ImageBlock, MessageRole, TextBlock
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
 from agentkit.memory import ChatMemoryBuffer
+
+from .conftest import run_one, run_task
 
 PNG = b"\x89PNG\r\n\x1a\n tiny"
 DOG = ImageBlock(image=PNG)
@@ -36,31 +34,6 @@ CAT_URL = ImageBlock(url="https://example.com/cat.jpg")
 ADD_2_3 = 'Thought: I add.\nAction: add\nAction Input: {"a": 2, "b": 3}'
 ANSWER_5 = "Thought: I know it now.\nAnswer: 5"
 A_DOG = "Thought: I see a dog.\nAnswer: a dog"
-
-
-@pytest.fixture(params=["run", "arun", "stream"])
-def step_mode(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def run_one(worker: MultimodalReActAgentWorker, step: Any, task: Task, mode: str) -> TaskStepOutput:
-    if mode == "run":
-        return worker.run_step(step, task)
-    if mode == "arun":
-        return run_sync(worker.arun_step(step, task))
-    output = worker.stream_step(step, task)
-    if isinstance(output.output, StreamingAgentChatResponse):
-        for _ in output.output.response_gen:
-            pass
-    return output
-
-
-def run_task(worker: MultimodalReActAgentWorker, task: Task, mode: str) -> list[TaskStepOutput]:
-    outputs = [run_one(worker, worker.initialize_step(task), task, mode)]
-    while not outputs[-1].is_last:
-        (step,) = outputs[-1].next_steps
-        outputs.append(run_one(worker, step, task, mode))
-    return outputs
 
 
 def new_task(images: Any = None, message: str = "What is this?", **extra: Any) -> Task:
@@ -310,32 +283,6 @@ def test_a_raising_tool_is_an_observation(divide_tool, step_mode):
 
 
 # ---------------------------------------------------------------- the agent (runner)
-def chat(agent: Any, message: str, mode: str, **kwargs: Any) -> Any:
-    """One chat turn in ``mode``; a streamed answer is drained before it is returned."""
-    if mode == "chat":
-        return agent.chat(message, **kwargs)
-    if mode == "achat":
-        return run_sync(agent.achat(message, **kwargs))
-    if mode == "stream_chat":
-        response = agent.stream_chat(message, **kwargs)
-        for _ in response.response_gen:
-            pass
-        return response
-
-    async def drained() -> StreamingAgentChatResponse:
-        response = await agent.astream_chat(message, **kwargs)
-        async for _ in response.async_response_gen():
-            pass
-        return response
-
-    return run_sync(drained())
-
-
-@pytest.fixture(params=["chat", "achat", "stream_chat", "astream_chat"])
-def ask(request: pytest.FixtureRequest) -> Callable[..., Any]:
-    return lambda agent, message, **kwargs: chat(agent, message, request.param, **kwargs)
-
-
 def test_as_agent_gives_a_multimodal_agent():
     agent = worker_over(ScriptedLLM([])).as_agent()
 
