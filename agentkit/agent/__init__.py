@@ -8,6 +8,7 @@ from agentkit.agent.react import (
     ReActChatFormatter,
     ReActOutputParser,
 )
+from agentkit.agent.react_multimodal import MultimodalReActAgent, MultimodalReActAgentWorker
 from agentkit.agent.runner import AgentRunner, AgentState, ParallelAgentRunner, TaskState
 from agentkit.agent.types import (
     AgentChatResponse,
@@ -18,17 +19,21 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.agent.worker import AgentWorker
 
 __all__ = [
     "AgentChatResponse",
     "AgentRunner",
     "AgentState",
+    "AgentWorker",
     "BaseAgent",
     "BaseAgentWorker",
     "CustomSimpleAgentWorker",
     "FnAgentWorker",
     "FunctionCallingAgent",
     "FunctionCallingAgentWorker",
+    "MultimodalReActAgent",
+    "MultimodalReActAgentWorker",
     "ParallelAgentRunner",
     "QueryPipelineAgentWorker",
     "ReActAgent",

@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from agentkit.agent.runner.base import AgentRunner, AgentState
 from agentkit.agent.types import (
     AgentChatResponse,
-    BaseAgentWorker,
     StreamingAgentChatResponse,
     Task,
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import FunctionCallingLLM
-from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
-from agentkit.memory import BaseMemory, ChatMemoryBuffer
-from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, acall_tool_with_selection
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
+from agentkit.memory import BaseMemory
+from agentkit.tools import BaseTool, ObjectRetriever, ToolRunner
 
 __all__ = ["FunctionCallingAgentWorker", "FunctionCallingAgent", "DEFAULT_MAX_FUNCTION_CALLS"]
 
 DEFAULT_MAX_FUNCTION_CALLS = 5
 
 
-class FunctionCallingAgentWorker(BaseAgentWorker):
+class FunctionCallingAgentWorker(AgentWorker):
     """One ``chat_with_tools`` call per step; every tool call of the reply is run.
 
     Memory after finalize keeps the whole exchange: user message, each assistant tool-call
@@ -55,11 +54,8 @@ class FunctionCallingAgentWorker(BaseAgentWorker):
         if not llm.metadata.is_function_calling_model or not hasattr(llm, "achat_with_tools"):
             raise ValueError(f"Model name {llm.metadata.model_name} does not support function "
                              "calling API.")
-        if tools and tool_retriever is not None:
-            raise ValueError("Cannot specify both tools and tool_retriever")
+        self._set_tools(tools, tool_retriever)
         self._llm = llm
-        self._tools = list(tools)
-        self._tool_retriever = tool_retriever
         self.prefix_messages = list(prefix_messages or [])
         self._verbose = verbose
         self._max_function_calls = max_function_calls
@@ -90,35 +86,22 @@ class FunctionCallingAgentWorker(BaseAgentWorker):
         return self._llm
 
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
-        task.extra_state.update({"sources": [], "n_function_calls": 0,
-                                 "new_memory": ChatMemoryBuffer.from_defaults()})
+        self._start_task(task, {"n_function_calls": 0})
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input)
-
-    async def _aget_tools(self, query: str) -> list[BaseTool]:
-        if self._tool_retriever is not None:
-            return list(await self._tool_retriever.aretrieve(query))
-        return self._tools
 
     def get_all_messages(self, task: Task) -> list[ChatMessage]:
         return (self.prefix_messages + task.memory.get(input=task.input)
-                + task.extra_state["new_memory"].get_all())
+                + self._new_memory(task).get_all())
 
     def _begin(self, step: TaskStep, task: Task) -> None:
         if step.input is not None:
-            task.extra_state["new_memory"].put(ChatMessage(role=MessageRole.USER,
-                                                           content=step.input))
+            self._new_memory(task).put(ChatMessage(role=MessageRole.USER, content=step.input))
 
-    async def _run_calls(self, task: Task, tools: Sequence[BaseTool],
-                         calls: list[ToolSelection]) -> list[ToolOutput]:
-        if self.allow_parallel_tool_calls and len(calls) > 1:
-            return list(await asyncio.gather(*(acall_tool_with_selection(c, tools) for c in calls)))
-        return [await acall_tool_with_selection(c, tools) for c in calls]
-
-    async def _handle_reply(self, step: TaskStep, task: Task, tools: Sequence[BaseTool],
+    async def _handle_reply(self, task: Task, runner: ToolRunner,
                             response: ChatResponse) -> tuple[AgentChatResponse, bool]:
         """Store the reply, run its tool calls; returns (answer, is_done)."""
         state = task.extra_state
-        memory: BaseMemory = state["new_memory"]
+        memory: BaseMemory = self._new_memory(task)
         calls = self._llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
         text = response.message.content or ""
         if self._verbose and text:
@@ -130,8 +113,8 @@ class FunctionCallingAgentWorker(BaseAgentWorker):
             memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=text))
             return AgentChatResponse(response=text, sources=[]), True
         memory.put(response.message)
-        outputs = await self._run_calls(task, tools, calls)
-        direct = None
+        outcomes = await runner.arun(calls, parallel=self.allow_parallel_tool_calls)
+        outputs = [outcome.output for outcome in outcomes]
         for call, output in zip(calls, outputs):
             if self._verbose:
                 print(f"=== Calling Function ===\n{call.tool_name}({call.tool_kwargs})\n"
@@ -139,36 +122,28 @@ class FunctionCallingAgentWorker(BaseAgentWorker):
             memory.put(ChatMessage(role=MessageRole.TOOL, content=str(output),
                                    additional_kwargs={"name": call.tool_name,
                                                       "tool_call_id": call.tool_id}))
-            state["sources"].append(output)
-            state["n_function_calls"] += 1
-            tool = next((t for t in tools if t.metadata.name == call.tool_name), None)
-            if direct is None and tool is not None and tool.metadata.return_direct \
-                    and not output.is_error:
-                direct = output
+        self._sources(task).extend(outputs)
+        state["n_function_calls"] += len(calls)
+        direct = next((outcome.output for outcome in outcomes if outcome.return_direct), None)
         if direct is not None:
             return AgentChatResponse(response=direct.content, sources=outputs), True
         return AgentChatResponse(response=text, sources=outputs), False
 
-    def _step_output(self, output: Any, step: TaskStep, is_done: bool) -> TaskStepOutput:
-        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None)]
-        return TaskStepOutput(output=output, task_step=step, is_last=is_done,
-                              next_steps=next_steps)
-
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._begin(step, task)
-        tools = await self._aget_tools(task.input)
+        runner = await self._atools_for(task.input)
         response = await self._llm.achat_with_tools(
-            tools, chat_history=self.get_all_messages(task),
+            runner.tools, chat_history=self.get_all_messages(task),
             allow_parallel_tool_calls=self.allow_parallel_tool_calls,
             tool_choice=kwargs.get("tool_choice") or "auto")
-        answer, is_done = await self._handle_reply(step, task, tools, response)
-        return self._step_output(answer, step, is_done)
+        answer, is_done = await self._handle_reply(task, runner, response)
+        return self._step_output(step, answer, is_done=is_done)
 
     async def astream_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._begin(step, task)
-        tools = await self._aget_tools(task.input)
+        runner = await self._atools_for(task.input)
         stream = await self._llm.astream_chat_with_tools(
-            tools, chat_history=self.get_all_messages(task),
+            runner.tools, chat_history=self.get_all_messages(task),
             allow_parallel_tool_calls=self.allow_parallel_tool_calls,
             tool_choice=kwargs.get("tool_choice") or "auto")
         deltas: list[str] = []
@@ -179,22 +154,9 @@ class FunctionCallingAgentWorker(BaseAgentWorker):
                 deltas.append(chunk.delta)
         if last is None:
             raise ValueError("the LLM stream ended without a single chunk")
-        answer, is_done = await self._handle_reply(step, task, tools, last)
-        if is_done:
-            replay = deltas if "".join(deltas) == answer.response else [answer.response]
-            answer = StreamingAgentChatResponse(_replay(replay), sources=answer.sources)  # type: ignore[assignment]
-        return self._step_output(answer, step, is_done)
-
-    def finalize_task(self, task: Task, **kwargs: Any) -> None:
-        new_memory: ChatMemoryBuffer = task.extra_state["new_memory"]
-        task.memory.set(task.memory.get_all() + new_memory.get_all())
-        new_memory.reset()
-
-
-async def _replay(deltas: list[str]) -> Any:
-    for delta in deltas:
-        if delta:
-            yield delta
+        answer, is_done = await self._handle_reply(task, runner, last)
+        output = StreamingAgentChatResponse.from_answer(answer, deltas) if is_done else answer
+        return self._step_output(step, output, is_done=is_done)
 
 
 class FunctionCallingAgent(AgentRunner):

@@ -118,10 +118,7 @@ class BaseAgentWorker(ABC):
             return self.stream_step(step, task, **kwargs)
         output = await self.arun_step(step, task, **kwargs)
         if output.is_last and isinstance(output.output, AgentChatResponse):
-            answer = output.output
-            stream = StreamingAgentChatResponse(response=answer.response, sources=answer.sources,
-                                                source_nodes=answer.source_nodes,
-                                                metadata=answer.metadata)
+            stream = StreamingAgentChatResponse.from_answer(output.output)
             output = output.model_copy(update={"output": stream})
         return output
 

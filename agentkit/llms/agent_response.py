@@ -7,7 +7,7 @@ too; ``agentkit.agent`` re-exports both.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +32,10 @@ class AgentChatResponse:
 OnEnd = Callable[[str], Any]
 
 
-async def _single(text: str) -> AsyncIterator[str]:
-    if text:
-        yield text
+async def _replay(deltas: Sequence[str]) -> AsyncIterator[str]:
+    for delta in deltas:
+        if delta:
+            yield delta
 
 
 class StreamingAgentChatResponse:
@@ -51,7 +52,7 @@ class StreamingAgentChatResponse:
     def __init__(self, deltas: AsyncIterator[str] | None = None, *, response: str = "",
                  sources: list[Any] | None = None, source_nodes: list[Any] | None = None,
                  metadata: dict[str, Any] | None = None) -> None:
-        self._source = deltas if deltas is not None else _single(response)
+        self._source = deltas if deltas is not None else _replay([response])
         self._deltas: list[str] = []
         self.response = ""
         self.sources: list[Any] = sources if sources is not None else []
@@ -59,6 +60,16 @@ class StreamingAgentChatResponse:
         self.metadata = metadata
         self._on_end: list[OnEnd] = []
         self.is_done = False
+
+    @classmethod
+    def from_answer(cls, answer: AgentChatResponse,
+                    deltas: Sequence[str] | None = None) -> StreamingAgentChatResponse:
+        """A finished answer as a stream: replays ``deltas`` (the chunks the model streamed)
+        when they join to the answer text, else hands the answer out as one delta."""
+        chunks = deltas if deltas is not None and "".join(deltas) == answer.response else [
+            answer.response]
+        return cls(_replay(chunks), sources=answer.sources, source_nodes=answer.source_nodes,
+                   metadata=answer.metadata)
 
     def add_on_end(self, callback: OnEnd) -> None:
         """Run ``callback(full_text)`` (sync or async) when the stream ends."""

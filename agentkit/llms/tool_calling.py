@@ -1,15 +1,19 @@
-"""Calling a tool the way agents do: never raising, always a :class:`ToolOutput`.
+"""Calling tools the way agents do: never raising, always a :class:`ToolOutput`.
 
 A tool that raises, gets bad arguments, or does not exist yields an ``is_error`` output whose
 content the model can read (``"Error: ..."``). Every call emits a tool-call start/end event
-pair. Tools are duck-typed (``.metadata.name`` and ``acall``/``call``), so this module needs
-nothing from the tools layer above it.
+pair. :class:`ToolRunner` runs calls against a set of tools (lookup by name, ``return_direct``,
+sequential or concurrent batches); every agent worker calls tools through it. Tools are
+duck-typed (``.metadata.name`` and ``acall``/``call``), so this module needs nothing from the
+tools layer above it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentkit.core.events import ToolCallEndEvent, ToolCallStartEvent, dispatcher
@@ -17,6 +21,8 @@ from agentkit.core.sim import now, run_sync
 from agentkit.llms.types import ToolOutput, ToolSelection
 
 __all__ = [
+    "ToolRunner",
+    "ToolCallOutcome",
     "acall_tool",
     "call_tool",
     "acall_tool_with_selection",
@@ -83,10 +89,88 @@ def call_tool(tool: Any | None, arguments: dict[str, Any], **kwargs: Any) -> Too
 
 async def acall_tool_with_selection(selection: ToolSelection, tools: Sequence[Any]) -> ToolOutput:
     """Call the tool named by ``selection`` among ``tools``."""
-    tool = next((t for t in tools if t.metadata.name == selection.tool_name), None)
-    return await acall_tool(tool, selection.tool_kwargs, tool_name=selection.tool_name,
-                            tool_id=selection.tool_id, arguments_error=selection.arguments_error)
+    (outcome,) = await ToolRunner(tools).arun([selection])
+    return outcome.output
 
 
 def call_tool_with_selection(selection: ToolSelection, tools: Sequence[Any]) -> ToolOutput:
     return run_sync(acall_tool_with_selection(selection, tools))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """One finished tool call: its output, and whether that output is the task's answer
+    (the tool is ``return_direct`` and did not fail)."""
+
+    output: ToolOutput
+    return_direct: bool = False
+
+
+class ToolRunner:
+    """Runs tool calls against one set of tools: the one way every agent calls tools.
+
+    Tools are found by name (the first of a name wins); a call never raises: an unknown tool,
+    bad arguments or a raising tool become ``is_error`` outputs the model can read, and every
+    call emits one tool-call start/end event pair. :meth:`acall` is one call as a coroutine,
+    for callers that schedule calls themselves (a DAG that starts each call when its inputs
+    are ready); :meth:`arun` runs a batch, one after another or concurrently. ``call`` and
+    ``run`` are the same on the virtual-time loop.
+    """
+
+    def __init__(self, tools: Sequence[Any] = ()) -> None:
+        self._tools = list(tools)
+        self._by_name: dict[str, Any] = {}
+        for tool in self._tools:
+            self._by_name.setdefault(tool.metadata.name, tool)
+
+    @property
+    def tools(self) -> list[Any]:
+        """The tools, in the order given (what the model is offered)."""
+        return list(self._tools)
+
+    def get(self, tool_name: str) -> Any | None:
+        """The tool named ``tool_name``, or ``None``."""
+        return self._by_name.get(tool_name)
+
+    def bind(self, tool_name: str, args: Sequence[Any]) -> dict[str, Any]:
+        """Name positional arguments (``add(3, 2)`` in a plan) after the tool's parameters,
+        in schema order. ``ValueError`` for an unknown tool or too many arguments: pass its
+        text as the call's ``arguments_error`` so the model sees it."""
+        tool = self.get(tool_name)
+        if tool is None:
+            raise ValueError(f"No such tool named `{tool_name}`.")
+        names = list(tool.metadata.get_parameters_dict().get("properties", {}))
+        if len(args) > len(names):
+            raise ValueError(f"{tool_name}() takes {len(names)} argument(s) "
+                             f"({', '.join(names) or 'none'}) but {len(args)} were given")
+        return dict(zip(names, args))
+
+    async def acall(self, tool_name: str, arguments: dict[str, Any], *,
+                    tool_id: str | None = None,
+                    arguments_error: str | None = None) -> ToolCallOutcome:
+        """Call one tool. With ``arguments_error`` set the tool is not run: its output is
+        ``Error: <arguments_error>`` (undecodable arguments, or an input that failed)."""
+        tool = self.get(tool_name)
+        output = await acall_tool(tool, arguments, tool_name=tool_name, tool_id=tool_id,
+                                  arguments_error=arguments_error)
+        return ToolCallOutcome(output, bool(tool is not None and tool.metadata.return_direct
+                                            and not output.is_error))
+
+    def call(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> ToolCallOutcome:
+        return run_sync(self.acall(tool_name, arguments, **kwargs))
+
+    async def arun(self, calls: Sequence[ToolSelection], *,
+                   parallel: bool = False) -> list[ToolCallOutcome]:
+        """Run ``calls``; outcomes in call order. ``parallel`` overlaps them (simulated wall
+        time = the slowest call, not the sum)."""
+        def start(call: ToolSelection) -> Awaitable[ToolCallOutcome]:
+            return self.acall(call.tool_name, call.tool_kwargs, tool_id=call.tool_id,
+                              arguments_error=call.arguments_error)
+
+        if parallel and len(calls) > 1:
+            return list(await asyncio.gather(*map(start, calls)))
+        return [await start(call) for call in calls]
+
+    def run(self, calls: Sequence[ToolSelection], *,
+            parallel: bool = False) -> list[ToolCallOutcome]:
+        return run_sync(self.arun(calls, parallel=parallel))

@@ -9,7 +9,7 @@ across runs of the same scenario.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,6 +34,8 @@ __all__ = [
     "IdNormalizer",
     "build_turn",
     "critical_path",
+    "trace_handler",
+    "TurnBuilder",
 ]
 
 TRACE_FORMAT = 1
@@ -64,7 +66,8 @@ class IdNormalizer:
         return data
 
     def message(self, message: ChatMessage) -> dict[str, Any]:
-        data = message.to_dict()
+        """A message as a trace keeps it: normalised ids, images as mime type, size, sha256."""
+        data = message.to_dict(images="digest")
         extra = data.pop("additional_kwargs", None) or {}
         if message.tool_calls:
             data["tool_calls"] = [self.tool_call(c) for c in message.tool_calls]
@@ -111,6 +114,9 @@ class StepTrace:
     llm_calls: list[LLMCallTrace] = field(default_factory=list)
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    """What registered trace handlers add (a plan, a joiner's decision...); written after the
+    core fields, and only when not empty, so existing traces keep their shape."""
 
 
 @dataclass
@@ -122,6 +128,8 @@ class TurnTrace:
     memory: list[dict[str, Any]]
     wall_time: float
     serial_time: float
+    details: dict[str, Any] = field(default_factory=dict)
+    """Turn-level additions of trace handlers (hand-offs, agents...), written like a step's."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -200,13 +208,22 @@ def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
                 "tool_calls": [_drop_internal(asdict(c)) for c in step.tool_calls]}
         if step.error is not None:
             item["error"] = step.error
+        _add_details(item, step.details)
         steps.append(item)
     data: dict[str, Any] = {"user": turn.user, "steps": steps, "response": turn.response}
     if turn.error is not None:
         data["error"] = turn.error
+    _add_details(data, turn.details)
     data["memory"] = turn.memory
     data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
     return data
+
+
+def _add_details(target: dict[str, Any], details: dict[str, Any]) -> None:
+    for key, value in details.items():
+        if key in target:
+            raise ValueError(f"trace detail `{key}` would overwrite a core field of the trace")
+        target[key] = _jsonable(value)
 
 
 def critical_path(intervals: Iterable[tuple[float, float]]) -> float:
@@ -229,57 +246,131 @@ def _response_dict(response: ChatResponse | None, ids: IdNormalizer) -> dict[str
     return data
 
 
+TraceHandler = Callable[["TurnBuilder", Any], None]
+_HANDLERS: dict[type, TraceHandler] = {}
+
+
+def trace_handler(*event_types: type) -> Callable[[TraceHandler], TraceHandler]:
+    """Register how events of ``event_types`` (and their subclasses) go into a turn's trace.
+
+    This is the extension point for new kinds of events (a plan, a hand-off, an agent's
+    output): a handler gets the :class:`TurnBuilder` and the event, and files what the trace
+    needs -- into a step's or the turn's ``details`` for anything the core fields do not
+    cover. Events with no handler are ignored.
+    """
+    def register(handler: TraceHandler) -> TraceHandler:
+        for event_type in event_types:
+            _HANDLERS[event_type] = handler
+        _resolved.clear()
+        return handler
+    return register
+
+
+_resolved: dict[type, TraceHandler | None] = {}
+
+
+def _handler_for(event_type: type) -> TraceHandler | None:
+    if event_type not in _resolved:
+        _resolved[event_type] = next(
+            (_HANDLERS[t] for t in event_type.__mro__ if t in _HANDLERS), None)
+    return _resolved[event_type]
+
+
+class TurnBuilder:
+    """One turn being assembled from its events: each event goes to its registered handler;
+    an LLM or tool call belongs to the nearest enclosing step span."""
+
+    def __init__(self, events: Sequence[Event], ids: IdNormalizer) -> None:
+        self.ids = ids
+        self.parents: dict[str, str | None] = {}
+        for event in events:
+            if event.span_id is not None and event.span_id not in self.parents:
+                self.parents[event.span_id] = event.parent_id
+        self.steps: dict[str, StepTrace] = {}
+        self.order: list[StepTrace] = []
+        self.orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
+        self.starts: dict[str, Event] = {}
+        self.details: dict[str, Any] = {}
+
+    def new_step(self, span_id: str, input: str | None) -> StepTrace:
+        """Open a step for the span ``span_id``; calls inside that span belong to it."""
+        step = StepTrace(index=len(self.order), input=input, is_last=False, output=None)
+        self.steps[span_id] = step
+        self.order.append(step)
+        return step
+
+    def owner(self, span: str | None) -> StepTrace:
+        """The step a span belongs to (the nearest enclosing step span)."""
+        while span is not None:
+            if span in self.steps:
+                return self.steps[span]
+            span = self.parents.get(span)
+        return self.orphans
+
+    def feed(self, event: Event) -> None:
+        handler = _handler_for(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def finish(self) -> list[StepTrace]:
+        if self.orphans.llm_calls or self.orphans.tool_calls or self.orphans.details:
+            self.orphans.index = len(self.order)
+            self.order.append(self.orphans)
+        return self.order
+
+
+@trace_handler(AgentStepStartEvent)
+def _step_start(turn: TurnBuilder, event: AgentStepStartEvent) -> None:
+    if event.span_id is not None:
+        turn.new_step(event.span_id, event.input)
+
+
+@trace_handler(AgentStepEndEvent)
+def _step_end(turn: TurnBuilder, event: AgentStepEndEvent) -> None:
+    step = turn.steps.get(event.span_id or "")
+    if step is None:
+        return
+    step.is_last = event.is_last
+    step.error = event.error
+    output = getattr(event.output, "output", None)
+    step.output = None if output is None else str(output)
+
+
+@trace_handler(LLMCallStartEvent, ToolCallStartEvent)
+def _call_start(turn: TurnBuilder, event: Event) -> None:
+    if event.span_id:
+        turn.starts[event.span_id] = event
+
+
+@trace_handler(LLMCallEndEvent)
+def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
+    start = turn.starts.get(event.span_id or "")
+    tools = start.tools if isinstance(start, LLMCallStartEvent) else None
+    ids = turn.ids
+    turn.owner(event.parent_id).llm_calls.append(LLMCallTrace(
+        kind=event.kind, messages=[ids.message(m) for m in event.messages],
+        response=_response_dict(event.response, ids),
+        usage=event.usage.model_dump() if event.usage is not None else None,
+        latency=_round(event.latency), error=event.error,
+        tools=[t["name"] for t in tools] if tools is not None else None,
+        started=event.time - event.latency))
+
+
+@trace_handler(ToolCallEndEvent)
+def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
+    turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
+        id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
+        output=str(event.output), is_error=event.is_error,
+        latency=_round(event.latency), started=event.time - event.latency))
+
+
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
                wall_time: float, serial_time: float) -> TurnTrace:
-    """Assemble one turn from its events: each LLM/tool call goes to its nearest step."""
-    parents: dict[str, str | None] = {}
+    """Assemble one turn from its events (see :func:`trace_handler`)."""
+    turn = TurnBuilder(events, ids)
     for event in events:
-        if event.span_id is not None and event.span_id not in parents:
-            parents[event.span_id] = event.parent_id
-    steps: dict[str, StepTrace] = {}
-    order: list[StepTrace] = []
-    orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
-
-    def owner(span: str | None) -> StepTrace:
-        while span is not None:
-            if span in steps:
-                return steps[span]
-            span = parents.get(span)
-        return orphans
-
-    starts: dict[str, Event] = {}
-    for event in events:
-        if isinstance(event, AgentStepStartEvent) and event.span_id is not None:
-            step = StepTrace(index=len(order), input=event.input, is_last=False, output=None)
-            steps[event.span_id] = step
-            order.append(step)
-        elif isinstance(event, AgentStepEndEvent) and event.span_id in steps:
-            step = steps[event.span_id]
-            step.is_last = event.is_last
-            step.error = event.error
-            output = getattr(event.output, "output", None)
-            step.output = None if output is None else str(output)
-        elif isinstance(event, (LLMCallStartEvent, ToolCallStartEvent)) and event.span_id:
-            starts[event.span_id] = event
-        elif isinstance(event, LLMCallEndEvent):
-            start = starts.get(event.span_id or "")
-            tools = start.tools if isinstance(start, LLMCallStartEvent) else None
-            owner(event.parent_id).llm_calls.append(LLMCallTrace(
-                kind=event.kind, messages=[ids.message(m) for m in event.messages],
-                response=_response_dict(event.response, ids),
-                usage=event.usage.model_dump() if event.usage is not None else None,
-                latency=_round(event.latency), error=event.error,
-                tools=[t["name"] for t in tools] if tools is not None else None,
-                started=event.time - event.latency))
-        elif isinstance(event, ToolCallEndEvent):
-            owner(event.parent_id).tool_calls.append(ToolCallTrace(
-                id=ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
-                output=str(event.output), is_error=event.is_error,
-                latency=_round(event.latency), started=event.time - event.latency))
-    if orphans.llm_calls or orphans.tool_calls:
-        orphans.index = len(order)
-        order.append(orphans)
-    return TurnTrace(user=user, steps=order, response=response, error=error,
+        turn.feed(event)
+    return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
-                     serial_time=serial_time)
+                     serial_time=serial_time, details=turn.details)

@@ -1,6 +1,8 @@
 """Tools agents can call (``llama_index.core.tools`` shape)."""
 
 from agentkit.tools.calling import (
+    ToolCallOutcome,
+    ToolRunner,
     acall_tool,
     acall_tool_with_selection,
     call_tool,
@@ -25,8 +27,10 @@ __all__ = [
     "KeywordObjectRetriever",
     "ObjectRetriever",
     "ToolArgumentsError",
+    "ToolCallOutcome",
     "ToolMetadata",
     "ToolOutput",
+    "ToolRunner",
     "acall_tool",
     "acall_tool_with_selection",
     "adapt_to_async_tool",

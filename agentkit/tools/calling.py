@@ -1,6 +1,8 @@
 """Calling tools as agents do (never raising); see :mod:`agentkit.llms.tool_calling`."""
 
 from agentkit.llms.tool_calling import (
+    ToolCallOutcome,
+    ToolRunner,
     acall_tool,
     acall_tool_with_selection,
     call_tool,
@@ -10,6 +12,8 @@ from agentkit.llms.tool_calling import (
 )
 
 __all__ = [
+    "ToolCallOutcome",
+    "ToolRunner",
     "acall_tool",
     "acall_tool_with_selection",
     "call_tool",

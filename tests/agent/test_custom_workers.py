@@ -176,6 +176,13 @@ def test_tools_and_a_tool_retriever_together_are_rejected():
         _Counter.from_tools(tools, tool_retriever=KeywordObjectRetriever(tools))
 
 
+def test_tools_assigned_after_construction_are_the_ones_offered():
+    worker = _Counter()
+    worker.tools = [FunctionTool.from_defaults(add)]
+
+    assert [t.metadata.name for t in worker._get_tools("anything")] == ["add"]
+
+
 def test_the_tool_retriever_picks_tools_for_the_input():
     tools = [FunctionTool.from_defaults(add)]
     worker = _Counter.from_tools(tool_retriever=KeywordObjectRetriever(tools))

@@ -80,7 +80,7 @@ def test_an_unknown_agent_type_is_an_error_with_a_suggestion():
         run_scenario(scenario, "reactt")
 
     assert str(info.value) == ("s: agents.reactt: unknown agent type `reactt`; did you mean "
-                               "`react`? (known: function_calling, react; add one with "
+                               f"`react`? (known: {', '.join(sorted(AGENT_TYPES))}; add one with "
                                "register_agent_type)")
 
 

@@ -212,3 +212,59 @@ def test_the_stopwatch_of_a_turn_is_simulated(sim):
     sim.clock.advance(1.25)
 
     assert watch.wall == 1.25
+
+
+# ----------------------------------------------------------------- handler registry
+def _turn_of(events):
+    return build_turn("hi", events, IdNormalizer(), response="ok", error=None, memory=[],
+                      wall_time=0.0, serial_time=0.0)
+
+
+def test_a_registered_handler_files_a_new_kind_of_event_into_its_step():
+    from dataclasses import dataclass
+
+    from agentkit.core.events import AgentStepEndEvent, AgentStepStartEvent, Event
+    from agentkit.scenario.trace import trace_handler
+
+    @dataclass(kw_only=True)
+    class PlanMade(Event):
+        tasks: list[str]
+
+    @trace_handler(PlanMade)
+    def _plan(turn, event):
+        turn.owner(event.parent_id).details["plan"] = event.tasks
+
+    events = [AgentStepStartEvent(task_id="t", step_id="s", span_id="span-1"),
+              PlanMade(tasks=["search", "join"], span_id="span-2", parent_id="span-1"),
+              AgentStepEndEvent(task_id="t", step_id="s", span_id="span-1", is_last=True)]
+
+    step = _turn_of(events).steps[0]
+
+    assert step.details == {"plan": ["search", "join"]}
+
+
+def test_details_are_written_after_the_core_fields_and_omitted_when_empty():
+    from agentkit.scenario.trace import StepTrace, Trace, TurnTrace
+
+    plain = StepTrace(index=0, input="hi", is_last=True, output="ok")
+    planned = StepTrace(index=1, input=None, is_last=True, output="ok",
+                        details={"plan": [1, 2]})
+    turn = TurnTrace(user="hi", steps=[plain, planned], response="ok", error=None, memory=[],
+                     wall_time=0.0, serial_time=0.0, details={"handoffs": []})
+
+    data = Trace(scenario="s", agent="a", turns=[turn]).to_dict()["turns"][0]
+
+    assert "plan" not in data["steps"][0]
+    assert list(data["steps"][1])[-1] == "plan"
+    assert data["handoffs"] == []
+
+
+def test_a_detail_that_would_overwrite_a_core_field_is_refused():
+    from agentkit.scenario.trace import StepTrace, Trace, TurnTrace
+
+    step = StepTrace(index=0, input="hi", is_last=True, output="ok", details={"output": "x"})
+    turn = TurnTrace(user="hi", steps=[step], response="ok", error=None, memory=[],
+                     wall_time=0.0, serial_time=0.0)
+
+    with pytest.raises(ValueError, match="`output` would overwrite a core field"):
+        Trace(scenario="s", agent="a", turns=[turn]).to_dict()

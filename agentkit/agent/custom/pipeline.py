@@ -6,14 +6,14 @@ import inspect
 import warnings
 from typing import Any
 
-from agentkit.agent.custom.simple import StatefulStepsMixin
-from agentkit.agent.types import BaseAgentWorker, Task, TaskStep, TaskStepOutput
+from agentkit.agent.custom.simple import StateDictWorker
+from agentkit.agent.types import Task, TaskStep, TaskStepOutput
 from agentkit.instrumentation import CallbackManager
 
 __all__ = ["QueryPipelineAgentWorker"]
 
 
-class QueryPipelineAgentWorker(StatefulStepsMixin, BaseAgentWorker):
+class QueryPipelineAgentWorker(StateDictWorker):
     """Each step calls ``pipeline.run(state=..., task=...)`` (or ``arun``), which returns
     ``(response, is_done)``. If the pipeline has ``update_state(dict)``, it receives the
     step state first. State and memory work as in :class:`CustomSimpleAgentWorker`.
@@ -33,7 +33,7 @@ class QueryPipelineAgentWorker(StatefulStepsMixin, BaseAgentWorker):
         self.verbose = verbose
 
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
-        return self._new_task_state(task, {})
+        return self._first_step(task, {})
 
     def _share_state(self, step: TaskStep) -> None:
         update = getattr(self.pipeline, "update_state", None)
@@ -45,7 +45,7 @@ class QueryPipelineAgentWorker(StatefulStepsMixin, BaseAgentWorker):
             return super().run_step(step, task, **kwargs)
         self._share_state(step)
         response, is_done = self.pipeline.run(state=step.step_state, task=task)
-        return self._step_output(response, step, task, is_done)
+        return self._state_step_output(step, task, response, is_done)
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         if not hasattr(self.pipeline, "arun"):
@@ -53,7 +53,4 @@ class QueryPipelineAgentWorker(StatefulStepsMixin, BaseAgentWorker):
         self._share_state(step)
         result = self.pipeline.arun(state=step.step_state, task=task)
         response, is_done = await result if inspect.isawaitable(result) else result
-        return self._step_output(response, step, task, is_done)
-
-    def finalize_task(self, task: Task, **kwargs: Any) -> None:
-        self._append_new_messages(task)
+        return self._state_step_output(step, task, response, is_done)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentkit.agent.custom.simple import _as_response
-from agentkit.agent.types import BaseAgentWorker, Task, TaskStep, TaskStepOutput
+from agentkit.agent.types import Task, TaskStep, TaskStepOutput
+from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 
@@ -19,7 +19,7 @@ StepFn = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
 AsyncStepFn = Callable[[dict[str, Any]], Awaitable[tuple[dict[str, Any], bool]]]
 
 
-class FnAgentWorker(BaseAgentWorker):
+class FnAgentWorker(AgentWorker):
     """Each step calls ``fn(state) -> (state, is_done)``.
 
     The state starts as a copy of ``initial_state`` plus ``state["__task__"]`` (the task);
@@ -54,10 +54,7 @@ class FnAgentWorker(BaseAgentWorker):
                              f"{sorted(k for k in state if k != TASK_KEY)}")
         if state.get(TASK_KEY) is not task:
             state = {**state, TASK_KEY: task}
-        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None,
-                                                            step_state=state)]
-        return TaskStepOutput(output=_as_response(state[OUTPUT_KEY]), task_step=step,
-                              is_last=is_done, next_steps=next_steps)
+        return self._step_output(step, state[OUTPUT_KEY], is_done=is_done, next_state=state)
 
     def run_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         return self._output(step, task, self.fn(step.step_state))
@@ -68,4 +65,4 @@ class FnAgentWorker(BaseAgentWorker):
         return self._output(step, task, await self.async_fn(step.step_state))
 
     def finalize_task(self, task: Task, **kwargs: Any) -> None:
-        pass
+        """Writes nothing (LlamaIndex's contract: the function owns what is remembered)."""

@@ -1,11 +1,19 @@
 """Parse what a ReAct model wrote into a reasoning step.
 
-Rules (SPEC §5): no ``Thought:`` and no ``Action:`` is an implicit answer (the whole text, or
-what follows ``Answer:`` if present -- a fix over LlamaIndex, which returned ``"Answer: X"``);
-``Action:`` wins over ``Answer:``; the action name ends at whitespace or ``(``; the input is the
-outermost ``{...}`` after ``Action Input:``, read leniently (single quotes, trailing commas,
-Python literals, prose after it). Anything else raises ``ValueError("Could not parse output:
-...")`` naming what is wrong. Any text yields a step or that ``ValueError``, never another error.
+Rules (SPEC §5): whichever of ``Action:`` and ``Answer:`` comes first decides
+(:func:`first_marker`): an ``Action:`` wins over an ``Answer:`` after it (a model that wrote an
+action and then imagined its observation and answer must run the tool), and an answer runs to
+the end of the text, ``Action:`` inside it included. With neither, a text without ``Thought:``
+is an implicit answer (the whole text). An answer with no ``Thought:`` before it keeps only
+what follows ``Answer:`` (a fix over LlamaIndex, which returned ``"Answer: X"``). The action
+name ends at whitespace or ``(``; the input is the outermost ``{...}`` after ``Action Input:``,
+read leniently (single quotes, trailing commas, Python literals, prose after it). Anything
+else raises ``ValueError("Could not parse output: ...")`` naming what is wrong. Any text
+yields a step or that ``ValueError``, never another error.
+
+Deciding by the first marker (LlamaIndex let an ``Action:`` anywhere win) makes the decision
+final as soon as a prefix of the text has made it, so a streamed answer handed out early is
+the answer the whole text parses to: ``chat`` and ``stream_chat`` agree on every text.
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ import ast
 import html
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from agentkit.agent.react.types import (
     ActionReasoningStep,
@@ -22,17 +31,61 @@ from agentkit.agent.react.types import (
     ResponseReasoningStep,
 )
 
-__all__ = ["ReActOutputParser", "parse_action_input", "IMPLICIT_THOUGHT"]
+__all__ = ["ReActOutputParser", "parse_action_input", "first_marker", "IMPLICIT_THOUGHT"]
 
 IMPLICIT_THOUGHT = "(Implicit) I can answer without any more tools!"
 
 _ACTION_NAME = re.compile(r"[ \t]*([^\s(]+)")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_JSON_WORD = re.compile(r"(?<!\w)(true|false|null)(?!\w)")
+_PYTHON_WORDS = {"true": "True", "false": "False", "null": "None"}
 _NAME_PUNCTUATION = "`*'\".,:;"
+
+
+def first_marker(text: str) -> Literal["action", "answer"] | None:
+    """Which of ``Action:`` and ``Answer:`` comes first in ``text`` (None: neither yet).
+
+    The parser's decision. Appending text never changes a decision once made, so a stream
+    can act on it before the model has finished.
+    """
+    action_at, answer_at = text.find("Action:"), text.find("Answer:")
+    if answer_at >= 0 and not 0 <= action_at < answer_at:
+        return "answer"
+    return "action" if action_at >= 0 else None
 
 
 def _fail(output: str, reason: str) -> ValueError:
     return ValueError(f"Could not parse output: {reason}. Output was:\n{output}")
+
+
+def _split_strings(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into ``(part, is_string)`` runs: code, and string literals with their
+    quotes (either quote, backslash escapes respected; an unclosed string runs to the end).
+    Every repair below edits code only, never what the model put inside a string."""
+    parts: list[tuple[str, bool]] = []
+    start, quote, escaped = 0, "", False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                parts.append((text[start:index + 1], True))
+                start, quote = index + 1, ""
+        elif char in "\"'":
+            if index > start:
+                parts.append((text[start:index], False))
+            start, quote = index, char
+    if start < len(text):
+        parts.append((text[start:], bool(quote)))
+    return parts
+
+
+def _substitute_in_code(pattern: re.Pattern[str],
+                        replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
+    return "".join(part if is_string else pattern.sub(replacement, part)
+                   for part, is_string in _split_strings(text))
 
 
 def _outermost_braces(text: str) -> str | None:
@@ -40,66 +93,26 @@ def _outermost_braces(text: str) -> str | None:
     start = text.find("{")
     if start < 0:
         return None
-    depth, quote, escaped = 0, "", False
-    for index in range(start, len(text)):
-        char = text[index]
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start:index + 1]
+    depth, offset = 0, start
+    for part, is_string in _split_strings(text[start:]):
+        for index, char in enumerate("" if is_string else part):
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            if char == "}" and depth == 0:
+                return text[start:offset + index + 1]
+        offset += len(part)
     end = text.rfind("}")
     return text[start:end + 1] if end > start else None
-
-
-def _python_literals(text: str) -> str:
-    """JSON's true/false/null as Python's True/False/None, outside string literals."""
-    out, quote, escaped, index = [], "", False, 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            out.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-            index += 1
-            continue
-        if char in "\"'":
-            quote = char
-        for word, replacement in (("true", "True"), ("false", "False"), ("null", "None")):
-            if text.startswith(word, index) and not (index and (text[index - 1].isalnum()
-                                                                 or text[index - 1] == "_")):
-                after = index + len(word)
-                if after == len(text) or not (text[after].isalnum() or text[after] == "_"):
-                    out.append(replacement)
-                    index = after
-                    break
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
 
 
 def parse_action_input(text: str) -> dict[str, Any]:
     """Read a tool-input object leniently; ``ValueError`` if it is not an object."""
     attempts = (
         lambda: json.loads(text),
-        lambda: json.loads(_TRAILING_COMMA.sub(r"\1", text)),
+        lambda: json.loads(_substitute_in_code(_TRAILING_COMMA, r"\1", text)),
         lambda: ast.literal_eval(text),
-        lambda: ast.literal_eval(_python_literals(text)),
+        # JSON's true/false/null as Python's True/False/None
+        lambda: ast.literal_eval(
+            _substitute_in_code(_JSON_WORD, lambda word: _PYTHON_WORDS[word[1]], text)),
         # small models trained on web text write quotes as HTML entities: {&#34;a&#34;: 2}
         lambda: json.loads(html.unescape(text)),
     )
@@ -136,12 +149,15 @@ def _parse_action(output: str) -> ActionReasoningStep:
     return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
 
 
-def _parse_answer(output: str) -> ResponseReasoningStep:
+def _parse_answer(output: str, is_streaming: bool) -> ResponseReasoningStep:
     at = output.index("Answer:")
     thought_at = output.find("Thought:")
-    thought = output[thought_at + len("Thought:"):at] if 0 <= thought_at < at else ""
-    return ResponseReasoningStep(thought=thought.strip(),
-                                 response=output[at + len("Answer:"):].strip())
+    if thought_at < 0:
+        thought = IMPLICIT_THOUGHT
+    else:
+        thought = output[thought_at + len("Thought:"):at].strip() if thought_at < at else ""
+    return ResponseReasoningStep(thought=thought, response=output[at + len("Answer:"):].strip(),
+                                 is_streaming=is_streaming)
 
 
 class ReActOutputParser:
@@ -150,17 +166,15 @@ class ReActOutputParser:
     def parse(self, output: str, is_streaming: bool = False) -> BaseReasoningStep:
         if not isinstance(output, str):
             raise ValueError(f"Could not parse output: expected text, got {type(output).__name__}")
-        if "Thought:" not in output and "Action:" not in output:
-            answer = output.split("Answer:", 1)[1] if "Answer:" in output else output
-            return ResponseReasoningStep(thought=IMPLICIT_THOUGHT, response=answer.strip(),
-                                         is_streaming=is_streaming)
-        if "Action:" in output:
+        decision = first_marker(output)
+        if decision == "action":
             return _parse_action(output)
-        if "Answer:" in output:
-            step = _parse_answer(output)
-            step.is_streaming = is_streaming
-            return step
-        raise _fail(output, "it has a 'Thought:' but neither an 'Action:' nor an 'Answer:'")
+        if decision == "answer":
+            return _parse_answer(output, is_streaming)
+        if "Thought:" in output:
+            raise _fail(output, "it has a 'Thought:' but neither an 'Action:' nor an 'Answer:'")
+        return ResponseReasoningStep(thought=IMPLICIT_THOUGHT, response=output.strip(),
+                                     is_streaming=is_streaming)
 
     def format(self, output: str) -> str:
         return output

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from agentkit.agent.react.formatter import ReActChatFormatter
-from agentkit.agent.react.output_parser import ReActOutputParser
+from agentkit.agent.react.output_parser import ReActOutputParser, first_marker
 from agentkit.agent.react.types import (
     ActionReasoningStep,
     BaseReasoningStep,
@@ -15,19 +15,18 @@ from agentkit.agent.react.types import (
 )
 from agentkit.agent.types import (
     AgentChatResponse,
-    BaseAgentWorker,
     StreamingAgentChatResponse,
     Task,
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
 from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
-from agentkit.memory import BaseMemory, ChatMemoryBuffer
-from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, acall_tool, adapt_to_async_tool
+from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
 __all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION", "tell_llm_about_failure_in_extract_reasoning_step"]
 
@@ -44,36 +43,26 @@ def tell_llm_about_failure_in_extract_reasoning_step(callback_manager: CallbackM
                       raw_output=str(error), is_error=True)
 
 
-def add_user_step_to_reasoning(step: TaskStep, memory: BaseMemory,
-                               current_reasoning: list[BaseReasoningStep],
-                               verbose: bool = False) -> None:
-    """The first step's input is the user message; later inputs are observations."""
-    if step.step_state.get("is_first"):
-        memory.put(ChatMessage(role=MessageRole.USER, content=step.input))
-        step.step_state["is_first"] = False
-    else:
-        current_reasoning.append(ObservationReasoningStep(observation=step.input or ""))
-        if verbose:
-            print(f"Added user message to memory: {step.input}")
+def _after_answer(text: str) -> str:
+    return text.split("Answer:", 1)[1]
 
 
-def _stream_kind(text: str) -> str | None:
-    """While streaming: ``action``, ``answer``, ``implicit`` (no format at all) or undecided."""
-    if "Action:" in text:
-        return "action"
-    if "Answer:" in text:
-        return "answer"
-    head = text.lstrip()
-    if len(head) >= len("Thought:") and not head.startswith(("Thought", "Action", "Answer")):
-        return "implicit"
-    return None
+class _Unsent:
+    """What of a growing answer text has not been handed out yet. Surrounding whitespace is
+    held back, so the deltas join to the stripped answer the parser returns."""
+
+    def __init__(self) -> None:
+        self.sent = ""
+
+    def take(self, answer: str) -> str:
+        current = answer.strip()
+        if len(current) <= len(self.sent) or not current.startswith(self.sent):
+            return ""
+        delta, self.sent = current[len(self.sent):], current
+        return delta
 
 
-def _answer_text(text: str, kind: str) -> str:
-    return text.split("Answer:", 1)[1].lstrip() if kind == "answer" else text.lstrip()
-
-
-class ReActAgentWorker(BaseAgentWorker):
+class ReActAgentWorker(AgentWorker):
     """Runs the ReAct loop, one LLM call per step.
 
     State lives in ``task.extra_state``: ``sources`` (tool outputs), ``current_reasoning``,
@@ -90,18 +79,12 @@ class ReActAgentWorker(BaseAgentWorker):
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  tool_retriever: ObjectRetriever[BaseTool] | None = None,
                  handle_reasoning_failure_fn: FailureHandler | None = None) -> None:
-        if tool_retriever is not None and not hasattr(tool_retriever, "aretrieve"):
-            raise TypeError(f"tool_retriever must be an ObjectRetriever, got "
-                            f"{type(tool_retriever).__name__} (pass the model as llm=...)")
+        self._set_tools(tools, tool_retriever)
         if llm is None:
             raise ValueError(f"{type(self).__name__} needs an `llm`")
-        if tools and tool_retriever is not None:
-            raise ValueError("Cannot specify both tools and tool_retriever")
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
         self._llm = llm
-        self._tools = [adapt_to_async_tool(t) for t in tools]
-        self._tool_retriever = tool_retriever
         self._max_iterations = max_iterations
         self._react_chat_formatter = react_chat_formatter or ReActChatFormatter.from_defaults()
         self._output_parser = output_parser or ReActOutputParser()
@@ -146,35 +129,39 @@ class ReActAgentWorker(BaseAgentWorker):
 
     # ------------------------------------------------------------------ steps
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
-        task.extra_state.update({"sources": [], "current_reasoning": [], "iterations": 0,
-                                 "new_memory": ChatMemoryBuffer.from_defaults()})
+        self._start_task(task, {"current_reasoning": [], "iterations": 0})
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
                         step_state={"is_first": True})
 
-    async def _aget_tools(self, query: str) -> list[Any]:
-        if self._tool_retriever is not None:
-            return [adapt_to_async_tool(t) for t in await self._tool_retriever.aretrieve(query)]
-        return self._tools
+    def _user_message(self, task: Task, text: str) -> ChatMessage:
+        """The task's user message (the first step's input); a subclass may add blocks."""
+        return ChatMessage(role=MessageRole.USER, content=text)
 
     def _prepare(self, step: TaskStep, task: Task) -> None:
+        """Count the LLM call; the first step's input is the user message, a later step's
+        input (``run_step(task_id, input=...)``) is an observation."""
         state = task.extra_state
         if state["iterations"] >= self._max_iterations:
             raise ValueError("Reached max iterations.")
         if step.input is not None:
-            add_user_step_to_reasoning(step, state["new_memory"], state["current_reasoning"],
-                                       self._verbose)
+            if step.step_state.get("is_first"):
+                self._new_memory(task).put(self._user_message(task, step.input))
+                step.step_state["is_first"] = False
+            else:
+                state["current_reasoning"].append(ObservationReasoningStep(observation=step.input))
+                if self._verbose:
+                    print(f"Added user message to memory: {step.input}")
         state["iterations"] += 1
 
     def _messages(self, task: Task, tools: Sequence[Any]) -> list[ChatMessage]:
-        state = task.extra_state
-        history = task.memory.get(input=task.input) + state["new_memory"].get_all()
-        return self._react_chat_formatter.format(tools, chat_history=history,
-                                                 current_reasoning=state["current_reasoning"])
+        history = task.memory.get(input=task.input) + self._new_memory(task).get_all()
+        return self._react_chat_formatter.format(
+            tools, chat_history=history, current_reasoning=task.extra_state["current_reasoning"])
 
-    async def _aprocess_output(self, task: Task, tools: Sequence[Any],
+    async def _aprocess_output(self, task: Task, runner: ToolRunner,
                                text: str) -> tuple[list[BaseReasoningStep], bool]:
         """Parse the model's text; call the tool it asks for. Returns (steps, is_done)."""
-        sources: list[ToolOutput] = task.extra_state["sources"]
+        sources = self._sources(task)
         try:
             step = self._output_parser.parse(text)
         except ValueError as exc:
@@ -187,14 +174,12 @@ class ReActAgentWorker(BaseAgentWorker):
         self._print(step)
         if not isinstance(step, ActionReasoningStep):
             return [step], step.is_done
-        tool = next((t for t in tools if t.metadata.name == step.action), None)
-        output = await acall_tool(tool, step.action_input, tool_name=step.action)
-        sources.append(output)
-        return_direct = bool(tool is not None and tool.metadata.return_direct
-                             and not output.is_error)
-        observation = ObservationReasoningStep(observation=str(output), return_direct=return_direct)
+        outcome = await runner.acall(step.action, step.action_input)
+        sources.append(outcome.output)
+        observation = ObservationReasoningStep(observation=str(outcome.output),
+                                               return_direct=outcome.return_direct)
         self._print(observation)
-        return [step, observation], return_direct
+        return [step, observation], outcome.return_direct
 
     def _print(self, step: BaseReasoningStep) -> None:
         if self._verbose:
@@ -211,26 +196,21 @@ class ReActAgentWorker(BaseAgentWorker):
             text = last.get_content()
         return AgentChatResponse(response=text, sources=sources)
 
-    def _step_output(self, output: Any, step: TaskStep, is_done: bool) -> TaskStepOutput:
-        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None)]
-        return TaskStepOutput(output=output, task_step=step, is_last=is_done,
-                              next_steps=next_steps)
-
     def _finish_step(self, task: Task, step: TaskStep, reasoning: list[BaseReasoningStep],
                      is_done: bool) -> TaskStepOutput:
         state = task.extra_state
         state["current_reasoning"].extend(reasoning)
-        response = self._get_response(state["current_reasoning"], state["sources"])
+        response = self._get_response(state["current_reasoning"], self._sources(task))
         if is_done:
-            state["new_memory"].put(ChatMessage(role=MessageRole.ASSISTANT,
-                                                content=response.response))
-        return self._step_output(response, step, is_done)
+            self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT,
+                                                   content=response.response))
+        return self._step_output(step, response, is_done=is_done)
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._prepare(step, task)
-        tools = await self._aget_tools(task.input)
-        response = await self._llm.achat(self._messages(task, tools))
-        reasoning, is_done = await self._aprocess_output(task, tools,
+        runner = await self._atools_for(task.input)
+        response = await self._llm.achat(self._messages(task, runner.tools))
+        reasoning, is_done = await self._aprocess_output(task, runner,
                                                          response.message.content or "")
         return self._finish_step(task, step, reasoning, is_done)
 
@@ -242,56 +222,45 @@ class ReActAgentWorker(BaseAgentWorker):
             type(parser).parse is ReActOutputParser.parse)
 
     async def astream_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        """Stream the LLM; hand the answer out as soon as the text is past ``Answer:``."""
+        """Stream the LLM; hand the answer out as soon as the text is past ``Answer:`` (the
+        parser's decision is final there: :func:`first_marker`). Any other text is read
+        whole and handled exactly as :meth:`arun_step` does; if it is an answer (implicit, or
+        a ``return_direct`` tool's output) it is handed out when the model's stream ends."""
         self._prepare(step, task)
-        tools = await self._aget_tools(task.input)
-        stream = await self._llm.astream_chat(self._messages(task, tools))
-        text, kind = "", None
-        if self._streams_early():
-            async for chunk in stream:
-                text = chunk.message.content or ""
-                kind = _stream_kind(text)
-                if kind is not None:
-                    break
-        if kind in ("answer", "implicit"):
-            deltas = self._answer_deltas(task, text, kind, stream)
-            return self._step_output(StreamingAgentChatResponse(deltas), step, is_done=True)
-        async for chunk in stream:  # an action (or undecided): read it to the end
-            text = chunk.message.content or ""
-        reasoning, is_done = await self._aprocess_output(task, tools, text)
-        output = self._finish_step(task, step, reasoning, is_done)
-        if is_done:  # an answer read whole, or a return_direct tool's output
-            output = output.model_copy(update={"output": StreamingAgentChatResponse(
-                response=output.output.response, sources=output.output.sources)})
-        return output
-
-    async def _answer_deltas(self, task: Task, text: str, kind: str,
-                             stream: AsyncIterator[ChatResponse]) -> AsyncIterator[str]:
-        """Deltas of the answer (trailing whitespace held back); at the end, record the
-        response step and put the answer in the task's memory."""
-        sent = ""
-        pending = _answer_text(text, kind).rstrip()
-        if pending:
-            sent = pending
-            yield pending
+        runner = await self._atools_for(task.input)
+        stream = await self._llm.astream_chat(self._messages(task, runner.tools))
+        text, decision, unsent, deltas = "", None, _Unsent(), []
         async for chunk in stream:
             text = chunk.message.content or ""
-            current = _answer_text(text, kind).rstrip()
-            if current.startswith(sent) and len(current) > len(sent):
-                delta, sent = current[len(sent):], current
-                yield delta
-        try:
-            final = self._output_parser.parse(text, is_streaming=True)
-        except ValueError:
-            final = None
-        thought = final.thought if isinstance(final, ResponseReasoningStep) else ""
-        step = ResponseReasoningStep(thought=thought, response=sent, is_streaming=True)
-        self._print(step)
-        task.extra_state["current_reasoning"].append(step)
-        task.extra_state["new_memory"].put(ChatMessage(role=MessageRole.ASSISTANT, content=sent))
+            deltas.append(unsent.take(text))
+            if decision is None and self._streams_early():
+                decision = first_marker(text)
+                if decision == "answer":
+                    answer = StreamingAgentChatResponse(self._answer_deltas(task, text, stream))
+                    return self._step_output(step, answer, is_done=True)
+        reasoning, is_done = await self._aprocess_output(task, runner, text)
+        output = self._finish_step(task, step, reasoning, is_done)
+        if is_done:
+            output = output.model_copy(update={
+                "output": StreamingAgentChatResponse.from_answer(output.output, deltas)})
+        return output
 
-    def finalize_task(self, task: Task, **kwargs: Any) -> None:
-        """Append this task's user message and answer to the agent's memory."""
-        new_memory: ChatMemoryBuffer = task.extra_state["new_memory"]
-        task.memory.set(task.memory.get_all() + new_memory.get_all())
-        new_memory.reset()
+    async def _answer_deltas(self, task: Task, text: str,
+                             stream: AsyncIterator[ChatResponse]) -> AsyncIterator[str]:
+        """Deltas of the answer; at the end, record the parsed response step and put the
+        answer in the task's memory."""
+        unsent = _Unsent()
+        delta = unsent.take(_after_answer(text))
+        if delta:
+            yield delta
+        async for chunk in stream:
+            text = chunk.message.content or ""
+            delta = unsent.take(_after_answer(text))
+            if delta:
+                yield delta
+        final = self._output_parser.parse(text, is_streaming=True)
+        # the text was decided an answer by a prefix, and appending text never undoes that
+        assert isinstance(final, ResponseReasoningStep) and final.response == unsent.sent
+        self._print(final)
+        task.extra_state["current_reasoning"].append(final)
+        self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT, content=final.response))

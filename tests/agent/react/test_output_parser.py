@@ -64,11 +64,25 @@ def test_action_without_thought_is_still_an_action():
     assert (step.action, step.action_input) == ("add", {"a": 1, "b": 2})
 
 
-def test_action_wins_over_answer(parser):
+def test_an_action_wins_over_an_answer_after_it(parser):
     step = parser.parse('Thought: t\nAction: add\nAction Input: {"a": 1, "b": 2}\nAnswer: 3')
 
     assert isinstance(step, ActionReasoningStep)
     assert step.action == "add"
+
+
+def test_an_answer_runs_to_the_end_of_the_text_action_marker_included(parser):
+    step = parser.parse("Thought: easy\nAnswer: use the Action: menu, then 5")
+
+    assert isinstance(step, ResponseReasoningStep)
+    assert (step.thought, step.response) == ("easy", "use the Action: menu, then 5")
+
+
+def test_a_preamble_before_thought_and_action_is_still_an_action(parser):
+    step = parser.parse('Sure!\nThought: I add.\nAction: add\nAction Input: {"a": 1, "b": 2}')
+
+    assert isinstance(step, ActionReasoningStep)
+    assert (step.thought, step.action) == ("I add.", "add")
 
 
 def test_action_name_ends_at_whitespace():
@@ -91,6 +105,12 @@ def test_action_input_accepts_trailing_commas():
     step = action('Thought: t\nAction: f\nAction Input: {"a": [1, 2,], "b": 3,}')
 
     assert step.action_input == {"a": [1, 2], "b": 3}
+
+
+def test_the_trailing_comma_repair_keeps_string_contents():
+    step = action('Thought: t\nAction: f\nAction Input: {"msg": "items: [a, b,]", "n": 1,}')
+
+    assert step.action_input == {"msg": "items: [a, b,]", "n": 1}
 
 
 def test_action_input_reads_json_true_false_null():

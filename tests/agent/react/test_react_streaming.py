@@ -146,7 +146,8 @@ def test_a_thought_marker_split_across_chunks_is_not_taken_for_an_answer(tools, 
     assert "".join(deltas) == "yes"
 
 
-def test_an_implicit_answer_streams_too(tools, stream_mode):
+def test_an_implicit_answer_streams_in_its_chunks_once_the_model_has_finished(tools, stream_mode):
+    # a later "Thought:"/"Action:" would make the text a tool call, so only its end decides
     llm = ScriptedLLM([ScriptedResponse(chunks=["The capital ", "of France ", "is Paris."])])
     agent = ReActAgent.from_tools(tools, llm=llm)
 
@@ -155,8 +156,31 @@ def test_an_implicit_answer_streams_too(tools, stream_mode):
         response, deltas = stream(agent, "Capital of France?", stream_mode, on_delta=on_delta)
 
     assert deltas == ["The capital", " of France", " is Paris."]
-    assert at_first == [0]
+    assert at_first == [1]
     assert response.response == "The capital of France is Paris."
+
+
+def test_a_preamble_before_an_action_calls_the_tool_as_chat_does(tools, stream_mode):
+    preamble_action = ScriptedResponse(chunks=[
+        "Sure, let me work that out.\n", "Thought: I add.\n", "Action: add\n",
+        'Action Input: {"a": 2, "b": 3}'])
+    llm = ScriptedLLM([preamble_action, "Thought: done\nAnswer: 5"])
+    agent = ReActAgent.from_tools(tools, llm=llm)
+
+    response, deltas = stream(agent, "What is 2 + 3?", stream_mode)
+
+    assert "".join(deltas) == "5"
+    assert [(s.tool_name, s.content) for s in response.sources] == [("add", "5")]
+
+
+def test_an_answer_mentioning_action_is_streamed_as_the_answer(tools, stream_mode):
+    llm = ScriptedLLM(["Thought: easy\nAnswer: use the Action: menu, then 5"])
+    agent = ReActAgent.from_tools(tools, llm=llm)
+
+    response, deltas = stream(agent, "How?", stream_mode)
+
+    assert "".join(deltas) == "use the Action: menu, then 5" == response.response
+    assert llm.calls == 1
 
 
 def test_a_short_implicit_answer_is_streamed_whole(tools, stream_mode):

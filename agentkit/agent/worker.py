@@ -1,0 +1,140 @@
+"""The worker core: the one mechanism every agentkit agent worker is built on.
+
+:class:`AgentWorker` is :class:`BaseAgentWorker` (the LlamaIndex protocol the runner drives)
+plus what every worker needs and used to carry its own copy of: the tools it offers (a fixed
+list or a retriever), the task's scratch state, the step output, ``finalize_task``; tool calls
+go through :class:`~agentkit.llms.tool_calling.ToolRunner` and a finished answer becomes a
+stream through :meth:`StreamingAgentChatResponse.from_answer`.
+
+What a worker implements:
+
+* ``__init__``: call ``self._set_tools(tools, tool_retriever)`` if it uses tools.
+* ``initialize_step(task)``: ``self._start_task(task, {own keys})``, then return the first
+  :class:`TaskStep` (its ``step_state`` is the worker's business).
+* ``arun_step(step, task)`` or ``run_step`` (the other is derived): one step, ending with
+  ``return self._step_output(step, answer, is_done=...)``.
+* optionally ``astream_step`` (derived by default: the finished answer as one chunk) and
+  ``finalize_task`` (by default the task's new messages are appended to memory).
+
+What it gets:
+
+* ``await self._atools_for(query)`` / ``self._tools_for(query)``: a :class:`ToolRunner` over
+  the tools offered for ``query`` (the retriever's pick, or the fixed list). ``runner.tools``
+  is what the model is told about; ``await runner.acall(name, kwargs, tool_id=...)`` is one
+  call as a coroutine (schedule it yourself: a DAG starts each call when its inputs are
+  ready); ``await runner.arun(selections, parallel=True)`` runs a batch concurrently;
+  ``runner.bind(name, args)`` names positional arguments. A call never raises: unknown tool,
+  bad arguments, a raising tool are ``is_error`` outputs; ``arguments_error="..."`` makes a
+  call that does not run (a dependent of a failed call). Each outcome says whether it is a
+  ``return_direct`` answer. Every call emits one tool-call start/end event pair.
+* Scratch state in ``task.extra_state`` (users and the runner read these keys):
+  ``"sources"`` (every :class:`ToolOutput` of the task; the runner attaches them to the
+  response) and :attr:`memory_key` (a ``ChatMemoryBuffer`` of the messages this task adds to
+  the conversation). Reach them with ``self._sources(task)`` / ``self._new_memory(task)``.
+* ``self._step_output(step, output, is_done=..., next_state=None)``: the
+  :class:`TaskStepOutput`, with one follow-up step unless done (sharing this step's state,
+  or ``next_state``). Anything that is not an agent response is wrapped as one.
+* ``finalize_task``: appends the new messages to the *full* history (``get_all``; a fix over
+  LlamaIndex's custom worker, which rebuilt it from the token-limited window), then clears
+  them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from agentkit.agent.types import (
+    AgentChatResponse,
+    BaseAgentWorker,
+    StreamingAgentChatResponse,
+    Task,
+    TaskStep,
+    TaskStepOutput,
+)
+from agentkit.core.ids import new_uuid
+from agentkit.memory import BaseMemory, ChatMemoryBuffer
+from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
+
+__all__ = ["AgentWorker", "SOURCES_KEY", "ToolRunner", "ToolCallOutcome"]
+
+SOURCES_KEY = "sources"
+
+
+class AgentWorker(BaseAgentWorker):
+    """Base of every agentkit worker: tools, scratch state, step output and finalize in one
+    place (the module docstring is the contract)."""
+
+    memory_key: ClassVar[str] = "new_memory"
+    """Where ``task.extra_state`` keeps the messages this task adds to the conversation."""
+
+    _tool_runner: ToolRunner = ToolRunner()
+    _tool_retriever: ObjectRetriever[BaseTool] | None = None
+
+    # ------------------------------------------------------------------ tools
+    def _set_tools(self, tools: Sequence[BaseTool] | None,
+                   tool_retriever: ObjectRetriever[BaseTool] | None) -> None:
+        """Offer a fixed list of tools, or let ``tool_retriever`` pick them per task."""
+        if tool_retriever is not None and not hasattr(tool_retriever, "aretrieve"):
+            raise TypeError(f"tool_retriever must be an ObjectRetriever, got "
+                            f"{type(tool_retriever).__name__} (pass the model as llm=...)")
+        if tools and tool_retriever is not None:
+            raise ValueError("Cannot specify both tools and tool_retriever")
+        self._tool_runner = ToolRunner(tools or [])
+        self._tool_retriever = tool_retriever
+
+    async def _atools_for(self, query: str) -> ToolRunner:
+        """A runner over the tools offered for ``query``."""
+        if self._tool_retriever is None:
+            return self._tool_runner
+        return ToolRunner(await self._tool_retriever.aretrieve(query))
+
+    def _tools_for(self, query: str) -> ToolRunner:
+        """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
+        if self._tool_retriever is None:
+            return self._tool_runner
+        return ToolRunner(self._tool_retriever.retrieve(query))
+
+    # ------------------------------------------------------------------ scratch state
+    def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Fresh scratch state: ``state`` plus empty ``sources`` and new-message memory,
+        copied into ``task.extra_state``; returns ``state`` with them."""
+        state = {} if state is None else state
+        reserved = (SOURCES_KEY, self.memory_key)
+        clash = sorted(set(state) & set(reserved))
+        if clash:
+            raise ValueError(f"state keys {clash} are reserved (agentkit keeps the task's "
+                             f"{' and '.join(reserved)} there); rename them")
+        state.update({SOURCES_KEY: [], self.memory_key: ChatMemoryBuffer.from_defaults()})
+        task.extra_state.update(state)
+        return state
+
+    @staticmethod
+    def _sources(task: Task) -> list[ToolOutput]:
+        """Every tool output of the task so far (the response's ``sources``)."""
+        sources: list[ToolOutput] = task.extra_state[SOURCES_KEY]
+        return sources
+
+    def _new_memory(self, task: Task) -> BaseMemory:
+        """The messages this task adds to the conversation at finalize."""
+        memory: BaseMemory = task.extra_state[self.memory_key]
+        return memory
+
+    # ------------------------------------------------------------------ steps
+    @staticmethod
+    def _step_output(step: TaskStep, output: Any, *, is_done: bool,
+                     next_state: dict[str, Any] | None = None) -> TaskStepOutput:
+        """The step's output and, unless done, one follow-up step (with ``next_state``, or
+        sharing this step's state)."""
+        if not isinstance(output, (AgentChatResponse, StreamingAgentChatResponse)):
+            output = AgentChatResponse(response=str(output))
+        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None,
+                                                            step_state=next_state)]
+        return TaskStepOutput(output=output, task_step=step, is_last=is_done,
+                              next_steps=next_steps)
+
+    def finalize_task(self, task: Task, **kwargs: Any) -> None:
+        """Append this task's new messages to the full history, then clear them."""
+        new_memory = self._new_memory(task)
+        task.memory.set(task.memory.get_all() + new_memory.get_all())
+        new_memory.reset()

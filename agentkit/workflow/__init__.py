@@ -1,0 +1,111 @@
+"""A small event-driven workflow engine with the public shape of ``llama_index.core.workflow``.
+
+Steps are methods of a ``Workflow`` subclass decorated with ``@step``; the annotation of a
+step's event parameter says which events it receives, its return annotation which events
+it emits::
+
+    class Greet(Workflow):
+        @step
+        async def hello(self, ctx: Context, ev: StartEvent) -> StopEvent:
+            await ctx.store.set("greeted", ev.name)
+            return StopEvent(result=f"hello {ev.name}")
+
+    result = await Greet(timeout=10).run(name="Ada")      # "hello Ada"
+    result = Greet().run_sync(name="Ada")                  # from sync code
+
+The API (see each module for details):
+
+* Events (``events``): ``Event`` is a pydantic model whose extra keywords are kept;
+  fields and extras read as attributes and like a dict (``ev["k"]``, ``ev.get("k", d)``,
+  ``"k" in ev``). ``StartEvent`` (the run's keyword arguments), ``StopEvent(result)``,
+  ``InputRequiredEvent`` (to the caller), ``HumanResponseEvent`` (from the caller).
+* ``@step`` / ``@step(num_workers=4)`` / ``@step(workflow=W)`` for a free function
+  (``decorators``). One event parameter (a union accepts several types; subclasses are
+  delivered too), an optional ``ctx: Context`` parameter, a return annotation naming every
+  event the step returns or sends (``-> None`` for none). A step returning None emits
+  nothing; a returned ``InputRequiredEvent`` goes to the stream; a ``StopEvent`` ends the
+  run. Sync step functions run inline on the loop (upstream uses a thread; inline keeps
+  runs deterministic). ``num_workers`` (default 4, as upstream) bounds how many events one
+  step handles at once.
+* ``Context`` (``context``): ``await ctx.store.get(key, default=...)`` /
+  ``await ctx.store.set(key, value)`` (a missing key without a default is a ValueError);
+  ``ctx.send_event(ev, step=None)``; ``ctx.collect_events(ev, [T, ...])`` (None until one
+  of each is in, then the list in that order); ``ctx.write_event_to_stream(ev)``;
+  ``await ctx.wait_for_event(T, waiter_event=..., requirements={...}, timeout=None)``;
+  ``ctx.to_dict()`` / ``Context.from_dict(workflow, data)`` to save a paused run and resume
+  it with ``workflow.run(ctx=restored)``; ``ctx.is_running``; ``ctx.lock``. A context
+  passed to several runs keeps its store across them.
+* ``Workflow(timeout=10.0, verbose=False)`` (``workflow``): built = validated (a
+  ``WorkflowValidationError`` names the step and event for: no step taking StartEvent, a
+  returned event no step accepts, an accepted event no step returns, no path from
+  StartEvent to StopEvent, a malformed step signature). ``run(ctx=None, start_event=None,
+  **kwargs)`` returns a ``WorkflowHandler``; ``run_sync(**kwargs)`` returns the result;
+  ``graph`` is the validated shape; ``add_step(fn)`` adds a free ``@step`` function.
+* ``WorkflowHandler`` (``handler``): ``await handler`` gives the StopEvent's ``result`` (a
+  StopEvent subclass is returned itself, as upstream); ``handler.stream_events()`` yields the
+  streamed events then the StopEvent (and raises the run's error if it fails);
+  ``handler.ctx``; ``await handler.cancel_run()`` pauses the run in its context.
+* Errors (``errors``): a step that raises ends the run with ``WorkflowRuntimeError("Error in
+  step '<name>': <msg>")`` chained to the cause; the timeout (virtual seconds on agentkit's
+  loop) with ``WorkflowTimeoutError``; a cancelled run with ``WorkflowCancelledByUser``;
+  saving/restoring problems with ``ContextSerdeError`` (e.g. a context restored into a
+  different workflow).
+* ``draw_workflow(wf)`` (``draw``): a Mermaid flowchart of the steps and events.
+* The bus (``bus``): ``WorkflowRunStartEvent``/``WorkflowRunEndEvent`` around a run and
+  ``WorkflowStepStartEvent``/``WorkflowStepEndEvent`` around each step invocation, in spans,
+  on virtual time, so traces can show workflow steps.
+"""
+
+from agentkit.workflow.bus import (
+    WorkflowRunEndEvent,
+    WorkflowRunStartEvent,
+    WorkflowStepEndEvent,
+    WorkflowStepStartEvent,
+)
+from agentkit.workflow.context import Context, ContextStore
+from agentkit.workflow.decorators import StepSpec, step
+from agentkit.workflow.draw import draw_workflow
+from agentkit.workflow.errors import (
+    ContextSerdeError,
+    WorkflowCancelledByUser,
+    WorkflowError,
+    WorkflowRuntimeError,
+    WorkflowTimeoutError,
+    WorkflowValidationError,
+)
+from agentkit.workflow.events import (
+    Event,
+    HumanResponseEvent,
+    InputRequiredEvent,
+    StartEvent,
+    StopEvent,
+)
+from agentkit.workflow.graph import WorkflowGraph
+from agentkit.workflow.handler import WorkflowHandler
+from agentkit.workflow.workflow import Workflow
+
+__all__ = [
+    "Context",
+    "ContextSerdeError",
+    "ContextStore",
+    "Event",
+    "HumanResponseEvent",
+    "InputRequiredEvent",
+    "StartEvent",
+    "StepSpec",
+    "StopEvent",
+    "Workflow",
+    "WorkflowCancelledByUser",
+    "WorkflowError",
+    "WorkflowGraph",
+    "WorkflowHandler",
+    "WorkflowRunEndEvent",
+    "WorkflowRunStartEvent",
+    "WorkflowRuntimeError",
+    "WorkflowStepEndEvent",
+    "WorkflowStepStartEvent",
+    "WorkflowTimeoutError",
+    "WorkflowValidationError",
+    "draw_workflow",
+    "step",
+]
