@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "new_episodes (record requests the cassette lacks), all (re-record "
                           "every request), rewrite (start an empty cassette)")
     sub.add_argument("--timeout", type=float, default=120.0,
-                     help="seconds per request (default 120)")
+                     help="seconds the server may take to connect and for each read of an "
+                          "answer (default 120)")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
