@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentkit.agent import BaseAgent, FunctionCallingAgent, ReActAgent
+from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.llms.base import LLM
 from agentkit.tools import BaseTool
 
@@ -22,9 +23,14 @@ def _function_calling(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -
     return FunctionCallingAgent.from_tools(tools, llm=llm, **params)
 
 
+def _llm_compiler(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return LLMCompilerAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+
+
 AGENT_TYPES: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
+    "llm_compiler": _llm_compiler,
 }
 
 
