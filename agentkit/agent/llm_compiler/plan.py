@@ -52,6 +52,7 @@ _ACTION = re.compile(r"([0-9]+)\.\s*([A-Za-z_][A-Za-z0-9_]*)\((.*)\)\s*", re.DOT
 _REF = re.compile(r"\$(?:\{([0-9]+)\}|([0-9]+))")
 _WHOLE_REF = re.compile(r"\s*\$(?:\{([0-9]+)\}|([0-9]+))\s*")
 _MAX_ID_DIGITS = 9
+_LITERAL_HINT = 'quote text ("...") and refer to a result as $N'
 
 
 class PlanParseError(ValueError):
@@ -185,7 +186,8 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
         tree = ast.parse(f"_({_quote_bare_references(source)})", mode="eval")
     except Exception as exc:  # untrusted text: any failure to parse is the plan's error
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc) or type(exc).__name__
-        return (), f"cannot read its arguments `{_show(source)}` ({reason})"
+        return (), (f"its arguments `{_show(source)}` are not Python literals ({reason}); "
+                    f"{_LITERAL_HINT}")
     call = tree.body
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
             and call.func.id == "_"):
@@ -206,8 +208,7 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
                 shown = _show(ast.unparse(node))
             except Exception:
                 shown = "..."
-            return (), (f"argument {number} `{shown}` is not a Python literal (quote text: "
-                        f"\"...\"; refer to a result as $N)")
+            return (), f"argument {number} `{shown}` is not a Python literal; {_LITERAL_HINT}"
     return tuple(values), None
 
 
