@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentkit.agent.llm_compiler.plan import _show
+
 __all__ = ["JoinerOutput", "JoinerParseError", "parse_joiner_output"]
 
 _ACTION = re.compile(r"^[ \t]*Action:[ \t]*", re.MULTILINE)
@@ -45,11 +47,6 @@ class JoinerOutput:
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
-
-
-def _show(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def parse_joiner_output(text: str) -> JoinerOutput:

@@ -174,6 +174,7 @@ def _string_end(text: str, start: int) -> int:
 
 
 def _show(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters (for quoting it in messages)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 

@@ -445,3 +445,17 @@ def test_joiner_decisions_say_replan_then_forced_final(make_agent):
     decisions = [(e.round, e.is_replan, e.final, e.forced) for e in events
                  if isinstance(e, JoinerDecisionEvent)]
     assert decisions == [(1, True, False, False), (2, True, True, True)]
+
+
+def test_a_failing_llm_call_leaves_memory_as_it_was(make_agent):
+    from agentkit.llms.errors import ServerError
+
+    agent, _ = make_agent([PLAN, FINISH, PLAN, ServerError("down"), PLAN, FINISH])
+    agent.chat("first")
+    before = _contents(agent.chat_history)
+
+    with pytest.raises(ServerError):
+        agent.chat("second")
+
+    assert _contents(agent.chat_history) == before
+    assert str(agent.chat("third")) == "1.71"
