@@ -11,25 +11,27 @@ from agentkit.core.sim import run_sync
 CHAT_MODES = ["chat", "achat", "stream_chat", "astream_chat"]
 
 
-async def _drained_astream(agent: Any, message: str) -> StreamingAgentChatResponse:
-    response = await agent.astream_chat(message)
+async def _drained_astream(agent: Any, message: str, **kwargs: Any) -> StreamingAgentChatResponse:
+    response = await agent.astream_chat(message, **kwargs)
     async for _ in response.async_response_gen():
         pass
     return response
 
 
-def _ask(agent: Any, message: str, mode: str) -> AgentChatResponse | StreamingAgentChatResponse:
-    """One chat turn in ``mode``; a streamed answer is drained before it is returned."""
+def _ask(agent: Any, message: str, mode: str,
+         **kwargs: Any) -> AgentChatResponse | StreamingAgentChatResponse:
+    """One chat turn in ``mode`` (``kwargs`` go to the chat call); a streamed answer is drained
+    before it is returned."""
     if mode == "chat":
-        return agent.chat(message)
+        return agent.chat(message, **kwargs)
     if mode == "achat":
-        return run_sync(agent.achat(message))
+        return run_sync(agent.achat(message, **kwargs))
     if mode == "stream_chat":
-        response = agent.stream_chat(message)
+        response = agent.stream_chat(message, **kwargs)
         for _ in response.response_gen:
             pass
         return response
-    return run_sync(_drained_astream(agent, message))
+    return run_sync(_drained_astream(agent, message, **kwargs))
 
 
 @pytest.fixture(params=CHAT_MODES)
@@ -38,6 +40,7 @@ def chat_mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def ask(chat_mode: str) -> Callable[[Any, str], AgentChatResponse | StreamingAgentChatResponse]:
-    """``ask(agent, message)``: a chat turn in each of the four chat modes (sync, async, streamed)."""
-    return lambda agent, message: _ask(agent, message, chat_mode)
+def ask(chat_mode: str) -> Callable[..., AgentChatResponse | StreamingAgentChatResponse]:
+    """``ask(agent, message, **chat_kwargs)``: a chat turn in each of the four chat modes (sync,
+    async, streamed)."""
+    return lambda agent, message, **kwargs: _ask(agent, message, chat_mode, **kwargs)
