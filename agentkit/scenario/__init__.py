@@ -5,6 +5,7 @@ from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_sce
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, run_all, run_scenario
 from agentkit.scenario.trace import Trace
+from agentkit.scenario import trace_llm_compiler  # noqa: F401  (registers its trace handlers)
 
 __all__ = [
     "AGENT_TYPES",

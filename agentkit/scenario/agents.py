@@ -11,6 +11,7 @@ from agentkit.agent import (
     MultimodalReActAgentWorker,
     ReActAgent,
 )
+from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.llms.base import LLM
 from agentkit.tools import BaseTool
 
@@ -32,10 +33,15 @@ def _react_multimodal(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -
     return MultimodalReActAgentWorker.from_tools(tools, multi_modal_llm=llm, **params).as_agent()
 
 
+def _llm_compiler(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return LLMCompilerAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+
+
 AGENT_TYPES: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
     "react_multimodal": _react_multimodal,
+    "llm_compiler": _llm_compiler,
 }
 
 IMAGE_AGENT_TYPES: set[str] = {"react_multimodal"}
