@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentkit.agent import BaseAgent, FunctionCallingAgent, ReActAgent
+from agentkit.agent.coa import CoAAgentWorker
 from agentkit.llms.base import LLM
 from agentkit.tools import BaseTool
 
@@ -22,9 +23,14 @@ def _function_calling(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -
     return FunctionCallingAgent.from_tools(tools, llm=llm, **params)
 
 
+def _coa(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return CoAAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+
+
 AGENT_TYPES: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
+    "coa": _coa,
 }
 
 
