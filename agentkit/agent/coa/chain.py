@@ -239,8 +239,9 @@ def _literal(value: Any) -> str:
         return "[" + ", ".join(_literal(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, str):
-        return json.dumps(value)
+    if isinstance(value, str):  # JSON's escapes, but astral characters written as such
+        return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c
+                       for c in json.dumps(value, ensure_ascii=False))
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     raise TypeError(f"cannot write {type(value).__name__} {value!r} as a chain literal")
