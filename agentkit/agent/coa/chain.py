@@ -291,8 +291,7 @@ def parse_chain(text: str) -> Chain:
 
 
 def _read_call(text: str, start: int, index: int) -> _Draft:
-    """One call from its ``[FUNC``; on a problem the call ends at its ``= output]`` if one
-    follows before the next call, else at the end of its line."""
+    """One call from its ``[FUNC``; a call with a problem ends where :func:`_recover` says."""
     draft = _Draft(index=index, name="", start=start, end=start)
     position = _SPACE.match(text, start + len("[FUNC")).end()  # type: ignore[union-attr]
     try:
