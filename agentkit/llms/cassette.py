@@ -99,8 +99,9 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     Redacting before hashing keeps replay stable: a recorded (redacted) answer that is fed back
     into the next request hashes the same as at recording time.
     """
+    # images by their sha256: the same image replays, another one misses (and never bytes on disk)
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
-                            "messages": [m.to_dict() for m in request.messages]}
+                            "messages": [m.to_dict(images="digest") for m in request.messages]}
     if request.tools is not None:
         data["tools"] = request.tool_specs()
         data["tool_choice"] = request.tool_choice

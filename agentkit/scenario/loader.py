@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml"]
@@ -230,9 +231,22 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
                 raise ScenarioError(
                     f"{path}:{where.line(('agents', name), key=True)}: agents.{name}: unknown "
                     f"agent type `{name}`; {hint}(known: {', '.join(sorted(known))})")
+    _check_images(scenario, path, where)
     scenario.path = str(path)
     scenario.set_locations(where.line)
     return scenario
+
+
+def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:
+    """Every turn image is a readable image file: a broken one is a load error, never a crash
+    in the middle of a run."""
+    problems = [f"{path}:{where.line(('turns', index, 'images', number))}: "
+                f"turns.{index}.images.{number}: {problem}"
+                for index, turn in enumerate(scenario.turns)
+                for number, name in enumerate(turn.images)
+                if (problem := image_problem(path, name)) is not None]
+    if problems:
+        raise ScenarioError("\n".join(problems))
 
 
 def discover_scenarios(root: str | Path) -> list[Path]:

@@ -112,6 +112,9 @@ class Turn(_Strict):
     user: str
     stream: bool = False
     answer: TextMatch | None = Field(None, description="expected answer of this turn")
+    images: list[str] = Field(default_factory=list,
+                              description="image files sent with this turn (paths relative to "
+                                          "the scenario file; agent types that take images)")
 
 
 class ToolCallSpec(_Strict):

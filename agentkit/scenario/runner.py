@@ -14,8 +14,9 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, build_agent
+from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent
 from agentkit.scenario.check import check_expectations
+from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, load_scenario
 from agentkit.scenario.model import AgentSpec, Scenario
 from agentkit.scenario.script import to_mock_items
@@ -119,6 +120,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             f"unknown agent type `{agent_type}`; {hint}(known: "
                             f"{', '.join(sorted(AGENT_TYPES))}; add one with "
                             "register_agent_type)")
+    _check_takes_images(scenario, agent_type)
     spec = scenario.agents[agent_type]
     scripted: LLM | None = None
     with simulation(seed), ExitStack() as stack:
@@ -148,22 +150,36 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     return ScenarioResult(scenario, agent_type, trace, problems, llm)
 
 
+def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
+    if agent_type in IMAGE_AGENT_TYPES:
+        return
+    for index, turn in enumerate(scenario.turns):
+        if turn.images:
+            takers = ", ".join(sorted(IMAGE_AGENT_TYPES)) or "none registered"
+            raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
+                                f"images: agent type `{agent_type}` does not take images "
+                                f"(agent types that do: {takers}); run this scenario under "
+                                "one of those")
+
+
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
+        options = ({"image_docs": turn_images(scenario, turn)}
+                   if agent_type in IMAGE_AGENT_TYPES else {})
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None
         with collect_events() as events:
             try:
                 if turn.stream:
-                    stream = agent.stream_chat(turn.user)
+                    stream = agent.stream_chat(turn.user, **options)
                     for _ in stream.response_gen:
                         pass
                     response = stream.response
                 else:
-                    response = str(agent.chat(turn.user))
+                    response = str(agent.chat(turn.user, **options))
             except Exception as exc:  # the trace records it; expectations judge it
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,

@@ -95,10 +95,11 @@ def contents(outputs) -> list[str]:
 
 
 # ================================================================ the happy path
-def test_a_chain_runs_its_calls_then_the_refine_call_answers():
+# Tests taking `ask` run in every chat mode: chat, achat, stream_chat, astream_chat.
+def test_a_chain_runs_its_calls_then_the_refine_call_answers(ask):
     agent, llm = agent_for(SALLY_CHAIN, "Sally has 15 apples.")
 
-    response = agent.chat("How many apples does Sally have?")
+    response = ask(agent, "How many apples does Sally have?")
 
     assert str(response) == "Sally has 15 apples."
     assert (llm.calls, ran) == (2, ["add", "multiply"])
@@ -141,10 +142,10 @@ def test_the_refine_call_also_follows_the_memory_messages():
     assert llm.requests[1].messages[:-1] == history
 
 
-def test_a_reply_without_func_is_the_answer_after_one_llm_call():
+def test_a_reply_without_func_is_the_answer_after_one_llm_call(ask):
     agent, llm = agent_for("Paris is the capital of France.")
 
-    response = agent.chat("Capital of France?")
+    response = ask(agent, "Capital of France?")
 
     assert (str(response), llm.calls, response.sources) == (
         "Paris is the capital of France.", 1, [])
@@ -187,11 +188,11 @@ def test_a_chain_of_twelve_placeholders_fills_y1_without_touching_y10_to_y12():
 
 
 # ================================================================ memory and sources
-def test_memory_gains_exactly_the_user_message_and_the_answer_per_chat():
+def test_memory_gains_exactly_the_user_message_and_the_answer_per_chat(ask):
     agent, _ = agent_for(SALLY_CHAIN, "15 apples.", "Nothing to compute.")
 
-    agent.chat("How many apples?")
-    agent.chat("And now?")
+    ask(agent, "How many apples?")
+    ask(agent, "And now?")
 
     assert [(m.role, m.content) for m in agent.chat_history] == [
         (MessageRole.USER, "How many apples?"), (MessageRole.ASSISTANT, "15 apples."),
@@ -212,11 +213,11 @@ def test_the_first_step_outputs_the_filled_in_reasoning_and_is_not_last():
 
 
 # ================================================================ concurrency
-def test_four_independent_calls_run_concurrently():
+def test_four_independent_calls_run_concurrently(ask):
     agent, _ = agent_for(FOUR_LOOKUPS, "All sunny.")
     watch = Stopwatch.start()
 
-    agent.chat("Weather in four cities?")
+    ask(agent, "Weather in four cities?")
 
     assert (round(watch.wall, 6), round(watch.serial, 6)) == (0.1, 0.4)
     assert sorted(ran) == ["lookup Lima", "lookup Oslo", "lookup Paris", "lookup Rome"]
@@ -242,11 +243,11 @@ def test_llm_latency_adds_to_the_concurrent_calls():
 
 
 # ================================================================ errors
-def test_a_failing_call_makes_its_dependents_errors_without_running_them():
+def test_a_failing_call_makes_its_dependents_errors_without_running_them(ask):
     agent, llm = agent_for('[FUNC explode("boom") = y1] [FUNC add(y1, 1) = y2] '
                            "[FUNC multiply(y2, 2) = y3] [FUNC add(2, 2) = y4]", "Partly.")
     with collect_events() as events:
-        response = agent.chat("Compute")
+        response = ask(agent, "Compute")
 
     first, second, third, fourth = response.sources
     assert (first.is_error, first.content) == (True, "Error: boom")
@@ -296,11 +297,11 @@ def test_arguments_the_tool_rejects_are_an_error_output():
     assert output.is_error and "`a`" in output.content and ran == []
 
 
-def test_an_unparseable_func_is_an_error_and_the_rest_of_the_chain_runs():
+def test_an_unparseable_func_is_an_error_and_the_rest_of_the_chain_runs(ask):
     agent, llm = agent_for("[FUNC add(1,, 2) = y1] [FUNC multiply(2, 3) = y2] "
                            "[FUNC add(y1, 1) = y3]", "Only 6.")
 
-    response = agent.chat("Compute")
+    response = ask(agent, "Compute")
 
     assert str(response) == "Only 6."
     assert [(o.tool_name, o.is_error) for o in response.sources] == [
@@ -375,15 +376,6 @@ def test_a_return_direct_call_is_the_answer_without_a_refine_call():
 
 
 # ================================================================ async, stream, loops
-def test_achat_answers_like_chat():
-    agent, llm = agent_for(SALLY_CHAIN, "Sally has 15 apples.")
-
-    response = run_sync(agent.achat("How many apples?"))
-
-    assert (str(response), contents(response.sources), llm.calls) == (
-        "Sally has 15 apples.", ["5", "15"], 2)
-
-
 def test_stream_chat_streams_the_refine_answer_in_the_models_chunks():
     agent, llm = agent_for(SALLY_CHAIN, "Sally has 15 apples.")
 
