@@ -63,10 +63,10 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
     with dispatcher.span():
         dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments))
         started = now()
-        if tool is None:
-            output = no_such_tool_output(name, arguments)
-        elif arguments_error is not None:
+        if arguments_error is not None:  # the caller's reason not to run it is the news
             output = error_output(name, arguments, arguments_error)
+        elif tool is None:
+            output = no_such_tool_output(name, arguments)
         else:
             try:
                 result = await _invoke(tool, arguments)

@@ -11,6 +11,7 @@ from agentkit.agent import (
     MultimodalReActAgentWorker,
     ReActAgent,
 )
+from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.llms.base import LLM
 from agentkit.tools import BaseTool
@@ -37,11 +38,16 @@ def _llm_compiler(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> Ba
     return LLMCompilerAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
 
 
+def _coa(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return CoAAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+
+
 AGENT_TYPES: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
     "react_multimodal": _react_multimodal,
     "llm_compiler": _llm_compiler,
+    "coa": _coa,
 }
 
 IMAGE_AGENT_TYPES: set[str] = {"react_multimodal"}
