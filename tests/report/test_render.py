@@ -205,7 +205,7 @@ def test_the_committed_example_report_is_the_report_of_the_bundled_scenarios(bun
                        ("report.html", render_html(bundled))):
         assert (example / name).read_text(encoding="utf-8") == text, (
             f"reports/example/{name} is stale; regenerate it with: agentkit report "
-            "--agents react,function_calling --out reports/example")
+            f"--agents {','.join(AGENT_TYPES)} --out reports/example")
 
 
 def test_markdown_lists_a_removed_passing_row_as_a_regression():
