@@ -14,10 +14,10 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, build_agent
+from agentkit.scenario.agents import AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.scenario.world import build_tool
@@ -50,25 +50,34 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario, agent_types=AGENT_TYPES)
 
 
-def cassette_path(scenario: Scenario, agent_type: str) -> Path:
-    """Where the agent type's recording lives: its ``recording:`` path (relative to the
-    scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
+def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
+    """Where the agent type's recording (or its team agent ``member``'s) lives: its
+    ``recording:`` path (relative to the scenario file), or
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
     base = Path(scenario.path).parent if scenario.path else Path.cwd()
-    spec = scenario.agents[agent_type]
-    if spec.recording:
-        return base / spec.recording
-    return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
+    source = _llm_source(scenario.agents[agent_type], member)
+    if source.recording:
+        return base / source.recording
+    suffix = f".{member}" if member is not None else ""
+    return base / "cassettes" / f"{scenario.name}.{agent_type}{suffix}.yaml"
+
+
+def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
+    if member is None:
+        return spec
+    return next(agent for agent in spec.team or () if agent.name == member)
 
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
-                 stack: ExitStack) -> LLM:
-    """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
-    OpenAI backend talking to a fake endpoint that serves the script (kept open by ``stack``)."""
+def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
+                 stack: ExitStack, member: str | None = None) -> LLM:
+    """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
+    (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
+    script (kept open by ``stack``)."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type))
+        return CassetteLLM(cassette_path(scenario, agent_type, member))
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
@@ -79,7 +88,8 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
-    return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+    name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
+    return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
 def _build_tools(scenario: Scenario) -> list[Any]:
@@ -120,32 +130,45 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             f"{', '.join(sorted(AGENT_TYPES))}; add one with "
                             "register_agent_type)")
     spec = scenario.agents[agent_type]
-    scripted: LLM | None = None
+    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    llms: dict[str | None, LLM] = {}
     with simulation(seed), ExitStack() as stack:
         tools = _build_tools(scenario)
-        if record is not None:
-            live, mode = record
-            llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
-                               agent_type=agent_type, scenario=scenario.name)
-        elif llm is None:
-            llm = _default_llm(scenario, agent_type, spec, stack)
-            scripted = llm
+        for member in members:
+            if record is not None:
+                live, mode = record
+                llms[member] = RecordingLLM(live, cassette_path(scenario, agent_type, member),
+                                            mode, agent_type=agent_type, scenario=scenario.name)
+            elif llm is not None and member is None:
+                llms[member] = llm
+            else:
+                llms[member] = _default_llm(scenario, agent_type, _llm_source(spec, member),
+                                            stack, member)
+        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
-            agent = build_agent(agent_type, llm, tools, spec.params)
+            if spec.team:
+                agent = build_team(agent_type, spec, llms, tools,
+                                   where=lambda *f: scenario.where("agents", agent_type, *f))
+            else:
+                agent = build_agent(agent_type, llms[None], tools, spec.params)
             if scenario.history:
                 agent.memory.set([ChatMessage(role=m.role, content=m.content)
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
-            if isinstance(scripted, ScriptedLLM):
-                scripted.strict = False  # the run never started: its script is not at fault
+            for unused in scripted:
+                unused.strict = False  # the run never started: its script is not at fault
+            if isinstance(exc, ScenarioError):
+                raise
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
         trace = _run_turns(scenario, agent_type, agent)
-    if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
-        scripted.strict = False  # replies after the failure could not be used (see _leftovers)
+    if any(t.error for t in trace.turns):
+        for unused in scripted:
+            unused.strict = False  # replies after the failure could not be used (see _leftovers)
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
-    problems += _leftovers(llm, trace)
-    return ScenarioResult(scenario, agent_type, trace, problems, llm)
+    for used in llms.values():
+        problems += _leftovers(used, trace)
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())))
 
 
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
@@ -157,13 +180,14 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
         error: str | None = None
         with collect_events() as events:
             try:
+                extra = {"human": turn.human} if turn.human else {}
                 if turn.stream:
-                    stream = agent.stream_chat(turn.user)
+                    stream = agent.stream_chat(turn.user, **extra)
                     for _ in stream.response_gen:
                         pass
                     response = stream.response
                 else:
-                    response = str(agent.chat(turn.user))
+                    response = str(agent.chat(turn.user, **extra))
             except Exception as exc:  # the trace records it; expectations judge it
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,

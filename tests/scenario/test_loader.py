@@ -229,7 +229,7 @@ def test_an_unknown_agent_type_suggests_the_closest_known_one(write_file):
 
     assert _error(path) == (f"{path}:8: agents.function_caling: unknown agent type "
                             "`function_caling`; did you mean `function_calling`? (known: "
-                            "function_calling, react)")
+                            f"{', '.join(sorted(AGENT_TYPES))})")
 
 
 def test_agent_types_are_not_checked_when_none_are_given(write_file):
