@@ -20,7 +20,9 @@ from agentkit.scenario.loader import ScenarioError, load_scenario
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.scenario.world import build_tool
+from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "load"]
 
@@ -34,6 +36,8 @@ class ScenarioResult:
     trace: Trace
     problems: list[str] = field(default_factory=list)
     llm: LLM | None = field(default=None, repr=False)
+    diagram: str | None = field(default=None, repr=False)
+    """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
 
     @property
     def passed(self) -> bool:
@@ -168,7 +172,9 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
     for used in llms.values():
         problems += _leftovers(used, trace)
-    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())))
+    diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+                          diagram)
 
 
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
