@@ -8,6 +8,7 @@ from agentkit.agent.react import (
     ReActChatFormatter,
     ReActOutputParser,
 )
+from agentkit.agent.react_multimodal import MultimodalReActAgent, MultimodalReActAgentWorker
 from agentkit.agent.runner import AgentRunner, AgentState, ParallelAgentRunner, TaskState
 from agentkit.agent.types import (
     AgentChatResponse,
@@ -31,6 +32,8 @@ __all__ = [
     "FnAgentWorker",
     "FunctionCallingAgent",
     "FunctionCallingAgentWorker",
+    "MultimodalReActAgent",
+    "MultimodalReActAgentWorker",
     "ParallelAgentRunner",
     "QueryPipelineAgentWorker",
     "ReActAgent",

@@ -102,10 +102,10 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
         dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
                                            agent=agent))
         started = now()
-        if tool is None:
-            output = _error(name, arguments, wording.unknown_tool(name))
-        elif arguments_error is not None:
+        if arguments_error is not None:  # the caller's reason not to run it is the news
             output = _error(name, arguments, wording.bad_arguments(arguments_error))
+        elif tool is None:
+            output = _error(name, arguments, wording.unknown_tool(name))
         else:
             try:
                 result = await _invoke(tool, arguments, context)

@@ -9,6 +9,7 @@ message carries ``additional_kwargs["tool_call_id"]``.
 from __future__ import annotations
 
 import base64
+import hashlib
 import mimetypes
 from enum import Enum
 from pathlib import Path
@@ -95,12 +96,33 @@ class ImageBlock(Model):
         return mimetypes.guess_type(name)[0]
 
     def resolve_image(self) -> bytes:
-        """The image bytes (read from ``path`` if needed). URLs are not fetched."""
+        """The image bytes (read from ``path`` if needed). URLs are not fetched.
+
+        A missing or unreadable file is a ``ValueError`` naming the path, raised here rather
+        than from deep inside a backend or a trace writer."""
         if self.image is not None:
             return self.image
         if self.path is not None:
-            return self.path.read_bytes()
+            try:
+                return self.path.read_bytes()
+            except OSError as exc:
+                raise ValueError(f"cannot read image file {str(self.path)!r}: "
+                                 f"{exc.strerror or exc}") from None
         raise ValueError(f"image {self.url!r} is a URL; agentkit does not download images")
+
+    def digest(self) -> dict[str, Any]:
+        """The image as traces, snapshots and cassettes keep it: MIME type, size and sha256 of
+        its bytes, never the bytes (nor a machine-specific path). A URL-only image is kept as
+        its URL, which agentkit does not download."""
+        data: dict[str, Any] = {"block_type": self.block_type, "image_mimetype": self.image_mimetype}
+        if self.image is None and self.path is None:
+            data["url"] = self.url
+        else:
+            content = self.resolve_image()
+            data.update(size=len(content), sha256=hashlib.sha256(content).hexdigest())
+        if self.detail is not None:
+            data["detail"] = self.detail
+        return data
 
     def as_url(self) -> str:
         """A URL a model API accepts: the URL itself, or a base64 ``data:`` URL."""
@@ -186,12 +208,16 @@ class ChatMessage(Model):
                  **kwargs: Any) -> ChatMessage:
         return cls(role=role, content=content, **kwargs)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A plain, JSON-ready dict with ``content`` in place of text-only blocks."""
+    def to_dict(self, *, images: Literal["inline", "digest"] = "inline") -> dict[str, Any]:
+        """A plain, JSON-ready dict with ``content`` in place of text-only blocks.
+
+        ``images="inline"`` keeps image blocks whole (base64 bytes: the dict round-trips
+        through the constructor); ``"digest"`` keeps each as :meth:`ImageBlock.digest`, which
+        is how traces and cassettes record them."""
         data: dict[str, Any] = {"role": self.role.value, "content": self.content}
-        images = [b.model_dump(mode="json") for b in self.blocks if not isinstance(b, TextBlock)]
-        if images:
-            data["blocks"] = [b.model_dump(mode="json") for b in self.blocks]
+        if any(isinstance(b, ImageBlock) for b in self.blocks):
+            data["blocks"] = [b.digest() if images == "digest" and isinstance(b, ImageBlock)
+                              else b.model_dump(mode="json") for b in self.blocks]
         if self.additional_kwargs:
             data["additional_kwargs"] = _jsonable(self.additional_kwargs)
         return data

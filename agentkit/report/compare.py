@@ -10,8 +10,8 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
+from agentkit.core.textfiles import TextFileError, read_text
+from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
 from agentkit.scenario import (
@@ -49,8 +49,8 @@ def _check_agent_types(agent_types: list[str]) -> None:
 def _name_of_broken(path: Path) -> str:
     """The ``name:`` of a file that failed to load, if readable, else its file stem."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        data, _ = parse_yaml(read_text(path))
+    except (OSError, YamlError, TextFileError):
         data = None
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else path.stem.removesuffix(".scenario")

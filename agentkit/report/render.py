@@ -16,10 +16,18 @@ from typing import Any
 
 from tabulate import tabulate
 
-from agentkit.core.files import atomic_write_text
+from agentkit.core.files import replace_folder
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.charts import Bar, Segment, grouped_bar_chart
-from agentkit.report.model import METRICS, AgentSummary, Comparison, Metric, Row, load_comparison
+from agentkit.report.model import (
+    METRICS,
+    AgentSummary,
+    Comparison,
+    Metric,
+    ReportError,
+    Row,
+    load_comparison,
+)
 
 __all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
            "CHART_TITLES"]
@@ -453,7 +461,9 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
 
 def write_report(comparison: Comparison, out_dir: str | Path,
                  baseline: Comparison | str | Path | None = None) -> dict[str, Path]:
-    """Write report.md, report.json and report.html into ``out_dir`` (each atomically).
+    """Write report.md, report.json and report.html into ``out_dir``, all three at once
+    (:func:`agentkit.core.files.replace_folder`: never a new report.md beside an old
+    report.json, even if the process is killed).
 
     ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns the paths
     by format: ``{"markdown": ..., "json": ..., "html": ...}``.
@@ -461,12 +471,10 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     if baseline is not None and not isinstance(baseline, Comparison):
         baseline = load_comparison(baseline)
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"{out}: is a file, not a folder; write the report into a folder")
     texts = {"markdown": render_markdown(comparison, baseline),
              "json": render_json(comparison, baseline),
              "html": render_html(comparison, baseline)}
-    paths = {}
-    for kind, text in texts.items():
-        path = out / REPORT_FILES[kind]
-        atomic_write_text(path, text)
-        paths[kind] = path
-    return paths
+    written = replace_folder(out, {REPORT_FILES[kind]: text for kind, text in texts.items()})
+    return {kind: written[REPORT_FILES[kind]] for kind in texts}

@@ -6,6 +6,8 @@ from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_sce
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, run_all, run_scenario
 from agentkit.scenario.trace import Trace
+# modules that register trace handlers for their agents' bus events
+from agentkit.scenario import trace_coa, trace_llm_compiler  # noqa: F401
 
 __all__ = [
     "AGENT_TYPES",

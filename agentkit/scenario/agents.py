@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentkit.agent import BaseAgent, FunctionCallingAgent, ReActAgent
+from agentkit.agent import (
+    BaseAgent,
+    FunctionCallingAgent,
+    MultimodalReActAgentWorker,
+    ReActAgent,
+)
+from agentkit.agent.coa import CoAAgentWorker
+from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.agent.workflow import AgentWorkflow, BaseWorkflowAgent, FunctionAgent
 from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
 from agentkit.llms.base import LLM
@@ -14,8 +21,8 @@ from agentkit.scenario.model import AgentSpec
 from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.tools import BaseTool
 
-__all__ = ["AgentFactory", "AGENT_TYPES", "TEAM_AGENT_TYPE", "register_agent_type",
-           "build_agent", "build_team"]
+__all__ = ["AgentFactory", "AGENT_TYPES", "IMAGE_AGENT_TYPES", "TEAM_AGENT_TYPE",
+           "register_agent_type", "build_agent", "build_team"]
 
 AgentFactory = Callable[[LLM, list[BaseTool], dict[str, Any]], BaseAgent]
 
@@ -26,6 +33,18 @@ def _react(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent
 
 def _function_calling(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
     return FunctionCallingAgent.from_tools(tools, llm=llm, **params)
+
+
+def _react_multimodal(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return MultimodalReActAgentWorker.from_tools(tools, multi_modal_llm=llm, **params).as_agent()
+
+
+def _llm_compiler(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return LLMCompilerAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+
+
+def _coa(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
+    return CoAAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
 
 
 _WORKFLOW_PARAMS = ("initial_state", "state_prompt", "timeout")
@@ -49,6 +68,9 @@ def _one_agent_workflow(kind: str) -> AgentFactory:
 AGENT_TYPES: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
+    "react_multimodal": _react_multimodal,
+    "llm_compiler": _llm_compiler,
+    "coa": _coa,
     "function_agent": _one_agent_workflow("function"),
     "react_agent": _one_agent_workflow("react"),
 }
@@ -65,9 +87,20 @@ def _team_only(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> Any:
 AGENT_TYPES[TEAM_AGENT_TYPE] = _team_only
 
 
-def register_agent_type(name: str, factory: AgentFactory) -> None:
-    """Make ``name`` usable under ``agents:`` in scenario files."""
+IMAGE_AGENT_TYPES: set[str] = {"react_multimodal"}
+"""Agent types whose agents take a turn's images: the harness calls their ``chat`` and
+``stream_chat`` with ``image_docs=[ImageBlock, ...]`` on every turn (an empty list on a turn
+without images). A scenario giving images to another agent type is an error."""
+
+
+def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False) -> None:
+    """Make ``name`` usable under ``agents:`` in scenario files; ``images=True`` if its agents'
+    chats take ``image_docs=`` (see :data:`IMAGE_AGENT_TYPES`)."""
     AGENT_TYPES[name] = factory
+    if images:
+        IMAGE_AGENT_TYPES.add(name)
+    else:
+        IMAGE_AGENT_TYPES.discard(name)
 
 
 def build_agent(agent_type: str, llm: LLM, tools: list[BaseTool],

@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from agentkit.core.sim import MAX_LATENCY
+
 __all__ = [
     "SCENARIO_FORMAT",
     "ToolSpec",
@@ -43,6 +45,9 @@ __all__ = [
 
 SCENARIO_FORMAT = 1
 
+#: Simulated seconds: finite, >= 0 and at most a day (:data:`agentkit.core.sim.MAX_LATENCY`).
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -56,7 +61,7 @@ class ToolSpec(_Strict):
     name: str | None = None
     description: str | None = None
     return_direct: bool = False
-    latency: float = Field(0.0, ge=0)
+    latency: Seconds = 0.0
     failures: list[int] = Field(default_factory=list,
                                 description="1-based numbers of the calls that fail")
     error: str = "simulated tool failure"
@@ -116,6 +121,9 @@ class Turn(_Strict):
     user: str
     stream: bool = False
     answer: TextMatch | None = Field(None, description="expected answer of this turn")
+    images: list[str] = Field(default_factory=list,
+                              description="image files sent with this turn (paths relative to "
+                                          "the scenario file; agent types that take images)")
     human: list[str] = Field(default_factory=list,
                              description="a workflow's human answers to its input requests in "
                                          "this turn, in order")
@@ -162,7 +170,7 @@ class Expect(_Strict):
     handoffs: HandoffsExpect | None = None
     max_steps: int | None = Field(None, ge=0)
     max_llm_calls: int | None = Field(None, ge=0)
-    max_wall_time: float | None = Field(None, ge=0)
+    max_wall_time: Seconds | None = None
     memory: list[MessageExpect] | None = Field(None, description="memory after the last turn")
 
     def merged(self, override: Expect | None) -> Expect:
@@ -189,14 +197,21 @@ class ScriptReply(_Strict):
     text: str = ""
     tool_calls: list[_ToolCallItem] = Field(default_factory=list)
     usage: dict[str, int] | None = None
-    latency: float | None = Field(None, ge=0)
+    latency: Seconds | None = None
     chunks: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _chunks_make_the_text(self) -> ScriptReply:
+        if self.chunks is not None and self.text and "".join(self.chunks) != self.text:
+            raise ValueError("`chunks` must join to `text` (the streamed pieces of the reply); "
+                             "leave `text` out to make it their concatenation")
+        return self
 
 
 class _ErrorSpec(_Strict):
     type: Literal["rate_limit", "server", "timeout", "bad_request", "authentication"]
     message: str = ""
-    retry_after: float | None = Field(None, ge=0)
+    retry_after: Seconds | None = None
 
 
 class ErrorItem(_Strict):
@@ -232,7 +247,7 @@ class LLMSource(_Strict):
 
     backend: Literal["scripted", "openai"] = Field(
         "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
-    latency: float = Field(0.0, ge=0, description="simulated latency of every LLM call")
+    latency: Seconds = Field(0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(None, description="cassette path, relative to the scenario")
 

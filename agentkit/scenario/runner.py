@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import difflib
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.files import settle
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
+from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, build_agent, build_team
+from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
+from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, load_scenario
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
@@ -24,7 +25,8 @@ from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.scenario.world import build_tool
 from agentkit.workflow import draw_workflow
 
-__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "load"]
+__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
+           "recording_files", "load"]
 
 
 @dataclass
@@ -72,23 +74,40 @@ def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
     return next(agent for agent in spec.team or () if agent.name == member)
 
 
+def recorded_trace_path(cassette: Path) -> Path:
+    """Where a recording keeps the trace it recorded: ``<cassette>.trace.json`` beside it."""
+    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
+
+
+def recording_files(scenario: Scenario, agent_type: str,
+                    member: str | None = None) -> list[Path]:
+    """The files a recording replaces together (its trace, then its cassette), after finishing
+    or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
+    cassette = cassette_path(scenario, agent_type, member)
+    files = [recorded_trace_path(cassette), cassette]
+    settle(files)
+    return files
+
+
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
-                 stack: ExitStack, member: str | None = None) -> LLM:
+                 member: str | None = None) -> LLM:
     """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
     (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
-    script (kept open by ``stack``)."""
+    script."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type, member))
+        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
         from agentkit.llms.fake_openai import FakeOpenAIServer
 
-        server = stack.enter_context(FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL,
-                                                      latency=spec.latency, strict=False))
+        # routed per client (not server.start(), which patches httpx process-wide): scenarios
+        # in other threads have their own servers
+        server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
+                                  strict=False)
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
@@ -109,13 +128,12 @@ def _build_tools(scenario: Scenario) -> list[Any]:
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-                 seed: int | str = 0, llm: LLM | None = None,
-                 record: tuple[LLM, RecordMode] | None = None) -> ScenarioResult:
+                 seed: int | str = 0, llm: LLM | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
-    fake endpoint) or its recording (a cassette), unless ``llm`` is given. ``record=(live,
-    mode)`` records through ``live`` into the agent type's cassette instead.
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
+    live model, use :func:`agentkit.scenario.record.record_scenario`.
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -133,21 +151,15 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             f"unknown agent type `{agent_type}`; {hint}(known: "
                             f"{', '.join(sorted(AGENT_TYPES))}; add one with "
                             "register_agent_type)")
+    _check_takes_images(scenario, agent_type)
     spec = scenario.agents[agent_type]
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
-    llms: dict[str | None, LLM] = {}
-    with simulation(seed), ExitStack() as stack:
+    with simulation(seed):
         tools = _build_tools(scenario)
-        for member in members:
-            if record is not None:
-                live, mode = record
-                llms[member] = RecordingLLM(live, cassette_path(scenario, agent_type, member),
-                                            mode, agent_type=agent_type, scenario=scenario.name)
-            elif llm is not None and member is None:
-                llms[member] = llm
-            else:
-                llms[member] = _default_llm(scenario, agent_type, _llm_source(spec, member),
-                                            stack, member)
+        llms: dict[str | None, LLM] = {
+            member: llm if llm is not None and member is None
+            else _default_llm(scenario, agent_type, _llm_source(spec, member), member)
+            for member in members}
         scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
             if spec.team:
@@ -177,23 +189,38 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                           diagram)
 
 
+def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
+    if agent_type in IMAGE_AGENT_TYPES:
+        return
+    for index, turn in enumerate(scenario.turns):
+        if turn.images:
+            takers = ", ".join(sorted(IMAGE_AGENT_TYPES)) or "none registered"
+            raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
+                                f"images: agent type `{agent_type}` does not take images "
+                                f"(agent types that do: {takers}); run this scenario under "
+                                "one of those")
+
+
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
+        options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
+                                   if agent_type in IMAGE_AGENT_TYPES else {})
+        if turn.human:
+            options["human"] = turn.human
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None
         with collect_events() as events:
             try:
-                extra = {"human": turn.human} if turn.human else {}
                 if turn.stream:
-                    stream = agent.stream_chat(turn.user, **extra)
+                    stream = agent.stream_chat(turn.user, **options)
                     for _ in stream.response_gen:
                         pass
                     response = stream.response
                 else:
-                    response = str(agent.chat(turn.user, **extra))
+                    response = str(agent.chat(turn.user, **options))
             except Exception as exc:  # the trace records it; expectations judge it
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,

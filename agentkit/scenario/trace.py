@@ -66,7 +66,8 @@ class IdNormalizer:
         return data
 
     def message(self, message: ChatMessage) -> dict[str, Any]:
-        data = message.to_dict()
+        """A message as a trace keeps it: normalised ids, images as mime type, size, sha256."""
+        data = message.to_dict(images="digest")
         extra = data.pop("additional_kwargs", None) or {}
         if message.tool_calls:
             data["tool_calls"] = [self.tool_call(c) for c in message.tool_calls]

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from agentkit.report import (
+    ReportError,
     render_html,
     render_json,
     render_markdown,
@@ -251,3 +252,22 @@ def test_a_report_without_workflow_agent_types_has_no_workflows_section():
     comparison = make_comparison(make_row("a"))
     assert "Workflows" not in render_html(comparison)
     assert "diagrams" not in render_json(comparison)
+
+
+def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# keep me", encoding="utf-8")
+
+    with pytest.raises(ReportError, match="README.md: is a file, not a folder"):
+        write_report(bundled, readme)
+
+    assert readme.read_text(encoding="utf-8") == "# keep me"
+
+
+def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled, tmp_path):
+    write_report(bundled, tmp_path / "out")
+    write_report(bundled, tmp_path / "out")
+
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
+        ["report.html", "report.json", "report.md"]

@@ -80,8 +80,8 @@ def test_an_unknown_agent_type_is_an_error_with_a_suggestion():
         run_scenario(scenario, "reactt")
 
     assert str(info.value) == ("s: agents.reactt: unknown agent type `reactt`; did you mean "
-                               f"`react`? (known: {', '.join(sorted(AGENT_TYPES))}; add one "
-                               "with register_agent_type)")
+                               f"`react`? (known: {', '.join(sorted(AGENT_TYPES))}; add one with "
+                               "register_agent_type)")
 
 
 def test_a_registered_agent_type_can_run_scenarios(write_file, monkeypatch):

@@ -149,6 +149,14 @@ def test_an_arguments_error_yields_an_error_output_without_calling_the_tool():
     assert (output.content, output.is_error, calls) == ("Error: arguments are not valid JSON", True, [])
 
 
+def test_an_arguments_error_is_the_output_even_for_an_unknown_tool():
+    # the caller's reason not to run a call (a CoA call that could not be read) is what the
+    # model must read, whatever the call's name
+    output = call_tool_with_selection(_select("ghost", arguments_error="FUNC #1 is not closed"), [])
+    assert (output.content, output.tool_name, output.is_error) == (
+        "Error: FUNC #1 is not closed", "ghost", True)
+
+
 def test_a_cancelled_tool_call_is_not_turned_into_an_output():
     async def cancelled() -> None:
         raise asyncio.CancelledError

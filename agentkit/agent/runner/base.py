@@ -269,16 +269,23 @@ class AgentRunner(BaseAgent):
                 return output
             tool_choice = "auto"
 
+    def _task_options(self, chat_kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``create_task`` keywords from a chat call's extra keywords: the hook a runner uses
+        to turn its own chat options (images, say) into task state. The base runner ignores
+        extra keywords, as LlamaIndex's does."""
+        return {}
+
     async def _achat(self, message: str, chat_history: list[ChatMessage] | None,
-                     tool_choice: str | dict[str, Any] | None,
-                     mode: StepMode) -> AgentChatResponse | StreamingAgentChatResponse:
+                     tool_choice: str | dict[str, Any] | None, mode: StepMode,
+                     chat_kwargs: dict[str, Any]) -> AgentChatResponse | StreamingAgentChatResponse:
+        task_options = self._task_options(chat_kwargs)
         if chat_history is not None:
             self.memory.set(chat_history)
         tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
         with self._listening(None), dispatcher.span():
             dispatcher.emit(AgentChatStartEvent(user_msg=message))
             try:
-                task = self.create_task(message)
+                task = self.create_task(message, **task_options)
                 output = await self._arun_task(task.task_id, mode, tool_choice)
                 result = self.finalize_response(task.task_id, output)
             except BaseException as exc:
@@ -290,26 +297,26 @@ class AgentRunner(BaseAgent):
     async def achat(self, message: str, chat_history: list[ChatMessage] | None = None,
                     tool_choice: str | dict[str, Any] | None = None,
                     **kwargs: Any) -> AgentChatResponse:
-        result = await self._achat(message, chat_history, tool_choice, "run")
+        result = await self._achat(message, chat_history, tool_choice, "run", kwargs)
         assert isinstance(result, AgentChatResponse)
         return result
 
     async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None,
                            tool_choice: str | dict[str, Any] | None = None,
                            **kwargs: Any) -> StreamingAgentChatResponse:
-        result = await self._achat(message, chat_history, tool_choice, "stream")
+        result = await self._achat(message, chat_history, tool_choice, "stream", kwargs)
         if isinstance(result, AgentChatResponse):  # a worker that streamed nothing
             result = StreamingAgentChatResponse(response=result.response, sources=result.sources)
         return result
 
     def chat(self, message: str, chat_history: list[ChatMessage] | None = None,
              tool_choice: str | dict[str, Any] | None = None, **kwargs: Any) -> AgentChatResponse:
-        return run_sync(self.achat(message, chat_history, tool_choice))
+        return run_sync(self.achat(message, chat_history, tool_choice, **kwargs))
 
     def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None,
                     tool_choice: str | dict[str, Any] | None = None,
                     **kwargs: Any) -> StreamingAgentChatResponse:
-        return run_sync(self.astream_chat(message, chat_history, tool_choice))
+        return run_sync(self.astream_chat(message, chat_history, tool_choice, **kwargs))
 
     # ------------------------------------------------------------------ memory
     def reset(self) -> None:

@@ -1,11 +1,12 @@
-"""Shared by the ReAct tests: small deterministic tools and a chat helper run in every mode."""
+"""Shared by the ReAct tests: small deterministic tools and a step runner for the three step
+modes (the chat helper for the four chat modes is in ``tests/agent/conftest.py``)."""
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from agentkit.agent.types import AgentChatResponse, StreamingAgentChatResponse
+from agentkit.agent.react import ReActAgentWorker
+from agentkit.agent.types import StreamingAgentChatResponse, Task, TaskStepOutput
 from agentkit.core.sim import run_sync
 from agentkit.tools import FunctionTool
 
@@ -45,36 +46,28 @@ def tools(add_tool: FunctionTool, multiply_tool: FunctionTool) -> list[FunctionT
     return [add_tool, multiply_tool]
 
 
-CHAT_MODES = ["chat", "achat", "stream_chat", "astream_chat"]
-
-
-async def _drained_astream(agent: Any, message: str) -> StreamingAgentChatResponse:
-    response = await agent.astream_chat(message)
-    async for _ in response.async_response_gen():
-        pass
-    return response
-
-
-def _ask(agent: Any, message: str, mode: str) -> AgentChatResponse | StreamingAgentChatResponse:
-    """One chat turn in ``mode``; a streamed answer is drained before it is returned."""
-    if mode == "chat":
-        return agent.chat(message)
-    if mode == "achat":
-        return run_sync(agent.achat(message))
-    if mode == "stream_chat":
-        response = agent.stream_chat(message)
-        for _ in response.response_gen:
-            pass
-        return response
-    return run_sync(_drained_astream(agent, message))
-
-
-@pytest.fixture(params=CHAT_MODES)
-def chat_mode(request: pytest.FixtureRequest) -> str:
+@pytest.fixture(params=["run", "arun", "stream"])
+def step_mode(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def ask(chat_mode: str) -> Callable[[Any, str], AgentChatResponse | StreamingAgentChatResponse]:
-    """``ask(agent, message)``: a chat turn in each of the four chat modes (sync, async, streamed)."""
-    return lambda agent, message: _ask(agent, message, chat_mode)
+def run_one(worker: ReActAgentWorker, step: Any, task: Task, mode: str) -> TaskStepOutput:
+    """One worker step in ``mode`` (``run_step``, ``arun_step``, ``stream_step`` drained)."""
+    if mode == "run":
+        return worker.run_step(step, task)
+    if mode == "arun":
+        return run_sync(worker.arun_step(step, task))
+    output = worker.stream_step(step, task)
+    if isinstance(output.output, StreamingAgentChatResponse):
+        for _ in output.output.response_gen:
+            pass
+    return output
+
+
+def run_task(worker: ReActAgentWorker, task: Task, mode: str) -> list[TaskStepOutput]:
+    """Every step of ``task`` until the last one (streamed answers drained)."""
+    outputs = [run_one(worker, worker.initialize_step(task), task, mode)]
+    while not outputs[-1].is_last:
+        (step,) = outputs[-1].next_steps
+        outputs.append(run_one(worker, step, task, mode))
+    return outputs

@@ -4,8 +4,6 @@ Each loop behaviour runs in the three step modes: ``run_step`` (sync), ``arun_st
 (async) and ``stream_step`` (streamed; the final answer is drained).
 """
 
-from typing import Any
-
 import pytest
 
 from agentkit.agent.react import (
@@ -16,8 +14,7 @@ from agentkit.agent.react import (
     ReActChatFormatter,
     ResponseReasoningStep,
 )
-from agentkit.agent.types import StreamingAgentChatResponse, Task, TaskStepOutput
-from agentkit.core.sim import run_sync
+from agentkit.agent.types import Task
 from agentkit.instrumentation import CallbackManager, ToolCallEndEvent, collect_events
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.prompts import PromptTemplate
@@ -25,34 +22,10 @@ from agentkit.llms.types import ChatMessage, MessageRole, ToolOutput
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import FunctionTool, KeywordObjectRetriever
 
+from .conftest import run_one, run_task
+
 ADD_2_3 = 'Thought: I add.\nAction: add\nAction Input: {"a": 2, "b": 3}'
 ANSWER_5 = "Thought: I know it now.\nAnswer: 5"
-
-
-@pytest.fixture(params=["run", "arun", "stream"])
-def step_mode(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def run_one(worker: ReActAgentWorker, step: Any, task: Task, mode: str) -> TaskStepOutput:
-    if mode == "run":
-        return worker.run_step(step, task)
-    if mode == "arun":
-        return run_sync(worker.arun_step(step, task))
-    output = worker.stream_step(step, task)
-    if isinstance(output.output, StreamingAgentChatResponse):
-        for _ in output.output.response_gen:
-            pass
-    return output
-
-
-def run_task(worker: ReActAgentWorker, task: Task, mode: str) -> list[TaskStepOutput]:
-    """Every step of ``task`` until the last one (streamed answers drained)."""
-    outputs = [run_one(worker, worker.initialize_step(task), task, mode)]
-    while not outputs[-1].is_last:
-        (step,) = outputs[-1].next_steps
-        outputs.append(run_one(worker, step, task, mode))
-    return outputs
 
 
 def new_task(message: str = "What is 2 + 3?", history: list[ChatMessage] | None = None) -> Task:
