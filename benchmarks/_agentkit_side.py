@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from _conversation import (
@@ -14,14 +15,18 @@ from _conversation import (
     planning_script,
     react_script,
     tool_call_arguments,
+    user_message,
 )
 from _harness import PlanningRun, ScriptedChat
 
 from agentkit.agent import AgentRunner, FunctionCallingAgentWorker, ReActAgentWorker
 from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
+from agentkit.agent.workflow import AgentWorkflow, FunctionAgent
 from agentkit.core.sim import Stopwatch, asleep
+from agentkit.llms import MessageRole
 from agentkit.llms.mock import ScriptedLLM, tool_call
+from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import BaseTool, FunctionTool
 
 
@@ -84,4 +89,21 @@ def build_planning_run(kind: str, llm_latency: float) -> PlanningRun:
         response = agent.chat(PLANNING_QUESTION)
         return response.response, sorted(looked_up), llm.calls, watch.wall, watch.serial
 
+    return run
+
+
+def build_workflow_run(calls: int, tool: BaseTool) -> Callable[[int], tuple[str, list[str]]]:
+    """Run ``n``: one ``AgentWorkflow`` run of a non-streaming ``FunctionAgent`` with ``calls``
+    tool calls, from empty memory; gives (answer, tool outputs in memory)."""
+    llm = ScriptedLLM([tool_call(TOOL_NAME, **arguments)
+                       for arguments in tool_call_arguments(calls)] + [answer(calls)])
+    workflow = AgentWorkflow(agents=[FunctionAgent(tools=[tool], llm=llm, streaming=False)])
+
+    def run(n: int) -> tuple[str, list[str]]:
+        llm.reset()
+        memory = ChatMemoryBuffer.from_defaults()
+        output = workflow.run_sync(user_msg=user_message(n), memory=memory,
+                                   max_iterations=MAX_ITERATIONS)
+        return str(output), [m.content or "" for m in memory.get_all()
+                             if m.role == MessageRole.TOOL]
     return run

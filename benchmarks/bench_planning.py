@@ -40,7 +40,7 @@ from _conversation import (  # noqa: E402
     planning_times,
 )
 from _harness import planning  # noqa: E402
-from _measure import side_records, table  # noqa: E402
+from _measure import apply_counts, side_records, table  # noqa: E402
 
 TARGET_REAL_MS = 50.0
 QUICK = {"runs": 5, "warmup": 1, "llamaindex_runs": 1, "llamaindex_warmup": 0}
@@ -59,16 +59,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="timed LlamaIndex runs per row (real sleeps: keep it small)")
     parser.add_argument("--llamaindex-warmup", type=int, help="untimed LlamaIndex runs per row")
     args = parser.parse_args(argv)
-    for name, value in (QUICK if args.quick else FULL).items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    for name in ("runs", "llamaindex_runs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    for name in ("warmup", "llamaindex_warmup"):
-        if getattr(args, name) < 0:
-            parser.error(f"--{name.replace('_', '-')} must not be negative")
-    return args
+    counts = QUICK if args.quick else FULL
+    apply_counts(parser, args, {k: v for k, v in counts.items() if "warmup" not in k})
+    return apply_counts(parser, args, {k: v for k, v in counts.items() if "warmup" in k},
+                        at_least=0)
 
 
 def _runs(count: int) -> str:
