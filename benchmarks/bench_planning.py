@@ -44,7 +44,7 @@ from _measure import apply_counts, side_records, table  # noqa: E402
 
 TARGET_REAL_MS = 50.0
 QUICK = {"runs": 5, "warmup": 1, "llamaindex_runs": 1, "llamaindex_warmup": 0}
-FULL = {"runs": 200, "warmup": 10, "llamaindex_runs": 3, "llamaindex_warmup": 1}
+FULL = {"runs": 200, "warmup": 10, "llamaindex_runs": 5, "llamaindex_warmup": 1}
 _LABELS = dict(ARCHITECTURES)
 
 
