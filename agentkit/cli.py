@@ -29,6 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentkit import __version__
+from agentkit.core import fmt
+
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "them against a live model, replay recordings, diff traces and compare "
                     "agent types.",
         epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input.")
+    parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     paths_help = f"scenario files or folders (default: {DEFAULT_SCENARIOS}/)"
@@ -168,7 +172,7 @@ def _result_line(result: Any) -> str:
     status = "PASS" if result.passed else "FAIL"
     return (f"{status}  {result.name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
-            f"wall={totals.wall_time:g}s serial={totals.serial_time:g}s")
+            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}")
 
 
 def _check_agent_types(names: list[str] | None) -> None:
@@ -259,7 +263,7 @@ class _Progress:
             self.llm_calls += 1
             usage = event.usage
             tokens = f", {usage.completion_tokens} tokens out" if usage else ""
-            status = f"error: {event.error}" if event.error else f"{event.latency:.2f}s{tokens}"
+            status = f"error: {event.error}" if event.error else f"{fmt.seconds(event.latency)}{tokens}"
             print(f"    [{self.llm_calls:>3}] LLM call  {status}", file=self.out, flush=True)
         elif isinstance(event, ToolCallEndEvent):
             self.tool_calls += 1

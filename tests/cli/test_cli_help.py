@@ -57,3 +57,11 @@ def test_unknown_command_is_a_usage_error(cli: Callable[..., Outcome]) -> None:
 
     assert result.code == 2
     assert "invalid choice: 'rnu'" in result.err
+
+
+def test_version_prints_the_installed_version(cli: Callable[..., Outcome]) -> None:
+    from agentkit import __version__
+
+    result = cli("--version")
+
+    assert (result.code, result.out) == (0, f"agentkit {__version__}\n")

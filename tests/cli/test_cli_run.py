@@ -161,3 +161,14 @@ def test_run_with_a_malformed_cassette_exits_2_as_a_cassette_error_not_an_agent_
     assert result.code == 2 and "FAIL" not in result.out
     assert (f"{cassette}:5: exchanges.0.response.usage.prompt_tokens: Input should be a valid "
             "integer") in result.err
+
+
+def test_run_prints_times_in_the_one_seconds_format(cli: Callable[..., Outcome],
+                                                    adding: Path) -> None:
+    text = _only_react(adding).read_text(encoding="utf-8")
+    adding.write_text(text.replace("  react:\n", "  react:\n    latency: 0.333333\n"),
+                      encoding="utf-8")
+
+    result = cli("run", adding)
+
+    assert "wall=0.67s serial=0.67s" in result.out.splitlines()[0]
