@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import json
 import os
 import sys
@@ -176,14 +175,13 @@ def _result_line(result: Any) -> str:
 
 
 def _check_agent_types(names: list[str] | None) -> None:
-    from agentkit.scenario.agents import AGENT_TYPES
+    from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 
     for name in names or []:
-        if name not in AGENT_TYPES:
-            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            raise CLIError(f"--agents: unknown agent type `{name}`; {hint}(known: "
-                           f"{', '.join(sorted(AGENT_TYPES))})")
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise CLIError(f"--agents: {exc}") from None
 
 
 def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:

@@ -6,7 +6,6 @@ becomes an ``error`` row, so one broken file does not hide the rest of the repor
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,13 +14,13 @@ from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
 from agentkit.scenario import (
-    AGENT_TYPES,
     Scenario,
     ScenarioError,
     discover_scenarios,
     load_scenario,
     run_scenario,
 )
+from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
 
@@ -35,15 +34,6 @@ def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
         for path in discover_scenarios(root):
             seen.setdefault(path.resolve(), path)
     return list(seen.values())
-
-
-def _check_agent_types(agent_types: list[str]) -> None:
-    for name in agent_types:
-        if name not in AGENT_TYPES:
-            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise ScenarioError(f"unknown agent type `{name}` (known: "
-                                f"{', '.join(sorted(AGENT_TYPES))}){hint}")
 
 
 def _name_of_broken(path: Path) -> str:
@@ -86,14 +76,17 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
     load or run becomes an ``error`` row.
     """
-    if agent_types is not None:
-        _check_agent_types(agent_types)
+    for name in agent_types or ():
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise ScenarioError(str(exc)) from None
     order: list[str] = list(agent_types or [])
     rows: list[Row] = []
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
-            scenario = load_scenario(path, agent_types=AGENT_TYPES)
+            scenario = load_scenario(path, check_agent_types=True)
         except ScenarioError as exc:
             rows.append(_error_row(_name_of_broken(path), None, str(exc)))
             continue

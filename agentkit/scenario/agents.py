@@ -1,9 +1,8 @@
-"""Agent types a scenario can run under, by name; extend with :func:`register_agent_type`."""
+"""The built-in agent types. Add your own with :func:`register_agent_type`, a
+``[tool.agentkit.agent_types]`` table in pyproject.toml or an entry point
+(:mod:`agentkit.scenario.agent_types`)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from agentkit.agent import (
     BaseAgent,
@@ -13,64 +12,55 @@ from agentkit.agent import (
 )
 from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
-from agentkit.llms.base import LLM
-from agentkit.tools import BaseTool
+from agentkit.scenario.agent_types import (
+    AGENT_TYPES,
+    AgentContext,
+    AgentFactory,
+    AgentType,
+    ChatAgent,
+    register_agent_type,
+    resolve_agent_type,
+)
 
-__all__ = ["AgentFactory", "AGENT_TYPES", "IMAGE_AGENT_TYPES", "register_agent_type",
-           "build_agent"]
-
-AgentFactory = Callable[[LLM, list[BaseTool], dict[str, Any]], BaseAgent]
-
-
-def _react(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
-    return ReActAgent.from_tools(tools, llm=llm, **params)
-
-
-def _function_calling(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
-    return FunctionCallingAgent.from_tools(tools, llm=llm, **params)
+__all__ = ["AgentContext", "AgentFactory", "AGENT_TYPES", "register_agent_type", "build_agent"]
 
 
-def _react_multimodal(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
-    return MultimodalReActAgentWorker.from_tools(tools, multi_modal_llm=llm, **params).as_agent()
+def _react(context: AgentContext) -> BaseAgent:
+    return ReActAgent.from_tools(list(context.tools), llm=context.llm, **context.params)
 
 
-def _llm_compiler(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
-    return LLMCompilerAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+def _function_calling(context: AgentContext) -> BaseAgent:
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm, **context.params)
 
 
-def _coa(llm: LLM, tools: list[BaseTool], params: dict[str, Any]) -> BaseAgent:
-    return CoAAgentWorker.from_tools(tools, llm=llm, **params).as_agent()
+def _react_multimodal(context: AgentContext) -> BaseAgent:
+    return MultimodalReActAgentWorker.from_tools(list(context.tools), multi_modal_llm=context.llm,
+                                                 **context.params).as_agent()
 
 
-AGENT_TYPES: dict[str, AgentFactory] = {
+def _llm_compiler(context: AgentContext) -> BaseAgent:
+    return LLMCompilerAgentWorker.from_tools(list(context.tools), llm=context.llm,
+                                             **context.params).as_agent()
+
+
+def _coa(context: AgentContext) -> BaseAgent:
+    return CoAAgentWorker.from_tools(list(context.tools), llm=context.llm,
+                                     **context.params).as_agent()
+
+
+_BUILT_IN: dict[str, AgentFactory] = {
     "react": _react,
     "function_calling": _function_calling,
     "react_multimodal": _react_multimodal,
     "llm_compiler": _llm_compiler,
     "coa": _coa,
 }
+_TAKE_IMAGES = {"react_multimodal"}
 
-IMAGE_AGENT_TYPES: set[str] = {"react_multimodal"}
-"""Agent types whose agents take a turn's images: the harness calls their ``chat`` and
-``stream_chat`` with ``image_docs=[ImageBlock, ...]`` on every turn (an empty list on a turn
-without images). A scenario giving images to another agent type is an error."""
-
-
-def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False) -> None:
-    """Make ``name`` usable under ``agents:`` in scenario files; ``images=True`` if its agents'
-    chats take ``image_docs=`` (see :data:`IMAGE_AGENT_TYPES`)."""
-    AGENT_TYPES[name] = factory
-    if images:
-        IMAGE_AGENT_TYPES.add(name)
-    else:
-        IMAGE_AGENT_TYPES.discard(name)
+for _name, _factory in _BUILT_IN.items():
+    AGENT_TYPES[_name] = AgentType(_factory, images=_name in _TAKE_IMAGES, origin="built-in")
 
 
-def build_agent(agent_type: str, llm: LLM, tools: list[BaseTool],
-                params: dict[str, Any]) -> BaseAgent:
-    try:
-        factory = AGENT_TYPES[agent_type]
-    except KeyError:
-        raise ValueError(f"unknown agent type `{agent_type}` (known: "
-                         f"{', '.join(sorted(AGENT_TYPES))})") from None
-    return factory(llm, tools, dict(params))
+def build_agent(context: AgentContext) -> ChatAgent:
+    """The agent of ``context.agent_type`` (:func:`resolve_agent_type`), built by its factory."""
+    return resolve_agent_type(context.agent_type).factory(context)

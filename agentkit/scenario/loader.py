@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
+from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 
@@ -156,11 +156,9 @@ def format_validation_error(path: Path, error: ValidationError, where: YamlLocat
     return "\n".join(lines)
 
 
-def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None) -> Scenario:
-    """Read and validate one scenario file.
-
-    ``agent_types``, if given, are the known agent types; others are reported as errors.
-    """
+def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scenario:
+    """Read and validate one scenario file; with ``check_agent_types``, an agent type that
+    does not exist (:func:`~agentkit.scenario.agent_types.check_agent_type`) is an error."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -184,15 +182,12 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(path, exc, where, Scenario)) from None
-    if agent_types is not None:
-        known = set(agent_types)
-        for name in scenario.agents:
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean `{close[0]}`? " if close else ""
-                raise ScenarioError(
-                    f"{path}:{where.line(('agents', name), key=True)}: agents.{name}: unknown "
-                    f"agent type `{name}`; {hint}(known: {', '.join(sorted(known))})")
+    for name in scenario.agents if check_agent_types else ():
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise ScenarioError(f"{path}:{where.line(('agents', name), key=True)}: "
+                                f"agents.{name}: {exc}") from None
     _check_images(scenario, path, where)
     scenario.path = str(path)
     scenario.set_locations(where.line)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,13 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent
+from agentkit.scenario.agent_types import (
+    AGENT_TYPES,
+    AgentContext,
+    AgentTypeError,
+    resolve_agent_type,
+)
+from agentkit.scenario.agents import build_agent
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, load_scenario
@@ -47,9 +53,10 @@ class ScenarioResult:
 
 
 def load(scenario: Scenario | str | Path) -> Scenario:
+    """``scenario`` itself, or the scenario file at that path (its agent types checked)."""
     if isinstance(scenario, Scenario):
         return scenario
-    return load_scenario(scenario, agent_types=AGENT_TYPES)
+    return load_scenario(scenario, check_agent_types=True)
 
 
 def cassette_path(scenario: Scenario, agent_type: str) -> Path:
@@ -112,12 +119,14 @@ def _build_tools(scenario: Scenario) -> list[Any]:
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-                 seed: int | str = 0, llm: LLM | None = None) -> ScenarioResult:
+                 seed: int | str = 0, llm: LLM | None = None,
+                 state: Mapping[str, Any] | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
     fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
-    live model, use :func:`agentkit.scenario.record.record_scenario`.
+    live model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the
+    agent type's factory as ``context.state`` (:class:`AgentContext`).
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -128,14 +137,12 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     if agent_type not in scenario.agents:
         raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` has no agent type "
                             f"`{agent_type}` (it has {', '.join(scenario.agents)})")
-    if agent_type not in AGENT_TYPES:
-        close = difflib.get_close_matches(agent_type, AGENT_TYPES, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+    try:
+        takes_images = resolve_agent_type(agent_type).images
+    except AgentTypeError as exc:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
-                            f"unknown agent type `{agent_type}`; {hint}(known: "
-                            f"{', '.join(sorted(AGENT_TYPES))}; add one with "
-                            "register_agent_type)")
-    _check_takes_images(scenario, agent_type)
+                            f"{exc}") from None
+    _check_takes_images(scenario, agent_type, takes_images)
     spec = scenario.agents[agent_type]
     scripted: LLM | None = None
     with simulation(seed):
@@ -143,8 +150,12 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
         if llm is None:
             llm = _default_llm(scenario, agent_type, spec)
             scripted = llm
+        context = AgentContext(agent_type=agent_type, llm=llm, tools=tools, params=spec.params,
+                               images=tuple(image for turn in scenario.turns
+                                            for image in turn_images(scenario, turn)),
+                               scenario=scenario, state=state or {})
         try:
-            agent = build_agent(agent_type, llm, tools, spec.params)
+            agent = build_agent(context)
             if scenario.history:
                 agent.memory.set([ChatMessage(role=m.role, content=m.content)
                                   for m in scenario.history])
@@ -153,7 +164,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                 scripted.strict = False  # the run never started: its script is not at fault
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
-        trace = _run_turns(scenario, agent_type, agent)
+        trace = _run_turns(scenario, agent_type, agent, takes_images)
     if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
         scripted.strict = False  # replies after the failure could not be used (see _leftovers)
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
@@ -161,24 +172,29 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     return ScenarioResult(scenario, agent_type, trace, problems, llm)
 
 
-def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
-    if agent_type in IMAGE_AGENT_TYPES:
+def _check_takes_images(scenario: Scenario, agent_type: str, takes_images: bool) -> None:
+    if takes_images:
         return
     for index, turn in enumerate(scenario.turns):
         if turn.images:
-            takers = ", ".join(sorted(IMAGE_AGENT_TYPES)) or "none registered"
+            takers = ", ".join(_image_takers()) or "none registered"
             raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
                                 f"images: agent type `{agent_type}` does not take images "
                                 f"(agent types that do: {takers}); run this scenario under "
                                 "one of those")
 
 
-def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
+def _image_takers() -> list[str]:
+    """The agent types that take images (those declared by an import ref are left out: only
+    importing them would tell)."""
+    return [name for name, entry in AGENT_TYPES.loaded().items() if entry.images]
+
+
+def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
-        options = ({"image_docs": turn_images(scenario, turn)}
-                   if agent_type in IMAGE_AGENT_TYPES else {})
+        options = {"image_docs": turn_images(scenario, turn)} if takes_images else {}
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None

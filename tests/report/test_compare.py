@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from agentkit.report import run_comparison
-from agentkit.scenario import AGENT_TYPES as KNOWN, ScenarioError, discover_scenarios
+from agentkit.scenario import ScenarioError, discover_scenarios
 from agentkit.scenario import load_scenario, run_scenario
 
 from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
 
 
 def _scenarios():
-    return [load_scenario(p, agent_types=KNOWN) for p in discover_scenarios(SCENARIOS)]
+    return [load_scenario(p, check_agent_types=True) for p in discover_scenarios(SCENARIOS)]
 
 
 def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):

@@ -13,7 +13,7 @@ from .conftest import MINIMAL
 
 def _error(path: Path) -> str:
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     return str(info.value)
 
 
@@ -26,7 +26,7 @@ def _variant(old: str, new: str) -> str:
 def test_a_valid_file_loads_with_its_path_and_fields(write_file):
     path = write_file("demo.yaml", MINIMAL)
 
-    scenario = load_scenario(path, agent_types=AGENT_TYPES)
+    scenario = load_scenario(path, check_agent_types=True)
 
     assert (scenario.name, scenario.path) == ("demo", str(path))
     assert [t.user for t in scenario.turns] == ["What is 2 + 3?"]
@@ -231,10 +231,11 @@ def test_an_unknown_agent_type_suggests_the_closest_known_one(write_file):
 
     assert _error(path) == (f"{path}:8: agents.function_caling: unknown agent type "
                             "`function_caling`; did you mean `function_calling`? (known: "
-                            f"{', '.join(sorted(AGENT_TYPES))})")
+                            f"{', '.join(sorted(AGENT_TYPES))}; add yours under "
+                            "[tool.agentkit.agent_types] in pyproject.toml)")
 
 
-def test_agent_types_are_not_checked_when_none_are_given(write_file):
+def test_agent_types_are_not_checked_unless_asked(write_file):
     path = write_file("custom.yaml", _variant("  function_calling:", "  my_agent:"))
 
     assert list(load_scenario(path).agents) == ["my_agent"]
