@@ -349,11 +349,12 @@ class CassetteLLM(FunctionCallingLLM):
     """Replays a cassette: same requests, same answers, same latency.
 
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
-    that backend as :class:`RecordingLLM` does.
+    that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
+    until :meth:`save` (a caller that keeps a recording only when it turned out good).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
-                 llm: LLM | None = None) -> None:
+                 llm: LLM | None = None, *, autosave: bool = True) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -362,7 +363,7 @@ class CassetteLLM(FunctionCallingLLM):
             path = cassette.path if isinstance(cassette, Cassette) else cassette
             if path is None:
                 raise ValueError("recording needs a cassette with a file path")
-            self._recorder = RecordingLLM(llm, path, mode)
+            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave)
             self.cassette = self._recorder.cassette
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
@@ -381,6 +382,18 @@ class CassetteLLM(FunctionCallingLLM):
     def unused(self) -> int:
         """Recorded exchanges not replayed yet."""
         return self._player.remaining()
+
+    @property
+    def recorded(self) -> int:
+        """Exchanges recorded through the live backend so far (0 when only replaying)."""
+        return self._recorder.recorded if self._recorder is not None else 0
+
+    def save(self) -> bool:
+        """Write what was recorded (atomically, secrets redacted); False if nothing was."""
+        if self._recorder is None or not self._recorder.recorded:
+            return False
+        self.cassette.save(secrets=self._recorder.llm.secrets)
+        return True
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
         canonical = canonical_request(request)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from pathlib import Path
@@ -16,7 +17,8 @@ from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_typ
 from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 
-__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml"]
+__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
+           "YamlLocations", "load_yaml"]
 
 
 class ScenarioError(ValueError):
@@ -206,12 +208,34 @@ def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:
         raise ScenarioError("\n".join(problems))
 
 
+_SNIFF_BYTES = 1 << 20
+_TOP_LEVEL_KEY = re.compile(r"^(format|turns|agents)[ \t]*:", re.MULTILINE)
+_NOT_SCENARIOS = frozenset({"__snapshots__", "cassettes"})
+
+
+def is_scenario_file(path: Path) -> bool:
+    """Whether a YAML file is agentkit's: its top level has ``format:`` and ``turns:`` or
+    ``agents:`` (or both of those without ``format:``, which loading then reports missing).
+    Any other YAML file -- a Kubernetes manifest, a CI config -- is not a scenario; a file
+    that cannot be read counts as one, so loading it reports why."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        text = path.read_bytes()[:_SNIFF_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return True
+    keys = set(_TOP_LEVEL_KEY.findall(text))
+    return ("format" in keys and bool(keys & {"turns", "agents"})) or {"turns", "agents"} <= keys
+
+
 def discover_scenarios(root: str | Path) -> list[Path]:
-    """Scenario files under ``root`` (``*.yaml``/``*.yml``), sorted; a file is returned as is."""
+    """Scenario files under ``root`` (:func:`is_scenario_file`; cassettes and snapshots are
+    not), sorted; a file is returned as is."""
     root = Path(root)
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise ScenarioError(f"{root}: no such scenario file or directory")
-    return sorted(p for p in root.rglob("*.y*ml") if p.suffix in (".yaml", ".yml")
-                  and "__snapshots__" not in p.parts and "cassettes" not in p.parts)
+    return sorted(p for p in root.rglob("*.y*ml")
+                  if not _NOT_SCENARIOS.intersection(p.relative_to(root).parts)
+                  and is_scenario_file(p))

@@ -101,3 +101,24 @@ def failure_lines(result: pytest.RunResult, first: str) -> list[str]:
     end = next((i for i in range(start + 1, len(lines))
                 if lines[i].startswith(("___", "---", "==="))), len(lines))
     return lines[start:end]
+
+
+#: A Kubernetes manifest: YAML that is not agentkit's.
+K8S_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+"""
+
+#: A project's own agent type: function calling without parallel tool calls.
+MY_AGENTS = '''
+from agentkit.agent import FunctionCallingAgent
+
+
+def build(context):
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
+                                           allow_parallel_tool_calls=False, **context.params)
+'''

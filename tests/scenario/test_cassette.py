@@ -496,6 +496,28 @@ def test_cassette_llm_in_a_record_mode_records_through_the_live_backend(tmp_path
     assert _ask(CassetteLLM(path), "q1") == "recorded" and live.calls == 1
 
 
+def test_cassette_llm_without_autosave_writes_nothing_until_saved(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = CassetteLLM(path, mode="once", llm=ScriptedLLM(["recorded"]), autosave=False)
+
+    _ask(recorder, "q1")
+
+    assert not path.exists() and recorder.recorded == 1
+    assert recorder.save()
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["recorded"]
+
+
+def test_saving_a_cassette_llm_that_recorded_nothing_writes_nothing(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    before = path.read_text(encoding="utf-8")
+    replaying = CassetteLLM(path, mode="once", llm=ScriptedLLM([]), autosave=False)
+
+    _ask(replaying, "q1")
+
+    assert not replaying.save() and path.read_text(encoding="utf-8") == before
+
+
 def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
     with pytest.raises(ValueError, match="needs the live backend"):
         CassetteLLM(tmp_path / "c.yaml", mode="once")

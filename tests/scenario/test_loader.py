@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario.loader import is_scenario_file
 from .conftest import MINIMAL
 
 
@@ -302,6 +303,43 @@ def test_discovery_skips_snapshots_and_cassettes(write_file, tmp_path):
     write_file("cassettes/s.react.yaml", "format: 1\nexchanges: []\n")
 
     assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+K8S_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+"""
+
+
+def test_discovery_skips_yaml_files_that_are_not_scenarios(write_file, tmp_path):
+    write_file("s.yaml", MINIMAL)
+    write_file("k8s.yaml", K8S_MANIFEST)
+    write_file("ci.yml", "agents: {queue: default}\nsteps: []\n")
+
+    assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (MINIMAL, True),
+    ("format: 1\nturns:\n  - user: [unclosed\n", True),  # broken, but agentkit's: report it
+    ("turns: [{user: hi}]\nagents: {react: {script: [hi]}}\n", True),  # `format` missing
+    (K8S_MANIFEST, False),
+    ("format: json\noutput: out.json\n", False),
+    ("agents: {queue: default}\n", False),
+    ("metadata:\n  format: 1\n  turns: []\n", False),  # not at the top level
+    ("", False),
+])
+def test_a_yaml_file_is_a_scenario_when_its_top_level_has_agentkit_keys(write_file, text,
+                                                                         expected):
+    assert is_scenario_file(write_file("x.yaml", text)) is expected
+
+
+def test_a_file_that_is_not_yaml_is_never_a_scenario(write_file):
+    assert not is_scenario_file(write_file("x.txt", MINIMAL))
 
 
 def test_discovery_of_a_file_returns_that_file(write_file):
