@@ -34,7 +34,6 @@ from agentkit.core import fmt
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-DEFAULT_SCENARIOS = "scenarios"
 
 
 class CLIError(Exception):
@@ -59,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    paths_help = f"scenario files or folders (default: {DEFAULT_SCENARIOS}/)"
+    paths_help = ("scenario files or folders (default: the project's, `scenarios` under "
+                  "[tool.agentkit] in pyproject.toml, else scenarios/)")
     agents_help = "only these agent types, comma-separated (default: all a scenario declares)"
 
     sub = commands.add_parser("list", help="list scenarios and their agent types",
@@ -127,17 +127,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _paths(raw: Sequence[str]) -> list[Path]:
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current directory when it is below it (as a user types it)."""
+    cwd = Path.cwd()
+    return path.relative_to(cwd) if path.is_relative_to(cwd) else path
+
+
+def _paths(args: argparse.Namespace) -> list[Path]:
+    """The scenario files of the command's PATHS, else of the project's scenario folders."""
     from agentkit.scenario.loader import ScenarioError, discover_scenarios
 
+    project = args.project
+    given = [Path(p) for p in args.paths] or [_shown(f) for f in project.scenarios]
     paths: list[Path] = []
-    for item in raw or [DEFAULT_SCENARIOS]:
+    for item in given:
+        if not args.paths and not item.exists():
+            where = (f"`scenarios` under [tool.agentkit] in {project.pyproject}"
+                     if project.configured else "the default")
+            raise CLIError(f"{item}: no such scenario folder ({where}); give scenario files or "
+                           "folders, or set `scenarios` under [tool.agentkit] in pyproject.toml")
         try:
             paths.extend(discover_scenarios(item))
         except ScenarioError as exc:
             raise CLIError(str(exc)) from None
     if not paths:
-        raise CLIError(f"no scenario files (*.yaml) under {', '.join(raw or [DEFAULT_SCENARIOS])}")
+        raise CLIError(f"no scenario files under {', '.join(map(str, given))}")
     return paths
 
 
@@ -152,7 +166,7 @@ def _load(path: Path) -> Any:
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
-    for path in _paths(args.paths):
+    for path in _paths(args):
         scenario = _load(path)
         tags = f"  [{', '.join(scenario.tags)}]" if scenario.tags else ""
         print(f"{scenario.name}  ({path}){tags}", file=out)
@@ -222,7 +236,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.trace_dir:
         _writable_folder(args.trace_dir, "--trace-dir")
     failed = total = 0
-    for path in _paths(args.paths):
+    for path in _paths(args):
         scenario = _load(path)
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
         for result in (_run_one(scenario, name) for name in names):
@@ -401,7 +415,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     _writable_folder(args.out, "--out")
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
-        comparison = run_comparison(_paths(args.paths), args.agents)
+        comparison = run_comparison(_paths(args), args.agents)
         written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
@@ -425,7 +439,13 @@ _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay"
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line ``argv``, printing to ``out``; returns the exit code (also for
-    ``--help`` and usage errors, whose message goes to stderr)."""
+    ``--help`` and usage errors, whose message goes to stderr).
+
+    The project is the nearest pyproject.toml from the current directory up: its root goes
+    on the import path and its ``[tool.agentkit]`` table is read (scenario folders, agent
+    types), as the pytest plugin does; both only for this call."""
+    from agentkit.scenario.project import ProjectError, activated, find_project
+
     out = out or sys.stdout
     try:
         with contextlib.redirect_stdout(out):
@@ -433,7 +453,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        return _COMMANDS[args.command](args, out)
+        args.project = find_project(Path.cwd())
+        with activated(args.project):
+            return _COMMANDS[args.command](args, out)
+    except ProjectError as exc:
+        print(f"agentkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except CLIError as exc:
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -63,6 +63,11 @@ class Project:
     scenarios: tuple[Path, ...] = ()
     agent_types: dict[str, AgentTypeRef] = field(default_factory=dict)
 
+    @property
+    def configured(self) -> bool:
+        """Whether the scenario folders come from ``[tool.agentkit]``, not the default."""
+        return self.scenarios != (self.root / DEFAULT_SCENARIOS,)
+
     @classmethod
     def bare(cls, root: Path) -> Project:
         """A folder without ``[tool.agentkit]``: the defaults."""
@@ -88,7 +93,10 @@ def read_project(pyproject: Path) -> Project:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProjectError(f"{pyproject}: invalid TOML: {exc}") from None
+        at = re.search(r" \(at line (\d+), column (\d+)\)$", str(exc))
+        where = f":{at[1]}:{at[2]}" if at else ""
+        problem = str(exc)[:at.start()] if at else str(exc)
+        raise ProjectError(f"{pyproject}{where}: invalid TOML: {problem}") from None
     root = pyproject.parent
     table = data.get("tool", {}).get("agentkit")
     if table is None:

@@ -29,7 +29,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
 
 
 @pytest.mark.parametrize("command, expected", [
-    ("list", ["List scenario files with their agent types.", "paths", "default: scenarios/"]),
+    ("list", ["List scenario files with their agent types.", "paths",
+              "`scenarios` under [tool.agentkit] in pyproject.toml, else scenarios/"]),
     ("run", ["check expectations", "--agents", "comma-separated", "--trace-dir",
              "<dir>/<scenario>.<agent>.json", "--verbose"]),
     ("record", ["live model", "progress line per LLM and tool call", "<cassette>.trace.json",
