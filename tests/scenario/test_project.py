@@ -19,7 +19,7 @@ from agentkit.scenario.project import (
     find_project,
     read_project,
 )
-from fuzz import JSON
+from tests.fuzz import JSON
 
 
 def _pyproject(tmp_path: Path, text: str) -> Path:
