@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -402,6 +403,30 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED
 
 
+class _Counter:
+    """``agentkit report``'s progress on a terminal: one line on stderr, rewritten after each
+    run (``[ 3/12] slow_tools[react] pass``) and cleared at the end. Off when stderr is not
+    a terminal (CI logs, pipes): nothing is written there."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.on = stream.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, row: Any) -> None:
+        width = len(str(total))
+        line = f"[{done:>{width}}/{total}] {row.scenario}[{row.agent_type}] {row.status}"
+        columns = shutil.get_terminal_size().columns - 1
+        self.stream.write(f"\r\x1b[K{line[:columns]}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.report import (
         ReportError,
@@ -413,12 +438,16 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.loader import ScenarioError
 
     _writable_folder(args.out, "--out")
+    counter = _Counter(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
-        comparison = run_comparison(_paths(args), args.agents)
+        comparison = run_comparison(_paths(args), args.agents,
+                                    progress=counter if counter.on else None)
         written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
+    finally:
+        counter.close()
     for summary in comparison.summaries():
         print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
     for row in comparison.failures:

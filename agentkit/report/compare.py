@@ -6,7 +6,7 @@ becomes an ``error`` row, so one broken file does not hide the rest of the repor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentkit.core.textfiles import TextFileError, read_text
@@ -66,15 +66,21 @@ def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0)
                speedup=speedup(totals.serial_time, totals.wall_time))
 
 
+Progress = Callable[[int, int, Row], None]
+"""``progress(done, total, row)``: called after each scenario × agent type run."""
+
+
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
-                   agent_types: list[str] | None = None, *, seed: int | str = 0) -> Comparison:
+                   agent_types: list[str] | None = None, *, seed: int | str = 0,
+                   progress: Progress | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows.
 
     Rows follow the (sorted) scenario files, then the agent-type order: ``agent_types`` as
     given, else the order in which the scenarios first declare them. A path that does not
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
-    load or run becomes an ``error`` row.
+    load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
+    ``progress`` knows the total.
     """
     for name in agent_types or ():
         try:
@@ -82,22 +88,33 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         except UnknownAgentTypeError as exc:
             raise ScenarioError(str(exc)) from None
     order: list[str] = list(agent_types or [])
-    rows: list[Row] = []
+    plan: list[Row | tuple[Scenario, str]] = []
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
             scenario = load_scenario(path, check_agent_types=True)
         except ScenarioError as exc:
-            rows.append(_error_row(_name_of_broken(path), None, str(exc)))
+            plan.append(_error_row(_name_of_broken(path), None, str(exc)))
             continue
         if scenario.name in used:
-            rows.append(_error_row(scenario.name, None, (
+            plan.append(_error_row(scenario.name, None, (
                 f"{path}: scenario name `{scenario.name}` is already used by {used[scenario.name]}"
                 "; scenario names must be unique (they key the report rows)")))
             continue
         used[scenario.name] = path
         if agent_types is None:
             order += [name for name in scenario.agents if name not in order]
-        for name in sorted((n for n in scenario.agents if n in order), key=order.index):
-            rows.append(row_from_result(scenario, name, seed=seed))
+        plan += [(scenario, name) for name in
+                 sorted((n for n in scenario.agents if n in order), key=order.index)]
+    total = sum(not isinstance(step, Row) for step in plan)
+    rows: list[Row] = []
+    done = 0
+    for step in plan:
+        if isinstance(step, Row):
+            rows.append(step)
+            continue
+        rows.append(row_from_result(*step, seed=seed))
+        done += 1
+        if progress is not None:
+            progress(done, total, rows[-1])
     return Comparison(agent_types=order, rows=rows)

@@ -154,3 +154,17 @@ def test_second_scenario_with_the_same_name_is_an_error_row(write_scenario):
     assert [(r.key, r.status) for r in comparison.rows] == [
         ("twin[function_calling]", "pass"), ("twin", "error"), ("c[function_calling]", "pass")]
     assert "already used" in comparison.rows[1].problems[0]
+
+
+def test_progress_is_told_each_run_with_the_total_known_from_the_start(write_scenario):
+    write_scenario("a_one.yaml", passing_scenario("a_one"))
+    write_scenario("b_broken.yaml", "format: 1\nname: broken\nturns: [\n")
+    folder = write_scenario("c_two.yaml", passing_scenario("c_two")).parent
+    seen: list[tuple[int, int, str]] = []
+
+    comparison = run_comparison(folder, progress=lambda done, total, row:
+                                 seen.append((done, total, row.key)))
+
+    assert seen == [(1, 2, "a_one[function_calling]"), (2, 2, "c_two[function_calling]")]
+    assert [r.key for r in comparison.rows] == ["a_one[function_calling]", "broken",
+                                                "c_two[function_calling]"]
