@@ -166,5 +166,5 @@ def test_progress_is_told_each_run_with_the_total_known_from_the_start(write_sce
                                  seen.append((done, total, row.key)))
 
     assert seen == [(1, 2, "a_one[function_calling]"), (2, 2, "c_two[function_calling]")]
-    assert [r.key for r in comparison.rows] == ["a_one[function_calling]", "broken",
+    assert [r.key for r in comparison.rows] == ["a_one[function_calling]", "b_broken",
                                                 "c_two[function_calling]"]
