@@ -67,7 +67,7 @@ class AgentContext:
 
     ``llm`` is the agent's model (a script, a cassette, or a live backend while recording);
     a multi-agent team gets one model per team agent in ``llms`` (by agent name; ``llm`` is
-    then the first team agent's). ``params`` are the scenario's ``agents.<type>.params``
+    then the root agent's). ``params`` are the scenario's ``agents.<type>.params``
     (copy them to change them: ``dict(context.params)``). ``images`` are the image blocks the
     scenario's turns send, in order (each turn's chat gets its own as ``image_docs=`` when the
     type takes images). ``state`` is what the caller of ``run_scenario(..., state=...)`` hands
@@ -105,10 +105,13 @@ class UnknownAgentTypeError(AgentTypeError):
 class AgentType:
     """A factory plus what the harness must know about its agents: ``images=True`` if their
     ``chat``/``stream_chat`` take ``image_docs=[ImageBlock, ...]`` (every turn, an empty list
-    on a turn without images); a scenario giving images to another type is an error."""
+    on a turn without images); ``team=True`` if it runs a ``team:`` of agents, each with its
+    own script or recording (the factory gets their LLMs as ``context.llms``). A scenario
+    giving images or a team to a type without the capability is an error."""
 
     factory: AgentFactory
     images: bool = False
+    team: bool = False
     origin: str = "register_agent_type"
 
 
@@ -243,7 +246,7 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
                                  f"`{entry.ref}`: {type(exc).__name__}: {exc}") from None
         if isinstance(target, AgentType):
             return AgentType(target.factory, images=target.images or entry.images,
-                             origin=entry.origin)
+                             team=target.team, origin=entry.origin)
         _check_factory(target, name, entry.origin)
         return AgentType(target, images=entry.images,  # type: ignore[arg-type]
                          origin=entry.origin)
@@ -267,10 +270,12 @@ AGENT_TYPES = AgentTypeRegistry(bootstrap=_builtins)
 """Every agent type by name: built-in, registered, declared in pyproject, installed."""
 
 
-def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False) -> None:
+def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False,
+                        team: bool = False) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files: ``factory(context)`` builds
-    the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``."""
-    AGENT_TYPES[name] = AgentType(factory, images=images)
+    the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``;
+    ``team=True`` if it runs a ``team:`` of agents (see :class:`AgentType`)."""
+    AGENT_TYPES[name] = AgentType(factory, images=images, team=team)
 
 
 def check_agent_type(name: str) -> None:

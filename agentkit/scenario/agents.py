@@ -12,6 +12,8 @@ from agentkit.agent import (
 )
 from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
+from agentkit.agent.workflow import AgentWorkflow, BaseWorkflowAgent, FunctionAgent
+from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     AgentContext,
@@ -21,8 +23,11 @@ from agentkit.scenario.agent_types import (
     register_agent_type,
     resolve_agent_type,
 )
+from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario.workflow_agent import WorkflowChatAgent
 
-__all__ = ["AgentContext", "AgentFactory", "AGENT_TYPES", "register_agent_type", "build_agent"]
+__all__ = ["AgentContext", "AgentFactory", "AGENT_TYPES", "TEAM_AGENT_TYPE",
+           "register_agent_type", "build_agent"]
 
 
 def _react(context: AgentContext) -> BaseAgent:
@@ -48,17 +53,76 @@ def _coa(context: AgentContext) -> BaseAgent:
                                      **context.params).as_agent()
 
 
-_BUILT_IN: dict[str, AgentFactory] = {
-    "react": _react,
-    "function_calling": _function_calling,
-    "react_multimodal": _react_multimodal,
-    "llm_compiler": _llm_compiler,
-    "coa": _coa,
-}
-_TAKE_IMAGES = {"react_multimodal"}
+_WORKFLOW_PARAMS = ("initial_state", "state_prompt", "timeout")
+_AGENT_KINDS: dict[str, type[BaseWorkflowAgent]] = {"function": FunctionAgent,
+                                                    "react": ReActWorkflowAgent}
 
-for _name, _factory in _BUILT_IN.items():
-    AGENT_TYPES[_name] = AgentType(_factory, images=_name in _TAKE_IMAGES, origin="built-in")
+
+def _one_agent_workflow(kind: str) -> AgentFactory:
+    """A one-agent AgentWorkflow behind the chat interface. ``max_iterations`` goes to each
+    run, ``initial_state``/``state_prompt``/``timeout`` to the workflow, the rest to the
+    agent."""
+    def build(context: AgentContext) -> WorkflowChatAgent:
+        params = dict(context.params)
+        max_iterations = params.pop("max_iterations", None)
+        workflow_params = {k: params.pop(k) for k in _WORKFLOW_PARAMS if k in params}
+        agent = _AGENT_KINDS[kind](tools=list(context.tools), llm=context.llm, **params)
+        return WorkflowChatAgent(AgentWorkflow(agents=[agent], **workflow_params),
+                                 max_iterations=max_iterations)
+    return build
+
+
+TEAM_AGENT_TYPE = "agent_workflow"
+"""The agent type of multi-agent scenarios: its spec declares a ``team`` and a ``root``."""
+
+
+def _agent_workflow(context: AgentContext) -> WorkflowChatAgent:
+    """The multi-agent workflow of a ``team`` spec: each team agent with its own LLM
+    (``context.llms``) and the scenario tools it names. ``params`` of the agent type work as
+    for ``function_agent``."""
+    scenario = context.scenario
+    assert scenario is not None  # the harness always gives it
+
+    def where(*field: str | int) -> str:
+        return scenario.where("agents", context.agent_type, *field)
+
+    spec = scenario.agents[context.agent_type]
+    by_name = {tool.metadata.name: tool for tool in context.tools}
+    agents: list[BaseWorkflowAgent] = []
+    for index, member in enumerate(spec.team or ()):
+        unknown = [n for n in member.tools or () if n not in by_name]
+        if unknown:
+            raise ScenarioError(
+                f"{where('team', index, 'tools')}: agents.{context.agent_type}.team.{index}."
+                f"tools: unknown tool(s) {', '.join(unknown)} (the scenario's tools: "
+                f"{', '.join(by_name) or 'none'})")
+        chosen = list(context.tools) if member.tools is None else [by_name[n]
+                                                                   for n in member.tools]
+        try:
+            agents.append(_AGENT_KINDS[member.kind](
+                name=member.name, description=member.description,
+                system_prompt=member.system_prompt, tools=chosen,
+                can_handoff_to=member.can_handoff_to, llm=context.llms[member.name],
+                **member.params))
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(f"{where('team', index, 'params')}: agents.{context.agent_type}"
+                                f".team.{index}.params: {exc}") from None
+    params = dict(context.params)
+    max_iterations = params.pop("max_iterations", None)
+    workflow = AgentWorkflow(agents=agents, root_agent=spec.root, **params)
+    return WorkflowChatAgent(workflow, max_iterations=max_iterations)
+
+
+AGENT_TYPES.update({
+    "react": AgentType(_react, origin="built-in"),
+    "function_calling": AgentType(_function_calling, origin="built-in"),
+    "react_multimodal": AgentType(_react_multimodal, images=True, origin="built-in"),
+    "llm_compiler": AgentType(_llm_compiler, origin="built-in"),
+    "coa": AgentType(_coa, origin="built-in"),
+    "function_agent": AgentType(_one_agent_workflow("function"), origin="built-in"),
+    "react_agent": AgentType(_one_agent_workflow("react"), origin="built-in"),
+    TEAM_AGENT_TYPE: AgentType(_agent_workflow, team=True, origin="built-in"),
+})
 
 
 def build_agent(context: AgentContext) -> ChatAgent:

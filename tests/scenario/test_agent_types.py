@@ -223,3 +223,68 @@ def test_a_registered_agent_type_is_an_agent_type_record():
     register_agent_type("mine", _function_calling, images=True)
 
     assert AGENT_TYPES["mine"] == AgentType(_function_calling, images=True)
+
+
+# ----------------------------------------------------------------- teams
+TEAM = """\
+format: 1
+name: team
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+agents:
+  {agent_type}:
+    root: lead
+    team:
+      - name: lead
+        description: Leads.
+        script: ["5"]
+      - name: helper
+        description: Helps.
+        script: ["unused"]
+"""
+
+
+@pytest.mark.agentkit_allow_unused_script  # the helper's reply is left unused on purpose
+def test_a_team_type_gets_each_team_agents_llm_by_name_and_the_roots_as_llm(write_file):
+    seen: list[AgentContext] = []
+
+    def factory(context: AgentContext) -> Any:
+        seen.append(context)
+        return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
+
+    register_agent_type("my_team", factory, team=True)
+    path = write_file("team.yaml", TEAM.format(agent_type="my_team"))
+
+    result = run_scenario(path)
+
+    [context] = seen
+    assert sorted(context.llms) == ["helper", "lead"]
+    assert context.llm is context.llms["lead"]
+    assert result.trace.turns[0].response == "5"
+    assert result.problems == ["the script has 1 unused reply (the agent made 0 LLM calls)"]
+
+
+def test_a_team_under_a_type_that_runs_one_agent_is_an_error_at_its_line(write_file):
+    from agentkit.scenario import ScenarioError
+
+    path = write_file("team.yaml", TEAM.format(agent_type="react"))
+
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(path)
+
+    assert str(info.value).startswith(f"{path}:11: agents.react.team: agent type `react` runs "
+                                      "one agent, not a team; run the team under ")
+    assert "agent_workflow" in str(info.value)
+
+
+def test_a_team_type_without_a_team_says_to_declare_one(write_file):
+    from agentkit.scenario import ScenarioError
+
+    path = write_file("solo.yaml", MINIMAL.replace("  function_calling:\n",
+                                                   "  agent_workflow:\n"))
+
+    with pytest.raises(ScenarioError, match="agent type `agent_workflow` runs a team: declare "
+                                            "`team:`"):
+        run_scenario(path)

@@ -14,8 +14,9 @@ from agentkit.scenario import model
 
 README = Path(__file__).resolve().parents[2] / "scenarios" / "README.md"
 PARTS = [model.Scenario, model.ToolSpec, model.HistoryMessage, model.Turn, model.AgentSpec,
-         model.ScriptReply, model._ToolCallItem, model._ErrorSpec, model.Expect,
-         model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec, model.MessageExpect]
+         model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
+         model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
+         model.HandoffsExpect, model.HandoffSpec, model.MessageExpect]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():
@@ -26,7 +27,8 @@ def test_the_model_points_to_the_format_reference_and_it_exists():
 @pytest.mark.parametrize("part", PARTS, ids=lambda part: part.__name__)
 def test_the_reference_names_every_field(part: type[BaseModel]):
     text = README.read_text(encoding="utf-8")
-    fields = [name for name, info in part.model_fields.items() if not info.exclude]
+    fields = [info.alias or name for name, info in part.model_fields.items()
+              if not info.exclude]
 
     missing = [name for name in fields if not re.search(rf"`{name}`|\b{name}:", text)]
 
