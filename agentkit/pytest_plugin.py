@@ -205,21 +205,23 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def _blocked(item: pytest.Item, targets: list[str], reason: str | None = None) -> str:
-    """The guard's message: what was blocked, why, how to record instead, how to allow it."""
+    """The guard's message: what was blocked and why, then how to record instead and how to
+    allow the connection, one line each."""
     why = f" ({reason})" if reason else ""
-    text = (f"{item.nodeid} tried to connect to {', '.join(targets)}: agentkit blocks the "
-            f"network in this test{why} so that no test reaches a live model by accident.")
+    lines = [f"{item.nodeid} tried to connect to {', '.join(targets)}: agentkit blocks the "
+             f"network in this test{why} so that no test reaches a live model by accident."]
     if isinstance(item, ScenarioItem):
-        text += (f" Record the scenario's model once with `pytest --record-mode=once "
-                 f"{item.nodeid}`; then it replays offline from its cassette.")
+        lines.append(f"- to record the scenario's model once and replay it offline: "
+                     f"`pytest --record-mode=once {item.nodeid}`")
     else:
         cassette = _shown(cassette_for(item), item.config.rootpath)
-        text += (" To record the model once and replay it offline, take the LLM from the "
-                 "`agentkit_llm` fixture (it records through your `live_llm` fixture) and run "
-                 f"`pytest --record-mode=once {item.nodeid}`: that writes {cassette}.")
+        lines.append("- to record the model once and replay it offline: take the LLM from the "
+                     "`agentkit_llm` fixture (it records through your `live_llm` fixture) and "
+                     f"run `pytest --record-mode=once {item.nodeid}` (writes {cassette})")
     host = targets[0].rsplit(":", 1)[0].strip("[]")
-    return (text + f" To let the test reach {host}, pass --allowed-hosts={host} or mark it "
-                   "@pytest.mark.live.")
+    lines.append(f"- to let the test reach {host}: pass --allowed-hosts={host}, or mark it "
+                 "@pytest.mark.live")
+    return "\n".join(lines)
 
 
 @pytest.fixture(autouse=True)

@@ -21,6 +21,8 @@ LOOPBACK: tuple[IPNetwork, ...] = (ipaddress.ip_network("127.0.0.0/8"),
 class LiveModelBlockedError(ConnectionError):
     """A test tried to reach the network (a live model) while it is blocked."""
 
+    __module__ = "agentkit.pytest_plugin"  # where users import it from (as pytest does)
+
 
 @dataclass(frozen=True)
 class AllowedHosts:

@@ -69,14 +69,15 @@ def test_block_network_guards_every_test_and_says_how_to_record_it(
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        f"E*LiveModelBlockedError: test_connect.py::test_connects tried to connect to "
-        f"127.0.0.1:{closed_port}: agentkit blocks the network in this test (--block-network) "
-        "so that no test reaches a live model by accident. To record the model once and "
-        "replay it offline, take the LLM from the `agentkit_llm` fixture (it records through "
-        "your `live_llm` fixture) and run `pytest --record-mode=once "
-        "test_connect.py::test_connects`: that writes "
-        "cassettes/test_connect/test_connects.yaml. To let the test reach 127.0.0.1, pass "
-        "--allowed-hosts=127.0.0.1 or mark it @pytest.mark.live."])
+        f"E*agentkit.pytest_plugin.LiveModelBlockedError: test_connect.py::test_connects tried "
+        f"to connect to 127.0.0.1:{closed_port}: agentkit blocks the network in this test "
+        "(--block-network) so that no test reaches a live model by accident.",
+        "E*- to record the model once and replay it offline: take the LLM from the "
+        "`agentkit_llm` fixture (it records through your `live_llm` fixture) and run "
+        "`pytest --record-mode=once test_connect.py::test_connects` (writes "
+        "cassettes/test_connect/test_connects.yaml)",
+        "E*- to let the test reach 127.0.0.1: pass --allowed-hosts=127.0.0.1, or mark it "
+        "@pytest.mark.live"])
 
 
 def test_the_ini_option_guards_every_test(pytester: pytest.Pytester, closed_port: int) -> None:
@@ -130,9 +131,9 @@ def test_a_scenario_item_is_guarded_and_told_to_record_the_scenario(
         "*agentkit network guard*",
         "scenarios/adding.yaml::react tried to connect to "
         f"127.0.0.1:{closed_port}: agentkit blocks the network in this test (a scenario) so "
-        "that no test reaches a live model by accident. Record the scenario's model once with "
-        "`pytest --record-mode=once scenarios/adding.yaml::react`; then it replays offline "
-        "from its cassette.*"])
+        "that no test reaches a live model by accident.",
+        "- to record the scenario's model once and replay it offline: "
+        "`pytest --record-mode=once scenarios/adding.yaml::react`"])
 
 
 # ----------------------------------------------------------------- what stays open
@@ -264,8 +265,8 @@ def test_swallowed_connection_error_still_fails_the_test(pytester: pytest.Pytest
 
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
-        f"test_swallow.py::test_swallows tried to connect to 127.0.0.1:{closed_port}: *"
-        "--record-mode=once*"])
+        f"test_swallow.py::test_swallows tried to connect to 127.0.0.1:{closed_port}: *",
+        "- to record the model once*--record-mode=once*"])
 
 
 def test_connection_error_wrapped_by_a_client_still_explains_the_block(
@@ -285,8 +286,8 @@ def test_connection_error_wrapped_by_a_client_still_explains_the_block(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E*RuntimeError: the server is unreachable",
                                  "*agentkit network guard*",
-                                 "test_client.py::test_client tried to connect to *"
-                                 "--record-mode=once*"])
+                                 "test_client.py::test_client tried to connect to *",
+                                 "- to record the model once*--record-mode=once*"])
 
 
 # ----------------------------------------------------------------- allowed hosts
