@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from mocks.foreign_yaml import K8S_MANIFEST
+
 PYPROJECT = """\
 [project]
 name = "shop"
@@ -103,16 +105,6 @@ def test_local_http_server_answers():
         server.shutdown()
 '''
 
-K8S = """\
-apiVersion: v1
-kind: Service
-metadata:
-  name: shop
-spec:
-  ports: [{port: 80}]
-"""
-
-
 def _write(root: Path, relative: str, text: str) -> None:
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +122,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     _write(root, "shop/tools.py", TOOLS)
     _write(root, "scenarios/apple_price.yaml", SCENARIO)
     _write(root, "tests/test_server.py", SERVER_TEST)
-    _write(root, "tests/data/scenarios/k8s.yaml", K8S)
+    _write(root, "tests/data/scenarios/k8s.yaml", K8S_MANIFEST)
     site = tmp_path_factory.mktemp("site")
     _write(site, "partner_agents.py", PARTNER)
     _write(site, "partner_agents-1.0.dist-info/METADATA",

@@ -103,16 +103,6 @@ def failure_lines(result: pytest.RunResult, first: str) -> list[str]:
     return lines[start:end]
 
 
-#: A Kubernetes manifest: YAML that is not agentkit's.
-K8S_MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 2
-"""
-
 #: A project's own agent type: function calling without parallel tool calls.
 MY_AGENTS = '''
 from agentkit.agent import FunctionCallingAgent

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_project import ADDING, CALC_TOOLS, K8S_MANIFEST, MY_AGENTS, write
+from mocks.foreign_yaml import K8S_MANIFEST
+from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, write
 
 
 def test_scenario_file_is_collected_as_one_item_per_agent_type(project: pytest.Pytester) -> None:

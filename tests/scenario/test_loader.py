@@ -9,6 +9,7 @@ import pytest
 
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.loader import is_scenario_file
+from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
 from .conftest import MINIMAL
 
 
@@ -305,20 +306,10 @@ def test_discovery_skips_snapshots_and_cassettes(write_file, tmp_path):
     assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
 
 
-K8S_MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 2
-"""
-
-
 def test_discovery_skips_yaml_files_that_are_not_scenarios(write_file, tmp_path):
     write_file("s.yaml", MINIMAL)
     write_file("k8s.yaml", K8S_MANIFEST)
-    write_file("ci.yml", "agents: {queue: default}\nsteps: []\n")
+    write_file("ci.yml", CI_PIPELINE)
 
     assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
 
@@ -329,7 +320,7 @@ def test_discovery_skips_yaml_files_that_are_not_scenarios(write_file, tmp_path)
     ("turns: [{user: hi}]\nagents: {react: {script: [hi]}}\n", True),  # `format` missing
     (K8S_MANIFEST, False),
     ("format: json\noutput: out.json\n", False),
-    ("agents: {queue: default}\n", False),
+    (CI_PIPELINE, False),
     ("metadata:\n  format: 1\n  turns: []\n", False),  # not at the top level
     ("", False),
 ])
