@@ -211,6 +211,11 @@ class TrajectoryAnswer:
     def refs(self) -> tuple[int, ...]:
         return tuple(sorted({int(n) for n in _ANSWER_REF.findall(self.text)}))
 
+    @property
+    def fixed_text(self) -> str:
+        """The answer without its placeholders: what is known before the run."""
+        return _ANSWER_REF.sub("", self.text)
+
     def render(self, outputs: CallOutputs) -> str:
         """The answer with each ``{$N}`` replaced by call N's output text."""
         return _ANSWER_REF.sub(lambda m: outputs.text(int(m.group(1))), self.text)

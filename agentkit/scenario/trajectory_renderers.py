@@ -110,15 +110,16 @@ def _finish(ctx: RenderContext) -> Any:
     answer = ctx.trajectory.answer
     thought = answer.thought or _ANSWER_THOUGHT
 
-    def build() -> str:
-        text = answer.render(ctx.outputs)
+    def checked(text: str, shown: str | None = None) -> str:
         if not _balanced(text):
-            raise TrajectoryError([(answer.loc, f"the answer {text!r} has unbalanced "
+            raise TrajectoryError([(answer.loc, f"the answer {(shown or text)!r} has unbalanced "
                                                 "parentheses: LLMCompiler's `Finish(...)` "
                                                 "cannot carry it")])
-        return f"Thought: {thought}\nAction: Finish({text})"
+        return text
 
-    return ctx.deferred(build, answer.refs)
+    checked(answer.fixed_text, answer.text)  # the outputs' part is checked when known
+    return ctx.deferred(lambda: f"Thought: {thought}\nAction: Finish("
+                                f"{checked(answer.render(ctx.outputs))})", answer.refs)
 
 
 def render_llm_compiler(ctx: RenderContext) -> list[Any]:
