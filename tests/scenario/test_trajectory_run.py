@@ -90,6 +90,27 @@ def test_the_architectures_differ_in_llm_calls(bundled_results):
                      "function_calling": 4, "function_agent": 4, "llm_compiler": 2, "coa": 2}
 
 
+def test_a_rendered_script_also_drives_the_openai_backend_against_the_fake_endpoint(
+        write_file):
+    scenario = load(write_file("mine.yaml", HEAD + "agents:\n  function_calling: "
+                                                   "{backend: openai}\n"))
+
+    result = run_scenario(scenario, "function_calling")
+
+    assert (result.problems, result.trace.turns[0].response) == ([], "Together: 16062886.")
+
+
+@pytest.mark.parametrize("agent_type", ["react", "function_agent", "llm_compiler", "coa"])
+def test_a_streamed_turn_gets_the_same_answer(write_file, agent_type):
+    scenario = load(write_file("mine.yaml", HEAD.replace(
+        "  - user: Paris and Tokyo together?\n",
+        "  - user: Paris and Tokyo together?\n    stream: true\n")))
+
+    result = run_scenario(scenario, agent_type)
+
+    assert (result.problems, result.trace.turns[0].response) == ([], "Together: 16062886.")
+
+
 # ----------------------------------------------------------------- a user's own agent type
 def _one_call_per_reply(context: RenderContext) -> list[Any]:
     """A renderer of the user's own: every call in a reply of its own, then the answer."""
