@@ -33,6 +33,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.llms.base import LLM
+from agentkit.scenario.trajectory import (
+    RenderContext,
+    TrajectoryError,
+    TrajectoryRenderer,
+    register_trajectory_renderer,
+    scoped_renderers,
+)
 from agentkit.scenario.world import resolve_ref
 from agentkit.tools import BaseTool
 
@@ -198,10 +205,14 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         return name in self._entries()
 
     # -- declaring and resolving
-    def declare(self, name: str, ref: str, origin: str, *, images: bool = False) -> None:
-        """Declare ``name`` as the factory at import ref ``ref`` (imported on first use)."""
+    def declare(self, name: str, ref: str, origin: str, *, images: bool = False,
+                trajectory: str | None = None) -> None:
+        """Declare ``name`` as the factory at import ref ``ref`` (imported on first use);
+        ``trajectory``, the import ref of its trajectory renderer (imported when it renders)."""
         self._entries()
         self._types[name] = _Lazy(lambda: resolve_ref(ref), ref, origin, images)
+        if trajectory is not None:
+            register_trajectory_renderer(name, _LazyRenderer(name, trajectory, origin))
 
     def check(self, name: str) -> None:
         """Raise :class:`UnknownAgentTypeError` unless ``name`` is an agent type."""
@@ -232,7 +243,8 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         saved = dict(self._types)
         self._installed = None  # packages installed since are seen inside
         try:
-            yield self
+            with scoped_renderers():
+                yield self
         finally:
             self._types = saved
             self._installed = None
@@ -250,6 +262,24 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         _check_factory(target, name, entry.origin)
         return AgentType(target, images=entry.images,  # type: ignore[arg-type]
                          origin=entry.origin)
+
+
+@dataclass(frozen=True)
+class _LazyRenderer:
+    """A trajectory renderer declared by an import ref, imported when it first renders."""
+
+    name: str
+    ref: str
+    origin: str
+
+    def __call__(self, context: RenderContext) -> list[Any]:
+        try:
+            render = resolve_ref(self.ref)
+        except Exception as exc:  # importing runs the user's module code
+            raise TrajectoryError([(("agents", self.name), (
+                f"cannot import the trajectory renderer `{self.ref}` ({self.origin}): "
+                f"{type(exc).__name__}: {exc}"))]) from None
+        return list(render(context))
 
 
 def _entry_points() -> dict[str, _Lazy]:
@@ -271,11 +301,16 @@ AGENT_TYPES = AgentTypeRegistry(bootstrap=_builtins)
 
 
 def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False,
-                        team: bool = False) -> None:
+                        team: bool = False, trajectory: TrajectoryRenderer | None = None
+                        ) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files: ``factory(context)`` builds
     the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``;
-    ``team=True`` if it runs a ``team:`` of agents (see :class:`AgentType`)."""
+    ``team=True`` if it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory``
+    renders its LLM script from a scenario's ``trajectory:``
+    (:func:`~agentkit.scenario.trajectory.register_trajectory_renderer`)."""
     AGENT_TYPES[name] = AgentType(factory, images=images, team=team)
+    if trajectory is not None:
+        register_trajectory_renderer(name, trajectory)
 
 
 def check_agent_type(name: str) -> None:

@@ -9,6 +9,7 @@ scenarios = ["scenarios", "tests/agent_scenarios"]   # default: ["scenarios"]
 [tool.agentkit.agent_types]
 my_agent = "my_project.agents:build_my_agent"       # a factory (or an AgentType)
 seeing = { ref = "my_project.agents:build_seeing", images = true }
+mine = { ref = "my_project.agents:build_mine", trajectory = "my_project.agents:render_mine" }
 ```
 
 Paths are relative to the project root (the folder of pyproject.toml). :func:`activated`
@@ -51,6 +52,7 @@ class AgentTypeRef:
     ref: str
     origin: str
     images: bool = False
+    trajectory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,20 +133,32 @@ def _agent_types(value: Any, lines: _Lines) -> dict[str, AgentTypeRef]:
     found = {}
     for name, entry in value.items():
         where = lines.at(name, table=f"{_TABLE}.agent_types")
-        images = False
+        images, trajectory = False, None
         if isinstance(entry, dict):
-            unknown = sorted(set(entry) - {"ref", "images"})
+            unknown = sorted(set(entry) - {"ref", "images", "trajectory"})
             if unknown or not isinstance(entry.get("images", False), bool):
                 raise ProjectError(f"{where}: {_TABLE}.agent_types.{name}: an inline table "
-                                   "takes `ref` (the import ref) and `images` (true or false)"
-                                   + (f"; unknown key(s) {', '.join(unknown)}" if unknown else ""))
+                                   "takes `ref` (the factory's import ref), `images` (true or "
+                                   "false) and `trajectory` (its trajectory renderer's import "
+                                   "ref)" + (f"; unknown key(s) {', '.join(unknown)}"
+                                             if unknown else ""))
             images = entry.get("images", False)
+            trajectory = _ref(entry.get("trajectory"), f"{where}: {_TABLE}.agent_types.{name}."
+                                                       "trajectory", "render", optional=True)
             entry = entry.get("ref")
-        if not isinstance(entry, str) or not _REF.fullmatch(entry):
-            raise ProjectError(f"{where}: {_TABLE}.agent_types.{name}: expected an import ref "
-                               f"\"package.module:factory\", got {entry!r}")
-        found[name] = AgentTypeRef(entry, where, images)
+        ref = _ref(entry, f"{where}: {_TABLE}.agent_types.{name}", "factory")
+        assert ref is not None
+        found[name] = AgentTypeRef(ref, where, images, trajectory)
     return found
+
+
+def _ref(value: Any, where: str, example: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not _REF.fullmatch(value):
+        raise ProjectError(f"{where}: expected an import ref \"package.module:{example}\", "
+                           f"got {value!r}")
+    return value
 
 
 class _Lines:
@@ -180,7 +194,8 @@ def activated(project: Project) -> Iterator[Project]:
     try:
         with AGENT_TYPES.scoped():
             for name, entry in project.agent_types.items():
-                AGENT_TYPES.declare(name, entry.ref, entry.origin, images=entry.images)
+                AGENT_TYPES.declare(name, entry.ref, entry.origin, images=entry.images,
+                                    trajectory=entry.trajectory)
             yield project
     finally:
         if added and root in sys.path:

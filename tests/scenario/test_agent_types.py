@@ -288,3 +288,81 @@ def test_a_team_type_without_a_team_says_to_declare_one(write_file):
     with pytest.raises(ScenarioError, match="agent type `agent_workflow` runs a team: declare "
                                             "`team:`"):
         run_scenario(path)
+
+
+# ----------------------------------------------------------------- trajectory renderers
+TRAJECTORY_SCENARIO = """\
+format: 1
+name: traj
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+trajectory:
+  - call: add
+    args: {a: 2, b: 3}
+  - answer: "2 + 3 = {$1}"
+agents: [mine]
+"""
+
+
+@pytest.fixture
+def renderer_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A module with a factory `build` and a renderer `render` (one tool call per reply)."""
+    name = f"my_renderers_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""\
+        from agentkit.agent import FunctionCallingAgent
+        from agentkit.llms.mock import ScriptedResponse, tool_call
+
+        def build(context):
+            return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
+
+        def render(context):
+            outputs, answer = context.outputs, context.trajectory.answer
+            calls = [context.deferred(lambda call=call: ScriptedResponse(tool_calls=[
+                         tool_call(call.name, **call.arguments(outputs))]), call.refs)
+                     for call in context.trajectory.calls]
+            return [*calls, context.deferred(lambda: answer.render(outputs), answer.refs)]
+        """), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_a_renderer_declared_by_ref_renders_the_types_trajectory_scenarios(renderer_module,
+                                                                          write_file):
+    AGENT_TYPES.declare("mine", f"{renderer_module}:build", "pyproject.toml",
+                        trajectory=f"{renderer_module}:render")
+
+    result = run_scenario(write_file("traj.yaml", TRAJECTORY_SCENARIO))
+
+    assert result.passed, result.problems
+    assert result.trace.turns[0].response == "2 + 3 = 5"
+
+
+def test_a_declared_renderer_is_gone_when_the_scope_ends(renderer_module):
+    from agentkit.scenario.trajectory import trajectory_renderer
+
+    with AGENT_TYPES.scoped():
+        AGENT_TYPES.declare("mine", f"{renderer_module}:build", "pyproject.toml",
+                            trajectory=f"{renderer_module}:render")
+        assert trajectory_renderer("mine") is not None
+
+    assert trajectory_renderer("mine") is None
+
+
+def test_a_renderer_that_cannot_be_imported_is_a_scenario_error_naming_its_ref(renderer_module,
+                                                                               write_file):
+    from agentkit.scenario import ScenarioError
+
+    AGENT_TYPES.declare("mine", f"{renderer_module}:build", "pyproject.toml:3",
+                        trajectory="no_such_renderers_xyz:render")
+    path = write_file("traj.yaml", TRAJECTORY_SCENARIO)
+
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(path)
+
+    assert str(info.value) == (
+        f"{path}:11: agents.mine: mine: cannot import the trajectory renderer "
+        "`no_such_renderers_xyz:render` (pyproject.toml:3): ModuleNotFoundError: No module "
+        "named 'no_such_renderers_xyz'")

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from agentkit.scenario import model
+from agentkit.scenario import model, trajectory
 
 README = Path(__file__).resolve().parents[2] / "scenarios" / "README.md"
 PARTS = [model.Scenario, model.ToolSpec, model.HistoryMessage, model.Turn, model.AgentSpec,
          model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
-         model.HandoffsExpect, model.HandoffSpec, model.MessageExpect]
+         model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
+         trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():

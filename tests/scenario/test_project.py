@@ -89,8 +89,10 @@ def test_an_inline_table_with_an_unknown_key_lists_the_keys_it_takes(tmp_path):
     text = '[tool.agentkit.agent_types]\nmine = { ref = "p.a:b", image = true }\n'
 
     assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
-                                      "agent_types.mine: an inline table takes `ref` (the import "
-                                      "ref) and `images` (true or false); unknown key(s) image")
+                                      "agent_types.mine: an inline table takes `ref` (the factory's "
+                                      "import ref), `images` (true or false) and `trajectory` "
+                                      "(its trajectory renderer's import ref); unknown key(s) "
+                                      "image")
 
 
 def test_agent_types_that_are_not_a_table_say_how_to_write_them(tmp_path):
@@ -184,3 +186,19 @@ def test_any_agent_type_entry_loads_or_is_an_error_naming_the_file(tmp_path, nam
 @given(at=st.integers(0, len(VALID)), text=st.text(max_size=12))
 def test_text_spliced_into_a_pyproject_loads_or_is_an_error_naming_the_file(tmp_path, at, text):
     _read_or_located_error(_pyproject(tmp_path, VALID[:at] + text + VALID[at:]))
+
+
+def test_an_agent_type_may_name_its_trajectory_renderer(tmp_path):
+    path = _pyproject(tmp_path, '[tool.agentkit.agent_types]\n'
+                                'mine = { ref = "p.a:build", trajectory = "p.a:render" }\n')
+
+    assert read_project(path).agent_types["mine"] == AgentTypeRef(
+        "p.a:build", f"{path}:2", trajectory="p.a:render")
+
+
+def test_a_trajectory_renderer_of_the_wrong_shape_shows_the_right_one(tmp_path):
+    text = '[tool.agentkit.agent_types]\nmine = { ref = "p.a:build", trajectory = "p.a" }\n'
+
+    assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
+                                      "agent_types.mine.trajectory: expected an import ref "
+                                      "\"package.module:render\", got 'p.a'")
