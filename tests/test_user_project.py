@@ -1,8 +1,9 @@
 """agentkit in a user's own project, from the outside: a scratch project in a temporary folder,
 run with the installed ``pytest`` and ``agentkit`` in subprocesses (as the user runs them).
 
-The project has its own agent type declared in its pyproject.toml, another one from an
-installed package's entry point, a scenario using both, an unrelated test of a local HTTP
+The project has its own agent type declared in its pyproject.toml (with a trajectory
+renderer), another one from an installed package's entry point, a scenario using both, a
+trajectory scenario run under its own type and bundled ones, an unrelated test of a local HTTP
 server, and a Kubernetes manifest under ``tests/data/scenarios/``. Installing agentkit must
 not change the unrelated test or trip over the manifest, and the project's agent types must
 work in pytest and in the command alike.
@@ -29,7 +30,7 @@ version = "0.1.0"
 testpaths = ["tests", "scenarios"]
 
 [tool.agentkit.agent_types]
-shop_agent = "shop.agents:build_shop_agent"
+shop_agent = { ref = "shop.agents:build_shop_agent", trajectory = "shop.agents:render" }
 """
 
 AGENTS = '''
@@ -41,6 +42,17 @@ from agentkit.agent import FunctionCallingAgent
 def build_shop_agent(context):
     return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
                                            allow_parallel_tool_calls=False, **context.params)
+
+
+def render(context):
+    """A trajectory as this agent's script: one tool call per reply, then the answer."""
+    from agentkit.llms.mock import ScriptedResponse, tool_call
+
+    outputs, answer = context.outputs, context.trajectory.answer
+    calls = [context.deferred(lambda call=call: ScriptedResponse(tool_calls=[
+                 tool_call(call.name, **call.arguments(outputs))]), call.refs)
+             for call in context.trajectory.calls]
+    return [*calls, context.deferred(lambda: answer.render(outputs), answer.refs)]
 '''
 
 TOOLS = '''
@@ -78,6 +90,21 @@ agents:
     script:
       - "Thought: look it up\\nAction: price\\nAction Input: {\\"item\\": \\"apple\\"}"
       - "Thought: done\\nAnswer: An apple costs 0.5 euros."
+"""
+
+#: one trajectory for the shop's agent type and two bundled ones
+TRAJECTORY = """\
+format: 1
+name: pear_price
+tools:
+  - ref: shop.tools:price
+turns:
+  - user: How much is a pear?
+trajectory:
+  - call: price
+    args: {item: pear}
+  - answer: "A pear costs {$1} euros."
+agents: [shop_agent, react, llm_compiler]
 """
 
 SERVER_TEST = '''
@@ -121,6 +148,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     _write(root, "shop/agents.py", AGENTS)
     _write(root, "shop/tools.py", TOOLS)
     _write(root, "scenarios/apple_price.yaml", SCENARIO)
+    _write(root, "scenarios/pear_price.yaml", TRAJECTORY)
     _write(root, "tests/test_server.py", SERVER_TEST)
     _write(root, "tests/data/scenarios/k8s.yaml", K8S_MANIFEST)
     site = tmp_path_factory.mktemp("site")
@@ -156,6 +184,8 @@ def test_pytest_passes_the_unrelated_test_skips_the_manifest_and_runs_the_scenar
     assert "PASSED tests/test_server.py::test_local_http_server_answers" in done.stdout
     assert "PASSED scenarios/apple_price.yaml::shop_agent" in done.stdout
     assert "PASSED scenarios/apple_price.yaml::partner_agent" in done.stdout
+    for agent_type in ("shop_agent", "react", "llm_compiler"):
+        assert f"PASSED scenarios/pear_price.yaml::{agent_type}" in done.stdout
     assert "k8s" not in done.stdout + done.stderr
 
 
@@ -164,12 +194,14 @@ def test_the_command_lists_and_runs_the_scenario_under_the_projects_agent_types(
     ran = _agentkit(shop, "run")
 
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.splitlines() == [
+    assert listed.stdout.splitlines()[:3] == [
         f"apple_price  ({Path('scenarios/apple_price.yaml')})",
         "  - shop_agent: script, 2 replies", "  - partner_agent: script, 2 replies"]
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert [line.split()[:2] for line in ran.stdout.splitlines()[:2]] == [
-        ["PASS", "apple_price[shop_agent]"], ["PASS", "apple_price[partner_agent]"]]
+    assert [line.split()[:2] for line in ran.stdout.splitlines()[:5]] == [
+        ["PASS", "apple_price[shop_agent]"], ["PASS", "apple_price[partner_agent]"],
+        ["PASS", "pear_price[shop_agent]"], ["PASS", "pear_price[react]"],
+        ["PASS", "pear_price[llm_compiler]"]]
 
 
 def test_a_typo_in_the_agent_type_names_the_projects_types(shop):
