@@ -277,7 +277,8 @@ class _Progress:
             self.llm_calls += 1
             usage = event.usage
             tokens = f", {usage.completion_tokens} tokens out" if usage else ""
-            status = f"error: {event.error}" if event.error else f"{fmt.seconds(event.latency)}{tokens}"
+            status = (f"error: {event.error}" if event.error
+                      else f"{fmt.seconds(event.latency)}{tokens}")
             print(f"    [{self.llm_calls:>3}] LLM call  {status}", file=self.out, flush=True)
         elif isinstance(event, ToolCallEndEvent):
             self.tool_calls += 1

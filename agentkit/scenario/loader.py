@@ -6,6 +6,7 @@ import difflib
 import re
 import types
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
