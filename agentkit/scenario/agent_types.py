@@ -15,7 +15,9 @@ agent a scenario talks to. Names come from, in order of precedence:
 Import refs (pyproject entries, entry points) are imported when the type is first used, not
 when its name is listed: a broken one fails only the scenarios that use it, with an error
 naming where it was declared. A ref may name a factory or an :class:`AgentType` (a factory
-plus ``images=True``, for agents whose chats take the turns' images).
+plus its capabilities: ``images``, ``team``). A pyproject entry may also name the type's
+trajectory renderer (``{ref = ..., trajectory = "pkg.mod:render"}``), imported when it first
+renders.
 
 :func:`check_agent_type` (does the name exist?) and :func:`resolve_agent_type` (its factory,
 imported) raise :class:`UnknownAgentTypeError` with the one message every caller shows.
@@ -161,7 +163,7 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
 
     def __init__(self, bootstrap: Callable[[], None] | None = None) -> None:
         self._types: dict[str, AgentType | _Lazy] = {}
-        self._installed: dict[str, _Lazy] | None = None
+        self._installed: dict[str, AgentType | _Lazy] | None = None
         self._bootstrap = bootstrap
 
     def _entries(self) -> dict[str, AgentType | _Lazy]:
@@ -181,7 +183,7 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         if name in self._types:
             self._types[name] = resolved
         elif self._installed is not None:
-            self._installed[name] = resolved  # type: ignore[assignment]
+            self._installed[name] = resolved
         return resolved
 
     def __setitem__(self, name: str, value: AgentType) -> None:
@@ -282,8 +284,8 @@ class _LazyRenderer:
         return list(render(context))
 
 
-def _entry_points() -> dict[str, _Lazy]:
-    found: dict[str, _Lazy] = {}
+def _entry_points() -> dict[str, AgentType | _Lazy]:
+    found: dict[str, AgentType | _Lazy] = {}
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = getattr(point, "dist", None)
         package = f" of {dist.name}" if dist is not None else ""
