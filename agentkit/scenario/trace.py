@@ -322,7 +322,7 @@ class TurnBuilder:
 @trace_handler(AgentStepStartEvent)
 def _step_start(turn: TurnBuilder, event: AgentStepStartEvent) -> None:
     if event.span_id is not None:
-        turn.new_step(event.span_id, event.input)
+        turn.new_step(event.span_id, getattr(event.step, "input", None))
 
 
 @trace_handler(AgentStepEndEvent)
