@@ -3,10 +3,12 @@
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
 failures/regressions; 2 bad usage or a malformed file (the message says where).
 
-* ``record`` writes the cassette and, beside it, ``<cassette>.trace.json``: the trace of a
-  replay of the fresh cassette (secrets redacted, recorded latencies), i.e. what every later
-  offline run must reproduce. It exits 1 when the recorded run fails its expectations (the
-  cassette is written anyway).
+* ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
+  the cassette and, beside it, ``<cassette>.trace.json`` (the live run's trace, secrets
+  redacted: what every later offline run must reproduce) -- together, and only when the
+  recording is good: the run met its expectations and the fresh cassette replays to the same
+  trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
+  ``once`` (record what is missing); ``rewrite`` re-records from scratch.
 * ``replay`` exits 1 on a cassette miss (a request the recording does not have, e.g. after a
   user turn or a prompt changed): like a changed trace, it is a regression of the agent or
   scenario against its recording, not bad input. The miss is printed first, naming the nearest
@@ -74,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
         "record", help="record a scenario against a live model (OpenAI or compatible)",
         description="Run a scenario's turns against a live model, one progress line per LLM "
                     "and tool call, and write the agent type's cassette and, beside it, "
-                    "<cassette>.trace.json (what `replay` compares against). The API key "
-                    "comes from $OPENAI_API_KEY and is never written to either; a local "
+                    "<cassette>.trace.json (what `replay` compares against) -- both together, "
+                    "only if the run met its expectations and the fresh cassette replays to "
+                    "the same trace; otherwise nothing is written. The API key comes from "
+                    "$OPENAI_API_KEY and is never written to either; a local "
                     "OpenAI-compatible server needs none.")
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", required=True, help="the agent type to record")
@@ -84,11 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
                      help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
                           "(default: $OPENAI_BASE_URL or OpenAI)")
-    sub.add_argument("--mode", default="rewrite",
+    sub.add_argument("--mode", default="once",
                      choices=["once", "new_episodes", "all", "rewrite"],
-                     help="record mode (default: rewrite the cassette)")
+                     help="record mode: once (default: record if there is no cassette yet), "
+                          "new_episodes (record requests the cassette lacks), all (re-record "
+                          "every request), rewrite (start an empty cassette)")
     sub.add_argument("--timeout", type=float, default=120.0,
-                     help="seconds per request (default 120)")
+                     help="seconds the server may take to connect and for each read of an "
+                          "answer (default 120)")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -195,10 +202,23 @@ def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
         raise CLIError(str(exc)) from None
 
 
+def _writable_folder(path: Path, option: str) -> None:
+    """Fail before any work if ``path`` cannot be the output folder it is meant to be."""
+    if path.exists() and not path.is_dir():
+        raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is created "
+                       "if missing)")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise CLIError(f"{option} {path}: cannot write there ({existing} is not a writable "
+                       "folder)")
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
 
     _check_agent_types(args.agents)
+    if args.trace_dir:
+        _writable_folder(args.trace_dir, "--trace-dir")
     failed = total = 0
     for path in _paths(args.paths):
         scenario = _load(path)
@@ -218,11 +238,6 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     print(f"{total - failed} passed, {failed} failed", file=out)
     return EXIT_FAILED if failed else EXIT_OK
-
-
-def trace_path_for(cassette: Path) -> Path:
-    """Where ``record`` keeps the trace it recorded: beside the cassette."""
-    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
 
 
 class _Progress:
@@ -252,26 +267,13 @@ class _Progress:
             print(f"          tool {event.tool_name}{flag}", file=self.out, flush=True)
 
 
-def _cassette_miss(result: Any) -> str | None:
-    """The cassette-miss message a replayed run stopped on, if it did."""
-    from agentkit.llms.cassette import CassetteMissError
-
-    prefix = f"{CassetteMissError.__name__}: "
-    for turn in result.trace.turns:
-        if turn.error and turn.error.startswith(prefix):
-            return str(turn.error).removeprefix(prefix)
-    return None
-
-
 def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.core.files import atomic_write_text
-    from agentkit.core.secrets import Redactor
-    from agentkit.core.sim import real_time
-    from agentkit.instrumentation import dispatcher
+    from agentkit.llms.cassette import CassetteError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.runner import cassette_path
+    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario.record import record_scenario
+    from agentkit.scenario.runner import cassette_path, recorded_trace_path
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -286,51 +288,54 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     except (LLMError, ValueError) as exc:
         raise CLIError(str(exc)) from None
     cassette = cassette_path(scenario, args.agent)
+    trace = recorded_trace_path(cassette)
     where = args.base_url or "OpenAI"
     print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} "
-          f"-> {cassette}", file=out, flush=True)
-    progress = _Progress(out)
-    with dispatcher.listen(progress), real_time():
-        live_result = _run_one(scenario, args.agent, record=(live, args.mode))
-    # the live run's trace, redacted like the cassette: what `replay` must reproduce
-    recorded = Redactor().data(live_result.trace.to_dict())
-    atomic_write_text(trace_path_for(cassette),
-                      json.dumps(recorded, indent=2, ensure_ascii=False) + "\n")
-    print(_result_line(live_result), file=out)
-    for problem in live_result.problems:
-        print(f"      - {problem}", file=out)
-    print(f"wrote {cassette} and {trace_path_for(cassette)}", file=out)
-    replayed = _run_one(scenario, args.agent)
-    miss = _cassette_miss(replayed)
-    if miss is not None:
-        print(f"FAIL  the fresh recording does not replay (are the agent's requests "
-              f"deterministic?): {miss}", file=out)
+          f"(mode {args.mode}) -> {cassette}", file=out, flush=True)
+    try:
+        recording = record_scenario(scenario, args.agent, live, args.mode,
+                                    listener=_Progress(out))
+    except (CassetteError, ScenarioError) as exc:
+        raise CLIError(str(exc)) from None
+    if recording.live is not None:
+        print(_result_line(recording.live), file=out)
+    if not recording.ok:
+        for problem in recording.problems:
+            print(f"FAIL  {problem}", file=out)
+        print(f"      nothing written: {cassette} and {trace} are as they were", file=out)
         return EXIT_FAILED
-    differences = diff_traces(recorded, replayed.trace.to_dict())
-    if differences:
-        print("FAIL  replaying the fresh recording gives a different trace:", file=out)
-        for line in differences:
-            print(f"      {line}", file=out)
-        return EXIT_FAILED
+    if not recording.written:
+        print(f"{cassette} is already recorded (mode {args.mode} records only what is "
+              "missing) and its replay reproduces the recorded trace; re-record it with "
+              "--mode rewrite", file=out)
+        return EXIT_OK
+    print(f"wrote {cassette} and {trace}", file=out)
     print("      the offline replay reproduces the recorded trace", file=out)
-    return EXIT_OK if live_result.passed else EXIT_FAILED
+    return EXIT_OK
 
 
 def _read_trace(path: Path) -> dict[str, Any]:
+    """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
+    from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
+    from agentkit.scenario.diff import TraceError, check_trace
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = read_text(path)
+        data = parse_json(path, text)
+        try:
+            return check_trace(data, str(path))
+        except TraceError:
+            return check_trace(data, str(path), json_locations(text))  # again, with lines
     except OSError as exc:
         raise CLIError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
-        raise CLIError(f"{path}: not an agentkit trace (a JSON object with `turns`)")
-    return data
+    except (TextFileError, TraceError) as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.runner import cassette_path
+    from agentkit.scenario.record import cassette_miss, comparable
+    from agentkit.scenario.runner import cassette_path, recorded_trace_path
 
     scenario = _load(args.scenario)
     names = [args.agent] if args.agent else [n for n, s in scenario.agents.items() if s.recording]
@@ -343,15 +348,15 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         cassette = cassette_path(scenario, name)
         result = _run_one(scenario, name)
         print(_result_line(result), file=out)
-        miss = _cassette_miss(result)
+        miss = cassette_miss(result)
         if miss is not None:
             status = EXIT_FAILED
             print(f"      cassette miss: {miss}", file=out)
             print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
                   file=out)
             continue
-        recorded = trace_path_for(cassette)
-        differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
+        recorded = recorded_trace_path(cassette)
+        differences = (diff_traces(_read_trace(recorded), comparable(result.trace.to_dict()))
                        if recorded.exists() else [])
         if not recorded.exists():
             print(f"      (no recorded trace at {recorded}; nothing to compare)", file=out)
@@ -391,6 +396,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     )
     from agentkit.scenario.loader import ScenarioError
 
+    _writable_folder(args.out, "--out")
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
         comparison = run_comparison(_paths(args.paths), args.agents)

@@ -6,13 +6,17 @@
   snapshot (``scenarios/__snapshots__/<file stem>/<agent type>.json``); a changed trace fails
   with a step-aligned diff, and ``--snapshot-update`` accepts it.
 * ``--record-mode`` (none | once | new_episodes | all | rewrite) records scenarios that have a
-  ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``). The
-  result of a recording run is that of a replay of the fresh cassette: a snapshot taken while
-  recording is then what every later offline run reproduces, and a recording that cannot
-  replay (a request that is not deterministic) fails right away rather than later in CI.
+  ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``) with
+  :func:`agentkit.scenario.record.record_scenario`, as ``agentkit record`` does: cassette and
+  recorded trace are written together, and only when the recording is good (a failed or
+  unreplayable one writes nothing and fails the item). The result of a recording run is that
+  of a replay of the fresh cassette, and a missing snapshot is created from it (no
+  ``--snapshot-update`` needed): what every later offline run reproduces.
 * Network guard: unless recording is asked for, or the test is marked ``live``, a test that
   opens a TCP connection (a live model) fails with a message saying how to record; local
-  sockets (``AF_UNIX``, ``socketpair``) are not affected.
+  sockets (``AF_UNIX``, ``socketpair``) are not affected. A test marked
+  ``agentkit_allow_loopback`` may connect to loopback addresses (127.0.0.0/8, ::1), e.g. to a
+  local HTTP server it starts itself; every other host stays blocked.
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
   whole script (``@pytest.mark.agentkit_allow_unused_script`` opts out).
 * Fixtures: ``scripted_llm`` (a ScriptedLLM factory), ``run_scenario`` (run a scenario file
@@ -21,6 +25,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from collections.abc import Callable, Generator, Iterator
@@ -31,17 +36,18 @@ from typing import Any
 import pytest
 from syrupy.assertion import DiffMode
 
-from agentkit.core.sim import real_time
 from agentkit.llms.cassette import RECORD_MODES, CassetteError
 from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
+from agentkit.scenario.record import record_scenario
 from agentkit.scenario.runner import ScenarioResult, cassette_path, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension
 
-__all__ = ["LiveModelBlockedError", "ScenarioFile", "ScenarioItem", "ScenarioFailure"]
+__all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
+           "ScenarioFailure"]
 
 DEFAULT_RECORD_MODEL = "gpt-4o-mini"
 _SKIPPED_FOLDERS = frozenset({"__snapshots__", "cassettes"})
@@ -68,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: the test talks to a live model (network allowed)")
     config.addinivalue_line("markers", "agentkit_allow_unused_script: do not fail the test "
                                        "when a strict ScriptedLLM has unused replies")
+    config.addinivalue_line("markers", "agentkit_allow_loopback: the network guard lets the "
+                                       "test connect to loopback addresses (a local server)")
 
 
 # ---------------------------------------------------------------- reports for fixtures
@@ -113,13 +121,24 @@ def _blocked(test: str, targets: list[str]) -> str:
             "--record-mode=once (then it replays offline), or mark the test @pytest.mark.live.")
 
 
+def _is_loopback(address: Any) -> bool:
+    host = address[0] if isinstance(address, tuple) and address else address
+    try:
+        return ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
 @contextmanager
-def _block_network(test: str, attempts: list[str]) -> Iterator[None]:
+def _block_network(test: str, attempts: list[str], *, allow_loopback: bool = False
+                   ) -> Iterator[None]:
     original_connect = socket.socket.connect
     original_connect_ex = socket.socket.connect_ex
 
     def check(sock: socket.socket, address: Any) -> None:
         __tracebackhide__ = True
+        if allow_loopback and _is_loopback(address):
+            return
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             target = f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
             attempts.append(target)
@@ -150,7 +169,8 @@ def _agentkit_network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     attempts = request.node.stash[_ATTEMPTS] = []
-    with _block_network(request.node.nodeid, attempts):
+    loopback = request.node.get_closest_marker("agentkit_allow_loopback") is not None
+    with _block_network(request.node.nodeid, attempts, allow_loopback=loopback):
         yield
     if attempts and _call_passed(request.node):
         # the test swallowed the error; it still must not pass
@@ -200,16 +220,26 @@ def _live_llm(config: pytest.Config) -> Any:
     return OpenAI(model=model, base_url=base_url)
 
 
+class RecordingFailed(Exception):
+    """A ``--record-mode`` recording was not kept; the message says why."""
+
+
 def _run(config: pytest.Config, scenario: Scenario | str | Path,
          agent_type: str | None = None) -> ScenarioResult:
-    """Run (or, with a record mode, record and then replay) one scenario × agent type."""
+    """Run one scenario × agent type; with a record mode, record it first (the same
+    :func:`~agentkit.scenario.record.record_scenario` as ``agentkit record``: cassette and
+    trace written together, only when the recording replays) and return the replay."""
     loaded = load(scenario)
     mode = config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
     if mode != "none" and name in loaded.agents and loaded.agents[name].recording is not None:
-        live = _live_llm(config)
-        with real_time():  # retry back-off against a live server really waits
-            _run_scenario(loaded, name, record=(live, mode))
+        recording = record_scenario(loaded, name, _live_llm(config), mode)
+        if not recording.ok:
+            raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
+                                  f"{recording.cassette} and {recording.trace} are as they "
+                                  "were)")
+        assert recording.replay is not None
+        return recording.replay
     return _run_scenario(loaded, agent_type)
 
 
@@ -257,8 +287,11 @@ def _cannot_run(exc: Exception, scenario: Scenario, agent_type: str, nodeid: str
     return str(exc)
 
 
-def _snapshot_problems(snapshot: Any, trace: Any, root: Path) -> list[str]:
+def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -> list[str]:
+    """What is wrong with ``trace`` against its snapshot; ``create`` writes a missing one
+    (a recording run: its trace is what later runs must reproduce)."""
     trace_snapshot = snapshot.use_extension(TraceSnapshotExtension)
+    trace_snapshot.update_new_snapshots_only = create
     if trace_snapshot == trace:
         return []
     if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
@@ -277,12 +310,15 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
         title = f"scenario {scenario.name} [{agent_type}]"
         try:
             result = _run(request.config, scenario, agent_type)
+        except RecordingFailed as exc:
+            raise ScenarioFailure(f"{title} could not be recorded:\n{exc}") from None
         except (ScenarioError, CassetteError, LLMError) as exc:
             raise ScenarioFailure(f"{title} could not run:\n"
                                   f"{_cannot_run(exc, scenario, agent_type, request.node.nodeid)}"
                                   ) from None
         problems = [f"- {p}" for p in result.problems]
-        problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath)
+        problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath,
+                                       create=_recording(request.config))
         if problems:
             raise ScenarioFailure(f"{title} failed:\n" + "\n".join(problems))
 

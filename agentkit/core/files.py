@@ -1,12 +1,27 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+"""Crash-safe file writes.
+
+* :func:`atomic_write_text`: a reader sees the old file or the new one, never half of either.
+* :func:`replace_together`: several files replaced as one (a cassette and its recorded
+  trace); after a crash at any point, :func:`settle` leaves all old files or all new ones.
+* :func:`replace_folder`: a folder's files replaced as one (a report): written into a hidden
+  staging folder beside it, then swapped in.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover  (not POSIX: no cross-process lock)
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["atomic_write_text", "replace_together", "settle", "replace_folder"]
 
 
 def _mode_for(path: Path) -> int:
@@ -19,13 +34,15 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename."""
+def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None = None) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename.
+
+    The file keeps its mode (or takes that of ``mode_of``, when given)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, _mode_for(path))
+        os.chmod(tmp, _mode_for(Path(mode_of) if mode_of is not None else path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -34,3 +51,148 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _pending(path: Path) -> Path:
+    return path.with_name(f".{path.name}.pending")
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` across processes; the kernel drops it when the holder
+    dies, so a killed writer never leaves a stale lock."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # also releases the lock
+
+
+def _sync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system can fsync a folder
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
+    """Replace each ``(path, text)`` as one change (the paths share a folder).
+
+    Every new text is first written, atomically and in order, to a hidden ``.<name>.pending``
+    beside its file; then each pending file is renamed over its file, in order. A crash while
+    the pending files are written leaves the first of them: :func:`settle` deletes them all
+    (every old file stays). A crash while renaming leaves the first one renamed already:
+    :func:`settle` renames the rest (every file is new). Writers of the same folder take
+    turns (a lock the kernel releases if the holder dies)."""
+    paths = [Path(path) for path, _ in files]
+    paths[0].parent.mkdir(parents=True, exist_ok=True)
+    with _locked(paths[0].parent):
+        _settle(paths)
+        for path, (_, text) in zip(paths, files):
+            atomic_write_text(_pending(path), text, mode_of=path)
+        for path in paths:
+            os.replace(_pending(path), path)
+        _sync_folder(paths[0].parent)
+
+
+def settle(paths: Sequence[str | Path]) -> None:
+    """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
+    crash interrupted; afterwards no pending or temporary file of it is left."""
+    paths = [Path(path) for path in paths]
+    if not paths[0].parent.is_dir():
+        return
+    with _locked(paths[0].parent):
+        _settle(paths)
+
+
+def _settle(paths: list[Path]) -> None:
+    pendings = [_pending(path) for path in paths]
+    if pendings[0].exists():  # the crash came while writing: undo
+        for pending in pendings:
+            pending.unlink(missing_ok=True)
+    else:  # renaming had begun: finish it
+        for pending, path in zip(pendings, paths):
+            if pending.exists():
+                os.replace(pending, path)
+    for pending in pendings:  # temporary files of a write a crash cut short
+        for stale in pending.parent.glob(f".{pending.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
+
+
+def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]:
+    """Make ``folder`` hold ``files`` (name -> text), all new at once; returns their paths.
+
+    The files are written into a hidden staging folder beside ``folder`` (``.<name>.staging-*``;
+    anything else ``folder`` holds is copied along), which then takes ``folder``'s place: a
+    reader sees the old set or the new one, never a mix. A writer killed while writing leaves
+    only its staging folder, which the next call removes; killed between the two renames of
+    the swap, it leaves the old folder aside (``.<name>.old-*``), which the next call puts back
+    first. Writers of the same folder take turns (a lock the kernel releases if one dies).
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.parent):
+        _tidy_folder(folder)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
+        aside = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
+        try:
+            if folder.is_dir():
+                for entry in folder.iterdir():
+                    if entry.name not in files:
+                        _copy(entry, staging / entry.name)
+                os.chmod(staging, folder.stat().st_mode & 0o7777)
+            else:
+                os.chmod(staging, 0o777 & ~_umask())
+            for name, text in files.items():
+                _write_synced(staging / name, text, mode_of=folder / name)
+            _sync_folder(staging)
+            if folder.is_dir():
+                os.rename(folder, aside)
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            if aside.exists() and not folder.exists():
+                os.rename(aside, folder)
+            raise
+        _sync_folder(folder.parent)
+        shutil.rmtree(aside, ignore_errors=True)
+    return {name: folder / name for name in files}
+
+
+def _tidy_folder(folder: Path) -> None:
+    """Undo what a killed :func:`replace_folder` left: put a folder set aside back, remove
+    staging folders (the caller holds the lock)."""
+    for aside in sorted(folder.parent.glob(f".{folder.name}.old-*")):
+        if not folder.exists():
+            os.rename(aside, folder)
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
+    for staging in folder.parent.glob(f".{folder.name}.staging-*"):
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _write_synced(path: Path, text: str, *, mode_of: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(path, _mode_for(mode_of))

@@ -11,9 +11,11 @@ Two kinds of waiting exist and are kept apart:
 * :func:`asleep` / :func:`sleep` is *simulated latency* (mock LLM calls, mock tools). It never
   sleeps for real: on a virtual loop it is a timer the loop jumps over; on any other loop (or
   in sync code) it advances the clock directly.
-* :func:`wait` is a *real wait* (e.g. retry back-off). On a virtual loop it is virtual too,
-  so tests skip it; under :func:`real_time` (live recording) or on an ordinary loop it
-  really waits. Real I/O on a virtual loop (a live model) also takes real time, and the clock
+* :func:`wait` is a *real wait* (e.g. retry back-off). It really waits, except inside a
+  :func:`simulation` (the harness, tests), where it is virtual so tests skip it -- unless
+  :func:`real_time` (live recording) says otherwise. Outside a simulation the sync API still
+  runs on a virtual-time loop, so whether a wait is real is decided by the simulation, never
+  by the loop. Real I/O on a virtual loop (a live model) also takes real time, and the clock
   advances by the time it took, so a live call's latency shows up in the trace.
 
 The sync API of agentkit is derived from the async one through :func:`run_sync`.
@@ -36,6 +38,7 @@ from typing import Any, TypeVar
 from agentkit.core.ids import IdSource, use_ids
 
 __all__ = [
+    "MAX_LATENCY",
     "VirtualClock",
     "VirtualTimeLoop",
     "Stopwatch",
@@ -47,6 +50,7 @@ __all__ = [
     "run_sync",
     "real_time",
     "wait",
+    "in_simulation",
     "simulation",
     "Simulation",
 ]
@@ -96,14 +100,21 @@ class VirtualClock:
         return f"VirtualClock(now={self._now!r}, serial={self.serial!r})"
 
 
+#: The longest simulated latency (or real wait) one call may take: a day. Longer is a typo in
+#: practice, and beyond ~1e8 s a virtual timer could not be told apart from the time before it.
+MAX_LATENCY = 86_400.0
+
+
 def _check_latency(seconds: float) -> None:
-    if not seconds >= 0:  # also rejects NaN
-        raise ValueError(f"simulated latency must be >= 0 seconds, got {seconds!r}")
+    if not 0 <= seconds <= MAX_LATENCY:  # also rejects NaN and infinity
+        raise ValueError(f"simulated latency must be between 0 and {MAX_LATENCY:g} seconds, got "
+                         f"{seconds!r}")
 
 
 _default_clock = VirtualClock()
 _clock: contextvars.ContextVar[VirtualClock] = contextvars.ContextVar("agentkit_clock")
 _real_time: contextvars.ContextVar[bool] = contextvars.ContextVar("agentkit_real_time", default=False)
+_simulated: contextvars.ContextVar[bool] = contextvars.ContextVar("agentkit_simulated", default=False)
 
 
 def current_clock() -> VirtualClock:
@@ -196,6 +207,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         super().__init__(selector=_VirtualSelector(ref))
         ref.append(self)
         self.clock = clock or current_clock()
+        # asyncio runs a timer once `when < time() + resolution`; at large virtual times the
+        # default (1 ns) vanishes in float rounding and the loop would spin on a due timer
+        self._clock_resolution = 1e-6
 
     def time(self) -> float:
         return self.clock.now()
@@ -251,14 +265,26 @@ def real_time() -> Iterator[None]:
         _real_time.reset(token)
 
 
+def in_simulation() -> bool:
+    """Whether a :func:`simulation` is active here (and :func:`real_time` is not)."""
+    return _simulated.get() and not _real_time.get()
+
+
 async def wait(seconds: float) -> None:
-    """A *real* wait, such as retry back-off: virtual on a virtual-time loop (tests skip it),
-    on the wall clock under :func:`real_time` or on an ordinary loop. It is not latency, so
-    it does not count as serial time."""
-    if seconds < 0:
-        raise ValueError(f"cannot wait a negative time ({seconds} s)")
+    """A *real* wait, such as retry back-off: on the wall clock, except inside a
+    :func:`simulation` without :func:`real_time`, where only the virtual clock moves. It is not
+    latency, so it does not count as serial time."""
+    if not 0 <= seconds <= MAX_LATENCY:  # also rejects NaN and infinity
+        raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
     loop = asyncio.get_running_loop()
-    if _real_time.get() and isinstance(loop, VirtualTimeLoop):
+    if in_simulation():
+        if isinstance(loop, VirtualTimeLoop):
+            await asyncio.sleep(seconds)  # the loop jumps over it
+        else:
+            current_clock().advance(seconds)
+            await asyncio.sleep(0)
+    elif isinstance(loop, VirtualTimeLoop):
+        # the virtual loop would jump over a timer: wait on a thread, for real
         await loop.run_in_executor(None, _time.sleep, seconds)
     else:
         await asyncio.sleep(seconds)
@@ -272,6 +298,11 @@ class Simulation:
 
 @contextmanager
 def simulation(seed: int | str = 0, *, start: float = 0.0) -> Iterator[Simulation]:
-    """A deterministic world: a fresh virtual clock and an id source seeded with ``seed``."""
-    with use_clock(VirtualClock(start)) as clock, use_ids(IdSource(seed)) as ids:
-        yield Simulation(clock, ids)
+    """A deterministic world: a fresh virtual clock and an id source seeded with ``seed``; real
+    waits (:func:`wait`) inside it are virtual."""
+    token = _simulated.set(True)
+    try:
+        with use_clock(VirtualClock(start)) as clock, use_ids(IdSource(seed)) as ids:
+            yield Simulation(clock, ids)
+    finally:
+        _simulated.reset(token)

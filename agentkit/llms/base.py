@@ -254,6 +254,12 @@ class LLM:
     def metadata(self) -> LLMMetadata:
         return LLMMetadata()
 
+    @property
+    def secrets(self) -> dict[str, str]:
+        """Values this backend was configured with that must never be written anywhere (an API
+        key, auth header values), by name; recordings redact them. None by default."""
+        return {}
+
     # ----------------------------------------------------------------- request building
     def _request(self, kind: Literal["chat", "complete"], messages: Sequence[ChatMessage] | None,
                  *, stream: bool, prompt: str | None = None, formatted: bool = False,

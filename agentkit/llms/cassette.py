@@ -32,8 +32,11 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.textfiles import TextFileError, read_text
+from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
+from agentkit.llms.cassette_schema import CassetteError, check_cassette
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
@@ -72,10 +75,6 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-class CassetteError(ValueError):
-    """A cassette file is malformed or cannot be used; the message says where and why."""
-
-
 class CassetteMissError(LookupError):
     """A request is not on the cassette (and the record mode does not allow recording it)."""
 
@@ -97,7 +96,9 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     (by ``redactor``, if given, which then knows what it redacted).
 
     Redacting before hashing keeps replay stable: a recorded (redacted) answer that is fed back
-    into the next request hashes the same as at recording time.
+    into the next request hashes the same as at recording time. Without a ``redactor`` only
+    what any text may hold is redacted (keys, bearer tokens, URL passwords), never values of
+    this machine's environment: a replay matches the same way whatever variables are set.
     """
     # images by their sha256: the same image replays, another one misses (and never bytes on disk)
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
@@ -108,7 +109,7 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return (redactor or Redactor()).data(_jsonable(data))
+    return (redactor or Redactor(environ={})).data(_jsonable(data))
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -153,42 +154,46 @@ class Cassette:
     def load(cls, path: str | Path) -> Cassette:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
+        except TextFileError as exc:
+            raise CassetteError(str(exc)) from None
         except FileNotFoundError:
             raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
                                 "(`agentkit record`, or pytest --record-mode once)") from None
         except OSError as exc:
             raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark else str(path)
-            raise CassetteError(f"{where}: cassette is not valid YAML: "
-                                f"{getattr(exc, 'problem', exc)}") from None
-        return cls.from_dict(data, path)
+            data, where = parse_yaml(text)
+        except YamlError as exc:
+            raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
+                                f"{exc.problem}") from None
+        return cls.from_dict(data, path, where)
 
     @classmethod
-    def from_dict(cls, data: Any, path: Path | None = None) -> Cassette:
-        where = str(path or "<cassette>")
+    def from_dict(cls, data: Any, path: Path | None = None,
+                  where: YamlLocations | None = None) -> Cassette:
+        """A cassette from its file's data, checked (``where`` gives the lines for errors)."""
+        def place(*field: str) -> str:
+            return f"{path or '<cassette>'}{f':{where.line(field)}' if where else ''}"
+
         if not isinstance(data, dict):
-            raise CassetteError(f"{where}: a cassette must be a mapping with `format` and "
+            raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
         if data.get("format") != CASSETTE_FORMAT:
-            raise CassetteError(f"{where}: unsupported cassette format {data.get('format')!r} "
-                                f"(this agentkit reads format {CASSETTE_FORMAT}); re-record it")
-        raw = data.get("exchanges")
-        if not isinstance(raw, list):
-            raise CassetteError(f"{where}: `exchanges` must be a list")
-        exchanges = [_exchange_from(item, f"{where}: exchanges[{index}]")
-                     for index, item in enumerate(raw)]
-        return cls(path=path, model=str(data.get("model", "unknown")),
-                   function_calling=bool(data.get("function_calling", True)),
-                   context_window=int(data.get("context_window", 3900)),
-                   agent_type=data.get("agent_type"), scenario=data.get("scenario"),
-                   recorded_at=data.get("recorded_at"),
-                   agentkit_version=data.get("agentkit_version"),
-                   redactions=list(data.get("redactions") or []), exchanges=exchanges)
+            raise CassetteError(f"{place('format')}: format: unsupported cassette format "
+                                f"{data.get('format')!r} (this agentkit reads format "
+                                f"{CASSETTE_FORMAT}); re-record it")
+        checked = check_cassette(data, path, where)
+        exchanges = [Exchange(request=item["request"],
+                              request_hash=exchange.request_hash or request_hash(item["request"]),
+                              response=item.get("response"), error=item.get("error"),
+                              latency=exchange.latency)
+                     for item, exchange in zip(data["exchanges"], checked.exchanges)]
+        return cls(path=path, model=checked.model, function_calling=checked.function_calling,
+                   context_window=checked.context_window, agent_type=checked.agent_type,
+                   scenario=checked.scenario, recorded_at=checked.recorded_at,
+                   agentkit_version=checked.agentkit_version,
+                   redactions=list(checked.redactions), exchanges=exchanges)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
@@ -198,39 +203,29 @@ class Cassette:
                 "redactions": sorted(self.redactions),
                 "exchanges": [e.to_dict() for e in self.exchanges]}
 
-    def save(self, path: str | Path | None = None) -> Path:
-        """Redact secrets, then write atomically."""
+    def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
+        """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
+        their kinds added to ``redactions``."""
+        redactor = Redactor(secrets=secrets)
+        data = self.to_dict()
+        for exchange in data["exchanges"]:
+            response = exchange.get("response") or {}
+            if response.get("chunks"):  # a secret may be split across chunks
+                response["chunks"] = redactor.chunks(response["chunks"])
+        data = redactor.data(data)
+        data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
+        self.redactions = data["redactions"]
+        return dump_yaml(data)
+
+    def save(self, path: str | Path | None = None, *,
+             secrets: dict[str, str] | None = None) -> Path:
+        """Write :meth:`dumps` atomically."""
         target = Path(path or self.path or "")
         if not str(target):
             raise CassetteError("cassette has no path to save to")
-        redactor = Redactor()
-        data = redactor.data(self.to_dict())
-        data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
-        self.redactions = data["redactions"]
-        atomic_write_text(target, dump_yaml(data))
+        atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
-
-
-def _exchange_from(item: Any, where: str) -> Exchange:
-    """One exchange of a cassette file, checked."""
-    if not isinstance(item, dict) or "request" not in item or not (
-            "response" in item or "error" in item):
-        raise CassetteError(f"{where}: needs `request` and `response` (or `error`)")
-    request = item["request"]
-    if not isinstance(request, dict):
-        raise CassetteError(f"{where}: `request` must be a mapping")
-    for key in ("response", "error"):
-        if item.get(key) is not None and not isinstance(item[key], dict):
-            raise CassetteError(f"{where}: `{key}` must be a mapping")
-    latency = item.get("latency", 0.0)
-    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or latency < 0:
-        raise CassetteError(f"{where}: `latency` must be a number of seconds >= 0, got "
-                            f"{latency!r}")
-    return Exchange(request=request, request_hash=str(item.get("request_hash")
-                                                      or request_hash(request)),
-                    response=item.get("response"), error=item.get("error"),
-                    latency=float(latency))
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -414,15 +409,22 @@ class CassetteLLM(FunctionCallingLLM):
 class RecordingLLM(FunctionCallingLLM):
     """Wraps a live backend and records its exchanges to a cassette, per ``mode``.
 
-    The cassette file is rewritten (atomically, secrets redacted) after every recorded
-    exchange, so an interrupted recording keeps what it got. Latency is measured on the
-    virtual clock, which a live call on agentkit's virtual-time loop advances by the real time
-    it took; replays sleep the recorded latency on the virtual clock, so a replayed trace
-    shows the same latencies as the recorded one.
+    With ``autosave`` (the default) the cassette file is rewritten (atomically, secrets
+    redacted) after every recorded exchange, so an interrupted recording keeps what it got.
+    Without it nothing is written: the caller saves :attr:`cassette` when the recording is
+    known to be good (what :func:`agentkit.scenario.record.record_scenario` does). Latency is
+    measured on the virtual clock, which a live call on agentkit's virtual-time loop advances
+    by the real time it took; replays sleep the recorded latency on the virtual clock, so a
+    replayed trace shows the same latencies as the recorded one.
+
+    ``recorded`` counts the exchanges recorded; ``unrecorded`` keeps the errors that were not
+    (the model could not be reached, the key was refused); ``request_secrets`` names the
+    environment variables and backend secrets whose values were redacted from a request.
     """
 
     def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
-                 agent_type: str | None = None, scenario: str | None = None) -> None:
+                 agent_type: str | None = None, scenario: str | None = None,
+                 autosave: bool = True) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
@@ -445,6 +447,10 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agent_type = agent_type or self.cassette.agent_type
         self.cassette.scenario = scenario or self.cassette.scenario
         self._player = _CassettePlayer(self.cassette)
+        self.autosave = autosave
+        self.recorded = 0
+        self.unrecorded: list[BaseException] = []
+        self.request_secrets: set[str] = set()
         self._request_redactions: set[str] = set()
         self._recorded_hashes: set[str] = set()
 
@@ -459,9 +465,10 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
     def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
-        redactor = Redactor()
+        redactor = Redactor(secrets=self.llm.secrets)
         canonical = canonical_request(request, redactor)
         self._request_redactions |= redactor.redacted
+        self.request_secrets |= redactor.values
         key = request_hash(canonical)
         exchange = self._player.take(canonical, key) if self._replay else None
         if exchange is None and not self._record:
@@ -475,6 +482,7 @@ class RecordingLLM(FunctionCallingLLM):
         # latency, as the replay (which sleeps the recorded latency) will.
         watch.clock.count_latency(watch.wall - watch.serial)
         if error is not None and not _worth_recording(error):
+            self.unrecorded.append(error)
             return
         if self.mode == "all" and key not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
@@ -495,8 +503,10 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.exchanges.append(exchange)
         self.cassette.redactions = sorted(set(self.cassette.redactions)
                                           | self._request_redactions)
+        self.recorded += 1
         self._stamp()
-        self.cassette.save()
+        if self.autosave:
+            self.cassette.save(secrets=self.llm.secrets)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

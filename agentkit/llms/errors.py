@@ -13,8 +13,10 @@ of errors whatever the provider::
     │   ├── RateLimitError        429 (retried; raised once retries are spent)
     │   │   └── QuotaExceededError  429 "insufficient_quota" (never retried)
     │   └── ServerError           5xx (retried; raised once retries are spent)
-    └── APIConnectionError        no answer at all (retried)
-        └── APITimeoutError       the request timed out (also a TimeoutError)
+    ├── APIConnectionError        no answer at all (retried)
+    │   └── APITimeoutError       the request timed out (also a TimeoutError)
+    └── MalformedResponseError    an answer that cannot be read (not JSON, wrong shape)
+        └── IncompleteStreamError a stream that ended before completion
 
 No message, repr or attribute of these errors holds an API key: backends build the messages
 themselves and redact what the server said.
@@ -35,6 +37,8 @@ __all__ = [
     "ServerError",
     "APIConnectionError",
     "APITimeoutError",
+    "MalformedResponseError",
+    "IncompleteStreamError",
     "error_for_status",
 ]
 
@@ -119,6 +123,17 @@ class APIConnectionError(LLMError):
 
 class APITimeoutError(APIConnectionError, TimeoutError):
     """The request timed out."""
+
+
+class MalformedResponseError(LLMError):
+    """The server answered, but not with something the backend can read: a body or stream
+    event that is not JSON, or JSON of another shape. Not retried: the same server will
+    likely answer the same way."""
+
+
+class IncompleteStreamError(MalformedResponseError):
+    """A streamed answer ended before its terminator (no finish_reason, no ``[DONE]``): the
+    text so far is not the answer, so nothing of it is kept."""
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {

@@ -17,9 +17,11 @@ messages and tools of the request), and exceptions:
 * any other exception is raised inside the transport, i.e. it reaches the caller unchanged.
 
 Plus :class:`RawToolCall` (tool-call arguments sent verbatim, e.g. invalid JSON) and
-``httpx.Response`` (sent as is). respx patches ``httpx``, the HTTP stack
-:class:`~agentkit.llms.openai.OpenAI` always uses, so any ``OpenAI`` pointed at the server's
-``base_url`` reaches it; :meth:`FakeOpenAIServer.llm` builds one.
+``httpx.Response`` (sent as is). :meth:`FakeOpenAIServer.llm` builds an ``OpenAI`` whose HTTP
+clients are routed to this server alone (an ``httpx.MockTransport``): servers in different
+threads never mix. :meth:`FakeOpenAIServer.start` additionally patches ``httpx`` process-wide
+with respx, so an ``OpenAI`` built elsewhere (the CLI's) and pointed at the server's
+``base_url`` reaches it too.
 
 The ``Date`` header is virtual time (``EPOCH`` + clock), so HTTP-date ``retry-after`` values
 are deterministic. ``latency`` (per server, or ``ScriptedResponse.latency`` per reply) is
@@ -134,10 +136,15 @@ class FakeOpenAIServer:
             self.assert_complete()
 
     def llm(self, model: str = "gpt-4o-mini", **kwargs: Any) -> OpenAI:
-        """An :class:`OpenAI` talking to this server."""
+        """An :class:`OpenAI` talking to this server through its own HTTP clients, routed to
+        this server only (no :meth:`start` needed): runs in other threads with their own
+        servers never see each other's replies."""
         kwargs.setdefault("api_key", self.api_key or TEST_API_KEY)
         if self.base_url != DEFAULT_BASE_URL:
             kwargs.setdefault("base_url", self.base_url)
+        transport = httpx.MockTransport(self._route)
+        kwargs.setdefault("http_client", httpx.Client(transport=transport))
+        kwargs.setdefault("async_http_client", httpx.AsyncClient(transport=transport))
         return OpenAI(model, **kwargs)
 
     # ------------------------------------------------------------------ script state
@@ -159,6 +166,16 @@ class FakeOpenAIServer:
         return format_datetime(EPOCH + timedelta(seconds=int(now() + offset)), usegmt=True)
 
     # ------------------------------------------------------------------ serving
+    def _route(self, request: httpx.Request) -> httpx.Response | Awaitable[httpx.Response]:
+        """What :meth:`start`'s router does for a client of :meth:`llm`: serve
+        ``POST <base_url>/chat/completions``, nothing else."""
+        if request.method == "POST" and str(request.url) == f"{self.base_url}/chat/completions":
+            return self._handle(request)
+        return httpx.Response(404, json={"error": {"message": f"FakeOpenAIServer serves POST "
+                                                              f"{self.base_url}/chat/completions "
+                                                              f"only, not {request.method} "
+                                                              f"{request.url}"}})
+
     def _handle(self, request: httpx.Request) -> httpx.Response | Awaitable[httpx.Response]:
         body = json.loads(request.content)
         self.requests.append(body)

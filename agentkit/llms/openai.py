@@ -9,10 +9,10 @@ Retries are ours, not the SDK's (it runs with ``max_retries=0``): HTTP 408, 429,
 timeouts and connection failures are retried up to ``max_retries`` times, waiting
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP-date, capped at
 :data:`RETRY_AFTER_MAX`) when the server sends one, else ``BACKOFF_INITIAL * 2**n`` capped at
-:data:`BACKOFF_MAX`. The waits are :func:`agentkit.core.sim.wait` -- virtual on agentkit's
-virtual-time loop, real under :func:`agentkit.core.sim.real_time`; the sync path waits the
-same way through :func:`agentkit.core.sim.run_sync`. Then a typed error from
-:mod:`agentkit.llms.errors`.
+:data:`BACKOFF_MAX`. The waits are :func:`agentkit.core.sim.wait` -- real, except inside a
+:func:`agentkit.core.sim.simulation` (tests, the harness) without
+:func:`agentkit.core.sim.real_time`; the sync path waits the same way through
+:func:`agentkit.core.sim.run_sync`. Then a typed error from :mod:`agentkit.llms.errors`.
 
 The API key never appears in an error message, a repr or a log line.
 """
@@ -38,10 +38,11 @@ from urllib.parse import urlsplit
 import httpx
 import openai as _sdk
 
-from agentkit.core.ids import new_id
+from agentkit.core.secrets import Redactor
 from agentkit.core.sim import run_sync, wait
-from agentkit.llms import errors
+from agentkit.llms import errors, http_deadline
 from agentkit.llms.base import FunctionCallingLLM, LLMRequest
+from agentkit.llms.openai_wire import SSEDecoder, StreamAssembler, WireError, parse_completion
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -49,8 +50,6 @@ from agentkit.llms.types import (
     LLMMetadata,
     MessageRole,
     TextBlock,
-    ToolSelection,
-    Usage,
 )
 
 __all__ = [
@@ -206,106 +205,6 @@ def to_openai_tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
                      f"OpenAI tool_choice dict, got {choice!r}")
 
 
-# --------------------------------------------------------------------------- response mapping
-def _assistant(text: str, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
-    kwargs = {"tool_calls": list(calls)} if calls else {}
-    return ChatMessage(role=MessageRole.ASSISTANT, content=text, additional_kwargs=kwargs)
-
-
-def _tool_selection(tool_id: str | None, name: str, arguments: str | None) -> ToolSelection:
-    """A tool call; arguments that are not a JSON object become ``arguments_error``."""
-    tool_id = tool_id or new_id("call")  # some compatible servers send no id
-    text = arguments or ""
-    if not text.strip():
-        return ToolSelection(tool_id=tool_id, tool_name=name, tool_kwargs={})
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"they are not valid JSON ({exc.msg} at position {exc.pos})"
-    else:
-        if isinstance(value, dict):
-            return ToolSelection(tool_id=tool_id, tool_name=name, tool_kwargs=value)
-        problem = f"they are a JSON {type(value).__name__}, not an object"
-    return ToolSelection(tool_id=tool_id, tool_name=name, tool_kwargs={}, arguments_error=(
-        f"Could not read the arguments of tool `{name}`: {problem}. Arguments received: "
-        f"{text[:300]!r}. Call the tool again with a JSON object of arguments."))
-
-
-def _usage(usage: Any) -> Usage | None:
-    if usage is None:
-        return None
-    return Usage(prompt_tokens=usage.prompt_tokens or 0,
-                 completion_tokens=usage.completion_tokens or 0,
-                 total_tokens=usage.total_tokens or 0)
-
-
-def _from_completion(completion: Any) -> ChatResponse:
-    if not completion.choices:
-        raise errors.LLMError("the server answered with no choices", provider="openai")
-    choice = completion.choices[0]
-    message = choice.message
-    calls = [_tool_selection(call.id, call.function.name or "", call.function.arguments)
-             for call in message.tool_calls or [] if getattr(call, "function", None) is not None]
-    extra: dict[str, Any] = {"finish_reason": choice.finish_reason}
-    if getattr(message, "refusal", None):
-        extra["refusal"] = message.refusal
-    return ChatResponse(message=_assistant(message.content or "", calls), raw=completion,
-                        usage=_usage(completion.usage), additional_kwargs=extra)
-
-
-class _StreamAssembler:
-    """Turns SDK chunks into cumulative :class:`ChatResponse` chunks.
-
-    Text chunks carry the message so far and the new ``delta``; tool-call argument deltas are
-    reassembled per index (and reported in ``additional_kwargs["tool_call_delta"]``, like the
-    mock backends); :meth:`final` carries the tool calls, usage and finish reason.
-    """
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.calls: dict[int, dict[str, Any]] = {}
-        self.usage: Usage | None = None
-        self.finish_reason: str | None = None
-        self.raw: Any = None
-
-    def feed(self, chunk: Any) -> Iterator[ChatResponse]:
-        self.raw = chunk
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = _usage(chunk.usage)
-        for choice in chunk.choices:
-            if choice.index != 0:
-                continue
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-            delta = choice.delta
-            if delta.content:
-                self.text += delta.content
-                yield ChatResponse(message=_assistant(self.text), delta=delta.content, raw=chunk)
-            for call in delta.tool_calls or []:
-                yield self._feed_call(call, chunk)
-
-    def _feed_call(self, call: Any, chunk: Any) -> ChatResponse:
-        slot = self.calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
-        if call.id:
-            slot["id"] = call.id
-        piece = ""
-        if call.function is not None:
-            if call.function.name and not slot["name"]:
-                slot["name"] = call.function.name
-            piece = call.function.arguments or ""
-            slot["arguments"] += piece
-        return ChatResponse(message=_assistant(self.text), delta="", raw=chunk, additional_kwargs={
-            "tool_call_delta": {"index": call.index, "tool_id": slot["id"],
-                                "tool_name": slot["name"], "arguments_delta": piece}})
-
-    def final(self) -> ChatResponse:
-        calls = [_tool_selection(slot["id"], slot["name"], slot["arguments"])
-                 for _, slot in sorted(self.calls.items())]
-        return ChatResponse(message=_assistant(self.text, calls), delta="", raw=self.raw,
-                            usage=self.usage,
-                            additional_kwargs={"finish_reason": self.finish_reason})
-
-
 # --------------------------------------------------------------------------- errors
 def parse_retry_after(headers: Any) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP-date).
@@ -348,7 +247,8 @@ _TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "httpcore2", "anyio")
 
 
 def _is_transport_error(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _TRANSPORT_MODULES
+    return (isinstance(exc, (OSError, httpx.TransportError))
+            or type(exc).__module__.split(".")[0] in _TRANSPORT_MODULES)
 
 
 def _reraise_foreign_cause(exc: Exception) -> None:
@@ -361,6 +261,22 @@ def _reraise_foreign_cause(exc: Exception) -> None:
     if (isinstance(exc, _sdk.APIConnectionError) and not isinstance(exc, _sdk.APITimeoutError)
             and isinstance(cause, Exception) and not _is_transport_error(cause)):
         raise cause from cause.__cause__
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """Whether a connection failure was a refused connection (somewhere in its causes)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError) or "connection refused" in str(exc).lower():
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _is_deadline(exc: BaseException) -> bool:
+    """Whether the total deadline (not a per-read timeout) cut the answer off."""
+    return isinstance(exc, http_deadline.DeadlineExceeded) or isinstance(
+        exc.__cause__, http_deadline.DeadlineExceeded)
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -407,11 +323,23 @@ class OpenAI(FunctionCallingLLM):
     client: proxies, custom transports). Without them the backend builds ``httpx`` clients
     itself, which every supported SDK version accepts (openai 3.x would default to
     ``httpx2``): one HTTP stack in production and in tests, where respx intercepts it.
+
+    Two timeouts, in real seconds:
+
+    * ``timeout`` bounds each step of an attempt -- connecting, and each read: a server that
+      keeps sending a byte now and then never exceeds it (the SDK's meaning, kept);
+    * ``total_timeout`` (default ``None``: no bound) bounds the whole call: every attempt,
+      the back-off between them and reading the answer (a stream to its end). Past it the
+      call raises :class:`~agentkit.llms.errors.APITimeoutError` and is not retried. It is
+      checked as bytes arrive; a server that stalls completely is cut when the per-read
+      timeout (capped at the time left when the attempt starts) runs out. Enforced on
+      ``httpx`` clients (the ones built here and ``httpx`` clients passed in).
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, temperature: float = DEFAULT_TEMPERATURE,
                  max_tokens: int | None = None, *, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 total_timeout: float | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES,
                  additional_kwargs: dict[str, Any] | None = None,
                  context_window: int | None = None,
@@ -419,12 +347,14 @@ class OpenAI(FunctionCallingLLM):
                  system_prompt: str | None = None,
                  default_headers: dict[str, str] | None = None,
                  http_client: Any | None = None, async_http_client: Any | None = None) -> None:
-        _check_arguments(model, temperature, max_tokens, timeout, max_retries, context_window)
+        _check_arguments(model, temperature, max_tokens, timeout, max_retries, context_window,
+                         total_timeout)
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
         self.timeout = timeout
+        self.total_timeout = total_timeout
         self.max_retries = max_retries
         self.additional_kwargs = dict(additional_kwargs or {})
         self.context_window = context_window
@@ -481,24 +411,25 @@ class OpenAI(FunctionCallingLLM):
 
     def _client(self) -> _sdk.OpenAI:
         if self._sync_client is None:
-            self._sync_client = _sdk.OpenAI(
-                **self._client_options(),
-                http_client=self._http_client or httpx.Client(**_HTTPX_OPTIONS,
-                                                              verify=ssl_context()))
+            http = self._http_client or httpx.Client(**_HTTPX_OPTIONS, verify=ssl_context())
+            http_deadline.install(http)
+            self._sync_client = _sdk.OpenAI(**self._client_options(), http_client=http)
         return self._sync_client
 
     def _aclient(self) -> _sdk.AsyncOpenAI:
         if self._async_http_client is not None:
             if self._shared_async_client is None:
+                http_deadline.install(self._async_http_client)
                 self._shared_async_client = _sdk.AsyncOpenAI(
                     **self._client_options(), http_client=self._async_http_client)
             return self._shared_async_client
         loop = asyncio.get_running_loop()
         client = self._async_clients.get(loop)
         if client is None:
-            client = self._async_clients[loop] = _sdk.AsyncOpenAI(
-                **self._client_options(),
-                http_client=httpx.AsyncClient(**_HTTPX_OPTIONS, verify=ssl_context()))
+            http = httpx.AsyncClient(**_HTTPX_OPTIONS, verify=ssl_context())
+            http_deadline.install(http)
+            client = self._async_clients[loop] = _sdk.AsyncOpenAI(**self._client_options(),
+                                                                  http_client=http)
         return client
 
     # ------------------------------------------------------------------ request
@@ -529,78 +460,130 @@ class OpenAI(FunctionCallingLLM):
         return {key: value for key, value in kwargs.items() if value is not None}
 
     # ------------------------------------------------------------------ hooks
+    # The body is read through the SDK's raw response and parsed by agentkit.llms.openai_wire:
+    # a malformed answer or a stream cut short is a typed error, and the total deadline sees
+    # every byte.
     def _chat(self, request: LLMRequest) -> ChatResponse:
+        create = self._client().chat.completions.with_raw_response.create
         kwargs = self._create_kwargs(request)
-        client = self._client()
-        return _from_completion(self._with_retries(lambda: client.chat.completions.create(**kwargs)))
+        raw = self._with_retries(lambda timeout: create(**kwargs, timeout=timeout))
+        return self._read(parse_completion, raw.http_response.content)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
+        create = self._aclient().chat.completions.with_raw_response.create
         kwargs = self._create_kwargs(request)
-        client = self._aclient()
-        return _from_completion(
-            await self._awith_retries(lambda: client.chat.completions.create(**kwargs)))
+        raw = await self._awith_retries(lambda timeout: create(**kwargs, timeout=timeout))
+        return self._read(parse_completion, raw.http_response.content)
 
     def _stream_chat(self, request: LLMRequest) -> Iterator[ChatResponse]:
+        create = self._client().chat.completions.with_raw_response.create
         kwargs = self._create_kwargs(request)
-        client = self._client()
-        stream = self._with_retries(lambda: client.chat.completions.create(**kwargs))
-        assembler = _StreamAssembler()
+        http = self._with_retries(lambda timeout: create(**kwargs, timeout=timeout)).http_response
+        decoder, assembler = SSEDecoder(), StreamAssembler()
         try:
-            for chunk in stream:
-                yield from assembler.feed(chunk)
+            for data in http.iter_bytes():
+                for event in decoder.feed(data):
+                    yield from assembler.feed(*event)
+            for event in decoder.close():
+                yield from assembler.feed(*event)
+            final = assembler.final()
         except Exception as exc:
             raise self._mid_stream_error(exc) from None
         finally:
-            stream.close()
-        yield assembler.final()
+            http.close()
+        yield final
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        create = self._aclient().chat.completions.with_raw_response.create
         kwargs = self._create_kwargs(request)
-        client = self._aclient()
-        stream = await self._awith_retries(lambda: client.chat.completions.create(**kwargs))
-        assembler = _StreamAssembler()
+        raw = await self._awith_retries(lambda timeout: create(**kwargs, timeout=timeout))
+        http = raw.http_response
+        decoder, assembler = SSEDecoder(), StreamAssembler()
         try:
-            async for chunk in stream:
-                for response in assembler.feed(chunk):
+            async for data in http.aiter_bytes():
+                for event in decoder.feed(data):
+                    for response in assembler.feed(*event):
+                        yield response
+            for event in decoder.close():
+                for response in assembler.feed(*event):
                     yield response
+            final = assembler.final()
         except Exception as exc:
             raise self._mid_stream_error(exc) from None
         finally:
-            await stream.close()
-        yield assembler.final()
+            await http.aclose()
+        yield final
+
+    def _read(self, parse: Callable[[bytes], _T], body: bytes) -> _T:
+        try:
+            return parse(body)
+        except WireError as exc:
+            raise self._wire_error(exc, attempts=1) from None
+
+    def _wire_error(self, exc: WireError, *, attempts: int) -> errors.LLMError:
+        return exc.error(f"{self._where}: {self._redact(exc.detail)}", attempts=attempts,
+                         provider="openai")
 
     def _mid_stream_error(self, exc: Exception) -> Exception:
         """A stream that fails after it started is not retried (chunks were handed out)."""
+        if isinstance(exc, WireError):
+            return self._wire_error(exc, attempts=1)
         if isinstance(exc, _sdk.OpenAIError) or _is_transport_error(exc):
             return self._translate(exc, attempts=1)
         return exc
 
     # ------------------------------------------------------------------ retries
-    def _with_retries(self, send: Callable[[], _T]) -> _T:
-        for retries in itertools.count():
-            try:
-                return send()
-            except _sdk.OpenAIError as exc:
-                delay = self._delay_or_raise(exc, retries)
-            run_sync(wait(delay))
+    def _with_retries(self, send: Callable[[float], _T]) -> _T:
+        """``send(timeout)`` until it succeeds or the retry policy gives up."""
+        at = self._deadline()
+        with http_deadline.deadline(at):
+            for retries in itertools.count():
+                try:
+                    return send(self._attempt_timeout(at, retries))
+                except _sdk.OpenAIError as exc:
+                    delay = self._delay_or_raise(exc, retries, at)
+                run_sync(wait(delay))
         raise AssertionError("unreachable")
 
-    async def _awith_retries(self, send: Callable[[], Awaitable[_T]]) -> _T:
-        for retries in itertools.count():
-            try:
-                return await send()
-            except _sdk.OpenAIError as exc:
-                delay = self._delay_or_raise(exc, retries)
-            await wait(delay)
+    async def _awith_retries(self, send: Callable[[float], Awaitable[_T]]) -> _T:
+        at = self._deadline()
+        with http_deadline.deadline(at):
+            for retries in itertools.count():
+                try:
+                    return await send(self._attempt_timeout(at, retries))
+                except _sdk.OpenAIError as exc:
+                    delay = self._delay_or_raise(exc, retries, at)
+                await wait(delay)
         raise AssertionError("unreachable")
 
-    def _delay_or_raise(self, exc: _sdk.OpenAIError, retries: int) -> float:
+    def _deadline(self) -> float | None:
+        """When a call starting now must be done by (monotonic seconds), if ever."""
+        return http_deadline.after(self.total_timeout)
+
+    def _attempt_timeout(self, at: float | None, retries: int) -> float:
+        """The per-read timeout of the next attempt: ``timeout``, capped at the time left."""
+        left = http_deadline.time_left(at)
+        if left is None:
+            return self.timeout
+        if left <= 0:
+            raise self._total_timeout_error(retries)
+        return min(self.timeout, left)
+
+    def _total_timeout_error(self, attempts: int) -> errors.APITimeoutError:
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        return errors.APITimeoutError(
+            f"{self._where} did not finish within total_timeout={self.total_timeout:g} s "
+            f"({tries})", attempts=attempts, provider="openai")
+
+    def _delay_or_raise(self, exc: _sdk.OpenAIError, retries: int, at: float | None) -> float:
         """The retry policy, shared by the sync and async loops: the wait before the next
-        attempt, or the translated agentkit error when there is none left."""
+        attempt, or the translated agentkit error when there is none left (nor time, under a
+        total deadline)."""
         _reraise_foreign_cause(exc)
         error = self._translate(exc, attempts=retries + 1)
         delay = self._retry_delay(error, retries)
-        if delay is None:
+        left = http_deadline.time_left(at)
+        if delay is None or (left is not None and delay >= left):
             raise error from None  # the SDK's exception may echo part of the key
         self._log_retry(error, retries, delay)
         return delay
@@ -622,11 +605,21 @@ class OpenAI(FunctionCallingLLM):
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if isinstance(exc, _sdk.APIStatusError):
             return self._status_error(exc, tries, attempts)
+        if _is_deadline(exc):
+            error = self._total_timeout_error(attempts)
+            error.retryable = False
+            return error
         if isinstance(exc, _sdk.APITimeoutError) or (_is_transport_error(exc) and _is_timeout(exc)):
             return errors.APITimeoutError(
                 f"{self._where} did not answer within {self.timeout} s ({tries})",
                 attempts=attempts, provider="openai")
         if isinstance(exc, _sdk.APIConnectionError) or _is_transport_error(exc):
+            if _refused(exc):  # nothing listens there: waiting would not change that
+                error = errors.APIConnectionError(
+                    f"could not reach {self._where} ({tries}): connection refused; is the "
+                    "server running at that address?", attempts=attempts, provider="openai")
+                error.retryable = False
+                return error
             return errors.APIConnectionError(
                 f"could not reach {self._where} ({tries}): {type(exc).__name__}",
                 attempts=attempts, provider="openai")
@@ -652,14 +645,24 @@ class OpenAI(FunctionCallingLLM):
         return cls(f"{self._where} answered HTTP {status} ({tries}): "
                    f"{self._redact(_server_detail(exc))}", retry_after=retry_after, **common)
 
+    @property
+    def secrets(self) -> dict[str, str]:
+        """What must never reach an error message, a log line or a cassette, by name: the API
+        key and the value of every header configured in ``default_headers``."""
+        values = {} if self._key_is_placeholder else {"api_key": self._api_key}
+        values.update({f"header {name}": str(value)
+                       for name, value in self.default_headers.items()})
+        return values
+
     def _redact(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 8:
-            text = text.replace(self._api_key, "***")
-        return _KEY_LIKE.sub("sk-***", text)
+        """A server's text with our secrets, secret env values, masked keys (``sk-ab***yz``),
+        bearer tokens and URL passwords taken out."""
+        return _KEY_LIKE.sub("sk-***", Redactor(secrets=self.secrets).text(text))
 
 
 def _check_arguments(model: str, temperature: float, max_tokens: int | None, timeout: float,
-                     max_retries: int, context_window: int | None) -> None:
+                     max_retries: int, context_window: int | None,
+                     total_timeout: float | None) -> None:
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"OpenAI model must be a non-empty model name, got {model!r}")
     for name, value in (("temperature", temperature), ("timeout", timeout)):
@@ -671,6 +674,11 @@ def _check_arguments(model: str, temperature: float, max_tokens: int | None, tim
         raise ValueError(f"OpenAI max_tokens must be at least 1 (or None), got {max_tokens!r}")
     if not timeout > 0:
         raise ValueError(f"OpenAI timeout must be > 0 seconds, got {timeout!r}")
+    if total_timeout is not None and (isinstance(total_timeout, bool)
+                                      or not isinstance(total_timeout, (int, float))
+                                      or not total_timeout > 0):
+        raise ValueError(f"OpenAI total_timeout must be > 0 seconds (or None), got "
+                         f"{total_timeout!r}")
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"OpenAI max_retries must be an integer >= 0, got {max_retries!r}")
     if context_window is not None and context_window < 1:

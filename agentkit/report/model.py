@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 import agentkit
+from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
+from agentkit.core.yamlsafe import YamlLocations
 
 __all__ = [
     "REPORT_FORMAT",
@@ -173,6 +175,8 @@ class Comparison(_Strict):
     agentkit_version: str = agentkit.__version__
     agent_types: list[str]
     rows: list[Row]
+    diagrams: dict[str, str] = {}
+    """Mermaid flowcharts of the workflow agent types' workflows, by agent type."""
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -211,48 +215,55 @@ class Comparison(_Strict):
         return {"format": self.format, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
                 "summary": [s.to_dict() for s in self.summaries()],
-                "rows": [r.model_dump() for r in self.rows]}
+                "rows": [r.model_dump() for r in self.rows],
+                **({"diagrams": dict(self.diagrams)} if self.diagrams else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: Any, *, source: str = "report") -> Comparison:
+    def from_dict(cls, data: Any, *, source: str = "report",
+                  where: YamlLocations | None = None) -> Comparison:
         """Read the JSON form back; a malformed one raises :class:`ReportError` naming
-        ``source`` (the file) and the field that is wrong."""
+        ``source`` (the file), the line (given ``where``) and the field that is wrong."""
+        def at(*field: str | int) -> str:
+            return f"{source}:{where.line(field)}" if where is not None else source
+
         if not isinstance(data, dict):
-            raise ReportError(f"{source}: not an agentkit report: expected a JSON object with "
+            raise ReportError(f"{at()}: not an agentkit report: expected a JSON object with "
                               f"`format: {REPORT_FORMAT}`, got {type(data).__name__}")
         if "format" not in data:
-            raise ReportError(f"{source}: not an agentkit report: no `format` field")
+            raise ReportError(f"{at()}: not an agentkit report: no `format` field")
         if data["format"] != REPORT_FORMAT:
-            raise ReportError(f"{source}: report format {data['format']!r} is not supported "
-                              f"(this agentkit reads format {REPORT_FORMAT})")
+            raise ReportError(f"{at('format')}: report format {data['format']!r} is not "
+                              f"supported (this agentkit reads format {REPORT_FORMAT})")
         fields = {k: v for k, v in data.items() if k not in ("summary", "baseline")}
         try:
             comparison = cls.model_validate(fields)
         except ValidationError as exc:
-            raise ReportError(_describe(source, exc)) from None
+            raise ReportError(_describe(source, exc, where)) from None
         keys = [r.key for r in comparison.rows]
         duplicates = sorted({k for k in keys if keys.count(k) > 1})
         if duplicates:
-            raise ReportError(f"{source}: rows: duplicate row {', '.join(duplicates)}")
+            raise ReportError(f"{at('rows')}: rows: duplicate row {', '.join(duplicates)}")
         return comparison
 
 
-def _describe(source: str, error: ValidationError) -> str:
+def _describe(source: str, error: ValidationError, where: YamlLocations | None) -> str:
     lines = []
     for item in error.errors():
         message = item["msg"].removeprefix("Value error, ")
-        where = ".".join(str(p) for p in item["loc"])
-        if not where:
-            where, _, message = message.partition(": ") if message.startswith("rows.") \
+        loc = tuple(item["loc"])
+        dotted = ".".join(str(p) for p in loc)
+        if not dotted:
+            dotted, _, message = message.partition(": ") if message.startswith("rows.") \
                 else ("(top level)", "", message)
         if item["type"] == "extra_forbidden":
             message = "unknown field"
         elif item["type"] == "missing":
             message = "required field is missing"
-        lines.append(f"{source}: {where}: {message}")
+        place = f"{source}:{where.line(loc)}" if where is not None else source
+        lines.append(f"{place}: {dotted}: {message}")
     return "\n".join(lines)
 
 
@@ -260,11 +271,13 @@ def load_comparison(path: str | Path) -> Comparison:
     """Read a ``report.json`` (e.g. a baseline); errors name the file, line and field."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+        data = parse_json(path, text)
     except OSError as exc:
         raise ReportError(f"{path}: cannot read report: {exc.strerror or exc}") from None
+    except TextFileError as exc:
+        raise ReportError(str(exc)) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    return Comparison.from_dict(data, source=str(path))
+        return Comparison.from_dict(data, source=str(path))
+    except ReportError:  # again, with the lines of the fields
+        return Comparison.from_dict(data, source=str(path), where=json_locations(text))

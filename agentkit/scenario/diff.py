@@ -8,8 +8,82 @@ import json
 from typing import Any
 
 from deepdiff import DeepDiff
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["diff_traces", "step_signature"]
+from agentkit.core.yamlsafe import MAX_DEPTH, YamlLocations
+
+__all__ = ["diff_traces", "step_signature", "check_trace", "TraceError"]
+
+
+class TraceError(ValueError):
+    """A trace file that is not an agentkit trace; the message says where and why."""
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Named(_Open):
+    name: str | None = None
+
+
+class _Response(_Open):
+    content: str | None = None
+    tool_calls: list[_Named] = Field(default_factory=list)
+
+
+class _LLMCall(_Open):
+    response: _Response | None = None
+
+
+class _Step(_Open):
+    is_last: bool | None = None
+    llm_calls: list[_LLMCall] = Field(default_factory=list)
+    tool_calls: list[_Named] = Field(default_factory=list)
+
+
+class _Turn(_Open):
+    steps: list[_Step] = Field(default_factory=list)
+
+
+class _TraceShape(_Open):
+    turns: list[_Turn]
+
+
+def check_trace(data: Any, source: str, where: YamlLocations | None = None) -> dict[str, Any]:
+    """``data`` if it has the shape of a trace (what :func:`diff_traces` reads), else a
+    :class:`TraceError` naming ``source``, the line (from ``where``) and the field."""
+    depth = _depth(data)
+    if depth > MAX_DEPTH:
+        raise TraceError(f"{source}:1: not an agentkit trace: nested {depth} levels deep")
+    if not isinstance(data, dict):
+        raise TraceError(f"{source}:1: not an agentkit trace (a JSON object with `turns`)")
+    try:
+        _TraceShape.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        line = where.line(loc) if where is not None else 1
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        message = first["msg"]
+        raise TraceError(f"{source}:{line}: {dotted}: {message}; not an agentkit trace "
+                         f"(a snapshot or --trace-dir output)") from None
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (without recursing, whatever its depth)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            break
+        if isinstance(item, dict):
+            stack += [(child, level + 1) for child in item.values()]
+        elif isinstance(item, list):
+            stack += [(child, level + 1) for child in item]
+    return deepest
 
 _MAX_VALUE = 160
 

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from agentkit.core.textfiles import TextFileError, read_text
+from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 
@@ -25,57 +26,14 @@ class ScenarioError(ValueError):
 Path_ = tuple[str | int, ...]
 
 
-class YamlLocations:
-    """Line numbers (1-based) of every key and value in a YAML document, by path."""
-
-    def __init__(self, node: yaml.Node | None) -> None:
-        self.values: dict[Path_, int] = {}
-        self.keys: dict[Path_, int] = {}
-        self.duplicates: list[tuple[Path_, int, int]] = []  # (path, line, first line)
-        if node is not None:
-            self._walk(node, ())
-
-    def _walk(self, node: yaml.Node, path: Path_) -> None:
-        self.values[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                child = (*path, str(key.value))
-                line = key.start_mark.line + 1
-                if child in self.keys:
-                    self.duplicates.append((child, line, self.keys[child]))
-                    continue
-                self.keys[child] = line
-                self._walk(value, child)
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self._walk(item, (*path, index))
-
-    def line(self, path: Path_, *, key: bool = False) -> int:
-        """The line of ``path`` (its key's line if ``key``), or of its nearest ancestor."""
-        while path:
-            found = (self.keys if key else self.values).get(path) or self.values.get(path)
-            if found:
-                return found
-            path = path[:-1]
-        return self.values.get((), 1)
-
-
 def load_yaml(path: Path, text: str) -> tuple[Any, YamlLocations]:
-    """Parse YAML text; syntax errors become :class:`ScenarioError` with the line."""
+    """Parse YAML text safely (:func:`agentkit.core.yamlsafe.parse_yaml`); a problem becomes a
+    :class:`ScenarioError` with the line."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-        if context and context_mark is not None and context_mark is not mark:
-            problem += f" ({context} at line {context_mark.line + 1})"
-        raise ScenarioError(f"{where}: invalid YAML: {problem}\n  fix: check the indentation "
-                            "and quoting there (quote strings containing ': ' or '#', close "
-                            "every bracket and quote)") from None
-    return data, YamlLocations(node)
+        return parse_yaml(text)
+    except YamlError as exc:
+        fix = f"\n  fix: {exc.fix}" if exc.fix else ""
+        raise ScenarioError(f"{path}{exc.where}: invalid YAML: {exc.problem}{fix}") from None
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -163,6 +121,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
         limit = item["ctx"][bound[1]]
         shown = f"{limit:g}" if isinstance(limit, (int, float)) else limit
         return f"must be {bound[0]} {shown}, got {_shown(item['input'])}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
     return item["msg"].removeprefix("Value error, ")
@@ -203,9 +163,11 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
+    except TextFileError as exc:
+        raise ScenarioError(str(exc)) from None
     data, where = load_yaml(path, text)
     if where.duplicates:  # YAML keeps the last silently; a lost block is a bug to surface
         raise ScenarioError("\n".join(

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import difflib
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.files import settle
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RecordMode
+from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent
+from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.scenario.world import build_tool
+from agentkit.workflow import draw_workflow
 
-__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "load"]
+__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
+           "recording_files", "load"]
 
 
 @dataclass
@@ -35,6 +38,8 @@ class ScenarioResult:
     trace: Trace
     problems: list[str] = field(default_factory=list)
     llm: LLM | None = field(default=None, repr=False)
+    diagram: str | None = field(default=None, repr=False)
+    """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
 
     @property
     def passed(self) -> bool:
@@ -51,36 +56,63 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario, agent_types=AGENT_TYPES)
 
 
-def cassette_path(scenario: Scenario, agent_type: str) -> Path:
-    """Where the agent type's recording lives: its ``recording:`` path (relative to the
-    scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
+def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
+    """Where the agent type's recording (or its team agent ``member``'s) lives: its
+    ``recording:`` path (relative to the scenario file), or
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
     base = Path(scenario.path).parent if scenario.path else Path.cwd()
-    spec = scenario.agents[agent_type]
-    if spec.recording:
-        return base / spec.recording
-    return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
+    source = _llm_source(scenario.agents[agent_type], member)
+    if source.recording:
+        return base / source.recording
+    suffix = f".{member}" if member is not None else ""
+    return base / "cassettes" / f"{scenario.name}.{agent_type}{suffix}.yaml"
+
+
+def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
+    if member is None:
+        return spec
+    return next(agent for agent in spec.team or () if agent.name == member)
+
+
+def recorded_trace_path(cassette: Path) -> Path:
+    """Where a recording keeps the trace it recorded: ``<cassette>.trace.json`` beside it."""
+    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
+
+
+def recording_files(scenario: Scenario, agent_type: str,
+                    member: str | None = None) -> list[Path]:
+    """The files a recording replaces together (its trace, then its cassette), after finishing
+    or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
+    cassette = cassette_path(scenario, agent_type, member)
+    files = [recorded_trace_path(cassette), cassette]
+    settle(files)
+    return files
 
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec,
-                 stack: ExitStack) -> LLM:
-    """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
-    OpenAI backend talking to a fake endpoint that serves the script (kept open by ``stack``)."""
+def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
+                 member: str | None = None) -> LLM:
+    """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
+    (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
+    script."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type))
+        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
         from agentkit.llms.fake_openai import FakeOpenAIServer
 
-        server = stack.enter_context(FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL,
-                                                      latency=spec.latency, strict=False))
+        # routed per client (not server.start(), which patches httpx process-wide): scenarios
+        # in other threads have their own servers
+        server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
+                                  strict=False)
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
-    return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+    name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
+    return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
 def _build_tools(scenario: Scenario) -> list[Any]:
@@ -96,13 +128,12 @@ def _build_tools(scenario: Scenario) -> list[Any]:
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-                 seed: int | str = 0, llm: LLM | None = None,
-                 record: tuple[LLM, RecordMode] | None = None) -> ScenarioResult:
+                 seed: int | str = 0, llm: LLM | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
-    fake endpoint) or its recording (a cassette), unless ``llm`` is given. ``record=(live,
-    mode)`` records through ``live`` into the agent type's cassette instead.
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
+    live model, use :func:`agentkit.scenario.record.record_scenario`.
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -122,32 +153,40 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             "register_agent_type)")
     _check_takes_images(scenario, agent_type)
     spec = scenario.agents[agent_type]
-    scripted: LLM | None = None
-    with simulation(seed), ExitStack() as stack:
+    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    with simulation(seed):
         tools = _build_tools(scenario)
-        if record is not None:
-            live, mode = record
-            llm = RecordingLLM(live, cassette_path(scenario, agent_type), mode,
-                               agent_type=agent_type, scenario=scenario.name)
-        elif llm is None:
-            llm = _default_llm(scenario, agent_type, spec, stack)
-            scripted = llm
+        llms: dict[str | None, LLM] = {
+            member: llm if llm is not None and member is None
+            else _default_llm(scenario, agent_type, _llm_source(spec, member), member)
+            for member in members}
+        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
-            agent = build_agent(agent_type, llm, tools, spec.params)
+            if spec.team:
+                agent = build_team(agent_type, spec, llms, tools,
+                                   where=lambda *f: scenario.where("agents", agent_type, *f))
+            else:
+                agent = build_agent(agent_type, llms[None], tools, spec.params)
             if scenario.history:
                 agent.memory.set([ChatMessage(role=m.role, content=m.content)
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
-            if isinstance(scripted, ScriptedLLM):
-                scripted.strict = False  # the run never started: its script is not at fault
+            for unused in scripted:
+                unused.strict = False  # the run never started: its script is not at fault
+            if isinstance(exc, ScenarioError):
+                raise
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
         trace = _run_turns(scenario, agent_type, agent)
-    if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
-        scripted.strict = False  # replies after the failure could not be used (see _leftovers)
+    if any(t.error for t in trace.turns):
+        for unused in scripted:
+            unused.strict = False  # replies after the failure could not be used (see _leftovers)
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
-    problems += _leftovers(llm, trace)
-    return ScenarioResult(scenario, agent_type, trace, problems, llm)
+    for used in llms.values():
+        problems += _leftovers(used, trace)
+    diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+                          diagram)
 
 
 def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
@@ -166,8 +205,10 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
-        options = ({"image_docs": turn_images(scenario, turn)}
-                   if agent_type in IMAGE_AGENT_TYPES else {})
+        options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
+                                   if agent_type in IMAGE_AGENT_TYPES else {})
+        if turn.human:
+            options["human"] = turn.human
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from agentkit.cli import main
 from agentkit.scenario.runner import run_scenario
 from cli_helpers import Outcome
+from tests.fuzz import mutated
 
 
 @pytest.fixture
@@ -88,7 +97,7 @@ def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],
     result = cli("diff", other, trace_of("new"))
 
     assert result.code == 2
-    assert f"{other}: not an agentkit trace (a JSON object with `turns`)" in result.err
+    assert f"{other}:1: turns: Field required; not an agentkit trace" in result.err
 
 
 def test_missing_trace_file_exits_2(cli: Callable[..., Outcome], trace_of: Callable[..., Path],
@@ -98,3 +107,25 @@ def test_missing_trace_file_exits_2(cli: Callable[..., Outcome], trace_of: Calla
     assert result.code == 2
     assert f"{tmp_path / 'missing.json'}: cannot read trace: No such file or directory" in \
         result.err
+
+
+# ----------------------------------------------------------------- fuzzed input
+_SNAPSHOT = json.loads((Path(__file__).parents[2] / "scenarios" / "__snapshots__" /
+                        "single_tool_call" / "react.json").read_text(encoding="utf-8"))
+_FUZZ_FOLDER = Path(tempfile.mkdtemp(prefix="agentkit-diff-fuzz-"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(_SNAPSHOT), st.booleans())
+def test_diff_of_any_json_gives_a_result_or_exit_2_with_file_and_line(document, old_side):
+    broken, good = _FUZZ_FOLDER / "broken.json", _FUZZ_FOLDER / "good.json"
+    broken.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    good.write_text(json.dumps(_SNAPSHOT, indent=2), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+
+    with contextlib.redirect_stderr(err):
+        code = main(["diff", *map(str, (broken, good) if old_side else (good, broken))], out=out)
+
+    assert code in (0, 1, 2)
+    if code == 2:
+        assert re.match(rf"agentkit: error: {re.escape(str(broken))}:\d+(:\d+)?: ", err.getvalue())

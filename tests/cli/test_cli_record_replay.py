@@ -87,7 +87,7 @@ def test_record_prints_a_progress_line_per_call(
 
     lines = result.out.splitlines()
     assert lines[0] == (f"recording adding [function_calling] with gpt-4o-mini at {FAKE_URL} "
-                        f"-> {_cassette(adding)}")
+                        f"(mode once) -> {_cassette(adding)}")
     assert lines[1] == "  turn: 'What is 2 + 3?'"
     assert lines[2].startswith("    [  1] LLM call  ")
     assert lines[3] == "          tool add"
@@ -113,7 +113,7 @@ def test_record_uses_the_key_from_the_environment_and_never_writes_it(
     assert FAKE_KEY not in result.out + result.err
 
 
-def test_record_exits_1_when_the_recorded_run_fails_its_expectations(
+def test_record_of_a_run_failing_its_expectations_exits_1_and_writes_nothing(
         cli: Callable[..., Outcome], adding: Path,
         fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
     fake_openai_endpoint(["I cannot add."])
@@ -121,9 +121,9 @@ def test_record_exits_1_when_the_recorded_run_fails_its_expectations(
     result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
 
     assert result.code == 1
-    assert "      - final answer 'I cannot add.' does not match contains '5'" in \
-        result.out.splitlines()
-    assert _cassette(adding).exists()
+    assert "FAIL  the recorded run failed: final answer 'I cannot add.' does not match " \
+           "contains '5'" in result.out.splitlines()
+    assert not _cassette(adding).exists() and not _trace(adding).exists()
 
 
 def test_replay_reproducing_the_recorded_trace_exits_0(cli: Callable[..., Outcome],

@@ -124,3 +124,40 @@ def test_run_missing_path_exits_2(cli: Callable[..., Outcome], tmp_path: Path) -
     assert result.code == 2
     assert f"agentkit: error: {tmp_path / 'nowhere'}: no such scenario file or directory" in \
         result.err
+
+
+def test_run_trace_dir_that_cannot_be_a_folder_exits_2_before_running(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# a file", encoding="utf-8")
+
+    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "README.md" / "traces")
+
+    assert result.code == 2 and "PASS" not in result.out
+    assert (f"--trace-dir {tmp_path / 'README.md' / 'traces'}: cannot write there "
+            f"({tmp_path / 'README.md'} is not a writable folder)") in result.err
+
+
+def test_report_out_that_is_a_file_exits_2_before_running_and_leaves_it(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# keep me", encoding="utf-8")
+
+    result = cli("report", _only_react(adding), "--agents", "react", "--out", readme)
+
+    assert result.code == 2 and result.out == ""
+    assert f"--out {readme}: is a file, not a folder" in result.err
+    assert readme.read_text(encoding="utf-8") == "# keep me"
+
+
+def test_run_with_a_malformed_cassette_exits_2_as_a_cassette_error_not_an_agent_failure(
+        cli: Callable[..., Outcome], adding: Path) -> None:
+    cassette = adding.parent / "cassettes" / "adding.function_calling.yaml"
+    cassette.parent.mkdir()
+    cassette.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n"
+                        "      usage: {prompt_tokens: many}\n", encoding="utf-8")
+
+    result = cli("run", adding, "--agents", "function_calling")
+
+    assert result.code == 2 and "FAIL" not in result.out
+    assert (f"{cassette}:5: exchanges.0.response.usage.prompt_tokens: Input should be a valid "
+            "integer") in result.err

@@ -1,9 +1,16 @@
-"""atomic_write_text keeps file permissions sensible."""
+"""Crash-safe writes: atomic_write_text keeps file permissions sensible; replace_together
+replaces a pair of files as one, even when the writer is killed (kill -9) halfway."""
 
 import os
+import signal
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
-from agentkit.core.files import atomic_write_text
+import pytest
+
+from agentkit.core.files import atomic_write_text, replace_folder, replace_together, settle
 
 
 def test_a_new_file_gets_the_default_mode_not_a_private_temp_file_mode(tmp_path):
@@ -21,3 +28,160 @@ def test_rewriting_a_file_keeps_its_mode(tmp_path):
     target.chmod(0o640)
     atomic_write_text(target, "new")
     assert stat.S_IMODE(target.stat().st_mode) == 0o640 and target.read_text() == "new"
+
+
+# ----------------------------------------------------------------- replace_together
+_KILLED_WRITER = """\
+import os, signal, sys
+from pathlib import Path
+from agentkit.core import files
+
+folder, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+calls = 0
+real_replace = os.replace
+
+def replace(src, dst):
+    global calls
+    calls += 1
+    if calls == kill_at:  # kill -9 right before this rename
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_replace(src, dst)
+
+os.replace = replace
+files.replace_together([(folder / "x.trace.json", "new trace"), (folder / "x.yaml", "new cassette")])
+"""
+
+
+def _old_pair(folder: Path) -> None:
+    (folder / "x.trace.json").write_text("old trace")
+    (folder / "x.yaml").write_text("old cassette")
+
+
+def _pair(folder: Path) -> tuple[str, str]:
+    return (folder / "x.trace.json").read_text(), (folder / "x.yaml").read_text()
+
+
+# renames: 1 tmp -> trace.pending, 2 tmp -> cassette.pending, 3 trace, 4 cassette
+@pytest.mark.parametrize("kill_at, expected", [
+    (1, ("old trace", "old cassette")), (2, ("old trace", "old cassette")),
+    (3, ("old trace", "old cassette")), (4, ("new trace", "new cassette")),
+    (5, ("new trace", "new cassette"))])
+def test_a_writer_killed_at_any_point_settles_to_the_old_pair_or_the_new_one(tmp_path, kill_at,
+                                                                            expected):
+    _old_pair(tmp_path)
+
+    run = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path), str(kill_at)],
+                         check=False)
+    settle([tmp_path / "x.trace.json", tmp_path / "x.yaml"])
+
+    assert run.returncode == (-signal.SIGKILL if kill_at <= 4 else 0)
+    assert _pair(tmp_path) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.trace.json", "x.yaml"]
+
+
+def test_replace_together_finishes_an_interrupted_replacement_before_its_own(tmp_path):
+    _old_pair(tmp_path)
+    (tmp_path / ".x.yaml.pending").write_text("cassette of the interrupted replacement")
+
+    replace_together([(tmp_path / "x.trace.json", "t2"), (tmp_path / "x.yaml", "c2")])
+
+    assert _pair(tmp_path) == ("t2", "c2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.trace.json", "x.yaml"]
+
+
+def test_replace_together_keeps_each_files_mode(tmp_path):
+    _old_pair(tmp_path)
+    (tmp_path / "x.yaml").chmod(0o640)
+
+    replace_together([(tmp_path / "x.trace.json", "t2"), (tmp_path / "x.yaml", "c2")])
+
+    assert stat.S_IMODE((tmp_path / "x.yaml").stat().st_mode) == 0o640
+
+
+def test_settle_of_a_folder_that_does_not_exist_does_nothing(tmp_path):
+    settle([tmp_path / "nope" / "a", tmp_path / "nope" / "b"])
+
+    assert not (tmp_path / "nope").exists()
+
+
+# ----------------------------------------------------------------- replace_folder
+_KILLED_REPORT = """\
+import os, signal, sys
+from pathlib import Path
+from agentkit.core import files
+
+folder, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+calls = 0
+
+def killing(real):
+    def call(*args, **kwargs):
+        global calls
+        calls += 1
+        if calls == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    return call
+
+# the writer's steps: 1-3 write the three files, 4 moves the old folder aside, 5 moves the
+# staging folder in
+files._write_synced = killing(files._write_synced)
+os.rename = killing(os.rename)
+files.replace_folder(folder, {"report.md": "new md", "report.json": "new json",
+                              "report.html": "new html"})
+"""
+
+
+def _old_report(folder: Path) -> None:
+    folder.mkdir()
+    for name in ("report.md", "report.json", "report.html"):
+        (folder / name).write_text(f"old {name.split('.')[1]}")
+    (folder / "notes.txt").write_text("kept")
+
+
+def _report(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.iterdir())}
+
+
+def _versions(folder: Path) -> set[str]:
+    return {text.split()[0] for name, text in _report(folder).items() if name != "notes.txt"}
+
+
+@pytest.mark.parametrize("kill_at, right_after", [
+    (1, {"old"}), (2, {"old"}), (3, {"old"}), (4, {"old"}), (5, None), (6, {"new"})])
+def test_a_report_writer_killed_at_any_point_leaves_old_or_new_files_never_a_mix(
+        tmp_path, kill_at, right_after):
+    folder = tmp_path / "latest"
+    _old_report(folder)
+
+    run = subprocess.run([sys.executable, "-c", _KILLED_REPORT, str(folder), str(kill_at)],
+                         check=False)
+
+    assert run.returncode == (-signal.SIGKILL if kill_at <= 5 else 0)
+    # killed between the two renames, the folder is briefly missing (never mixed)
+    assert (_versions(folder) if folder.exists() else None) == right_after
+    replace_folder(folder, {"report.md": "next md"})  # the next report tidies up first
+    assert _versions(folder) == {"next", "new" if kill_at == 6 else "old"}
+    assert _report(folder)["notes.txt"] == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest"]
+
+
+def test_replace_folder_puts_back_a_folder_a_killed_writer_left_aside(tmp_path):
+    (tmp_path / ".latest.old-abc").mkdir()
+    (tmp_path / ".latest.old-abc" / "report.md").write_text("old md")
+    (tmp_path / ".latest.staging-abc").mkdir()
+
+    replace_folder(tmp_path / "latest", {"report.json": "new json"})
+
+    assert _report(tmp_path / "latest") == {"report.json": "new json", "report.md": "old md"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest"]
+
+
+def test_replace_folder_gives_a_new_folder_the_usual_mode(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        replace_folder(tmp_path / "latest", {"report.md": "x"})
+    finally:
+        os.umask(umask)
+
+    assert stat.S_IMODE((tmp_path / "latest").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "latest" / "report.md").stat().st_mode) == 0o644

@@ -1,6 +1,7 @@
 """Virtual time: simulated latency overlaps like real time and never sleeps for real."""
 
 import asyncio
+import contextvars
 import math
 import threading
 
@@ -10,11 +11,13 @@ from hypothesis import strategies as st
 
 from agentkit.core.ids import new_uuid
 from agentkit.core.sim import (
+    MAX_LATENCY,
     Stopwatch,
     VirtualClock,
     VirtualTimeLoop,
     asleep,
     current_clock,
+    in_simulation,
     now,
     real_time,
     run_sync,
@@ -63,15 +66,24 @@ def test_sync_sleep_advances_the_clock_and_counts_as_latency():
     assert (clock.now(), clock.serial) == (2.5, 2.5)
 
 
-@pytest.mark.parametrize("bad", [-0.1, math.nan])
-def test_negative_or_nan_latency_is_an_error(bad):
-    with pytest.raises(ValueError, match=r"simulated latency must be >= 0 seconds, got"):
+@pytest.mark.parametrize("bad", [-0.1, math.nan, math.inf, MAX_LATENCY + 1])
+def test_negative_nan_infinite_or_over_a_day_latency_is_an_error(bad):
+    with pytest.raises(ValueError, match=r"simulated latency must be between 0 and 86400 seconds"):
         VirtualClock().sleep(bad)
 
 
-def test_async_negative_latency_is_an_error():
-    with pytest.raises(ValueError, match=r"simulated latency must be >= 0 seconds, got -2"):
-        run_sync(asleep(-2))
+@pytest.mark.parametrize("bad", [-2, math.inf])
+def test_async_negative_or_infinite_latency_is_an_error(bad):
+    with pytest.raises(ValueError, match=r"simulated latency must be between 0 and 86400 seconds"):
+        run_sync(asleep(bad))
+
+
+def test_a_timer_far_into_virtual_time_still_fires(sim):
+    sim.clock.advance(1e9)
+
+    run_sync(asleep(1.0))
+
+    assert sim.clock.now() == 1e9 + 1.0
 
 
 def test_module_sleep_uses_the_current_clock(sim):
@@ -105,8 +117,8 @@ def test_an_hour_of_simulated_latency_completes_on_the_clock():
     assert now() == 3600.0
 
 
-def test_latency_beyond_asyncios_longest_select_timeout_lands_exactly():
-    run_sync(asleep(200_000.0))
+def test_a_timer_beyond_asyncios_longest_select_timeout_lands_exactly():
+    run_sync(asyncio.sleep(200_000.0))
     assert now() == 200_000.0
 
 
@@ -319,9 +331,35 @@ def test_wait_under_real_time_waits_on_the_wall_clock_without_moving_the_clock(s
     assert slept == [2.5] and sim.clock.now() == 0.0
 
 
-def test_wait_rejects_a_negative_time():
-    with pytest.raises(ValueError, match="cannot wait a negative time"):
-        run_sync(wait(-1))
+def test_wait_outside_a_simulation_really_waits(monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("agentkit.core.sim._time.sleep", slept.append)
+
+    contextvars.Context().run(run_sync, wait(2.5))  # a fresh context: no simulation active
+
+    assert slept == [2.5]
+
+
+def test_wait_inside_a_simulation_on_a_foreign_loop_moves_only_the_clock(sim, monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr("agentkit.core.sim._time.sleep", slept.append)
+
+    asyncio.run(wait(30.0))
+
+    assert (sim.clock.now(), sim.clock.serial, slept) == (30.0, 0.0, [])
+
+
+def test_in_simulation_is_true_in_a_simulation_and_false_under_real_time_or_outside(sim):
+    with real_time():
+        under_real_time = in_simulation()
+    outside = contextvars.Context().run(in_simulation)
+    assert (in_simulation(), under_real_time, outside) == (True, False, False)
+
+
+@pytest.mark.parametrize("bad", [-1, math.inf, math.nan])
+def test_wait_rejects_a_negative_or_endless_time(bad):
+    with pytest.raises(ValueError, match="a wait is between 0 and 86400 s"):
+        run_sync(wait(bad))
 
 
 def test_simulated_latency_under_real_time_still_never_sleeps(sim):

@@ -53,9 +53,9 @@ def test_the_finish_reason_stays_out_of_the_message(fake_openai):
     assert server.llm().chat(USER).message.additional_kwargs == {}
 
 
-def test_chat_keeps_the_sdk_response_as_raw(fake_openai):
+def test_chat_keeps_the_decoded_answer_as_raw(fake_openai):
     server = fake_openai(["Hi"])
-    assert server.llm().chat(USER).raw.id == "chatcmpl-1"
+    assert server.llm().chat(USER).raw["id"] == "chatcmpl-1"
 
 
 def test_request_carries_model_temperature_max_tokens_and_messages(fake_openai):

@@ -166,3 +166,30 @@ def test_unix_sockets_and_socketpairs_are_not_blocked(pytester: pytest.Pytester,
     result = pytester.runpytest()
 
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_allow_loopback_marker_lets_a_test_reach_a_local_server(pytester: pytest.Pytester,
+                                                                 listening_port: int) -> None:
+    _connecting_test(pytester, listening_port, marker="@pytest.mark.agentkit_allow_loopback")
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=1)
+
+
+def test_allow_loopback_marker_still_blocks_other_hosts(pytester: pytest.Pytester) -> None:
+    write(pytester, "test_connect.py", """\
+        import socket
+        import pytest
+
+        @pytest.mark.agentkit_allow_loopback
+        def test_connects():
+            with socket.create_connection(("192.0.2.1", 80), timeout=5):
+                pass
+        """)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E*LiveModelBlockedError: *tried to connect to 192.0.2.1:80*"])

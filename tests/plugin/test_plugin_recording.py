@@ -92,3 +92,37 @@ def test_recording_without_an_api_key_fails_naming_the_variable(
     result.stdout.fnmatch_lines(["scenario recorded [[]function_calling[]] could not run:",
                                  "No OpenAI API key: set the OPENAI_API_KEY environment variable*"])
     result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_record_mode_creates_a_missing_snapshot_without_snapshot_update(
+        recording_project: pytest.Pytester) -> None:
+    result = recording_project.runpytest("scenarios/recorded.yaml", *RECORD)
+
+    result.assert_outcomes(passed=1)
+    snapshot = recording_project.path / "scenarios/__snapshots__/recorded/function_calling.json"
+    assert snapshot.exists()
+    recording_project.runpytest("scenarios/recorded.yaml").assert_outcomes(passed=1)
+
+
+def test_record_mode_writes_the_trace_beside_the_cassette_as_agentkit_record_does(
+        recording_project: pytest.Pytester) -> None:
+    recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
+
+    trace = recording_project.path / CASSETTE.replace(".yaml", ".trace.json")
+    assert yaml.safe_load(trace.read_text(encoding="utf-8"))["agent"] == "function_calling"
+
+
+def test_a_recording_that_fails_keeps_the_good_cassette_and_fails_the_item(
+        recording_project: pytest.Pytester) -> None:
+    recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
+    before = (recording_project.path / CASSETTE).read_text(encoding="utf-8")
+    write(recording_project, "conftest.py", FAKE_ENDPOINT_CONFTEST.replace(
+        '[tool_call("add", a=2, b=3), "2 + 3 = 5"]', '["I cannot add."]'))
+
+    result = recording_project.runpytest("scenarios/recorded.yaml", "--record-mode=rewrite",
+                                         f"--agentkit-base-url={FAKE_URL}")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["scenario recorded [[]function_calling[]] could not be recorded:",
+                                 "the recorded run failed: *", "(nothing written: *"])
+    assert (recording_project.path / CASSETTE).read_text(encoding="utf-8") == before

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import agentkit
 from agentkit.report import REPORT_FORMAT, Comparison, ReportError, load_comparison
+from tests.fuzz import mutated
 
 from .conftest import make_comparison, make_row
 
@@ -46,17 +51,19 @@ def test_invalid_json_baseline_names_the_file_line_and_problem(tmp_path):
     path = tmp_path / "baseline.json"
     path.write_text('{"format": 1,\n "rows": [}\n', encoding="utf-8")
 
-    with pytest.raises(ReportError, match=rf"{path}:2:\d+: invalid JSON"):
+    with pytest.raises(ReportError, match=rf"{path}:2:\d+: not valid JSON"):
         load_comparison(path)
 
 
-def test_wrong_field_type_in_baseline_names_the_file_and_field(tmp_path):
+def test_wrong_field_type_in_baseline_names_the_file_line_and_field(tmp_path):
     data = make_comparison(make_row("a")).to_dict()
     data["rows"][0]["steps"] = "many"
     path = tmp_path / "baseline.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    text = json.dumps(data, indent=2)
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index('      "steps": "many",') + 1
 
-    with pytest.raises(ReportError, match=rf"{path}: rows\.0\.steps: .*integer"):
+    with pytest.raises(ReportError, match=rf"{path}:{line}: rows\.0\.steps: .*integer"):
         load_comparison(path)
 
 
@@ -85,7 +92,7 @@ def test_file_that_is_not_a_report_is_rejected(tmp_path):
     path = tmp_path / "trace.json"
     path.write_text("[1, 2]", encoding="utf-8")
 
-    with pytest.raises(ReportError, match=rf"{path}: not an agentkit report"):
+    with pytest.raises(ReportError, match=rf"{path}:1: not an agentkit report"):
         load_comparison(path)
 
 
@@ -108,3 +115,20 @@ def test_row_of_an_agent_type_the_report_does_not_list_is_rejected():
 
     with pytest.raises(ReportError, match=r"rows\.0\.agent_type: `react` is not one of"):
         Comparison.from_dict(data, source="base.json")
+
+
+_EXAMPLE = json.loads((Path(__file__).parents[2] / "reports" / "example" / "report.json")
+                      .read_text(encoding="utf-8"))
+_FUZZ_FOLDER = Path(tempfile.mkdtemp(prefix="agentkit-report-fuzz-"))
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(_EXAMPLE))
+def test_any_mutated_baseline_loads_or_is_a_report_error_with_file_and_line(document):
+    path = _FUZZ_FOLDER / "baseline.json"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+
+    try:
+        load_comparison(path)
+    except ReportError as exc:
+        assert re.match(rf"{re.escape(str(path))}:\d+(:\d+)?: ", str(exc)), str(exc)

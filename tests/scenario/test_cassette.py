@@ -21,6 +21,7 @@ from agentkit.llms.cassette import (
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
+from agentkit.scenario.record import record_scenario
 from agentkit.tools import FunctionTool
 
 from .conftest import MINIMAL
@@ -311,7 +312,7 @@ def test_a_cassette_that_is_not_yaml_is_an_error_with_the_line(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value).startswith(f"{path}:4: cassette is not valid YAML:")
+    assert str(info.value).startswith(f"{path}:4:1: cassette is not valid YAML:")
 
 
 def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
@@ -321,8 +322,8 @@ def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == (f"{path}: unsupported cassette format 9 (this agentkit reads format "
-                               "1); re-record it")
+    assert str(info.value) == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
+                               "reads format 1); re-record it")
 
 
 def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
@@ -341,7 +342,7 @@ def test_cassette_exchanges_must_be_a_list(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == f"{path}: `exchanges` must be a list"
+    assert str(info.value) == f"{path}:2: exchanges: Input should be a valid list, got {{'a': 1}}"
 
 
 def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
@@ -352,17 +353,23 @@ def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
     with pytest.raises(CassetteError) as info:
         Cassette.load(path)
 
-    assert str(info.value) == (f"{path}: exchanges[1]: needs `request` and `response` (or "
-                               "`error`)")
+    assert str(info.value) == f"{path}:4: exchanges.1: needs `response` (or `error`)"
 
 
-def test_an_exchange_with_a_negative_latency_is_an_error(tmp_path):
+@pytest.mark.parametrize("latency, problem", [
+    ("-1", "Input should be greater than or equal to 0, got -1"),
+    (".inf", "Input should be a finite number, got inf"),
+    ("1.0e+8", "Input should be less than or equal to 86400, got 100000000.0")])
+def test_an_exchange_with_a_negative_endless_or_huge_latency_is_an_error_at_its_line(
+        tmp_path, latency, problem):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - {request: {}, response: {}, latency: -1}\n")
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response: {}\n"
+                    f"    latency: {latency}\n")
 
-    with pytest.raises(CassetteError, match=r"exchanges\[0\]: `latency` must be a number of "
-                                            "seconds >= 0, got -1"):
+    with pytest.raises(CassetteError) as info:
         Cassette.load(path)
+
+    assert str(info.value) == f"{path}:5: exchanges.0.latency: {problem}"
 
 
 def test_a_missing_cassette_file_is_an_error_naming_it_and_saying_how_to_record(tmp_path):
@@ -461,25 +468,12 @@ def test_a_failing_serializer_leaves_the_old_cassette_intact(tmp_path, monkeypat
 
 
 # ----------------------------------------------------------------- with scenarios
-def test_a_scenario_recorded_once_replays_to_the_same_trace(write_file, tmp_path):
-    path = write_file("rec.yaml", MINIMAL.replace(
-        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
-        "    recording: cassettes/rec.yaml\n"))
-    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
-
-    recorded = run_scenario(path, record=(live, "once"))
-    replayed = run_scenario(path)
-
-    assert (tmp_path / "cassettes" / "rec.yaml").exists()
-    assert recorded.passed and replayed.passed, (recorded.problems, replayed.problems)
-    assert replayed.trace.to_json() == recorded.trace.to_json()
-
-
 def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
     path = write_file("rec.yaml", MINIMAL.replace(
         "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
         "    recording: cassettes/rec.yaml\n"))
-    run_scenario(path, record=(ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"]), "once"))
+    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
+    assert record_scenario(path, "function_calling", live).written
     cassette = Cassette.load(path.parent / "cassettes" / "rec.yaml")
     cassette.exchanges.append(cassette.exchanges[-1])
     cassette.save()
@@ -505,3 +499,75 @@ def test_cassette_llm_in_a_record_mode_records_through_the_live_backend(tmp_path
 def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
     with pytest.raises(ValueError, match="needs the live backend"):
         CassetteLLM(tmp_path / "c.yaml", mode="once")
+
+
+def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(tmp_path):
+    path = tmp_path / "c.yaml"
+    secret = "sk-fake-abcdefghijklmnopqrst"
+    live = ScriptedLLM([ScriptedResponse(text=f"use {secret} now",
+                                         chunks=["use sk-fake-abcd", "efghijklmnopqrst", " now"])])
+    for _ in RecordingLLM(live, path, "once").stream_chat(_user("q1")):
+        pass
+
+    replayed = [r.delta for r in CassetteLLM(path).stream_chat(_user("q1"))]
+
+    assert "efghijklmnopqrst" not in path.read_text("utf-8")
+    assert _exchanges(path)[0]["response"]["chunks"] == ["use <redacted:api-key>", " now"]
+    assert "".join(replayed) == "use <redacted:api-key> now"
+
+
+def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_hang(tmp_path):
+    path = tmp_path / "c.yaml"
+    levels = "".join(f"  {b}: &{b} [{','.join(['*' + a] * 9)}]\n"
+                     for a, b in zip("abcdefgh", "bcdefghi"))
+    path.write_text("format: 1\nbomb:\n  a: &a [1,2,3,4,5,6,7,8,9]\n" + levels
+                    + "exchanges:\n  - request: {messages: *i}\n    response: {}\n", "utf-8")
+
+    with pytest.raises(CassetteError, match=r"c\.yaml:7: cassette is not valid YAML: aliases"):
+        Cassette.load(path)
+
+
+def test_context_window_that_is_not_a_number_names_line_and_field(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\ncontext_window: lots\nexchanges: []\n", "utf-8")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == (f"{path}:2: context_window: Input should be a valid integer, "
+                               "unable to parse string as an integer, got 'lots'")
+
+
+def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
+                    "        additional_kwargs:\n          tool_calls:\n            - add\n",
+                    "utf-8")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value).startswith(
+        f"{path}:8: exchanges.0.response.message.additional_kwargs.tool_calls.0: Input should "
+        "be a valid dictionary")
+
+
+def test_recorded_chunks_that_do_not_make_the_answer_are_a_cassette_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n"
+                    "      message: {role: assistant, content: hello}\n"
+                    "      chunks: [hel, p]\n", "utf-8")
+
+    with pytest.raises(CassetteError, match=r"c\.yaml:5: exchanges\.0\.response: `chunks` must "
+                                            r"join to `message\.content`"):
+        Cassette.load(path)
+
+
+def test_a_cassette_that_is_not_utf8_is_a_cassette_error_at_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"format: 1\nexchanges: []\nmodel: \xff\n")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value) == f"{path}:3:8: not UTF-8 text (byte 0xff); save the file as UTF-8"

@@ -18,6 +18,7 @@ from agentkit.llms.mock import ScriptedLLM
 from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
 from agentkit.scenario.agents import IMAGE_AGENT_TYPES, register_agent_type
 from agentkit.scenario.images import turn_images
+from agentkit.scenario.record import record_scenario
 
 PNG = b"\x89PNG\r\n\x1a\n a picture of a dog"
 OTHER_PNG = b"\x89PNG\r\n\x1a\n a picture of a cat"  # same size, other bytes
@@ -222,7 +223,7 @@ def _recorded(picture: Path) -> Path:
     path.write_text(PICTURE.replace(f'    script:\n      - "{A_DOG}"\n',
                                     "    recording: cassettes/rec.yaml\n"))
     live = ScriptedLLM(["Thought: I see a dog.\nAnswer: a dog"])
-    assert run_scenario(path, record=(live, "once")).passed
+    assert record_scenario(path, "react_multimodal", live).written
     return path
 
 

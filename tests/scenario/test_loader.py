@@ -51,7 +51,9 @@ def test_invalid_yaml_syntax_names_line_and_column_with_a_fix(write_file):
 
     message = _error(path)
 
-    assert message.startswith(f"{path}:5:1: invalid YAML: expected ',' or ']'")
+    # libyaml says "did not find expected ',' or ']'", the pure-Python parser "expected ..."
+    assert message.startswith(f"{path}:5:1: invalid YAML: ")
+    assert "expected ',' or ']'" in message
     assert "while parsing a flow sequence at line 4" in message
     assert "fix:" in message
 
@@ -334,3 +336,54 @@ def test_an_unknown_match_mode_suggests_the_closest_one(write_file):
 
     assert _error(path) == (f"{path}:14: expect.tool_calls.match: 'unorderd' is not one of "
                             "strict, unordered, subset, superset; did you mean `unordered`?")
+
+
+_BOMB = "".join([f'a: &a [{",".join(["lol"] * 9)}]\n']
+                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+
+
+def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file):
+    path = write_file("bomb.yaml", "format: 1\nname: bomb\nlol:\n" + "".join(
+        f"  {line}\n" for line in _BOMB.splitlines()))
+
+    assert _error(path).startswith(f"{path}:8: invalid YAML: aliases expand to more than")
+
+
+def test_a_scenario_containing_itself_is_an_error_with_its_line(write_file):
+    path = write_file("loop.yaml", "format: 1\nname: loop\ntags: &a [*a]\n")
+
+    assert _error(path).startswith(f"{path}:3: invalid YAML: the alias *a is inside the node")
+
+
+@pytest.mark.parametrize("old, new, line, field", [
+    ("  - ref: mocks.tools:add\n", "  - ref: mocks.tools:add\n    latency: .inf\n", 5,
+     "tools.0.latency"),
+    ("    script:\n", "    latency: 1.0e+8\n    script:\n", 9, "agents.function_calling.latency"),
+    ("      - 2 + 3 = 5\n", "      - {text: '2 + 3 = 5', latency: .nan}\n", 11,
+     "agents.function_calling.script.1.latency"),
+])
+def test_an_endless_or_huge_latency_is_an_error_naming_line_and_field(write_file, old, new,
+                                                                       line, field):
+    path = write_file("lat.yaml", _variant(old, new))
+
+    message = _error(path)
+
+    assert message.startswith(f"{path}:{line}: {field}: must be ")
+    assert "finite number" in message or "<= 86400" in message
+
+
+def test_chunks_that_do_not_join_to_the_text_are_an_error_at_the_reply(write_file):
+    path = write_file("chunks.yaml", _variant(
+        "      - 2 + 3 = 5\n", "      - {text: '2 + 3 = 5', chunks: ['2 + ', '3 = 6']}\n"))
+
+    assert _error(path) == (f"{path}:11: agents.function_calling.script.1: `chunks` must join "
+                            "to `text` (the streamed pieces of the reply); leave `text` out to "
+                            "make it their concatenation")
+
+
+def test_a_scenario_file_that_is_not_utf8_is_an_error_at_its_line(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("format: 1\nname: caf\xe9\n".encode("latin-1"))
+
+    assert _error(path) == (f"{path}:2:10: not UTF-8 text (byte 0xe9); save the file as UTF-8")
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
@@ -156,3 +158,71 @@ def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_temp_file(tm
 
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+# ----------------------------------------------------------------- stream chunks
+def test_a_secret_split_across_chunks_is_redacted_in_the_joined_text():
+    redactor = Redactor(environ={})
+
+    pieces = redactor.chunks(["key: sk-fake-abcdefgh", "ijklmnopqrst", " done"])
+
+    assert "".join(pieces) == "key: <redacted:api-key> done"
+    assert redactor.redacted == {"api-key"}
+
+
+def test_chunks_are_cut_where_they_were_and_a_cut_inside_a_secret_moves_past_it():
+    redactor = Redactor(environ={"MY_TOKEN": "tok-0123456789"})
+
+    assert redactor.chunks(["a ", "tok-01", "23456789", " b", " c"]) == \
+        ["a ", "<redacted:MY_TOKEN>", " b", " c"]
+
+
+def test_chunks_without_secrets_are_kept_as_they_are():
+    assert Redactor(environ={}).chunks(["a", "", "b c"]) == ["a", "", "b c"]
+
+
+_PIECE = st.text(alphabet="sk-abcdefghijklmnopqrstBearer tok0123456789 ", max_size=12)
+
+
+@given(st.lists(_PIECE, max_size=8))
+def test_redacted_chunks_always_join_to_the_redacted_joined_text(pieces):
+    environ = {"MY_TOKEN": "tok-0123456789"}
+
+    assert "".join(Redactor(environ=environ).chunks(pieces)) == \
+        Redactor(environ=environ).text("".join(pieces))
+
+
+# ----------------------------------------------------------------- more kinds of secrets
+@pytest.mark.parametrize("name", ["GITHUB_PAT", "SENTRY_DSN", "DB_PASSWD", "MY_SERVICE_KEY"])
+def test_values_of_pat_dsn_and_passwd_env_vars_are_secrets(name):
+    redactor = Redactor(environ={name: "v4lue-0123456789"})
+
+    assert redactor.text("got v4lue-0123456789") == f"got <redacted:{name}>"
+
+
+def test_a_path_variable_is_not_mistaken_for_a_pat():
+    redactor = Redactor(environ={"PATH": "/usr/local/bin:/usr/bin", "PATTERN": "abcdefghij"})
+
+    assert redactor.text("/usr/local/bin:/usr/bin abcdefghij") == \
+        "/usr/local/bin:/usr/bin abcdefghij"
+
+
+def test_url_credentials_are_redacted_in_any_text():
+    redactor = Redactor(environ={})
+
+    assert redactor.text("connect to postgres://app:hunter2-pw@db:5432/x failed") == \
+        "connect to postgres://app:<redacted>@db:5432/x failed"
+    assert redactor.redacted == {"url-credentials"}
+
+
+def test_the_password_of_a_database_url_is_a_secret_on_its_own_too():
+    redactor = Redactor(environ={"DATABASE_URL": "postgres://app:s3cret-pass@db/x"})
+
+    assert redactor.text("password s3cret-pass rejected") == \
+        "password <redacted:DATABASE_URL:password> rejected"
+
+
+def test_secrets_given_by_name_are_redacted():
+    redactor = Redactor(environ={}, secrets={"header X-Api-Key": "hdr-0123456789"})
+
+    assert redactor.text("echo: hdr-0123456789") == "echo: <redacted:header X-Api-Key>"

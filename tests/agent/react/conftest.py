@@ -1,13 +1,12 @@
-"""Shared by the ReAct tests: small deterministic tools, a step runner for the three step
-modes and a chat helper for the four chat modes."""
+"""Shared by the ReAct tests: small deterministic tools and a step runner for the three step
+modes (the chat helper for the four chat modes is in ``tests/agent/conftest.py``)."""
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from agentkit.agent.react import ReActAgentWorker
-from agentkit.agent.types import AgentChatResponse, StreamingAgentChatResponse, Task, TaskStepOutput
+from agentkit.agent.types import StreamingAgentChatResponse, Task, TaskStepOutput
 from agentkit.core.sim import run_sync
 from agentkit.tools import FunctionTool
 
@@ -45,44 +44,6 @@ def divide_tool() -> FunctionTool:
 @pytest.fixture
 def tools(add_tool: FunctionTool, multiply_tool: FunctionTool) -> list[FunctionTool]:
     return [add_tool, multiply_tool]
-
-
-CHAT_MODES = ["chat", "achat", "stream_chat", "astream_chat"]
-
-
-async def _drained_astream(agent: Any, message: str, **kwargs: Any) -> StreamingAgentChatResponse:
-    response = await agent.astream_chat(message, **kwargs)
-    async for _ in response.async_response_gen():
-        pass
-    return response
-
-
-def _ask(agent: Any, message: str, mode: str,
-         **kwargs: Any) -> AgentChatResponse | StreamingAgentChatResponse:
-    """One chat turn in ``mode`` (``kwargs`` go to the chat call); a streamed answer is drained
-    before it is returned."""
-    if mode == "chat":
-        return agent.chat(message, **kwargs)
-    if mode == "achat":
-        return run_sync(agent.achat(message, **kwargs))
-    if mode == "stream_chat":
-        response = agent.stream_chat(message, **kwargs)
-        for _ in response.response_gen:
-            pass
-        return response
-    return run_sync(_drained_astream(agent, message, **kwargs))
-
-
-@pytest.fixture(params=CHAT_MODES)
-def chat_mode(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def ask(chat_mode: str) -> Callable[..., AgentChatResponse | StreamingAgentChatResponse]:
-    """``ask(agent, message, **chat_kwargs)``: a chat turn in each of the four chat modes (sync,
-    async, streamed)."""
-    return lambda agent, message, **kwargs: _ask(agent, message, chat_mode, **kwargs)
 
 
 @pytest.fixture(params=["run", "arun", "stream"])

@@ -1,0 +1,56 @@
+"""Reading the text files agentkit loads (scenarios, cassettes, traces, reports).
+
+A problem is a :class:`TextFileError` whose message starts ``file:line:column:``:
+
+* :func:`read_text` -- UTF-8 text; other bytes are an error at the line they are on;
+* :func:`parse_json` -- JSON, including nesting too deep for the parser (an error, not a
+  ``RecursionError``);
+* :func:`json_locations` -- the line of every field of a JSON document, for errors about its
+  content (JSON is read as YAML for this: close enough for line numbers).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
+
+__all__ = ["TextFileError", "read_text", "parse_json", "json_locations"]
+
+
+class TextFileError(ValueError):
+    """A file that cannot be read as what it should be; the message says where and why."""
+
+
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of ``path`` (``OSError`` if it cannot be read at all)."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise TextFileError(f"{path}:{line}:{column}: not UTF-8 text (byte "
+                            f"0x{data[exc.start]:02x}); save the file as UTF-8") from None
+
+
+def parse_json(path: str | Path, text: str) -> Any:
+    """The JSON value of ``text`` (read from ``path``, for messages)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TextFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
+                            ) from None
+    except RecursionError:
+        raise TextFileError(f"{path}:1: not usable JSON: nested too deeply") from None
+
+
+def json_locations(text: str) -> YamlLocations:
+    """Where each field of a JSON document is (no lines if it cannot be read as YAML)."""
+    try:
+        return parse_yaml(text)[1]
+    except YamlError:
+        return YamlLocations(None)

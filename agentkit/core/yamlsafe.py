@@ -1,0 +1,155 @@
+"""Load YAML that came from anywhere: safe tags only, bounded depth, bounded alias expansion.
+
+Every YAML file agentkit reads (scenarios, cassettes) goes through :func:`parse_yaml`:
+
+* the safe loader (plain data only), the C one (libyaml) when PyYAML has it -- a large
+  cassette loads several times faster;
+* nesting deeper than :data:`MAX_DEPTH` is an error before anything is built (libyaml's
+  composer recurses in C: a file of 100,000 ``[`` crashes the interpreter);
+* aliases may add at most :data:`MAX_ALIAS_NODES` nodes once expanded (a 383-byte "billion
+  laughs" file otherwise expands to hundreds of millions of nodes when a consumer walks it),
+  and an alias inside the node it names (``tags: &a [*a]``) is an error, not a structure that
+  contains itself.
+
+A problem is a :class:`YamlError` with the 1-based line (and column) where it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+__all__ = ["YamlError", "YamlLocations", "parse_yaml", "MAX_DEPTH", "MAX_ALIAS_NODES",
+           "LOADER"]
+
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 10_000
+#: The safe loader used: libyaml's when available.
+LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+Path_ = tuple[str | int, ...]
+
+
+class YamlError(ValueError):
+    """A YAML text that cannot be loaded; ``line``/``column`` (1-based) say where, if known."""
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None, *,
+                 fix: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        self.column = column
+        self.fix = fix
+
+    @property
+    def where(self) -> str:
+        """``:line:column`` (or ``:line``, or nothing) to append to a file name."""
+        if self.line is None:
+            return ""
+        return f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+
+
+class YamlLocations:
+    """Line numbers (1-based) of every key and value in a YAML document, by path."""
+
+    def __init__(self, node: yaml.Node | None) -> None:
+        self.values: dict[Path_, int] = {}
+        self.keys: dict[Path_, int] = {}
+        self.duplicates: list[tuple[Path_, int, int]] = []  # (path, line, first line)
+        if node is not None:
+            self._walk(node, ())
+
+    def _walk(self, node: yaml.Node, path: Path_) -> None:
+        self.values[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                child = (*path, str(key.value))
+                line = key.start_mark.line + 1
+                if child in self.keys:
+                    self.duplicates.append((child, line, self.keys[child]))
+                    continue
+                self.keys[child] = line
+                self._walk(value, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self._walk(item, (*path, index))
+
+    def line(self, path: Path_, *, key: bool = False) -> int:
+        """The line of ``path`` (its key's line if ``key``), or of its nearest ancestor."""
+        while path:
+            found = (self.keys if key else self.values).get(path) or self.values.get(path)
+            if found:
+                return found
+            path = path[:-1]
+        return self.values.get((), 1)
+
+
+def _error_from(exc: yaml.YAMLError, text: str) -> YamlError:
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        before = text[:exc.position]
+        line = before.count("\n") + 1
+        char = exc.character
+        shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
+        return YamlError(f"character {shown} is not allowed in YAML ({exc.reason})",
+                         line, len(before) - (before.rfind("\n") + 1) + 1)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None and context_mark is not mark:
+        problem += f" ({context} at line {context_mark.line + 1})"
+    if mark is None:
+        return YamlError(str(problem), fix=_SYNTAX_FIX)
+    return YamlError(str(problem), mark.line + 1, mark.column + 1, fix=_SYNTAX_FIX)
+
+
+_SYNTAX_FIX = ("check the indentation and quoting there (quote strings containing ': ' or '#', "
+               "close every bracket and quote)")
+
+
+def _check_shape(text: str) -> None:
+    """Depth and alias expansion, from the parser's events (no recursion, nothing built)."""
+    sizes: dict[str, int] = {}  # anchor -> its node's size with aliases expanded
+    open_: list[tuple[str | None, int]] = []  # (anchor, size so far) of each open collection
+    added = 0
+    for event in yaml.parse(text, Loader=LOADER):
+        line = event.start_mark.line + 1
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(open_) >= MAX_DEPTH:
+                raise YamlError(f"nested more than {MAX_DEPTH} levels deep", line)
+            open_.append((event.anchor, 1))
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, size = open_.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            if any(name == event.anchor for name, _ in open_):
+                raise YamlError(f"the alias *{event.anchor} is inside the node &{event.anchor} "
+                                "it refers to (a structure that contains itself)", line)
+            anchor, size = None, sizes.get(str(event.anchor), 1)
+            added += size
+            if added > MAX_ALIAS_NODES:
+                raise YamlError(f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes (an "
+                                "alias bomb?); write the repeated parts out", line)
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = size
+        if open_:
+            name, total = open_[-1]
+            open_[-1] = (name, total + size)
+
+
+def parse_yaml(text: str) -> tuple[Any, YamlLocations]:
+    """The data of one YAML document and where each part of it is; :class:`YamlError` if it is
+    not valid YAML or breaks the limits above."""
+    try:
+        _check_shape(text)
+        node = yaml.compose(text, Loader=LOADER)
+        if node is None:
+            return None, YamlLocations(None)
+        data = LOADER("").construct_document(node)
+    except yaml.YAMLError as exc:
+        raise _error_from(exc, text) from None
+    return data, YamlLocations(node)

@@ -1,0 +1,149 @@
+"""The shape of a cassette file, checked when it is loaded (not when a replay reaches it).
+
+Every part a replay reads is validated here -- header numbers, each exchange's response
+message, tool calls, usage and stream chunks, recorded errors, latencies -- so a malformed
+cassette is a :class:`~agentkit.llms.cassette.CassetteError` naming the file, the line and
+the field, never an agent failure with a raw pydantic or type error halfway through a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentkit.core.sim import MAX_LATENCY
+from agentkit.core.yamlsafe import YamlLocations
+from agentkit.llms.types import ChatMessage, MessageRole
+
+__all__ = ["CassetteError", "CassetteData", "ExchangeData", "check_cassette"]
+
+class CassetteError(ValueError):
+    """A cassette file is malformed or cannot be used; the message says where and why."""
+
+
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
+
+
+class _Lenient(BaseModel):
+    """Unknown keys are kept out of the way (a newer agentkit may add some)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _ToolCallData(_Lenient):
+    tool_id: str
+    tool_name: str
+    tool_kwargs: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
+
+
+class _MessageKwargs(_Lenient):
+    model_config = ConfigDict(extra="allow")
+    tool_calls: list[_ToolCallData] | None = None
+
+
+class _MessageData(_Lenient):
+    role: MessageRole = MessageRole.ASSISTANT
+    content: str | None = None
+    additional_kwargs: _MessageKwargs = Field(default_factory=_MessageKwargs)
+    blocks: list[dict[str, Any]] | None = None
+
+
+class _UsageData(_Lenient):
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    total_tokens: int = Field(0, ge=0)
+
+
+class _ResponseData(_Lenient):
+    message: _MessageData | None = None
+    usage: _UsageData | None = None
+    chunks: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _chunks_make_the_text(self) -> _ResponseData:
+        if self.chunks is not None:
+            text = (self.message.content if self.message else None) or ""
+            if "".join(self.chunks) != text:
+                raise ValueError("`chunks` must join to `message.content` (the streamed text "
+                                 "is the answer's text)")
+        return self
+
+
+class _ErrorData(_Lenient):
+    type: str
+    message: str = ""
+    status_code: int | None = None
+
+
+class ExchangeData(_Lenient):
+    """One recorded exchange: a request and its response (or error), with its latency."""
+
+    request: dict[str, Any]
+    request_hash: str | None = None
+    response: _ResponseData | None = None
+    error: _ErrorData | None = None
+    latency: Seconds = 0.0
+
+    @model_validator(mode="after")
+    def _answered(self) -> ExchangeData:
+        if self.response is None and self.error is None:
+            raise ValueError("needs `response` (or `error`)")
+        return self
+
+
+class CassetteData(_Lenient):
+    """A cassette file's header and exchanges."""
+
+    format: Literal[1]
+    model: str = "unknown"
+    function_calling: bool = True
+    context_window: int = Field(3900, ge=1)
+    agent_type: str | None = None
+    scenario: str | None = None
+    recorded_at: str | None = None
+    agentkit_version: str | None = None
+    redactions: list[str] = Field(default_factory=list)
+    exchanges: list[ExchangeData]
+
+
+def check_cassette(data: dict[str, Any], path: Path | None,
+                   where: YamlLocations | None) -> CassetteData:
+    """The checked header and exchanges of a cassette file's data (each recorded message also
+    as a full :class:`ChatMessage`, blocks and all), or a :class:`CassetteError`."""
+    try:
+        checked = CassetteData.model_validate(data)
+    except ValidationError as exc:
+        raise CassetteError(_describe(path, exc, where)) from None
+    for index, exchange in enumerate(data["exchanges"]):
+        message = (exchange.get("response") or {}).get("message")
+        if message is None:
+            continue
+        try:
+            ChatMessage.model_validate(message)
+        except ValidationError as exc:
+            raise CassetteError(_describe(path, exc, where,
+                                          ("exchanges", index, "response", "message"))) from None
+    return checked
+
+
+def _describe(path: Path | None, error: ValidationError, where: YamlLocations | None,
+                    prefix: tuple[str | int, ...] = ()) -> str:
+    """``file:line: field.path: what is wrong`` for each problem (``field.path`` from the top
+    of the file)."""
+    lines = []
+    for item in error.errors():
+        loc = (*prefix, *(p for p in item["loc"]
+                          if not (isinstance(p, str) and p.startswith(("function-", "union[")))))
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        place = str(path or "<cassette>")
+        if where is not None:
+            place += f":{where.line(loc)}"
+        message = item["msg"].removeprefix("Value error, ")
+        if "input" in item and item["type"] not in ("missing", "value_error"):
+            shown = repr(item["input"])
+            message += f", got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+        lines.append(f"{place}: {dotted}: {message}")
+    return "\n".join(dict.fromkeys(lines))

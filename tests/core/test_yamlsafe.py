@@ -1,0 +1,89 @@
+"""Safe YAML loading: bounded depth and alias expansion, errors with lines, the C loader."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentkit.core import yamlsafe
+from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, parse_yaml
+
+#: 9 levels of 9 aliases: ~387 million nodes once expanded, from 342 bytes.
+ALIAS_BOMB = "".join(
+    [f'a: &a [{",".join(["lol"] * 9)}]\n']
+    + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+
+
+def test_an_alias_bomb_is_an_error_at_the_line_where_the_expansion_gets_too_big():
+    with pytest.raises(YamlError, match="aliases expand to more than 10,000 nodes") as info:
+        parse_yaml(ALIAS_BOMB)
+
+    assert info.value.line == 5
+
+
+def test_an_alias_inside_the_node_it_names_is_an_error_not_a_recursive_structure():
+    with pytest.raises(YamlError, match=r"the alias \*a is inside the node &a") as info:
+        parse_yaml("format: 1\ntags: &a [*a]\n")
+
+    assert info.value.line == 2
+
+
+def test_nesting_deeper_than_the_limit_is_an_error_before_anything_is_built():
+    with pytest.raises(YamlError, match=f"nested more than {MAX_DEPTH} levels deep"):
+        parse_yaml("[" * 100_000 + "]" * 100_000)
+
+
+def test_nesting_up_to_the_limit_loads():
+    data, _ = parse_yaml("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+
+    assert str(data) == "[" * MAX_DEPTH + "]" * MAX_DEPTH
+
+
+def test_small_aliases_still_work():
+    data, _ = parse_yaml("base: &b {x: 1}\ncopy: *b\n")
+
+    assert data == {"base": {"x": 1}, "copy": {"x": 1}}
+
+
+def test_only_plain_data_tags_are_accepted():
+    with pytest.raises(YamlError, match="could not determine a constructor"):
+        parse_yaml("x: !!python/object/apply:os.system ['true']\n")
+
+
+def test_a_syntax_error_names_line_and_column_and_how_to_fix_it():
+    with pytest.raises(YamlError) as info:
+        parse_yaml("a: 1\nb: [unclosed\n")
+
+    assert (info.value.line, info.value.column) == (3, 1)
+    assert "quote" in (info.value.fix or "")
+
+
+def test_a_control_character_is_an_error_with_its_line_and_column():
+    with pytest.raises(YamlError, match="character #x0007 is not allowed") as info:
+        parse_yaml("a: 1\nb: x\x07\n")
+
+    assert (info.value.line, info.value.column) == (2, 5)
+
+
+def test_locations_give_the_line_of_every_key_and_value():
+    _, where = parse_yaml("a:\n  b: [1, 2]\n  c: x\n")
+
+    assert (where.line(("a", "b"), key=True), where.line(("a", "c")), where.line(("a", "z"))) \
+        == (2, 3, 2)
+
+
+def test_the_c_loader_is_used_when_pyyaml_has_it():
+    expected = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+
+    assert yamlsafe.LOADER is expected
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"# ,\n\t?%@`\\x0\x00\x85é")),
+               max_size=60))
+def test_any_text_loads_or_is_a_yaml_error(text):
+    try:
+        parse_yaml(text)
+    except YamlError as exc:
+        assert exc.line is None or exc.line >= 1

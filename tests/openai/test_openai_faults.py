@@ -1,0 +1,178 @@
+"""A real (loopback) server that misbehaves: cut streams, bad JSON, trickled and stalled
+answers. Every fault is a typed agentkit error saying what was wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentkit.agent import FunctionCallingAgent, ReActAgent
+from agentkit.core.sim import run_sync
+from agentkit.llms import ChatMessage, errors
+from agentkit.llms.openai import OpenAI
+from mocks.loopback_server import LoopbackServer, Reply, completion, sse
+
+pytestmark = pytest.mark.agentkit_allow_loopback
+
+USER = [ChatMessage(role="user", content="hi")]
+SSE = {"content-type": "text/event-stream"}
+
+
+def _stream(server: LoopbackServer, **options) -> list[str]:
+    llm = OpenAI(base_url=server.url, max_retries=0, **options)
+    return [chunk.delta for chunk in llm.stream_chat(USER)]
+
+
+async def _astream(llm: OpenAI) -> list[str]:
+    return [chunk.delta async for chunk in await llm.astream_chat(USER)]
+
+
+# ----------------------------------------------------------------- streams cut short
+def test_a_stream_that_ends_without_finish_reason_or_done_is_an_incomplete_stream_error():
+    with LoopbackServer([Reply(body=sse(["Hel", "lo"], finish=False, done=False),
+                               headers=SSE)]) as server:
+        with pytest.raises(errors.IncompleteStreamError, match="stream ended before completion"):
+            _stream(server)
+
+
+def test_an_async_stream_that_ends_early_is_an_incomplete_stream_error_too():
+    with LoopbackServer([Reply(body=sse(["Hel", "lo"], finish=False, done=False),
+                               headers=SSE)]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=0)
+        with pytest.raises(errors.IncompleteStreamError, match="stream ended before completion"):
+            run_sync(_astream(llm))
+
+
+def test_a_connection_cut_mid_stream_is_a_connection_error_not_an_answer():
+    body = sse(["Hel", "lo"])
+    with LoopbackServer([Reply(body=body, headers=SSE, cut_after=len(body) // 2)]) as server:
+        with pytest.raises(errors.APIConnectionError):
+            _stream(server)
+
+
+def test_a_stream_with_a_finish_reason_but_no_done_is_a_whole_answer():
+    with LoopbackServer([Reply(body=sse(["Hel", "lo"], done=False), headers=SSE)]) as server:
+        assert "".join(_stream(server)) == "Hello"
+
+
+def test_a_stream_whose_chunks_have_no_choices_is_an_error_like_an_answer_without_them():
+    chunk = json.dumps({"id": "x", "object": "chat.completion.chunk", "choices": []})
+    with LoopbackServer([Reply(body=f"data: {chunk}\n\ndata: [DONE]\n\n", headers=SSE),
+                         Reply(body={"id": "x", "choices": []})]) as server:
+        with pytest.raises(errors.MalformedResponseError, match="the answer has no choices"):
+            _stream(server)
+        with pytest.raises(errors.MalformedResponseError, match="the answer has no choices"):
+            OpenAI(base_url=server.url, max_retries=0).chat(USER)
+
+
+@pytest.mark.parametrize("agent_class", [FunctionCallingAgent, ReActAgent])
+def test_a_stream_cut_short_leaves_the_agents_memory_untouched(agent_class):
+    cut = Reply(body=sse(["Thought: done.\nAnswer: ", "trunc"], finish=False, done=False),
+                headers=SSE)
+    with LoopbackServer([cut]) as server:
+        agent = agent_class.from_tools([], llm=OpenAI(base_url=server.url, max_retries=0))
+
+        with pytest.raises(errors.IncompleteStreamError):
+            response = agent.stream_chat("hi")
+            for _ in response.response_gen:
+                pass
+
+    assert agent.chat_history == []
+
+
+# ----------------------------------------------------------------- malformed answers
+@pytest.mark.parametrize("body, problem", [
+    (b"{not json", "the answer is not valid JSON (Expecting property name enclosed in double "
+                   "quotes at position 1)"),
+    (b"[1, 2]", "the answer is not a chat.completions object: (top level): Input should be a "
+                "valid dictionary"),
+    (json.dumps({"choices": [{"message": None}]}).encode(),
+     "the answer is not a chat.completions object: choices.0.message: Input should be a valid "
+     "dictionary"),
+    (json.dumps({"choices": [{"message": {"content": 5}}]}).encode(),
+     "the answer is not a chat.completions object: choices.0.message.content: Input should be "
+     "a valid string"),
+])
+def test_a_malformed_answer_is_a_malformed_response_error_naming_the_problem(body, problem):
+    with LoopbackServer([Reply(body=body)]) as server:
+        with pytest.raises(errors.MalformedResponseError) as info:
+            OpenAI(base_url=server.url, max_retries=0).chat(USER)
+
+    assert str(info.value) == f"the server at {server.url}: {problem}"
+
+
+def test_a_malformed_stream_event_is_a_malformed_response_error_naming_the_event():
+    good = sse(["Hi"], finish=False, done=False)
+    with LoopbackServer([Reply(body=good + "data: {bad\n\n", headers=SSE)]) as server:
+        with pytest.raises(errors.MalformedResponseError,
+                           match=r"stream event 3 is not valid JSON \(Expecting property name"):
+            _stream(server)
+
+
+# ----------------------------------------------------------------- timeouts
+def test_total_timeout_cuts_off_an_answer_trickled_a_byte_at_a_time():
+    body = json.dumps(completion("a long answer " * 10)).encode()
+    with LoopbackServer([Reply(body=body, trickle=0.02)]) as server:
+        llm = OpenAI(base_url=server.url, timeout=5, total_timeout=0.2, max_retries=2)
+
+        with pytest.raises(errors.APITimeoutError, match=r"did not finish within "
+                                                         r"total_timeout=0.2 s \(1 attempt\)"):
+            llm.chat(USER)
+
+    (request,) = server.requests  # no retry past the deadline
+    assert request.sent < len(body)
+
+
+def test_total_timeout_cuts_off_an_async_streamed_answer_trickled_a_byte_at_a_time():
+    body = sse(["word "] * 40)
+    with LoopbackServer([Reply(body=body, headers=SSE, trickle=0.02)]) as server:
+        llm = OpenAI(base_url=server.url, timeout=5, total_timeout=0.2, max_retries=2)
+
+        with pytest.raises(errors.APITimeoutError, match="did not finish within total_timeout"):
+            run_sync(_astream(llm))
+
+    assert len(server.requests) == 1 and server.requests[0].sent < len(body)
+
+
+def test_total_timeout_caps_the_read_timeout_of_a_server_that_stalls():
+    with LoopbackServer([Reply(body=completion("late"), stall=5.0)]) as server:
+        llm = OpenAI(base_url=server.url, timeout=5, total_timeout=0.2, max_retries=2)
+
+        with pytest.raises(errors.APITimeoutError):
+            llm.chat(USER)
+
+    assert server.requests[0].sent == 0
+
+
+def test_without_total_timeout_a_trickled_answer_is_read_to_its_end():
+    body = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]})
+    with LoopbackServer([Reply(body=body, trickle=0.001)]) as server:
+        response = OpenAI(base_url=server.url, timeout=5).chat(USER)
+
+    assert response.message.content == "ok"
+
+
+def test_total_timeout_must_be_positive():
+    with pytest.raises(ValueError, match="total_timeout must be > 0 seconds"):
+        OpenAI(base_url="http://127.0.0.1:9/v1", total_timeout=0)
+
+
+# ----------------------------------------------------------------- configured secrets
+def test_a_configured_header_echoed_by_the_server_reaches_no_error_log_or_cassette(tmp_path,
+                                                                                    caplog):
+    from agentkit.llms.cassette import RecordingLLM
+
+    header = "hdr-secret-0123456789"
+    echo = {"error": {"message": f"key {header} and postgres://u:pw-0123456@db/x rejected"}}
+    with LoopbackServer([Reply(500, echo), Reply(400, echo)]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=1, default_headers={"X-Api-Key": header})
+        recorder = RecordingLLM(llm, tmp_path / "c.yaml", "once")
+        with caplog.at_level("DEBUG"), pytest.raises(errors.BadRequestError) as info:
+            recorder.chat(USER)
+
+    assert server.requests[0].headers["x-api-key"] == header  # it was sent
+    written = (tmp_path / "c.yaml").read_text("utf-8")
+    for text in (str(info.value), caplog.text, written):
+        assert header not in text and "pw-0123456" not in text
+    assert "key <redacted:header X-Api-Key> and postgres://u:<redacted>@db/x" in str(info.value)
