@@ -13,6 +13,7 @@ from agentkit.core.ids import new_uuid
 from agentkit.core.sim import (
     MAX_LATENCY,
     Stopwatch,
+    UnmodelledLatencyWarning,
     VirtualClock,
     VirtualTimeLoop,
     asleep,
@@ -203,12 +204,14 @@ def test_asleep_on_a_foreign_loop_advances_the_clock_directly(sim):
     async def main() -> None:
         await asleep(5.0)
 
-    asyncio.run(main())
-    assert (sim.clock.now(), sim.clock.serial) == (5.0, 5.0)
+    with pytest.warns(UnmodelledLatencyWarning):
+        asyncio.run(main())
+    assert (sim.clock.now(), sim.clock.serial, sim.clock.unmodelled) == (5.0, 5.0, 5.0)
 
 
 def test_concurrent_asleeps_on_a_foreign_loop_add_up(sim):
-    asyncio.run(_three_concurrent_calls())
+    with pytest.warns(UnmodelledLatencyWarning):
+        asyncio.run(_three_concurrent_calls())
     assert sim.clock.now() == 3.0
 
 
