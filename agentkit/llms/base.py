@@ -324,10 +324,10 @@ class LLM:
             return
         while True:
             with _inside(self):
-                chunk = await anext(chunks, _END)
-            if chunk is _END:
+                item = await anext(chunks, _END)
+            if item is _END:
                 return
-            yield self._as_chat(name, chunk)
+            yield self._as_chat(name, item)
 
     def _each_inside(self, name: str, chunks: Iterator[Any]) -> Iterator[ChatResponse]:
         """Advance an override's stream inside the overrides (not across ``yield``: the
