@@ -23,7 +23,7 @@ import ast
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from agentkit.agent.react.types import (
@@ -59,51 +59,24 @@ def _fail(output: str, reason: str) -> ValueError:
     return ValueError(f"Could not parse output: {reason}. Output was:\n{output}")
 
 
-_Run = tuple[str, Literal["code", "string", "comment"]]
+_Run = tuple[str, str]  # (text, "code" | "string" | "comment")
+
+
+# Every character belongs to exactly one run; an unclosed string or block comment runs to
+# the end (a lone trailing backslash included).
+_RUN = re.compile(r"""
+    (?P<string> "[^"\\]*+(?:\\.?[^"\\]*+)*+(?:"|\Z) | '[^'\\]*+(?:\\.?[^'\\]*+)*+(?:'|\Z) )
+  | (?P<comment> //[^\n]*+ | /\*.*?(?:\*/|\Z) )
+  | (?P<code> (?:[^"'/]++|/(?![/*]))+ )
+""", re.VERBOSE | re.DOTALL)
 
 
 def _runs(text: str) -> list[_Run]:
     """``text`` cut into runs of code, string literals (either quote, with their quotes;
     backslash escapes respected) and comments (``// ...`` to the end of the line, ``/* ... */``).
-    An unclosed string or block comment runs to the end. Every repair below edits code only,
-    never what the model put inside a string, and a comment hides quotes and braces."""
-    runs: list[_Run] = []
-    start, index, length = 0, 0, len(text)
-    while index < length:
-        char = text[index]
-        if char in "\"'":
-            end = _string_end(text, index)
-        elif text.startswith("//", index):
-            newline = text.find("\n", index)
-            end = length if newline < 0 else newline
-        elif text.startswith("/*", index):
-            close = text.find("*/", index + 2)
-            end = length if close < 0 else close + 2
-        else:
-            index += 1
-            continue
-        if index > start:
-            runs.append((text[start:index], "code"))
-        runs.append((text[index:end], "string" if char in "\"'" else "comment"))
-        start = index = end
-    if start < length:
-        runs.append((text[start:], "code"))
-    return runs
-
-
-def _string_end(text: str, opening: int) -> int:
-    """Where the string literal opened at ``opening`` ends (after its closing quote)."""
-    quote, index, escaped = text[opening], opening + 1, False
-    while index < len(text):
-        char = text[index]
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == quote:
-            return index + 1
-        index += 1
-    return len(text)
+    Every repair below edits code only, never what the model put inside a string, and a
+    comment hides quotes and braces."""
+    return [(match.group(), match.lastgroup or "code") for match in _RUN.finditer(text)]
 
 
 def _substitute_in_code(pattern: re.Pattern[str],
@@ -138,14 +111,16 @@ def _outermost_braces(text: str) -> str | None:
     return text[start:end + 1] if end > start else None
 
 
-def _readings(text: str) -> list[str]:
-    """The texts to try: as written, then without comments; the same with HTML entities
-    decoded (small models trained on web text write quotes as ``&#34;``)."""
-    readings = [text, _without_comments(text)]
-    unescaped = html.unescape(text)
-    if unescaped != text:
-        readings += [unescaped, _without_comments(unescaped)]
-    return list(dict.fromkeys(readings))
+def _readings(text: str) -> Iterator[str]:
+    """The texts to try, lazily (the first usually parses): as written, then without
+    comments; the same with HTML entities decoded (small models trained on web text write
+    quotes as ``&#34;``)."""
+    unescaped = html.unescape(text) if "&" in text else text
+    for reading in (text, unescaped) if unescaped != text else (text,):
+        yield reading
+        stripped = _without_comments(reading)
+        if stripped != reading:
+            yield stripped
 
 
 _ATTEMPTS: tuple[Callable[[str], Any], ...] = (
