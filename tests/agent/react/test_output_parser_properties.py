@@ -9,7 +9,8 @@ from agentkit.agent.react import ActionReasoningStep, BaseReasoningStep, ReActOu
 from agentkit.agent.react.output_parser import parse_action_input
 
 MARKERS = ["Thought:", "Action:", "Action Input:", "Answer:", "Observation:", "{", "}", "[",
-           "]", "'", '"', ",", ":", "\\", "\n", " ", "(", "true", "None", "add", "1", "x"]
+           "]", "'", '"', ",", ":", "\\", "\n", " ", "(", "true", "None", "add", "1", "x", "//",
+           "/*", "*/", "#"]
 
 marker_text = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=5)),
                        max_size=30).map("".join)
