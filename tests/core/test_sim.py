@@ -193,7 +193,8 @@ def test_concurrent_latencies_take_the_longest_of_them_in_wall_time_and_their_su
     with simulation(seed=0):
         watch = Stopwatch.start()
         run_sync(_gather_sleeps(latencies))
-        assert watch.wall == pytest.approx(max(latencies))
+        # the virtual loop runs timers due within its 1 µs clock resolution without a jump
+        assert watch.wall == pytest.approx(max(latencies), abs=1e-6)
         assert watch.serial == pytest.approx(sum(latencies))
 
 
