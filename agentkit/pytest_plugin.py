@@ -34,10 +34,18 @@ a project's other tests: everything here is opt-in, VCR-style.
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
   whole script, and a replayed ``agentkit_llm`` cassette all its exchanges
   (``@pytest.mark.agentkit_allow_unused_script`` opts out).
+* Virtual time: ``@pytest.mark.agentkit_virtual_time`` (optionally ``(seed=N)``) runs the test
+  inside :func:`agentkit.core.sim.simulation` (a fresh clock, seeded ids, virtual waits); an
+  ``async def`` test then runs on a fresh virtual-time loop (:func:`agentkit.core.sim.run`),
+  so concurrent simulated calls overlap as in the sync API. The plugin runs such a test
+  itself, with or without pytest-asyncio (in any mode: an item pytest-asyncio prepared is
+  run from its original coroutine function); its async fixtures, if any, stay on
+  pytest-asyncio's own loop.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import ExitStack
@@ -50,6 +58,7 @@ from syrupy.assertion import DiffMode
 from agentkit._pytest.cassettes import MARKER as CASSETTE_MARKER
 from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.network import AllowedHosts, LiveModelBlockedError, block_network
+from agentkit.core.sim import run, simulation
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.errors import LLMError
@@ -138,10 +147,51 @@ def pytest_configure(config: pytest.Config) -> None:
             "addresses (a local server)",
             f"{CASSETTE_MARKER}(path=None): guard the test's network; `path` names its "
             "agentkit_llm cassette (relative to the test file; default "
-            "cassettes/<module>/<test>.yaml)"):
+            "cassettes/<module>/<test>.yaml)",
+            "agentkit_virtual_time(seed=0): run the test in an agentkit simulation; an async "
+            "def test runs on a virtual-time loop, so simulated calls overlap"):
         config.addinivalue_line("markers", line)
     config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
                                                  *config.getoption("allowed_hosts")])
+
+
+# ---------------------------------------------------------------- virtual time
+def _virtual_time_seed(item: pytest.Item) -> int | str | None:
+    """The marker's seed (None: the test is not marked)."""
+    marker = item.get_closest_marker("agentkit_virtual_time")
+    if marker is None:
+        return None
+    if marker.args[1:] or set(marker.kwargs) - {"seed"}:
+        pytest.fail(f"{item.nodeid}: agentkit_virtual_time takes one argument, seed (e.g. "
+                    "@pytest.mark.agentkit_virtual_time(seed=1))", pytrace=False)
+    seed = marker.kwargs.get("seed", marker.args[0] if marker.args else 0)
+    if not isinstance(seed, int | str):
+        pytest.fail(f"{item.nodeid}: agentkit_virtual_time seed must be an int or a str, got "
+                    f"{type(seed).__name__}", pytrace=False)
+    return seed
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    seed = _virtual_time_seed(item)
+    if seed is None:
+        return (yield)
+    with simulation(seed):
+        return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if pyfuncitem.get_closest_marker("agentkit_virtual_time") is None:
+        return None
+    # pytest-asyncio swaps in a sync wrapper of the test (functools.wraps): run the coroutine
+    # function it wraps on our loop instead of its runner's
+    test = inspect.unwrap(pyfuncitem.obj, stop=inspect.iscoroutinefunction)
+    if not inspect.iscoroutinefunction(test):
+        return None  # a sync test: pytest calls it, inside the simulation
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    run(test(**args))
+    return True
 
 
 # ---------------------------------------------------------------- reports for fixtures

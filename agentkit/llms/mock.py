@@ -31,7 +31,12 @@ from typing import Any
 
 from agentkit.core.ids import new_id
 from agentkit.core.sim import asleep
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
+from agentkit.llms.base import (
+    CustomLLM,
+    FunctionCallingLLM,
+    LLMRequest,
+    messages_to_prompt,
+)
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
@@ -370,8 +375,10 @@ class FunctionLLM(_ProgrammedLLM):
             yield chunk
 
 
-class MockLLM(LLM):
-    """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``."""
+class MockLLM(CustomLLM):
+    """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``.
+
+    A CustomLLM, as LlamaIndex's: a subclass overriding ``complete`` serves chat too."""
 
     def __init__(self, max_tokens: int | None = None, *, system_prompt: str | None = None) -> None:
         self.max_tokens = max_tokens

@@ -257,7 +257,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
-                                      serial_time=watch.serial))
+                                      serial_time=watch.serial, warnings=watch.warnings))
         if error is not None:
             break
     return trace

@@ -45,6 +45,13 @@ agents:
 """
 
 
+def ini(pytester: pytest.Pytester, *lines: str) -> None:
+    """The inner project's ini file with these option lines (and pytest-asyncio configured,
+    as the plugin tests' conftest does)."""
+    pytester.makeini("\n".join(["[pytest]", "asyncio_default_fixture_loop_scope = function",
+                                 *lines]) + "\n")
+
+
 def write(pytester: pytest.Pytester, relative: str, text: str) -> None:
     """Write ``text`` (dedented) to ``relative`` inside the inner project."""
     target = pytester.path / relative

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mocks.foreign_yaml import K8S_MANIFEST
-from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, write
+from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, ini, write
 
 
 def test_scenario_file_is_collected_as_one_item_per_agent_type(project: pytest.Pytester) -> None:
@@ -37,7 +37,8 @@ def test_cassettes_beside_scenarios_are_not_collected(project: pytest.Pytester) 
 
 def test_folder_named_scenarios_above_the_rootdir_does_not_make_yaml_files_scenarios(
         pytester: pytest.Pytester) -> None:
-    write(pytester, "scenarios/app/pytest.ini", "[pytest]\n")
+    write(pytester, "scenarios/app/pytest.ini",
+          "[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     write(pytester, "scenarios/app/docker-compose.yaml", "services: {}\n")
     write(pytester, "scenarios/app/test_app.py", "def test_ok():\n    pass\n")
 
@@ -151,7 +152,7 @@ def test_pyproject_tool_agentkit_scenarios_names_the_folders_to_collect(
 def test_the_ini_option_names_the_folders_to_collect(pytester: pytest.Pytester) -> None:
     write(pytester, "calc_tools.py", CALC_TOOLS)
     write(pytester, "checks/adding.yaml", ADDING)
-    write(pytester, "pytest.ini", "[pytest]\nagentkit_scenarios = checks\n")
+    ini(pytester, "agentkit_scenarios = checks")
     pytester.syspathinsert()
 
     result = pytester.runpytest("--collect-only", "-q")

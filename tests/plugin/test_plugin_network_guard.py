@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentkit._pytest.network import AllowedHosts
-from plugin_project import write
+from plugin_project import ini, write
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_block_network_guards_every_test_and_says_how_to_record_it(
 
 
 def test_the_ini_option_guards_every_test(pytester: pytest.Pytester, closed_port: int) -> None:
-    write(pytester, "pytest.ini", "[pytest]\nagentkit_block_network = true\n")
+    ini(pytester, "agentkit_block_network = true")
     _connecting_test(pytester, closed_port)
 
     result = pytester.runpytest()
@@ -151,8 +151,7 @@ def test_allowed_hosts_let_a_guarded_test_reach_them(pytester: pytest.Pytester,
 @pytest.mark.agentkit_allow_loopback
 def test_allowed_hosts_can_be_set_in_the_ini_file(pytester: pytest.Pytester,
                                                   listening_port: int) -> None:
-    write(pytester, "pytest.ini", "[pytest]\nagentkit_block_network = true\n"
-                                  "agentkit_allowed_hosts = localhost\n")
+    ini(pytester, "agentkit_block_network = true", "agentkit_allowed_hosts = localhost")
     _connecting_test(pytester, listening_port)
 
     result = pytester.runpytest()
