@@ -52,7 +52,9 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.core.events import ToolsOfferedEvent, dispatcher
 from agentkit.core.ids import new_uuid
+from agentkit.llms.base import tool_specs
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
 from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
 
@@ -84,16 +86,17 @@ class AgentWorker(BaseAgentWorker):
         self._tool_retriever = tool_retriever
 
     async def _atools_for(self, query: str) -> ToolRunner:
-        """A runner over the tools offered for ``query``."""
+        """A runner over the tools offered for ``query`` (reported to the bus as a
+        :class:`ToolsOfferedEvent`, so a trace holds what each tool was described as)."""
         if self._tool_retriever is None:
-            return self._tool_runner
-        return ToolRunner(await self._tool_retriever.aretrieve(query))
+            return _offered(self._tool_runner)
+        return _offered(ToolRunner(await self._tool_retriever.aretrieve(query)))
 
     def _tools_for(self, query: str) -> ToolRunner:
         """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
         if self._tool_retriever is None:
-            return self._tool_runner
-        return ToolRunner(self._tool_retriever.retrieve(query))
+            return _offered(self._tool_runner)
+        return _offered(ToolRunner(self._tool_retriever.retrieve(query)))
 
     # ------------------------------------------------------------------ scratch state
     def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -138,3 +141,9 @@ class AgentWorker(BaseAgentWorker):
         new_memory = self._new_memory(task)
         task.memory.set(task.memory.get_all() + new_memory.get_all())
         new_memory.reset()
+
+
+def _offered(runner: ToolRunner) -> ToolRunner:
+    if dispatcher.active:
+        dispatcher.emit(ToolsOfferedEvent(tools=tool_specs(runner.tools)))
+    return runner

@@ -40,7 +40,8 @@ from agentkit.llms.types import (
     Usage,
 )
 
-__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage"]
+__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage",
+           "tool_specs"]
 
 ToolChoice = str | dict[str, Any]
 
@@ -76,12 +77,15 @@ class LLMRequest:
         if self.tools is None:
             return None
         if self._tool_specs is None:
-            self._tool_specs = [
-                {"name": t.metadata.name, "description": t.metadata.description,
-                 "parameters": t.metadata.get_parameters_dict()}
-                for t in self.tools
-            ]
+            self._tool_specs = tool_specs(self.tools)
         return self._tool_specs
+
+
+def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Name, description and JSON-schema parameters of each tool: what a model is told about
+    it (in a request, on the bus, in a trace's ``tools``)."""
+    return [{"name": t.metadata.name, "description": t.metadata.description,
+             "parameters": t.metadata.get_parameters_dict()} for t in tools]
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:

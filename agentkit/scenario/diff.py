@@ -10,7 +10,8 @@ Written for a person reading a failed test:
   earlier step is folded into one line (``steps 2-3: same change as step 1``), e.g. a system
   prompt that every LLM call of the run sends;
 * the trace's ``tools`` (name, description and schema of each tool, once per run) are
-  compared by tool name, so a changed docstring is one readable change.
+  compared by tool name and listed first, so a changed docstring is one readable change
+  ahead of the prompt and token changes it causes.
 """
 
 from __future__ import annotations
@@ -294,8 +295,10 @@ def _render(changes: list[_Change], indent: str) -> list[str]:
 
 def diff_traces(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Lines describing how trace ``new`` differs from ``old`` (empty when equal)."""
-    lines: list[str] = []
     folder = _Folder()
+    # the tools first: a changed description is the cause of the prompt and token changes
+    lines = _render(_changes(_by_name({"tools": old.get("tools", [])}),
+                             _by_name({"tools": new.get("tools", [])}), "trace"), "")
     old_turns, new_turns = old.get("turns", []), new.get("turns", [])
     for index in range(max(len(old_turns), len(new_turns))):
         if index >= len(old_turns):
@@ -313,7 +316,7 @@ def diff_traces(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if turn_lines:
             lines.append(f"turn {index + 1} ({short(after.get('user'))}):")
             lines.extend(turn_lines)
-    header_old = _by_name({k: v for k, v in old.items() if k != "turns"})
-    header_new = _by_name({k: v for k, v in new.items() if k != "turns"})
+    header_old = {k: v for k, v in old.items() if k not in ("turns", "tools")}
+    header_new = {k: v for k, v in new.items() if k not in ("turns", "tools")}
     lines += _render(_changes(header_old, header_new, "trace"), "")
     return lines
