@@ -351,7 +351,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         miss = cassette_miss(result)
         if miss is not None:
             status = EXIT_FAILED
-            print(f"      cassette miss: {miss}", file=out)
+            print("      cassette miss: " + miss.replace("\n", "\n        "), file=out)
             print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
                   file=out)
             continue

@@ -1,11 +1,13 @@
-"""How a changed text is shown to a person: the lines around the change, never the first
-hundred-odd characters of both sides.
+"""How a changed value is shown to a person: where it changed, and the lines around the
+change -- never the first hundred-odd characters of both sides.
 
 Short one-line values read best side by side (``"add" -> "plus"``); anything longer -- a
 system prompt, a tool description, a recorded request's message -- is shown as a unified diff
 of its lines (a word changed in line 13 shows line 13 with a line of context either side), or,
-for one long line, as excerpts around each changed stretch. Used by trace diffs
-(:mod:`agentkit.scenario.diff`) and cassette misses (:mod:`agentkit.llms.cassette`).
+for one long line, as excerpts around each changed stretch. :func:`changes` lists every
+difference of two JSON-like values in document order (deepdiff finds them), each rendered so.
+Used by trace diffs (:mod:`agentkit.scenario.diff`) and cassette misses
+(:mod:`agentkit.llms.cassette`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-__all__ = ["SHORT", "is_short", "short", "text_diff", "value_diff"]
+__all__ = ["SHORT", "Change", "changes", "is_short", "short", "text_diff", "value_diff"]
 
 SHORT = 80
 """Values up to this many characters (as JSON, on one line) are shown whole, side by side."""
@@ -113,3 +116,53 @@ def value_diff(old: Any, new: Any) -> list[str]:
     if isinstance(old, str) != isinstance(new, str):
         return [f"{short(old)} -> {short(new)}"]
     return text_diff(_as_text(old), _as_text(new))
+
+
+_KINDS: dict[str, Literal["changed", "added", "removed"]] = {
+    "values_changed": "changed", "type_changes": "changed",
+    "dictionary_item_added": "added", "iterable_item_added": "added",
+    "dictionary_item_removed": "removed", "iterable_item_removed": "removed"}
+
+
+def _path(parts: list[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(root)"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two values: what happened where (``messages[0].content``)."""
+
+    kind: Literal["changed", "added", "removed"]
+    path: str
+    old: Any
+    new: Any
+    order: tuple[tuple[int, Any], ...]
+    """Sort key: document order, list indexes numerically (``[2]`` before ``[10]``)."""
+
+    def lines(self) -> list[str]:
+        """``path: old -> new`` on one line when short, else ``path:`` and an indented diff."""
+        if self.kind == "added":
+            return [f"{self.path}: added {short(self.new)}"]
+        if self.kind == "removed":
+            return [f"{self.path}: removed {short(self.old)}"]
+        if is_short(self.old) and is_short(self.new):
+            return [f"{self.path}: {value_diff(self.old, self.new)[0]}"]
+        return [f"{self.path}:", *(f"  {line}" for line in value_diff(self.old, self.new))]
+
+
+def changes(old: Any, new: Any) -> list[Change]:
+    """Every difference between JSON-like values ``old`` and ``new``, in document order."""
+    from deepdiff import DeepDiff  # deferred: only a failing comparison pays for importing it
+
+    diff = DeepDiff(old, new, view="tree", verbose_level=2)
+    found = []
+    for name, kind in _KINDS.items():
+        for level in diff.get(name, []):
+            parts = level.path(output_format="list")
+            order = tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in parts)
+            found.append(Change(kind, _path(parts), level.t1 if kind != "added" else None,
+                                level.t2 if kind != "removed" else None, order))
+    return sorted(found, key=lambda c: c.order)

@@ -20,10 +20,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from deepdiff import DeepDiff
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentkit.core.textdiff import is_short, short, value_diff
+from agentkit.core.textdiff import changes, short
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlLocations
 
 __all__ = ["diff_traces", "step_signature", "check_trace", "TraceError"]
@@ -124,54 +123,23 @@ def _summary(step: dict[str, Any]) -> str:
     return "; ".join(parts) or "(no calls)"
 
 
-def _path(parts: list[Any]) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(root)"
-
-
-def _order(parts: list[Any]) -> tuple[tuple[int, Any], ...]:
-    """Sort key of a path: list indexes numerically (``[2]`` before ``[10]``), keys by name."""
-    return tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in parts)
-
-
-_KINDS = ("values_changed", "type_changes", "dictionary_item_added", "dictionary_item_removed",
-          "iterable_item_added", "iterable_item_removed")
-
-
 @dataclass(frozen=True)
 class _Change:
-    """One difference: where, how it reads, and what identifies it for folding repeats."""
+    """One difference (:class:`~agentkit.core.textdiff.Change`) and what identifies it for
+    folding repeats: the same change at the same place of another step."""
 
     path: str
     lines: tuple[str, ...]
     key: tuple[Any, ...]
-    order: tuple[tuple[int, Any], ...]
 
     def render(self, indent: str) -> list[str]:
         return [f"{indent}{line}" for line in self.lines]
 
 
-def _change(kind: str, parts: list[Any], old: Any, new: Any, scope: str) -> _Change:
-    where = _path(parts)
-    if kind.endswith("added"):
-        lines = [f"{where}: added {short(new)}"]
-    elif kind.endswith("removed"):
-        lines = [f"{where}: removed {short(old)}"]
-    elif is_short(old) and is_short(new):
-        lines = [f"{where}: {value_diff(old, new)[0]}"]
-    else:
-        lines = [f"{where}:", *(f"  {line}" for line in value_diff(old, new))]
-    key = (scope, kind, where, short(old, 10**9), short(new, 10**9))
-    return _Change(where, tuple(lines), key, _order(parts))
-
-
 def _changes(old: Any, new: Any, scope: str) -> list[_Change]:
-    diff = DeepDiff(old, new, view="tree", verbose_level=2)
-    found = [_change(kind, level.path(output_format="list"), level.t1, level.t2, scope)
-             for kind in _KINDS for level in diff.get(kind, [])]
-    return sorted(found, key=lambda c: c.order)
+    return [_Change(c.path, tuple(c.lines()),
+                    (scope, c.kind, c.path, short(c.old, 10**9), short(c.new, 10**9)))
+            for c in changes(old, new)]
 
 
 @dataclass(frozen=True)
