@@ -52,9 +52,7 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.core.events import ToolsOfferedEvent, dispatcher
 from agentkit.core.ids import new_uuid
-from agentkit.llms.base import tool_specs
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
 from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
 
@@ -89,14 +87,14 @@ class AgentWorker(BaseAgentWorker):
         """A runner over the tools offered for ``query`` (reported to the bus as a
         :class:`ToolsOfferedEvent`, so a trace holds what each tool was described as)."""
         if self._tool_retriever is None:
-            return _offered(self._tool_runner)
-        return _offered(ToolRunner(await self._tool_retriever.aretrieve(query)))
+            return self._tool_runner.offered()
+        return ToolRunner(await self._tool_retriever.aretrieve(query)).offered()
 
     def _tools_for(self, query: str) -> ToolRunner:
         """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
         if self._tool_retriever is None:
-            return _offered(self._tool_runner)
-        return _offered(ToolRunner(self._tool_retriever.retrieve(query)))
+            return self._tool_runner.offered()
+        return ToolRunner(self._tool_retriever.retrieve(query)).offered()
 
     # ------------------------------------------------------------------ scratch state
     def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -141,9 +139,3 @@ class AgentWorker(BaseAgentWorker):
         new_memory = self._new_memory(task)
         task.memory.set(task.memory.get_all() + new_memory.get_all())
         new_memory.reset()
-
-
-def _offered(runner: ToolRunner) -> ToolRunner:
-    if dispatcher.active:
-        dispatcher.emit(ToolsOfferedEvent(tools=tool_specs(runner.tools)))
-    return runner

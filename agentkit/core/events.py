@@ -112,6 +112,7 @@ class ToolCallStartEvent(Event):
     tool_name: str
     tool_id: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    agent: str | None = None  # the agent of a multi-agent workflow that made the call
 
 
 @dataclass(kw_only=True, slots=True)
@@ -122,6 +123,7 @@ class ToolCallEndEvent(Event):
     output: Any = None  # the ToolOutput
     is_error: bool = False
     latency: float = 0.0
+    agent: str | None = None
 
 
 @dataclass(kw_only=True, slots=True)

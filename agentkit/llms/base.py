@@ -29,7 +29,7 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import ToolRunner
+from agentkit.llms.tool_calling import ToolRunner, tool_specs
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -40,8 +40,7 @@ from agentkit.llms.types import (
     Usage,
 )
 
-__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage",
-           "tool_specs"]
+__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage"]
 
 ToolChoice = str | dict[str, Any]
 
@@ -79,13 +78,6 @@ class LLMRequest:
         if self._tool_specs is None:
             self._tool_specs = tool_specs(self.tools)
         return self._tool_specs
-
-
-def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
-    """Name, description and JSON-schema parameters of each tool: what a model is told about
-    it (in a request, on the bus, in a trace's ``tools``)."""
-    return [{"name": t.metadata.name, "description": t.metadata.description,
-             "parameters": t.metadata.get_parameters_dict()} for t in tools]
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:

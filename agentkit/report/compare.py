@@ -62,10 +62,15 @@ def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
 
 def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0) -> Row:
     """Run one scenario × agent type and turn its trace totals into a row."""
+    return _run_row(scenario, agent_type, seed)[0]
+
+
+def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row, str | None]:
+    """The row of one run, and the run's workflow diagram (workflow agent types)."""
     try:
         result = run_scenario(scenario, agent_type, seed=seed)
     except _RUN_ERRORS as exc:
-        return _error_row(scenario.name, agent_type, str(exc))
+        return _error_row(scenario.name, agent_type, str(exc)), None
     totals = result.trace.totals()
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if result.passed else "fail", problems=list(result.problems),
@@ -73,7 +78,7 @@ def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0)
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
                completion_tokens=totals.completion_tokens, wall_time=totals.wall_time,
                serial_time=totals.serial_time, critical_path=totals.critical_path,
-               speedup=speedup(totals.serial_time, totals.wall_time))
+               speedup=speedup(totals.serial_time, totals.wall_time)), result.diagram
 
 
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
@@ -90,6 +95,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         _check_agent_types(agent_types)
     order: list[str] = list(agent_types or [])
     rows: list[Row] = []
+    diagrams: dict[str, str] = {}
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
@@ -106,5 +112,9 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         if agent_types is None:
             order += [name for name in scenario.agents if name not in order]
         for name in sorted((n for n in scenario.agents if n in order), key=order.index):
-            rows.append(row_from_result(scenario, name, seed=seed))
-    return Comparison(agent_types=order, rows=rows)
+            row, diagram = _run_row(scenario, name, seed)
+            rows.append(row)
+            if diagram is not None:
+                diagrams.setdefault(name, diagram)
+    return Comparison(agent_types=order, rows=rows,
+                      diagrams={n: diagrams[n] for n in order if n in diagrams})

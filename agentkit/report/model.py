@@ -175,6 +175,8 @@ class Comparison(_Strict):
     agentkit_version: str = agentkit.__version__
     agent_types: list[str]
     rows: list[Row]
+    diagrams: dict[str, str] = {}
+    """Mermaid flowcharts of the workflow agent types' workflows, by agent type."""
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -213,7 +215,8 @@ class Comparison(_Strict):
         return {"format": self.format, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
                 "summary": [s.to_dict() for s in self.summaries()],
-                "rows": [r.model_dump() for r in self.rows]}
+                "rows": [r.model_dump() for r in self.rows],
+                **({"diagrams": dict(self.diagrams)} if self.diagrams else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"

@@ -158,6 +158,27 @@ def _md_baseline(diff: BaselineDiff) -> list[str]:
     return lines
 
 
+def _diagram_groups(comparison: Comparison) -> list[tuple[list[str], str]]:
+    """Each distinct workflow diagram with the agent types that run it."""
+    groups: dict[str, list[str]] = {}
+    for agent_type, diagram in comparison.diagrams.items():
+        groups.setdefault(diagram, []).append(agent_type)
+    return [(types, diagram) for diagram, types in groups.items()]
+
+
+_DIAGRAM_NOTE = ("The steps of the workflow agent types and the events between them, as "
+                 "Mermaid source (the page loads no scripts: paste it into any Mermaid "
+                 "renderer to draw it).")
+
+
+def _md_diagrams(comparison: Comparison) -> list[str]:
+    lines: list[str] = []
+    for agent_types, diagram in _diagram_groups(comparison):
+        lines += [f"Workflow of {', '.join(f'`{t}`' for t in agent_types)}:", "",
+                  "```mermaid", diagram.rstrip("\n"), "```", ""]
+    return ["## Workflows", "", _DIAGRAM_NOTE, "", *lines] if lines else []
+
+
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """Summary per agent type, the scenario × agent type table (with Δ columns against
     ``baseline``), then the failures with their problems."""
@@ -175,6 +196,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     if diff is not None:
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     lines += [_md_rows(comparison, diff), ""]
+    lines += _md_diagrams(comparison)
     lines += _md_failures(comparison)
     if diff is not None:
         lines += _md_baseline(diff)
@@ -393,6 +415,17 @@ def _html_baseline(diff: BaselineDiff) -> str:
     return "".join(parts)
 
 
+def _html_diagrams(comparison: Comparison) -> list[str]:
+    groups = _diagram_groups(comparison)
+    if not groups:
+        return []
+    parts = ["<h2>Workflows</h2>", f'<p class="note">{escape(_DIAGRAM_NOTE)}</p>']
+    for agent_types, diagram in groups:
+        parts += [f"<p>Workflow of {escape(', '.join(agent_types))}:</p>",
+                  f'<pre class="mermaid">{escape(diagram)}</pre>']
+    return parts
+
+
 def render_html(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """One self-contained page: summary, charts comparing the agent types, the scenario table
     (with Δ against ``baseline``), failures."""
@@ -416,7 +449,7 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     if diff is not None:
         sections.append('<p class="note">Δ: current minus baseline, shown where a value changed; '
                         "red is more cost (or less speedup), green less.</p>")
-    sections += [_html_rows(comparison, diff), "<h2>Failures</h2>",
+    sections += [_html_rows(comparison, diff), *_html_diagrams(comparison), "<h2>Failures</h2>",
                  _html_failures(comparison, diff)]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -34,6 +34,10 @@ __all__ = [
     "Expect",
     "ErrorItem",
     "ScriptReply",
+    "LLMSource",
+    "TeamAgent",
+    "HandoffSpec",
+    "HandoffsExpect",
     "AgentSpec",
     "HistoryMessage",
     "Scenario",
@@ -120,11 +124,31 @@ class Turn(_Strict):
     images: list[str] = Field(default_factory=list,
                               description="image files sent with this turn (paths relative to "
                                           "the scenario file; agent types that take images)")
+    human: list[str] = Field(default_factory=list,
+                             description="a workflow's human answers to its input requests in "
+                                         "this turn, in order")
 
 
 class ToolCallSpec(_Strict):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = Field(None, description="the team agent that must make the call")
+
+
+class HandoffSpec(_Strict):
+    """One hand-off between team agents: ``{from: a, to: b}``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class HandoffsExpect(_Strict):
+    """The sequence of hand-offs, matched like tool calls."""
+
+    match: Literal["strict", "unordered", "subset", "superset"] = "strict"
+    calls: list[HandoffSpec]
 
 
 class ToolCallsExpect(_Strict):
@@ -143,6 +167,7 @@ class Expect(_Strict):
     answer: TextMatch | None = Field(None, description="the final turn's answer")
     error: TextMatch | None = Field(None, description="the final turn fails with this error")
     tool_calls: ToolCallsExpect | None = None
+    handoffs: HandoffsExpect | None = None
     max_steps: int | None = Field(None, ge=0)
     max_llm_calls: int | None = Field(None, ge=0)
     max_wall_time: Seconds | None = None
@@ -217,21 +242,72 @@ SCRIPT_ITEM_TAGS: dict[str, type[BaseModel] | None] = {
     "text-item": None, "error-item": ErrorItem, "reply-item": ScriptReply}
 
 
-class AgentSpec(_Strict):
-    """How one agent type runs the scenario: its parameters and its LLM script or recording."""
+class LLMSource(_Strict):
+    """Where an agent's model answers come from: a script or a recording."""
 
-    params: dict[str, Any] = Field(default_factory=dict)
     backend: Literal["scripted", "openai"] = Field(
         "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
     latency: Seconds = Field(0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(None, description="cassette path, relative to the scenario")
+
+    def _sources(self) -> list[str]:
+        return [k for k in ("script", "recording") if getattr(self, k) is not None]
+
+
+class TeamAgent(LLMSource):
+    """One agent of a multi-agent workflow: who it is, its tools, whom it may hand off to,
+    and its own script or recording."""
+
+    name: str
+    description: str
+    kind: Literal["function", "react"] = "function"
+    system_prompt: str | None = None
+    tools: list[str] | None = Field(None, description="names of the scenario tools it may use "
+                                                      "(default: all of them)")
+    can_handoff_to: list[str] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _script_or_recording(self) -> TeamAgent:
+        if len(self._sources()) != 1:
+            raise ValueError("give each team agent exactly one of `script` or `recording`")
+        return self
+
+
+class AgentSpec(LLMSource):
+    """How one agent type runs the scenario: its parameters and its LLM script or recording
+    (or, for a multi-agent workflow, its ``team`` of agents and their ``root``)."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
+    team: list[TeamAgent] | None = Field(None, min_length=1)
+    root: str | None = Field(None, description="the team agent that starts each run")
 
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
-        if (self.script is None) == (self.recording is None):
-            raise ValueError("give each agent type exactly one of `script` or `recording`")
+        if self.team is None:
+            if len(self._sources()) != 1:
+                raise ValueError("give each agent type exactly one of `script` or `recording`")
+            if self.root is not None:
+                raise ValueError("`root` names a team agent; give it with `team`")
+            return self
+        if self._sources():
+            raise ValueError("a team's scripts belong to its agents: move `script`/`recording` "
+                             "into the team agents")
+        names = [agent.name for agent in self.team]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"team agent names must be unique: {', '.join(twice)}")
+        if self.root is None and len(names) > 1:
+            raise ValueError(f"a team of several agents needs a `root` (one of {', '.join(names)})")
+        if self.root is not None and self.root not in names:
+            raise ValueError(f"root `{self.root}` is not a team agent ({', '.join(names)})")
+        for agent in self.team:
+            unknown = [n for n in agent.can_handoff_to or () if n not in names]
+            if unknown:
+                raise ValueError(f"team agent `{agent.name}` can_handoff_to names unknown "
+                                 f"agent(s) {', '.join(unknown)} (team: {', '.join(names)})")
         return self
 
 

@@ -14,14 +14,16 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent
+from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.scenario.world import build_tool
+from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
            "recording_files", "load"]
@@ -36,6 +38,8 @@ class ScenarioResult:
     trace: Trace
     problems: list[str] = field(default_factory=list)
     llm: LLM | None = field(default=None, repr=False)
+    diagram: str | None = field(default=None, repr=False)
+    """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
 
     @property
     def passed(self) -> bool:
@@ -61,14 +65,22 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario, agent_types=AGENT_TYPES)
 
 
-def cassette_path(scenario: Scenario, agent_type: str) -> Path:
-    """Where the agent type's recording lives: its ``recording:`` path (relative to the
-    scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
+def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
+    """Where the agent type's recording (or its team agent ``member``'s) lives: its
+    ``recording:`` path (relative to the scenario file), or
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
     base = Path(scenario.path).parent if scenario.path else Path.cwd()
-    spec = scenario.agents[agent_type]
-    if spec.recording:
-        return base / spec.recording
-    return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
+    source = _llm_source(scenario.agents[agent_type], member)
+    if source.recording:
+        return base / source.recording
+    suffix = f".{member}" if member is not None else ""
+    return base / "cassettes" / f"{scenario.name}.{agent_type}{suffix}.yaml"
+
+
+def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
+    if member is None:
+        return spec
+    return next(agent for agent in spec.team or () if agent.name == member)
 
 
 def recorded_trace_path(cassette: Path) -> Path:
@@ -76,10 +88,11 @@ def recorded_trace_path(cassette: Path) -> Path:
     return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
 
 
-def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+def recording_files(scenario: Scenario, agent_type: str,
+                    member: str | None = None) -> list[Path]:
     """The files a recording replaces together (its trace, then its cassette), after finishing
     or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
-    cassette = cassette_path(scenario, agent_type)
+    cassette = cassette_path(scenario, agent_type, member)
     files = [recorded_trace_path(cassette), cassette]
     settle(files)
     return files
@@ -88,11 +101,13 @@ def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
-    """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
-    OpenAI backend talking to a fake endpoint that serves the script."""
+def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
+                 member: str | None = None) -> LLM:
+    """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
+    (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
+    script."""
     if spec.recording is not None:
-        return CassetteLLM(recording_files(scenario, agent_type)[1])
+        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
     assert spec.script is not None
     items = to_mock_items(spec.script)
     if spec.backend == "openai":
@@ -105,7 +120,8 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
-    return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
+    name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
+    return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
 def _build_tools(scenario: Scenario) -> list[Any]:
@@ -146,28 +162,40 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             "register_agent_type)")
     _check_takes_images(scenario, agent_type)
     spec = scenario.agents[agent_type]
-    scripted: LLM | None = None
+    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     with simulation(seed):
         tools = _build_tools(scenario)
-        if llm is None:
-            llm = _default_llm(scenario, agent_type, spec)
-            scripted = llm
+        llms: dict[str | None, LLM] = {
+            member: llm if llm is not None and member is None
+            else _default_llm(scenario, agent_type, _llm_source(spec, member), member)
+            for member in members}
+        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
-            agent = build_agent(agent_type, llm, tools, spec.params)
+            if spec.team:
+                agent = build_team(agent_type, spec, llms, tools,
+                                   where=lambda *f: scenario.where("agents", agent_type, *f))
+            else:
+                agent = build_agent(agent_type, llms[None], tools, spec.params)
             if scenario.history:
                 agent.memory.set([ChatMessage(role=m.role, content=m.content)
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
-            if isinstance(scripted, ScriptedLLM):
-                scripted.strict = False  # the run never started: its script is not at fault
+            for unused in scripted:
+                unused.strict = False  # the run never started: its script is not at fault
+            if isinstance(exc, ScenarioError):
+                raise
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
         trace = _run_turns(scenario, agent_type, agent)
-    if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
-        scripted.strict = False  # replies after the failure could not be used (see _leftovers)
+    if any(t.error for t in trace.turns):
+        for unused in scripted:
+            unused.strict = False  # replies after the failure could not be used (see _leftovers)
     problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
-    problems += _leftovers(llm, trace)
-    return ScenarioResult(scenario, agent_type, trace, problems, llm)
+    for used in llms.values():
+        problems += _leftovers(used, trace)
+    diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+                          diagram)
 
 
 def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
@@ -186,8 +214,10 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
-        options = ({"image_docs": turn_images(scenario, turn)}
-                   if agent_type in IMAGE_AGENT_TYPES else {})
+        options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
+                                   if agent_type in IMAGE_AGENT_TYPES else {})
+        if turn.human:
+            options["human"] = turn.human
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None

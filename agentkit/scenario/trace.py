@@ -106,6 +106,8 @@ class ToolCallTrace:
     is_error: bool
     latency: float
     started: float = field(default=0.0, repr=False)
+    agent: str | None = None
+    """The agent of a multi-agent workflow that made the call (omitted when None)."""
 
 
 @dataclass
@@ -305,6 +307,8 @@ class TurnBuilder:
         self.orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
         self.starts: dict[str, Event] = {}
         self.details: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+        """Handlers' own bookkeeping across events of the turn (never written to the trace)."""
         self.tools: list[dict[str, Any]] = []
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
@@ -394,7 +398,7 @@ def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
     turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
-        latency=_round(event.latency), started=event.time - event.latency))
+        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,

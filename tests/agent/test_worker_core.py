@@ -17,7 +17,7 @@ from agentkit.agent import (
 from agentkit.core.sim import Stopwatch, asleep, run_sync, simulation
 from agentkit.core.events import ToolsOfferedEvent
 from agentkit.instrumentation import ToolCallEndEvent, ToolCallStartEvent, collect_events
-from agentkit.llms.base import tool_specs
+from agentkit.llms.tool_calling import tool_specs
 from agentkit.llms.types import ChatMessage, MessageRole, ToolSelection
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import FunctionTool, KeywordObjectRetriever, ToolOutput, ToolRunner

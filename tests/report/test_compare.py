@@ -95,9 +95,18 @@ def test_without_a_filter_every_declared_agent_type_runs_in_first_declared_order
 
     comparison = run_comparison([SCENARIOS / "slow_tools.yaml", path])
 
-    assert comparison.agent_types == ["react", "function_calling"]
+    assert comparison.agent_types == ["react", "function_calling", "function_agent",
+                                      "react_agent"]
     assert [r.key for r in comparison.rows] == [
-        "slow_tools[react]", "slow_tools[function_calling]", "one[function_calling]"]
+        "slow_tools[react]", "slow_tools[function_calling]", "slow_tools[function_agent]",
+        "slow_tools[react_agent]", "one[function_calling]"]
+
+
+def test_workflow_agent_types_bring_their_workflow_diagram():
+    comparison = run_comparison(SCENARIOS / "slow_tools.yaml")
+    assert list(comparison.diagrams) == ["function_agent", "react_agent"]
+    assert comparison.diagrams["function_agent"].startswith("flowchart TD\n")
+    assert "step_call_tool" in comparison.diagrams["react_agent"]
 
 
 def test_unknown_agent_type_in_the_filter_is_an_error_naming_it():

@@ -204,8 +204,8 @@ def test_the_committed_example_report_is_the_report_of_the_bundled_scenarios(bun
                        ("report.md", render_markdown(bundled)),
                        ("report.html", render_html(bundled))):
         assert (example / name).read_text(encoding="utf-8") == text, (
-            f"reports/example/{name} is stale; regenerate it with: agentkit report "
-            "--agents react,function_calling --out reports/example")
+            f"reports/example/{name} is stale; regenerate it with: agentkit report --agents "
+            f"{','.join(AGENT_TYPES)} --out reports/example")
 
 
 def test_markdown_lists_a_removed_passing_row_as_a_regression():
@@ -233,6 +233,25 @@ def test_empty_scenario_directory_gives_an_empty_but_valid_report(tmp_path):
     assert "0 scenarios · 0 runs" in paths["markdown"].read_text(encoding="utf-8")
     checker = _check(paths["html"].read_text(encoding="utf-8"))
     assert (checker.errors, checker.svgs) == ([], len(CHART_TITLES))
+
+
+def test_the_html_page_embeds_the_workflow_diagram_once_per_distinct_workflow(bundled):
+    page = render_html(bundled)
+    assert page.count('<pre class="mermaid">') == 1
+    assert "<p>Workflow of function_agent, react_agent, agent_workflow:</p>" in page
+    assert "step_aggregate_tool_results --&gt;|AgentInput| step_setup_agent" in page
+    assert "<script" not in page
+
+
+def test_markdown_has_the_workflow_diagram_as_a_mermaid_block(bundled):
+    text = render_markdown(bundled)
+    assert "## Workflows" in text and "```mermaid\nflowchart TD\n" in text
+
+
+def test_a_report_without_workflow_agent_types_has_no_workflows_section():
+    comparison = make_comparison(make_row("a"))
+    assert "Workflows" not in render_html(comparison)
+    assert "diagrams" not in render_json(comparison)
 
 
 def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled, tmp_path):
