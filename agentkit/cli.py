@@ -161,8 +161,9 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{scenario.name}  ({path}){tags}", file=out)
         for name, spec in scenario.agents.items():
             source = f"recording {spec.recording}" if spec.recording else (
-                f"script, {len(spec.script or [])} replies" + (
-                    f", backend {spec.backend}" if spec.backend != "scripted" else ""))
+                "script rendered from the trajectory" if spec.script is None and not spec.team
+                else f"script, {len(spec.script or [])} replies") + (
+                    f", backend {spec.backend}" if spec.backend != "scripted" else "")
             print(f"  - {name}: {source}", file=out)
         if scenario.description:
             print(f"    {scenario.description}", file=out)

@@ -67,9 +67,14 @@ class AgentChatEndEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class AgentStepStartEvent(Event):
+    """A runner starts a step. As LlamaIndex's ``AgentRunStepStartEvent``, ``input`` is the
+    ``input`` argument given to ``run_step`` (None for every step of a chat) and ``step`` is
+    the ``TaskStep`` that runs; the step's own input is ``step.input``."""
+
     task_id: str
     step_id: str
     input: str | None = None
+    step: Any = None
 
 
 @dataclass(kw_only=True, slots=True)

@@ -18,6 +18,7 @@ from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
 from agentkit.llms.base import LLM
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import AgentSpec
+from agentkit.scenario.trajectory import TrajectoryRenderer, register_trajectory_renderer
 from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.tools import BaseTool
 
@@ -93,10 +94,14 @@ IMAGE_AGENT_TYPES: set[str] = {"react_multimodal"}
 without images). A scenario giving images to another agent type is an error."""
 
 
-def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False) -> None:
+def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False,
+                        trajectory: TrajectoryRenderer | None = None) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files; ``images=True`` if its agents'
-    chats take ``image_docs=`` (see :data:`IMAGE_AGENT_TYPES`)."""
+    chats take ``image_docs=`` (see :data:`IMAGE_AGENT_TYPES`); ``trajectory`` renders its LLM
+    script from a scenario's ``trajectory:`` (:mod:`agentkit.scenario.trajectory`)."""
     AGENT_TYPES[name] = factory
+    if trajectory is not None:
+        register_trajectory_renderer(name, trajectory)
     if images:
         IMAGE_AGENT_TYPES.add(name)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,12 @@ from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
-from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.trajectory_run import check_trajectory, render_script, trajectory_outputs
 from agentkit.scenario.workflow_agent import WorkflowChatAgent
-from agentkit.scenario.world import build_tool
 from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
@@ -102,14 +103,14 @@ FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
-                 member: str | None = None) -> LLM:
+                 member: str | None = None, *, rendered: list[Any] | None = None) -> LLM:
     """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
     (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
-    script."""
+    script; ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
         return CassetteLLM(recording_files(scenario, agent_type, member)[1])
-    assert spec.script is not None
-    items = to_mock_items(spec.script)
+    items = to_mock_items(spec.script) if spec.script is not None else rendered
+    assert items is not None
     if spec.backend == "openai":
         from agentkit.llms.fake_openai import FakeOpenAIServer
 
@@ -122,18 +123,6 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         return llm
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
     return ScriptedLLM(items, latency=spec.latency, name=name)
-
-
-def _build_tools(scenario: Scenario) -> list[Any]:
-    search_from = Path(scenario.path).parent if scenario.path else None
-    tools = []
-    for index, spec in enumerate(scenario.tools):
-        try:
-            tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # an import ref runs arbitrary module code
-            raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
-                                f"cannot use `{spec.ref}`: {exc}") from None
-    return tools
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
@@ -164,10 +153,14 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     spec = scenario.agents[agent_type]
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     with simulation(seed):
-        tools = _build_tools(scenario)
+        tools = build_tools(scenario)
+        outputs = trajectory_outputs(scenario, tools)
+        rendered = (render_script(scenario, agent_type, tools, outputs)
+                    if llm is None and _renders(spec) else None)
         llms: dict[str | None, LLM] = {
             member: llm if llm is not None and member is None
-            else _default_llm(scenario, agent_type, _llm_source(spec, member), member)
+            else _default_llm(scenario, agent_type, _llm_source(spec, member), member,
+                              rendered=rendered)
             for member in members}
         scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
@@ -186,16 +179,25 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                 raise
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
-        trace = _run_turns(scenario, agent_type, agent)
+        with outputs.observing() if outputs is not None else nullcontext():
+            trace = _run_turns(scenario, agent_type, agent)
     if any(t.error for t in trace.turns):
         for unused in scripted:
             unused.strict = False  # replies after the failure could not be used (see _leftovers)
-    problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
+    expect = scenario.expect_for(agent_type)
+    problems = check_expectations(trace, scenario.turns, expect)
+    if outputs is not None:
+        problems += check_trajectory(trace, outputs.trajectory, expect)
     for used in llms.values():
         problems += _leftovers(used, trace)
     diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
     return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
                           diagram)
+
+
+def _renders(spec: AgentSpec) -> bool:
+    """Whether the agent type's script comes from the trajectory (it has none of its own)."""
+    return spec.team is None and spec.script is None and spec.recording is None
 
 
 def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
@@ -234,7 +236,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
-                                      serial_time=watch.serial))
+                                      serial_time=watch.serial, warnings=watch.warnings))
         if error is not None:
             break
     return trace

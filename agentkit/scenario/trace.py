@@ -137,6 +137,9 @@ class TurnTrace:
     """Turn-level additions of trace handlers (hand-offs, agents...), written like a step's."""
     tools: list[dict[str, Any]] = field(default_factory=list)
     """The tools offered in this turn (written once per run, in the trace's ``tools``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Why the turn's numbers may mislead (latency that ran where calls cannot overlap);
+    written last, and only when not empty."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -232,6 +235,8 @@ def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
     _add_details(data, turn.details)
     data["memory"] = turn.memory
     data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
+    if turn.warnings:
+        data["warnings"] = list(turn.warnings)
     return data
 
 
@@ -348,7 +353,7 @@ class TurnBuilder:
 @trace_handler(AgentStepStartEvent)
 def _step_start(turn: TurnBuilder, event: AgentStepStartEvent) -> None:
     if event.span_id is not None:
-        turn.new_step(event.span_id, event.input)
+        turn.new_step(event.span_id, getattr(event.step, "input", None))
 
 
 @trace_handler(AgentStepEndEvent)
@@ -403,11 +408,13 @@ def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
-               wall_time: float, serial_time: float) -> TurnTrace:
+               wall_time: float, serial_time: float,
+               warnings: Sequence[str] = ()) -> TurnTrace:
     """Assemble one turn from its events (see :func:`trace_handler`)."""
     turn = TurnBuilder(events, ids)
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
-                     serial_time=serial_time, details=turn.details, tools=turn.tools)
+                     serial_time=serial_time, details=turn.details, tools=turn.tools,
+                     warnings=list(warnings))

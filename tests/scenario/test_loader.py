@@ -252,7 +252,8 @@ def test_an_agent_type_with_neither_script_nor_recording_is_rejected(write_file)
     path = write_file("neither.yaml", MINIMAL.split("    script:")[0] + "    latency: 1\n")
 
     assert _error(path) == (f"{path}:9: agents.function_calling: give each agent type exactly "
-                            "one of `script` or `recording`")
+                            "one of `script` or `recording` (or give the scenario a "
+                            "`trajectory:` to render its script from)")
 
 
 def test_a_negative_llm_latency_is_rejected_with_the_value(write_file):

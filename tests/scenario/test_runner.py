@@ -3,11 +3,13 @@ problems, and staying deterministic."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from agentkit.agent import FunctionCallingAgent
+from agentkit.core.sim import UnmodelledLatencyWarning
 from agentkit.llms import errors
 from agentkit.llms.cassette import CassetteError
 from agentkit.llms.mock import ScriptedLLM
@@ -95,6 +97,43 @@ def test_a_registered_agent_type_can_run_scenarios(write_file, monkeypatch):
     path = write_file("custom.yaml", MINIMAL.replace("function_calling:", "fc_no_parallel:"))
 
     assert run_scenario(path).passed
+
+
+class _OwnLoopAgent:
+    """An agent type whose sync chat runs the async one with ``asyncio.run`` (a plain loop)."""
+
+    def __init__(self, agent: FunctionCallingAgent) -> None:
+        self.agent = agent
+        self.chat_history = agent.chat_history
+
+    def chat(self, message: str) -> object:
+        response = asyncio.run(self.agent.achat(message))
+        self.chat_history = self.agent.chat_history
+        return response
+
+
+def test_a_turn_whose_latency_ran_on_a_plain_loop_carries_a_warning(write_file, monkeypatch):
+    monkeypatch.setitem(AGENT_TYPES, "own_loop", lambda llm, tools, params: _OwnLoopAgent(
+        FunctionCallingAgent.from_tools(tools, llm=llm)))
+    path = write_file("own_loop.yaml", MINIMAL.replace("function_calling:",
+                                                       "own_loop:\n    latency: 0.5"))
+
+    with pytest.warns(UnmodelledLatencyWarning):
+        result = run_scenario(path)
+
+    [turn] = result.trace.to_dict()["turns"]
+    assert turn["warnings"] == [
+        "1 s of simulated latency ran on an event loop without virtual time (asyncio.run, "
+        "pytest-asyncio), where concurrent calls cannot overlap: wall time counts them one "
+        "after another. Run async code with agentkit.core.sim.run(...) or mark the test "
+        "@pytest.mark.agentkit_virtual_time."]
+
+
+def test_a_turn_on_virtual_time_has_no_warnings_in_its_trace(write_file):
+    result = run_scenario(write_file("plain.yaml", MINIMAL.replace(
+        "function_calling:", "function_calling:\n    latency: 0.5")))
+
+    assert "warnings" not in result.trace.to_dict()["turns"][0]
 
 
 def test_register_agent_type_adds_the_factory_by_name(monkeypatch):
