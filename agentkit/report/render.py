@@ -18,11 +18,11 @@ from tabulate import tabulate
 
 from agentkit.core.files import replace_folder
 from agentkit.core.fmt import (
-    fmt_count,
-    fmt_ratio,
-    fmt_seconds,
-    fmt_signed_count,
-    fmt_signed_seconds,
+    count,
+    ratio,
+    seconds,
+    signed_count,
+    signed_seconds,
 )
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.charts import Bar, Segment, grouped_bar_chart
@@ -56,14 +56,14 @@ def _value(metric: Metric, value: float | int | None) -> str:
     if value is None:
         return "—"
     if metric.kind == "count":
-        return fmt_count(value)
+        return count(int(value))
     if metric.kind == "seconds":
-        return fmt_seconds(value)
-    return fmt_ratio(value)
+        return seconds(value)
+    return ratio(value)
 
 
 def _mean(metric: Metric, value: float) -> str:
-    return fmt_seconds(value) if metric.kind == "seconds" else f"{value:,.1f}"
+    return seconds(value) if metric.kind == "seconds" else f"{value:,.1f}"
 
 
 def _delta(metric: Metric, delta: RowDelta | None) -> str:
@@ -78,9 +78,9 @@ def _delta(metric: Metric, delta: RowDelta | None) -> str:
     if value == 0:
         return "·"
     if metric.kind == "count":
-        return fmt_signed_count(value)
+        return signed_count(int(value))
     if metric.kind == "seconds":
-        return fmt_signed_seconds(value)
+        return signed_seconds(value)
     return f"{value:+.2f}×"
 
 
@@ -375,8 +375,8 @@ def _chart_bars(comparison: Comparison,
 def _count_bar(key: str, label: str) -> Callable[[Row], Bar]:
     def make(row: Row) -> Bar:
         value = int(row.metric(key) or 0)
-        return Bar([Segment(0, value)], fmt_count(value),
-                   f"{row.key}: {fmt_count(value)} {label}",
+        return Bar([Segment(0, value)], count(value),
+                   f"{row.key}: {count(value)} {label}",
                    failed=row.status == "fail")
     return make
 
@@ -384,17 +384,17 @@ def _count_bar(key: str, label: str) -> Callable[[Row], Bar]:
 def _token_bar(row: Row) -> Bar:
     prompt, completion = row.prompt_tokens or 0, row.completion_tokens or 0
     return Bar([Segment(0, prompt), Segment(prompt, prompt + completion, 0.45)],
-               fmt_count(prompt + completion),
-               f"{row.key}: {fmt_count(prompt)} tokens in, {fmt_count(completion)} tokens out",
+               count(prompt + completion),
+               f"{row.key}: {count(prompt)} tokens in, {count(completion)} tokens out",
                failed=row.status == "fail")
 
 
 def _latency_bar(row: Row) -> Bar:
     wall, serial = row.wall_time or 0.0, row.serial_time or 0.0
     return Bar([Segment(0, serial, 0.3), Segment(0, wall)],
-               f"{fmt_seconds(wall)} / {fmt_seconds(serial)}",
-               f"{row.key}: wall {fmt_seconds(wall)}, serial {fmt_seconds(serial)}, "
-               f"speedup {fmt_ratio(row.speedup or 1.0)}", failed=row.status == "fail")
+               f"{seconds(wall)} / {seconds(serial)}",
+               f"{row.key}: wall {seconds(wall)}, serial {seconds(serial)}, "
+               f"speedup {ratio(row.speedup or 1.0)}", failed=row.status == "fail")
 
 
 def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,

@@ -9,7 +9,7 @@ import re
 from html import escape
 from typing import Any
 
-from agentkit.core.fmt import fmt_count, fmt_ratio, fmt_seconds
+from agentkit.core.fmt import count, ratio, seconds
 from agentkit.core.textdiff import short
 from agentkit.report.baseline import BaselineDiff, RowDelta
 from agentkit.report.model import Comparison, Row
@@ -42,19 +42,19 @@ def run_anchor(row: Row) -> str:
 
 def metrics_line(row: Row) -> str:
     """A run's costs in one line, in the report's one number format."""
-    return (f"{fmt_count(row.steps or 0)} steps · {fmt_count(row.llm_calls or 0)} LLM calls · "
-            f"{fmt_count(row.tool_calls or 0)} tool calls ({fmt_count(row.tool_errors or 0)} "
-            f"failed) · {fmt_count(row.prompt_tokens or 0)} tokens in, "
-            f"{fmt_count(row.completion_tokens or 0)} out · wall {fmt_seconds(row.wall_time or 0)},"
-            f" serial {fmt_seconds(row.serial_time or 0)}, speedup {fmt_ratio(row.speedup or 1)}")
+    return (f"{count(row.steps or 0)} steps · {count(row.llm_calls or 0)} LLM calls · "
+            f"{count(row.tool_calls or 0)} tool calls ({count(row.tool_errors or 0)} "
+            f"failed) · {count(row.prompt_tokens or 0)} tokens in, "
+            f"{count(row.completion_tokens or 0)} out · wall {seconds(row.wall_time or 0)},"
+            f" serial {seconds(row.serial_time or 0)}, speedup {ratio(row.speedup or 1)}")
 
 
 def _call_text(call: dict[str, Any]) -> str:
     usage = call.get("usage") or {}
-    parts = [fmt_seconds(call.get("latency") or 0)]
+    parts = [seconds(call.get("latency") or 0)]
     if usage:
-        parts.append(f"{fmt_count(usage.get('prompt_tokens', 0))} → "
-                     f"{fmt_count(usage.get('completion_tokens', 0))} tokens")
+        parts.append(f"{count(usage.get('prompt_tokens', 0))} → "
+                     f"{count(usage.get('completion_tokens', 0))} tokens")
     response = call.get("response") or {}
     said = (response.get("content") or "").strip()
     if said:
@@ -70,7 +70,7 @@ def _call_text(call: dict[str, Any]) -> str:
 
 def _tool_text(call: dict[str, Any]) -> str:
     text = escape(f"{call.get('name')}({short(call.get('args'), 100)}) → "
-                  f"{short(call.get('output'), 100)} · {fmt_seconds(call.get('latency') or 0)}")
+                  f"{short(call.get('output'), 100)} · {seconds(call.get('latency') or 0)}")
     return f'<span class="err">{text} (error)</span>' if call.get("is_error") else text
 
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.core.fmt import (
-    fmt_count,
-    fmt_percent,
-    fmt_seconds,
-    fmt_signed_count,
-    fmt_signed_seconds,
+    count,
+    percent,
+    seconds,
+    signed_count,
+    signed_seconds,
 )
 from agentkit.report.model import Row
 from agentkit.scenario.model import Threshold, Thresholds
@@ -41,10 +41,10 @@ class CostMetric:
     seconds: bool = False
 
     def show(self, value: float) -> str:
-        return fmt_seconds(value) if self.seconds else fmt_count(value)
+        return seconds(value) if self.seconds else count(int(value))
 
     def show_change(self, value: float) -> str:
-        return fmt_signed_seconds(value) if self.seconds else fmt_signed_count(value)
+        return signed_seconds(value) if self.seconds else signed_count(int(value))
 
 
 COST_METRICS: tuple[CostMetric, ...] = (
@@ -93,8 +93,8 @@ class CostRegression:
         metric = self.metric
         change = metric.show_change(self.increase)
         if self.before:
-            change += f", {fmt_percent(self.increase / self.before)}"
-        allowed = (f"{fmt_percent(self.threshold.relative or 0)} or "
+            change += f", {percent(self.increase / self.before)}"
+        allowed = (f"{percent(self.threshold.relative or 0)} or "
                    f"{metric.show_change(self.threshold.absolute or 0)}, whichever is more")
         return (f"{metric.label} {metric.show(self.before)} → {metric.show(self.after)} "
                 f"({change}; allowed: {allowed})")

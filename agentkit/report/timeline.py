@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Literal
 
-from agentkit.core.fmt import fmt_count, fmt_seconds
+from agentkit.core.fmt import count, seconds
 from agentkit.report.charts import FAIL_COLOR, PALETTE, legend, nice_step
 from agentkit.scenario.trace import Trace
 
@@ -48,19 +48,19 @@ def spans_of(trace: Trace) -> list[Span]:
             where = f"turn {turn_number}, step {step.index + 1}"
             for call in step.llm_calls:
                 usage = call.usage or {}
-                tokens = (f", {fmt_count(usage.get('prompt_tokens', 0))} tokens in, "
-                          f"{fmt_count(usage.get('completion_tokens', 0))} out" if usage else "")
+                tokens = (f", {count(usage.get('prompt_tokens', 0))} tokens in, "
+                          f"{count(usage.get('completion_tokens', 0))} out" if usage else "")
                 error = f", error: {call.error}" if call.error else ""
                 spans.append(Span("llm", "LLM", round(call.started, 6),
                                   round(call.started + call.latency, 6), turn_number,
                                   step.index + 1, call.error is not None,
-                                  f"{where}: LLM call, {fmt_seconds(call.latency)}{tokens}{error}"))
+                                  f"{where}: LLM call, {seconds(call.latency)}{tokens}{error}"))
             for tool in step.tool_calls:
                 flag = " (error)" if tool.is_error else ""
                 spans.append(Span("tool", tool.name, round(tool.started, 6),
                                   round(tool.started + tool.latency, 6), turn_number,
                                   step.index + 1, tool.is_error,
-                                  f"{where}: {tool.name}{flag}, {fmt_seconds(tool.latency)}"))
+                                  f"{where}: {tool.name}{flag}, {seconds(tool.latency)}"))
     return sorted(spans, key=lambda s: (s.start, s.end))
 
 
@@ -107,7 +107,7 @@ def timeline_svg(spans: list[Span], *, title: str) -> str | None:
         body.append(f'<line x1="{x:.1f}" y1="{top - 6:.1f}" x2="{x:.1f}" y2="{height - 4:.1f}" '
                     'class="grid"/>')
         body.append(f'<text x="{x:.1f}" y="{top - 10:.1f}" class="tick" '
-                    f'style="text-anchor:{anchor}">{fmt_seconds(index * step)}</text>')
+                    f'style="text-anchor:{anchor}">{seconds(index * step)}</text>')
     for turn, start in list(turn_starts.items())[1:]:
         x = x_of(start)
         body.append(f'<line x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" y2="{height - 2:.1f}" '
