@@ -37,8 +37,11 @@ def test_scenario_items_under_xdist_reproduce_the_serial_traces_and_snapshots(
     rewritten = [p for name in REWRITTEN for p in _copy(pytester.path, name, snapshots=False)]
     monkeypatch.setenv("PYTHONPATH", str(REPO))  # the scenarios' tools live in mocks/
 
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider",
-                                           "--snapshot-update", "scenarios")
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--snapshot-update", "scenarios",
+        # plugins the scenario items do not use, each imported by three processes otherwise
+        *("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio",
+          "-p", "no:anyio"))
 
     result.assert_outcomes(passed=len(kept) + len(rewritten))
     assert re.search(r"\bcreated: 2/2 workers\b", result.stdout.str())
