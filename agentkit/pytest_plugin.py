@@ -66,7 +66,7 @@ from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
-from agentkit.scenario.record import record_scenario
+from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.runner import ScenarioResult, cassette_path, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension
@@ -471,6 +471,26 @@ def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -
             + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
 
 
+def _leave_snapshot(snapshot: Any, trace: Any) -> None:
+    """Leave the snapshot as it is -- never written from a run that stopped on an error --
+    while syrupy still counts it as used (else ``--snapshot-update`` would delete it)."""
+    kept = snapshot.use_extension(TraceSnapshotExtension)
+    kept.update_snapshots = False
+    kept == trace  # noqa: B015  (the comparison registers the snapshot; its result is moot)
+
+
+def _stopped(title: str, result: ScenarioResult, nodeid: str) -> str:
+    """The root cause alone, briefly: the error the run stopped on and how to fix it; the
+    expectations and the trace diff that follow from it would only bury it."""
+    error = result.stopped_by or ""
+    turn = next(i for i, t in enumerate(result.trace.turns, start=1) if t.error)
+    lines = [f"{title} failed: the run stopped on an error in turn {turn}:", error]
+    if cassette_miss(result) is not None:
+        lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+    lines.append("(expectations and the snapshot are checked once the run gets through)")
+    return "\n".join(lines)
+
+
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
@@ -482,6 +502,9 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
             raise ScenarioFailure(f"{title} could not run:\n"
                                   f"{_cannot_run(exc, scenario, agent_type, request.node.nodeid)}"
                                   ) from None
+        if result.stopped_by is not None:
+            _leave_snapshot(snapshot, result.trace)
+            raise ScenarioFailure(_stopped(title, result, request.node.nodeid))
         problems = [f"- {p}" for p in result.problems]
         problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath,
                                        create=_recording(request.config))

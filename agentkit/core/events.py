@@ -35,6 +35,7 @@ __all__ = [
     "LLMCallEndEvent",
     "ToolCallStartEvent",
     "ToolCallEndEvent",
+    "ToolsOfferedEvent",
 ]
 
 Handler = Callable[["Event"], None]
@@ -128,6 +129,14 @@ class ToolCallEndEvent(Event):
     is_error: bool = False
     latency: float = 0.0
     agent: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolsOfferedEvent(Event):
+    """An agent step offers these tools (name, description, JSON-schema parameters of each),
+    whether it tells the model in a request's ``tools`` or in its prompt's text."""
+
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ never ``6.32919s`` beside ``1s``)."""
 
 from __future__ import annotations
 
-__all__ = ["seconds", "ratio", "count"]
+__all__ = ["seconds", "ratio", "count", "signed_seconds", "signed_count", "percent"]
 
 
 def seconds(value: float) -> str:
@@ -20,3 +20,18 @@ def ratio(value: float) -> str:
 def count(value: int) -> str:
     """A whole number with thousands separators: ``12,345``."""
     return f"{value:,}"
+
+
+def signed_seconds(value: float) -> str:
+    """A change of a duration, signed: ``+5.00s``, ``-0.50s``."""
+    return f"{value:+.2f}s"
+
+
+def signed_count(value: int) -> str:
+    """A change of a count, signed, with thousands separators: ``+829``, ``-2``."""
+    return f"{value:+,}"
+
+
+def percent(fraction: float) -> str:
+    """A relative change, signed, in whole percent: ``+69%`` for 0.69."""
+    return f"{fraction * 100:+.0f}%"

@@ -44,7 +44,7 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import ToolRunner
+from agentkit.llms.tool_calling import ToolRunner, tool_specs
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -93,11 +93,7 @@ class LLMRequest:
         if self.tools is None:
             return None
         if self._tool_specs is None:
-            self._tool_specs = [
-                {"name": t.metadata.name, "description": t.metadata.description,
-                 "parameters": t.metadata.get_parameters_dict()}
-                for t in self.tools
-            ]
+            self._tool_specs = tool_specs(self.tools)
         return self._tool_specs
 
 

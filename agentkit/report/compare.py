@@ -1,7 +1,9 @@
 """Run every scenario under every agent type it declares and collect one row per run.
 
-A scenario that cannot be loaded or run (a :class:`ScenarioError`, an unusable recording)
-becomes an ``error`` row, so one broken file does not hide the rest of the report.
+A row holds the run's totals, its trace and timeline (for the report page and later
+baselines), the scenario's own cost thresholds, and how the trace compares with its committed
+snapshot. A scenario that cannot be loaded or run (a :class:`ScenarioError`, an unusable
+recording) becomes an ``error`` row, so one broken file does not hide the rest of the report.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
+from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
     Scenario,
     ScenarioError,
@@ -21,6 +24,7 @@ from agentkit.scenario import (
     run_scenario,
 )
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
+from agentkit.scenario.snapshot import compare_with_snapshot, snapshot_path
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
 
@@ -62,8 +66,14 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row,
     except _RUN_ERRORS as exc:
         return _error_row(scenario.name, agent_type, str(exc)), None
     totals = result.trace.totals()
+    snapshot = snapshot_path(scenario, agent_type)
+    status, snapshot_diff = (compare_with_snapshot(result.trace, snapshot)
+                             if snapshot is not None else (None, []))
+    own = scenario.thresholds if scenario.thresholds.model_fields_set else None
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if result.passed else "fail", problems=list(result.problems),
+               thresholds=own, snapshot=status, snapshot_diff=snapshot_diff,
+               trace=result.trace.to_dict(), timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
                completion_tokens=totals.completion_tokens, wall_time=totals.wall_time,

@@ -41,6 +41,8 @@ __all__ = [
     "HandoffsExpect",
     "AgentSpec",
     "HistoryMessage",
+    "Threshold",
+    "Thresholds",
     "Scenario",
 ]
 
@@ -320,6 +322,26 @@ class HistoryMessage(_Strict):
     content: str
 
 
+class Threshold(_Strict):
+    """How much one cost may grow against a report's baseline before the report calls it a
+    regression: by more than ``relative`` (a fraction of the baseline value; 0.1 is +10 %)
+    and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
+    (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
+
+    relative: float | None = Field(None, ge=0, allow_inf_nan=False)
+    absolute: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+
+class Thresholds(_Strict):
+    """A scenario's own cost-regression thresholds, per metric (``agentkit report
+    --baseline``): steps, LLM calls, tokens (in + out) and simulated wall time (seconds)."""
+
+    steps: Threshold | None = None
+    llm_calls: Threshold | None = None
+    tokens: Threshold | None = None
+    wall_time: Threshold | None = None
+
+
 class Scenario(_Strict):
     format: int
     name: str
@@ -335,6 +357,9 @@ class Scenario(_Strict):
                           "agent type without one (agentkit.scenario.trajectory)")
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)
+    thresholds: Thresholds = Field(
+        default_factory=Thresholds, description="how much more cost than in a report's "
+                                                "baseline is a regression (per metric)")
     path: str | None = Field(None, exclude=True, description="the file it was loaded from")
     _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
 

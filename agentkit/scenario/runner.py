@@ -56,6 +56,15 @@ class ScenarioResult:
     def name(self) -> str:
         return f"{self.scenario.name}[{self.agent_type}]"
 
+    @property
+    def stopped_by(self) -> str | None:
+        """The error the run stopped on when the scenario did not expect one (a cassette
+        miss, a script that ran out, an LLM error): the root cause to report first, since the
+        unmet expectations and the changed trace that follow from it only repeat it."""
+        if self.passed or self.scenario.expect_for(self.agent_type).error is not None:
+            return None
+        return next((turn.error for turn in self.trace.turns if turn.error), None)
+
 
 def load(scenario: Scenario | str | Path) -> Scenario:
     """``scenario`` itself, or the scenario file at that path (its agent types checked)."""

@@ -19,3 +19,10 @@ def test_ratio_has_two_decimals_and_a_times_sign() -> None:
 
 def test_count_groups_thousands() -> None:
     assert fmt.count(12345) == "12,345"
+
+
+def test_changes_are_signed() -> None:
+    assert (fmt.signed_count(829), fmt.signed_count(-2), fmt.signed_count(1500)) == (
+        "+829", "-2", "+1,500")
+    assert (fmt.signed_seconds(5), fmt.signed_seconds(-0.5)) == ("+5.00s", "-0.50s")
+    assert (fmt.percent(0.69), fmt.percent(-0.05)) == ("+69%", "-5%")

@@ -17,7 +17,8 @@ PARTS = [model.Scenario, model.ToolSpec, model.HistoryMessage, model.Turn, model
          model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
          model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
-         trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec]
+         trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,
+         model.Threshold]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():

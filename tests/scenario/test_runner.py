@@ -4,6 +4,7 @@ problems, and staying deterministic."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,8 @@ from agentkit.scenario.runner import cassette_path
 from agentkit.scenario.script import to_mock_items
 
 from .conftest import MINIMAL
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 TWO_AGENTS = """\
 format: 1
@@ -294,3 +297,28 @@ def test_a_missing_recording_fails_the_run_with_a_cassette_error(write_file):
 
     with pytest.raises(CassetteError, match="cannot read cassette"):
         run_scenario(path)
+
+
+# ----------------------------------------------------------------- root cause
+def test_a_run_stopped_by_an_unexpected_error_names_that_error_as_its_root_cause(write_file):
+    path = write_file("short.yaml", MINIMAL.replace("      - 2 + 3 = 5\n", ""))
+
+    result = run_scenario(path)
+
+    assert not result.passed
+    assert (result.stopped_by or "").startswith("ScriptExhaustedError: ")
+
+
+def test_an_expected_error_is_no_root_cause():
+    result = run_scenario(SCENARIOS / "max_iterations.yaml", "react")
+
+    assert result.passed and result.trace.turns[-1].error
+    assert result.stopped_by is None
+
+
+def test_a_run_that_fails_without_an_error_has_no_root_cause_to_put_first(write_file):
+    path = write_file("wrong.yaml", MINIMAL + "expect:\n  answer: {contains: '6'}\n")
+
+    result = run_scenario(path)
+
+    assert not result.passed and result.stopped_by is None
