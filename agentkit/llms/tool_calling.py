@@ -18,7 +18,12 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.core.events import ToolCallEndEvent, ToolCallStartEvent, dispatcher
+from agentkit.core.events import (
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolsOfferedEvent,
+    dispatcher,
+)
 from agentkit.core.sim import now, run_sync
 from agentkit.llms.types import ToolOutput, ToolSelection
 
@@ -32,6 +37,7 @@ __all__ = [
     "call_tool_with_selection",
     "no_such_tool_output",
     "error_output",
+    "tool_specs",
 ]
 
 
@@ -145,6 +151,13 @@ class ToolCallOutcome:
     return_direct: bool = False
 
 
+def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Name, description and JSON-schema parameters of each tool: what a model is told about
+    it (in a request, on the bus, in a trace's ``tools``)."""
+    return [{"name": t.metadata.name, "description": t.metadata.description,
+             "parameters": t.metadata.get_parameters_dict()} for t in tools]
+
+
 class ToolRunner:
     """Runs tool calls against one set of tools: the one way every agent calls tools.
 
@@ -170,6 +183,14 @@ class ToolRunner:
     def tools(self) -> list[Any]:
         """The tools, in the order given (what the model is offered)."""
         return list(self._tools)
+
+    def offered(self) -> ToolRunner:
+        """This runner, after telling the bus that its tools are offered to the model (a
+        :class:`ToolsOfferedEvent`, whether the model sees them in a request or a prompt):
+        what a trace's ``tools`` are built from. Agents call it once per step."""
+        if dispatcher.active:
+            dispatcher.emit(ToolsOfferedEvent(tools=tool_specs(self._tools)))
+        return self
 
     def get(self, tool_name: str) -> Any | None:
         """The tool named ``tool_name``, or ``None``."""

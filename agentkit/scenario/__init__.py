@@ -1,6 +1,7 @@
 """The harness: scenario files, runs under several agent types, traces and expectations."""
 
 from agentkit.scenario import workflow_trace  # noqa: F401  (registers its trace handlers)
+from agentkit.scenario.agent_types import AgentContext, AgentType
 from agentkit.scenario.agents import AGENT_TYPES, register_agent_type
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.model import Scenario
@@ -11,6 +12,8 @@ from agentkit.scenario import trace_coa, trace_llm_compiler  # noqa: F401
 
 __all__ = [
     "AGENT_TYPES",
+    "AgentContext",
+    "AgentType",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",

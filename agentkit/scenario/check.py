@@ -8,6 +8,7 @@ from typing import Any
 
 from dataclasses import dataclass
 
+from agentkit.core.fmt import seconds
 from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
@@ -159,8 +160,9 @@ def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> l
         problems.append(f"{totals.llm_calls} LLM calls, more than max_llm_calls "
                         f"{expect.max_llm_calls}")
     if expect.max_wall_time is not None and totals.wall_time > expect.max_wall_time + 1e-9:
-        problems.append(f"simulated wall time {totals.wall_time:g} s is over max_wall_time "
-                        f"{expect.max_wall_time:g} s (serial time {totals.serial_time:g} s)")
+        problems.append(f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
+                        f"{seconds(expect.max_wall_time)} (serial time "
+                        f"{seconds(totals.serial_time)})")
     if expect.memory is not None and last is not None:
         problems += _check_memory(expect.memory, last.memory)
     return problems

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -40,6 +41,8 @@ __all__ = [
     "HandoffsExpect",
     "AgentSpec",
     "HistoryMessage",
+    "Threshold",
+    "Thresholds",
     "Scenario",
 ]
 
@@ -277,7 +280,8 @@ class TeamAgent(LLMSource):
 
 class AgentSpec(LLMSource):
     """How one agent type runs the scenario: its parameters and its LLM script or recording
-    (or, for a multi-agent workflow, its ``team`` of agents and their ``root``)."""
+    (or, for a multi-agent workflow, its ``team`` of agents and their ``root``). With neither
+    script nor recording, its script is rendered from the scenario's ``trajectory``."""
 
     params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
@@ -287,7 +291,7 @@ class AgentSpec(LLMSource):
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
         if self.team is None:
-            if len(self._sources()) != 1:
+            if len(self._sources()) > 1:
                 raise ValueError("give each agent type exactly one of `script` or `recording`")
             if self.root is not None:
                 raise ValueError("`root` names a team agent; give it with `team`")
@@ -318,6 +322,26 @@ class HistoryMessage(_Strict):
     content: str
 
 
+class Threshold(_Strict):
+    """How much one cost may grow against a report's baseline before the report calls it a
+    regression: by more than ``relative`` (a fraction of the baseline value; 0.1 is +10 %)
+    and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
+    (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
+
+    relative: float | None = Field(None, ge=0, allow_inf_nan=False)
+    absolute: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+
+class Thresholds(_Strict):
+    """A scenario's own cost-regression thresholds, per metric (``agentkit report
+    --baseline``): steps, LLM calls, tokens (in + out) and simulated wall time (seconds)."""
+
+    steps: Threshold | None = None
+    llm_calls: Threshold | None = None
+    tokens: Threshold | None = None
+    wall_time: Threshold | None = None
+
+
 class Scenario(_Strict):
     format: int
     name: str
@@ -328,8 +352,14 @@ class Scenario(_Strict):
         default_factory=list, description="the agent's memory before the first turn (e.g. "
                                           "few-shot examples as earlier turns)")
     turns: list[Turn] = Field(min_length=1)
+    trajectory: list[TrajectoryStep] | None = Field(
+        None, description="the tool calls and the answer, rendered into the script of every "
+                          "agent type without one (agentkit.scenario.trajectory)")
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)
+    thresholds: Thresholds = Field(
+        default_factory=Thresholds, description="how much more cost than in a report's "
+                                                "baseline is a regression (per metric)")
     path: str | None = Field(None, exclude=True, description="the file it was loaded from")
     _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
 
@@ -344,6 +374,24 @@ class Scenario(_Strict):
         if self._line_of is None or not field_path:
             return place
         return f"{place}:{self._line_of(field_path)}"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_list(cls, data: Any) -> Any:
+        """``agents`` may name types without settings (``react:`` or ``[react, coa]``); a
+        scenario with a ``trajectory`` and no ``agents`` runs under every agent type that can
+        render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
+        if not isinstance(data, dict):
+            return data
+        agents = data.get("agents")
+        if agents is None and data.get("trajectory") is not None:
+            agents = renderable_agent_types()
+        if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
+            agents = dict.fromkeys(agents)
+        if isinstance(agents, dict):
+            data = {**data, "agents": {name: {} if spec is None else spec
+                                       for name, spec in agents.items()}}
+        return data
 
     @field_validator("format")
     @classmethod

@@ -18,7 +18,8 @@ def _quick_start_agent_types() -> list[str]:
     """The agent types of the README's Quick start report command (which CI runs): the
     committed example report is that report, so adding an agent type to it is one word in
     the README (and regenerating reports/example)."""
-    quick_start = (ROOT / "README.md").read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     command = re.search(r"agentkit report .*?--agents (\S+)", quick_start)
     assert command is not None, "README.md: the Quick start has no `agentkit report --agents`"
     return command.group(1).split(",")

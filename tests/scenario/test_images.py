@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from agentkit.agent import FunctionCallingAgent
 from agentkit.llms.cassette import CassetteMissError
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
-from agentkit.scenario.agents import IMAGE_AGENT_TYPES, register_agent_type
+from agentkit.scenario.agents import register_agent_type
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.record import record_scenario
 
@@ -185,16 +185,6 @@ def test_an_agent_type_that_takes_no_images_is_an_error_naming_the_turn(picture)
                                "this scenario under one of those")
 
 
-@pytest.fixture
-def restore_agent_types() -> Iterator[None]:
-    types, takers = dict(AGENT_TYPES), set(IMAGE_AGENT_TYPES)
-    yield
-    AGENT_TYPES.clear()
-    AGENT_TYPES.update(types)
-    IMAGE_AGENT_TYPES.clear()
-    IMAGE_AGENT_TYPES.update(takers)
-
-
 def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, restore_agent_types):
     received: list[Any] = []
 
@@ -203,8 +193,8 @@ def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, re
             received.append(kwargs.get("image_docs"))
             return super().chat(message, *args)
 
-    def factory(llm: Any, tools: Any, params: Any) -> Any:
-        return Recording.from_tools(tools, llm=llm)
+    def factory(context: Any) -> Any:
+        return Recording.from_tools(list(context.tools), llm=context.llm)
 
     register_agent_type("seeing", factory, images=True)
     path = picture.with_name("seeing.yaml")
@@ -219,9 +209,9 @@ def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, re
 
 
 def test_registering_a_type_without_images_takes_the_capability_away(restore_agent_types):
-    register_agent_type("react_multimodal", AGENT_TYPES["react_multimodal"])
+    register_agent_type("react_multimodal", AGENT_TYPES["react_multimodal"].factory)
 
-    assert "react_multimodal" not in IMAGE_AGENT_TYPES
+    assert not AGENT_TYPES["react_multimodal"].images
 
 
 # ----------------------------------------------------------------- cassettes
@@ -263,8 +253,8 @@ def test_another_image_misses_the_cassette_naming_the_sha256_that_differs(pictur
     error = replayed.trace.turns[0].error or ""
     other = hashlib.sha256(OTHER_PNG).hexdigest()
     assert error.startswith(f"{CassetteMissError.__name__}: ")
-    assert (f"differs at ['messages'][1]['blocks'][1]['sha256']: recorded \"{SHA}\", got "
-            f"\"{other}\"") in error
+    assert (f"first difference (recorded -> now), at messages[1].blocks[1].sha256: \"{SHA}\" "
+            f"-> \"{other}\"") in error
 
 
 def test_the_same_image_under_another_path_replays(picture):

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario.loader import is_scenario_file
+from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
 from .conftest import MINIMAL
 
 
 def _error(path: Path) -> str:
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     return str(info.value)
 
 
@@ -26,7 +28,7 @@ def _variant(old: str, new: str) -> str:
 def test_a_valid_file_loads_with_its_path_and_fields(write_file):
     path = write_file("demo.yaml", MINIMAL)
 
-    scenario = load_scenario(path, agent_types=AGENT_TYPES)
+    scenario = load_scenario(path, check_agent_types=True)
 
     assert (scenario.name, scenario.path) == ("demo", str(path))
     assert [t.user for t in scenario.turns] == ["What is 2 + 3?"]
@@ -231,10 +233,11 @@ def test_an_unknown_agent_type_suggests_the_closest_known_one(write_file):
 
     assert _error(path) == (f"{path}:8: agents.function_caling: unknown agent type "
                             "`function_caling`; did you mean `function_calling`? (known: "
-                            f"{', '.join(sorted(AGENT_TYPES))})")
+                            f"{', '.join(sorted(AGENT_TYPES))}; add yours under "
+                            "[tool.agentkit.agent_types] in pyproject.toml)")
 
 
-def test_agent_types_are_not_checked_when_none_are_given(write_file):
+def test_agent_types_are_not_checked_unless_asked(write_file):
     path = write_file("custom.yaml", _variant("  function_calling:", "  my_agent:"))
 
     assert list(load_scenario(path).agents) == ["my_agent"]
@@ -252,7 +255,8 @@ def test_an_agent_type_with_neither_script_nor_recording_is_rejected(write_file)
     path = write_file("neither.yaml", MINIMAL.split("    script:")[0] + "    latency: 1\n")
 
     assert _error(path) == (f"{path}:9: agents.function_calling: give each agent type exactly "
-                            "one of `script` or `recording`")
+                            "one of `script` or `recording` (or give the scenario a "
+                            "`trajectory:` to render its script from)")
 
 
 def test_a_negative_llm_latency_is_rejected_with_the_value(write_file):
@@ -285,6 +289,31 @@ def test_an_import_ref_of_the_wrong_shape_shows_the_right_one(write_file, ref):
                             "`package.module:name`")
 
 
+# ----------------------------------------------------------------- thresholds
+def test_cost_thresholds_load_per_metric_and_default_to_none(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  tokens: {relative: 0.25, "
+                                               "absolute: 100}\n  wall_time: {absolute: 2}\n")
+
+    thresholds = load_scenario(path, check_agent_types=True).thresholds
+
+    assert (thresholds.tokens.relative, thresholds.tokens.absolute) == (0.25, 100)
+    assert (thresholds.wall_time.relative, thresholds.wall_time.absolute) == (None, 2)
+    assert thresholds.steps is None and thresholds.llm_calls is None
+
+
+def test_a_threshold_for_an_unknown_metric_suggests_the_closest_one(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  token: {relative: 0.2}\n")
+
+    assert _error(path) == (f"{path}:13: thresholds.token: unknown field `token`; did you mean "
+                            "`tokens`?")
+
+
+def test_a_negative_threshold_is_rejected_with_its_line(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  steps:\n    relative: -0.1\n")
+
+    assert _error(path) == f"{path}:14: thresholds.steps.relative: must be >= 0, got -0.1"
+
+
 # ----------------------------------------------------------------- discovery
 def test_discovery_returns_scenario_files_sorted_and_recursively(write_file, tmp_path):
     for name in ("b.yaml", "a.yml", "sub/c.yaml", "notes.txt", "sub/readme.md"):
@@ -301,6 +330,33 @@ def test_discovery_skips_snapshots_and_cassettes(write_file, tmp_path):
     write_file("cassettes/s.react.yaml", "format: 1\nexchanges: []\n")
 
     assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+def test_discovery_skips_yaml_files_that_are_not_scenarios(write_file, tmp_path):
+    write_file("s.yaml", MINIMAL)
+    write_file("k8s.yaml", K8S_MANIFEST)
+    write_file("ci.yml", CI_PIPELINE)
+
+    assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (MINIMAL, True),
+    ("format: 1\nturns:\n  - user: [unclosed\n", True),  # broken, but agentkit's: report it
+    ("turns: [{user: hi}]\nagents: {react: {script: [hi]}}\n", True),  # `format` missing
+    (K8S_MANIFEST, False),
+    ("format: json\noutput: out.json\n", False),
+    (CI_PIPELINE, False),
+    ("metadata:\n  format: 1\n  turns: []\n", False),  # not at the top level
+    ("", False),
+])
+def test_a_yaml_file_is_a_scenario_when_its_top_level_has_agentkit_keys(write_file, text,
+                                                                         expected):
+    assert is_scenario_file(write_file("x.yaml", text)) is expected
+
+
+def test_a_file_that_is_not_yaml_is_never_a_scenario(write_file):
+    assert not is_scenario_file(write_file("x.txt", MINIMAL))
 
 
 def test_discovery_of_a_file_returns_that_file(write_file):

@@ -46,12 +46,18 @@ class ReActChatFormatter:
         return cls(system_header=system_header, context=context or "",
                    observation_role=observation_role)
 
+    @classmethod
+    def from_context(cls, context: str) -> ReActChatFormatter:
+        """Deprecated alias of ``from_defaults(context=...)``, kept because LlamaIndex code
+        calls it; it always uses the header with a context block. Like LlamaIndex it does not
+        warn at run time (a warning would fail users' tests run with ``-W error``)."""
+        return cls.from_defaults(system_header=CONTEXT_REACT_CHAT_SYSTEM_HEADER, context=context)
+
     def format(self, tools: Sequence[Any], chat_history: Sequence[ChatMessage],
                current_reasoning: Sequence[BaseReasoningStep] | None = None) -> list[ChatMessage]:
         values = {"tool_desc": "\n".join(get_react_tool_descriptions(tools)),
-                  "tool_names": ", ".join(tool.metadata.name for tool in tools)}
-        if self.context:
-            values["context"] = self.context
+                  "tool_names": ", ".join(tool.metadata.name for tool in tools),
+                  "context": self.context}
         header = PromptTemplate(self.system_header).format(**values)
         reasoning = [
             ChatMessage(role=self.observation_role if isinstance(step, ObservationReasoningStep)

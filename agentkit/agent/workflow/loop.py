@@ -123,14 +123,14 @@ class AgentLoop(Workflow):
         if agent.tool_retriever is None:
             cached = self._runners.get(agent.name)
             if cached is not None and cached[0] is agent.tools and cached[1] is handoff:
-                return cached[2]
+                return cached[2].offered()
         tools = await agent.get_tools(query)
         if handoff is not None:
             tools.append(handoff)
         runner = ToolRunner(tools, agent=agent.name, wording=WORKFLOW_TOOL_ERRORS)
         if agent.tool_retriever is None:
             self._runners[agent.name] = (agent.tools, handoff, runner)
-        return runner
+        return runner.offered()
 
     # ------------------------------------------------------------------ running
     def run(self, user_msg: str | ChatMessage | None = None,  # type: ignore[override]
