@@ -314,6 +314,13 @@ class AgentSpec(LLMSource):
                                  f"agent(s) {', '.join(unknown)} (team: {', '.join(names)})")
         return self
 
+    def recorded(self) -> list[str | None]:
+        """Whose model replays a recording: ``[None]`` for the agent type's own ``recording``,
+        the names of a team's agents with one (in team order), ``[]`` when all is scripted."""
+        if self.team is None:
+            return [None] if self.recording is not None else []
+        return [agent.name for agent in self.team if agent.recording is not None]
+
 
 class HistoryMessage(_Strict):
     """A message already in the agent's memory when the scenario starts."""

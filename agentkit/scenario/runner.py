@@ -96,12 +96,16 @@ def recorded_trace_path(cassette: Path) -> Path:
     return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
 
 
-def recording_files(scenario: Scenario, agent_type: str,
-                    member: str | None = None) -> list[Path]:
-    """The files a recording replaces together (its trace, then its cassette), after finishing
-    or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
-    cassette = cassette_path(scenario, agent_type, member)
-    files = [recorded_trace_path(cassette), cassette]
+def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording of the agent type replaces together: its trace, then its cassette
+    -- a team's, one cassette per agent with a ``recording`` (team order) and the trace
+    ``<scenario>.<agent type>.trace.json`` beside the first -- after finishing or undoing a
+    replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
+    members = scenario.agents[agent_type].recorded()
+    cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
+    trace = (recorded_trace_path(cassettes[0]) if members in ([], [None])
+             else cassettes[0].with_name(f"{scenario.name}.{agent_type}.trace.json"))
+    files = [trace, *cassettes]
     settle(files)
     return files
 
@@ -115,7 +119,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
     script; ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
-        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
+        return CassetteLLM(cassette_path(scenario, agent_type, member))
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
@@ -134,13 +138,15 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
                  seed: int | str = 0, llm: LLM | None = None,
+                 llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
-    fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
-    live model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the
-    agent type's factory as ``context.state`` (:class:`AgentContext`).
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given; a team's agents
+    take theirs from ``llms`` (by agent name) where it names them. To record against a live
+    model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
+    type's factory as ``context.state`` (:class:`AgentContext`).
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -160,20 +166,30 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     spec = scenario.agents[agent_type]
     _check_team(scenario, agent_type, kind.team)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    strangers = sorted(set(llms or {}) - set(members))
+    if strangers:
+        raise ScenarioError(f"{scenario.where('agents', agent_type)}: llms= names "
+                            f"{', '.join(strangers)}, not an agent of `{agent_type}`'s team "
+                            f"({', '.join(m for m in members if m) or 'it has none'})")
+    given: dict[str | None, LLM] = dict((llms or {}).items())
+    if llm is not None:
+        given[None] = llm
+    if spec.recorded():
+        recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
     with simulation(seed):
         tools = build_tools(scenario)
         outputs = trajectory_outputs(scenario, tools)
         rendered = (render_script(scenario, agent_type, tools, outputs)
                     if llm is None and _renders(spec) else None)
-        llms: dict[str | None, LLM] = {
-            member: llm if llm is not None and member is None
+        models: dict[str | None, LLM] = {
+            member: given[member] if member in given
             else _default_llm(scenario, agent_type, _llm_source(spec, member), member,
                               rendered=rendered)
             for member in members}
-        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
-        team = {name: model for name, model in llms.items() if name is not None}
+        scripted = [m for m in models.values() if isinstance(m, ScriptedLLM)]
+        team = {name: model for name, model in models.items() if name is not None}
         context = AgentContext(agent_type=agent_type,
-                               llm=llms[spec.root if spec.root else members[0]],
+                               llm=models[spec.root if spec.root else members[0]],
                                llms=team, tools=tools, params=spec.params,
                                images=tuple(image for turn in scenario.turns
                                             for image in turn_images(scenario, turn)),
@@ -199,10 +215,10 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     problems = check_expectations(trace, scenario.turns, expect)
     if outputs is not None:
         problems += check_trajectory(trace, outputs.trajectory, expect)
-    for used in llms.values():
+    for used in models.values():
         problems += _leftovers(used, trace)
     diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
-    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(models.values())),
                           diagram)
 
 
