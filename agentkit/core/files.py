@@ -104,11 +104,11 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    paths = [Path(path) for path in paths]
-    if not paths[0].parent.is_dir():
+    files = [Path(path) for path in paths]
+    if not files[0].parent.is_dir():
         return
-    with _locked(paths[0].parent):
-        _settle(paths)
+    with _locked(files[0].parent):
+        _settle(files)
 
 
 def _settle(paths: list[Path]) -> None:

@@ -111,7 +111,8 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return (redactor or Redactor(environ={})).data(_jsonable(data))
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_jsonable(data))
+    return canonical
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -231,7 +232,8 @@ class Cassette:
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
-    return _jsonable(message.to_dict())
+    data: dict[str, Any] = _jsonable(message.to_dict())
+    return data
 
 
 def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list[str]:
@@ -551,8 +553,8 @@ class RecordingLLM(FunctionCallingLLM):
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
-            response, chunks = _response_from(exchange)
-            async for chunk in _replay_stream(response, chunks):
+            response, recorded = _response_from(exchange)
+            async for chunk in _replay_stream(response, recorded):
                 yield chunk
             return
         watch = Stopwatch.start()

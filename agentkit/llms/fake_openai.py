@@ -142,7 +142,10 @@ class FakeOpenAIServer:
         kwargs.setdefault("api_key", self.api_key or TEST_API_KEY)
         if self.base_url != DEFAULT_BASE_URL:
             kwargs.setdefault("base_url", self.base_url)
-        transport = httpx.MockTransport(self._route)
+        # one handler for both clients: it returns a coroutine only on a running loop (the async
+        # client's case), which httpx's two handler types cannot say in one signature
+        route: Any = self._route
+        transport = httpx.MockTransport(route)
         kwargs.setdefault("http_client", httpx.Client(transport=transport))
         kwargs.setdefault("async_http_client", httpx.AsyncClient(transport=transport))
         return OpenAI(model, **kwargs)

@@ -51,7 +51,7 @@ class Bar:
 def nice_step(maximum: float, integral: bool) -> float:
     """A round axis step (1, 2, 2.5 or 5 × a power of ten) giving about four ticks."""
     raw = maximum / 4
-    magnitude = 10 ** math.floor(math.log10(raw))
+    magnitude: float = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
     return max(1.0, round(step)) if integral else step
 

@@ -130,7 +130,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
         return f"must be a finite number, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
-    return item["msg"].removeprefix("Value error, ")
+    message: str = item["msg"]
+    return message.removeprefix("Value error, ")
 
 
 _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),

@@ -80,6 +80,8 @@ class ReActAgentWorker(AgentWorker):
     ``max_iterations=1``, while its ``stream_chat`` does not).
     """
 
+    callback_manager: CallbackManager  # never None here: a fresh one when none is given
+
     def __init__(self, tools: Sequence[BaseTool], llm: LLM, max_iterations: int = 10,
                  react_chat_formatter: ReActChatFormatter | None = None,
                  output_parser: ReActOutputParser | None = None,
