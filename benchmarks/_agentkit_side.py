@@ -15,7 +15,6 @@ from _conversation import (
     user_message,
 )
 from _harness import ScriptedChat
-
 from agentkit.agent import AgentRunner, FunctionCallingAgentWorker, ReActAgentWorker
 from agentkit.agent.workflow import AgentWorkflow, FunctionAgent
 from agentkit.llms import MessageRole

@@ -32,7 +32,7 @@ import yaml
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
-from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
@@ -191,7 +191,7 @@ class Cassette:
                               request_hash=exchange.request_hash or request_hash(item["request"]),
                               response=item.get("response"), error=item.get("error"),
                               latency=exchange.latency)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges)]
+                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         return cls(path=path, model=checked.model, function_calling=checked.function_calling,
                    context_window=checked.context_window, agent_type=checked.agent_type,
                    scenario=checked.scenario, recorded_at=checked.recorded_at,

@@ -513,4 +513,5 @@ class SchemaLLM(_ProgrammedLLM):
         observations = [(m.content or "").removeprefix(_OBSERVATION).strip() for m in turn
                         if m.role != MessageRole.ASSISTANT and (m.content or "").startswith(
                             _OBSERVATION)]
-        return f"Thought: I called every tool.\nAnswer: {self._answer(dict(zip(called, observations)))}"
+        results = dict(zip(called, observations, strict=False))
+        return f"Thought: I called every tool.\nAnswer: {self._answer(results)}"

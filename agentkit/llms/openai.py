@@ -30,7 +30,7 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -228,7 +228,7 @@ def parse_retry_after(headers: Any) -> float | None:
     when = _http_date(value)
     if when is None:
         return None
-    reference = _http_date(headers.get("date")) or datetime.now(timezone.utc)
+    reference = _http_date(headers.get("date")) or datetime.now(UTC)
     return max((when - reference).total_seconds(), 0.0)
 
 
@@ -239,7 +239,7 @@ def _http_date(value: str | None) -> datetime | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 _KEY_LIKE = re.compile(r"sk-[A-Za-z0-9_\-*]{6,}")
@@ -489,7 +489,7 @@ class OpenAI(FunctionCallingLLM):
             for event in decoder.close():
                 yield from assembler.feed(*event)
             final = assembler.final()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             http.close()
@@ -510,7 +510,7 @@ class OpenAI(FunctionCallingLLM):
                 for response in assembler.feed(*event):
                     yield response
             final = assembler.final()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             await http.aclose()

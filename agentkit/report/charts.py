@@ -108,7 +108,7 @@ def grouped_bar_chart(*, title: str, groups: list[str], series: list[str],
         y0 = top + g_index * (group_height + _GROUP_GAP)
         body.append(f'<rect x="0" y="{y0 - _GROUP_GAP / 2:.1f}" width="{_WIDTH}" '
                     f'height="{group_height + _GROUP_GAP:.1f}" class="band"/>')
-    ticks = int(round(scale_max / step))
+    ticks = round(scale_max / step)
     for index in range(ticks + 1):
         x = x_of(index * step)
         body.append(f'<line x1="{x:.1f}" y1="{top - 6:.1f}" x2="{x:.1f}" y2="{height - 4:.1f}" '

@@ -209,7 +209,7 @@ def build_tools(scenario: Scenario) -> list[SimulatedTool]:
     for index, spec in enumerate(scenario.tools):
         try:
             tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # an import ref runs arbitrary module code
+        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
                                 f"cannot use `{spec.ref}`: {exc}") from None
     return tools

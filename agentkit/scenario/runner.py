@@ -263,7 +263,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                     response = stream.response
                 else:
                     response = str(agent.chat(turn.user, **options))
-            except Exception as exc:  # the trace records it; expectations judge it
+            except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,

@@ -235,7 +235,7 @@ class Context:
     async def wait_for_event(self, event_type: type[T], waiter_event: Event | None = None,
                              waiter_id: str | None = None,
                              requirements: dict[str, Any] | None = None,
-                             timeout: float | None = None) -> T:
+                             timeout: float | None = None) -> T:  # noqa: ASYNC109 (upstream's API)
         """Wait for an event of ``event_type`` whose fields equal ``requirements``.
 
         ``waiter_event`` (typically an InputRequiredEvent) goes to the stream once per

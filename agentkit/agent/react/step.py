@@ -28,7 +28,8 @@ from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
-__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION", "tell_llm_about_failure_in_extract_reasoning_step"]
+__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION",
+           "tell_llm_about_failure_in_extract_reasoning_step"]
 
 PARSE_FAILURE_OBSERVATION = (
     "Error: Could not parse output. Please follow the thought-action-input format. Try again.")
