@@ -84,11 +84,12 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
 
 
 def apply_counts(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                 defaults: dict[str, int]) -> argparse.Namespace:
-    """Fill the counts not given on the command line from ``defaults``; each must be >= 1."""
+                 defaults: dict[str, int], *, at_least: int = 1) -> argparse.Namespace:
+    """Fill the counts not given on the command line from ``defaults``; each must be
+    ``>= at_least``."""
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+        if getattr(args, name) < at_least:
+            parser.error(f"--{name.replace('_', '-')} must be at least {at_least}")
     return args

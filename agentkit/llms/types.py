@@ -99,16 +99,21 @@ class ImageBlock(Model):
     def resolve_image(self) -> bytes:
         """The image bytes (read from ``path`` if needed). URLs are not fetched.
 
-        A missing or unreadable file is a ``ValueError`` naming the path, raised here rather
-        than from deep inside a backend or a trace writer."""
+        A missing, unreadable or empty file (an empty image, too) is a ``ValueError`` naming
+        the path, raised here rather than from deep inside a backend or a trace writer."""
         if self.image is not None:
+            if not self.image:
+                raise ValueError("the image is empty (0 bytes)")
             return self.image
         if self.path is not None:
             try:
-                return self.path.read_bytes()
+                content = self.path.read_bytes()
             except OSError as exc:
                 raise ValueError(f"cannot read image file {str(self.path)!r}: "
                                  f"{exc.strerror or exc}") from None
+            if not content:
+                raise ValueError(f"image file {str(self.path)!r} is empty (0 bytes)")
+            return content
         raise ValueError(f"image {self.url!r} is a URL; agentkit does not download images")
 
     def digest(self) -> dict[str, Any]:

@@ -86,6 +86,13 @@ def test_an_image_path_that_is_a_directory_is_a_load_error(write_file, tmp_path)
     assert "dog.png is a directory;" in _error(path)
 
 
+def test_an_empty_image_file_is_a_load_error(picture, tmp_path):
+    (tmp_path / "images" / "dog.png").write_bytes(b"")
+
+    assert _error(picture) == (f"{picture}:7: turns.0.images.0: image file `images/dog.png` "
+                               f"({tmp_path / 'images' / 'dog.png'}) is empty (0 bytes)")
+
+
 def test_a_file_that_is_not_an_image_by_its_name_is_a_load_error(write_file, tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     path = write_file("s.yaml", PICTURE.replace("images/dog.png", "notes.txt"))

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.agent._literals import string_literal_end
 from agentkit.agent.llm_compiler.prompts import END_OF_PLAN
 
 __all__ = [
@@ -145,7 +146,8 @@ def _quote_bare_references(text: str) -> str:
     while index < len(text):
         char = text[index]
         if char in "'\"":
-            end = _string_end(text, index)
+            # an unclosed string is copied as it is: parsing the arguments then says so
+            end = string_literal_end(text, index) or len(text)
             out.append(text[index:end])
             index = end
             continue
@@ -157,20 +159,6 @@ def _quote_bare_references(text: str) -> str:
         out.append(char)
         index += 1
     return "".join(out)
-
-
-def _string_end(text: str, start: int) -> int:
-    """The index just past the string literal opening at ``start`` (or the end of text)."""
-    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
-    index = start + len(quote)
-    while index < len(text):
-        if text[index] == "\\":
-            index += 2
-            continue
-        if text.startswith(quote, index):
-            return index + len(quote)
-        index += 1
-    return len(text)
 
 
 def _show(text: str, limit: int = 60) -> str:

@@ -62,7 +62,7 @@ class MultimodalReActAgentWorker(ReActAgentWorker):
     """ReAct over a model that sees images: ``task.extra_state["image_docs"]`` (a list of
     :class:`~agentkit.llms.ImageBlock`) become blocks of the task's first user message, which
     is kept in memory with them. Without the key the first step raises ``ValueError("Image
-    docs not found in task extra state.")``; a missing or unreadable image file is a
+    docs not found in task extra state.")``; a missing, unreadable or empty image file is a
     ``ValueError`` naming the entry and the path, raised before anything reaches memory.
 
     Fixes over LlamaIndex: any :class:`LLM` works (images are blocks each backend maps: OpenAI
