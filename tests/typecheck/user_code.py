@@ -5,6 +5,8 @@ every form here both type-checks and works."""
 
 from __future__ import annotations
 
+import asyncio
+
 from agentkit.agent import (
     AgentChatResponse,
     FunctionCallingAgent,
@@ -13,7 +15,12 @@ from agentkit.agent import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.agent.workflow import AgentOutput, AgentWorkflow, FunctionAgent, ToolCallResult
+from agentkit.agent.workflow import (
+    AgentOutput,
+    AgentStream,
+    AgentWorkflow,
+    FunctionAgent,
+)
 from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
 from agentkit.llms import (
     ChatMessage,
@@ -75,6 +82,28 @@ def react_agent() -> str:
     return str(agent.chat("What is 2 + 3?"))
 
 
+def streaming() -> list[str]:
+    """A streamed chat, and memory used directly."""
+    memory = ChatMemoryBuffer.from_defaults(token_limit=1000)
+    memory.put(ChatMessage(role=MessageRole.USER, content="earlier"))
+    agent = ReActAgent.from_tools([], llm=ScriptedLLM(["Thought: done\nAnswer: a b"]), memory=memory)
+    response = agent.stream_chat("Say a b")
+    deltas = list(response.response_gen)
+    assert memory.get()[0].content == "earlier"
+    return deltas
+
+
+async def streamed_workflow_agent() -> tuple[list[str], str]:
+    """A workflow agent's event stream and result, in async code."""
+    agent = FunctionAgent(tools=[add], llm=ScriptedLLM(["the answer"]))
+    handler = agent.run(user_msg="hi")
+    deltas = [event.delta async for event in handler.stream_events() if isinstance(event, AgentStream)]
+    output: AgentOutput = await handler
+    calls: list[ToolSelection] = output.tool_calls
+    assert calls == []
+    return deltas, str(output)
+
+
 def steps() -> str:
     """The step-wise runner API."""
     llm = ScriptedLLM([ScriptedResponse(tool_calls=[tool_call("add", a=2, b=3)]), "5"])
@@ -112,7 +141,7 @@ class Writer(Workflow):
         await ctx.store.set("topic", ev.topic)
         return Draft(text=f"about {ev.topic}")
 
-    @step
+    @step(num_workers=2)
     async def review(self, ev: Draft) -> StopEvent:
         return StopEvent(result=ev.text.upper())
 
@@ -133,4 +162,6 @@ def main() -> None:
     assert steps() == "5"
     assert workflow_agents() == "5"
     assert workflow() == "ABOUT TEA"
-    _ = ToolCallResult
+    assert "".join(streaming()) == "a b"
+    deltas, answer = asyncio.run(streamed_workflow_agent())
+    assert ("".join(deltas), answer) == ("the answer", "the answer")

@@ -7,12 +7,22 @@ from agentkit.agent.workflow import FunctionAgent, ReActAgent
 from agentkit.llms import ChatMessage, ChatResponse, MessageRole, TextBlock
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.tools import ToolOutput
-from agentkit.workflow import StartEvent
+from agentkit.workflow import Event, StartEvent, StopEvent, Workflow, step
 
 
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+class Draft(Event):
+    text: str
+
+
+class Writer(Workflow):
+    @step(num_workers=2)
+    async def review(self, ev: Draft) -> StopEvent:
+        return StopEvent(result=ev.text)
 
 
 def mistakes() -> None:
@@ -28,3 +38,5 @@ def mistakes() -> None:
     FunctionAgent(tool=[add], llm=llm)  # E: call-arg
     ReActAgent(tools=[add], llm=llm, streaming="no")  # E: arg-type
     StartEvent(topic="tea").topic.upper()
+    _ = Writer().review(Draft(txt="x"))  # E: call-arg
+    _ = Writer().review("a draft")  # E: arg-type
