@@ -230,7 +230,8 @@ def _call_passed(item: pytest.Item) -> bool:
 
 # ---------------------------------------------------------------- network guard
 def _recording(config: pytest.Config) -> bool:
-    return config.getoption("record_mode") != "none"
+    mode: str = config.getoption("record_mode")
+    return mode != "none"
 
 
 def _guard_reason(request: pytest.FixtureRequest) -> str | None:

@@ -261,7 +261,7 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
     def _load(name: str, entry: _Lazy) -> AgentType:
         try:
             target = entry.load()
-        except Exception as exc:  # importing runs the user's module code
+        except Exception as exc:  # noqa: BLE001 (importing runs the user's module code)
             raise AgentTypeError(f"agent type `{name}` ({entry.origin}): cannot import "
                                  f"`{entry.ref}`: {type(exc).__name__}: {exc}") from None
         if isinstance(target, AgentType):
@@ -283,7 +283,7 @@ class _LazyRenderer:
     def __call__(self, context: RenderContext) -> list[Any]:
         try:
             render = resolve_ref(self.ref)
-        except Exception as exc:  # importing runs the user's module code
+        except Exception as exc:  # noqa: BLE001 (importing runs the user's module code)
             raise TrajectoryError([(("agents", self.name), (
                 f"cannot import the trajectory renderer `{self.ref}` ({self.origin}): "
                 f"{type(exc).__name__}: {exc}"))]) from None

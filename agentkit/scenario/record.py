@@ -79,7 +79,8 @@ class Recording:
 def comparable(trace: dict[str, Any]) -> dict[str, Any]:
     """A trace as a recording's trace file holds it: what any text may hold (keys, bearer
     tokens, URL passwords) redacted, without looking at the environment."""
-    return Redactor(environ={}).data(trace)
+    redacted: dict[str, Any] = Redactor(environ={}).data(trace)
+    return redacted
 
 
 def cassette_miss(result: ScenarioResult) -> str | None:

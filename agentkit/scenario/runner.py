@@ -130,7 +130,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
         llm = server.llm("gpt-4o-mini")
-        llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
+        llm.script_server = server  # type: ignore[attr-defined]  # for the leftover check
         return llm
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
     return ScriptedLLM(items, latency=spec.latency, name=name)
@@ -190,14 +190,15 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
         team = {name: model for name, model in models.items() if name is not None}
         context = AgentContext(agent_type=agent_type,
                                llm=models[spec.root if spec.root else members[0]],
-                               llms=team, tools=tools, params=spec.params,
+                               llms=team, tools=tuple(tools), params=spec.params,
                                images=tuple(image for turn in scenario.turns
                                             for image in turn_images(scenario, turn)),
                                scenario=scenario, state=state or {})
         try:
             agent = build_agent(context)
             if scenario.history:
-                agent.memory.set([ChatMessage(role=m.role, content=m.content)
+                # not part of ChatAgent: only scenarios with history need a memory
+                agent.memory.set([ChatMessage(role=m.role, content=m.content)  # type: ignore[attr-defined]
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
             for unused in scripted:
@@ -278,7 +279,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                     response = stream.response
                 else:
                     response = str(agent.chat(turn.user, **options))
-            except Exception as exc:  # the trace records it; expectations judge it
+            except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,

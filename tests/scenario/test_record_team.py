@@ -116,7 +116,7 @@ def test_a_failed_team_recording_leaves_every_cassette_and_the_trace_as_they_wer
     _record(team, RESEARCHER + CALCULATOR)
     before = _contents(team)
 
-    recording = _record(team, RESEARCHER + [CALCULATOR[0], "Thought: t\nAnswer: no idea"],
+    recording = _record(team, [*RESEARCHER, CALCULATOR[0], "Thought: t\nAnswer: no idea"],
                         mode="rewrite")
 
     assert not recording.written

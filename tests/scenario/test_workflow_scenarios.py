@@ -111,7 +111,8 @@ def test_a_malformed_team_is_a_loader_error_naming_the_line(write_file, replace,
 
 def test_a_team_agent_without_a_script_is_a_loader_error(write_file) -> None:
     path = write_file("team.yaml", TEAM.replace(
-        "        script:\n          - tool_calls: [{name: handoff", "        xscript:\n          - tool_calls: [{name: handoff"))
+        "        script:\n          - tool_calls: [{name: handoff",
+        "        xscript:\n          - tool_calls: [{name: handoff"))
     with pytest.raises(ScenarioError, match="unknown field `xscript`"):
         load_scenario(path, check_agent_types=True)
 

@@ -87,7 +87,7 @@ def test_max_iterations_is_enforced(tools):
     task = new_task([DOG])
     output = worker.run_step(worker.initialize_step(task), task)
 
-    with pytest.raises(ValueError, match="^Reached max iterations.$"):
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
         worker.run_step(output.next_steps[0], task)
 
 
