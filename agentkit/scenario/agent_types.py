@@ -117,14 +117,17 @@ class UnknownAgentTypeError(AgentTypeError):
 class AgentType:
     """A factory plus what the harness must know about its agents: ``images=True`` if their
     ``chat``/``stream_chat`` take ``image_docs=[ImageBlock, ...]`` (every turn, an empty list
-    on a turn without images); ``team=True`` if it runs a ``team:`` of agents, each with its
-    own script or recording (the factory gets their LLMs as ``context.llms``). A scenario
-    giving images or a team to a type without the capability is an error."""
+    on a turn without images); ``human=True`` if they take a turn's scripted answers to their
+    input requests as ``human=[str, ...]`` (on turns with ``human:``; the workflow types);
+    ``team=True`` if it runs a ``team:`` of agents, each with its own script or recording (the
+    factory gets their LLMs as ``context.llms``). A scenario giving images, human answers or
+    a team to a type without the capability is an error naming the field."""
 
     factory: AgentFactory
     images: bool = False
     team: bool = False
     origin: str = "register_agent_type"
+    human: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ class _Lazy:
     ref: str
     origin: str
     images: bool = False
+    human: bool = False
 
 
 def _check_factory(factory: object, name: str, origin: str) -> None:
@@ -211,14 +215,14 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
 
     # -- declaring and resolving
     def declare(self, name: str, ref: str, origin: str, *, images: bool = False,
-                trajectory: str | None = None) -> None:
+                human: bool = False, trajectory: str | None = None) -> None:
         """Declare ``name`` as the factory at import ref ``ref`` (imported on first use);
         ``trajectory``, its trajectory renderer's import ref (imported when it renders) or the
         name of one to render like (:func:`trajectory_renderer_for`)."""
         self._entries()
         renderer = (trajectory_renderer_for(trajectory, name, origin)
                     if trajectory is not None else None)
-        self._types[name] = _Lazy(lambda: resolve_ref(ref), ref, origin, images)
+        self._types[name] = _Lazy(lambda: resolve_ref(ref), ref, origin, images, human)
         if renderer is not None:
             register_trajectory_renderer(name, renderer)
 
@@ -266,10 +270,11 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
                                  f"`{entry.ref}`: {type(exc).__name__}: {exc}") from None
         if isinstance(target, AgentType):
             return AgentType(target.factory, images=target.images or entry.images,
-                             team=target.team, origin=entry.origin)
+                             team=target.team, origin=entry.origin,
+                             human=target.human or entry.human)
         _check_factory(target, name, entry.origin)
         return AgentType(target, images=entry.images,  # type: ignore[arg-type]
-                         origin=entry.origin)
+                         origin=entry.origin, human=entry.human)
 
 
 @dataclass(frozen=True)
@@ -325,17 +330,18 @@ AGENT_TYPES = AgentTypeRegistry(bootstrap=_builtins)
 
 
 def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False,
-                        team: bool = False, trajectory: TrajectoryRenderer | str | None = None
-                        ) -> None:
+                        team: bool = False, human: bool = False,
+                        trajectory: TrajectoryRenderer | str | None = None) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files: ``factory(context)`` builds
     the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``;
-    ``team=True`` if it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory``
+    ``human=True`` if they take a turn's ``human:`` answers as ``human=``; ``team=True`` if
+    it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory``
     renders its LLM script from a scenario's ``trajectory:`` -- a renderer
     (:func:`~agentkit.scenario.trajectory.register_trajectory_renderer`), or the name of a
     bundled wire format or agent type whose format it speaks (``trajectory="function_calling"``;
     :func:`trajectory_renderer_for`)."""
     renderer = (trajectory_renderer_for(trajectory, name) if trajectory is not None else None)
-    AGENT_TYPES[name] = AgentType(factory, images=images, team=team)
+    AGENT_TYPES[name] = AgentType(factory, images=images, team=team, human=human)
     if renderer is not None:
         register_trajectory_renderer(name, renderer)
 

@@ -123,9 +123,9 @@ AGENT_TYPES.update({
     "react_multimodal": AgentType(_react_multimodal, images=True, origin="built-in"),
     "llm_compiler": AgentType(_llm_compiler, origin="built-in"),
     "coa": AgentType(_coa, origin="built-in"),
-    "function_agent": AgentType(_one_agent_workflow("function"), origin="built-in"),
-    "react_agent": AgentType(_one_agent_workflow("react"), origin="built-in"),
-    TEAM_AGENT_TYPE: AgentType(_agent_workflow, team=True, origin="built-in"),
+    "function_agent": AgentType(_one_agent_workflow("function"), human=True, origin="built-in"),
+    "react_agent": AgentType(_one_agent_workflow("react"), human=True, origin="built-in"),
+    TEAM_AGENT_TYPE: AgentType(_agent_workflow, team=True, human=True, origin="built-in"),
 })
 
 

@@ -9,6 +9,7 @@ scenarios = ["scenarios", "tests/agent_scenarios"]   # default: ["scenarios"]
 [tool.agentkit.agent_types]
 my_agent = "my_project.agents:build_my_agent"       # a factory (or an AgentType)
 seeing = { ref = "my_project.agents:build_seeing", images = true }
+asking = { ref = "my_project.agents:build_asking", human = true }   # takes turns' `human:`
 mine = { ref = "my_project.agents:build_mine", trajectory = "my_project.agents:render_mine" }
 caller = { ref = "my_project.agents:build_caller", trajectory = "function_calling" }
 ```
@@ -60,6 +61,7 @@ class AgentTypeRef:
     origin: str
     images: bool = False
     trajectory: str | None = None
+    human: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,23 +142,25 @@ def _agent_types(value: Any, lines: _Lines) -> dict[str, AgentTypeRef]:
     found = {}
     for name, entry in value.items():
         where = lines.at(name, table=f"{_TABLE}.agent_types")
-        images, trajectory = False, None
+        images, human, trajectory = False, False, None
         if isinstance(entry, dict):
-            unknown = sorted(set(entry) - {"ref", "images", "trajectory"})
-            if unknown or not isinstance(entry.get("images", False), bool):
+            unknown = sorted(set(entry) - {"ref", "images", "human", "trajectory"})
+            if unknown or not all(isinstance(entry.get(flag, False), bool)
+                                  for flag in ("images", "human")):
                 raise ProjectError(f"{where}: {_TABLE}.agent_types.{name}: an inline table "
-                                   "takes `ref` (the factory's import ref), `images` (true or "
-                                   "false) and `trajectory` (its trajectory renderer's import "
-                                   "ref, or a bundled format's name)"
+                                   "takes `ref` (the factory's import ref), `images` and "
+                                   "`human` (true if its chats take the turns' images, their "
+                                   "human answers) and `trajectory` (its trajectory renderer's "
+                                   "import ref, or a bundled format's name)"
                                    + (f"; unknown key(s) {', '.join(unknown)}"
                                       if unknown else ""))
-            images = entry.get("images", False)
+            images, human = entry.get("images", False), entry.get("human", False)
             trajectory = _trajectory(entry.get("trajectory"),
                                      f"{where}: {_TABLE}.agent_types.{name}.trajectory")
             entry = entry.get("ref")
         ref = _ref(entry, f"{where}: {_TABLE}.agent_types.{name}", "factory")
         assert ref is not None
-        found[name] = AgentTypeRef(ref, where, images, trajectory)
+        found[name] = AgentTypeRef(ref, where, images, trajectory, human)
     return found
 
 
@@ -218,7 +222,7 @@ def activated(project: Project) -> Iterator[Project]:
         with AGENT_TYPES.scoped():
             for name, entry in project.agent_types.items():
                 AGENT_TYPES.declare(name, entry.ref, entry.origin, images=entry.images,
-                                    trajectory=entry.trajectory)
+                                    human=entry.human, trajectory=entry.trajectory)
             yield project
     finally:
         if added and root in sys.path:

@@ -18,6 +18,7 @@ from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     AgentContext,
+    AgentType,
     AgentTypeError,
     resolve_agent_type,
 )
@@ -162,7 +163,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     except AgentTypeError as exc:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
                             f"{exc}") from None
-    _check_takes_images(scenario, agent_type, kind.images)
+    _check_turns(scenario, agent_type, kind)
     spec = scenario.agents[agent_type]
     _check_team(scenario, agent_type, kind.team)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
@@ -228,16 +229,23 @@ def _renders(spec: AgentSpec) -> bool:
     return spec.team is None and spec.script is None and spec.recording is None
 
 
-def _check_takes_images(scenario: Scenario, agent_type: str, takes_images: bool) -> None:
-    if takes_images:
-        return
-    for index, turn in enumerate(scenario.turns):
-        if turn.images:
-            takers = ", ".join(_image_takers()) or "none registered"
-            raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
-                                f"images: agent type `{agent_type}` does not take images "
-                                f"(agent types that do: {takers}); run this scenario under "
-                                "one of those")
+_TURN_CAPABILITIES = {"images": "take images", "human": "take human answers"}
+"""What a turn may give only to an agent type with that capability (:class:`AgentType`)."""
+
+
+def _check_turns(scenario: Scenario, agent_type: str, kind: AgentType) -> None:
+    """A turn giving what the agent type cannot take (images, human answers) is an error at
+    that turn's field, before anything runs (the chat would fail with a bare TypeError)."""
+    for capability, does in _TURN_CAPABILITIES.items():
+        if getattr(kind, capability):
+            continue
+        for index, turn in enumerate(scenario.turns):
+            if getattr(turn, capability):
+                takers = ", ".join(_takers(capability)) or "none registered"
+                raise ScenarioError(f"{scenario.where('turns', index, capability)}: turns."
+                                    f"{index}.{capability}: agent type `{agent_type}` does not "
+                                    f"{does} (agent types that do: {takers}); run this scenario "
+                                    "under one of those")
 
 
 def _check_team(scenario: Scenario, agent_type: str, runs_teams: bool) -> None:
@@ -253,10 +261,10 @@ def _check_team(scenario: Scenario, agent_type: str, runs_teams: bool) -> None:
                             "`script:`")
 
 
-def _image_takers() -> list[str]:
-    """The agent types that take images (those declared by an import ref are left out: only
-    importing them would tell)."""
-    return [name for name, entry in AGENT_TYPES.loaded().items() if entry.images]
+def _takers(capability: str) -> list[str]:
+    """The agent types with ``capability`` (those declared by an import ref are left out:
+    only importing them would tell)."""
+    return [name for name, entry in AGENT_TYPES.loaded().items() if getattr(entry, capability)]
 
 
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool) -> Trace:

@@ -64,6 +64,14 @@ def test_agent_types_are_refs_or_inline_tables_with_images(tmp_path):
         "seeing": AgentTypeRef("pkg.agents:see", f"{path}:3", images=True)}
 
 
+def test_an_agent_type_may_take_human_answers(tmp_path):
+    path = _pyproject(tmp_path, '[tool.agentkit.agent_types]\n'
+                                'asking = { ref = "pkg.agents:ask", human = true }\n')
+
+    assert read_project(path).agent_types["asking"] == AgentTypeRef(
+        "pkg.agents:ask", f"{path}:2", human=True)
+
+
 def test_an_unknown_key_suggests_the_closest_one(tmp_path):
     text = '[project]\nname = "x"\n\n[tool.agentkit]\nagent_type = {}\n'
 
@@ -91,10 +99,10 @@ def test_an_inline_table_with_an_unknown_key_lists_the_keys_it_takes(tmp_path):
 
     assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
                                       "agent_types.mine: an inline table takes `ref` (the factory's "
-                                      "import ref), `images` (true or false) and `trajectory` "
+                                      "import ref), `images` and `human` (true if its chats take "
+                                      "the turns' images, their human answers) and `trajectory` "
                                       "(its trajectory renderer's import ref, or a bundled format's "
-                                      "name); unknown key(s) "
-                                      "image")
+                                      "name); unknown key(s) image")
 
 
 def test_agent_types_that_are_not_a_table_say_how_to_write_them(tmp_path):
