@@ -377,7 +377,7 @@ def agentkit_llm(request: pytest.FixtureRequest) -> Iterator[CassetteLLM]:
                         "(@pytest.mark.agentkit_allow_unused_script allows it)", pytrace=False)
         return
     recorder = CassetteLLM(path, mode=mode, llm=request.getfixturevalue("live_llm"),
-                           autosave=False)
+                           autosave=False, test=item.nodeid)
     yield recorder
     if _call_passed(item):
         recorder.save()

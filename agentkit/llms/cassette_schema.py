@@ -103,6 +103,7 @@ class CassetteData(_Lenient):
     context_window: int = Field(default=3900, ge=1)
     agent_type: str | None = None
     scenario: str | None = None
+    test: str | None = None
     recorded_at: str | None = None
     agentkit_version: str | None = None
     redactions: list[str] = Field(default_factory=list)

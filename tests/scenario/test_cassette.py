@@ -161,6 +161,31 @@ def test_a_recording_writes_the_header(tmp_path):
     assert header["redactions"] == []
 
 
+def test_a_tests_recording_names_the_test_and_no_scenario(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = CassetteLLM(path, "once", ScriptedLLM(["a"]), test="tests/test_x.py::test_y")
+    _ask(recorder, "q")
+
+    header = yaml.safe_load(path.read_text("utf-8"))
+
+    assert header["test"] == "tests/test_x.py::test_y"
+    assert "scenario" not in header and "agent_type" not in header
+    assert Cassette.load(path).test == "tests/test_x.py::test_y"
+
+
+def test_a_cassette_with_null_owner_fields_from_an_earlier_agentkit_still_replays(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    old = path.read_text("utf-8").replace("recorded_at:", "agent_type: null\nscenario: null\n"
+                                                           "recorded_at:")
+    path.write_text(old, "utf-8")
+
+    replay = CassetteLLM(path)
+
+    assert (replay.cassette.scenario, replay.cassette.test, _ask(replay, "q1")) == (
+        None, None, "a1")
+
+
 def test_the_cassette_is_saved_after_every_recorded_exchange(tmp_path):
     path = tmp_path / "c.yaml"
     recorder = RecordingLLM(ScriptedLLM(["a1", "a2"]), path, "once")
