@@ -22,6 +22,8 @@ from agentkit.scenario.project import (
 )
 from tests.fuzz import JSON
 
+from .conftest import TRAJECTORY_SCENARIO
+
 
 def _pyproject(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "pyproject.toml"
@@ -241,21 +243,6 @@ def test_a_trajectory_renderer_ref_of_the_wrong_shape_shows_the_right_one(tmp_pa
                                       "\"package.module:render\", got 'p.a:'")
 
 
-TRAJECTORY_SCENARIO = """\
-format: 1
-name: adding
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
-trajectory:
-  - call: add
-    args: {a: 2, b: 3}
-  - answer: "2 + 3 = {$1}"
-agents: [caller]
-"""
-
-
 def test_a_project_type_named_like_function_calling_runs_a_trajectory_scenario(tmp_path):
     (tmp_path / "proj_callers_xyz.py").write_text(
         "from agentkit.agent import FunctionCallingAgent\n\n"
@@ -265,7 +252,7 @@ def test_a_project_type_named_like_function_calling_runs_a_trajectory_scenario(t
     (tmp_path / "adding.yaml").write_text(TRAJECTORY_SCENARIO, encoding="utf-8")
     project = read_project(_pyproject(
         tmp_path, '[tool.agentkit.agent_types]\n'
-                  'caller = { ref = "proj_callers_xyz:build", trajectory = "function_calling" }\n'))
+                  'mine = { ref = "proj_callers_xyz:build", trajectory = "function_calling" }\n'))
 
     try:
         with activated(project):

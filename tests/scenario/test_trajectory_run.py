@@ -12,7 +12,7 @@ import pytest
 from agentkit.agent import FunctionCallingAgent
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from agentkit.scenario import AGENT_TYPES, ScenarioError, register_agent_type, run_scenario
-from agentkit.scenario.agent_types import AgentTypeError
+from agentkit.scenario.agent_types import AgentContext, AgentTypeError
 from agentkit.scenario.runner import load
 from agentkit.scenario.trajectory import (
     RenderContext,
@@ -142,12 +142,14 @@ def test_a_users_agent_type_registers_its_renderer_beside_its_factory(sequential
     assert result.trace.totals().wall_time == 2.0  # its replies make the look-ups one by one
 
 
-def test_a_users_agent_type_renders_like_the_bundled_type_its_trajectory_names(write_file):
-    def factory(context):
-        return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
+def _caller(context: AgentContext) -> FunctionCallingAgent:
+    """A user's agent type whose LLM speaks function calling."""
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
 
+
+def test_a_users_agent_type_renders_like_the_bundled_type_its_trajectory_names(write_file):
     with AGENT_TYPES.scoped():
-        register_agent_type("caller", factory, trajectory="function_calling")
+        register_agent_type("caller", _caller, trajectory="function_calling")
         result = run_scenario(load(write_file("mine.yaml", HEAD)), "caller")
 
     assert result.problems == []
@@ -155,11 +157,8 @@ def test_a_users_agent_type_renders_like_the_bundled_type_its_trajectory_names(w
 
 
 def test_a_users_agent_type_may_name_a_wire_format_to_render_like(write_file):
-    def factory(context):
-        return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
-
     with AGENT_TYPES.scoped():
-        register_agent_type("caller", factory, trajectory="tool_calls")
+        register_agent_type("caller", _caller, trajectory="tool_calls")
         result = run_scenario(load(write_file("mine.yaml", HEAD)), "caller")
 
     assert (result.problems, result.trace.turns[0].response) == ([], "Together: 16062886.")
@@ -168,7 +167,7 @@ def test_a_users_agent_type_may_name_a_wire_format_to_render_like(write_file):
 def test_an_unknown_trajectory_name_is_an_error_suggesting_the_nearest_and_registers_nothing():
     with AGENT_TYPES.scoped():
         with pytest.raises(AgentTypeError) as info:
-            register_agent_type("caller", lambda context: None, trajectory="function_caling")
+            register_agent_type("caller", _caller, trajectory="function_caling")
 
         assert "caller" not in AGENT_TYPES
     assert str(info.value) == (
