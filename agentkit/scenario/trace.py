@@ -41,7 +41,10 @@ __all__ = [
     "TurnBuilder",
 ]
 
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
+"""The version of a trace's JSON (``"format"``): 2 since traces hold the run's ``tools`` (each
+tool's name, description and schema); 1 before. A snapshot or recorded trace of another
+format is reported as written by another agentkit, not diffed."""
 
 
 def _round(seconds: float) -> float:
