@@ -69,7 +69,7 @@ from agentkit.scenario.project import Project, ProjectError, activated, read_pro
 from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.runner import ScenarioResult, load, recording_files
 from agentkit.scenario.runner import run_scenario as _run_scenario
-from agentkit.scenario.snapshot import TraceSnapshotExtension
+from agentkit.scenario.snapshot import TraceSnapshotExtension, stale_snapshot
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -463,11 +463,14 @@ def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -
     trace_snapshot.update_new_snapshots_only = create
     if trace_snapshot == trace:
         return []
+    location = Path(trace_snapshot.extension.get_location(
+        test_location=trace_snapshot.test_location, index=0))
     if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
-        location = Path(trace_snapshot.extension.get_location(
-            test_location=trace_snapshot.test_location, index=0))
         return [f"- no snapshot of this trace yet ({_shown(location, root)}); create it with "
                 "--snapshot-update"]
+    stale = stale_snapshot(location)
+    if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
+        return [f"- {_shown(location, root)}: {stale}"]
     return (["- the trace differs from its snapshot (accept the change with --snapshot-update):"]
             + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
 
