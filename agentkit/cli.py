@@ -8,7 +8,9 @@ failures/regressions; 2 bad usage or a malformed file (the message says where).
   redacted: what every later offline run must reproduce) -- together, and only when the
   recording is good: the run met its expectations and the fresh cassette replays to the same
   trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
-  ``once`` (record what is missing); ``rewrite`` re-records from scratch.
+  ``once`` (record what is missing); ``rewrite`` re-records from scratch. A team
+  (``--agent agent_workflow``) records a cassette per team agent with a ``recording:``, all
+  through ``--model``, and one trace for the team.
 * ``replay`` exits 1 on a cassette miss (a request the recording does not have, e.g. after a
   user turn or a prompt changed): like a changed trace, it is a regression of the agent or
   scenario against its recording, not bad input. The miss is printed first, naming the nearest
@@ -85,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "$OPENAI_API_KEY and is never written to either; a local "
                     "OpenAI-compatible server needs none.")
     sub.add_argument("scenario", type=Path, help="the scenario file")
-    sub.add_argument("--agent", required=True, help="the agent type to record")
+    sub.add_argument("--agent", required=True, help="the agent type to record (a team: each "
+                     "of its agents with a `recording:`)")
     sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
                      help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
     sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
