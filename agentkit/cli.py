@@ -228,13 +228,23 @@ def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
 
 def _writable_folder(path: Path, option: str) -> None:
     """Fail before any work if ``path`` cannot be the output folder it is meant to be."""
-    if path.exists() and not path.is_dir():
-        raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is created "
-                       "if missing)")
-    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    try:
+        if path.exists() and not path.is_dir():
+            raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is "
+                           "created if missing)")
+        chain = (path, *path.parents)
+        existing = next((p for p in chain if p.exists()), Path("."))
+        longest = (os.pathconf(existing, "PC_NAME_MAX")
+                   if existing.is_dir() and hasattr(os, "pathconf") else None)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise CLIError(f"{option} {path}: cannot be a folder: {exc.strerror or exc}") from None
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise CLIError(f"{option} {path}: cannot write there ({existing} is not a writable "
                        "folder)")
+    missing = chain[:chain.index(existing)] if existing in chain else chain
+    if longest is not None and any(len(os.fsencode(p.name)) > longest for p in missing):
+        raise CLIError(f"{option} {path}: cannot be a folder: File name too long (at most "
+                       f"{longest} bytes per name)")
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:

@@ -286,10 +286,13 @@ def discover_scenarios(root: str | Path) -> list[Path]:
     """Scenario files under ``root`` (:func:`is_scenario_file`; cassettes and snapshots are
     not), sorted; a file is returned as is."""
     root = Path(root)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise ScenarioError(f"{root}: no such scenario file or directory")
+    try:
+        if root.is_file():
+            return [root]
+        if not root.is_dir():
+            raise ScenarioError(f"{root}: no such scenario file or directory")
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise ScenarioError(f"{root}: cannot read: {exc.strerror or exc}") from None
     return sorted(p for p in root.rglob("*.y*ml")
                   if not _NOT_SCENARIOS.intersection(p.relative_to(root).parts)
                   and is_scenario_file(p))
