@@ -275,7 +275,8 @@ def is_scenario_file(path: Path) -> bool:
     if path.suffix not in (".yaml", ".yml"):
         return False
     try:
-        text = path.read_bytes()[:_SNIFF_BYTES].decode("utf-8", errors="replace")
+        with path.open("rb") as file:
+            text = file.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return True
     keys = set(_TOP_LEVEL_KEY.findall(text))
