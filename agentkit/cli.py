@@ -369,7 +369,7 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.record import cassette_miss, comparable
+    from agentkit.scenario.record import cassette_miss
     from agentkit.scenario.runner import cassette_path, recorded_trace_path
 
     scenario = _load(args.scenario)
@@ -391,7 +391,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
                   file=out)
             continue
         recorded = recorded_trace_path(cassette)
-        differences = (diff_traces(_read_trace(recorded), comparable(result.trace.to_dict()))
+        differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
                        if recorded.exists() else [])
         if not recorded.exists():
             print(f"      (no recorded trace at {recorded}; nothing to compare)", file=out)

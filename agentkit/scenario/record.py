@@ -47,7 +47,7 @@ from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, load, recording_files, run_scenario
 
-__all__ = ["Recording", "record_scenario", "comparable", "cassette_miss"]
+__all__ = ["Recording", "record_scenario", "cassette_miss"]
 
 
 @dataclass
@@ -66,12 +66,6 @@ class Recording:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def comparable(trace: dict[str, Any]) -> dict[str, Any]:
-    """A trace as a recording's trace file holds it: what any text may hold (keys, bearer
-    tokens, URL passwords) redacted, without looking at the environment."""
-    return Redactor(environ={}).data(trace)
 
 
 def cassette_miss(result: ScenarioResult) -> str | None:
@@ -111,7 +105,7 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str, live: LLM,
     fresh = Cassette.from_dict(data, cassette_path, where)
     outcome.replay = run_scenario(scenario, agent_type, llm=CassetteLLM(fresh),
                                   state=state)
-    recorded_trace = Redactor(secrets=live.secrets).data(outcome.live.trace.to_dict())
+    recorded_trace = outcome.live.trace.to_dict(Redactor(secrets=live.secrets))
     outcome.problems = _problems(outcome.live, outcome.replay, recorded_trace, recorder)
     if outcome.problems or (recorder.recorded == 0 and trace_path.exists()):
         return outcome  # refused, or nothing new (mode `once` with a recording)
@@ -145,7 +139,7 @@ def _problems(live: ScenarioResult, replay: ScenarioResult, recorded_trace: dict
             "mode `rewrite` to drop them)" if recorder.mode == "all" else "")
     problems += [f"the fresh recording does not replay: {p}{hint}" for p in replay.problems
                  if p not in live.problems]
-    differences = diff_traces(recorded_trace, comparable(replay.trace.to_dict()))
+    differences = diff_traces(recorded_trace, replay.trace.to_dict())
     if differences:
         problems.append("replaying the fresh recording gives a different trace:\n"
                         + "\n".join(f"  {line}" for line in differences))
