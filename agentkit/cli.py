@@ -285,10 +285,12 @@ class _Progress:
 
     def __call__(self, event: Any) -> None:
         from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
+        from agentkit.core.secrets import Redactor
 
         if isinstance(event, AgentChatStartEvent):
             self.turn = event.user_msg
-            print(f"  turn: {self.turn[:70]!r}", file=self.out, flush=True)
+            shown = Redactor().text(self.turn)  # a secret typed into a turn stays out of logs
+            print(f"  turn: {shown[:70]!r}", file=self.out, flush=True)
         elif isinstance(event, LLMCallEndEvent):
             self.llm_calls += 1
             usage = event.usage

@@ -13,8 +13,8 @@ A live backend that cannot be reached, or refuses the key, stops the recording w
 error at once (it is not recorded, and the OpenAI backend does not retry a refused
 connection).
 
-Secrets: the cassette and the trace are redacted alike (secret environment values, the
-backend's configured secrets, keys, bearer tokens, URL passwords). Replays hash requests
+Secrets: the cassette, the trace and the problems reported are redacted alike (secret
+environment values, the backend's configured secrets, keys, bearer tokens, URL passwords). Replays hash requests
 without looking at the environment, so a recording whose *requests* held a secret value --
 e.g. a token typed into a user turn -- could never replay (in CI, without the variable, the
 redacted request differs); such a recording is refused with a message naming the variable.
@@ -106,7 +106,9 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str, live: LLM,
     outcome.replay = run_scenario(scenario, agent_type, llm=CassetteLLM(fresh),
                                   state=state)
     recorded_trace = outcome.live.trace.to_dict(Redactor(secrets=live.secrets))
-    outcome.problems = _problems(outcome.live, outcome.replay, recorded_trace, recorder)
+    # shown to the user (CI logs): a refused request's secret value must not be in the miss
+    outcome.problems = [Redactor(secrets=live.secrets).text(problem) for problem in
+                        _problems(outcome.live, outcome.replay, recorded_trace, recorder)]
     if outcome.problems or (recorder.recorded == 0 and trace_path.exists()):
         return outcome  # refused, or nothing new (mode `once` with a recording)
     replace_together([(trace_path, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
