@@ -8,7 +8,9 @@ failures/regressions; 2 bad usage or a malformed file (the message says where).
   redacted: what every later offline run must reproduce) -- together, and only when the
   recording is good: the run met its expectations and the fresh cassette replays to the same
   trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
-  ``once`` (record what is missing); ``rewrite`` re-records from scratch.
+  ``once`` (record what is missing); ``rewrite`` re-records from scratch. A team
+  (``--agent agent_workflow``) records a cassette per team agent with a ``recording:``, all
+  through ``--model``, and one trace for the team.
 * ``replay`` exits 1 on a cassette miss (a request the recording does not have, e.g. after a
   user turn or a prompt changed): like a changed trace, it is a regression of the agent or
   scenario against its recording, not bad input. The miss is printed first, naming the nearest
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import sys
@@ -86,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "$OPENAI_API_KEY and is never written to either; a local "
                     "OpenAI-compatible server needs none.")
     sub.add_argument("scenario", type=Path, help="the scenario file")
-    sub.add_argument("--agent", required=True, help="the agent type to record")
+    sub.add_argument("--agent", required=True, help="the agent type to record (a team: each "
+                     "of its agents with a `recording:`)")
     sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
                      help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
     sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
@@ -178,14 +180,20 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         tags = f"  [{', '.join(scenario.tags)}]" if scenario.tags else ""
         print(f"{scenario.name}  ({path}){tags}", file=out)
         for name, spec in scenario.agents.items():
-            source = f"recording {spec.recording}" if spec.recording else (
-                "script rendered from the trajectory" if spec.script is None and not spec.team
-                else f"script, {len(spec.script or [])} replies") + (
-                    f", backend {spec.backend}" if spec.backend != "scripted" else "")
+            source = (_source(spec) if spec.team is None else "team: " + ", ".join(
+                f"{agent.name} ({_source(agent)})" for agent in spec.team))
             print(f"  - {name}: {source}", file=out)
         if scenario.description:
             print(f"    {scenario.description}", file=out)
     return EXIT_OK
+
+
+def _source(spec: Any) -> str:
+    """Where an agent's model answers come from (an agent type's or a team agent's)."""
+    source = (f"recording {spec.recording}" if spec.recording else
+              "script rendered from the trajectory" if spec.script is None
+              else f"script, {len(spec.script)} replies")
+    return source + (f", backend {spec.backend}" if spec.backend != "scripted" else "")
 
 
 def _result_line(result: Any) -> str:
@@ -211,14 +219,14 @@ def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
     record it), is a :class:`CLIError`."""
     from agentkit.llms.cassette import CassetteError
     from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.runner import cassette_path, run_scenario
+    from agentkit.scenario.runner import recording_files, run_scenario
 
     try:
         return run_scenario(scenario, agent_type, **kwargs)
     except CassetteError as exc:
         hint = ""
-        if (scenario.agents[agent_type].recording is not None
-                and not cassette_path(scenario, agent_type).exists()):
+        if (scenario.agents[agent_type].recorded()
+                and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
             hint = (f"\n  fix: record it with `agentkit record {scenario.path} --agent "
                     f"{agent_type}`")
         raise CLIError(f"{exc}{hint}") from None
@@ -310,13 +318,18 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.llms.openai import OpenAI
     from agentkit.scenario.loader import ScenarioError
     from agentkit.scenario.record import record_scenario
-    from agentkit.scenario.runner import cassette_path, recorded_trace_path
+    from agentkit.scenario.runner import recording_files
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
         raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
                        f"{', '.join(scenario.agents)})")
-    if scenario.agents[args.agent].recording is None:
+    spec = scenario.agents[args.agent]
+    if spec.team is not None and not spec.recorded():
+        raise CLIError(f"{args.scenario}: agents.{args.agent}: every team agent has a `script`; "
+                       f"set `recording: cassettes/{scenario.name}.{args.agent}.<agent>.yaml` "
+                       "(instead of `script`) on each team agent to record")
+    if not spec.recorded():
         raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
@@ -324,8 +337,7 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout)
     except (LLMError, ValueError) as exc:
         raise CLIError(str(exc)) from None
-    cassette = cassette_path(scenario, args.agent)
-    trace = recorded_trace_path(cassette)
+    cassette = ", ".join(map(str, recording_files(scenario, args.agent)[1:]))
     where = args.base_url or "OpenAI"
     print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} "
           f"(mode {args.mode}) -> {cassette}", file=out, flush=True)
@@ -339,14 +351,14 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     if not recording.ok:
         for problem in recording.problems:
             print(f"FAIL  {problem}", file=out)
-        print(f"      nothing written: {cassette} and {trace} are as they were", file=out)
+        print(f"      nothing written: {recording.files} are as they were", file=out)
         return EXIT_FAILED
     if not recording.written:
         print(f"{cassette} is already recorded (mode {args.mode} records only what is "
               "missing) and its replay reproduces the recorded trace; re-record it with "
               "--mode rewrite", file=out)
         return EXIT_OK
-    print(f"wrote {cassette} and {trace}", file=out)
+    print(f"wrote {recording.files}", file=out)
     print("      the offline replay reproduces the recorded trace", file=out)
     return EXIT_OK
 
@@ -372,17 +384,18 @@ def _read_trace(path: Path) -> dict[str, Any]:
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.diff import diff_traces
     from agentkit.scenario.record import cassette_miss
-    from agentkit.scenario.runner import cassette_path, recorded_trace_path
+    from agentkit.scenario.runner import recording_files
 
     scenario = _load(args.scenario)
-    names = [args.agent] if args.agent else [n for n, s in scenario.agents.items() if s.recording]
+    names = ([args.agent] if args.agent
+             else [n for n, s in scenario.agents.items() if s.recorded()])
     if not names:
         raise CLIError(f"{args.scenario}: no agent type has a `recording` to replay")
     status = EXIT_OK
     for name in names:
-        if name not in scenario.agents or scenario.agents[name].recording is None:
+        if name not in scenario.agents or not scenario.agents[name].recorded():
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
-        cassette = cassette_path(scenario, name)
+        recorded = recording_files(scenario, name)[0]
         result = _run_one(scenario, name)
         print(_result_line(result), file=out)
         miss = cassette_miss(result)
@@ -392,7 +405,6 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
                   file=out)
             continue
-        recorded = recorded_trace_path(cassette)
         differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
                        if recorded.exists() else [])
         if not recorded.exists():

@@ -67,9 +67,9 @@ from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
 from agentkit.scenario.record import cassette_miss, record_scenario
-from agentkit.scenario.runner import ScenarioResult, cassette_path, load
+from agentkit.scenario.runner import ScenarioResult, load, recording_files
 from agentkit.scenario.runner import run_scenario as _run_scenario
-from agentkit.scenario.snapshot import TraceSnapshotExtension
+from agentkit.scenario.snapshot import TraceSnapshotExtension, stale_snapshot
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -230,7 +230,8 @@ def _call_passed(item: pytest.Item) -> bool:
 
 # ---------------------------------------------------------------- network guard
 def _recording(config: pytest.Config) -> bool:
-    return config.getoption("record_mode") != "none"
+    mode: str = config.getoption("record_mode")
+    return mode != "none"
 
 
 def _guard_reason(request: pytest.FixtureRequest) -> str | None:
@@ -376,7 +377,7 @@ def agentkit_llm(request: pytest.FixtureRequest) -> Iterator[CassetteLLM]:
                         "(@pytest.mark.agentkit_allow_unused_script allows it)", pytrace=False)
         return
     recorder = CassetteLLM(path, mode=mode, llm=request.getfixturevalue("live_llm"),
-                           autosave=False)
+                           autosave=False, test=item.nodeid)
     yield recorder
     if _call_passed(item):
         recorder.save()
@@ -395,13 +396,12 @@ def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
     loaded = load(scenario)
     mode = request.config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
-    if mode != "none" and name in loaded.agents and loaded.agents[name].recording is not None:
+    if mode != "none" and name in loaded.agents and loaded.agents[name].recorded():
         recording = record_scenario(loaded, name, request.getfixturevalue("live_llm"), mode,
                                     state=state)
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
-                                  f"{recording.cassette} and {recording.trace} are as they "
-                                  "were)")
+                                  f"{recording.files} are as they were)")
         assert recording.replay is not None
         return recording.replay
     return _run_scenario(loaded, agent_type, state=state)
@@ -446,12 +446,13 @@ class ScenarioFailure(AssertionError):
 
 def _cannot_run(exc: Exception, scenario: Scenario, agent_type: str, nodeid: str) -> str:
     spec = scenario.agents[agent_type]
-    if isinstance(exc, CassetteError) and spec.recording is not None:
-        cassette = cassette_path(scenario, agent_type)
-        if not cassette.exists():
-            return (f"{scenario.path}: agents.{agent_type}.recording: no cassette at "
-                    f"{cassette}; record it once with `pytest --record-mode=once {nodeid}` "
-                    "(then it replays offline)")
+    if isinstance(exc, CassetteError) and spec.recorded():
+        missing = [p for p in recording_files(scenario, agent_type)[1:] if not p.exists()]
+        if missing:
+            field = "recording" if spec.team is None else "team"
+            return (f"{scenario.path}: agents.{agent_type}.{field}: no cassette at "
+                    f"{', '.join(map(str, missing))}; record it once with "
+                    f"`pytest --record-mode=once {nodeid}` (then it replays offline)")
     return str(exc)
 
 
@@ -462,11 +463,14 @@ def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -
     trace_snapshot.update_new_snapshots_only = create
     if trace_snapshot == trace:
         return []
+    location = Path(trace_snapshot.extension.get_location(
+        test_location=trace_snapshot.test_location, index=0))
     if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
-        location = Path(trace_snapshot.extension.get_location(
-            test_location=trace_snapshot.test_location, index=0))
         return [f"- no snapshot of this trace yet ({_shown(location, root)}); create it with "
                 "--snapshot-update"]
+    stale = stale_snapshot(location)
+    if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
+        return [f"- {_shown(location, root)}: {stale}"]
     return (["- the trace differs from its snapshot (accept the change with --snapshot-update):"]
             + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
 

@@ -18,7 +18,6 @@ from _conversation import (
     user_message,
 )
 from _harness import PlanningRun, ScriptedChat
-
 from agentkit.agent import AgentRunner, FunctionCallingAgentWorker, ReActAgentWorker
 from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 import os
 import resource
@@ -79,7 +78,7 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
     cells = [headers, *rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(row, widths))) for row in cells]
+                       enumerate(zip(row, widths, strict=True))) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

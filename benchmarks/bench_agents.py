@@ -17,8 +17,6 @@ has it (see setup_llamaindex.sh) and prints agentkit's speed relative to it.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,7 +27,16 @@ if str(_HERE) not in sys.path:
 
 from _conversation import SCENARIOS, answer  # noqa: E402
 from _harness import throughput  # noqa: E402
-from _measure import apply_counts, cold_import_ms, side_records, table  # noqa: E402
+from _measure import cold_import_ms, table  # noqa: E402
+from _rates import (  # noqa: E402
+    heading,
+    parse_counts,
+    rate_parser,
+    rate_table,
+    same_conversation,
+    target_line,
+    their_rates,
+)
 
 TARGET_RATIO = 5.0
 TARGET_IMPORT_MS = 150.0
@@ -38,22 +45,14 @@ FULL = {"chats": 1000, "rounds": 5, "warmup": 20, "import_runs": 7}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="few iterations (CI smoke)")
-    parser.add_argument("--chats", type=int, help="chats per timed round of a 1-call row "
-                        "(a 10-call row runs a tenth as many)")
-    parser.add_argument("--rounds", type=int, help="timed rounds per row; the median counts")
-    parser.add_argument("--warmup", type=int, help="untimed chats before the rounds")
+    parser = rate_parser(__doc__ or "", "chat",
+                         "python of a venv with llama-index-core: compare against it")
     parser.add_argument("--import-runs", type=int, help="fresh interpreters for import time")
-    parser.add_argument("--llamaindex", metavar="PYTHON",
-                        help="python of a venv with llama-index-core: compare against it")
-    args = parser.parse_args(argv)
-    return apply_counts(parser, args, QUICK if args.quick else FULL)
+    return parse_counts(parser, argv, QUICK, FULL)
 
 
 def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    from _agentkit_side import build_tool, build_chat, inspect
-
+    from _agentkit_side import build_chat, build_tool, inspect
     from agentkit.core.sim import simulation
 
     results = {}
@@ -65,38 +64,21 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return results
 
 
-def run_llamaindex(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    records = side_records(args.llamaindex, _HERE / "_llamaindex_side.py",
-                           ["throughput", "--chats", str(args.chats), "--rounds",
-                            str(args.rounds), "--warmup", str(args.warmup)])
-    return {record.pop("key"): record for record in records}
-
-
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, Any]:
     """Run, print the tables to ``out`` and return the numbers."""
     args = parse_args(argv)
     ours = run_agentkit(args)
-    theirs = run_llamaindex(args) if args.llamaindex else {}
+    theirs = (their_rates(args, _HERE / "_llamaindex_side.py", "chat", "throughput")
+              if args.llamaindex else {})
     import_ms = {"agentkit.agent": cold_import_ms(sys.executable, "agentkit.agent",
                                                   args.import_runs)}
     if args.llamaindex:
         import_ms["llama_index.core.agent"] = cold_import_ms(
             args.llamaindex, "llama_index.core.agent", args.import_runs)
 
-    print(f"agentkit agent benchmarks: Python {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, scripted LLM with zero latency, median of "
-          f"{args.rounds} rounds (process CPU time)\n", file=out)
-    headers = ["scenario", "chats/round", "agentkit chats/s", "us/chat"]
-    if theirs:
-        headers += ["llama-index chats/s", "agentkit/llama-index"]
-    rows = []
-    for key, label, _kind, _calls in SCENARIOS:
-        rate = ours[key]["rate"]
-        row = [label, str(ours[key]["chats"]), f"{rate:,.0f}", f"{1e6 / rate:,.0f}"]
-        if theirs:
-            row += [f"{theirs[key]['rate']:,.0f}", f"{rate / theirs[key]['rate']:.2f}x"]
-        rows.append(row)
-    print(table(rows, headers), file=out)
+    print(heading("agent", args.rounds), file=out)
+    print(rate_table([(key, label) for key, label, _kind, _calls in SCENARIOS], ours, theirs,
+                     "chat", "llama-index"), file=out)
 
     print(f"\ncold import (median of {args.import_runs} fresh interpreters)\n", file=out)
     ak_ms = import_ms["agentkit.agent"]
@@ -105,12 +87,9 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
 
     print("\ntargets", file=out)
     if theirs:
-        same = all(ours[key]["digest"] == theirs[key]["digest"] for key in ours)
-        print(f"  same conversation on both sides (transcript digests): {'yes' if same else 'NO'}",
-              file=out)
-        ratio = ours["react_1"]["rate"] / theirs["react_1"]["rate"]
-        print(f"  ReAct 1-call chats/s >= {TARGET_RATIO:.0f}x llama-index: "
-              f"{'met' if ratio >= TARGET_RATIO else 'MISSED'} ({ratio:.2f}x)", file=out)
+        print(same_conversation(ours, theirs), file=out)
+        print(target_line("ReAct 1-call chats/s", ours["react_1"]["rate"]
+                          / theirs["react_1"]["rate"], TARGET_RATIO), file=out)
     print(f"  import agentkit.agent < {TARGET_IMPORT_MS:.0f} ms: "
           f"{'met' if ak_ms < TARGET_IMPORT_MS else 'MISSED'} ({ak_ms:.1f} ms)", file=out)
     return {"agentkit": ours, "llamaindex": theirs, "import_ms": import_ms}

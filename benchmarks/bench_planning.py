@@ -75,7 +75,6 @@ def _key(kind: str, llm_latency: float) -> tuple[str, float]:
 
 def run_agentkit(args: argparse.Namespace) -> dict[tuple[str, float], dict[str, Any]]:
     from _agentkit_side import build_planning_run
-
     from agentkit.core.sim import simulation
 
     results = {}

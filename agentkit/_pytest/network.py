@@ -109,8 +109,9 @@ def block_network(allowed: AllowedHosts, refuse: Callable[[str, str], str]) -> I
         check(sock, address)
         return original_connect_ex(sock, address)
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    # patching a C method: neither the assignment nor socket's private address type is typed
+    socket.socket.connect = connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:

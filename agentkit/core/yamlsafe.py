@@ -89,7 +89,7 @@ class YamlLocations:
 _TAG_PREFIX = "tag:yaml.org,2002:"
 
 
-class _Constructor(LOADER):  # type: ignore[misc, valid-type]
+class _Constructor(LOADER):  # type: ignore[misc]
     """The safe loader's constructor, with PyYAML's raw exceptions for a value its tag cannot
     read (``ValueError`` for ``!!float name``, ``KeyError`` for ``!!bool maybe``,
     ``AttributeError`` for ``!!timestamp soon``) turned into errors at the value's line."""
@@ -99,7 +99,7 @@ class _Constructor(LOADER):  # type: ignore[misc, valid-type]
             return super().construct_object(node, deep)
         except yaml.YAMLError:
             raise
-        except Exception:  # converting plain data failed: the value does not fit its tag
+        except Exception:  # noqa: BLE001 (converting plain data failed: the value does not fit its tag)
             tag = str(node.tag).replace(_TAG_PREFIX, "!!")
             shown = (repr(node.value[:60]) if isinstance(node, yaml.ScalarNode)
                      else "this value")
@@ -135,6 +135,7 @@ def _check_shape(text: str) -> None:
     open_: list[tuple[str | None, int]] = []  # (anchor, size so far) of each open collection
     added = 0
     for event in yaml.parse(text, Loader=LOADER):
+        assert event.start_mark is not None  # the parser marks every event
         line = event.start_mark.line + 1
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if len(open_) >= MAX_DEPTH:

@@ -32,7 +32,7 @@ import yaml
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
-from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
@@ -111,7 +111,8 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return (redactor or Redactor(environ={})).data(_jsonable(data))
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_jsonable(data))
+    return canonical
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -139,7 +140,10 @@ class Exchange:
 
 @dataclass
 class Cassette:
-    """An in-memory cassette; :meth:`load` and :meth:`save` read and write the file."""
+    """An in-memory cassette; :meth:`load` and :meth:`save` read and write the file.
+
+    Whose recording it is: a scenario's (``scenario`` and ``agent_type``) or a plain test's
+    (``test``, its pytest node id); the file holds the ones that are set."""
 
     path: Path | None = None
     model: str = "unknown"
@@ -147,6 +151,7 @@ class Cassette:
     context_window: int = 3900
     agent_type: str | None = None
     scenario: str | None = None
+    test: str | None = None
     recorded_at: str | None = None
     agentkit_version: str | None = None
     redactions: list[str] = field(default_factory=list)
@@ -190,19 +195,21 @@ class Cassette:
                               request_hash=exchange.request_hash or request_hash(item["request"]),
                               response=item.get("response"), error=item.get("error"),
                               latency=exchange.latency)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges)]
+                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         return cls(path=path, model=checked.model, function_calling=checked.function_calling,
                    context_window=checked.context_window, agent_type=checked.agent_type,
-                   scenario=checked.scenario, recorded_at=checked.recorded_at,
+                   scenario=checked.scenario, test=checked.test, recorded_at=checked.recorded_at,
                    agentkit_version=checked.agentkit_version,
                    redactions=list(checked.redactions), exchanges=exchanges)
 
     def to_dict(self) -> dict[str, Any]:
+        owner = {key: value for key, value in (("agent_type", self.agent_type),
+                                               ("scenario", self.scenario), ("test", self.test))
+                 if value is not None}
         return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
-                "context_window": self.context_window, "agent_type": self.agent_type,
-                "scenario": self.scenario, "recorded_at": self.recorded_at,
-                "redactions": sorted(self.redactions),
+                "context_window": self.context_window, **owner,
+                "recorded_at": self.recorded_at, "redactions": sorted(self.redactions),
                 "exchanges": [e.to_dict() for e in self.exchanges]}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
@@ -231,7 +238,8 @@ class Cassette:
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
-    return _jsonable(message.to_dict())
+    data: dict[str, Any] = _jsonable(message.to_dict())
+    return data
 
 
 def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list[str]:
@@ -360,11 +368,13 @@ class CassetteLLM(FunctionCallingLLM):
 
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
     that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
-    until :meth:`save` (a caller that keeps a recording only when it turned out good).
+    until :meth:`save` (a caller that keeps a recording only when it turned out good);
+    ``test`` names the test whose recording it is in the cassette's header.
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
-                 llm: LLM | None = None, *, autosave: bool = True) -> None:
+                 llm: LLM | None = None, *, autosave: bool = True,
+                 test: str | None = None) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -373,7 +383,7 @@ class CassetteLLM(FunctionCallingLLM):
             path = cassette.path if isinstance(cassette, Cassette) else cassette
             if path is None:
                 raise ValueError("recording needs a cassette with a file path")
-            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave)
+            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave, test=test)
             self.cassette = self._recorder.cassette
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
@@ -447,7 +457,7 @@ class RecordingLLM(FunctionCallingLLM):
 
     def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
                  agent_type: str | None = None, scenario: str | None = None,
-                 autosave: bool = True) -> None:
+                 test: str | None = None, autosave: bool = True) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
@@ -469,6 +479,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.context_window = meta.context_window
         self.cassette.agent_type = agent_type or self.cassette.agent_type
         self.cassette.scenario = scenario or self.cassette.scenario
+        self.cassette.test = test or self.cassette.test
         self._player = _CassettePlayer(self.cassette)
         self.autosave = autosave
         self.recorded = 0
@@ -551,8 +562,8 @@ class RecordingLLM(FunctionCallingLLM):
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
-            response, chunks = _response_from(exchange)
-            async for chunk in _replay_stream(response, chunks):
+            response, recorded = _response_from(exchange)
+            async for chunk in _replay_stream(response, recorded):
                 yield chunk
             return
         watch = Stopwatch.start()

@@ -15,9 +15,10 @@ agent a scenario talks to. Names come from, in order of precedence:
 Import refs (pyproject entries, entry points) are imported when the type is first used, not
 when its name is listed: a broken one fails only the scenarios that use it, with an error
 naming where it was declared. A ref may name a factory or an :class:`AgentType` (a factory
-plus its capabilities: ``images``, ``team``). A pyproject entry may also name the type's
-trajectory renderer (``{ref = ..., trajectory = "pkg.mod:render"}``), imported when it first
-renders.
+plus its capabilities: ``images``, ``team``). A pyproject entry may also give the type's
+trajectory renderer (``{ref = ..., trajectory = ...}``): the import ref of its own (imported
+when it first renders) or the name of a bundled wire format or agent type to render like
+(``trajectory = "function_calling"``; :func:`trajectory_renderer_for`).
 
 :func:`check_agent_type` (does the name exist?) and :func:`resolve_agent_type` (its factory,
 imported) raise :class:`UnknownAgentTypeError` with the one message every caller shows.
@@ -42,6 +43,7 @@ from agentkit.scenario.trajectory import (
     register_trajectory_renderer,
     scoped_renderers,
 )
+from agentkit.scenario.trajectory_renderers import UnknownTrajectoryFormatError, named_renderer
 from agentkit.scenario.world import resolve_ref
 from agentkit.tools import BaseTool
 
@@ -51,7 +53,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentContext", "AgentFactory", "AgentType", "AgentTypeError", "ChatAgent",
            "UnknownAgentTypeError", "AGENT_TYPES", "ENTRY_POINT_GROUP", "agent_type_names",
-           "check_agent_type", "register_agent_type", "resolve_agent_type"]
+           "check_agent_type", "register_agent_type", "resolve_agent_type",
+           "trajectory_renderer_for"]
 
 ENTRY_POINT_GROUP = "agentkit.agent_types"
 
@@ -114,14 +117,17 @@ class UnknownAgentTypeError(AgentTypeError):
 class AgentType:
     """A factory plus what the harness must know about its agents: ``images=True`` if their
     ``chat``/``stream_chat`` take ``image_docs=[ImageBlock, ...]`` (every turn, an empty list
-    on a turn without images); ``team=True`` if it runs a ``team:`` of agents, each with its
-    own script or recording (the factory gets their LLMs as ``context.llms``). A scenario
-    giving images or a team to a type without the capability is an error."""
+    on a turn without images); ``human=True`` if they take a turn's scripted answers to their
+    input requests as ``human=[str, ...]`` (on turns with ``human:``; the workflow types);
+    ``team=True`` if it runs a ``team:`` of agents, each with its own script or recording (the
+    factory gets their LLMs as ``context.llms``). A scenario giving images, human answers or
+    a team to a type without the capability is an error naming the field."""
 
     factory: AgentFactory
     images: bool = False
     team: bool = False
     origin: str = "register_agent_type"
+    human: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,7 @@ class _Lazy:
     ref: str
     origin: str
     images: bool = False
+    human: bool = False
 
 
 def _check_factory(factory: object, name: str, origin: str) -> None:
@@ -208,13 +215,16 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
 
     # -- declaring and resolving
     def declare(self, name: str, ref: str, origin: str, *, images: bool = False,
-                trajectory: str | None = None) -> None:
+                human: bool = False, trajectory: str | None = None) -> None:
         """Declare ``name`` as the factory at import ref ``ref`` (imported on first use);
-        ``trajectory``, the import ref of its trajectory renderer (imported when it renders)."""
+        ``trajectory``, its trajectory renderer's import ref (imported when it renders) or the
+        name of one to render like (:func:`trajectory_renderer_for`)."""
         self._entries()
-        self._types[name] = _Lazy(lambda: resolve_ref(ref), ref, origin, images)
-        if trajectory is not None:
-            register_trajectory_renderer(name, _LazyRenderer(name, trajectory, origin))
+        renderer = (trajectory_renderer_for(trajectory, name, origin)
+                    if trajectory is not None else None)
+        self._types[name] = _Lazy(lambda: resolve_ref(ref), ref, origin, images, human)
+        if renderer is not None:
+            register_trajectory_renderer(name, renderer)
 
     def check(self, name: str) -> None:
         """Raise :class:`UnknownAgentTypeError` unless ``name`` is an agent type."""
@@ -255,15 +265,16 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
     def _load(name: str, entry: _Lazy) -> AgentType:
         try:
             target = entry.load()
-        except Exception as exc:  # importing runs the user's module code
+        except Exception as exc:  # noqa: BLE001 (importing runs the user's module code)
             raise AgentTypeError(f"agent type `{name}` ({entry.origin}): cannot import "
                                  f"`{entry.ref}`: {type(exc).__name__}: {exc}") from None
         if isinstance(target, AgentType):
             return AgentType(target.factory, images=target.images or entry.images,
-                             team=target.team, origin=entry.origin)
+                             team=target.team, origin=entry.origin,
+                             human=target.human or entry.human)
         _check_factory(target, name, entry.origin)
         return AgentType(target, images=entry.images,  # type: ignore[arg-type]
-                         origin=entry.origin)
+                         origin=entry.origin, human=entry.human)
 
 
 @dataclass(frozen=True)
@@ -277,11 +288,27 @@ class _LazyRenderer:
     def __call__(self, context: RenderContext) -> list[Any]:
         try:
             render = resolve_ref(self.ref)
-        except Exception as exc:  # importing runs the user's module code
+        except Exception as exc:  # noqa: BLE001 (importing runs the user's module code)
             raise TrajectoryError([(("agents", self.name), (
                 f"cannot import the trajectory renderer `{self.ref}` ({self.origin}): "
                 f"{type(exc).__name__}: {exc}"))]) from None
         return list(render(context))
+
+
+def trajectory_renderer_for(trajectory: TrajectoryRenderer | str, name: str,
+                            origin: str = "register_agent_type") -> TrajectoryRenderer:
+    """The renderer agent type ``name`` declares: a renderer as is; an import ref
+    (``"pkg.mod:render"``) imported when it first renders; any other string the name of a
+    bundled wire format or agent type to render like (``"function_calling"``). An unknown
+    name is an :class:`AgentTypeError` suggesting the nearest one."""
+    if not isinstance(trajectory, str):
+        return trajectory
+    if ":" in trajectory:
+        return _LazyRenderer(name, trajectory, origin)
+    try:
+        return named_renderer(trajectory)
+    except UnknownTrajectoryFormatError as exc:
+        raise AgentTypeError(f"agent type `{name}` ({origin}): trajectory: {exc}") from None
 
 
 def _entry_points() -> dict[str, AgentType | _Lazy]:
@@ -303,16 +330,20 @@ AGENT_TYPES = AgentTypeRegistry(bootstrap=_builtins)
 
 
 def register_agent_type(name: str, factory: AgentFactory, *, images: bool = False,
-                        team: bool = False, trajectory: TrajectoryRenderer | None = None
-                        ) -> None:
+                        team: bool = False, human: bool = False,
+                        trajectory: TrajectoryRenderer | str | None = None) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files: ``factory(context)`` builds
     the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``;
-    ``team=True`` if it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory``
-    renders its LLM script from a scenario's ``trajectory:``
-    (:func:`~agentkit.scenario.trajectory.register_trajectory_renderer`)."""
-    AGENT_TYPES[name] = AgentType(factory, images=images, team=team)
-    if trajectory is not None:
-        register_trajectory_renderer(name, trajectory)
+    ``human=True`` if they take a turn's ``human:`` answers as ``human=``; ``team=True`` if
+    it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory``
+    renders its LLM script from a scenario's ``trajectory:`` -- a renderer
+    (:func:`~agentkit.scenario.trajectory.register_trajectory_renderer`), or the name of a
+    bundled wire format or agent type whose format it speaks (``trajectory="function_calling"``;
+    :func:`trajectory_renderer_for`)."""
+    renderer = (trajectory_renderer_for(trajectory, name) if trajectory is not None else None)
+    AGENT_TYPES[name] = AgentType(factory, images=images, team=team, human=human)
+    if renderer is not None:
+        register_trajectory_renderer(name, renderer)
 
 
 def check_agent_type(name: str) -> None:

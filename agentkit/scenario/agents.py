@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from agentkit.agent import (
     BaseAgent,
     FunctionCallingAgent,
@@ -14,6 +16,7 @@ from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.agent.workflow import AgentWorkflow, BaseWorkflowAgent, FunctionAgent
 from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
+from agentkit.llms.base import FunctionCallingLLM
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     AgentContext,
@@ -35,7 +38,8 @@ def _react(context: AgentContext) -> BaseAgent:
 
 
 def _function_calling(context: AgentContext) -> BaseAgent:
-    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm, **context.params)
+    llm = cast(FunctionCallingLLM, context.llm)  # the worker rejects a model that cannot call tools
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=llm, **context.params)
 
 
 def _react_multimodal(context: AgentContext) -> BaseAgent:
@@ -119,9 +123,9 @@ AGENT_TYPES.update({
     "react_multimodal": AgentType(_react_multimodal, images=True, origin="built-in"),
     "llm_compiler": AgentType(_llm_compiler, origin="built-in"),
     "coa": AgentType(_coa, origin="built-in"),
-    "function_agent": AgentType(_one_agent_workflow("function"), origin="built-in"),
-    "react_agent": AgentType(_one_agent_workflow("react"), origin="built-in"),
-    TEAM_AGENT_TYPE: AgentType(_agent_workflow, team=True, origin="built-in"),
+    "function_agent": AgentType(_one_agent_workflow("function"), human=True, origin="built-in"),
+    "react_agent": AgentType(_one_agent_workflow("react"), human=True, origin="built-in"),
+    TEAM_AGENT_TYPE: AgentType(_agent_workflow, team=True, human=True, origin="built-in"),
 })
 
 

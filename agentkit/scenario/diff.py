@@ -209,7 +209,7 @@ def _diff_steps(old: list[dict[str, Any]], new: list[dict[str, Any]], turn: int,
     matcher = difflib.SequenceMatcher(a=[step_signature(s) for s in old],
                                       b=[step_signature(s) for s in new], autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        pairs = list(zip(range(a0, a1), range(b0, b1))) if tag in ("equal", "replace") else []
+        pairs = list(zip(range(a0, a1), range(b0, b1), strict=False)) if tag in ("equal", "replace") else []
         for i, j in pairs:
             changes = _changes(_without_index(old[i]), _without_index(new[j]), "step")
             if not changes:
@@ -262,7 +262,13 @@ def _render(changes: list[_Change], indent: str) -> list[str]:
 
 
 def diff_traces(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Lines describing how trace ``new`` differs from ``old`` (empty when equal)."""
+    """Lines describing how trace ``new`` differs from ``old`` (empty when equal). Traces of
+    two formats (written by different agentkit versions) differ in what they hold, not in
+    what the agent did: that is the one line."""
+    if old.get("format") != new.get("format"):
+        return [f"trace format {old.get('format')} -> {new.get('format')}: the traces were "
+                "written by different agentkit versions, which keep different things; write "
+                "both with one agentkit to compare them step by step"]
     folder = _Folder()
     # the tools first: a changed description is the cause of the prompt and token changes
     lines = _render(_changes(_by_name({"tools": old.get("tools", [])}),

@@ -130,7 +130,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
         return f"must be a finite number, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
-    return item["msg"].removeprefix("Value error, ")
+    message: str = item["msg"]
+    return message.removeprefix("Value error, ")
 
 
 _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
@@ -208,7 +209,7 @@ def build_tools(scenario: Scenario) -> list[SimulatedTool]:
     for index, spec in enumerate(scenario.tools):
         try:
             tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # an import ref runs arbitrary module code
+        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
                                 f"cannot use `{spec.ref}`: {exc}") from None
     return tools

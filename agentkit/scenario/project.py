@@ -9,8 +9,14 @@ scenarios = ["scenarios", "tests/agent_scenarios"]   # default: ["scenarios"]
 [tool.agentkit.agent_types]
 my_agent = "my_project.agents:build_my_agent"       # a factory (or an AgentType)
 seeing = { ref = "my_project.agents:build_seeing", images = true }
+asking = { ref = "my_project.agents:build_asking", human = true }   # takes turns' `human:`
 mine = { ref = "my_project.agents:build_mine", trajectory = "my_project.agents:render_mine" }
+caller = { ref = "my_project.agents:build_caller", trajectory = "function_calling" }
 ```
+
+``trajectory`` is the import ref of the type's own trajectory renderer, or the name of a
+bundled wire format or agent type it renders like (``function_calling``, ``tool_calls``,
+``react``...: :func:`agentkit.scenario.trajectory_renderers.named_renderer`).
 
 Paths are relative to the project root (the folder of pyproject.toml). :func:`activated`
 puts the root on ``sys.path`` (as pytest's ``pythonpath = ["."]`` does) so the refs import,
@@ -31,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.scenario.agent_types import AGENT_TYPES
+from agentkit.scenario.trajectory_renderers import UnknownTrajectoryFormatError, named_renderer
 
 __all__ = ["Project", "ProjectError", "AgentTypeRef", "find_project", "read_project",
            "activated", "DEFAULT_SCENARIOS"]
@@ -47,12 +54,14 @@ class ProjectError(ValueError):
 
 @dataclass(frozen=True)
 class AgentTypeRef:
-    """An agent type the project declares: its import ref and where it is declared."""
+    """An agent type the project declares: its import ref and where it is declared;
+    ``trajectory``, its renderer's import ref or the name of a bundled format to render like."""
 
     ref: str
     origin: str
     images: bool = False
     trajectory: str | None = None
+    human: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,23 +142,41 @@ def _agent_types(value: Any, lines: _Lines) -> dict[str, AgentTypeRef]:
     found = {}
     for name, entry in value.items():
         where = lines.at(name, table=f"{_TABLE}.agent_types")
-        images, trajectory = False, None
+        images, human, trajectory = False, False, None
         if isinstance(entry, dict):
-            unknown = sorted(set(entry) - {"ref", "images", "trajectory"})
-            if unknown or not isinstance(entry.get("images", False), bool):
+            unknown = sorted(set(entry) - {"ref", "images", "human", "trajectory"})
+            if unknown or not all(isinstance(entry.get(flag, False), bool)
+                                  for flag in ("images", "human")):
                 raise ProjectError(f"{where}: {_TABLE}.agent_types.{name}: an inline table "
-                                   "takes `ref` (the factory's import ref), `images` (true or "
-                                   "false) and `trajectory` (its trajectory renderer's import "
-                                   "ref)" + (f"; unknown key(s) {', '.join(unknown)}"
-                                             if unknown else ""))
-            images = entry.get("images", False)
-            trajectory = _ref(entry.get("trajectory"), f"{where}: {_TABLE}.agent_types.{name}."
-                                                       "trajectory", "render", optional=True)
+                                   "takes `ref` (the factory's import ref), `images` and "
+                                   "`human` (true if its chats take the turns' images, their "
+                                   "human answers) and `trajectory` (its trajectory renderer's "
+                                   "import ref, or a bundled format's name)"
+                                   + (f"; unknown key(s) {', '.join(unknown)}"
+                                      if unknown else ""))
+            images, human = entry.get("images", False), entry.get("human", False)
+            trajectory = _trajectory(entry.get("trajectory"),
+                                     f"{where}: {_TABLE}.agent_types.{name}.trajectory")
             entry = entry.get("ref")
         ref = _ref(entry, f"{where}: {_TABLE}.agent_types.{name}", "factory")
         assert ref is not None
-        found[name] = AgentTypeRef(ref, where, images, trajectory)
+        found[name] = AgentTypeRef(ref, where, images, trajectory, human)
     return found
+
+
+def _trajectory(value: Any, where: str) -> str | None:
+    """A renderer's import ref, or the name of a bundled one (checked here, so a typo is an
+    error at its line)."""
+    if value is None or (isinstance(value, str) and ":" in value):
+        return _ref(value, where, "render", optional=True)
+    if not isinstance(value, str):
+        raise ProjectError(f"{where}: expected an import ref \"package.module:render\" or the "
+                           f"name of a bundled format (e.g. \"function_calling\"), got {value!r}")
+    try:
+        named_renderer(value)
+    except UnknownTrajectoryFormatError as exc:
+        raise ProjectError(f"{where}: {exc}") from None
+    return value
 
 
 def _ref(value: Any, where: str, example: str, *, optional: bool = False) -> str | None:
@@ -195,7 +222,7 @@ def activated(project: Project) -> Iterator[Project]:
         with AGENT_TYPES.scoped():
             for name, entry in project.agent_types.items():
                 AGENT_TYPES.declare(name, entry.ref, entry.origin, images=entry.images,
-                                    trajectory=entry.trajectory)
+                                    human=entry.human, trajectory=entry.trajectory)
             yield project
     finally:
         if added and root in sys.path:

@@ -18,6 +18,7 @@ from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     AgentContext,
+    AgentType,
     AgentTypeError,
     resolve_agent_type,
 )
@@ -96,12 +97,16 @@ def recorded_trace_path(cassette: Path) -> Path:
     return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
 
 
-def recording_files(scenario: Scenario, agent_type: str,
-                    member: str | None = None) -> list[Path]:
-    """The files a recording replaces together (its trace, then its cassette), after finishing
-    or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
-    cassette = cassette_path(scenario, agent_type, member)
-    files = [recorded_trace_path(cassette), cassette]
+def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording of the agent type replaces together: its trace, then its cassette
+    -- a team's, one cassette per agent with a ``recording`` (team order) and the trace
+    ``<scenario>.<agent type>.trace.json`` beside the first -- after finishing or undoing a
+    replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
+    members = scenario.agents[agent_type].recorded()
+    cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
+    trace = (recorded_trace_path(cassettes[0]) if members in ([], [None])
+             else cassettes[0].with_name(f"{scenario.name}.{agent_type}.trace.json"))
+    files = [trace, *cassettes]
     settle(files)
     return files
 
@@ -115,7 +120,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
     script; ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
-        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
+        return CassetteLLM(cassette_path(scenario, agent_type, member))
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
@@ -126,7 +131,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
         llm = server.llm("gpt-4o-mini")
-        llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
+        llm.script_server = server  # type: ignore[attr-defined]  # for the leftover check
         return llm
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
     return ScriptedLLM(items, latency=spec.latency, name=name)
@@ -134,13 +139,15 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
                  seed: int | str = 0, llm: LLM | None = None,
+                 llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
-    fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
-    live model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the
-    agent type's factory as ``context.state`` (:class:`AgentContext`).
+    fake endpoint) or its recording (a cassette), unless ``llm`` is given; a team's agents
+    take theirs from ``llms`` (by agent name) where it names them. To record against a live
+    model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
+    type's factory as ``context.state`` (:class:`AgentContext`).
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -156,32 +163,43 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     except AgentTypeError as exc:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
                             f"{exc}") from None
-    _check_takes_images(scenario, agent_type, kind.images)
+    _check_turns(scenario, agent_type, kind)
     spec = scenario.agents[agent_type]
     _check_team(scenario, agent_type, kind.team)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    strangers = sorted(set(llms or {}) - set(members))
+    if strangers:
+        raise ScenarioError(f"{scenario.where('agents', agent_type)}: llms= names "
+                            f"{', '.join(strangers)}, not an agent of `{agent_type}`'s team "
+                            f"({', '.join(m for m in members if m) or 'it has none'})")
+    given: dict[str | None, LLM] = dict((llms or {}).items())
+    if llm is not None:
+        given[None] = llm
+    if spec.recorded():
+        recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
     with simulation(seed):
         tools = build_tools(scenario)
         outputs = trajectory_outputs(scenario, tools)
         rendered = (render_script(scenario, agent_type, tools, outputs)
                     if llm is None and _renders(spec) else None)
-        llms: dict[str | None, LLM] = {
-            member: llm if llm is not None and member is None
+        models: dict[str | None, LLM] = {
+            member: given[member] if member in given
             else _default_llm(scenario, agent_type, _llm_source(spec, member), member,
                               rendered=rendered)
             for member in members}
-        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
-        team = {name: model for name, model in llms.items() if name is not None}
+        scripted = [m for m in models.values() if isinstance(m, ScriptedLLM)]
+        team = {name: model for name, model in models.items() if name is not None}
         context = AgentContext(agent_type=agent_type,
-                               llm=llms[spec.root if spec.root else members[0]],
-                               llms=team, tools=tools, params=spec.params,
+                               llm=models[spec.root if spec.root else members[0]],
+                               llms=team, tools=tuple(tools), params=spec.params,
                                images=tuple(image for turn in scenario.turns
                                             for image in turn_images(scenario, turn)),
                                scenario=scenario, state=state or {})
         try:
             agent = build_agent(context)
             if scenario.history:
-                agent.memory.set([ChatMessage(role=m.role, content=m.content)
+                # not part of ChatAgent: only scenarios with history need a memory
+                agent.memory.set([ChatMessage(role=m.role, content=m.content)  # type: ignore[attr-defined]
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
             for unused in scripted:
@@ -199,10 +217,10 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     problems = check_expectations(trace, scenario.turns, expect)
     if outputs is not None:
         problems += check_trajectory(trace, outputs.trajectory, expect)
-    for used in llms.values():
+    for used in models.values():
         problems += _leftovers(used, trace)
     diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
-    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(models.values())),
                           diagram)
 
 
@@ -211,16 +229,23 @@ def _renders(spec: AgentSpec) -> bool:
     return spec.team is None and spec.script is None and spec.recording is None
 
 
-def _check_takes_images(scenario: Scenario, agent_type: str, takes_images: bool) -> None:
-    if takes_images:
-        return
-    for index, turn in enumerate(scenario.turns):
-        if turn.images:
-            takers = ", ".join(_image_takers()) or "none registered"
-            raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
-                                f"images: agent type `{agent_type}` does not take images "
-                                f"(agent types that do: {takers}); run this scenario under "
-                                "one of those")
+_TURN_CAPABILITIES = {"images": "take images", "human": "take human answers"}
+"""What a turn may give only to an agent type with that capability (:class:`AgentType`)."""
+
+
+def _check_turns(scenario: Scenario, agent_type: str, kind: AgentType) -> None:
+    """A turn giving what the agent type cannot take (images, human answers) is an error at
+    that turn's field, before anything runs (the chat would fail with a bare TypeError)."""
+    for capability, does in _TURN_CAPABILITIES.items():
+        if getattr(kind, capability):
+            continue
+        for index, turn in enumerate(scenario.turns):
+            if getattr(turn, capability):
+                takers = ", ".join(_takers(capability)) or "none registered"
+                raise ScenarioError(f"{scenario.where('turns', index, capability)}: turns."
+                                    f"{index}.{capability}: agent type `{agent_type}` does not "
+                                    f"{does} (agent types that do: {takers}); run this scenario "
+                                    "under one of those")
 
 
 def _check_team(scenario: Scenario, agent_type: str, runs_teams: bool) -> None:
@@ -236,10 +261,10 @@ def _check_team(scenario: Scenario, agent_type: str, runs_teams: bool) -> None:
                             "`script:`")
 
 
-def _image_takers() -> list[str]:
-    """The agent types that take images (those declared by an import ref are left out: only
-    importing them would tell)."""
-    return [name for name, entry in AGENT_TYPES.loaded().items() if entry.images]
+def _takers(capability: str) -> list[str]:
+    """The agent types with ``capability`` (those declared by an import ref are left out:
+    only importing them would tell)."""
+    return [name for name, entry in AGENT_TYPES.loaded().items() if getattr(entry, capability)]
 
 
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool) -> Trace:
@@ -262,7 +287,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                     response = stream.response
                 else:
                     response = str(agent.chat(turn.user, **options))
-            except Exception as exc:  # the trace records it; expectations judge it
+            except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,

@@ -13,22 +13,25 @@ from pathlib import Path
 from typing import Any, Literal
 
 from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.types import SerializedData
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace import TRACE_FORMAT, Trace
 
-__all__ = ["TraceSnapshotExtension", "SnapshotStatus", "snapshot_path", "compare_with_snapshot"]
+__all__ = ["TraceSnapshotExtension", "SnapshotStatus", "snapshot_path", "compare_with_snapshot",
+           "stale_snapshot"]
 
 SnapshotStatus = Literal["same", "changed", "missing"]
 
 
 class TraceSnapshotExtension(JSONSnapshotExtension):
     """One ``.json`` file per snapshot; a :class:`Trace` is stored as its ``to_json()`` (the
-    same bytes ``agentkit run --trace-dir`` writes, in the trace's readable key order)."""
+    same bytes ``agentkit run --trace-dir`` writes, in the trace's readable key order). A
+    snapshot in another trace format is reported as such (:func:`stale_snapshot`), not diffed."""
 
-    def serialize(self, data: Any, **kwargs: Any) -> str:
+    def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
         if isinstance(data, Trace):
             data = _ordered(data.to_dict())  # syrupy keeps an OrderedDict's key order
         return super().serialize(data, **kwargs)
@@ -44,6 +47,10 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
                 and isinstance(stored, dict) and "turns" in stored):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
+        stale = _stale(stored)
+        if stale is not None:
+            yield stale
+            return
         lines = diff_traces(stored, received)
         if not lines:
             yield ("the trace is the same; only the snapshot file's formatting differs (key "
@@ -51,6 +58,27 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
             return
         yield "trace differs from the snapshot (step-aligned; snapshot -> now):"
         yield from lines
+
+
+def _stale(stored: Any) -> str | None:
+    """What to do about a stored trace of another trace format (``None`` for this one's)."""
+    if not isinstance(stored, dict) or stored.get("format") == TRACE_FORMAT:
+        return None
+    found = stored.get("format")
+    writer = ("an older" if isinstance(found, int) and found < TRACE_FORMAT
+              else "a newer" if isinstance(found, int) else "another")
+    return (f"this snapshot was written by {writer} agentkit (trace format {found}); run "
+            "--snapshot-update to rewrite it")
+
+
+def stale_snapshot(path: Path) -> str | None:
+    """For a snapshot file written in another trace format than this agentkit's (an upgrade
+    changed what traces hold): the one line to show instead of its diff; ``None`` otherwise
+    (also for a file that is missing or unreadable: the comparison reports those)."""
+    try:
+        return _stale(parse_json(path, read_text(path)))
+    except (OSError, TextFileError):
+        return None
 
 
 def _ordered(value: Any) -> Any:
@@ -85,4 +113,5 @@ def compare_with_snapshot(trace: Trace, path: Path) -> tuple[SnapshotStatus, lis
         return "same", []
     if not isinstance(stored, dict):
         return "changed", [f"the snapshot {path} is not a trace"]
-    return "changed", diff_traces(stored, current)
+    stale = _stale(stored)
+    return "changed", [stale] if stale is not None else diff_traces(stored, current)

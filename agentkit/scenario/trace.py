@@ -3,9 +3,9 @@
 A :class:`TurnBuilder` turns the events of one user turn into a :class:`TurnTrace` (steps,
 each with its LLM calls and tool calls). The tools the agent offered (name, description and
 JSON schema of each, from :class:`ToolsOfferedEvent` and LLM requests) are kept once per run,
-in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised (``call_1``, ``call_2``... in
-order of first appearance) and times are virtual, so the JSON of a trace is byte-identical
-across runs of the same scenario.
+in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised
+(``call_1``, ``call_2``... in order of first appearance) and times are virtual, so the JSON of
+a trace is byte-identical across runs of the same scenario.
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ __all__ = [
     "TurnBuilder",
 ]
 
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
+"""The version of a trace's JSON (``"format"``): 2 since traces hold the run's ``tools`` (each
+tool's name, description and schema); 1 before. A snapshot or recorded trace of another
+format is reported as written by another agentkit, not diffed."""
 
 
 def _round(seconds: float) -> float:
@@ -210,10 +213,11 @@ class Trace:
         turn or returned by a tool. Values of this machine's environment are not looked at, so
         a trace is the same on every machine; a recording passes a ``redactor`` that also takes
         out its backend's secrets and those values, as in its cassette."""
-        return (redactor or Redactor(environ={})).data({
+        redacted: dict[str, Any] = (redactor or Redactor(environ={})).data({
             "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
             "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
             "totals": asdict(self.totals())})
+        return redacted
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"

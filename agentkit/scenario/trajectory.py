@@ -93,7 +93,7 @@ def _one_line_thought(value: str | None) -> str | None:
 
 
 class _WithThought(_Strict):
-    thought: str | None = Field(None, description="one line of reasoning before it")
+    thought: str | None = Field(default=None, description="one line of reasoning before it")
 
     @field_validator("thought")
     @classmethod
@@ -116,7 +116,7 @@ class TrajectoryStep(_WithThought):
     args: dict[str, Any] | None = None
     parallel: list[TrajectoryCallSpec] | None = Field(
         None, min_length=2, description="calls made together (two or more)")
-    answer: str | None = Field(None, description="the final answer; {$N} is call N's output")
+    answer: str | None = Field(default=None, description="the final answer; {$N} is call N's output")
 
     @model_validator(mode="after")
     def _one_kind(self) -> TrajectoryStep:
@@ -190,7 +190,8 @@ class TrajectoryCall:
 
     def arguments(self, outputs: CallOutputs) -> dict[str, Any]:
         """The arguments with each ``$N`` replaced by call N's output value."""
-        return map_refs(dict(self.args), lambda ref: outputs.value(ref.number))
+        arguments: dict[str, Any] = map_refs(dict(self.args), lambda ref: outputs.value(ref.number))
+        return arguments
 
     def describe(self) -> str:
         """``add(a=$1, b=2)``, for messages."""

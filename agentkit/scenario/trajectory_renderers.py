@@ -14,10 +14,16 @@
 A reply that needs an earlier call's value (a ReAct action or tool call using ``$N``, an
 answer using ``{$N}``) is rendered when the agent asks for it, from the run's actual outputs.
 Thoughts not given are filled in for formats that need one (ReAct, the joiner).
+
+The four wire formats are named ``react``, ``tool_calls``, ``llm_compiler`` and ``coa``
+(:data:`WIRE_FORMATS`). A user's agent type that speaks one of them renders like it by name --
+the format's or a bundled agent type's (``trajectory = "function_calling"``):
+:func:`named_renderer`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +43,8 @@ from agentkit.scenario.trajectory import (
     register_trajectory_renderer,
 )
 
-__all__ = ["render_react", "render_tool_calls", "render_llm_compiler", "render_coa"]
+__all__ = ["render_react", "render_tool_calls", "render_llm_compiler", "render_coa",
+           "WIRE_FORMATS", "UnknownTrajectoryFormatError", "named_renderer"]
 
 _ANSWER_THOUGHT = "I can answer without using any more tools."
 
@@ -160,14 +167,47 @@ def render_coa(ctx: RenderContext) -> list[Any]:
     return ["\n".join(lines), _answer(ctx)]
 
 
-_BUNDLED: dict[str, TrajectoryRenderer] = {
+WIRE_FORMATS: dict[str, TrajectoryRenderer] = {
     "react": render_react,
-    "function_calling": render_tool_calls,
+    "tool_calls": render_tool_calls,
     "llm_compiler": render_llm_compiler,
     "coa": render_coa,
-    "react_multimodal": render_react,
-    "function_agent": render_tool_calls,
-    "react_agent": render_react,
 }
-for _name, _renderer in _BUNDLED.items():
-    register_trajectory_renderer(_name, _renderer)
+"""The bundled wire formats by name: what an agent type of a user's may render like
+(``register_agent_type(..., trajectory="tool_calls")``)."""
+
+_BUNDLED: dict[str, str] = {
+    "react": "react",
+    "function_calling": "tool_calls",
+    "llm_compiler": "llm_compiler",
+    "coa": "coa",
+    "react_multimodal": "react",
+    "function_agent": "tool_calls",
+    "react_agent": "react",
+}
+"""The wire format of each bundled agent type."""
+
+
+class UnknownTrajectoryFormatError(ValueError):
+    """A renderer was named by a name that is neither a wire format nor a bundled agent type."""
+
+
+def named_renderer(name: str) -> TrajectoryRenderer:
+    """The renderer a name stands for: a wire format of :data:`WIRE_FORMATS` or a bundled
+    agent type's (``function_calling`` renders like ``tool_calls``). Anything else is an
+    :class:`UnknownTrajectoryFormatError` suggesting the nearest name."""
+    if name in WIRE_FORMATS:
+        return WIRE_FORMATS[name]
+    if name in _BUNDLED:
+        return WIRE_FORMATS[_BUNDLED[name]]
+    known = sorted({*WIRE_FORMATS, *_BUNDLED})
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    raise UnknownTrajectoryFormatError(
+        f"unknown trajectory format `{name}`; {hint}(give a wire format or a bundled agent "
+        f"type to render like: {', '.join(known)}; or an import ref "
+        "\"package.module:render\" of your own renderer)")
+
+
+for _name, _format in _BUNDLED.items():
+    register_trajectory_renderer(_name, WIRE_FORMATS[_format])

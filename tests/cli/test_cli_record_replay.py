@@ -258,3 +258,67 @@ def test_record_of_a_run_that_cannot_replay_exits_1_saying_so(
     assert any(line.startswith("FAIL  the fresh recording does not replay (are the agent's "
                                 "requests deterministic?): ") for line in result.out.splitlines())
     assert '"T-1" -> "T-2"' in result.out
+
+
+TEAM = """\
+format: 1
+name: team
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {contains: "5"}
+agents:
+  agent_workflow:
+    root: planner
+    team:
+      - {name: planner, description: Plans., tools: [], can_handoff_to: [calculator],
+         recording: cassettes/team.planner.yaml}
+      - {name: calculator, description: Adds., recording: cassettes/team.calculator.yaml}
+"""
+TEAM_ANSWERS = [tool_call("handoff", to_agent="calculator", reason="a sum"),
+                tool_call("add", a=2, b=3), "2 + 3 = 5"]
+
+
+def test_record_of_a_team_writes_each_agents_cassette_and_the_team_trace_and_replays(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    team = write("scenarios/team.yaml", TEAM)
+    fake_openai_endpoint(TEAM_ANSWERS)
+    folder = team.parent / "cassettes"
+    files = [folder / "team.planner.yaml", folder / "team.calculator.yaml",
+             folder / "team.agent_workflow.trace.json"]
+
+    recorded = cli("record", team, "--agent", "agent_workflow", "--base-url", FAKE_URL)
+
+    assert recorded.code == 0, recorded.out + recorded.err
+    assert f"wrote {files[0]}, {files[1]} and {files[2]}" in recorded.out.splitlines()
+    replayed = cli("replay", team)
+    assert replayed.code == 0, replayed.out
+    assert f"      replay reproduces the recorded trace ({files[2]})" in replayed.out.splitlines()
+
+
+def test_record_of_a_team_without_recordings_exits_2_with_the_fix(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path]) -> None:
+    team = write("scenarios/team.yaml", TEAM.replace(
+        "recording: cassettes/team.planner.yaml", "script: [done]").replace(
+        "recording: cassettes/team.calculator.yaml", "script: [done]"))
+
+    result = cli("record", team, "--agent", "agent_workflow", "--base-url", FAKE_URL)
+
+    assert result.code == 2
+    assert (f"{team}: agents.agent_workflow: every team agent has a `script`; set `recording: "
+            "cassettes/team.agent_workflow.<agent>.yaml` (instead of `script`) on each team "
+            "agent to record") in result.err
+
+
+def test_list_shows_where_each_team_agents_answers_come_from(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path]) -> None:
+    team = write("scenarios/team.yaml", TEAM.replace("recording: cassettes/team.planner.yaml",
+                                                     "script: [done]"))
+
+    result = cli("list", team)
+
+    assert result.out.splitlines()[1] == ("  - agent_workflow: team: planner (script, 1 replies), "
+                                          "calculator (recording cassettes/team.calculator.yaml)")

@@ -22,10 +22,10 @@ from agentkit.core.sim import (
     now,
     real_time,
     run_sync,
-    wait,
     simulation,
     sleep,
     use_clock,
+    wait,
 )
 
 

@@ -68,6 +68,15 @@ def test_record_mode_once_records_the_tests_own_cassette_beside_it(
     assert _live_calls(asking) == 1
 
 
+def test_a_tests_cassette_names_the_test_in_its_header(asking: pytest.Pytester) -> None:
+    asking.runpytest("--record-mode=once").assert_outcomes(passed=1)
+
+    header = yaml.safe_load((asking.path / CASSETTE).read_text(encoding="utf-8"))
+
+    assert header["test"] == "test_ask.py::test_asks"
+    assert "scenario" not in header and "agent_type" not in header
+
+
 def test_a_recorded_test_replays_offline_without_the_live_model(asking: pytest.Pytester) -> None:
     asking.runpytest("--record-mode=once").assert_outcomes(passed=1)
 

@@ -61,6 +61,26 @@ def test_changed_reply_fails_with_step_aligned_diff(project: pytest.Pytester) ->
         '*llm_calls[[]0[]].response.content: "2 + 3 = 5" -> "2 + 3 = 6"'])
 
 
+def test_a_snapshot_from_an_older_agentkit_fails_saying_so_and_updates(
+        project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    snapshot = project.path / "scenarios/__snapshots__/adding/react.json"
+    older = json.loads(snapshot.read_text(encoding="utf-8"))
+    del older["tools"]  # what agentkit wrote before trace format 2
+    snapshot.write_text(json.dumps({**older, "format": 1}, indent=2) + "\n", encoding="utf-8")
+
+    result = project.runpytest("scenarios/adding.yaml::react")
+
+    result.assert_outcomes(failed=1)
+    assert failure_lines(result, "scenario adding [react] failed:") == [
+        "scenario adding [react] failed:",
+        "- scenarios/__snapshots__/adding/react.json: this snapshot was written by an older "
+        "agentkit (trace format 1); run --snapshot-update to rewrite it"]
+    project.runpytest("scenarios/adding.yaml::react", "--snapshot-update"
+                      ).assert_outcomes(passed=1)
+    project.runpytest("scenarios/adding.yaml::react").assert_outcomes(passed=1)
+
+
 def test_changed_reply_lists_unmet_expectations(project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)
     _change_reply(project, "- 2 + 3 = 5", "- 2 + 3 = 6")

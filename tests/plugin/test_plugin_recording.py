@@ -149,3 +149,42 @@ def test_a_cassette_miss_is_reported_alone_briefly_with_how_to_re_record(
         "to re-record: pytest --record-mode=rewrite 'scenarios/recorded.yaml::function_calling'",
         "(expectations and the snapshot are checked once the run gets through)"]
     result.stdout.no_fnmatch_line("*differs from its snapshot*")
+
+
+TEAM = """\
+format: 1
+name: team
+tools:
+  - ref: calc_tools:add
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {contains: "5"}
+  handoffs:
+    calls: [{from: planner, to: calculator}]
+agents:
+  agent_workflow:
+    root: planner
+    team:
+      - {name: planner, description: Plans., tools: [], can_handoff_to: [calculator],
+         recording: cassettes/team.planner.yaml}
+      - {name: calculator, description: Adds., recording: cassettes/team.calculator.yaml}
+"""
+
+
+def test_record_mode_records_each_team_agents_cassette_and_the_team_trace(
+        project: pytest.Pytester) -> None:
+    write(project, "scenarios/team.yaml", TEAM)
+    write(project, "conftest.py", FAKE_ENDPOINT_CONFTEST.replace(
+        '[tool_call("add", a=2, b=3), "2 + 3 = 5"]',
+        '[tool_call("handoff", to_agent="calculator", reason="a sum"), '
+        'tool_call("add", a=2, b=3), "2 + 3 = 5"]'))
+
+    project.runpytest("scenarios/team.yaml", *RECORD).assert_outcomes(passed=1)
+
+    cassettes = project.path / "scenarios" / "cassettes"
+    exchanges = [len(yaml.safe_load((cassettes / name).read_text(encoding="utf-8"))["exchanges"])
+                 for name in ("team.planner.yaml", "team.calculator.yaml")]
+    assert exchanges == [1, 2]
+    assert (cassettes / "team.agent_workflow.trace.json").exists()
+    project.runpytest("scenarios/team.yaml").assert_outcomes(passed=1)  # offline replay

@@ -68,9 +68,9 @@ def make_row(scenario: str, agent_type: str | None = "react", status: str = "pas
     if status == "error":
         return Row(scenario=scenario, agent_type=agent_type, status="error",
                    problems=["it broke"])
-    values: dict[str, float] = dict(steps=1, llm_calls=1, tool_calls=1, tool_errors=0,
-                                    prompt_tokens=1, completion_tokens=1, wall_time=1.0,
-                                    serial_time=1.0, critical_path=1.0, speedup=1.0)
+    values: dict[str, float] = {"steps": 1, "llm_calls": 1, "tool_calls": 1, "tool_errors": 0,
+                                "prompt_tokens": 1, "completion_tokens": 1, "wall_time": 1.0,
+                                "serial_time": 1.0, "critical_path": 1.0, "speedup": 1.0}
     values.update(metrics)
     return Row(scenario=scenario, agent_type=agent_type, status=status,
                problems=[] if status == "pass" else ["the answer was wrong"], **values)

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from agentkit.report import run_comparison
-from agentkit.scenario import ScenarioError, discover_scenarios
-from agentkit.scenario import load_scenario, run_scenario
+from agentkit.scenario import ScenarioError, discover_scenarios, load_scenario, run_scenario
 
 from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
 
@@ -112,7 +111,7 @@ def test_workflow_agent_types_bring_their_workflow_diagram():
 
 
 def test_unknown_agent_type_in_the_filter_is_an_error_naming_it():
-    with pytest.raises(ScenarioError, match="unknown agent type `reakt`.*did you mean `react`"):
+    with pytest.raises(ScenarioError, match=r"unknown agent type `reakt`.*did you mean `react`"):
         run_comparison(SCENARIOS, ["reakt"])
 
 

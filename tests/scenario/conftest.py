@@ -24,6 +24,21 @@ agents:
       - 2 + 3 = 5
 """
 
+#: One `add` call and its answer as a trajectory, for an agent type named `mine`.
+TRAJECTORY_SCENARIO = """\
+format: 1
+name: traj
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+trajectory:
+  - call: add
+    args: {a: 2, b: 3}
+  - answer: "2 + 3 = {$1}"
+agents: [mine]
+"""
+
 
 @pytest.fixture
 def write_file(tmp_path: Path) -> Callable[[str, str], Path]:

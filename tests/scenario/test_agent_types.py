@@ -28,7 +28,7 @@ from agentkit.scenario.agent_types import (
     resolve_agent_type,
 )
 
-from .conftest import MINIMAL
+from .conftest import MINIMAL, TRAJECTORY_SCENARIO
 
 pytestmark = pytest.mark.usefixtures("restore_agent_types")
 
@@ -291,21 +291,6 @@ def test_a_team_type_without_a_team_says_to_declare_one(write_file):
 
 
 # ----------------------------------------------------------------- trajectory renderers
-TRAJECTORY_SCENARIO = """\
-format: 1
-name: traj
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
-trajectory:
-  - call: add
-    args: {a: 2, b: 3}
-  - answer: "2 + 3 = {$1}"
-agents: [mine]
-"""
-
-
 @pytest.fixture
 def renderer_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A module with a factory `build` and a renderer `render` (one tool call per reply)."""

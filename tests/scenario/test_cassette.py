@@ -3,6 +3,7 @@ secrets kept off disk, atomic writes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -41,10 +42,8 @@ def _record(path, *answers, mode="once", **options):
     live = ScriptedLLM(list(answers), **options)
     recorder = RecordingLLM(live, path, mode)
     for number in range(1, len(answers) + 1):
-        try:
+        with contextlib.suppress(Exception):  # an answer may be a scripted error
             _ask(recorder, f"q{number}")
-        except Exception:
-            pass
     return recorder
 
 
@@ -160,6 +159,31 @@ def test_a_recording_writes_the_header(tmp_path):
         1, "model-x", "react", "demo")
     assert header["agentkit_version"] and header["recorded_at"]
     assert header["redactions"] == []
+
+
+def test_a_tests_recording_names_the_test_and_no_scenario(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = CassetteLLM(path, "once", ScriptedLLM(["a"]), test="tests/test_x.py::test_y")
+    _ask(recorder, "q")
+
+    header = yaml.safe_load(path.read_text("utf-8"))
+
+    assert header["test"] == "tests/test_x.py::test_y"
+    assert "scenario" not in header and "agent_type" not in header
+    assert Cassette.load(path).test == "tests/test_x.py::test_y"
+
+
+def test_a_cassette_with_null_owner_fields_from_an_earlier_agentkit_still_replays(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    old = path.read_text("utf-8").replace("recorded_at:", "agent_type: null\nscenario: null\n"
+                                                           "recorded_at:")
+    path.write_text(old, "utf-8")
+
+    replay = CassetteLLM(path)
+
+    assert (replay.cassette.scenario, replay.cassette.test, _ask(replay, "q1")) == (
+        None, None, "a1")
 
 
 def test_the_cassette_is_saved_after_every_recorded_exchange(tmp_path):
@@ -573,7 +597,7 @@ def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(
 def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_hang(tmp_path):
     path = tmp_path / "c.yaml"
     levels = "".join(f"  {b}: &{b} [{','.join(['*' + a] * 9)}]\n"
-                     for a, b in zip("abcdefgh", "bcdefghi"))
+                     for a, b in zip("abcdefgh", "bcdefghi", strict=True))
     path.write_text("format: 1\nbomb:\n  a: &a [1,2,3,4,5,6,7,8,9]\n" + levels
                     + "exchanges:\n  - request: {messages: *i}\n    response: {}\n", "utf-8")
 

@@ -10,6 +10,7 @@ import pytest
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.loader import is_scenario_file
 from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
+
 from .conftest import MINIMAL
 
 
@@ -408,7 +409,8 @@ def test_an_unknown_match_mode_suggests_the_closest_one(write_file):
 
 
 _BOMB = "".join([f'a: &a [{",".join(["lol"] * 9)}]\n']
-                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n"
+                   for a, b in zip("abcdefgh", "bcdefghi", strict=True)])
 
 
 def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file):

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentkit.scenario import run_scenario
 from agentkit.scenario.agent_types import agent_type_names, resolve_agent_type
 from agentkit.scenario.project import (
     AgentTypeRef,
@@ -20,6 +21,8 @@ from agentkit.scenario.project import (
     read_project,
 )
 from tests.fuzz import JSON
+
+from .conftest import TRAJECTORY_SCENARIO
 
 
 def _pyproject(tmp_path: Path, text: str) -> Path:
@@ -63,6 +66,14 @@ def test_agent_types_are_refs_or_inline_tables_with_images(tmp_path):
         "seeing": AgentTypeRef("pkg.agents:see", f"{path}:3", images=True)}
 
 
+def test_an_agent_type_may_take_human_answers(tmp_path):
+    path = _pyproject(tmp_path, '[tool.agentkit.agent_types]\n'
+                                'asking = { ref = "pkg.agents:ask", human = true }\n')
+
+    assert read_project(path).agent_types["asking"] == AgentTypeRef(
+        "pkg.agents:ask", f"{path}:2", human=True)
+
+
 def test_an_unknown_key_suggests_the_closest_one(tmp_path):
     text = '[project]\nname = "x"\n\n[tool.agentkit]\nagent_type = {}\n'
 
@@ -90,9 +101,10 @@ def test_an_inline_table_with_an_unknown_key_lists_the_keys_it_takes(tmp_path):
 
     assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
                                       "agent_types.mine: an inline table takes `ref` (the factory's "
-                                      "import ref), `images` (true or false) and `trajectory` "
-                                      "(its trajectory renderer's import ref); unknown key(s) "
-                                      "image")
+                                      "import ref), `images` and `human` (true if its chats take "
+                                      "the turns' images, their human answers) and `trajectory` "
+                                      "(its trajectory renderer's import ref, or a bundled format's "
+                                      "name); unknown key(s) image")
 
 
 def test_agent_types_that_are_not_a_table_say_how_to_write_them(tmp_path):
@@ -196,9 +208,57 @@ def test_an_agent_type_may_name_its_trajectory_renderer(tmp_path):
         "p.a:build", f"{path}:2", trajectory="p.a:render")
 
 
-def test_a_trajectory_renderer_of_the_wrong_shape_shows_the_right_one(tmp_path):
-    text = '[tool.agentkit.agent_types]\nmine = { ref = "p.a:build", trajectory = "p.a" }\n'
+def test_an_agent_type_may_render_like_a_bundled_agent_type_named_by_its_trajectory(tmp_path):
+    path = _pyproject(tmp_path, '[tool.agentkit.agent_types]\n'
+                                'mine = { ref = "p.a:build", trajectory = "function_calling" }\n')
+
+    assert read_project(path).agent_types["mine"] == AgentTypeRef(
+        "p.a:build", f"{path}:2", trajectory="function_calling")
+
+
+def test_an_unknown_trajectory_name_suggests_the_nearest_at_its_line(tmp_path):
+    text = ('[tool.agentkit.agent_types]\n'
+            'mine = { ref = "p.a:build", trajectory = "function_caling" }\n')
+
+    assert _error(tmp_path, text).startswith(
+        f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit.agent_types.mine.trajectory: unknown "
+        "trajectory format `function_caling`; did you mean `function_calling`? (give a wire "
+        "format or a bundled agent type to render like: coa, function_agent, ")
+
+
+def test_a_trajectory_that_is_neither_a_ref_nor_a_name_says_what_it_takes(tmp_path):
+    text = '[tool.agentkit.agent_types]\nmine = { ref = "p.a:build", trajectory = 3 }\n'
 
     assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
                                       "agent_types.mine.trajectory: expected an import ref "
-                                      "\"package.module:render\", got 'p.a'")
+                                      "\"package.module:render\" or the name of a bundled "
+                                      "format (e.g. \"function_calling\"), got 3")
+
+
+def test_a_trajectory_renderer_ref_of_the_wrong_shape_shows_the_right_one(tmp_path):
+    text = '[tool.agentkit.agent_types]\nmine = { ref = "p.a:build", trajectory = "p.a:" }\n'
+
+    assert _error(tmp_path, text) == (f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit."
+                                      "agent_types.mine.trajectory: expected an import ref "
+                                      "\"package.module:render\", got 'p.a:'")
+
+
+def test_a_project_type_named_like_function_calling_runs_a_trajectory_scenario(tmp_path):
+    (tmp_path / "proj_callers_xyz.py").write_text(
+        "from agentkit.agent import FunctionCallingAgent\n\n"
+        "def build(context):\n"
+        "    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)\n",
+        encoding="utf-8")
+    (tmp_path / "adding.yaml").write_text(TRAJECTORY_SCENARIO, encoding="utf-8")
+    project = read_project(_pyproject(
+        tmp_path, '[tool.agentkit.agent_types]\n'
+                  'mine = { ref = "proj_callers_xyz:build", trajectory = "function_calling" }\n'))
+
+    try:
+        with activated(project):
+            result = run_scenario(tmp_path / "adding.yaml")
+    finally:
+        sys.modules.pop("proj_callers_xyz", None)
+
+    assert (result.problems, result.trace.turns[0].response) == ([], "2 + 3 = 5")
+    assert [c.name for c in result.trace.tool_calls] == ["add"]

@@ -8,7 +8,13 @@ from pathlib import Path
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from agentkit.scenario import run_scenario
-from agentkit.scenario.snapshot import TraceSnapshotExtension
+from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.snapshot import (
+    TraceSnapshotExtension,
+    compare_with_snapshot,
+    stale_snapshot,
+)
+from agentkit.scenario.trace import TRACE_FORMAT
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 
@@ -80,6 +86,55 @@ def test_a_trace_that_differs_only_in_formatting_says_so():
     assert _lines(trace.to_json(), resorted) == [
         "the trace is the same; only the snapshot file's formatting differs (key order or "
         "whitespace): rewrite it with --snapshot-update"]
+
+
+def _written_by_agentkit_1(trace) -> dict:
+    """``trace`` as agentkit wrote it before traces held their tools (trace format 1)."""
+    old = {key: value for key, value in trace.to_dict().items() if key != "tools"}
+    return {**old, "format": 1}
+
+
+def test_a_snapshot_of_an_older_trace_format_says_so_instead_of_a_diff():
+    trace = _trace()
+
+    lines = _lines(trace.to_json(), json.dumps(_written_by_agentkit_1(trace)))
+
+    assert lines == ["this snapshot was written by an older agentkit (trace format 1); run "
+                     "--snapshot-update to rewrite it"]
+
+
+def test_a_snapshot_file_of_an_older_trace_format_is_stale(tmp_path):
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(_written_by_agentkit_1(_trace())), encoding="utf-8")
+
+    assert stale_snapshot(path) == ("this snapshot was written by an older agentkit (trace "
+                                    "format 1); run --snapshot-update to rewrite it")
+
+
+def test_a_snapshot_file_of_this_trace_format_is_not_stale(tmp_path):
+    path = tmp_path / "react.json"
+    path.write_text(_trace().to_json(), encoding="utf-8")
+
+    assert stale_snapshot(path) is None
+
+
+def test_the_report_shows_an_older_snapshot_as_one_line(tmp_path):
+    trace = _trace()
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(_written_by_agentkit_1(trace)), encoding="utf-8")
+
+    assert compare_with_snapshot(trace, path) == ("changed", [
+        "this snapshot was written by an older agentkit (trace format 1); run "
+        "--snapshot-update to rewrite it"])
+
+
+def test_traces_of_two_formats_differ_in_one_line_not_step_by_step():
+    trace = _trace()
+
+    assert diff_traces(_written_by_agentkit_1(trace), trace.to_dict()) == [
+        f"trace format 1 -> {TRACE_FORMAT}: the traces were written by different agentkit "
+        "versions, which keep different things; write both with one agentkit to compare them "
+        "step by step"]
 
 
 def test_json_that_is_not_a_trace_falls_back_to_syrupys_diff():

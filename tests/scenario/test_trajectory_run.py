@@ -12,6 +12,7 @@ import pytest
 from agentkit.agent import FunctionCallingAgent
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from agentkit.scenario import AGENT_TYPES, ScenarioError, register_agent_type, run_scenario
+from agentkit.scenario.agent_types import AgentContext, AgentTypeError
 from agentkit.scenario.runner import load
 from agentkit.scenario.trajectory import (
     RenderContext,
@@ -139,6 +140,42 @@ def test_a_users_agent_type_registers_its_renderer_beside_its_factory(sequential
     result = run_scenario(scenario, sequential_type)
     assert result.problems == []
     assert result.trace.totals().wall_time == 2.0  # its replies make the look-ups one by one
+
+
+def _caller(context: AgentContext) -> FunctionCallingAgent:
+    """A user's agent type whose LLM speaks function calling."""
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
+
+
+def test_a_users_agent_type_renders_like_the_bundled_type_its_trajectory_names(write_file):
+    with AGENT_TYPES.scoped():
+        register_agent_type("caller", _caller, trajectory="function_calling")
+        result = run_scenario(load(write_file("mine.yaml", HEAD)), "caller")
+
+    assert result.problems == []
+    assert result.trace.totals().wall_time == 1.0  # the look-ups as one reply's parallel calls
+
+
+def test_a_users_agent_type_may_name_a_wire_format_to_render_like(write_file):
+    with AGENT_TYPES.scoped():
+        register_agent_type("caller", _caller, trajectory="tool_calls")
+        result = run_scenario(load(write_file("mine.yaml", HEAD)), "caller")
+
+    assert (result.problems, result.trace.turns[0].response) == ([], "Together: 16062886.")
+
+
+def test_an_unknown_trajectory_name_is_an_error_suggesting_the_nearest_and_registers_nothing():
+    with AGENT_TYPES.scoped():
+        with pytest.raises(AgentTypeError) as info:
+            register_agent_type("caller", _caller, trajectory="function_caling")
+
+        assert "caller" not in AGENT_TYPES
+    assert str(info.value) == (
+        "agent type `caller` (register_agent_type): trajectory: unknown trajectory format "
+        "`function_caling`; did you mean `function_calling`? (give a wire format or a bundled "
+        "agent type to render like: coa, function_agent, function_calling, llm_compiler, "
+        "react, react_agent, react_multimodal, tool_calls; or an import ref "
+        "\"package.module:render\" of your own renderer)")
 
 
 # ----------------------------------------------------------------- derived expectations

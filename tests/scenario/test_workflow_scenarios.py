@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
+from agentkit.scenario.agent_types import register_agent_type, resolve_agent_type
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.model import Expect, Turn
 
@@ -111,7 +112,8 @@ def test_a_malformed_team_is_a_loader_error_naming_the_line(write_file, replace,
 
 def test_a_team_agent_without_a_script_is_a_loader_error(write_file) -> None:
     path = write_file("team.yaml", TEAM.replace(
-        "        script:\n          - tool_calls: [{name: handoff", "        xscript:\n          - tool_calls: [{name: handoff"))
+        "        script:\n          - tool_calls: [{name: handoff",
+        "        xscript:\n          - tool_calls: [{name: handoff"))
     with pytest.raises(ScenarioError, match="unknown field `xscript`"):
         load_scenario(path, check_agent_types=True)
 
@@ -137,6 +139,45 @@ def test_unused_human_answers_fail_the_turn(write_file) -> None:
         'human: ["A-1002"]', 'human: ["A-1002", "extra"]')
     result = run_scenario(write_file("scenarios/hitl.yaml", text), "function_agent")
     assert "1 scripted `human` answer(s) were never asked for" in result.trace.turns[0].error
+
+
+HUMAN_UNDER_REACT = """\
+format: 1
+name: asking
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+  - user: And now?
+    human: ["yes"]
+agents:
+  react:
+    script: ["Thought: t\\nAnswer: 5", "Thought: t\\nAnswer: 5"]
+"""
+
+
+def test_human_answers_under_an_agent_type_that_takes_none_are_an_error_at_the_turn(
+        write_file) -> None:
+    path = write_file("asking.yaml", HUMAN_UNDER_REACT)
+
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(path, "react")
+
+    assert str(info.value) == (
+        f"{path}:8: turns.1.human: agent type `react` does not take human answers (agent types "
+        "that do: function_agent, react_agent, agent_workflow); run this scenario under one of "
+        "those")
+
+
+def test_a_registered_agent_type_takes_human_answers_when_registered_with_human(
+        write_file) -> None:
+    path = write_file("asking.yaml", HUMAN_UNDER_REACT.replace("  react:\n", "  asker:\n"))
+    with AGENT_TYPES.scoped():
+        register_agent_type("asker", resolve_agent_type("react_agent").factory, human=True)
+        result = run_scenario(path, "asker")
+
+    # it got the answers: the workflow never asked, so they are reported unused
+    assert "1 scripted `human` answer(s) were never asked for" in result.trace.turns[1].error
 
 
 def test_the_human_answer_is_in_the_trace() -> None:

@@ -451,7 +451,7 @@ def _value(node: ast.expr, offsets: _Offsets, what: str) -> Any:
         return [_value(item, offsets, what) for item in node.elts]
     if isinstance(node, ast.Dict):
         result: dict[Any, Any] = {}
-        for key, item in zip(node.keys, node.values):
+        for key, item in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant)
                     and (key.value is None or isinstance(key.value, (str, bool, int, float)))):
                 raise _Problem(f"{what} has a key that is not a string or number literal")

@@ -173,7 +173,7 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
         return (), None
     try:
         tree = ast.parse(f"_({_quote_bare_references(source)})", mode="eval")
-    except Exception as exc:  # untrusted text: any failure to parse is the plan's error
+    except Exception as exc:  # noqa: BLE001 (untrusted text: any failure to parse is the plan's error)
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc) or type(exc).__name__
         return (), (f"its arguments `{_show(source)}` are not Python literals ({reason}); "
                     f"{_LITERAL_HINT}")
@@ -192,10 +192,10 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
             if isinstance(node, ast.Starred):
                 raise ValueError("starred")
             values.append(ast.literal_eval(node))
-        except Exception:  # anything literal_eval refuses is not a literal
+        except Exception:  # noqa: BLE001 (anything literal_eval refuses is not a literal)
             try:
                 shown = _show(ast.unparse(node))
-            except Exception:
+            except Exception:  # noqa: BLE001 (a node unparse cannot show is shown as ...)
                 shown = "..."
             return (), f"argument {number} `{shown}` is not a Python literal; {_LITERAL_HINT}"
     return tuple(values), None

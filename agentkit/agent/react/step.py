@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from agentkit.agent.react.formatter import ReActChatFormatter
 from agentkit.agent.react.output_parser import ReActOutputParser, first_marker
@@ -28,7 +28,8 @@ from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
-__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION", "tell_llm_about_failure_in_extract_reasoning_step"]
+__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION",
+           "tell_llm_about_failure_in_extract_reasoning_step"]
 
 PARSE_FAILURE_OBSERVATION = (
     "Error: Could not parse output. Please follow the thought-action-input format. Try again.")
@@ -80,6 +81,11 @@ class ReActAgentWorker(AgentWorker):
     ``max_iterations=1``, while its ``stream_chat`` does not).
     """
 
+    callback_manager: CallbackManager  # never None here: a fresh one when none is given
+    #: keyword arguments a subclass's ``__init__`` takes beyond ReAct's, which ``from_tools``
+    #: passes on (any other is a TypeError naming it)
+    _from_tools_extras: ClassVar[frozenset[str]] = frozenset()
+
     def __init__(self, tools: Sequence[BaseTool], llm: LLM, max_iterations: int = 10,
                  react_chat_formatter: ReActChatFormatter | None = None,
                  output_parser: ReActOutputParser | None = None,
@@ -108,16 +114,17 @@ class ReActAgentWorker(AgentWorker):
                    tool_retriever: ObjectRetriever[BaseTool] | None = None,
                    handle_reasoning_failure_fn: FailureHandler | None = None,
                    callback_manager: CallbackManager | None = None,
-                   **kwargs: Any) -> ReActAgentWorker:
-        """Build a worker; arguments in SPEC order (``tools, llm, max_iterations, ...``)."""
-        if kwargs:
-            raise TypeError(f"ReActAgentWorker.from_tools got unexpected arguments: "
-                            f"{sorted(kwargs)}")
+                   **kwargs: Any) -> Self:
+        """Build a worker; arguments in SPEC order (``tools, llm, max_iterations, ...``), then
+        the keywords of a subclass (``multi_modal_llm=``...: ``_from_tools_extras``)."""
+        unknown = sorted(set(kwargs) - cls._from_tools_extras)
+        if unknown:
+            raise TypeError(f"{cls.__name__}.from_tools got unexpected arguments: {unknown}")
         return cls(tools=list(tools or []), llm=llm, max_iterations=max_iterations,  # type: ignore[arg-type]
                    react_chat_formatter=react_chat_formatter, output_parser=output_parser,
                    callback_manager=callback_manager, verbose=verbose,
                    tool_retriever=tool_retriever,
-                   handle_reasoning_failure_fn=handle_reasoning_failure_fn)
+                   handle_reasoning_failure_fn=handle_reasoning_failure_fn, **kwargs)
 
     @property
     def llm(self) -> LLM:

@@ -84,8 +84,11 @@ class MultimodalReActAgentWorker(ReActAgentWorker):
                  llm: LLM | None = None) -> None:
         if multi_modal_llm is not None and llm is not None and multi_modal_llm is not llm:
             raise ValueError("give the model once: `multi_modal_llm` or `llm`, not two models")
+        model = multi_modal_llm or llm
+        if model is None:
+            raise ValueError(f"{type(self).__name__} needs an `llm`")
         super().__init__(
-            tools, llm=multi_modal_llm or llm,  # type: ignore[arg-type]  (None is rejected there)
+            tools, llm=model,
             max_iterations=max_iterations,
             react_chat_formatter=react_chat_formatter or ReActChatFormatter.from_defaults(
                 system_header=REACT_MM_CHAT_SYSTEM_HEADER),
@@ -93,26 +96,9 @@ class MultimodalReActAgentWorker(ReActAgentWorker):
             tool_retriever=tool_retriever, handle_reasoning_failure_fn=handle_reasoning_failure_fn)
         self._generate_chat_message_fn = generate_chat_message_fn or generate_image_chat_message
 
-    @classmethod
-    def from_tools(cls, tools: Sequence[BaseTool] | None = None,  # type: ignore[override]
-                   multi_modal_llm: LLM | None = None, max_iterations: int = 10,
-                   react_chat_formatter: ReActChatFormatter | None = None,
-                   output_parser: ReActOutputParser | None = None, verbose: bool = False,
-                   tool_retriever: ObjectRetriever[BaseTool] | None = None,
-                   handle_reasoning_failure_fn: FailureHandler | None = None,
-                   callback_manager: CallbackManager | None = None,
-                   generate_chat_message_fn: ChatMessageFn | None = None,
-                   llm: LLM | None = None, **kwargs: Any) -> MultimodalReActAgentWorker:
-        """Build a worker over ``multi_modal_llm`` (or ``llm=``: any :class:`LLM`)."""
-        if kwargs:
-            raise TypeError(f"MultimodalReActAgentWorker.from_tools got unexpected arguments: "
-                            f"{sorted(kwargs)}")
-        return cls(list(tools or []), multi_modal_llm=multi_modal_llm, llm=llm,
-                   max_iterations=max_iterations, react_chat_formatter=react_chat_formatter,
-                   output_parser=output_parser, callback_manager=callback_manager,
-                   verbose=verbose, generate_chat_message_fn=generate_chat_message_fn,
-                   tool_retriever=tool_retriever,
-                   handle_reasoning_failure_fn=handle_reasoning_failure_fn)
+    # ``from_tools`` is ReAct's: ``from_tools(tools, model, ...)`` gives the model as ``llm``,
+    # which this worker takes as its multimodal model
+    _from_tools_extras = frozenset({"multi_modal_llm", "generate_chat_message_fn"})
 
     @property
     def multi_modal_llm(self) -> LLM:

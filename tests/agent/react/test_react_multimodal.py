@@ -65,6 +65,14 @@ def test_from_tools_accepts_the_model_as_llm_too(tools):
     assert worker.multi_modal_llm is llm and worker.llm is llm
 
 
+def test_from_tools_takes_the_model_as_its_second_positional_argument(tools):
+    llm = ScriptedLLM([])
+
+    worker = MultimodalReActAgentWorker.from_tools(tools, llm, 3)
+
+    assert isinstance(worker, MultimodalReActAgentWorker) and worker.multi_modal_llm is llm
+
+
 def test_two_different_models_are_rejected(tools):
     with pytest.raises(ValueError, match="give the model once: `multi_modal_llm` or `llm`"):
         MultimodalReActAgentWorker.from_tools(tools, multi_modal_llm=ScriptedLLM([]),
@@ -87,7 +95,7 @@ def test_max_iterations_is_enforced(tools):
     task = new_task([DOG])
     output = worker.run_step(worker.initialize_step(task), task)
 
-    with pytest.raises(ValueError, match="^Reached max iterations.$"):
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
         worker.run_step(output.next_steps[0], task)
 
 
