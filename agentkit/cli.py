@@ -236,13 +236,23 @@ def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
 
 def _writable_folder(path: Path, option: str) -> None:
     """Fail before any work if ``path`` cannot be the output folder it is meant to be."""
-    if path.exists() and not path.is_dir():
-        raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is created "
-                       "if missing)")
-    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    try:
+        if path.exists() and not path.is_dir():
+            raise CLIError(f"{option} {path}: is a file, not a folder; give a folder (it is "
+                           "created if missing)")
+        chain = (path, *path.parents)
+        existing = next((p for p in chain if p.exists()), Path("."))
+        longest = (os.pathconf(existing, "PC_NAME_MAX")
+                   if existing.is_dir() and hasattr(os, "pathconf") else None)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise CLIError(f"{option} {path}: cannot be a folder: {exc.strerror or exc}") from None
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise CLIError(f"{option} {path}: cannot write there ({existing} is not a writable "
                        "folder)")
+    missing = chain[:chain.index(existing)] if existing in chain else chain
+    if longest is not None and any(len(os.fsencode(p.name)) > longest for p in missing):
+        raise CLIError(f"{option} {path}: cannot be a folder: File name too long (at most "
+                       f"{longest} bytes per name)")
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -283,10 +293,12 @@ class _Progress:
 
     def __call__(self, event: Any) -> None:
         from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
+        from agentkit.core.secrets import Redactor
 
         if isinstance(event, AgentChatStartEvent):
             self.turn = event.user_msg
-            print(f"  turn: {self.turn[:70]!r}", file=self.out, flush=True)
+            shown = Redactor().text(self.turn)  # a secret typed into a turn stays out of logs
+            print(f"  turn: {shown[:70]!r}", file=self.out, flush=True)
         elif isinstance(event, LLMCallEndEvent):
             self.llm_calls += 1
             usage = event.usage
@@ -371,7 +383,7 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.record import cassette_miss, comparable
+    from agentkit.scenario.record import cassette_miss
     from agentkit.scenario.runner import recording_files
 
     scenario = _load(args.scenario)
@@ -393,7 +405,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
                   file=out)
             continue
-        differences = (diff_traces(_read_trace(recorded), comparable(result.trace.to_dict()))
+        differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
                        if recorded.exists() else [])
         if not recorded.exists():
             print(f"      (no recorded trace at {recorded}; nothing to compare)", file=out)

@@ -2,7 +2,8 @@
 
 A problem is a :class:`TextFileError` whose message starts ``file:line:column:``:
 
-* :func:`read_text` -- UTF-8 text; other bytes are an error at the line they are on;
+* :func:`read_text` -- UTF-8 text of at most :data:`MAX_TEXT_BYTES` (``/dev/zero`` given as a
+  trace is an error, not a read that never ends); other bytes are an error at their line;
 * :func:`parse_json` -- JSON, including nesting too deep for the parser (an error, not a
   ``RecursionError``);
 * :func:`json_locations` -- the line of every field of a JSON document, for errors about its
@@ -17,7 +18,10 @@ from typing import Any
 
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 
-__all__ = ["TextFileError", "read_text", "parse_json", "json_locations"]
+__all__ = ["TextFileError", "read_text", "parse_json", "json_locations", "MAX_TEXT_BYTES"]
+
+#: The largest file :func:`read_text` reads (a cassette of a long conversation is a few MB).
+MAX_TEXT_BYTES = 256 << 20
 
 
 class TextFileError(ValueError):
@@ -27,7 +31,11 @@ class TextFileError(ValueError):
 def read_text(path: str | Path) -> str:
     """The UTF-8 text of ``path`` (``OSError`` if it cannot be read at all)."""
     path = Path(path)
-    data = path.read_bytes()
+    with path.open("rb") as file:
+        data = file.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise TextFileError(f"{path}:1: larger than {MAX_TEXT_BYTES >> 20} MiB, the most "
+                            "agentkit reads (is it the file you meant?)")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

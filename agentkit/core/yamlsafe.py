@@ -3,7 +3,8 @@
 Every YAML file agentkit reads (scenarios, cassettes) goes through :func:`parse_yaml`:
 
 * the safe loader (plain data only), the C one (libyaml) when PyYAML has it -- a large
-  cassette loads several times faster;
+  cassette loads several times faster; a value its tag cannot read (``!!float name``,
+  ``!!timestamp soon``) is an error at its line, like any other;
 * nesting deeper than :data:`MAX_DEPTH` is an error before anything is built (libyaml's
   composer recurses in C: a file of 100,000 ``[`` crashes the interpreter);
 * aliases may add at most :data:`MAX_ALIAS_NODES` nodes once expanded (a 383-byte "billion
@@ -85,6 +86,27 @@ class YamlLocations:
         return self.values.get((), 1)
 
 
+_TAG_PREFIX = "tag:yaml.org,2002:"
+
+
+class _Constructor(LOADER):  # type: ignore[misc]
+    """The safe loader's constructor, with PyYAML's raw exceptions for a value its tag cannot
+    read (``ValueError`` for ``!!float name``, ``KeyError`` for ``!!bool maybe``,
+    ``AttributeError`` for ``!!timestamp soon``) turned into errors at the value's line."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except Exception:  # noqa: BLE001 (converting plain data failed: the value does not fit its tag)
+            tag = str(node.tag).replace(_TAG_PREFIX, "!!")
+            shown = (repr(node.value[:60]) if isinstance(node, yaml.ScalarNode)
+                     else "this value")
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown} is not a valid {tag} value", node.start_mark) from None
+
+
 def _error_from(exc: yaml.YAMLError, text: str) -> YamlError:
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
         before = text[:exc.position]
@@ -150,7 +172,7 @@ def parse_yaml(text: str) -> tuple[Any, YamlLocations]:
         node = yaml.compose(text, Loader=LOADER)
         if node is None:
             return None, YamlLocations(None)
-        data = LOADER("").construct_document(node)
+        data = _Constructor("").construct_document(node)
     except yaml.YAMLError as exc:
         raise _error_from(exc, text) from None
     return data, YamlLocations(node)

@@ -196,11 +196,23 @@ class ChatMessage(Model):
     @field_validator("additional_kwargs")
     @classmethod
     def _revive_tool_calls(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """``tool_calls`` holds ToolSelections (dicts, as saved, are revived); anything else
+        is a validation error here, not a crash where the calls are read."""
         calls = value.get("tool_calls")
-        if calls and any(isinstance(c, dict) for c in calls):
-            value = {**value, "tool_calls": [
-                ToolSelection.model_validate(c) if isinstance(c, dict) else c for c in calls]}
-        return value
+        if calls is None:
+            return value
+        if not isinstance(calls, (list, tuple)):
+            raise ValueError(f"additional_kwargs.tool_calls must be a list of tool calls, got "
+                             f"{type(calls).__name__}")
+        revived = []
+        for index, call in enumerate(calls):
+            if isinstance(call, dict):
+                call = ToolSelection.model_validate(call)
+            elif not isinstance(call, ToolSelection):
+                raise ValueError(f"additional_kwargs.tool_calls[{index}] must be a tool call "
+                                 f"(tool_id, tool_name, tool_kwargs), got {type(call).__name__}")
+            revived.append(call)
+        return {**value, "tool_calls": revived}
 
     @property
     def content(self) -> str | None:

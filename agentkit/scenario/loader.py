@@ -276,7 +276,8 @@ def is_scenario_file(path: Path) -> bool:
     if path.suffix not in (".yaml", ".yml"):
         return False
     try:
-        text = path.read_bytes()[:_SNIFF_BYTES].decode("utf-8", errors="replace")
+        with path.open("rb") as file:
+            text = file.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return True
     keys = set(_TOP_LEVEL_KEY.findall(text))
@@ -287,10 +288,13 @@ def discover_scenarios(root: str | Path) -> list[Path]:
     """Scenario files under ``root`` (:func:`is_scenario_file`; cassettes and snapshots are
     not), sorted; a file is returned as is."""
     root = Path(root)
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise ScenarioError(f"{root}: no such scenario file or directory")
+    try:
+        if root.is_file():
+            return [root]
+        if not root.is_dir():
+            raise ScenarioError(f"{root}: no such scenario file or directory")
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise ScenarioError(f"{root}: cannot read: {exc.strerror or exc}") from None
     return sorted(p for p in root.rglob("*.y*ml")
                   if not _NOT_SCENARIOS.intersection(p.relative_to(root).parts)
                   and is_scenario_file(p))

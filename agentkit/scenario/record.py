@@ -14,11 +14,12 @@ A live backend that cannot be reached, or refuses the key, stops the recording w
 error at once (it is not recorded, and the OpenAI backend does not retry a refused
 connection).
 
-Secrets: the cassette and the trace are redacted alike (secret environment values, the
-backend's configured secrets, keys, bearer tokens, URL passwords). Replays hash requests
-without looking at the environment, so a recording whose *requests* held a secret value --
-e.g. a token typed into a user turn -- could never replay (in CI, without the variable, the
-redacted request differs); such a recording is refused with a message naming the variable.
+Secrets: the cassette, the trace and the problems reported are redacted alike (secret
+environment values, the backend's configured secrets, keys, bearer tokens, URL passwords).
+Replays hash requests without looking at the environment, so a recording whose *requests* held
+a secret value -- e.g. a token typed into a user turn -- could never replay (in CI, without the
+variable, the redacted request differs); such a recording is refused with a message naming the
+variable.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, load, recording_files, run_scenario
 
-__all__ = ["Recording", "record_scenario", "comparable", "cassette_miss"]
+__all__ = ["Recording", "record_scenario", "cassette_miss"]
 
 
 @dataclass
@@ -74,13 +75,6 @@ class Recording:
         """The files it writes, for messages: ``a.yaml and a.trace.json``."""
         paths = [*map(str, self.cassettes), str(self.trace)]
         return ", ".join(paths[:-1]) + f" and {paths[-1]}"
-
-
-def comparable(trace: dict[str, Any]) -> dict[str, Any]:
-    """A trace as a recording's trace file holds it: what any text may hold (keys, bearer
-    tokens, URL passwords) redacted, without looking at the environment."""
-    redacted: dict[str, Any] = Redactor(environ={}).data(trace)
-    return redacted
 
 
 def cassette_miss(result: ScenarioResult) -> str | None:
@@ -137,9 +131,11 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         fresh[member] = CassetteLLM(Cassette.from_dict(data, path, where))
     outcome.replay = _run_with(scenario, agent_type, fresh, state)
     secrets = {name: value for model in models.values() for name, value in model.secrets.items()}
-    recorded_trace = Redactor(secrets=secrets).data(outcome.live.trace.to_dict())
-    outcome.problems = _problems(outcome.live, outcome.replay, recorded_trace,
-                                 list(recorders.values()))
+    recorded_trace = outcome.live.trace.to_dict(Redactor(secrets=secrets))
+    # shown to the user (CI logs): a refused request's secret value must not be in the miss
+    outcome.problems = [Redactor(secrets=secrets).text(problem) for problem in
+                        _problems(outcome.live, outcome.replay, recorded_trace,
+                                  list(recorders.values()))]
     if outcome.problems or (outcome.recorded == 0 and trace_path.exists()):
         return outcome  # refused, or nothing new (mode `once` with a recording)
     replace_together([(trace_path, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
@@ -204,7 +200,7 @@ def _problems(live: ScenarioResult, replay: ScenarioResult, recorded_trace: dict
             "mode `rewrite` to drop them)" if recorders[0].mode == "all" else "")
     problems += [f"the fresh recording does not replay: {p}{hint}" for p in replay.problems
                  if p not in live.problems]
-    differences = diff_traces(recorded_trace, comparable(replay.trace.to_dict()))
+    differences = diff_traces(recorded_trace, replay.trace.to_dict())
     if differences:
         problems.append("replaying the fresh recording gives a different trace:\n"
                         + "\n".join(f"  {line}" for line in differences))

@@ -25,6 +25,7 @@ from agentkit.core.events import (
     ToolCallStartEvent,
     ToolsOfferedEvent,
 )
+from agentkit.core.secrets import Redactor
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 
 __all__ = [
@@ -206,11 +207,17 @@ class Trace:
             serial_time=_round(sum(t.serial_time for t in self.turns)),
             critical_path=_round(critical_path(intervals)))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form (what snapshots store)."""
-        return {"format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
-                "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
-                "totals": asdict(self.totals())}
+    def to_dict(self, redactor: Redactor | None = None) -> dict[str, Any]:
+        """The JSON-ready form (what snapshots, ``--trace-dir``, reports and recordings store),
+        with what any text may hold redacted: keys, bearer tokens, URL passwords, typed into a
+        turn or returned by a tool. Values of this machine's environment are not looked at, so
+        a trace is the same on every machine; a recording passes a ``redactor`` that also takes
+        out its backend's secrets and those values, as in its cassette."""
+        redacted: dict[str, Any] = (redactor or Redactor(environ={})).data({
+            "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
+            "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
+            "totals": asdict(self.totals())})
+        return redacted
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"

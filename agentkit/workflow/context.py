@@ -360,6 +360,14 @@ class Context:
             raise ContextSerdeError(
                 "Context.from_dict: not a saved context (expected the dict Context.to_dict() "
                 f"returns, format {_FORMAT})")
+        try:
+            return cls._restored(workflow, data)
+        except RecursionError:  # decoding walks the saved values recursively
+            raise ContextSerdeError("Context.from_dict: the saved context is nested too deeply "
+                                    "to restore") from None
+
+    @classmethod
+    def _restored(cls, workflow: Workflow, data: dict[str, Any]) -> Context:
         ctx = cls(workflow)
         saved_steps = _require(data, "steps", list)
         if data.get("workflow") != ctx._workflow_name or saved_steps != list(ctx._graph.steps):

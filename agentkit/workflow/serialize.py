@@ -81,8 +81,8 @@ def decode(data: Any, where: str, resolve: TypeResolver) -> Any:
     if kind == "model":
         if not issubclass(cls, BaseModel):
             raise ContextSerdeError(f"cannot restore {where}: {type_path(cls)} is not a model")
-        fields = _field(data, "fields", where, dict)
-        extra = _field(data, "extra", where, dict)
+        fields = _names(data, "fields", where)
+        extra = _names(data, "extra", where)
         values = {**decode(fields, where, resolve), **decode(extra, where, resolve)}
         try:
             return cls.model_validate(values)
@@ -98,6 +98,15 @@ def decode(data: Any, where: str, resolve: TypeResolver) -> Any:
             raise ContextSerdeError(f"cannot restore {where} with {cls.__name__}.from_dict: "
                                     f"{exc}") from exc
     raise ContextSerdeError(f"cannot restore {where}: unknown kind {kind!r}")
+
+
+def _names(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    """A saved model's ``fields`` or ``extra``: names to saved values (itself no saved value)."""
+    value: dict[str, Any] = _field(data, key, where, dict)
+    if _TAG in value:
+        raise ContextSerdeError(f"cannot restore {where}: `{key}` must map field names to "
+                                f"values, not be a saved {value[_TAG]!r}")
+    return value
 
 
 def _field(data: dict[str, Any], key: str, where: str, kind: type) -> Any:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit.cli import main
+from agentkit.core import textfiles
 from agentkit.scenario.runner import run_scenario
 from cli_helpers import Outcome
 from tests.fuzz import mutated
@@ -107,6 +108,17 @@ def test_missing_trace_file_exits_2(cli: Callable[..., Outcome], trace_of: Calla
     assert result.code == 2
     assert f"{tmp_path / 'missing.json'}: cannot read trace: No such file or directory" in \
         result.err
+
+
+def test_a_trace_that_never_ends_exits_2_instead_of_reading_forever(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textfiles, "MAX_TEXT_BYTES", 1 << 20)  # 1 MiB of zeros, not 256
+
+    result = cli("diff", trace_of("old"), "/dev/zero")
+
+    assert result.code == 2
+    assert "/dev/zero:1: larger than 1 MiB, the most agentkit reads" in result.err
 
 
 # ----------------------------------------------------------------- fuzzed input

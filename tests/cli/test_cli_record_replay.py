@@ -113,6 +113,30 @@ def test_record_uses_the_key_from_the_environment_and_never_writes_it(
     assert FAKE_KEY not in result.out + result.err
 
 
+def test_record_never_prints_a_secret_env_value_typed_into_a_turn(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        monkeypatch: pytest.MonkeyPatch,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    token = "tok-3e4r5t6y7u8i9o0p"
+    monkeypatch.setenv("PROBE_SERVICE_TOKEN", token)
+    scenario = write("scenarios/secret.yaml", f"""\
+        format: 1
+        name: secret
+        turns:
+          - user: my token is {token}, keep it
+        agents:
+          react:
+            recording: cassettes/secret.react.yaml
+        """)
+    fake_openai_endpoint(["Answer: kept"])
+
+    result = cli("record", scenario, "--agent", "react", "--base-url", FAKE_URL)
+
+    assert result.code == 1  # refused: it could never replay (tests/scenario/test_record.py)
+    assert "turn: 'my token is <redacted:PROBE_SERVICE_TOKEN>, keep it'" in result.out
+    assert token not in result.out + result.err
+
+
 def test_record_of_a_run_failing_its_expectations_exits_1_and_writes_nothing(
         cli: Callable[..., Outcome], adding: Path,
         fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import Outcome
 
 BUNDLED = Path(__file__).resolve().parents[2] / "scenarios"
@@ -135,6 +137,18 @@ def test_run_trace_dir_that_cannot_be_a_folder_exits_2_before_running(
     assert result.code == 2 and "PASS" not in result.out
     assert (f"--trace-dir {tmp_path / 'README.md' / 'traces'}: cannot write there "
             f"({tmp_path / 'README.md'} is not a writable folder)") in result.err
+
+
+@pytest.mark.parametrize("command, option", [("run", "--trace-dir"), ("report", "--out")])
+def test_an_output_folder_named_longer_than_the_file_system_allows_exits_2_before_running(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path, command: str,
+        option: str) -> None:
+    folder = tmp_path / "missing" / ("a" * 300) / "out"
+
+    result = cli(command, _only_react(adding), option, folder)
+
+    assert result.code == 2 and "PASS" not in result.out
+    assert f"{option} {folder}: cannot be a folder: File name too long" in result.err
 
 
 def test_report_out_that_is_a_file_exits_2_before_running_and_leaves_it(

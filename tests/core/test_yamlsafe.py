@@ -52,6 +52,15 @@ def test_only_plain_data_tags_are_accepted():
         parse_yaml("x: !!python/object/apply:os.system ['true']\n")
 
 
+@pytest.mark.parametrize("value", ["!!float name", "!!int abc", "!!int 0x", "!!bool maybe",
+                                   "!!timestamp soon", "!!timestamp 2020-13-45"])
+def test_a_value_its_tag_cannot_read_is_an_error_at_its_line_not_a_raw_exception(value):
+    with pytest.raises(YamlError, match="is not a valid !!") as info:
+        parse_yaml(f"format: 1\nname: {value}\n")
+
+    assert (info.value.line, info.value.column) == (2, 7)
+
+
 def test_a_syntax_error_names_line_and_column_and_how_to_fix_it():
     with pytest.raises(YamlError) as info:
         parse_yaml("a: 1\nb: [unclosed\n")
@@ -87,3 +96,18 @@ def test_any_text_loads_or_is_a_yaml_error(text):
         parse_yaml(text)
     except YamlError as exc:
         assert exc.line is None or exc.line >= 1
+
+
+_TAGS = ["!!float", "!!int", "!!bool", "!!null", "!!timestamp", "!!binary", "!!str", "!!set",
+         "!!omap", "!!pairs", "!!seq", "!!map", "!!merge", "!!value"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_TAGS),
+                          st.text(alphabet=st.sampled_from(list("0123456789-:.+eExTtZa[]{} ")),
+                                  max_size=12)), min_size=1, max_size=4))
+def test_any_tagged_value_loads_or_is_a_yaml_error_with_its_line(items):
+    text = "".join(f"k{n}: {tag} {value}\n" for n, (tag, value) in enumerate(items))
+    try:
+        parse_yaml(text)
+    except YamlError as exc:
+        assert exc.line is not None and 1 <= exc.line <= len(items) + 1

@@ -109,6 +109,12 @@ def test_tool_call_dicts_are_revived_as_tool_selections():
     assert message.tool_calls == [ToolSelection(tool_id="c1", tool_name="add", tool_kwargs={"a": 1})]
 
 
+@pytest.mark.parametrize("calls", [3.5, True, "add", {"tool_id": "c1"}, [1], ["add"]])
+def test_tool_calls_that_are_not_a_list_of_tool_calls_are_a_validation_error(calls):
+    with pytest.raises(ValueError, match=r"additional_kwargs.tool_calls(\[0\])? must be"):
+        ChatMessage(role="assistant", additional_kwargs={"tool_calls": calls})
+
+
 def test_a_message_without_tool_calls_has_an_empty_tool_call_list():
     assert ChatMessage(content="hi").tool_calls == []
 

@@ -3,13 +3,14 @@
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.core.sim import run_sync
 from agentkit.llms import ChatMessage, ImageBlock, TextBlock, ToolSelection
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.memory import DEFAULT_TOKEN_LIMIT, ChatMemoryBuffer
+from tests.fuzz import JSON, mutated
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x01" * 8
 
@@ -325,6 +326,38 @@ def test_from_string_with_a_bad_message_names_its_index():
     text = json.dumps({"chat_history": [{"role": "user", "blocks": []}, {"role": "robot"}]})
     with pytest.raises(ValueError, match=r"chat_history\[1\] is not a valid message: .*role"):
         ChatMemoryBuffer.from_string(text)
+
+
+_SAVED = ChatMemoryBuffer.from_defaults(chat_history=[
+    user(), ChatMessage(role="assistant", content="", additional_kwargs={
+        "tool_calls": [ToolSelection(tool_id="c1", tool_name="f", tool_kwargs={"a": 1})]}),
+    ChatMessage(role="tool", content="2", additional_kwargs={"tool_call_id": "c1"})]).to_dict()
+
+
+@settings(max_examples=200, deadline=None)
+@given(mutated(_SAVED))
+def test_any_mutated_saved_buffer_is_a_usable_buffer_or_a_value_error(data):
+    try:
+        buffer = ChatMemoryBuffer.from_string(json.dumps(data))
+    except ValueError as exc:
+        assert str(exc)
+        return
+    buffer.get()  # counts every message's tokens, tool calls included
+    saved = buffer.to_string()  # JSON has no inf or NaN: they are saved as null
+    assert ChatMemoryBuffer.from_string(saved).to_string() == saved
+
+
+@given(st.dictionaries(st.sampled_from(["tool_calls", "tool_call_id"]), JSON | st.lists(JSON),
+                       max_size=2))
+def test_saved_additional_kwargs_load_with_tool_selections_as_tool_calls_or_are_a_value_error(
+        kwargs):
+    data = {"chat_history": [{"role": "assistant", "content": "", "additional_kwargs": kwargs}]}
+    try:
+        buffer = ChatMemoryBuffer.from_dict(data)
+    except ValueError as exc:
+        assert "chat_history[0]" in str(exc)
+        return
+    assert all(isinstance(call, ToolSelection) for call in buffer.get_all()[0].tool_calls)
 
 
 def test_from_string_with_a_bad_token_limit_is_an_error():

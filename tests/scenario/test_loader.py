@@ -371,6 +371,19 @@ def test_discovery_of_a_missing_path_is_an_error(tmp_path):
         discover_scenarios(tmp_path / "missing")
 
 
+def test_discovery_of_a_name_too_long_for_the_file_system_is_an_error_naming_it(tmp_path):
+    long_name = tmp_path / ("a" * 300)
+
+    with pytest.raises(ScenarioError, match=f"^{long_name}: cannot read: File name too long$"):
+        discover_scenarios(long_name)
+
+
+def test_discovery_reads_only_the_start_of_a_yaml_file_that_never_ends(tmp_path):
+    (tmp_path / "zeros.yaml").symlink_to("/dev/zero")  # read whole, it never ended
+
+    assert discover_scenarios(tmp_path) == []
+
+
 def test_discovery_finds_the_bundled_scenarios_but_not_their_snapshots():
     root = Path(__file__).parents[2] / "scenarios"
 

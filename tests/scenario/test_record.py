@@ -17,7 +17,7 @@ import pytest
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.llms.openai import OpenAI
 from agentkit.scenario import run_scenario
-from agentkit.scenario.record import comparable, record_scenario
+from agentkit.scenario.record import record_scenario
 
 from .conftest import MINIMAL
 
@@ -53,7 +53,7 @@ def _record(scenario: Path, answers=ANSWERS, mode="once"):
 def _replays(scenario: Path) -> bool:
     result = run_scenario(scenario)
     recorded = json.loads(_files(scenario)[1].read_text("utf-8"))
-    return result.passed and comparable(result.trace.to_dict()) == recorded
+    return result.passed and result.trace.to_dict() == recorded
 
 
 def _stray_files(scenario: Path) -> list[str]:

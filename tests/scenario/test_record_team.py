@@ -15,7 +15,7 @@ import yaml
 
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.scenario import ScenarioError, run_scenario
-from agentkit.scenario.record import comparable, record_scenario
+from agentkit.scenario.record import record_scenario
 
 TEAM = """\
 format: 1
@@ -99,7 +99,7 @@ def test_a_recorded_team_replays_offline_to_the_recorded_trace(team):
     result = run_scenario(team)
 
     assert result.passed, result.problems
-    assert comparable(result.trace.to_dict()) == json.loads(_files(team)[2].read_text("utf-8"))
+    assert result.trace.to_dict() == json.loads(_files(team)[2].read_text("utf-8"))
 
 
 def test_each_team_agent_may_record_through_its_own_live_model(team):

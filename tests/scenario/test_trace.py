@@ -302,3 +302,35 @@ def test_a_detail_that_would_overwrite_a_core_field_is_refused():
 
     with pytest.raises(ValueError, match="`output` would overwrite a core field"):
         Trace(scenario="s", agent="a", turns=[turn]).to_dict()
+
+
+# ----------------------------------------------------------------- secrets
+LEAKY = """\
+format: 1
+name: leaky
+tools:
+  - ref: mocks.tools:weather
+turns:
+  - user: Use postgres://admin:pw-s3cr3t-xyz@db.local/app with sk-abcdefghijklmnopqrstuv
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{name: weather, args: {city: "Bearer abcdefghijklmnop"}}]
+      - Done with postgres://admin:pw-s3cr3t-xyz@db.local/app
+"""
+
+
+def test_keys_bearer_tokens_and_url_passwords_in_a_run_never_reach_its_trace(write_file):
+    text = run_scenario(write_file("leaky.yaml", LEAKY), "function_calling").trace.to_json()
+
+    for secret in ("pw-s3cr3t-xyz", "sk-abcdefghijklmnopqrstuv", "abcdefghijklmnop"):
+        assert secret not in text
+    assert "postgres://admin:<redacted>@db.local/app" in text
+
+
+def test_a_trace_is_the_same_whatever_secrets_the_environment_holds(write_file, monkeypatch):
+    path = write_file("leaky.yaml", LEAKY)
+    without = run_scenario(path, "function_calling").trace.to_json()
+    monkeypatch.setenv("PROBE_SERVICE_TOKEN", "db.local/app")
+
+    assert run_scenario(path, "function_calling").trace.to_json() == without

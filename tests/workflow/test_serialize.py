@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -100,6 +101,24 @@ def test_a_saved_event_whose_fields_fail_validation_is_rejected():
     with pytest.raises(ContextSerdeError,
                        match=r"^cannot restore stream\[0\] as Scored: 1 validation error"):
         _restore(_saved(stream=[item]))
+
+
+@pytest.mark.parametrize("part", ["fields", "extra"])
+def test_a_saved_model_whose_fields_are_a_saved_object_is_rejected(part):
+    memory = {"__agentkit__": "object", "type": "agentkit.memory:ChatMemoryBuffer", "data": {}}
+    item = {"__agentkit__": "model", "type": f"{__name__}:Scored", "fields": {"score": 1},
+            "extra": {}, part: memory}
+    with pytest.raises(ContextSerdeError,
+                       match=rf"^cannot restore stream\[0\]: `{part}` must map field names"):
+        _restore(_saved(stream=[item]))
+
+
+def test_a_saved_context_nested_deeper_than_python_can_walk_is_rejected():
+    deep: list = []
+    for _ in range(sys.getrecursionlimit()):  # one level per frame is deeper than Python walks
+        deep = [deep]
+    with pytest.raises(ContextSerdeError, match="nested too deeply"):
+        _restore(_saved(store={"x": deep}))
 
 
 def test_events_with_fields_and_extras_round_trip():

@@ -29,6 +29,7 @@ substrings): :func:`replace_placeholders` works on whole tokens, so ``y1`` never
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import json
 import re
@@ -284,15 +285,30 @@ def parse_chain(text: str) -> Chain:
     """Read every ``[FUNC ...]`` of ``text`` into a :class:`Chain` (see the module docstring);
     never raises: problems are on the calls (:meth:`Chain.check` raises them)."""
     drafts: list[_Draft] = []
+    lines = _Lines(text)
     position = 0
     while (marker := _MARKER.search(text, position)) is not None:
-        draft = _read_call(text, marker.start(), len(drafts) + 1)
+        draft = _read_call(text, marker.start(), len(drafts) + 1, lines)
         drafts.append(draft)
         position = max(draft.end, marker.end())
-    return _resolve(text, drafts)
+    return _resolve(text, drafts, lines)
 
 
-def _read_call(text: str, start: int, index: int) -> _Draft:
+class _Lines:
+    """Line and column of any offset of a text, by binary search over where its lines start
+    (counting line breaks from the start of the text for each call made parsing quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+
+    def line(self, position: int) -> int:
+        return bisect.bisect_right(self._starts, position)
+
+    def column(self, position: int) -> int:
+        return position - self._starts[self.line(position) - 1] + 1
+
+
+def _read_call(text: str, start: int, index: int, lines: _Lines) -> _Draft:
     """One call from its ``[FUNC``; a call with a problem ends where :func:`_recover` says."""
     draft = _Draft(index=index, name="", start=start, end=start)
     position = _SPACE.match(text, start + len("[FUNC")).end()  # type: ignore[union-attr]
@@ -304,7 +320,7 @@ def _read_call(text: str, start: int, index: int) -> _Draft:
         position = _SPACE.match(text, name.end()).end()  # type: ignore[union-attr]
         if not text.startswith("(", position):
             raise _Problem(f"expected `(` after the function name `{draft.name}`")
-        close = _matching_paren(text, position)
+        close = _matching_paren(text, position, lines)
         draft.args, draft.kwargs = _read_arguments(text, position + 1, close)
         equals = _EQUALS.match(text, close + 1)
         if equals is None:
@@ -341,7 +357,7 @@ def _recover(text: str, draft: _Draft) -> None:
     draft.end = bracket + 1 if bracket != -1 else end
 
 
-def _matching_paren(text: str, open_at: int) -> int:
+def _matching_paren(text: str, open_at: int, lines: _Lines) -> int:
     """Index of the ``)`` closing the ``(`` at ``open_at``, skipping strings and nested
     brackets."""
     stack = [")"]
@@ -351,7 +367,7 @@ def _matching_paren(text: str, open_at: int) -> int:
         if char in "\"'":
             end = string_literal_end(text, position)
             if end is None:
-                raise _Problem(f"the string opened at column {_column(text, position)} is "
+                raise _Problem(f"the string opened at column {lines.column(position)} is "
                                "not closed")
             position = end
             continue
@@ -361,17 +377,13 @@ def _matching_paren(text: str, open_at: int) -> int:
             stack.append(_PAIRS[char])
         elif char in ")]}":
             if char != stack[-1]:
-                raise _Problem(f"`{char}` at column {_column(text, position)} does not close "
+                raise _Problem(f"`{char}` at column {lines.column(position)} does not close "
                                f"the bracket before it (expected `{stack[-1]}`)")
             stack.pop()
             if not stack:
                 return position
         position += 1
     raise _Problem("the argument list is not closed (no matching `)`)")
-
-
-def _column(text: str, position: int) -> int:
-    return position - max(text.rfind("\n", 0, position), text.rfind("\r", 0, position))
 
 
 def _read_arguments(text: str, start: int, end: int) -> tuple[list[Any], dict[str, Any]]:
@@ -453,7 +465,7 @@ def _value(node: ast.expr, offsets: _Offsets, what: str) -> Any:
 
 
 # ---------------------------------------------------------------------------- resolving
-def _resolve(text: str, drafts: list[_Draft]) -> Chain:
+def _resolve(text: str, drafts: list[_Draft], lines: _Lines) -> Chain:
     """Placeholders -> Refs, then duplicates, undefined inputs and cycles -> problems, then
     levels."""
     defining: dict[str, int] = {}
@@ -476,8 +488,8 @@ def _resolve(text: str, drafts: list[_Draft]) -> Chain:
         inputs = tuple(dict.fromkeys(name for _, _, name in refs))
         depends[draft.index] = {defining[name] for name in inputs}
         call = ChainCall(index=draft.index, name=draft.name, source=text[draft.start:draft.end],
-                         start=draft.start, end=draft.end, line=_line(text, draft.start),
-                         column=_column(text, draft.start), args=tuple(args), kwargs=kwargs,
+                         start=draft.start, end=draft.end, line=lines.line(draft.start),
+                         column=lines.column(draft.start), args=tuple(args), kwargs=kwargs,
                          output=draft.output, inputs=inputs, output_span=draft.output_span,
                          ref_spans=tuple(refs))
         if problem is not None:
@@ -530,10 +542,6 @@ def _resolved(value: Any, defining: Mapping[str, int], refs: list[tuple[int, int
     if isinstance(value, dict):
         return {k: _resolved(v, defining, refs, undefined) for k, v in value.items()}
     return value
-
-
-def _line(text: str, position: int) -> int:
-    return len(_NEWLINE.findall(text, 0, position)) + 1
 
 
 def _levels(depends: Mapping[int, set[int]]) -> tuple[list[tuple[int, ...]], set[int]]:

@@ -85,6 +85,46 @@ def test_a_call_spans_its_text_and_knows_its_line_and_column():
     assert text[call.start:call.end] == call.source
 
 
+def test_lines_and_columns_count_every_kind_of_line_break():
+    chain = parse_chain("a\r\n[FUNC f(1) = y1]\rb [FUNC g(y1) = y2]\n\n  [FUNC h(y2) = y3]")
+
+    assert [(c.line, c.column) for c in chain.calls] == [(2, 1), (3, 3), (5, 3)]
+
+
+class _CountingPattern:
+    """A compiled pattern that counts the characters its searches are given to scan."""
+
+    def __init__(self, pattern):
+        self.pattern, self.scanned = pattern, 0
+
+    def _count(self, text, pos=0, endpos=None):
+        self.scanned += min(len(text) if endpos is None else endpos, len(text)) - pos
+
+    def finditer(self, text, *span):
+        self._count(text, *span)
+        return self.pattern.finditer(text, *span)
+
+    def findall(self, text, *span):
+        self._count(text, *span)
+        return self.pattern.findall(text, *span)
+
+    def search(self, text, *span):
+        self._count(text, *span)
+        return self.pattern.search(text, *span)
+
+
+def test_line_breaks_are_scanned_once_per_chain_not_once_per_call(monkeypatch):
+    from agentkit.agent.coa import chain as chain_module
+
+    newline = _CountingPattern(chain_module._NEWLINE)
+    monkeypatch.setattr(chain_module, "_NEWLINE", newline)
+    text = "[FUNC f(1) = y1] " * 2000  # a probe found 10,000 calls taking 8 s (quadratic)
+
+    parse_chain(text)
+
+    assert newline.scanned <= 2 * len(text)
+
+
 def test_a_closing_bracket_inside_a_string_does_not_end_the_call():
     assert only_call('[FUNC echo("a ] b) c") = y1]').args == ("a ] b) c",)
 
