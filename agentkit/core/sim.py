@@ -91,7 +91,11 @@ class VirtualClock:
         self.serial += seconds
         loop = asyncio.get_running_loop()
         if isinstance(loop, VirtualTimeLoop) and loop.clock is self:
+            until = self._now + seconds
             await asyncio.sleep(seconds)
+            # asyncio runs a timer up to the loop's clock resolution early (a 1e-7 s latency
+            # would take no time at all): the latency has passed when the call returns
+            self._now = max(self._now, until)
         else:
             self._now += seconds
             await asyncio.sleep(0)
