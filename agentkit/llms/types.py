@@ -189,7 +189,10 @@ class ChatMessage(Model):
 
     @property
     def content(self) -> str | None:
-        texts = [b.text for b in self.blocks if isinstance(b, TextBlock)]
+        blocks = self.blocks
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the usual message: one text
+            return blocks[0].text
+        texts = [b.text for b in blocks if isinstance(b, TextBlock)]
         if not texts:
             return None
         return texts[0] if len(texts) == 1 else "\n".join(texts)
