@@ -111,13 +111,13 @@ class _CallRecorder:
     """Emits the start/chunk/end events of one LLM call (streamed or not)."""
 
     def __init__(self, llm: LLM, request: LLMRequest) -> None:
-        self.llm = llm
         self.request = request
+        self.model = llm.metadata.model_name
         self.span: Span = dispatcher.new_span()
         self.started = now()
         self.last: ChatResponse | None = None
         self.ended = False
-        self._emit(LLMCallStartEvent(kind=request.call_kind, model=llm.metadata.model_name,
+        self._emit(LLMCallStartEvent(kind=request.call_kind, model=self.model,
                                      messages=request.messages, tools=request.tool_specs(),
                                      tool_choice=request.tool_choice))
 
@@ -140,7 +140,7 @@ class _CallRecorder:
         if error is not None:
             message = (f"{type(error).__name__}: {error}" if not isinstance(error, GeneratorExit)
                        else "stream closed before its end")
-        self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.llm.metadata.model_name,
+        self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.model,
                                    messages=self.request.messages, response=response,
                                    usage=response.usage if response is not None else None,
                                    latency=now() - self.started, error=message))
