@@ -14,6 +14,7 @@ usage (estimated when a backend gives none) and the simulated latency of the cal
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,8 @@ class LLMRequest:
 
     ``kind`` is ``"chat"`` or ``"complete"``; a completion carries its ``prompt`` and, for
     chat backends, the same prompt as a single user message in ``messages``. ``tools`` are
-    the tool objects offered (each with ``.metadata``).
+    the tool objects offered (each with ``.metadata``: ``name``, ``description`` and the
+    JSON schema of its arguments as ``fn_schema_str``).
     """
 
     kind: Literal["chat", "complete"]
@@ -64,6 +66,7 @@ class LLMRequest:
     kwargs: dict[str, Any] = field(default_factory=dict)
     _tool_specs: list[dict[str, Any]] | None = field(default=None, init=False, repr=False,
                                                      compare=False)
+    _tool_tokens: int = field(default=0, init=False, repr=False, compare=False)
 
     @property
     def call_kind(self) -> str:
@@ -72,16 +75,29 @@ class LLMRequest:
 
     def tool_specs(self) -> list[dict[str, Any]] | None:
         """Name, description and JSON-schema parameters of each offered tool (computed once
-        per request; treat it as read-only)."""
+        per request, from specs shared by every request offering the same tools: treat it
+        as read-only)."""
         if self.tools is None:
             return None
         if self._tool_specs is None:
-            self._tool_specs = [
-                {"name": t.metadata.name, "description": t.metadata.description,
-                 "parameters": t.metadata.get_parameters_dict()}
-                for t in self.tools
-            ]
+            specs, self._tool_tokens = _offer(tuple(
+                (t.metadata.name, t.metadata.description, t.metadata.fn_schema_str)
+                for t in self.tools))
+            self._tool_specs = list(specs)
         return self._tool_specs
+
+    def tool_tokens(self) -> int:
+        """Tokens of the offered tools' specs as JSON (what a model reads of them)."""
+        return 0 if self.tool_specs() is None else self._tool_tokens
+
+
+@functools.lru_cache(maxsize=256)
+def _offer(tools: tuple[tuple[str, str, str], ...]) -> tuple[tuple[dict[str, Any], ...], int]:
+    """The specs of tools given as (name, description, schema JSON), and their JSON's token
+    count: an agent offers the same tools on every call."""
+    specs = tuple({"name": name, "description": description, "parameters": json.loads(schema)}
+                  for name, description, schema in tools)
+    return specs, count_tokens(json.dumps(list(specs)))
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
@@ -100,7 +116,7 @@ def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
     """Token usage by the default tokenizer: messages (and tool schemas) in, reply out."""
     prompt = sum(count_tokens(m.content or "") + 4 for m in request.messages)
     if request.tools:
-        prompt += count_tokens(json.dumps(request.tool_specs()))
+        prompt += request.tool_tokens()
     completion = count_tokens(message.content or "")
     for call in message.tool_calls:
         completion += count_tokens(call.tool_name) + count_tokens(json.dumps(call.tool_kwargs))
