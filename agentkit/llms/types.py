@@ -174,8 +174,9 @@ class ChatMessage(Model):
                 texts = [_block_text(b) for b in data["blocks"]]
                 if "\n".join(t for t in texts if t is not None) != content:
                     raise ValueError("give a ChatMessage either `content` or `blocks`, not both")
-            elif content is not None:
-                data["blocks"] = [TextBlock(text=content if isinstance(content, str) else str(content))]
+            elif content is not None:  # validated into a TextBlock (cheaper than building one here)
+                data["blocks"] = [{"block_type": "text",
+                                   "text": content if isinstance(content, str) else str(content)}]
         return data
 
     @field_validator("additional_kwargs")
