@@ -30,15 +30,15 @@ class ReActChatFormatter:
     ``observation_role`` (user by default).
 
     Each step of a task sends the same header and the reasoning so far plus one or two new
-    steps, so both are memoised: the header is rendered once per (template, context, tool
-    descriptions), and the messages of the previous call's reasoning are reused (the same
-    objects, like the chat history's messages) when that reasoning is still the start of the
-    reasoning passed in. Reasoning steps are records: change one by replacing it in the list,
+    steps, so both are memoised: the header message is built once per (template, context,
+    tool descriptions), and the messages of the previous call's reasoning are reused when
+    that reasoning is still the start of the reasoning passed in. Like the chat history's
+    messages, they are the same objects on every call. Reasoning steps are records: change one by replacing it in the list,
     not by assigning to its fields.
     """
 
     # memos (class-level defaults keep a subclass that skips ``__init__`` working)
-    _header: tuple[tuple[str, ...], str] | None = None
+    _header: tuple[tuple[str, ...], str, ChatMessage] | None = None
     _reasoning: tuple[MessageRole | None, list[BaseReasoningStep], list[ChatMessage]] = (
         None, [], [])
 
@@ -60,18 +60,26 @@ class ReActChatFormatter:
 
     def format(self, tools: Sequence[Any], chat_history: Sequence[ChatMessage],
                current_reasoning: Sequence[BaseReasoningStep] | None = None) -> list[ChatMessage]:
-        return [ChatMessage(role=MessageRole.SYSTEM, content=self._render_header(tools)),
-                *chat_history, *self._reasoning_messages(current_reasoning or ())]
+        return [self._system_message(tools), *chat_history,
+                *self._reasoning_messages(current_reasoning or ())]
 
-    def _render_header(self, tools: Sequence[Any]) -> str:
+    def _system_message(self, tools: Sequence[Any]) -> ChatMessage:
+        """The header message, rendered again only when its inputs changed (and rebuilt if
+        someone changed the message returned last time)."""
         key = (self.system_header, self.context, "\n".join(get_react_tool_descriptions(tools)),
                ", ".join(tool.metadata.name for tool in tools))
         if self._header is None or self._header[0] != key:
             values = {"tool_desc": key[2], "tool_names": key[3]}
             if self.context:
                 values["context"] = self.context
-            self._header = (key, PromptTemplate(self.system_header).format(**values))
-        return self._header[1]
+            header = PromptTemplate(self.system_header).format(**values)
+            self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))
+        _, header, message = self._header
+        if not (message.role is MessageRole.SYSTEM and len(message.blocks) == 1
+                and message.content is header and not message.additional_kwargs):
+            message = ChatMessage(role=MessageRole.SYSTEM, content=header)
+            self._header = (key, header, message)
+        return message
 
     def _reasoning_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
         """One message per step. A step is usually added to the reasoning of the last call, so

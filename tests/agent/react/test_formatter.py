@@ -222,13 +222,24 @@ def test_the_header_follows_a_changed_template_context_and_tool_description(tool
                                      "Tool Description: adds two numbers, now documented\n")
 
 
-def test_each_call_returns_a_new_system_message(tools):
+def test_the_system_message_is_reused_while_its_header_is_unchanged(tools):
     formatter = ReActChatFormatter.from_defaults()
 
     first = formatter.format(tools, [])[0]
     second = formatter.format(tools, [])[0]
 
-    assert first == second and first is not second
+    assert second is first
+
+
+def test_a_system_message_changed_by_its_receiver_is_not_reused(tools):
+    formatter = ReActChatFormatter.from_defaults()
+    first = formatter.format(tools, [])[0]
+    header = first.content
+
+    first.content = "TAG " + header
+    second = formatter.format(tools, [])[0]
+
+    assert second is not first and second.content == header
 
 
 def test_a_reasoning_step_seen_before_reuses_its_message(tools):
