@@ -115,12 +115,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser(
         "report", help="compare agent types on scenarios (Markdown, JSON, HTML)",
         description="Run every scenario under the chosen agent types and write report.md, "
-                    "report.json and a self-contained report.html.")
+                    "report.json, a self-contained report.html (a section per run: its "
+                    "timeline on simulated time, steps, and trace diffs against its snapshot "
+                    "and the baseline) and traces/ (each run's trace).")
     sub.add_argument("paths", nargs="*", help=paths_help)
     sub.add_argument("--agents", type=_agent_list, help=agents_help)
     sub.add_argument("--out", type=Path, default=Path("reports/latest"),
                      help="output folder (default: reports/latest)")
-    sub.add_argument("--baseline", type=Path, help="an earlier report.json to show deltas against")
+    sub.add_argument("--baseline", type=Path,
+                     help="an earlier report.json (its traces/ beside it) to diff against; a run "
+                          "that fails where it passed, or costs more than its thresholds allow "
+                          "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
+                          "in `thresholds:`), is a regression (exit 1)")
     return parser
 
 
@@ -155,8 +161,9 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{scenario.name}  ({path}){tags}", file=out)
         for name, spec in scenario.agents.items():
             source = f"recording {spec.recording}" if spec.recording else (
-                f"script, {len(spec.script or [])} replies" + (
-                    f", backend {spec.backend}" if spec.backend != "scripted" else ""))
+                "script rendered from the trajectory" if spec.script is None and not spec.team
+                else f"script, {len(spec.script or [])} replies") + (
+                    f", backend {spec.backend}" if spec.backend != "scripted" else "")
             print(f"  - {name}: {source}", file=out)
         if scenario.description:
             print(f"    {scenario.description}", file=out)
@@ -351,7 +358,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         miss = cassette_miss(result)
         if miss is not None:
             status = EXIT_FAILED
-            print(f"      cassette miss: {miss}", file=out)
+            print("      cassette miss: " + miss.replace("\n", "\n        "), file=out)
             print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
                   file=out)
             continue
@@ -411,7 +418,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
             print(f"      - {problem}", file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     for delta in regressions:
-        print(f"REGRESSION  {delta.key}: {delta.regression}", file=out)
+        for reason in delta.reasons:
+            print(f"REGRESSION  {delta.key}: {reason}", file=out)
     for path in written.values():
         print(f"wrote {path}", file=out)
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK

@@ -19,12 +19,20 @@
   local HTTP server it starts itself; every other host stays blocked.
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
   whole script (``@pytest.mark.agentkit_allow_unused_script`` opts out).
+* Virtual time: ``@pytest.mark.agentkit_virtual_time`` (optionally ``(seed=N)``) runs the test
+  inside :func:`agentkit.core.sim.simulation` (a fresh clock, seeded ids, virtual waits); an
+  ``async def`` test then runs on a fresh virtual-time loop (:func:`agentkit.core.sim.run`),
+  so concurrent simulated calls overlap as in the sync API. The plugin runs such a test
+  itself, with or without pytest-asyncio (in any mode: an item pytest-asyncio prepared is
+  run from its original coroutine function); its async fixtures, if any, stay on
+  pytest-asyncio's own loop.
 * Fixtures: ``scripted_llm`` (a ScriptedLLM factory), ``run_scenario`` (run a scenario file
   from a test, honouring ``--record-mode``), ``agentkit_record_mode``.
 """
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import os
 import socket
@@ -36,12 +44,13 @@ from typing import Any
 import pytest
 from syrupy.assertion import DiffMode
 
+from agentkit.core.sim import run, simulation
 from agentkit.llms.cassette import RECORD_MODES, CassetteError
 from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.record import record_scenario
+from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.runner import ScenarioResult, cassette_path, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension
@@ -76,6 +85,48 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "when a strict ScriptedLLM has unused replies")
     config.addinivalue_line("markers", "agentkit_allow_loopback: the network guard lets the "
                                        "test connect to loopback addresses (a local server)")
+    config.addinivalue_line("markers", "agentkit_virtual_time(seed=0): run the test in an "
+                                       "agentkit simulation; an async def test runs on a "
+                                       "virtual-time loop, so simulated calls overlap")
+
+
+# ---------------------------------------------------------------- virtual time
+def _virtual_time_seed(item: pytest.Item) -> int | str | None:
+    """The marker's seed (None: the test is not marked)."""
+    marker = item.get_closest_marker("agentkit_virtual_time")
+    if marker is None:
+        return None
+    if marker.args[1:] or set(marker.kwargs) - {"seed"}:
+        pytest.fail(f"{item.nodeid}: agentkit_virtual_time takes one argument, seed (e.g. "
+                    "@pytest.mark.agentkit_virtual_time(seed=1))", pytrace=False)
+    seed = marker.kwargs.get("seed", marker.args[0] if marker.args else 0)
+    if not isinstance(seed, int | str):
+        pytest.fail(f"{item.nodeid}: agentkit_virtual_time seed must be an int or a str, got "
+                    f"{type(seed).__name__}", pytrace=False)
+    return seed
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    seed = _virtual_time_seed(item)
+    if seed is None:
+        return (yield)
+    with simulation(seed):
+        return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if pyfuncitem.get_closest_marker("agentkit_virtual_time") is None:
+        return None
+    # pytest-asyncio swaps in a sync wrapper of the test (functools.wraps): run the coroutine
+    # function it wraps on our loop instead of its runner's
+    test = inspect.unwrap(pyfuncitem.obj, stop=inspect.iscoroutinefunction)
+    if not inspect.iscoroutinefunction(test):
+        return None  # a sync test: pytest calls it, inside the simulation
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    run(test(**args))
+    return True
 
 
 # ---------------------------------------------------------------- reports for fixtures
@@ -305,6 +356,26 @@ def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -
             + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
 
 
+def _leave_snapshot(snapshot: Any, trace: Any) -> None:
+    """Leave the snapshot as it is -- never written from a run that stopped on an error --
+    while syrupy still counts it as used (else ``--snapshot-update`` would delete it)."""
+    kept = snapshot.use_extension(TraceSnapshotExtension)
+    kept.update_snapshots = False
+    kept == trace  # noqa: B015  (the comparison registers the snapshot; its result is moot)
+
+
+def _stopped(title: str, result: ScenarioResult, nodeid: str) -> str:
+    """The root cause alone, briefly: the error the run stopped on and how to fix it; the
+    expectations and the trace diff that follow from it would only bury it."""
+    error = result.stopped_by or ""
+    turn = next(i for i, t in enumerate(result.trace.turns, start=1) if t.error)
+    lines = [f"{title} failed: the run stopped on an error in turn {turn}:", error]
+    if cassette_miss(result) is not None:
+        lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+    lines.append("(expectations and the snapshot are checked once the run gets through)")
+    return "\n".join(lines)
+
+
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
@@ -316,6 +387,9 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
             raise ScenarioFailure(f"{title} could not run:\n"
                                   f"{_cannot_run(exc, scenario, agent_type, request.node.nodeid)}"
                                   ) from None
+        if result.stopped_by is not None:
+            _leave_snapshot(snapshot, result.trace)
+            raise ScenarioFailure(_stopped(title, result, request.node.nodeid))
         problems = [f"- {p}" for p in result.problems]
         problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath,
                                        create=_recording(request.config))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from _conversation import (
@@ -11,11 +12,15 @@ from _conversation import (
     lookup_population,
     react_script,
     tool_call_arguments,
+    user_message,
 )
 from _harness import ScriptedChat
 
 from agentkit.agent import AgentRunner, FunctionCallingAgentWorker, ReActAgentWorker
+from agentkit.agent.workflow import AgentWorkflow, FunctionAgent
+from agentkit.llms import MessageRole
 from agentkit.llms.mock import ScriptedLLM, tool_call
+from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import BaseTool, FunctionTool
 
 
@@ -43,3 +48,20 @@ def build_chat(kind: str, calls: int, tool: BaseTool, *, final_answer: str | Non
 
 def inspect(response: Any) -> tuple[str, list[str]]:
     return response.response, [source.content for source in response.sources]
+
+
+def build_workflow_run(calls: int, tool: BaseTool) -> Callable[[int], tuple[str, list[str]]]:
+    """Run ``n``: one ``AgentWorkflow`` run of a non-streaming ``FunctionAgent`` with ``calls``
+    tool calls, from empty memory; gives (answer, tool outputs in memory)."""
+    llm = ScriptedLLM([tool_call(TOOL_NAME, **arguments)
+                       for arguments in tool_call_arguments(calls)] + [answer(calls)])
+    workflow = AgentWorkflow(agents=[FunctionAgent(tools=[tool], llm=llm, streaming=False)])
+
+    def run(n: int) -> tuple[str, list[str]]:
+        llm.reset()
+        memory = ChatMemoryBuffer.from_defaults()
+        output = workflow.run_sync(user_msg=user_message(n), memory=memory,
+                                   max_iterations=MAX_ITERATIONS)
+        return str(output), [m.content or "" for m in memory.get_all()
+                             if m.role == MessageRole.TOOL]
+    return run

@@ -21,6 +21,13 @@ SCENARIOS = (
     ("fc_1", "function calling, 1 tool call", "function_calling", 1),
 )
 
+#: Rows of the workflow table (bench_workflows.py): (key, label, tool calls per run). A run
+#: is one ``AgentWorkflow`` run of a ``FunctionAgent``, one tool call per model reply.
+WORKFLOW_SCENARIOS = (
+    ("workflow_fc_1", "AgentWorkflow + FunctionAgent, 1 tool call", 1),
+    ("workflow_fc_10", "AgentWorkflow + FunctionAgent, 10 tool calls", 10),
+)
+
 #: Enough for the 10-call chat on both stacks: LlamaIndex counts reasoning steps (21 there),
 #: agentkit counts LLM calls (11); both default to 10.
 MAX_ITERATIONS = 30

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 import resource
@@ -80,3 +82,14 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
                        enumerate(zip(row, widths))) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def apply_counts(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 defaults: dict[str, int]) -> argparse.Namespace:
+    """Fill the counts not given on the command line from ``defaults``; each must be >= 1."""
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args

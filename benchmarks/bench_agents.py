@@ -29,7 +29,7 @@ if str(_HERE) not in sys.path:
 
 from _conversation import SCENARIOS, answer  # noqa: E402
 from _harness import throughput  # noqa: E402
-from _measure import cold_import_ms, side_records, table  # noqa: E402
+from _measure import apply_counts, cold_import_ms, side_records, table  # noqa: E402
 
 TARGET_RATIO = 5.0
 TARGET_IMPORT_MS = 150.0
@@ -48,12 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--llamaindex", metavar="PYTHON",
                         help="python of a venv with llama-index-core: compare against it")
     args = parser.parse_args(argv)
-    for name, value in (QUICK if args.quick else FULL).items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    return args
+    return apply_counts(parser, args, QUICK if args.quick else FULL)
 
 
 def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agentkit.workflow import Context, HumanResponseEvent, InputRequiredEvent
+
 _CAPITALS = {"france": "Paris", "japan": "Tokyo", "kenya": "Nairobi", "peru": "Lima",
              "canada": "Ottawa", "italy": "Rome"}
 _WEATHER = {"paris": "18°C, light rain", "tokyo": "24°C, sunny", "nairobi": "22°C, cloudy",
@@ -56,3 +58,18 @@ def lookup_order(order_id: str) -> str:
 def final_answer(text: str) -> str:
     """Give the final answer to the user verbatim (use with return_direct)."""
     return text
+
+
+async def add_to_cart(ctx: Context, item: str) -> str:
+    """Put an item in the shopping cart (kept in the workflow's shared state)."""
+    state = await ctx.store.get("state")
+    state["cart"] = [*state.get("cart", []), item]
+    await ctx.store.set("state", state)
+    return f"{item} is in the cart ({len(state['cart'])} item(s))"
+
+
+async def ask_human(ctx: Context, question: str) -> str:
+    """Ask the user a question and wait for the answer."""
+    answer = await ctx.wait_for_event(HumanResponseEvent,
+                                      waiter_event=InputRequiredEvent(prefix=question))
+    return str(answer.response)

@@ -160,3 +160,28 @@ def test_long_conversation_drift_compares_the_last_third_of_blocks_with_the_firs
         blocks.append(Block(**values))
 
     assert bench_long.drift(blocks) == 2.0
+
+
+bench_workflows = _load("bench_workflows")
+
+
+def test_bench_workflows_reports_one_row_per_workflow_scenario():
+    out = io.StringIO()
+
+    result = bench_workflows.main(["--quick", "--runs", "10", "--rounds", "1", "--warmup", "1"],
+                                  out=out)
+
+    text = out.getvalue()
+    assert "AgentWorkflow + FunctionAgent, 1 tool call" in text
+    assert "AgentWorkflow + FunctionAgent, 10 tool calls" in text
+    assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
+        "workflow_fc_1": 10, "workflow_fc_10": 1}
+
+
+def test_a_workflow_run_of_the_benchmark_answers_from_its_script():
+    run = agentkit_side.build_workflow_run(2, agentkit_side.build_tool())
+
+    reply, observations = run(0)
+
+    assert reply == conversation.answer(2)
+    assert observations == ["Paris has 5 million people.", "Lagos has 5 million people."]

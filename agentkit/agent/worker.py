@@ -84,16 +84,17 @@ class AgentWorker(BaseAgentWorker):
         self._tool_retriever = tool_retriever
 
     async def _atools_for(self, query: str) -> ToolRunner:
-        """A runner over the tools offered for ``query``."""
+        """A runner over the tools offered for ``query`` (reported to the bus as a
+        :class:`ToolsOfferedEvent`, so a trace holds what each tool was described as)."""
         if self._tool_retriever is None:
-            return self._tool_runner
-        return ToolRunner(await self._tool_retriever.aretrieve(query))
+            return self._tool_runner.offered()
+        return ToolRunner(await self._tool_retriever.aretrieve(query)).offered()
 
     def _tools_for(self, query: str) -> ToolRunner:
         """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
         if self._tool_retriever is None:
-            return self._tool_runner
-        return ToolRunner(self._tool_retriever.retrieve(query))
+            return self._tool_runner.offered()
+        return ToolRunner(self._tool_retriever.retrieve(query)).offered()
 
     # ------------------------------------------------------------------ scratch state
     def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -35,6 +35,7 @@ __all__ = [
     "LLMCallEndEvent",
     "ToolCallStartEvent",
     "ToolCallEndEvent",
+    "ToolsOfferedEvent",
 ]
 
 Handler = Callable[["Event"], None]
@@ -66,9 +67,14 @@ class AgentChatEndEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class AgentStepStartEvent(Event):
+    """A runner starts a step. As LlamaIndex's ``AgentRunStepStartEvent``, ``input`` is the
+    ``input`` argument given to ``run_step`` (None for every step of a chat) and ``step`` is
+    the ``TaskStep`` that runs; the step's own input is ``step.input``."""
+
     task_id: str
     step_id: str
     input: str | None = None
+    step: Any = None
 
 
 @dataclass(kw_only=True, slots=True)
@@ -111,6 +117,7 @@ class ToolCallStartEvent(Event):
     tool_name: str
     tool_id: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    agent: str | None = None  # the agent of a multi-agent workflow that made the call
 
 
 @dataclass(kw_only=True, slots=True)
@@ -121,6 +128,15 @@ class ToolCallEndEvent(Event):
     output: Any = None  # the ToolOutput
     is_error: bool = False
     latency: float = 0.0
+    agent: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolsOfferedEvent(Event):
+    """An agent step offers these tools (name, description, JSON-schema parameters of each),
+    whether it tells the model in a request's ``tools`` or in its prompt's text."""
+
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

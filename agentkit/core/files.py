@@ -128,6 +128,9 @@ def _settle(paths: list[Path]) -> None:
 def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]:
     """Make ``folder`` hold ``files`` (name -> text), all new at once; returns their paths.
 
+    A name may be a relative path (``traces/a.json``): a subfolder that ``files`` writes into
+    is replaced whole, so files it held before and ``files`` does not name are gone.
+
     The files are written into a hidden staging folder beside ``folder`` (``.<name>.staging-*``;
     anything else ``folder`` holds is copied along), which then takes ``folder``'s place: a
     reader sees the old set or the new one, never a mix. A writer killed while writing leaves
@@ -136,21 +139,28 @@ def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]
     first. Writers of the same folder take turns (a lock the kernel releases if one dies).
     """
     folder = Path(folder)
+    outside = [n for n in files if Path(n).is_absolute() or ".." in Path(n).parts or not n]
+    if outside:
+        raise ValueError(f"replace_folder: {outside[0]!r} is not a path inside the folder")
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _locked(folder.parent):
         _tidy_folder(folder)
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
         aside = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
         try:
+            replaced = {Path(name).parts[0] for name in files}
             if folder.is_dir():
                 for entry in folder.iterdir():
-                    if entry.name not in files:
+                    if entry.name not in replaced:
                         _copy(entry, staging / entry.name)
                 os.chmod(staging, folder.stat().st_mode & 0o7777)
             else:
                 os.chmod(staging, 0o777 & ~_umask())
             for name, text in files.items():
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 _write_synced(staging / name, text, mode_of=folder / name)
+            for subfolder in {(staging / name).parent for name in files} - {staging}:
+                _sync_folder(subfolder)
             _sync_folder(staging)
             if folder.is_dir():
                 os.rename(folder, aside)

@@ -10,7 +10,12 @@ Two kinds of waiting exist and are kept apart:
 
 * :func:`asleep` / :func:`sleep` is *simulated latency* (mock LLM calls, mock tools). It never
   sleeps for real: on a virtual loop it is a timer the loop jumps over; on any other loop (or
-  in sync code) it advances the clock directly.
+  in sync code) it advances the clock directly. On another loop concurrent calls cannot
+  overlap, so the clock overstates wall time: that latency is counted as *unmodelled*
+  (:attr:`Stopwatch.warnings`, a trace's ``warnings``) and an
+  :class:`UnmodelledLatencyWarning` is issued. :func:`run` runs a coroutine on a fresh
+  virtual loop (``asyncio.run`` for tests); the pytest plugin's ``agentkit_virtual_time``
+  marker runs an ``async def`` test that way.
 * :func:`wait` is a *real wait* (e.g. retry back-off). It really waits, except inside a
   :func:`simulation` (the harness, tests), where it is virtual so tests skip it -- unless
   :func:`real_time` (live recording) says otherwise. Outside a simulation the sync API still
@@ -29,7 +34,8 @@ import math
 import selectors
 import threading
 import time as _time
-from collections.abc import Awaitable, Iterator
+import warnings
+from collections.abc import Awaitable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +45,7 @@ from agentkit.core.ids import IdSource, use_ids
 
 __all__ = [
     "MAX_LATENCY",
+    "UnmodelledLatencyWarning",
     "VirtualClock",
     "VirtualTimeLoop",
     "Stopwatch",
@@ -48,6 +55,7 @@ __all__ = [
     "sleep",
     "asleep",
     "run_sync",
+    "run",
     "real_time",
     "wait",
     "in_simulation",
@@ -58,12 +66,26 @@ __all__ = [
 T = TypeVar("T")
 
 
+class UnmodelledLatencyWarning(RuntimeWarning):
+    """Simulated latency ran on an event loop without virtual time, where concurrent calls
+    cannot overlap (see the module docstring)."""
+
+
+def _unmodelled_message(seconds: float) -> str:
+    """What to tell a user whose run had ``seconds`` of latency without the overlap model."""
+    return (f"{seconds:g} s of simulated latency ran on an event loop without virtual time "
+            "(asyncio.run, pytest-asyncio), where concurrent calls cannot overlap: wall time "
+            "counts them one after another. Run async code with agentkit.core.sim.run(...) or "
+            "mark the test @pytest.mark.agentkit_virtual_time.")
+
+
 class VirtualClock:
     """Simulated time in seconds, starting at ``start``; it only moves when told to."""
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
         self.serial = 0.0  # sum of every simulated latency slept on this clock
+        self.unmodelled = 0.0  # the part of it that ran on a loop that cannot overlap calls
 
     def now(self) -> float:
         return self._now
@@ -91,13 +113,13 @@ class VirtualClock:
         self.serial += seconds
         loop = asyncio.get_running_loop()
         if isinstance(loop, VirtualTimeLoop) and loop.clock is self:
-            until = self._now + seconds
             await asyncio.sleep(seconds)
-            # asyncio runs a timer up to the loop's clock resolution early (a 1e-7 s latency
-            # would take no time at all): the latency has passed when the call returns
-            self._now = max(self._now, until)
         else:
             self._now += seconds
+            if seconds:
+                self.unmodelled += seconds
+                warnings.warn(UnmodelledLatencyWarning(_unmodelled_message(seconds)),
+                              stacklevel=2)
             await asyncio.sleep(0)
 
     def __repr__(self) -> str:
@@ -155,11 +177,12 @@ class Stopwatch:
     clock: VirtualClock
     started_at: float
     serial_at: float
+    unmodelled_at: float = 0.0
 
     @classmethod
     def start(cls, clock: VirtualClock | None = None) -> Stopwatch:
         clock = clock or current_clock()
-        return cls(clock, clock.now(), clock.serial)
+        return cls(clock, clock.now(), clock.serial, clock.unmodelled)
 
     @property
     def wall(self) -> float:
@@ -168,6 +191,17 @@ class Stopwatch:
     @property
     def serial(self) -> float:
         return self.clock.serial - self.serial_at
+
+    @property
+    def unmodelled(self) -> float:
+        """Simulated latency that ran where calls cannot overlap (so ``wall`` overstates)."""
+        return self.clock.unmodelled - self.unmodelled_at
+
+    @property
+    def warnings(self) -> list[str]:
+        """What makes ``wall`` untrustworthy, for a report or a trace (empty: nothing)."""
+        unmodelled = self.unmodelled
+        return [_unmodelled_message(unmodelled)] if unmodelled else []
 
 
 def _whole_ms(seconds: float) -> float:
@@ -246,6 +280,24 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     loop = _thread_loop()
     loop.clock = current_clock()
     return loop.run_until_complete(awaitable)
+
+
+def run(main: Coroutine[Any, Any, T], *, clock: VirtualClock | None = None) -> T:
+    """Run coroutine ``main`` on a fresh virtual-time loop and return its result, like
+    ``asyncio.run`` (the loop is closed afterwards). Use it instead of ``asyncio.run`` in
+    tests so that concurrent simulated calls overlap. The loop runs on ``clock`` (default:
+    the current clock), which is also the current clock inside ``main``."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        main.close()
+        raise RuntimeError("agentkit.core.sim.run() cannot be called from a running event "
+                           "loop: await the coroutine instead")
+    clock = clock or current_clock()
+    with use_clock(clock), asyncio.Runner(loop_factory=lambda: VirtualTimeLoop(clock)) as runner:
+        return runner.run(main)
 
 
 _helpers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentkit-run-sync")

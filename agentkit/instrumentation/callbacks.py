@@ -107,6 +107,7 @@ class CallbackManager:
         self.handlers: list[BaseCallbackHandler] = list(handlers or [])
         self._trace_stack: list[str] = []
         self._trace_map: dict[str, list[str]] = defaultdict(list)
+        self._step_parents: dict[str, str | None] = {}
 
     def add_handler(self, handler: BaseCallbackHandler) -> None:
         self.handlers.append(handler)
@@ -149,6 +150,7 @@ class CallbackManager:
         if self._trace_stack:
             self._trace_stack.pop()
         if not self._trace_stack:
+            self._step_parents.clear()
             for handler in self.handlers:
                 handler.end_trace(trace_id, trace_map or dict(self._trace_map))
 
@@ -179,17 +181,27 @@ class CallbackManager:
     def __call__(self, event: Event) -> None:
         if not self.handlers:
             return
-        span, parent = event.span_id or "", event.parent_id or ""
+        span, parent = event.span_id or "", self._visible_parent(event.parent_id)
+        # As in LlamaIndex, a chat is one AGENT_STEP event holding the user message, with
+        # every LLM and tool call of its steps directly under it; steps have no event.
         if isinstance(event, AgentChatStartEvent):
             self.start_trace("chat")
+            self.on_event_start(CBEventType.AGENT_STEP, {EventPayload.MESSAGES: [event.user_msg]},
+                                event_id=span, parent_id=parent)
         elif isinstance(event, AgentChatEndEvent):
+            if event.error:
+                self.on_event_start(CBEventType.EXCEPTION, {EventPayload.EXCEPTION: event.error},
+                                    parent_id=span)
+                self.on_event_end(CBEventType.AGENT_STEP, None, event_id=span)
+            else:
+                self.on_event_end(CBEventType.AGENT_STEP, {EventPayload.RESPONSE: event.response},
+                                  event_id=span)
             self.end_trace("chat")
         elif isinstance(event, AgentStepStartEvent):
-            self.on_event_start(CBEventType.AGENT_STEP, {EventPayload.MESSAGES: [event.input]},
-                                event_id=span, parent_id=parent)
+            self._step_parents[span] = event.parent_id
         elif isinstance(event, AgentStepEndEvent):
-            self.on_event_end(CBEventType.AGENT_STEP, {EventPayload.RESPONSE: event.output},
-                              event_id=span)
+            if not self._trace_stack:  # inside a chat, end_trace forgets the chat's steps
+                self._step_parents.pop(span, None)
         elif isinstance(event, LLMCallStartEvent):
             self.on_event_start(CBEventType.LLM, {EventPayload.MESSAGES: event.messages},
                                 event_id=span, parent_id=parent)
@@ -207,6 +219,12 @@ class CallbackManager:
         elif isinstance(event, ToolCallEndEvent):
             self.on_event_end(CBEventType.FUNCTION_CALL,
                               {EventPayload.FUNCTION_OUTPUT: str(event.output)}, event_id=span)
+
+    def _visible_parent(self, parent: str | None) -> str:
+        """The nearest enclosing span that handlers saw as an event (steps are skipped)."""
+        while parent in self._step_parents:
+            parent = self._step_parents[parent]
+        return parent or ""
 
 
 @dataclass

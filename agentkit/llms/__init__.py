@@ -1,7 +1,7 @@
 """The LLM protocol and its data types (``llama_index.core.llms`` shape)."""
 
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
+from agentkit.llms.base import LLM, CustomLLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -18,6 +18,7 @@ from agentkit.llms.types import (
 
 __all__ = [
     "LLM",
+    "CustomLLM",
     "FunctionCallingLLM",
     "LLMRequest",
     "messages_to_prompt",

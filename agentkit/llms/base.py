@@ -10,15 +10,29 @@ Every public method (``chat``, ``achat``, ``stream_chat``, ``astream_chat``, ``c
 ``acomplete``, ``stream_complete``, ``astream_complete`` and the ``*_with_tools`` variants)
 is derived from those hooks and emits one LLM-call start/end event pair on the bus, with the
 usage (estimated when a backend gives none) and the simulated latency of the call.
+
+A subclass may instead override public methods, the way LlamaIndex users write their
+``CustomLLM`` test doubles. As in LlamaIndex, an overridden sync method then serves its async
+twin (``achat`` calls an overridden ``chat``, ``astream_chat`` an overridden ``stream_chat``,
+likewise for ``complete``), and the ``*_with_tools`` variants call the overridden chat
+methods (with ``tools``, ``tool_choice`` and ``allow_parallel_tool_calls`` as keywords); an
+overridden async method is not used by its sync twin (nor is it upstream). On a
+:class:`CustomLLM`, chat is also served by overridden ``complete`` / ``stream_complete``
+(messages flattened by ``messages_to_prompt``). Overrides are recorded like hooks: one event
+pair per call however it is reached, and an override calling ``super()`` reaches the hooks
+without a second pair.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from agentkit.core.events import (
     LLMCallEndEvent,
@@ -30,7 +44,7 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import ToolRunner
+from agentkit.llms.tool_calling import ToolRunner, tool_specs, tool_specs_tokens
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -41,7 +55,8 @@ from agentkit.llms.types import (
     Usage,
 )
 
-__all__ = ["LLMRequest", "LLM", "FunctionCallingLLM", "messages_to_prompt", "estimate_usage"]
+__all__ = ["LLMRequest", "LLM", "CustomLLM", "FunctionCallingLLM", "messages_to_prompt",
+           "estimate_usage"]
 
 ToolChoice = str | dict[str, Any]
 
@@ -52,8 +67,7 @@ class LLMRequest:
 
     ``kind`` is ``"chat"`` or ``"complete"``; a completion carries its ``prompt`` and, for
     chat backends, the same prompt as a single user message in ``messages``. ``tools`` are
-    the tool objects offered (each with ``.metadata``: ``name``, ``description`` and the
-    JSON schema of its arguments as ``fn_schema_str``).
+    the tool objects offered (each with ``.metadata``, see :func:`tool_specs`).
     """
 
     kind: Literal["chat", "complete"]
@@ -64,9 +78,9 @@ class LLMRequest:
     allow_parallel_tool_calls: bool = False
     prompt: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    formatted: bool = False
     _tool_specs: list[dict[str, Any]] | None = field(default=None, init=False, repr=False,
                                                      compare=False)
-    _tool_tokens: int = field(default=0, init=False, repr=False, compare=False)
 
     @property
     def call_kind(self) -> str:
@@ -80,24 +94,8 @@ class LLMRequest:
         if self.tools is None:
             return None
         if self._tool_specs is None:
-            specs, self._tool_tokens = _offer(tuple(
-                (t.metadata.name, t.metadata.description, t.metadata.fn_schema_str)
-                for t in self.tools))
-            self._tool_specs = list(specs)
+            self._tool_specs = tool_specs(self.tools)
         return self._tool_specs
-
-    def tool_tokens(self) -> int:
-        """Tokens of the offered tools' specs as JSON (what a model reads of them)."""
-        return 0 if self.tool_specs() is None else self._tool_tokens
-
-
-@functools.lru_cache(maxsize=256)
-def _offer(tools: tuple[tuple[str, str, str], ...]) -> tuple[tuple[dict[str, Any], ...], int]:
-    """The specs of tools given as (name, description, schema JSON), and their JSON's token
-    count: an agent offers the same tools on every call."""
-    specs = tuple({"name": name, "description": description, "parameters": json.loads(schema)}
-                  for name, description, schema in tools)
-    return specs, count_tokens(json.dumps(list(specs)))
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
@@ -116,7 +114,7 @@ def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
     """Token usage by the default tokenizer: messages (and tool schemas) in, reply out."""
     prompt = sum(count_tokens(m.content or "") + 4 for m in request.messages)
     if request.tools:
-        prompt += request.tool_tokens()
+        prompt += tool_specs_tokens(request.tools)
     completion = count_tokens(message.content or "")
     for call in message.tool_calls:
         completion += count_tokens(call.tool_name) + count_tokens(json.dumps(call.tool_kwargs))
@@ -162,10 +160,92 @@ class _CallRecorder:
                                    latency=now() - self.started, error=message))
 
 
+# The public methods a subclass may override instead of the hooks, by the requests they serve.
+_PUBLIC_METHODS: dict[str, tuple[Literal["chat", "complete"], bool]] = {
+    "chat": ("chat", False), "achat": ("chat", False),
+    "stream_chat": ("chat", True), "astream_chat": ("chat", True),
+    "complete": ("complete", False), "acomplete": ("complete", False),
+    "stream_complete": ("complete", True), "astream_complete": ("complete", True),
+}
+
+# Ids of the LLMs whose own overridden public methods are running in this context: their
+# calls to public methods (super(), or each other) are part of the call already recorded.
+_inside_overrides: ContextVar[frozenset[int]] = ContextVar("agentkit_llm_overrides",
+                                                           default=frozenset())
+_END = object()
+
+
+@contextmanager
+def _inside(llm: LLM) -> Iterator[None]:
+    token = _inside_overrides.set(_inside_overrides.get() | {id(llm)})
+    try:
+        yield
+    finally:
+        _inside_overrides.reset(token)
+
+
+def _is_inside(llm: LLM) -> bool:
+    return id(llm) in _inside_overrides.get()
+
+
+def _routed_through_base(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a subclass's override of public method ``name``: called from outside, it goes
+    through the recorded base method (which routes back to it); called while the LLM's own
+    overrides run, it is the plain override."""
+    base = getattr(LLM, name)
+    if inspect.iscoroutinefunction(base):
+        @functools.wraps(method)
+        async def routed_async(self: LLM, *args: Any, **kwargs: Any) -> Any:
+            if _is_inside(self):
+                return await _resolved(method(self, *args, **kwargs))
+            return await base(self, *args, **kwargs)
+        wrapper: Callable[..., Any] = routed_async
+    else:
+        @functools.wraps(method)
+        def routed(self: LLM, *args: Any, **kwargs: Any) -> Any:
+            if _is_inside(self):
+                return method(self, *args, **kwargs)
+            return base(self, *args, **kwargs)
+        wrapper = routed
+    wrapper._agentkit_override = method  # type: ignore[attr-defined]
+    return wrapper
+
+
+async def _resolved(result: Any) -> Any:
+    """An async override's result: awaited when it is awaitable; an async generator function
+    (``async def astream_chat(...): yield ...``) returns its generator directly."""
+    return await result if inspect.isawaitable(result) else result
+
+
 class LLM:
     """Base class of every model backend (see the module docstring for the hooks)."""
 
     system_prompt: str | None = None
+    # CustomLLM: chat requests are served by overridden complete / stream_complete.
+    _chat_from_complete: ClassVar[bool] = False
+    # Which overridden public method serves a (kind, stream, async) request, per class.
+    _served_by: ClassVar[dict[tuple[str, bool, bool], str | None]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _PUBLIC_METHODS:
+            method = cls.__dict__.get(name)
+            if inspect.isfunction(method) and not hasattr(method, "_agentkit_override"):
+                setattr(cls, name, _routed_through_base(name, method))
+        cls._served_by = {(kind, stream, is_async): cls._serving(kind, stream, is_async)
+                          for kind, stream in set(_PUBLIC_METHODS.values())
+                          for is_async in (False, True)}
+
+    @classmethod
+    def _serving(cls, kind: str, stream: bool, is_async: bool) -> str | None:
+        sync_name = f"stream_{kind}" if stream else kind
+        names = [f"a{sync_name}", sync_name] if is_async else [sync_name]
+        if kind == "chat" and cls._chat_from_complete:
+            names.append("stream_complete" if stream else "complete")
+        for name in names:
+            if getattr(cls, name) is not getattr(LLM, name):
+                return name
+        return None
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -179,7 +259,8 @@ class LLM:
 
     # ----------------------------------------------------------------- request building
     def _request(self, kind: Literal["chat", "complete"], messages: Sequence[ChatMessage] | None,
-                 *, stream: bool, prompt: str | None = None, **kwargs: Any) -> LLMRequest:
+                 *, stream: bool, prompt: str | None = None, formatted: bool = False,
+                 **kwargs: Any) -> LLMRequest:
         if kind == "complete":
             messages = [ChatMessage(role=MessageRole.USER, content=prompt)]
         else:
@@ -191,16 +272,82 @@ class LLM:
                           tools=list(tools) if tools is not None else None,
                           tool_choice=kwargs.pop("tool_choice", None),
                           allow_parallel_tool_calls=kwargs.pop("allow_parallel_tool_calls", False),
-                          prompt=prompt, kwargs=kwargs)
+                          prompt=prompt, kwargs=kwargs, formatted=formatted)
 
     def messages_to_prompt(self, messages: Sequence[ChatMessage]) -> str:
         return messages_to_prompt(messages)
 
+    # ----------------------------------------------------------------- overridden methods
+    def _override(self, request: LLMRequest, is_async: bool) -> str | None:
+        return self._served_by.get((request.kind, request.stream, is_async))
+
+    def _invoke(self, name: str, request: LLMRequest) -> Any:
+        """Call the overridden public method ``name`` for ``request`` (inside the overrides)."""
+        if _PUBLIC_METHODS[name][0] == "chat":
+            kwargs = dict(request.kwargs)
+            if request.tools is not None:
+                kwargs.update(tools=request.tools, tool_choice=request.tool_choice,
+                              allow_parallel_tool_calls=request.allow_parallel_tool_calls)
+            return getattr(self, name)(request.messages, **kwargs)
+        if request.kind == "complete":
+            return getattr(self, name)(request.prompt, formatted=request.formatted,
+                                       **request.kwargs)
+        return getattr(self, name)(self.messages_to_prompt(request.messages), formatted=True,
+                                   **request.kwargs)
+
+    def _as_chat(self, name: str, response: Any) -> ChatResponse:
+        if isinstance(response, ChatResponse):
+            return response
+        if isinstance(response, CompletionResponse):
+            return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT,
+                                                    content=response.text),
+                                raw=response.raw, delta=response.delta, usage=response.usage,
+                                additional_kwargs=response.additional_kwargs)
+        raise TypeError(f"{type(self).__name__}.{name} returned {type(response).__name__}; "
+                        f"expected ChatResponse or CompletionResponse")
+
+    def _overridden_chunks(self, name: str, request: LLMRequest) -> Iterator[ChatResponse]:
+        with _inside(self):
+            chunks = iter(self._invoke(name, request))
+        yield from self._each_inside(name, chunks)
+
+    async def _aoverridden_chunks(self, name: str,
+                                  request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        with _inside(self):
+            chunks = await _resolved(self._invoke(name, request))
+        if not hasattr(chunks, "__anext__"):  # the sync stream_* serving an async stream
+            for chunk in self._each_inside(name, iter(chunks)):
+                yield chunk
+            return
+        while True:
+            with _inside(self):
+                item = await anext(chunks, _END)
+            if item is _END:
+                return
+            yield self._as_chat(name, item)
+
+    def _each_inside(self, name: str, chunks: Iterator[Any]) -> Iterator[ChatResponse]:
+        """Advance an override's stream inside the overrides (not across ``yield``: the
+        consumer's code between chunks is outside)."""
+        while True:
+            with _inside(self):
+                chunk = next(chunks, _END)
+            if chunk is _END:
+                return
+            yield self._as_chat(name, chunk)
+
     # ----------------------------------------------------------------- recorded calls
     def _call(self, request: LLMRequest) -> ChatResponse:
+        if _is_inside(self):
+            return self._chat(request)
+        name = self._override(request, is_async=False)
         recorder = _CallRecorder(self, request)
         try:
-            response = self._chat(request)
+            if name is None:
+                response = self._chat(request)
+            else:
+                with _inside(self):
+                    response = self._as_chat(name, self._invoke(name, request))
         except BaseException as exc:
             recorder.end(error=exc)
             raise
@@ -208,9 +355,16 @@ class LLM:
         return response
 
     async def _acall(self, request: LLMRequest) -> ChatResponse:
+        if _is_inside(self):
+            return await self._achat(request)
+        name = self._override(request, is_async=True)
         recorder = _CallRecorder(self, request)
         try:
-            response = await self._achat(request)
+            if name is None:
+                response = await self._achat(request)
+            else:
+                with _inside(self):
+                    response = self._as_chat(name, await _resolved(self._invoke(name, request)))
         except BaseException as exc:
             recorder.end(error=exc)
             raise
@@ -218,9 +372,15 @@ class LLM:
         return response
 
     def _stream(self, request: LLMRequest) -> Iterator[ChatResponse]:
+        if _is_inside(self):
+            yield from self._stream_chat(request)
+            return
+        name = self._override(request, is_async=False)
         recorder = _CallRecorder(self, request)
         try:
-            for chunk in self._stream_chat(request):
+            chunks = (self._stream_chat(request) if name is None
+                      else self._overridden_chunks(name, request))
+            for chunk in chunks:
                 recorder.chunk(chunk)
                 yield chunk
         except BaseException as exc:
@@ -229,9 +389,16 @@ class LLM:
         recorder.end()
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        if _is_inside(self):
+            async for chunk in self._astream_chat(request):
+                yield chunk
+            return
+        name = self._override(request, is_async=True)
         recorder = _CallRecorder(self, request)
         try:
-            async for chunk in self._astream_chat(request):
+            chunks = (self._astream_chat(request) if name is None
+                      else self._aoverridden_chunks(name, request))
+            async for chunk in chunks:
                 recorder.chunk(chunk)
                 yield chunk
         except BaseException as exc:
@@ -256,21 +423,24 @@ class LLM:
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         return _to_completion(self._call(self._request("complete", None, stream=False,
-                                                       prompt=prompt, **kwargs)))
+                                                       prompt=prompt, formatted=formatted,
+                                                       **kwargs)))
 
     async def acomplete(self, prompt: str, formatted: bool = False,
                         **kwargs: Any) -> CompletionResponse:
-        return _to_completion(await self._acall(self._request("complete", None, stream=False,
-                                                              prompt=prompt, **kwargs)))
+        return _to_completion(await self._acall(self._request(
+            "complete", None, stream=False, prompt=prompt, formatted=formatted, **kwargs)))
 
     def stream_complete(self, prompt: str, formatted: bool = False,
                         **kwargs: Any) -> Iterator[CompletionResponse]:
-        request = self._request("complete", None, stream=True, prompt=prompt, **kwargs)
+        request = self._request("complete", None, stream=True, prompt=prompt,
+                                formatted=formatted, **kwargs)
         return (_to_completion(chunk) for chunk in self._stream(request))
 
     async def astream_complete(self, prompt: str, formatted: bool = False,
                                **kwargs: Any) -> AsyncIterator[CompletionResponse]:
-        request = self._request("complete", None, stream=True, prompt=prompt, **kwargs)
+        request = self._request("complete", None, stream=True, prompt=prompt,
+                                formatted=formatted, **kwargs)
         return _map_async(self._astream(request), _to_completion)
 
     # ----------------------------------------------------------------- backend hooks
@@ -315,6 +485,14 @@ class LLM:
                     return
                 yield chunk
         yield _as_single_chunk(self._chat(request))
+
+
+class CustomLLM(LLM):
+    """LlamaIndex's base for hand-written models: override ``complete`` and
+    ``stream_complete`` (and ``metadata``); chat, streamed or not, sync or async, is served
+    by them with the messages flattened by ``messages_to_prompt``."""
+
+    _chat_from_complete = True
 
 
 def _as_single_chunk(response: ChatResponse) -> ChatResponse:

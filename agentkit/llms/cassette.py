@@ -11,7 +11,8 @@ backend and records through it according to a VCR-style mode:
 * ``all`` -- never replay; record every call (appended to what is there);
 * ``rewrite`` -- start an empty cassette and record every call.
 
-A miss names the nearest recorded request and the first path where it differs. Secrets are
+A miss is one short message: the request, the nearest recorded one, and where it first differs
+(as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
 """
 
@@ -32,6 +33,7 @@ import yaml
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.textdiff import changes, short
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
@@ -232,26 +234,31 @@ def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
     return _jsonable(message.to_dict())
 
 
-def _first_difference(expected: dict[str, Any], actual: dict[str, Any]) -> str:
-    from deepdiff import DeepDiff
-
-    diff = DeepDiff(expected, actual, view="tree", verbose_level=2)
-    for kind in ("values_changed", "type_changes", "dictionary_item_added",
-                 "dictionary_item_removed", "iterable_item_added", "iterable_item_removed"):
-        for level in diff.get(kind, []):
-            path = level.path(output_format="list")
-            where = "".join(f"[{p!r}]" for p in path) or "(root)"
-            recorded = getattr(level, "t1", None)
-            got = getattr(level, "t2", None)
-            return (f"{where}: recorded {_short(recorded)}, got {_short(got)}"
-                    if kind in ("values_changed", "type_changes")
-                    else f"{where}: {kind.replace('_', ' ')}")
-    return "(no difference)"
+def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list[str]:
+    """Where ``request`` first differs from the ``recorded`` one: the path, and the change as
+    a unified diff around it (recorded -> now), whole, however long the text."""
+    found = changes(recorded, request)
+    if not found:
+        return ["(no difference)"]
+    first = found[0].lines()
+    lines = [f"first difference (recorded -> now), at {first[0]}", *first[1:]]
+    if len(found) > 1:
+        lines.append(f"(and {len(found) - 1} more difference{'s' if len(found) > 2 else ''})")
+    return lines
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "..."
+def _describe(request: dict[str, Any]) -> str:
+    """A request in a few words: kind, messages, the last message, the tools offered."""
+    messages = request.get("messages") or []
+    text = f"{'stream ' if request.get('stream') else ''}{request.get('kind', 'request')}, " \
+           f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+    if messages and isinstance(messages[-1], dict):
+        last = messages[-1]
+        text += f", last {last.get('role')}: {short(last.get('content'), 70)}"
+    tools = request.get("tools")
+    if tools:
+        text += f", tools {', '.join(str(t.get('name')) for t in tools if isinstance(t, dict))}"
+    return text
 
 
 def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
@@ -295,12 +302,15 @@ class _CassettePlayer:
                 f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
-        used = "" if self._queues.get(nearest.request_hash) else " (already replayed)"
-        return CassetteMissError(
-            f"{where}: no recorded exchange matches this request (hash {request_hash(canonical)}"
-            f"). Nearest recorded request: exchanges[{index}]{used}, which differs at "
-            f"{_first_difference(nearest.request, canonical)}. If the change is intended, "
-            "re-record with record mode `new_episodes` or `rewrite`.")
+        used = "" if self._queues.get(nearest.request_hash) else ", already replayed"
+        return CassetteMissError("\n".join([
+            f"{where}: no recorded exchange matches this request (hash "
+            f"{request_hash(canonical)}: {_describe(canonical)})",
+            f"nearest recorded: exchanges[{index}] (hash {nearest.request_hash}{used}: "
+            f"{_describe(nearest.request)})",
+            *_first_difference(nearest.request, canonical),
+            "If the change is intended, re-record with record mode `new_episodes` or "
+            "`rewrite`."]))
 
 
 def _recorded_error(error: dict[str, Any]) -> Exception:

@@ -4,6 +4,8 @@
   the script runs out (it never wraps around).
 * :class:`FunctionLLM` computes each answer with a function of the request.
 * :class:`MockLLM` echoes its prompt, like LlamaIndex's ``MockLLM``.
+* :class:`SchemaLLM` calls every tool it is offered with arguments made up from the tool's
+  JSON schema, then answers with the results: a smoke test for a tool set.
 * :class:`CassetteLLM` replays recorded exchanges (defined in :mod:`agentkit.llms.cassette`).
 
 They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
@@ -21,7 +23,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -29,8 +31,14 @@ from typing import Any
 
 from agentkit.core.ids import new_id
 from agentkit.core.sim import asleep
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
+from agentkit.llms.base import (
+    CustomLLM,
+    FunctionCallingLLM,
+    LLMRequest,
+    messages_to_prompt,
+)
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM
+from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -48,6 +56,7 @@ __all__ = [
     "tool_call",
     "FunctionLLM",
     "MockLLM",
+    "SchemaLLM",
     "CassetteLLM",
     "RecordingLLM",
     "split_words",
@@ -366,8 +375,10 @@ class FunctionLLM(_ProgrammedLLM):
             yield chunk
 
 
-class MockLLM(LLM):
-    """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``."""
+class MockLLM(CustomLLM):
+    """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``.
+
+    A CustomLLM, as LlamaIndex's: a subclass overriding ``complete`` serves chat too."""
 
     def __init__(self, max_tokens: int | None = None, *, system_prompt: str | None = None) -> None:
         self.max_tokens = max_tokens
@@ -391,3 +402,114 @@ class MockLLM(LLM):
         for piece in self._pieces(request) or [""]:  # an empty answer is still one chunk
             so_far += piece
             yield ChatResponse(message=_assistant(so_far), delta=piece)
+
+
+_REACT_TOOL = re.compile(r"^> Tool Name: (\S+)\s*$", re.MULTILINE)
+_REACT_ARGS = re.compile(r"^Tool Args: (.*)$", re.MULTILINE)
+_REACT_ACTION = re.compile(r"^Action: (\S+)", re.MULTILINE)
+_OBSERVATION = "Observation:"
+
+
+def _react_tools(messages: Sequence[ChatMessage]) -> list[tuple[str, dict[str, Any]]]:
+    """The tools a ReAct system prompt lists (``> Tool Name:`` ... ``Tool Args: {schema}``)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for message in messages:
+        if message.role != MessageRole.SYSTEM:
+            continue
+        text = message.content or ""
+        starts = list(_REACT_TOOL.finditer(text))
+        for index, start in enumerate(starts):
+            end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+            args = _REACT_ARGS.search(text, start.end(), end)
+            try:
+                schema = json.loads(args.group(1)) if args else {}
+            except ValueError:
+                schema = {}
+            found.append((start.group(1), schema if isinstance(schema, dict) else {}))
+    return found
+
+
+def _this_turn(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The messages after the user's last message (a ReAct observation is not one)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == MessageRole.USER and not (message.content or "").startswith(
+                _OBSERVATION):
+            return list(messages[index + 1:])
+    return list(messages)
+
+
+class SchemaLLM(_ProgrammedLLM):
+    """Calls every tool it is offered once, with arguments made up from each tool's JSON schema
+    (:mod:`agentkit.llms.schema_values`: deterministic, valid for the schema), then answers
+    with a JSON object of each tool's output by tool name -- a smoke test for a new tool set,
+    with no script to write (the idea of pydantic-ai's ``TestModel``).
+
+    How it talks depends on how it is shown the tools, as a real model's would:
+
+    * offered through the tool-calling API (the request's ``tools``: ``FunctionCallingAgent``,
+      the workflow ``FunctionAgent``): one reply calling every tool (parallel tool calls), then,
+      with the results in the conversation, the answer;
+    * listed in a ReAct system prompt (``> Tool Name:`` / ``Tool Args:`` blocks: ``ReActAgent``,
+      the multimodal ReAct worker, the workflow ``ReActAgent``): one
+      ``Thought / Action / Action Input`` reply per tool, in the listed order, then
+      ``Thought / Answer``;
+    * neither (LLMCompiler and CoA list tools in their own formats): the answer ``{}`` at
+      once.
+
+    Each user turn starts over: every tool is called again. ``tools=[names]`` calls only
+    those (a name that is not offered is an error naming the offered ones).
+    """
+
+    def __init__(self, *, tools: Sequence[str] | None = None, latency: float = 0.0,
+                 name: str = "schema", context_window: int = 3900) -> None:
+        super().__init__(name=name, function_calling=True, latency=latency,
+                         context_window=context_window)
+        self.only = list(tools) if tools is not None else None
+
+    async def _next_item(self, request: LLMRequest) -> Any:
+        if request.tools:
+            offered = [(s["name"], s["parameters"]) for s in request.tool_specs() or ()]
+            return self._tool_calls(self._chosen(offered), _this_turn(request.messages))
+        listed = _react_tools(request.messages)
+        if listed:
+            return self._react(self._chosen(listed), _this_turn(request.messages))
+        return self._answer({})
+
+    def _chosen(self, offered: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+        if self.only is None:
+            return offered
+        names = [name for name, _ in offered]
+        missing = [name for name in self.only if name not in names]
+        if missing:
+            raise ValueError(f"SchemaLLM {self.name!r} was asked to call {', '.join(missing)}, "
+                             f"which the agent does not offer (offered: {', '.join(names) or 'none'})")
+        return [tool for tool in offered if tool[0] in self.only]
+
+    @staticmethod
+    def _answer(results: Mapping[str, str]) -> str:
+        return json.dumps(dict(results), ensure_ascii=False)
+
+    def _tool_calls(self, tools: list[tuple[str, dict[str, Any]]],
+                    turn: Sequence[ChatMessage]) -> Any:
+        asked = {call.tool_id: call.tool_name for message in turn
+                 if message.role == MessageRole.ASSISTANT for call in message.tool_calls}
+        if not asked:
+            return ScriptedResponse(tool_calls=[tool_call(name, **example_arguments(schema))
+                                                for name, schema in tools]) if tools else "{}"
+        return self._answer({asked[m.additional_kwargs.get("tool_call_id")]: m.content or ""
+                             for m in turn if m.role == MessageRole.TOOL
+                             and m.additional_kwargs.get("tool_call_id") in asked})
+
+    def _react(self, tools: list[tuple[str, dict[str, Any]]], turn: Sequence[ChatMessage]) -> str:
+        called = [match.group(1) for message in turn if message.role == MessageRole.ASSISTANT
+                  for match in [_REACT_ACTION.search(message.content or "")] if match]
+        for name, schema in tools:
+            if name not in called:
+                arguments = json.dumps(example_arguments(schema), ensure_ascii=False)
+                return (f"Thought: I will try {name}.\nAction: {name}\n"
+                        f"Action Input: {arguments}")
+        observations = [(m.content or "").removeprefix(_OBSERVATION).strip() for m in turn
+                        if m.role != MessageRole.ASSISTANT and (m.content or "").startswith(
+                            _OBSERVATION)]
+        return f"Thought: I called every tool.\nAnswer: {self._answer(dict(zip(called, observations)))}"

@@ -1,27 +1,38 @@
 """Calling tools the way agents do: never raising, always a :class:`ToolOutput`.
 
 A tool that raises, gets bad arguments, or does not exist yields an ``is_error`` output whose
-content the model can read (``"Error: ..."``). Every call emits a tool-call start/end event
+content the model can read (``"Error: ..."`` in the runner agents' wording; agent workflows
+bring their own :class:`ToolErrorWording`). Every call emits a tool-call start/end event
 pair. :class:`ToolRunner` runs calls against a set of tools (lookup by name, ``return_direct``,
-sequential or concurrent batches); every agent worker calls tools through it. Tools are
-duck-typed (``.metadata.name`` and ``acall``/``call``), so this module needs nothing from the
-tools layer above it.
+sequential or concurrent batches, a workflow context for tools that take one); every agent
+calls tools through it. Tools are duck-typed (``.metadata.name`` and ``acall``/``call``, and
+``requires_context`` for tools that want a workflow ``Context``), so this module needs nothing
+from the layers above it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import json
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.core.events import ToolCallEndEvent, ToolCallStartEvent, dispatcher
+from agentkit.core.events import (
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolsOfferedEvent,
+    dispatcher,
+)
 from agentkit.core.sim import now, run_sync
+from agentkit.core.tokens import count_tokens
 from agentkit.llms.types import ToolOutput, ToolSelection
 
 __all__ = [
     "ToolRunner",
+    "ToolErrorWording",
     "ToolCallOutcome",
     "acall_tool",
     "call_tool",
@@ -29,12 +40,42 @@ __all__ = [
     "call_tool_with_selection",
     "no_such_tool_output",
     "error_output",
+    "tool_specs",
+    "tool_specs_tokens",
 ]
+
+
+class ToolErrorWording:
+    """How a failed call reads to the model. This base is the runner agents' wording
+    (``Error: ...``); subclass it for another (agent workflows use LlamaIndex's)."""
+
+    def unknown_tool(self, tool_name: str) -> str:
+        return f"Error: No such tool named `{tool_name}`."
+
+    def bad_arguments(self, message: str) -> str:
+        """A call that must not run (``arguments_error``: undecodable arguments...)."""
+        return f"Error: {message}"
+
+    def failure(self, exc: Exception) -> str:
+        """A tool that raised (its arguments did not fit, or it failed)."""
+        return f"Error: {str(exc) or type(exc).__name__}"
+
+    def raw_failure(self, exc: Exception) -> Any:
+        """The ``raw_output`` of a failed call."""
+        return exc
+
+
+_OBSERVATIONS = ToolErrorWording()
 
 
 def error_output(tool_name: str, arguments: dict[str, Any], message: str,
                  raw_output: Any = None) -> ToolOutput:
-    content = f"Error: {message}"
+    """An ``is_error`` output in the runner agents' wording (``Error: <message>``)."""
+    return _error(tool_name, arguments, _OBSERVATIONS.bad_arguments(message), raw_output)
+
+
+def _error(tool_name: str, arguments: dict[str, Any], content: str,
+           raw_output: Any = None) -> ToolOutput:
     return ToolOutput(content=content, tool_name=tool_name, raw_input=_raw_input(arguments),
                       raw_output=raw_output if raw_output is not None else content, is_error=True)
 
@@ -45,10 +86,12 @@ def _raw_input(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def no_such_tool_output(tool_name: str, arguments: dict[str, Any]) -> ToolOutput:
-    return error_output(tool_name, arguments, f"No such tool named `{tool_name}`.")
+    return _error(tool_name, arguments, _OBSERVATIONS.unknown_tool(tool_name))
 
 
-async def _invoke(tool: Any, arguments: dict[str, Any]) -> Any:
+async def _invoke(tool: Any, arguments: dict[str, Any], context: Any) -> Any:
+    if context is not None and getattr(tool, "requires_context", False):
+        arguments = {**arguments, "ctx": context}
     acall = getattr(tool, "acall", None)
     if acall is not None:
         return await acall(**arguments)
@@ -57,29 +100,35 @@ async def _invoke(tool: Any, arguments: dict[str, Any]) -> Any:
 
 
 async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: str | None = None,
-                     tool_id: str | None = None, arguments_error: str | None = None) -> ToolOutput:
-    """Call ``tool`` (``None`` = unknown tool ``tool_name``) and return its output or an error."""
+                     tool_id: str | None = None, arguments_error: str | None = None,
+                     context: Any = None, agent: str | None = None,
+                     wording: ToolErrorWording = _OBSERVATIONS) -> ToolOutput:
+    """Call ``tool`` (``None`` = unknown tool ``tool_name``) and return its output or an error.
+
+    ``context`` (a workflow ``Context``) is passed as ``ctx=`` to a tool whose
+    ``requires_context`` is true; ``agent`` names the calling agent on the bus events."""
     name = tool.metadata.name if tool is not None else (tool_name or "unknown")
     with dispatcher.span():
-        dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments))
+        dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
+                                           agent=agent))
         started = now()
         if arguments_error is not None:  # the caller's reason not to run it is the news
-            output = error_output(name, arguments, arguments_error)
+            output = _error(name, arguments, wording.bad_arguments(arguments_error))
         elif tool is None:
-            output = no_such_tool_output(name, arguments)
+            output = _error(name, arguments, wording.unknown_tool(name))
         else:
             try:
-                result = await _invoke(tool, arguments)
+                result = await _invoke(tool, arguments, context)
             except Exception as exc:  # a failing tool is an observation, not a crash
-                output = error_output(name, arguments, str(exc) or type(exc).__name__,
-                                      raw_output=exc)
+                output = _error(name, arguments, wording.failure(exc),
+                                raw_output=wording.raw_failure(exc))
             else:
                 output = result if isinstance(result, ToolOutput) else ToolOutput(
                     content=str(result), tool_name=name, raw_input=_raw_input(arguments),
                     raw_output=result)
         dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
                                          output=output, is_error=output.is_error,
-                                         latency=now() - started))
+                                         latency=now() - started, agent=agent))
     return output
 
 
@@ -106,6 +155,32 @@ class ToolCallOutcome:
     return_direct: bool = False
 
 
+def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Name, description and JSON-schema parameters of each tool: what a model is told about
+    it (in a request, on the bus, in a trace's ``tools``). Agents offer the same tools on
+    every call, so the specs are built once per (name, description, ``fn_schema_str``) of
+    each tool's metadata and shared: treat them as read-only."""
+    return list(_offered(_offer_key(tools))[0])
+
+
+def tool_specs_tokens(tools: Sequence[Any]) -> int:
+    """Tokens of ``tool_specs(tools)`` as JSON (the default tokenizer): what the usage
+    estimate counts for the offered tools."""
+    return _offered(_offer_key(tools))[1]
+
+
+def _offer_key(tools: Sequence[Any]) -> tuple[tuple[str, str, str], ...]:
+    return tuple((t.metadata.name, t.metadata.description, t.metadata.fn_schema_str)
+                 for t in tools)
+
+
+@functools.lru_cache(maxsize=256)
+def _offered(key: tuple[tuple[str, str, str], ...]) -> tuple[tuple[dict[str, Any], ...], int]:
+    specs = tuple({"name": name, "description": description, "parameters": json.loads(schema)}
+                  for name, description, schema in key)
+    return specs, count_tokens(json.dumps(list(specs)))
+
+
 class ToolRunner:
     """Runs tool calls against one set of tools: the one way every agent calls tools.
 
@@ -114,10 +189,14 @@ class ToolRunner:
     call emits one tool-call start/end event pair. :meth:`acall` is one call as a coroutine,
     for callers that schedule calls themselves (a DAG that starts each call when its inputs
     are ready); :meth:`arun` runs a batch, one after another or concurrently. ``call`` and
-    ``run`` are the same on the virtual-time loop.
+    ``run`` are the same on the virtual-time loop. ``agent`` names the agent whose calls these
+    are (on the bus events); ``wording`` says how failures read to the model.
     """
 
-    def __init__(self, tools: Sequence[Any] = ()) -> None:
+    def __init__(self, tools: Sequence[Any] = (), *, agent: str | None = None,
+                 wording: ToolErrorWording = _OBSERVATIONS) -> None:
+        self.agent = agent
+        self.wording = wording
         self._tools = list(tools)
         self._by_name: dict[str, Any] = {}
         for tool in self._tools:
@@ -127,6 +206,14 @@ class ToolRunner:
     def tools(self) -> list[Any]:
         """The tools, in the order given (what the model is offered)."""
         return list(self._tools)
+
+    def offered(self) -> ToolRunner:
+        """This runner, after telling the bus that its tools are offered to the model (a
+        :class:`ToolsOfferedEvent`, whether the model sees them in a request or a prompt):
+        what a trace's ``tools`` are built from. Agents call it once per step."""
+        if dispatcher.active:
+            dispatcher.emit(ToolsOfferedEvent(tools=tool_specs(self._tools)))
+        return self
 
     def get(self, tool_name: str) -> Any | None:
         """The tool named ``tool_name``, or ``None``."""
@@ -146,13 +233,15 @@ class ToolRunner:
         return dict(zip(names, args))
 
     async def acall(self, tool_name: str, arguments: dict[str, Any], *,
-                    tool_id: str | None = None,
-                    arguments_error: str | None = None) -> ToolCallOutcome:
+                    tool_id: str | None = None, arguments_error: str | None = None,
+                    context: Any = None) -> ToolCallOutcome:
         """Call one tool. With ``arguments_error`` set the tool is not run: its output is
-        ``Error: <arguments_error>`` (undecodable arguments, or an input that failed)."""
+        ``Error: <arguments_error>`` (undecodable arguments, or an input that failed).
+        ``context`` (a workflow ``Context``) goes to tools that take one."""
         tool = self.get(tool_name)
         output = await acall_tool(tool, arguments, tool_name=tool_name, tool_id=tool_id,
-                                  arguments_error=arguments_error)
+                                  arguments_error=arguments_error, context=context,
+                                  agent=self.agent, wording=self.wording)
         return ToolCallOutcome(output, bool(tool is not None and tool.metadata.return_direct
                                             and not output.is_error))
 

@@ -1,11 +1,12 @@
-"""Comparison reports: every scenario × agent type with its metrics, deltas against a baseline
-run, rendered as Markdown, JSON and a self-contained HTML page.
+"""Comparison reports: every scenario × agent type with its metrics, its trace and timeline,
+deltas and regressions (failures and costs past their thresholds) against a baseline run,
+rendered as Markdown, JSON and a self-contained HTML page with a section per run.
 
 Typical use (what ``agentkit report`` does)::
 
     comparison = run_comparison("scenarios", ["react", "function_calling"])
-    baseline = load_comparison("baseline/report.json")        # optional
-    write_report(comparison, "reports", baseline=baseline)
+    baseline = load_comparison("baseline/report.json")        # optional; reads its traces/
+    write_report(comparison, "reports", baseline=baseline)    # report.* and traces/
     failed = not comparison.passed or compare_to_baseline(comparison, baseline).has_regressions
 """
 
@@ -21,17 +22,21 @@ from agentkit.report.model import (
     load_comparison,
 )
 from agentkit.report.render import render_html, render_json, render_markdown, write_report
+from agentkit.report.thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
 
 __all__ = [
     "METRICS",
     "REPORT_FORMAT",
     "AgentSummary",
     "BaselineDiff",
+    "CostRegression",
+    "DEFAULT_THRESHOLDS",
     "Comparison",
     "ReportError",
     "Row",
     "RowDelta",
     "compare_to_baseline",
+    "cost_regressions",
     "load_comparison",
     "render_html",
     "render_json",

@@ -1,10 +1,12 @@
 """Compare a run with a baseline run: per-row metric deltas, new and removed rows, regressions.
 
-A **regression** is a row that passed in the baseline and now fails, errors, or is missing.
-A missing row counts because a scenario (or agent type) that silently drops out of the run
-is lost coverage; when the removal is intended, write a new baseline. Metric changes (more
-steps, tokens, latency) are reported as deltas but are not regressions, and new failing rows
-are failures of the current run, not regressions against the baseline.
+A row **regresses** when it passed in the baseline and now fails, errors, or is missing, or
+when one of its costs (steps, LLM calls, tokens, simulated wall time) grew past its threshold
+(:mod:`agentkit.report.thresholds`: +10 % by default, per scenario in its file). A missing
+row counts because a scenario (or agent type) that silently drops out of the run is lost
+coverage; when the removal is intended, write a new baseline. Other metric changes are
+reported as deltas only, and new failing rows are failures of the current run, not
+regressions against the baseline.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.report.model import METRICS, Comparison, Row
+from agentkit.report.thresholds import CostRegression, cost_regressions
 
 __all__ = ["RowDelta", "BaselineDiff", "compare_to_baseline"]
 
@@ -34,6 +37,19 @@ class RowDelta:
     baseline: Row | None
     deltas: dict[str, float | int] = field(default_factory=dict)
     regression: str | None = None
+    """Why a row that passed in the baseline does not pass now (None: it does)."""
+    costs: tuple[CostRegression, ...] = ()
+    """The costs that grew past their thresholds."""
+
+    @property
+    def regressed(self) -> bool:
+        """It fails where it passed, or costs more than its thresholds allow."""
+        return self.regression is not None or bool(self.costs)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Each way it regressed, one line each."""
+        return ([self.regression] if self.regression else []) + [c.describe() for c in self.costs]
 
     @property
     def key(self) -> str:
@@ -56,7 +72,8 @@ class RowDelta:
                 "change": self.change,
                 "status": {"baseline": self.baseline.status if self.baseline else None,
                            "current": self.current.status if self.current else None},
-                "deltas": dict(self.deltas), "regression": self.regression}
+                "deltas": dict(self.deltas), "regression": self.regression,
+                "cost_regressions": [c.to_dict() for c in self.costs]}
 
 
 @dataclass(frozen=True)
@@ -68,11 +85,17 @@ class BaselineDiff:
 
     @property
     def regressions(self) -> list[RowDelta]:
-        return [d for d in self.rows if d.regression is not None]
+        """Rows that fail where they passed, or cost more than their thresholds allow."""
+        return [d for d in self.rows if d.regressed]
+
+    @property
+    def cost_regressions(self) -> list[RowDelta]:
+        return [d for d in self.rows if d.costs]
 
     @property
     def has_regressions(self) -> bool:
-        """True when a row that passed in the baseline fails, errors or is missing now."""
+        """True when a row that passed in the baseline fails, errors or is missing now, or a
+        row's cost grew past its threshold."""
         return bool(self.regressions)
 
     @property
@@ -130,7 +153,8 @@ def compare_to_baseline(current: Comparison, baseline: Comparison) -> BaselineDi
             deltas = {m.key: _delta(row.metric(m.key), old.metric(m.key))  # type: ignore[arg-type]
                       for m in METRICS}
         regression = _regression(row, old, None) if old is not None else None
-        diffs.append(RowDelta(row.scenario, row.agent_type, row, old, deltas, regression))
+        costs = tuple(cost_regressions(row, old)) if old is not None else ()
+        diffs.append(RowDelta(row.scenario, row.agent_type, row, old, deltas, regression, costs))
     for key, old in before.items():
         if key not in now:
             regression = _regression(None, old, load_errors.get(old.scenario))

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["PALETTE", "Segment", "Bar", "grouped_bar_chart", "color_for"]
+__all__ = ["PALETTE", "FAIL_COLOR", "Segment", "Bar", "grouped_bar_chart", "color_for",
+           "nice_step", "legend"]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -23,7 +24,7 @@ _BAR = 11
 _BAR_GAP = 2
 _GROUP_GAP = 10
 _CHAR = 6.6  # average glyph width at the 11px label size, for layout estimates
-_FAIL_COLOR = "#b3261e"
+FAIL_COLOR = "#b3261e"
 
 
 def color_for(index: int) -> str:
@@ -47,7 +48,8 @@ class Bar:
     failed: bool = False
 
 
-def _nice_step(maximum: float, integral: bool) -> float:
+def nice_step(maximum: float, integral: bool) -> float:
+    """A round axis step (1, 2, 2.5 or 5 × a power of ten) giving about four ticks."""
     raw = maximum / 4
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
@@ -58,12 +60,11 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if value == int(value) else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def _legend(series: list[str], notes: list[tuple[str, float]], width: float) -> tuple[list[str], float]:
-    """Swatches for the series, then for the shade notes; wraps onto new lines as needed."""
+def legend(entries: list[tuple[str, str, float]], width: float) -> tuple[list[str], float]:
+    """Swatches (text, colour, opacity) in a row that wraps onto new lines as needed; returns
+    the SVG parts and the height they take."""
     parts: list[str] = []
     x, y = 0.0, 0.0
-    entries = [(name, color_for(i), 1.0) for i, name in enumerate(series)]
-    entries += [(text, "#6b7280", opacity) for text, opacity in notes]
     for text, color, opacity in entries:
         item_width = 16 + len(text) * _CHAR + 14
         if x > 0 and x + item_width > width:
@@ -86,10 +87,12 @@ def grouped_bar_chart(*, title: str, groups: list[str], series: list[str],
     label_texts = [b.label + (" ✗" if b.failed else "") if isinstance(b, Bar) else b
                    for b in bars.values()]
     value_width = max((len(t) for t in label_texts), default=1) * 6.0 + 10
-    legend, legend_height = _legend(series, notes or [], _WIDTH)
+    entries = [(name, color_for(i), 1.0) for i, name in enumerate(series)]
+    entries += [(text, "#6b7280", opacity) for text, opacity in notes or []]
+    swatches, legend_height = legend(entries, _WIDTH)
     maximum = max((s.end for b in bars.values() if isinstance(b, Bar) for s in b.segments),
                   default=0.0)
-    step = _nice_step(maximum, integral) if maximum > 0 else 1.0
+    step = nice_step(maximum, integral) if maximum > 0 else 1.0
     scale_max = math.ceil(maximum / step - 1e-9) * step if maximum > 0 else step
     top = legend_height + 22
     plot_left = label_width
@@ -122,7 +125,7 @@ def grouped_bar_chart(*, title: str, groups: list[str], series: list[str],
     return (f'<svg viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" role="img" '
             f'aria-label="{escape(title)}" class="chart">'
             f'<title>{escape(title)}</title>'
-            f'<g class="legend-row">{"".join(legend)}</g>{"".join(body)}</svg>')
+            f'<g class="legend-row">{"".join(swatches)}</g>{"".join(body)}</svg>')
 
 
 def _bar(bar: Bar | str | None, color: str, y: float, x_of: Callable[[float], float],

@@ -1,7 +1,9 @@
 """Run every scenario under every agent type it declares and collect one row per run.
 
-A scenario that cannot be loaded or run (a :class:`ScenarioError`, an unusable recording)
-becomes an ``error`` row, so one broken file does not hide the rest of the report.
+A row holds the run's totals, its trace and timeline (for the report page and later
+baselines), the scenario's own cost thresholds, and how the trace compares with its committed
+snapshot. A scenario that cannot be loaded or run (a :class:`ScenarioError`, an unusable
+recording) becomes an ``error`` row, so one broken file does not hide the rest of the report.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
+from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
     AGENT_TYPES,
     Scenario,
@@ -22,6 +25,7 @@ from agentkit.scenario import (
     load_scenario,
     run_scenario,
 )
+from agentkit.scenario.snapshot import compare_with_snapshot, snapshot_path
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
 
@@ -62,18 +66,29 @@ def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
 
 def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0) -> Row:
     """Run one scenario × agent type and turn its trace totals into a row."""
+    return _run_row(scenario, agent_type, seed)[0]
+
+
+def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row, str | None]:
+    """The row of one run, and the run's workflow diagram (workflow agent types)."""
     try:
         result = run_scenario(scenario, agent_type, seed=seed)
     except _RUN_ERRORS as exc:
-        return _error_row(scenario.name, agent_type, str(exc))
+        return _error_row(scenario.name, agent_type, str(exc)), None
     totals = result.trace.totals()
+    snapshot = snapshot_path(scenario, agent_type)
+    status, snapshot_diff = (compare_with_snapshot(result.trace, snapshot)
+                             if snapshot is not None else (None, []))
+    own = scenario.thresholds if scenario.thresholds.model_fields_set else None
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if result.passed else "fail", problems=list(result.problems),
+               thresholds=own, snapshot=status, snapshot_diff=snapshot_diff,
+               trace=result.trace.to_dict(), timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
                completion_tokens=totals.completion_tokens, wall_time=totals.wall_time,
                serial_time=totals.serial_time, critical_path=totals.critical_path,
-               speedup=speedup(totals.serial_time, totals.wall_time))
+               speedup=speedup(totals.serial_time, totals.wall_time)), result.diagram
 
 
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
@@ -90,6 +105,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         _check_agent_types(agent_types)
     order: list[str] = list(agent_types or [])
     rows: list[Row] = []
+    diagrams: dict[str, str] = {}
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
@@ -106,5 +122,9 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         if agent_types is None:
             order += [name for name in scenario.agents if name not in order]
         for name in sorted((n for n in scenario.agents if n in order), key=order.index):
-            rows.append(row_from_result(scenario, name, seed=seed))
-    return Comparison(agent_types=order, rows=rows)
+            row, diagram = _run_row(scenario, name, seed)
+            rows.append(row)
+            if diagram is not None:
+                diagrams.setdefault(name, diagram)
+    return Comparison(agent_types=order, rows=rows,
+                      diagrams={n: diagrams[n] for n in order if n in diagrams})

@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 import agentkit
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
+from agentkit.report.timeline import Span
+from agentkit.scenario.diff import TraceError, check_trace
+from agentkit.scenario.model import Thresholds
 
 __all__ = [
     "REPORT_FORMAT",
@@ -27,6 +30,7 @@ __all__ = [
     "Comparison",
     "load_comparison",
     "speedup",
+    "trace_file",
 ]
 
 REPORT_FORMAT = 1
@@ -57,9 +61,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("tool_errors", "Tool errors", "tool err", "count"),
     Metric("prompt_tokens", "Tokens in", "tok in", "count"),
     Metric("completion_tokens", "Tokens out", "tok out", "count"),
-    Metric("wall_time", "Wall (s)", "wall", "seconds"),
-    Metric("serial_time", "Serial (s)", "serial", "seconds"),
-    Metric("critical_path", "Critical path (s)", "crit", "seconds"),
+    Metric("wall_time", "Wall", "wall", "seconds"),
+    Metric("serial_time", "Serial", "serial", "seconds"),
+    Metric("critical_path", "Critical path", "crit", "seconds"),
     Metric("speedup", "Speedup", "speedup", "ratio"),
 )
 _SUMMED = tuple(m.key for m in METRICS if m.kind != "ratio")
@@ -99,6 +103,16 @@ class Row(_Strict):
     serial_time: float | None = None
     critical_path: float | None = None
     speedup: float | None = None
+    thresholds: Thresholds | None = None
+    """The scenario's own cost-regression thresholds (None: the defaults)."""
+    snapshot: Literal["same", "changed", "missing"] | None = None
+    """How the trace compares with its committed snapshot (None: not compared)."""
+    snapshot_diff: list[str] = []
+    """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
+    trace: dict[str, Any] | None = Field(None, exclude=True, repr=False)
+    """The run's trace (kept beside report.json in ``traces/``, not in it)."""
+    timeline: list[Span] | None = Field(None, exclude=True, repr=False)
+    """The run's calls on simulated time (for the page; not written to report.json)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -131,6 +145,23 @@ class Row(_Strict):
 
     def metric(self, key: str) -> float | int | None:
         return getattr(self, key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the metrics, then thresholds and snapshot only where there are any."""
+        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff"})
+        if self.thresholds is not None:
+            data["thresholds"] = self.thresholds.model_dump(exclude_none=True)
+        if self.snapshot is not None:
+            data["snapshot"] = self.snapshot
+        if self.snapshot_diff:
+            data["snapshot_diff"] = list(self.snapshot_diff)
+        return data
+
+
+def trace_file(row: Row) -> str:
+    """Where a report folder keeps the trace of ``row``: ``traces/<scenario>.<agent>.json``
+    (the names ``agentkit run --trace-dir`` uses)."""
+    return f"traces/{row.scenario}.{row.agent_type}.json"
 
 
 @dataclass(frozen=True)
@@ -175,6 +206,8 @@ class Comparison(_Strict):
     agentkit_version: str = agentkit.__version__
     agent_types: list[str]
     rows: list[Row]
+    diagrams: dict[str, str] = {}
+    """Mermaid flowcharts of the workflow agent types' workflows, by agent type."""
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -213,7 +246,8 @@ class Comparison(_Strict):
         return {"format": self.format, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
                 "summary": [s.to_dict() for s in self.summaries()],
-                "rows": [r.model_dump() for r in self.rows]}
+                "rows": [r.to_dict() for r in self.rows],
+                **({"diagrams": dict(self.diagrams)} if self.diagrams else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -264,17 +298,35 @@ def _describe(source: str, error: ValidationError, where: YamlLocations | None) 
     return "\n".join(lines)
 
 
-def load_comparison(path: str | Path) -> Comparison:
-    """Read a ``report.json`` (e.g. a baseline); errors name the file, line and field."""
-    path = Path(path)
+def _read_json(path: Path, what: str) -> tuple[Any, str]:
     try:
         text = read_text(path)
-        data = parse_json(path, text)
+        return parse_json(path, text), text
     except OSError as exc:
-        raise ReportError(f"{path}: cannot read report: {exc.strerror or exc}") from None
+        raise ReportError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     except TextFileError as exc:
         raise ReportError(str(exc)) from None
+
+
+def load_comparison(path: str | Path) -> Comparison:
+    """Read a ``report.json`` (e.g. a baseline) and the traces beside it (``traces/``, where
+    the report has them: a run without one is compared by its numbers only); errors name the
+    file, line and field."""
+    path = Path(path)
+    data, text = _read_json(path, "report")
     try:
-        return Comparison.from_dict(data, source=str(path))
+        comparison = Comparison.from_dict(data, source=str(path))
     except ReportError:  # again, with the lines of the fields
-        return Comparison.from_dict(data, source=str(path), where=json_locations(text))
+        comparison = Comparison.from_dict(data, source=str(path), where=json_locations(text))
+    rows = []
+    for row in comparison.rows:
+        file = path.parent / trace_file(row)
+        if row.has_metrics and file.is_file():
+            trace_data, trace_text = _read_json(file, "trace")
+            try:
+                trace = check_trace(trace_data, str(file), json_locations(trace_text))
+            except TraceError as exc:
+                raise ReportError(str(exc)) from None
+            row = row.model_copy(update={"trace": trace})
+        rows.append(row)
+    return comparison.model_copy(update={"rows": rows})

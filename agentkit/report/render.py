@@ -17,6 +17,13 @@ from typing import Any
 from tabulate import tabulate
 
 from agentkit.core.files import replace_folder
+from agentkit.core.fmt import (
+    count,
+    ratio,
+    seconds,
+    signed_count,
+    signed_seconds,
+)
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.charts import Bar, Segment, grouped_bar_chart
 from agentkit.report.model import (
@@ -27,7 +34,9 @@ from agentkit.report.model import (
     ReportError,
     Row,
     load_comparison,
+    trace_file,
 )
+from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
 
 __all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
            "CHART_TITLES"]
@@ -47,18 +56,18 @@ def _value(metric: Metric, value: float | int | None) -> str:
     if value is None:
         return "—"
     if metric.kind == "count":
-        return f"{int(value):,}"
+        return count(int(value))
     if metric.kind == "seconds":
-        return f"{value:.2f}"
-    return f"{value:.2f}×"
+        return seconds(value)
+    return ratio(value)
 
 
 def _mean(metric: Metric, value: float) -> str:
-    return f"{value:,.2f}" if metric.kind == "seconds" else f"{value:,.1f}"
+    return seconds(value) if metric.kind == "seconds" else f"{value:,.1f}"
 
 
 def _delta(metric: Metric, delta: RowDelta | None) -> str:
-    """The change vs the baseline: ``+2``, ``-0.50``, ``·`` (unchanged), ``new``, or blank."""
+    """The change vs the baseline: ``+2``, ``-0.50s``, ``·`` (unchanged), ``new``, or blank."""
     if delta is None:
         return ""
     if delta.change == "new":
@@ -69,8 +78,10 @@ def _delta(metric: Metric, delta: RowDelta | None) -> str:
     if value == 0:
         return "·"
     if metric.kind == "count":
-        return f"{int(value):+,}"
-    return f"{value:+.2f}"
+        return signed_count(int(value))
+    if metric.kind == "seconds":
+        return signed_seconds(value)
+    return f"{value:+.2f}×"
 
 
 def _plural(count: int, noun: str) -> str:
@@ -87,9 +98,21 @@ def _counts(comparison: Comparison) -> str:
 
 
 def _baseline_line(diff: BaselineDiff) -> str:
-    return (f"{_plural(len(diff.regressions), 'regression')}, {len(diff.fixed)} fixed, "
-            f"{len(diff.new)} new, {len(diff.removed)} removed "
+    costs = len(diff.cost_regressions)
+    return (f"{_plural(len(diff.regressions), 'regression')}"
+            + (f" ({costs} in cost)" if costs else "")
+            + f", {len(diff.fixed)} fixed, {len(diff.new)} new, {len(diff.removed)} removed "
             f"(baseline: agentkit {diff.baseline_version})")
+
+
+def _snapshot_changes(comparison: Comparison) -> list[Row]:
+    """Rows whose trace differs from its committed snapshot, or has none yet."""
+    return [r for r in comparison.rows if r.snapshot in ("changed", "missing")]
+
+
+def _snapshot_note(row: Row) -> str:
+    return ("no snapshot yet" if row.snapshot == "missing"
+            else "the trace differs from its committed snapshot")
 
 
 # -- Markdown -------------------------------------------------------------------------------
@@ -147,8 +170,8 @@ def _md_failures(comparison: Comparison) -> list[str]:
 
 def _md_baseline(diff: BaselineDiff) -> list[str]:
     lines = ["## Against the baseline", "", _baseline_line(diff) + ".", ""]
-    sections = [("Regressions", [f"`{d.key}`: {_md_text(d.regression or '')}"
-                                 for d in diff.regressions]),
+    sections = [("Regressions", [f"`{d.key}`: {_md_text(reason)}"
+                                 for d in diff.regressions for reason in d.reasons]),
                 ("Fixed", [f"`{d.key}`" for d in diff.fixed]),
                 ("New", [f"`{d.key}`" for d in diff.new]),
                 ("Removed", [f"`{d.key}`" for d in diff.removed])]
@@ -158,9 +181,45 @@ def _md_baseline(diff: BaselineDiff) -> list[str]:
     return lines
 
 
+def _md_snapshots(comparison: Comparison) -> list[str]:
+    changed = _snapshot_changes(comparison)
+    if not changed:
+        return []
+    lines = ["## Snapshot changes", "",
+             "Runs whose trace is not the committed snapshot (snapshot -> now); accept a "
+             "change with `pytest --snapshot-update`.", ""]
+    for row in changed:
+        lines += [f"### {row.key}: {_snapshot_note(row)}", ""]
+        if row.snapshot_diff:
+            lines += [_fence("\n".join(row.snapshot_diff)), ""]
+    return lines
+
+
+def _diagram_groups(comparison: Comparison) -> list[tuple[list[str], str]]:
+    """Each distinct workflow diagram with the agent types that run it."""
+    groups: dict[str, list[str]] = {}
+    for agent_type, diagram in comparison.diagrams.items():
+        groups.setdefault(diagram, []).append(agent_type)
+    return [(types, diagram) for diagram, types in groups.items()]
+
+
+_DIAGRAM_NOTE = ("The steps of the workflow agent types and the events between them, as "
+                 "Mermaid source (the page loads no scripts: paste it into any Mermaid "
+                 "renderer to draw it).")
+
+
+def _md_diagrams(comparison: Comparison) -> list[str]:
+    lines: list[str] = []
+    for agent_types, diagram in _diagram_groups(comparison):
+        lines += [f"Workflow of {', '.join(f'`{t}`' for t in agent_types)}:", "",
+                  "```mermaid", diagram.rstrip("\n"), "```", ""]
+    return ["## Workflows", "", _DIAGRAM_NOTE, "", *lines] if lines else []
+
+
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """Summary per agent type, the scenario × agent type table (with Δ columns against
-    ``baseline``), then the failures with their problems."""
+    ``baseline``), the failures with their problems, the regressions against ``baseline``
+    (failures and costs past their thresholds), then the snapshot changes."""
     diff = _diff(comparison, baseline)
     lines = [f"# {_TITLE}", "",
              f"agentkit {comparison.agentkit_version} · agent types: "
@@ -175,9 +234,11 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     if diff is not None:
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     lines += [_md_rows(comparison, diff), ""]
+    lines += _md_diagrams(comparison)
     lines += _md_failures(comparison)
     if diff is not None:
         lines += _md_baseline(diff)
+    lines += _md_snapshots(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -287,9 +348,10 @@ def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
             cells.append(f'<td class="l scenario" rowspan="{spans[row.scenario]}">'
                          f"{escape(row.scenario)}</td>")
         result = _badge(row.status)
-        if delta is not None and delta.regression is not None:
+        if delta is not None and delta.regressed:
             result += ' <span class="badge b-regression">regression</span>'
-        cells += [f'<td class="l">{escape(row.agent_type or "—")}</td>',
+        cells += [f'<td class="l"><a class="run-link" href="#{run_anchor(row)}">'
+                  f'{escape(row.agent_type or "—")}</a></td>',
                   f'<td class="l result">{result}</td>']
         for m in METRICS:
             cells.append(f"<td>{escape(_value(m, row.metric(m.key)))}"
@@ -313,7 +375,8 @@ def _chart_bars(comparison: Comparison,
 def _count_bar(key: str, label: str) -> Callable[[Row], Bar]:
     def make(row: Row) -> Bar:
         value = int(row.metric(key) or 0)
-        return Bar([Segment(0, value)], f"{value:,}", f"{row.key}: {value:,} {label}",
+        return Bar([Segment(0, value)], count(value),
+                   f"{row.key}: {count(value)} {label}",
                    failed=row.status == "fail")
     return make
 
@@ -321,16 +384,17 @@ def _count_bar(key: str, label: str) -> Callable[[Row], Bar]:
 def _token_bar(row: Row) -> Bar:
     prompt, completion = row.prompt_tokens or 0, row.completion_tokens or 0
     return Bar([Segment(0, prompt), Segment(prompt, prompt + completion, 0.45)],
-               f"{prompt + completion:,}",
-               f"{row.key}: {prompt:,} tokens in, {completion:,} tokens out",
+               count(prompt + completion),
+               f"{row.key}: {count(prompt)} tokens in, {count(completion)} tokens out",
                failed=row.status == "fail")
 
 
 def _latency_bar(row: Row) -> Bar:
     wall, serial = row.wall_time or 0.0, row.serial_time or 0.0
-    return Bar([Segment(0, serial, 0.3), Segment(0, wall)], f"{wall:.2f} / {serial:.2f} s",
-               f"{row.key}: wall {wall:.2f} s, serial {serial:.2f} s, "
-               f"speedup {row.speedup or 1.0:.2f}×", failed=row.status == "fail")
+    return Bar([Segment(0, serial, 0.3), Segment(0, wall)],
+               f"{seconds(wall)} / {seconds(serial)}",
+               f"{row.key}: wall {seconds(wall)}, serial {seconds(serial)}, "
+               f"speedup {ratio(row.speedup or 1.0)}", failed=row.status == "fail")
 
 
 def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
@@ -374,28 +438,61 @@ def _html_failures(comparison: Comparison, diff: BaselineDiff | None) -> str:
     for row in comparison.failures:
         delta = diff.for_row(row) if diff is not None else None
         flag = (' <span class="badge b-regression">regression</span>'
-                if delta is not None and delta.regression is not None else "")
+                if delta is not None and delta.regressed else "")
         problems = "".join(f"<li><pre>{escape(p)}</pre></li>" for p in row.problems)
-        parts.append(f"<h3>{escape(row.key)} {_badge(row.status)}{flag}</h3>"
+        parts.append(f'<h3><a class="run-link" href="#{run_anchor(row)}">{escape(row.key)}</a> '
+                     f"{_badge(row.status)}{flag}</h3>"
                      f'<ul class="plain">{problems}</ul>')
     return "".join(parts)
 
 
+def _link(key: str, row: Row | None) -> str:
+    return (f'<a class="run-link" href="#{run_anchor(row)}">{escape(key)}</a>' if row is not None
+            else escape(key))
+
+
 def _html_baseline(diff: BaselineDiff) -> str:
     parts = [f'<p class="meta">{escape(_baseline_line(diff))}.</p>']
-    sections = [("Regressions", [f"{d.key}: {d.regression}" for d in diff.regressions]),
-                ("Fixed", [d.key for d in diff.fixed]), ("New", [d.key for d in diff.new]),
-                ("Removed", [d.key for d in diff.removed])]
-    for title, items in sections:
-        if items:
+    if diff.regressions:
+        items = "".join(f"<li>{_link(d.key, d.current)}<ul class=\"plain\">"
+                        + "".join(f"<li>{escape(r)}</li>" for r in d.reasons) + "</ul></li>"
+                        for d in diff.regressions)
+        parts.append(f'<h3>Regressions</h3><ul class="plain">{items}</ul>')
+    sections = [("Fixed", diff.fixed), ("New", diff.new), ("Removed", diff.removed)]
+    for title, deltas in sections:
+        if deltas:
             parts.append(f"<h3>{escape(title)}</h3><ul class=\"plain\">"
-                         + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
+                         + "".join(f"<li>{_link(d.key, d.current)}</li>" for d in deltas)
+                         + "</ul>")
     return "".join(parts)
 
 
+def _html_snapshots(comparison: Comparison) -> list[str]:
+    changed = _snapshot_changes(comparison)
+    if not changed:
+        return []
+    items = "".join(f"<li>{_link(r.key, r)}: {escape(_snapshot_note(r))}</li>" for r in changed)
+    return ["<h2>Snapshot changes</h2>",
+            '<p class="note">Runs whose trace is not the committed snapshot; each run\'s section '
+            "shows the diff (accept a change with pytest --snapshot-update).</p>",
+            f'<ul class="plain">{items}</ul>']
+
+
+def _html_diagrams(comparison: Comparison) -> list[str]:
+    groups = _diagram_groups(comparison)
+    if not groups:
+        return []
+    parts = ["<h2>Workflows</h2>", f'<p class="note">{escape(_DIAGRAM_NOTE)}</p>']
+    for agent_types, diagram in groups:
+        parts += [f"<p>Workflow of {escape(', '.join(agent_types))}:</p>",
+                  f'<pre class="mermaid">{escape(diagram)}</pre>']
+    return parts
+
+
 def render_html(comparison: Comparison, baseline: Comparison | None = None) -> str:
-    """One self-contained page: summary, charts comparing the agent types, the scenario table
-    (with Δ against ``baseline``), failures."""
+    """One self-contained page: regressions against ``baseline``, summary, charts comparing
+    the agent types, the scenario table (with Δ), failures, snapshot changes, then a section
+    per run (timeline, steps, trace diffs) that the tables link to."""
     diff = _diff(comparison, baseline)
     meta = (f"agentkit {comparison.agentkit_version} · agent types: "
             f"{', '.join(comparison.agent_types) or 'none'} · {_counts(comparison)}")
@@ -416,11 +513,16 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     if diff is not None:
         sections.append('<p class="note">Δ: current minus baseline, shown where a value changed; '
                         "red is more cost (or less speedup), green less.</p>")
-    sections += [_html_rows(comparison, diff), "<h2>Failures</h2>",
-                 _html_failures(comparison, diff)]
+    sections += [_html_rows(comparison, diff), *_html_diagrams(comparison), "<h2>Failures</h2>",
+                 _html_failures(comparison, diff), *_html_snapshots(comparison),
+                 "<h2>Runs</h2>",
+                 '<p class="note">Each scenario × agent type: its costs, its calls on '
+                 "simulated time, its steps, and how its trace differs from its snapshot and "
+                 "the baseline. Hover a bar for its call.</p>",
+                 html_runs(comparison, diff)]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(_TITLE)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n"
+            f"<title>{escape(_TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
             + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
 
 
@@ -428,9 +530,10 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
 
 def write_report(comparison: Comparison, out_dir: str | Path,
                  baseline: Comparison | str | Path | None = None) -> dict[str, Path]:
-    """Write report.md, report.json and report.html into ``out_dir``, all three at once
-    (:func:`agentkit.core.files.replace_folder`: never a new report.md beside an old
-    report.json, even if the process is killed).
+    """Write report.md, report.json, report.html and each run's trace
+    (``traces/<scenario>.<agent type>.json``, what a later ``--baseline`` diffs against) into
+    ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
+    report.md beside an old report.json, even if the process is killed).
 
     ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns the paths
     by format: ``{"markdown": ..., "json": ..., "html": ...}``.
@@ -443,5 +546,8 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     texts = {"markdown": render_markdown(comparison, baseline),
              "json": render_json(comparison, baseline),
              "html": render_html(comparison, baseline)}
-    written = replace_folder(out, {REPORT_FILES[kind]: text for kind, text in texts.items()})
+    files = {REPORT_FILES[kind]: text for kind, text in texts.items()}
+    files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
+                  for row in comparison.rows if row.trace is not None})
+    written = replace_folder(out, files)
     return {kind: written[REPORT_FILES[kind]] for kind in texts}

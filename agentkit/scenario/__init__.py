@@ -1,5 +1,6 @@
 """The harness: scenario files, runs under several agent types, traces and expectations."""
 
+from agentkit.scenario import workflow_trace  # noqa: F401  (registers its trace handlers)
 from agentkit.scenario.agents import AGENT_TYPES, register_agent_type
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.model import Scenario

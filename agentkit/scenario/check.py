@@ -6,14 +6,34 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentkit.scenario.model import Expect, MessageExpect, ToolCallsExpect, ToolCallSpec, Turn
-from agentkit.scenario.trace import ToolCallTrace, Trace
+from dataclasses import dataclass
+
+from agentkit.core.fmt import seconds
+from agentkit.scenario.model import (
+    Expect,
+    HandoffsExpect,
+    MessageExpect,
+    ToolCallsExpect,
+    ToolCallSpec,
+    Turn,
+)
+from agentkit.scenario.trace import Trace
 
 __all__ = ["check_expectations"]
 
 
-def _call(name: str, args: dict[str, Any]) -> str:
-    return f"{name}({json.dumps(args, sort_keys=True, default=str)})"
+@dataclass(frozen=True)
+class _Call:
+    """What expectations compare: a tool call (or a hand-off, named ``a -> b``)."""
+
+    name: str
+    args: dict[str, Any]
+    agent: str | None = None
+
+
+def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
+    shown = f"{name}({json.dumps(args, sort_keys=True, default=str)})"
+    return f"{agent}: {shown}" if agent else shown
 
 
 def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> bool:
@@ -24,11 +44,12 @@ def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> 
     return expected == actual
 
 
-def _matches(spec: ToolCallSpec, call: ToolCallTrace, args_mode: str) -> bool:
-    return spec.name == call.name and _args_match(args_mode, spec.args, call.args)
+def _matches(spec: ToolCallSpec, call: _Call, args_mode: str) -> bool:
+    return (spec.name == call.name and _args_match(args_mode, spec.args, call.args)
+            and (spec.agent is None or spec.agent == call.agent))
 
 
-def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[ToolCallTrace],
+def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[_Call],
             args_mode: str) -> tuple[list[int], list[int]]:
     """A maximum one-to-one matching of expected specs to actual calls (augmenting paths, so
     a loose spec never takes the only call a stricter one could match); returns (unmatched
@@ -51,9 +72,10 @@ def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[ToolCallTrace],
     return missing, free
 
 
-def _check_tool_calls(expect: ToolCallsExpect, actual: list[ToolCallTrace]) -> list[str]:
-    label = f"tool calls ({expect.match}, args {expect.args})"
-    shown = ", ".join(_call(c.name, c.args) for c in actual) or "none"
+def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
+                      label: str | None = None) -> list[str]:
+    label = label or f"tool calls ({expect.match}, args {expect.args})"
+    shown = ", ".join(_call(c.name, c.args, c.agent) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
         for index in range(max(len(expect.calls), len(actual))):
@@ -61,20 +83,32 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[ToolCallTrace]) -> l
             got = actual[index] if index < len(actual) else None
             if want is not None and got is not None and _matches(want, got, expect.args):
                 continue
-            wanted = _call(want.name, want.args) if want else "no call"
-            gotten = _call(got.name, got.args) if got else "no call"
+            wanted = _call(want.name, want.args, want.agent) if want else "no call"
+            gotten = _call(got.name, got.args, got.agent) if got else "no call"
             problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}")
             break
         return problems
     missing, extra = _assign(expect.calls, actual, expect.args)
     problems = []
     if expect.match in ("unordered", "subset") and missing:
-        wanted = ", ".join(_call(expect.calls[i].name, expect.calls[i].args) for i in missing)
+        wanted = ", ".join(_call(expect.calls[i].name, expect.calls[i].args, expect.calls[i].agent)
+                           for i in missing)
         problems.append(f"{label}: expected {wanted} but it was not made (made: {shown})")
     if expect.match in ("unordered", "superset") and extra:
-        unexpected = ", ".join(_call(actual[i].name, actual[i].args) for i in extra)
+        unexpected = ", ".join(_call(actual[i].name, actual[i].args, actual[i].agent)
+                               for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")
     return problems
+
+
+def _check_handoffs(expect: HandoffsExpect, trace: Trace) -> list[str]:
+    """Hand-offs are matched like tool calls named ``from -> to`` (their reasons ignored)."""
+    actual = [_Call(f"{h['from']} -> {h['to']}", {}) for turn in trace.turns
+              for h in turn.details.get("handoffs", [])]
+    specs = [ToolCallSpec(name=f"{h.from_} -> {h.to}") for h in expect.calls]
+    problems = _check_tool_calls(ToolCallsExpect(match=expect.match, args="ignore", calls=specs),
+                                 actual, label=f"handoffs ({expect.match})")
+    return [p.replace("({})", "") for p in problems]
 
 
 def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -> list[str]:
@@ -115,7 +149,10 @@ def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> l
     if expect.answer is not None and last is not None and not expect.answer.matches(last.response):
         problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
     if expect.tool_calls is not None:
-        problems += _check_tool_calls(expect.tool_calls, trace.tool_calls)
+        problems += _check_tool_calls(expect.tool_calls, [_Call(c.name, c.args, c.agent)
+                                                          for c in trace.tool_calls])
+    if expect.handoffs is not None:
+        problems += _check_handoffs(expect.handoffs, trace)
     totals = trace.totals()
     if expect.max_steps is not None and totals.steps > expect.max_steps:
         problems.append(f"{totals.steps} steps, more than max_steps {expect.max_steps}")
@@ -123,8 +160,9 @@ def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> l
         problems.append(f"{totals.llm_calls} LLM calls, more than max_llm_calls "
                         f"{expect.max_llm_calls}")
     if expect.max_wall_time is not None and totals.wall_time > expect.max_wall_time + 1e-9:
-        problems.append(f"simulated wall time {totals.wall_time:g} s is over max_wall_time "
-                        f"{expect.max_wall_time:g} s (serial time {totals.serial_time:g} s)")
+        problems.append(f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
+                        f"{seconds(expect.max_wall_time)} (serial time "
+                        f"{seconds(totals.serial_time)})")
     if expect.memory is not None and last is not None:
         problems += _check_memory(expect.memory, last.memory)
     return problems

@@ -15,8 +15,11 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
+from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory, trajectory_renderer
+from agentkit.scenario.world import SimulatedTool, build_tool
 
-__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml"]
+__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml",
+           "build_tools", "located_error"]
 
 
 class ScenarioError(ValueError):
@@ -196,7 +199,58 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
     _check_images(scenario, path, where)
     scenario.path = str(path)
     scenario.set_locations(where.line)
+    _check_trajectory(scenario)
     return scenario
+
+
+def build_tools(scenario: Scenario) -> list[SimulatedTool]:
+    """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
+    naming its ``ref``."""
+    search_from = Path(scenario.path).parent if scenario.path else None
+    tools = []
+    for index, spec in enumerate(scenario.tools):
+        try:
+            tools.append(build_tool(spec, search_from))
+        except Exception as exc:  # an import ref runs arbitrary module code
+            raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
+                                f"cannot use `{spec.ref}`: {exc}") from None
+    return tools
+
+
+def _check_trajectory(scenario: Scenario) -> None:
+    """Every agent type has a script, a recording, or a renderer for the scenario's
+    trajectory; the trajectory fits one turn and names the scenario's tools correctly."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for name, spec in scenario.agents.items():
+        if spec.team is not None or spec.script is not None or spec.recording is not None:
+            continue
+        if scenario.trajectory is None:
+            problems.append((("agents", name), "give each agent type exactly one of `script` "
+                                               "or `recording` (or give the scenario a "
+                                               "`trajectory:` to render its script from)"))
+        elif trajectory_renderer(name) is None:
+            problems.append((("agents", name), f"agent type `{name}` cannot render a trajectory "
+                                               "(it has no renderer): give it a `script`, or "
+                                               "register one with register_agent_type(..., "
+                                               "trajectory=renderer)"))
+    if scenario.trajectory is not None:
+        if len(scenario.turns) != 1:
+            problems.append((("trajectory",), f"a trajectory describes one turn, and this "
+                                              f"scenario has {len(scenario.turns)}; give "
+                                              "multi-turn scenarios a script per agent type"))
+        try:
+            compile_trajectory(scenario.trajectory, build_tools(scenario))
+        except TrajectoryError as exc:
+            problems += exc.problems
+    if problems:
+        raise located_error(scenario, problems)
+
+
+def located_error(scenario: Scenario,
+                  problems: Iterable[tuple[tuple[str | int, ...], str]]) -> ScenarioError:
+    """One error with a ``file:line: field: message`` line per ``(field path, message)``."""
+    return ScenarioError("\n".join(f"{scenario.where(*loc)}: {'.'.join(map(str, loc))}: {message}"
+                                   for loc, message in problems))
 
 
 def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:

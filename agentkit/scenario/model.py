@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -34,8 +35,14 @@ __all__ = [
     "Expect",
     "ErrorItem",
     "ScriptReply",
+    "LLMSource",
+    "TeamAgent",
+    "HandoffSpec",
+    "HandoffsExpect",
     "AgentSpec",
     "HistoryMessage",
+    "Threshold",
+    "Thresholds",
     "Scenario",
 ]
 
@@ -120,11 +127,31 @@ class Turn(_Strict):
     images: list[str] = Field(default_factory=list,
                               description="image files sent with this turn (paths relative to "
                                           "the scenario file; agent types that take images)")
+    human: list[str] = Field(default_factory=list,
+                             description="a workflow's human answers to its input requests in "
+                                         "this turn, in order")
 
 
 class ToolCallSpec(_Strict):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = Field(None, description="the team agent that must make the call")
+
+
+class HandoffSpec(_Strict):
+    """One hand-off between team agents: ``{from: a, to: b}``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class HandoffsExpect(_Strict):
+    """The sequence of hand-offs, matched like tool calls."""
+
+    match: Literal["strict", "unordered", "subset", "superset"] = "strict"
+    calls: list[HandoffSpec]
 
 
 class ToolCallsExpect(_Strict):
@@ -143,6 +170,7 @@ class Expect(_Strict):
     answer: TextMatch | None = Field(None, description="the final turn's answer")
     error: TextMatch | None = Field(None, description="the final turn fails with this error")
     tool_calls: ToolCallsExpect | None = None
+    handoffs: HandoffsExpect | None = None
     max_steps: int | None = Field(None, ge=0)
     max_llm_calls: int | None = Field(None, ge=0)
     max_wall_time: Seconds | None = None
@@ -217,21 +245,73 @@ SCRIPT_ITEM_TAGS: dict[str, type[BaseModel] | None] = {
     "text-item": None, "error-item": ErrorItem, "reply-item": ScriptReply}
 
 
-class AgentSpec(_Strict):
-    """How one agent type runs the scenario: its parameters and its LLM script or recording."""
+class LLMSource(_Strict):
+    """Where an agent's model answers come from: a script or a recording."""
 
-    params: dict[str, Any] = Field(default_factory=dict)
     backend: Literal["scripted", "openai"] = Field(
         "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
     latency: Seconds = Field(0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(None, description="cassette path, relative to the scenario")
+
+    def _sources(self) -> list[str]:
+        return [k for k in ("script", "recording") if getattr(self, k) is not None]
+
+
+class TeamAgent(LLMSource):
+    """One agent of a multi-agent workflow: who it is, its tools, whom it may hand off to,
+    and its own script or recording."""
+
+    name: str
+    description: str
+    kind: Literal["function", "react"] = "function"
+    system_prompt: str | None = None
+    tools: list[str] | None = Field(None, description="names of the scenario tools it may use "
+                                                      "(default: all of them)")
+    can_handoff_to: list[str] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _script_or_recording(self) -> TeamAgent:
+        if len(self._sources()) != 1:
+            raise ValueError("give each team agent exactly one of `script` or `recording`")
+        return self
+
+
+class AgentSpec(LLMSource):
+    """How one agent type runs the scenario: its parameters and its LLM script or recording
+    (or, for a multi-agent workflow, its ``team`` of agents and their ``root``). With neither
+    script nor recording, its script is rendered from the scenario's ``trajectory``."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
+    team: list[TeamAgent] | None = Field(None, min_length=1)
+    root: str | None = Field(None, description="the team agent that starts each run")
 
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
-        if (self.script is None) == (self.recording is None):
-            raise ValueError("give each agent type exactly one of `script` or `recording`")
+        if self.team is None:
+            if len(self._sources()) > 1:
+                raise ValueError("give each agent type exactly one of `script` or `recording`")
+            if self.root is not None:
+                raise ValueError("`root` names a team agent; give it with `team`")
+            return self
+        if self._sources():
+            raise ValueError("a team's scripts belong to its agents: move `script`/`recording` "
+                             "into the team agents")
+        names = [agent.name for agent in self.team]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"team agent names must be unique: {', '.join(twice)}")
+        if self.root is None and len(names) > 1:
+            raise ValueError(f"a team of several agents needs a `root` (one of {', '.join(names)})")
+        if self.root is not None and self.root not in names:
+            raise ValueError(f"root `{self.root}` is not a team agent ({', '.join(names)})")
+        for agent in self.team:
+            unknown = [n for n in agent.can_handoff_to or () if n not in names]
+            if unknown:
+                raise ValueError(f"team agent `{agent.name}` can_handoff_to names unknown "
+                                 f"agent(s) {', '.join(unknown)} (team: {', '.join(names)})")
         return self
 
 
@@ -240,6 +320,26 @@ class HistoryMessage(_Strict):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+
+
+class Threshold(_Strict):
+    """How much one cost may grow against a report's baseline before the report calls it a
+    regression: by more than ``relative`` (a fraction of the baseline value; 0.1 is +10 %)
+    and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
+    (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
+
+    relative: float | None = Field(None, ge=0, allow_inf_nan=False)
+    absolute: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+
+class Thresholds(_Strict):
+    """A scenario's own cost-regression thresholds, per metric (``agentkit report
+    --baseline``): steps, LLM calls, tokens (in + out) and simulated wall time (seconds)."""
+
+    steps: Threshold | None = None
+    llm_calls: Threshold | None = None
+    tokens: Threshold | None = None
+    wall_time: Threshold | None = None
 
 
 class Scenario(_Strict):
@@ -252,8 +352,14 @@ class Scenario(_Strict):
         default_factory=list, description="the agent's memory before the first turn (e.g. "
                                           "few-shot examples as earlier turns)")
     turns: list[Turn] = Field(min_length=1)
+    trajectory: list[TrajectoryStep] | None = Field(
+        None, description="the tool calls and the answer, rendered into the script of every "
+                          "agent type without one (agentkit.scenario.trajectory)")
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)
+    thresholds: Thresholds = Field(
+        default_factory=Thresholds, description="how much more cost than in a report's "
+                                                "baseline is a regression (per metric)")
     path: str | None = Field(None, exclude=True, description="the file it was loaded from")
     _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
 
@@ -268,6 +374,24 @@ class Scenario(_Strict):
         if self._line_of is None or not field_path:
             return place
         return f"{place}:{self._line_of(field_path)}"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_list(cls, data: Any) -> Any:
+        """``agents`` may name types without settings (``react:`` or ``[react, coa]``); a
+        scenario with a ``trajectory`` and no ``agents`` runs under every agent type that can
+        render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
+        if not isinstance(data, dict):
+            return data
+        agents = data.get("agents")
+        if agents is None and data.get("trajectory") is not None:
+            agents = renderable_agent_types()
+        if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
+            agents = dict.fromkeys(agents)
+        if isinstance(agents, dict):
+            data = {**data, "agents": {name: {} if spec is None else spec
+                                       for name, spec in agents.items()}}
+        return data
 
     @field_validator("format")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,16 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent
+from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
-from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
+from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
-from agentkit.scenario.world import build_tool
+from agentkit.scenario.trajectory_run import check_trajectory, render_script, trajectory_outputs
+from agentkit.scenario.workflow_agent import WorkflowChatAgent
+from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
            "recording_files", "load"]
@@ -36,6 +39,8 @@ class ScenarioResult:
     trace: Trace
     problems: list[str] = field(default_factory=list)
     llm: LLM | None = field(default=None, repr=False)
+    diagram: str | None = field(default=None, repr=False)
+    """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
 
     @property
     def passed(self) -> bool:
@@ -45,6 +50,15 @@ class ScenarioResult:
     def name(self) -> str:
         return f"{self.scenario.name}[{self.agent_type}]"
 
+    @property
+    def stopped_by(self) -> str | None:
+        """The error the run stopped on when the scenario did not expect one (a cassette
+        miss, a script that ran out, an LLM error): the root cause to report first, since the
+        unmet expectations and the changed trace that follow from it only repeat it."""
+        if self.passed or self.scenario.expect_for(self.agent_type).error is not None:
+            return None
+        return next((turn.error for turn in self.trace.turns if turn.error), None)
+
 
 def load(scenario: Scenario | str | Path) -> Scenario:
     if isinstance(scenario, Scenario):
@@ -52,14 +66,22 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario, agent_types=AGENT_TYPES)
 
 
-def cassette_path(scenario: Scenario, agent_type: str) -> Path:
-    """Where the agent type's recording lives: its ``recording:`` path (relative to the
-    scenario file), or ``cassettes/<scenario>.<agent type>.yaml`` beside the file."""
+def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
+    """Where the agent type's recording (or its team agent ``member``'s) lives: its
+    ``recording:`` path (relative to the scenario file), or
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
     base = Path(scenario.path).parent if scenario.path else Path.cwd()
-    spec = scenario.agents[agent_type]
-    if spec.recording:
-        return base / spec.recording
-    return base / "cassettes" / f"{scenario.name}.{agent_type}.yaml"
+    source = _llm_source(scenario.agents[agent_type], member)
+    if source.recording:
+        return base / source.recording
+    suffix = f".{member}" if member is not None else ""
+    return base / "cassettes" / f"{scenario.name}.{agent_type}{suffix}.yaml"
+
+
+def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
+    if member is None:
+        return spec
+    return next(agent for agent in spec.team or () if agent.name == member)
 
 
 def recorded_trace_path(cassette: Path) -> Path:
@@ -67,10 +89,11 @@ def recorded_trace_path(cassette: Path) -> Path:
     return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
 
 
-def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+def recording_files(scenario: Scenario, agent_type: str,
+                    member: str | None = None) -> list[Path]:
     """The files a recording replaces together (its trace, then its cassette), after finishing
     or undoing a replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
-    cassette = cassette_path(scenario, agent_type)
+    cassette = cassette_path(scenario, agent_type, member)
     files = [recorded_trace_path(cassette), cassette]
     settle(files)
     return files
@@ -79,13 +102,15 @@ def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
-def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
-    """The agent type's LLM: its cassette, its ScriptedLLM, or (``backend: openai``) the real
-    OpenAI backend talking to a fake endpoint that serves the script."""
+def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
+                 member: str | None = None, *, rendered: list[Any] | None = None) -> LLM:
+    """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
+    (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
+    script; ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
-        return CassetteLLM(recording_files(scenario, agent_type)[1])
-    assert spec.script is not None
-    items = to_mock_items(spec.script)
+        return CassetteLLM(recording_files(scenario, agent_type, member)[1])
+    items = to_mock_items(spec.script) if spec.script is not None else rendered
+    assert items is not None
     if spec.backend == "openai":
         from agentkit.llms.fake_openai import FakeOpenAIServer
 
@@ -96,19 +121,8 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: AgentSpec) -> LLM:
         llm = server.llm("gpt-4o-mini")
         llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
         return llm
-    return ScriptedLLM(items, latency=spec.latency, name=f"{scenario.name}/{agent_type}")
-
-
-def _build_tools(scenario: Scenario) -> list[Any]:
-    search_from = Path(scenario.path).parent if scenario.path else None
-    tools = []
-    for index, spec in enumerate(scenario.tools):
-        try:
-            tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # an import ref runs arbitrary module code
-            raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
-                                f"cannot use `{spec.ref}`: {exc}") from None
-    return tools
+    name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
+    return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
@@ -137,28 +151,53 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                             "register_agent_type)")
     _check_takes_images(scenario, agent_type)
     spec = scenario.agents[agent_type]
-    scripted: LLM | None = None
+    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     with simulation(seed):
-        tools = _build_tools(scenario)
-        if llm is None:
-            llm = _default_llm(scenario, agent_type, spec)
-            scripted = llm
+        tools = build_tools(scenario)
+        outputs = trajectory_outputs(scenario, tools)
+        rendered = (render_script(scenario, agent_type, tools, outputs)
+                    if llm is None and _renders(spec) else None)
+        llms: dict[str | None, LLM] = {
+            member: llm if llm is not None and member is None
+            else _default_llm(scenario, agent_type, _llm_source(spec, member), member,
+                              rendered=rendered)
+            for member in members}
+        scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
         try:
-            agent = build_agent(agent_type, llm, tools, spec.params)
+            if spec.team:
+                agent = build_team(agent_type, spec, llms, tools,
+                                   where=lambda *f: scenario.where("agents", agent_type, *f))
+            else:
+                agent = build_agent(agent_type, llms[None], tools, spec.params)
             if scenario.history:
                 agent.memory.set([ChatMessage(role=m.role, content=m.content)
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
-            if isinstance(scripted, ScriptedLLM):
-                scripted.strict = False  # the run never started: its script is not at fault
+            for unused in scripted:
+                unused.strict = False  # the run never started: its script is not at fault
+            if isinstance(exc, ScenarioError):
+                raise
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
-        trace = _run_turns(scenario, agent_type, agent)
-    if isinstance(scripted, ScriptedLLM) and any(t.error for t in trace.turns):
-        scripted.strict = False  # replies after the failure could not be used (see _leftovers)
-    problems = check_expectations(trace, scenario.turns, scenario.expect_for(agent_type))
-    problems += _leftovers(llm, trace)
-    return ScenarioResult(scenario, agent_type, trace, problems, llm)
+        with outputs.observing() if outputs is not None else nullcontext():
+            trace = _run_turns(scenario, agent_type, agent)
+    if any(t.error for t in trace.turns):
+        for unused in scripted:
+            unused.strict = False  # replies after the failure could not be used (see _leftovers)
+    expect = scenario.expect_for(agent_type)
+    problems = check_expectations(trace, scenario.turns, expect)
+    if outputs is not None:
+        problems += check_trajectory(trace, outputs.trajectory, expect)
+    for used in llms.values():
+        problems += _leftovers(used, trace)
+    diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
+    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(llms.values())),
+                          diagram)
+
+
+def _renders(spec: AgentSpec) -> bool:
+    """Whether the agent type's script comes from the trajectory (it has none of its own)."""
+    return spec.team is None and spec.script is None and spec.recording is None
 
 
 def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
@@ -177,8 +216,10 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
-        options = ({"image_docs": turn_images(scenario, turn)}
-                   if agent_type in IMAGE_AGENT_TYPES else {})
+        options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
+                                   if agent_type in IMAGE_AGENT_TYPES else {})
+        if turn.human:
+            options["human"] = turn.human
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None
@@ -195,7 +236,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
-                                      serial_time=watch.serial))
+                                      serial_time=watch.serial, warnings=watch.warnings))
         if error is not None:
             break
     return trace

@@ -9,14 +9,19 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.model import Scenario
 from agentkit.scenario.trace import Trace
 
-__all__ = ["TraceSnapshotExtension"]
+__all__ = ["TraceSnapshotExtension", "SnapshotStatus", "snapshot_path", "compare_with_snapshot"]
+
+SnapshotStatus = Literal["same", "changed", "missing"]
 
 
 class TraceSnapshotExtension(JSONSnapshotExtension):
@@ -54,3 +59,30 @@ def _ordered(value: Any) -> Any:
     if isinstance(value, list):
         return [_ordered(item) for item in value]
     return value
+
+
+def snapshot_path(scenario: Scenario, agent_type: str) -> Path | None:
+    """Where the pytest plugin keeps the trace snapshot of ``scenario`` × ``agent_type``:
+    ``__snapshots__/<file stem>/<agent type>.json`` beside the scenario file (None for a
+    scenario that was not loaded from a file)."""
+    if not scenario.path:
+        return None
+    path = Path(scenario.path)
+    return path.parent / "__snapshots__" / path.stem / f"{agent_type}.json"
+
+
+def compare_with_snapshot(trace: Trace, path: Path) -> tuple[SnapshotStatus, list[str]]:
+    """Whether ``trace`` is its committed snapshot at ``path``, and if not, how it differs
+    (step-aligned, snapshot -> now; an unreadable snapshot is a change that says so)."""
+    if not path.is_file():
+        return "missing", []
+    try:
+        stored = parse_json(path, read_text(path))
+    except (OSError, TextFileError) as exc:
+        return "changed", [f"the snapshot {path} cannot be read: {exc}"]
+    current = trace.to_dict()
+    if stored == current:
+        return "same", []
+    if not isinstance(stored, dict):
+        return "changed", [f"the snapshot {path} is not a trace"]
+    return "changed", diff_traces(stored, current)

@@ -1,7 +1,9 @@
 """Traces: the normalised, deterministic record of a scenario run, built from bus events only.
 
-A :class:`TraceBuilder` turns the events of one user turn into a :class:`TurnTrace` (steps,
-each with its LLM calls and tool calls). Ids are normalised (``call_1``, ``call_2``... in
+A :class:`TurnBuilder` turns the events of one user turn into a :class:`TurnTrace` (steps,
+each with its LLM calls and tool calls). The tools the agent offered (name, description and
+JSON schema of each, from :class:`ToolsOfferedEvent` and LLM requests) are kept once per run,
+in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised (``call_1``, ``call_2``... in
 order of first appearance) and times are virtual, so the JSON of a trace is byte-identical
 across runs of the same scenario.
 """
@@ -21,6 +23,7 @@ from agentkit.core.events import (
     LLMCallStartEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+    ToolsOfferedEvent,
 )
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 
@@ -103,6 +106,8 @@ class ToolCallTrace:
     is_error: bool
     latency: float
     started: float = field(default=0.0, repr=False)
+    agent: str | None = None
+    """The agent of a multi-agent workflow that made the call (omitted when None)."""
 
 
 @dataclass
@@ -130,6 +135,11 @@ class TurnTrace:
     serial_time: float
     details: dict[str, Any] = field(default_factory=dict)
     """Turn-level additions of trace handlers (hand-offs, agents...), written like a step's."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """The tools offered in this turn (written once per run, in the trace's ``tools``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Why the turn's numbers may mislead (latency that ran where calls cannot overlap);
+    written last, and only when not empty."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -164,6 +174,15 @@ class Trace:
         return [s for t in self.turns for s in t.steps]
 
     @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Every tool offered in the run, each distinct description once, in order of first
+        offer."""
+        seen: list[dict[str, Any]] = []
+        for turn in self.turns:
+            seen += [spec for spec in turn.tools if spec not in seen]
+        return seen
+
+    @property
     def llm_calls(self) -> list[LLMCallTrace]:
         return [c for t in self.turns for c in t.llm_calls]
 
@@ -187,7 +206,7 @@ class Trace:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form (what snapshots store)."""
         return {"format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
-                "turns": [_turn_dict(t) for t in self.turns],
+                "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
                 "totals": asdict(self.totals())}
 
     def to_json(self) -> str:
@@ -216,6 +235,8 @@ def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
     _add_details(data, turn.details)
     data["memory"] = turn.memory
     data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
+    if turn.warnings:
+        data["warnings"] = list(turn.warnings)
     return data
 
 
@@ -291,6 +312,16 @@ class TurnBuilder:
         self.orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
         self.starts: dict[str, Event] = {}
         self.details: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+        """Handlers' own bookkeeping across events of the turn (never written to the trace)."""
+        self.tools: list[dict[str, Any]] = []
+
+    def offer(self, tools: Iterable[dict[str, Any]]) -> None:
+        """Note tools the agent offered (name, description, parameters), each once."""
+        for spec in tools:
+            spec = _jsonable(spec)
+            if spec not in self.tools:
+                self.tools.append(spec)
 
     def new_step(self, span_id: str, input: str | None) -> StepTrace:
         """Open a step for the span ``span_id``; calls inside that span belong to it."""
@@ -322,7 +353,7 @@ class TurnBuilder:
 @trace_handler(AgentStepStartEvent)
 def _step_start(turn: TurnBuilder, event: AgentStepStartEvent) -> None:
     if event.span_id is not None:
-        turn.new_step(event.span_id, event.input)
+        turn.new_step(event.span_id, getattr(event.step, "input", None))
 
 
 @trace_handler(AgentStepEndEvent)
@@ -336,10 +367,21 @@ def _step_end(turn: TurnBuilder, event: AgentStepEndEvent) -> None:
     step.output = None if output is None else str(output)
 
 
-@trace_handler(LLMCallStartEvent, ToolCallStartEvent)
+@trace_handler(ToolCallStartEvent)
 def _call_start(turn: TurnBuilder, event: Event) -> None:
     if event.span_id:
         turn.starts[event.span_id] = event
+
+
+@trace_handler(LLMCallStartEvent)
+def _llm_call_start(turn: TurnBuilder, event: LLMCallStartEvent) -> None:
+    _call_start(turn, event)
+    turn.offer(event.tools or [])
+
+
+@trace_handler(ToolsOfferedEvent)
+def _tools_offered(turn: TurnBuilder, event: ToolsOfferedEvent) -> None:
+    turn.offer(event.tools)
 
 
 @trace_handler(LLMCallEndEvent)
@@ -361,16 +403,18 @@ def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
     turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
-        latency=_round(event.latency), started=event.time - event.latency))
+        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
-               wall_time: float, serial_time: float) -> TurnTrace:
+               wall_time: float, serial_time: float,
+               warnings: Sequence[str] = ()) -> TurnTrace:
     """Assemble one turn from its events (see :func:`trace_handler`)."""
     turn = TurnBuilder(events, ids)
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
-                     serial_time=serial_time, details=turn.details)
+                     serial_time=serial_time, details=turn.details, tools=turn.tools,
+                     warnings=list(warnings))

@@ -37,6 +37,11 @@ class SimulatedTool(AsyncBaseTool):
     def metadata(self) -> ToolMetadata:
         return self._metadata
 
+    @property
+    def requires_context(self) -> bool:
+        """Whether the wrapped tool takes a workflow ``Context`` (passed on as ``ctx=``)."""
+        return bool(getattr(self.tool, "requires_context", False))
+
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
         self.calls += 1
         number = self.calls

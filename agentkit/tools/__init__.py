@@ -2,6 +2,7 @@
 
 from agentkit.tools.calling import (
     ToolCallOutcome,
+    ToolErrorWording,
     ToolRunner,
     acall_tool,
     acall_tool_with_selection,
@@ -28,6 +29,7 @@ __all__ = [
     "ObjectRetriever",
     "ToolArgumentsError",
     "ToolCallOutcome",
+    "ToolErrorWording",
     "ToolMetadata",
     "ToolOutput",
     "ToolRunner",

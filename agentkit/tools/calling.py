@@ -2,6 +2,7 @@
 
 from agentkit.llms.tool_calling import (
     ToolCallOutcome,
+    ToolErrorWording,
     ToolRunner,
     acall_tool,
     acall_tool_with_selection,
@@ -13,6 +14,7 @@ from agentkit.llms.tool_calling import (
 
 __all__ = [
     "ToolCallOutcome",
+    "ToolErrorWording",
     "ToolRunner",
     "acall_tool",
     "acall_tool_with_selection",

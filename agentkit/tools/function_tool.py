@@ -17,7 +17,30 @@ __all__ = ["FunctionTool", "ToolArgumentsError", "create_schema_from_function"]
 
 
 class ToolArgumentsError(ValueError):
-    """The arguments given to a tool do not fit its schema."""
+    """The arguments given to a tool do not fit its schema.
+
+    ``python_message`` is what Python itself says for the same call when Python would refuse
+    it too (``add() missing 1 required positional argument: 'b'``, an unexpected keyword):
+    agent workflows show the model that wording, as LlamaIndex's do. None for problems
+    Python would not catch (a wrong type)."""
+
+    def __init__(self, message: str, python_message: str | None = None) -> None:
+        super().__init__(message)
+        self.python_message = python_message
+
+
+def _quoted_names(names: list[str]) -> str:
+    """Python's own list of argument names: 'a', 'a' and 'b', 'a', 'b', and 'c'."""
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) <= 2:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+
+
+def _missing_message(fn_name: str, names: list[str], kind: str) -> str:
+    plural = "s" if len(names) > 1 else ""
+    return (f"{fn_name}() missing {len(names)} required {kind} argument{plural}: "
+            f"{_quoted_names(names)}")
 
 
 def _is_context_annotation(annotation: Any) -> bool:
@@ -117,6 +140,8 @@ class FunctionTool(AsyncBaseTool):
         self._ctx_required = bool(ctx_params) and ctx_params[0].default is ctx_params[0].empty
         self._accepts_any_kwarg = any(p.kind == p.VAR_KEYWORD for p in params)
         self._param_names = {p.name for p in params}
+        self._keyword_only = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+        self._fn_name = getattr(real, "__name__", self._metadata.name)
 
     @classmethod
     def from_defaults(cls, fn: Callable[..., Any] | None = None, name: str | None = None,
@@ -163,6 +188,16 @@ class FunctionTool(AsyncBaseTool):
         return self._async_fn if self._async_fn is not None else self._async_from_sync
 
     @property
+    def requires_context(self) -> bool:
+        """True when the function takes a workflow ``Context`` (agents pass it as ``ctx=``)."""
+        return self._ctx_param is not None
+
+    @property
+    def ctx_param_name(self) -> str | None:
+        """The name of the function's ``Context`` parameter, if it has one."""
+        return self._ctx_param
+
+    @property
     def real_fn(self) -> Callable[..., Any]:
         return self._fn or self._async_fn  # type: ignore[return-value]
 
@@ -183,19 +218,33 @@ class FunctionTool(AsyncBaseTool):
             raise ValueError(f"tool `{name}` needs a workflow Context: call it with ctx=...")
         unknown = [k for k in kwargs if k not in self._param_names and k not in self.partial_params]
         if unknown and not self._accepts_any_kwarg:
-            raise ToolArgumentsError(f"invalid arguments for tool `{name}`: unexpected argument(s) "
-                                     + ", ".join(f"`{k}`" for k in unknown))
+            raise ToolArgumentsError(
+                f"invalid arguments for tool `{name}`: unexpected argument(s) "
+                + ", ".join(f"`{k}`" for k in unknown),
+                f"{self._fn_name}() got an unexpected keyword argument '{unknown[0]}'")
         schema = self._metadata.fn_schema
         if schema is not None and not args and schema is not DefaultToolFnSchema:
             try:
                 validated = schema.model_validate({**self.partial_params, **kwargs})
             except ValidationError as exc:
-                raise ToolArgumentsError(_format_validation_error(name, exc)) from None
+                raise ToolArgumentsError(_format_validation_error(name, exc),
+                                         self._python_message(exc)) from None
             kwargs = {k: getattr(validated, k, v) for k, v in kwargs.items()}
         prepared = {**self.partial_params, **kwargs}
         if ctx is not None:
             prepared[self._ctx_param] = ctx  # type: ignore[index]
         return prepared, given
+
+    def _python_message(self, error: ValidationError) -> str | None:
+        """Python's wording when every problem is a missing argument (else None)."""
+        items = error.errors()
+        if not items or any(i["type"] != "missing" or len(i["loc"]) != 1 for i in items):
+            return None
+        names = [str(i["loc"][0]) for i in items]
+        positional = [n for n in names if n not in self._keyword_only]
+        if positional:
+            return _missing_message(self._fn_name, positional, "positional")
+        return _missing_message(self._fn_name, names, "keyword-only")
 
     def _output(self, raw: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolOutput:
         if isinstance(raw, ToolOutput):

@@ -216,6 +216,8 @@ class Run:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.ctx._end(paused=outcome.paused)
+        if not outcome.paused:
+            await self.workflow._on_run_end(self.ctx, outcome.error)
         if outcome.stop is not None:
             self.stream.put(outcome.stop)
         stream_error = None if outcome.paused else outcome.error

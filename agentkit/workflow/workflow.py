@@ -101,6 +101,11 @@ class Workflow:
         run = Run(self, ctx, first)
         return WorkflowHandler(run, loop.create_task(run.main()))
 
+    async def _on_run_end(self, ctx: Context, error: BaseException | None) -> None:
+        """Subclass hook: a run ended (stopped, failed or timed out -- not paused), with
+        ``error`` if it failed; the context keeps its store. The handler completes after it
+        returns (agent workflows put back the memory a failed run changed)."""
+
     def run_sync(self, ctx: Context | None = None, start_event: StartEvent | None = None,
                  **kwargs: Any) -> Any:
         """``run`` from sync code: the StopEvent's result (or the run's error)."""

@@ -26,6 +26,7 @@ from agentkit.instrumentation import (
     AgentStepStartEvent,
     CallbackManager,
     CBEventType,
+    EventPayload,
     LlamaDebugHandler,
     collect_events,
 )
@@ -611,6 +612,25 @@ def test_a_failing_chat_ends_its_step_and_chat_events_with_the_error():
         ("AgentChatEndEvent", "RuntimeError: model is down")]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_step_start_events_of_a_chat_report_no_run_step_input(mode):
+    agent, _ = _agent(*_two_steps())
+    with collect_events() as events:
+        _chat(agent, "What is 2 + 3?", mode)
+    starts = [e for e in events if isinstance(e, AgentStepStartEvent)]
+    assert [e.input for e in starts] == [None, None]
+    assert [e.step.input for e in starts] == ["What is 2 + 3?", None]
+
+
+def test_step_start_event_reports_the_input_given_to_run_step():
+    agent, _ = _agent("done")
+    task = agent.create_task("q")
+    with collect_events() as events:
+        agent.run_step(task.task_id, input="Answer briefly.")
+    [start] = [e for e in events if isinstance(e, AgentStepStartEvent)]
+    assert (start.input, start.step.step_id) == ("Answer briefly.", start.step_id)
+
+
 def test_a_run_step_emits_one_step_start_and_end_pair():
     agent, _ = _agent("done")
     task = agent.create_task("q")
@@ -627,7 +647,7 @@ def _debug_agent(*script: Any) -> tuple[AgentRunner, LlamaDebugHandler]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("event_type, pairs", [(CBEventType.AGENT_STEP, 2), (CBEventType.LLM, 2),
+@pytest.mark.parametrize("event_type, pairs", [(CBEventType.AGENT_STEP, 1), (CBEventType.LLM, 2),
                                               (CBEventType.FUNCTION_CALL, 1)])
 def test_a_debug_handler_sees_start_end_pairs_of_the_runners_chat(event_type, pairs, mode):
     agent, handler = _debug_agent(*_two_steps())
@@ -642,6 +662,14 @@ def test_a_debug_handler_sees_the_tool_output_of_a_function_call():
     agent.chat("What is 2 + 3?")
     [(_start, end)] = handler.get_event_pairs(CBEventType.FUNCTION_CALL)
     assert end.payload["function_call_response"] == "5"
+
+
+def test_a_debug_handler_sees_the_chat_as_one_agent_step_with_the_user_message():
+    agent, handler = _debug_agent(*_two_steps())
+    agent.chat("What is 2 + 3?")
+    [(start, end)] = handler.get_event_pairs(CBEventType.AGENT_STEP)
+    assert start.payload == {EventPayload.MESSAGES: ["What is 2 + 3?"]}
+    assert str(end.payload[EventPayload.RESPONSE]) == "The sum is 5."
 
 
 def test_a_debug_handler_gets_one_trace_per_chat():

@@ -15,7 +15,9 @@ from agentkit.agent import (
     TaskStepOutput,
 )
 from agentkit.core.sim import Stopwatch, asleep, run_sync, simulation
+from agentkit.core.events import ToolsOfferedEvent
 from agentkit.instrumentation import ToolCallEndEvent, ToolCallStartEvent, collect_events
+from agentkit.llms.tool_calling import tool_specs
 from agentkit.llms.types import ChatMessage, MessageRole, ToolSelection
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import FunctionTool, KeywordObjectRetriever, ToolOutput, ToolRunner
@@ -237,6 +239,18 @@ def test_fixed_tools_are_offered_for_every_query():
 
     assert run_sync(worker._atools_for("anything")).tools == TOOLS[:2]
     assert worker._tools_for("anything").tools == TOOLS[:2]
+
+
+def test_the_offered_tools_are_reported_to_the_bus_with_their_descriptions():
+    worker = _Worker(TOOLS[:2])
+
+    with collect_events() as events:
+        run_sync(worker._atools_for("anything"))
+        worker._tools_for("anything")
+
+    offered = [e.tools for e in events if isinstance(e, ToolsOfferedEvent)]
+    assert offered == [tool_specs(TOOLS[:2])] * 2
+    assert offered[0][0]["description"] == TOOLS[0].metadata.description
 
 
 def test_a_retriever_picks_the_tools_offered_for_the_query():

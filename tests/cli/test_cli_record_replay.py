@@ -162,9 +162,10 @@ def test_replay_cassette_miss_exits_1_naming_the_nearest_recorded_request(
     assert lines[0].startswith("FAIL  adding[function_calling] ")
     assert lines[1].startswith(f"      cassette miss: {_cassette(recorded)}: no recorded "
                                "exchange matches this request")
-    assert ("Nearest recorded request: exchanges[0], which differs at ['messages'][0]"
-            "['content']: recorded \"What is 2 + 3?\", got \"What is 2 + 4?\"") in lines[1]
-    assert lines[2] == f"      to re-record: agentkit record {recorded} --agent function_calling"
+    assert lines[2].startswith("        nearest recorded: exchanges[0] (hash ")
+    assert lines[3] == ("        first difference (recorded -> now), at messages[0].content: "
+                        '"What is 2 + 3?" -> "What is 2 + 4?"')
+    assert lines[5] == f"      to re-record: agentkit record {recorded} --agent function_calling"
 
 
 def test_replay_of_an_agent_type_without_recording_exits_2(cli: Callable[..., Outcome],
@@ -232,4 +233,4 @@ def test_record_of_a_run_that_cannot_replay_exits_1_saying_so(
     assert result.code == 1
     assert any(line.startswith("FAIL  the fresh recording does not replay (are the agent's "
                                 "requests deterministic?): ") for line in result.out.splitlines())
-    assert 'recorded "T-1", got "T-2"' in result.out
+    assert '"T-1" -> "T-2"' in result.out

@@ -161,3 +161,32 @@ def test_run_with_a_malformed_cassette_exits_2_as_a_cassette_error_not_an_agent_
     assert result.code == 2 and "FAIL" not in result.out
     assert (f"{cassette}:5: exchanges.0.response.usage.prompt_tokens: Input should be a valid "
             "integer") in result.err
+
+
+def test_report_against_a_baseline_exits_1_on_a_cost_regression_naming_it(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    scenario = _only_react(adding)
+    assert cli("report", scenario, "--out", tmp_path / "old").code == 0
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace(
+        "  react:\n", "  react:\n    latency: 2.0\n"), encoding="utf-8")
+
+    result = cli("report", scenario, "--out", tmp_path / "new", "--baseline",
+                 tmp_path / "old" / "report.json")
+
+    assert result.code == 1
+    assert ("REGRESSION  adding[react]: wall time 0.00s → 4.00s (+4.00s; allowed: +10% or "
+            "+0.25s, whichever is more)") in result.out.splitlines()
+
+
+def test_report_against_a_baseline_within_the_thresholds_exits_0(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    scenario = _only_react(adding)
+    cli("report", scenario, "--out", tmp_path / "old")
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace(
+        "  react:\n", "  react:\n    latency: 2.0\n") + "thresholds:\n  wall_time: {absolute: 5}\n",
+        encoding="utf-8")
+
+    result = cli("report", scenario, "--out", tmp_path / "new", "--baseline",
+                 tmp_path / "old" / "report.json")
+
+    assert result.code == 0 and "REGRESSION" not in result.out

@@ -7,13 +7,14 @@ import selectors
 import threading
 
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from agentkit.core.ids import new_uuid
 from agentkit.core.sim import (
     MAX_LATENCY,
     Stopwatch,
+    UnmodelledLatencyWarning,
     VirtualClock,
     VirtualTimeLoop,
     asleep,
@@ -189,12 +190,12 @@ def test_run_sync_uses_the_clock_current_at_each_call():
 
 
 @given(st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1, max_size=8))
-@example([0.0, 5.960464477539063e-08])  # shorter than the loop's clock resolution
 def test_concurrent_latencies_take_the_longest_of_them_in_wall_time_and_their_sum_serial(latencies):
     with simulation(seed=0):
         watch = Stopwatch.start()
         run_sync(_gather_sleeps(latencies))
-        assert watch.wall == pytest.approx(max(latencies))
+        # the virtual loop runs timers due within its 1 µs clock resolution without a jump
+        assert watch.wall == pytest.approx(max(latencies), abs=1e-6)
         assert watch.serial == pytest.approx(sum(latencies))
 
 
@@ -205,12 +206,14 @@ def test_asleep_on_a_foreign_loop_advances_the_clock_directly(sim):
     async def main() -> None:
         await asleep(5.0)
 
-    asyncio.run(main())
-    assert (sim.clock.now(), sim.clock.serial) == (5.0, 5.0)
+    with pytest.warns(UnmodelledLatencyWarning):
+        asyncio.run(main())
+    assert (sim.clock.now(), sim.clock.serial, sim.clock.unmodelled) == (5.0, 5.0, 5.0)
 
 
 def test_concurrent_asleeps_on_a_foreign_loop_add_up(sim):
-    asyncio.run(_three_concurrent_calls())
+    with pytest.warns(UnmodelledLatencyWarning):
+        asyncio.run(_three_concurrent_calls())
     assert sim.clock.now() == 3.0
 
 

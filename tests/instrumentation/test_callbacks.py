@@ -129,13 +129,50 @@ def test_a_failing_tool_call_output_is_the_error_text():
     assert end.payload[EventPayload.FUNCTION_OUTPUT] == "Error: kaboom"
 
 
-def test_agent_steps_become_agent_step_pairs():
+def test_a_chat_is_one_agent_step_pair_holding_the_user_message_and_the_response():
     debug = LlamaDebugHandler()
     with dispatcher.listen(_manager(debug)), dispatcher.span():
-        dispatcher.emit(AgentStepStartEvent(task_id="t", step_id="s", input="go"))
-        dispatcher.emit(AgentStepEndEvent(task_id="t", step_id="s", output="done"))
-    start, end = debug.get_event_pairs(CBEventType.AGENT_STEP)[0]
-    assert (start.payload, end.payload) == ({EventPayload.MESSAGES: ["go"]}, {EventPayload.RESPONSE: "done"})
+        dispatcher.emit(AgentChatStartEvent(user_msg="go"))
+        for _ in range(2):
+            with dispatcher.span():
+                dispatcher.emit(AgentStepStartEvent(task_id="t", step_id="s"))
+                dispatcher.emit(AgentStepEndEvent(task_id="t", step_id="s", output="step"))
+        dispatcher.emit(AgentChatEndEvent(response="done"))
+    [(start, end)] = debug.get_event_pairs(CBEventType.AGENT_STEP)
+    assert (start.payload, end.payload) == ({EventPayload.MESSAGES: ["go"]},
+                                            {EventPayload.RESPONSE: "done"})
+
+
+def test_a_failed_chat_reports_an_exception_and_ends_its_agent_step_without_payload():
+    debug = LlamaDebugHandler()
+    with dispatcher.listen(_manager(debug)), dispatcher.span():
+        dispatcher.emit(AgentChatStartEvent(user_msg="go"))
+        dispatcher.emit(AgentChatEndEvent(error="RuntimeError: down"))
+    assert [(e.event_type, e.payload) for e in debug.get_events()] == [
+        (CBEventType.AGENT_STEP, {EventPayload.MESSAGES: ["go"]}),
+        (CBEventType.EXCEPTION, {EventPayload.EXCEPTION: "RuntimeError: down"}),
+        (CBEventType.AGENT_STEP, None)]
+
+
+def test_calls_inside_a_chats_steps_hang_from_the_chat():
+    recorder = Recorder()
+    with dispatcher.listen(_manager(recorder)), dispatcher.span() as chat:
+        dispatcher.emit(AgentChatStartEvent(user_msg="hi"))
+        with dispatcher.span():
+            dispatcher.emit(AgentStepStartEvent(task_id="t", step_id="s"))
+            ScriptedLLM(["a"]).chat(USER)
+            dispatcher.emit(AgentStepEndEvent(task_id="t", step_id="s"))
+        dispatcher.emit(AgentChatEndEvent(response="a"))
+    assert recorder.calls[-1] == ("end_trace", "chat", {"root": [chat.id], chat.id: ["span-3"]})
+
+
+def test_calls_of_a_step_outside_a_chat_hang_from_the_root():
+    recorder = Recorder()
+    with dispatcher.listen(_manager(recorder)), dispatcher.span():
+        dispatcher.emit(AgentStepStartEvent(task_id="t", step_id="s"))
+        ScriptedLLM(["a"]).chat(USER)
+        dispatcher.emit(AgentStepEndEvent(task_id="t", step_id="s"))
+    assert recorder.calls[0] == ("start", CBEventType.LLM, "span-2", "root")
 
 
 def test_an_agent_chat_is_one_trace_with_a_map_of_parents_to_children():
@@ -145,7 +182,7 @@ def test_an_agent_chat_is_one_trace_with_a_map_of_parents_to_children():
         ScriptedLLM(["a"]).chat(USER)
         dispatcher.emit(AgentChatEndEvent(response="a"))
     assert [recorder.calls[0], recorder.calls[-1]] == [
-        ("start_trace", "chat"), ("end_trace", "chat", {chat.id: ["span-2"]})]
+        ("start_trace", "chat"), ("end_trace", "chat", {"root": [chat.id], chat.id: ["span-2"]})]
 
 
 def test_callbacks_keep_the_parent_of_each_event():

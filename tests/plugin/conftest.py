@@ -22,6 +22,13 @@ import mocks.openai_server  # noqa: F401
 from plugin_project import ADDING, CALC_TOOLS, write
 
 
+@pytest.fixture(autouse=True)
+def _pytest_asyncio_configured(pytester: pytest.Pytester) -> None:
+    """pytest-asyncio (a dev dependency) loads in inner runs too; configure it as a project
+    using it would, so it does not warn about its unset default."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     """An inner project with the `calc_tools` module and ``scenarios/adding.yaml``."""

@@ -36,7 +36,8 @@ def test_cassettes_beside_scenarios_are_not_collected(project: pytest.Pytester) 
 
 def test_folder_named_scenarios_above_the_rootdir_does_not_make_yaml_files_scenarios(
         pytester: pytest.Pytester) -> None:
-    write(pytester, "scenarios/app/pytest.ini", "[pytest]\n")
+    write(pytester, "scenarios/app/pytest.ini",
+          "[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     write(pytester, "scenarios/app/docker-compose.yaml", "services: {}\n")
     write(pytester, "scenarios/app/test_app.py", "def test_ok():\n    pass\n")
 

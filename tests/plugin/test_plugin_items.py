@@ -127,3 +127,30 @@ def test_unexpected_error_in_an_item_is_reported_with_its_traceback(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E*SystemExit: the tool exited", "broken_tools.py:3: SystemExit"])
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_a_run_that_stops_on_an_error_reports_the_error_first_and_alone(
+        project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    _change_reply(project, "      - 2 + 3 = 5\n", "")  # function_calling's script runs out
+
+    result = project.runpytest("scenarios/adding.yaml::function_calling")
+
+    result.assert_outcomes(failed=1)
+    lines = failure_lines(result, "scenario adding [function_calling] failed: the run stopped "
+                                  "on an error in turn 1:")
+    assert lines[1].startswith("ScriptExhaustedError: ")
+    assert lines[-1] == "(expectations and the snapshot are checked once the run gets through)"
+    assert len(lines) <= 5
+
+
+def test_snapshot_update_keeps_the_snapshot_of_a_run_that_stopped_on_an_error(
+        project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    snapshot = project.path / "scenarios/__snapshots__/adding/function_calling.json"
+    before = snapshot.read_text(encoding="utf-8")
+    _change_reply(project, "      - 2 + 3 = 5\n", "")
+
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1, failed=1)
+
+    assert snapshot.read_text(encoding="utf-8") == before

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from plugin_project import FAKE_ENDPOINT_CONFTEST, FAKE_URL, RECORDED, write
+from plugin_project import FAKE_ENDPOINT_CONFTEST, FAKE_URL, RECORDED, failure_lines, write
 
 CASSETTE = "scenarios/cassettes/recorded.function_calling.yaml"
 RECORD = ("--record-mode=once", f"--agentkit-base-url={FAKE_URL}")
@@ -126,3 +126,26 @@ def test_a_recording_that_fails_keeps_the_good_cassette_and_fails_the_item(
     result.stdout.fnmatch_lines(["scenario recorded [[]function_calling[]] could not be recorded:",
                                  "the recorded run failed: *", "(nothing written: *"])
     assert (recording_project.path / CASSETTE).read_text(encoding="utf-8") == before
+
+
+def test_a_cassette_miss_is_reported_alone_briefly_with_how_to_re_record(
+        recording_project: pytest.Pytester) -> None:
+    recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
+    scenario = recording_project.path / "scenarios/recorded.yaml"
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace("2 + 3?", "2 + 4?"),
+                        encoding="utf-8")
+
+    result = recording_project.runpytest("scenarios/recorded.yaml")
+
+    result.assert_outcomes(failed=1)
+    lines = failure_lines(result, "scenario recorded [function_calling] failed: the run stopped "
+                                  "on an error in turn 1:")
+    assert lines[1].startswith("CassetteMissError: ") and lines[1].endswith(
+        'last user: "What is 2 + 4?", tools add)')
+    assert lines[3:] == [
+        'first difference (recorded -> now), at messages[0].content: "What is 2 + 3?" -> '
+        '"What is 2 + 4?"',
+        "If the change is intended, re-record with record mode `new_episodes` or `rewrite`.",
+        "to re-record: pytest --record-mode=rewrite 'scenarios/recorded.yaml::function_calling'",
+        "(expectations and the snapshot are checked once the run gets through)"]
+    result.stdout.no_fnmatch_line("*differs from its snapshot*")

@@ -10,7 +10,7 @@ import pytest
 from agentkit.report import Comparison, Row, run_comparison
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
-AGENT_TYPES = ["react", "function_calling"]
+AGENT_TYPES = ["react", "function_calling", "function_agent", "react_agent", "agent_workflow"]
 
 
 def passing_scenario(name: str, answer: str = "5") -> str:

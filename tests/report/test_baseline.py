@@ -40,11 +40,22 @@ def test_pass_to_error_is_a_regression():
     assert [d.key for d in diff.regressions] == ["a[react]"]
 
 
-def test_more_cost_is_a_delta_not_a_regression():
+def test_a_cost_within_its_threshold_is_a_delta_not_a_regression():
+    diff = compare_to_baseline(make_comparison(make_row("a", llm_calls=21, prompt_tokens=200)),
+                               make_comparison(make_row("a", llm_calls=20, prompt_tokens=160)))
+
+    assert not diff.has_regressions
+    assert diff.rows[0].deltas["llm_calls"] == 1
+
+
+def test_a_cost_past_its_default_threshold_is_a_regression():
     diff = compare_to_baseline(make_comparison(make_row("a", llm_calls=9)),
                                make_comparison(make_row("a", llm_calls=2)))
 
-    assert not diff.has_regressions
+    assert [d.key for d in diff.regressions] == ["a[react]"]
+    assert diff.rows[0].regression is None
+    assert diff.rows[0].reasons == [
+        "LLM calls 2 → 9 (+7, +350%; allowed: +10% or +0, whichever is more)"]
 
 
 def test_disappeared_passing_row_is_a_regression():

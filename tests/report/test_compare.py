@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentkit.report import run_comparison
@@ -95,9 +97,18 @@ def test_without_a_filter_every_declared_agent_type_runs_in_first_declared_order
 
     comparison = run_comparison([SCENARIOS / "slow_tools.yaml", path])
 
-    assert comparison.agent_types == ["react", "function_calling"]
+    assert comparison.agent_types == ["react", "function_calling", "function_agent",
+                                      "react_agent"]
     assert [r.key for r in comparison.rows] == [
-        "slow_tools[react]", "slow_tools[function_calling]", "one[function_calling]"]
+        "slow_tools[react]", "slow_tools[function_calling]", "slow_tools[function_agent]",
+        "slow_tools[react_agent]", "one[function_calling]"]
+
+
+def test_workflow_agent_types_bring_their_workflow_diagram():
+    comparison = run_comparison(SCENARIOS / "slow_tools.yaml")
+    assert list(comparison.diagrams) == ["function_agent", "react_agent"]
+    assert comparison.diagrams["function_agent"].startswith("flowchart TD\n")
+    assert "step_call_tool" in comparison.diagrams["react_agent"]
 
 
 def test_unknown_agent_type_in_the_filter_is_an_error_naming_it():
@@ -154,3 +165,53 @@ def test_second_scenario_with_the_same_name_is_an_error_row(write_scenario):
     assert [(r.key, r.status) for r in comparison.rows] == [
         ("twin[function_calling]", "pass"), ("twin", "error"), ("c[function_calling]", "pass")]
     assert "already used" in comparison.rows[1].problems[0]
+
+
+# ----------------------------------------------------------------- what a row keeps of its run
+def test_a_row_keeps_its_trace_and_its_calls_on_simulated_time(bundled):
+    row = next(r for r in bundled.rows if r.key == "slow_tools[function_calling]")
+
+    assert row.trace == run_scenario(SCENARIOS / "slow_tools.yaml", "function_calling"
+                                     ).trace.to_dict()
+    tools = [s for s in row.timeline if s.kind == "tool"]
+    assert [(s.label, s.start, s.end) for s in tools] == [("population", 1.0, 3.0)] * 3
+    assert [(s.kind, s.start, s.end) for s in row.timeline if s.kind == "llm"] == [
+        ("llm", 0.0, 1.0), ("llm", 3.0, 4.0)]  # the three 2 s look-ups at once
+
+
+def test_a_row_keeps_the_scenarios_own_thresholds_only_when_it_has_some(write_scenario):
+    write_scenario("plain.yaml", passing_scenario("plain"))
+    path = write_scenario("own.yaml", passing_scenario("own")
+                          + "thresholds:\n  tokens: {relative: 0.5}\n")
+
+    own, plain = run_comparison(path.parent).rows
+
+    assert (plain.scenario, plain.thresholds) == ("plain", None)
+    assert own.thresholds is not None and own.thresholds.tokens.relative == 0.5
+    assert own.to_dict()["thresholds"] == {"tokens": {"relative": 0.5}}
+    assert "thresholds" not in plain.to_dict()
+
+
+def test_a_bundled_run_matches_its_committed_snapshot(bundled):
+    assert {r.snapshot for r in bundled.rows} == {"same"}
+
+
+def test_a_run_without_a_snapshot_says_so(write_scenario):
+    row = run_comparison(write_scenario("new.yaml", passing_scenario("new"))).rows[0]
+
+    assert (row.snapshot, row.snapshot_diff) == ("missing", [])
+
+
+def test_a_run_whose_trace_differs_from_its_snapshot_keeps_the_diff(write_scenario):
+    path = write_scenario("snap.yaml", passing_scenario("snap"))
+    trace = run_scenario(path).trace.to_dict()
+    trace["turns"][0]["response"] = "2 + 3 = 6"
+    snapshot = path.parent / "__snapshots__" / "snap" / "function_calling.json"
+    snapshot.parent.mkdir(parents=True)
+    snapshot.write_text(json.dumps(trace), encoding="utf-8")
+
+    row = run_comparison(path).rows[0]
+
+    assert row.snapshot == "changed"
+    assert row.snapshot_diff == ['turn 1 ("What is 2 + 3?"):', '    response: "2 + 3 = 6" -> '
+                                 '"2 + 3 = 5"']

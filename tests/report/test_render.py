@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
 
 from agentkit.report import (
     ReportError,
+    load_comparison,
     render_html,
     render_json,
     render_markdown,
     run_comparison,
     write_report,
 )
+from agentkit.report.model import trace_file
 from agentkit.report.render import CHART_TITLES
 
 from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario
@@ -23,7 +26,8 @@ _VOID = {"meta", "br", "hr", "img", "input", "link", "wbr"}
 
 
 class _PageChecker(HTMLParser):
-    """Records tag nesting errors, SVG count, external references and scripts."""
+    """Records tag nesting errors, SVG count, external references, scripts, in-page links and
+    ids."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -32,6 +36,8 @@ class _PageChecker(HTMLParser):
         self.svgs = 0
         self.references: list[str] = []
         self.scripts = 0
+        self.links: list[str] = []
+        self.ids: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self._attrs(tag, attrs)
@@ -45,7 +51,11 @@ class _PageChecker(HTMLParser):
         self.svgs += tag == "svg"
         self.scripts += tag == "script"
         self.references += [f"{tag} {name}={value}" for name, value in attrs
-                            if name in ("src", "href", "xlink:href")]
+                            if name in ("src", "href", "xlink:href")
+                            and not (value or "").startswith("#")]
+        self.links += [value[1:] for name, value in attrs
+                       if name == "href" and (value or "").startswith("#")]
+        self.ids += [value for name, value in attrs if name == "id"]
 
     def handle_endtag(self, tag):
         if not self.stack or self.stack[-1] != tag:
@@ -149,11 +159,12 @@ def test_markdown_lists_regressions_against_a_baseline():
     assert "- `a[react]`: passed in the baseline; fails now: the answer was wrong" in text
 
 
-def test_html_is_well_formed_with_an_svg_per_chart(bundled):
+def test_html_is_well_formed_with_an_svg_per_chart_and_per_timed_run(bundled):
     checker = _check(render_html(bundled, bundled))
 
+    timed = [r for r in bundled.rows if (r.wall_time or 0) > 0]
     assert (checker.errors, checker.stack) == ([], [])
-    assert checker.svgs == len(CHART_TITLES)
+    assert checker.svgs == len(CHART_TITLES) + len(timed)
 
 
 def test_html_has_no_scripts_or_external_references(failing):
@@ -191,7 +202,8 @@ def test_html_shows_deltas_and_regressions_against_a_baseline():
 
     assert '<span class="d worse">Δ +1</span>' in page
     assert '<span class="badge b-regression">regression</span>' in page
-    assert "a[react]: passed in the baseline; fails now" in page
+    assert "<li>passed in the baseline; fails now: the answer was wrong</li>" in page
+    assert "<li>steps 3 → 4 (+1, +33%; allowed: +10% or +0, whichever is more)</li>" in page
 
 
 def test_html_without_a_baseline_has_no_delta_marks(bundled):
@@ -204,8 +216,12 @@ def test_the_committed_example_report_is_the_report_of_the_bundled_scenarios(bun
                        ("report.md", render_markdown(bundled)),
                        ("report.html", render_html(bundled))):
         assert (example / name).read_text(encoding="utf-8") == text, (
-            f"reports/example/{name} is stale; regenerate it with: agentkit report "
-            "--agents react,function_calling --out reports/example")
+            f"reports/example/{name} is stale; regenerate it with: agentkit report --agents "
+            f"{','.join(AGENT_TYPES)} --out reports/example")
+    traces = {p.relative_to(example).as_posix(): json.loads(p.read_text(encoding="utf-8"))
+              for p in (example / "traces").iterdir()}
+    assert traces == {trace_file(r): r.trace for r in bundled.rows if r.trace is not None}, (
+        "reports/example/traces is stale; regenerate the example report")
 
 
 def test_markdown_lists_a_removed_passing_row_as_a_regression():
@@ -235,6 +251,25 @@ def test_empty_scenario_directory_gives_an_empty_but_valid_report(tmp_path):
     assert (checker.errors, checker.svgs) == ([], len(CHART_TITLES))
 
 
+def test_the_html_page_embeds_the_workflow_diagram_once_per_distinct_workflow(bundled):
+    page = render_html(bundled)
+    assert page.count('<pre class="mermaid">') == 1
+    assert "<p>Workflow of function_agent, react_agent, agent_workflow:</p>" in page
+    assert "step_aggregate_tool_results --&gt;|AgentInput| step_setup_agent" in page
+    assert "<script" not in page
+
+
+def test_markdown_has_the_workflow_diagram_as_a_mermaid_block(bundled):
+    text = render_markdown(bundled)
+    assert "## Workflows" in text and "```mermaid\nflowchart TD\n" in text
+
+
+def test_a_report_without_workflow_agent_types_has_no_workflows_section():
+    comparison = make_comparison(make_row("a"))
+    assert "Workflows" not in render_html(comparison)
+    assert "diagrams" not in render_json(comparison)
+
+
 def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled, tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# keep me", encoding="utf-8")
@@ -251,4 +286,134 @@ def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled,
 
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        ["report.html", "report.json", "report.md"]
+        ["report.html", "report.json", "report.md", "traces"]
+
+
+# ----------------------------------------------------------------- traces and runs
+def test_write_report_keeps_each_runs_trace_beside_the_report(bundled, tmp_path):
+    write_report(bundled, tmp_path / "out")
+
+    row = bundled.rows[0]
+    stored = tmp_path / "out" / "traces" / f"{row.scenario}.{row.agent_type}.json"
+    assert json.loads(stored.read_text(encoding="utf-8")) == row.trace
+
+
+def test_a_rewritten_report_drops_the_traces_of_runs_it_no_longer_has(bundled, tmp_path):
+    write_report(bundled, tmp_path / "out")
+    fewer = bundled.model_copy(update={"rows": bundled.rows[:1]})
+
+    write_report(fewer, tmp_path / "out")
+
+    assert len(list((tmp_path / "out" / "traces").iterdir())) == 1
+
+
+def test_a_baseline_is_read_with_the_traces_beside_it(bundled, tmp_path):
+    paths = write_report(bundled, tmp_path / "out")
+
+    baseline = load_comparison(paths["json"])
+
+    assert [r.trace for r in baseline.rows] == [r.trace for r in bundled.rows]
+
+
+def test_a_malformed_baseline_trace_is_a_report_error_naming_the_file(bundled, tmp_path):
+    paths = write_report(bundled, tmp_path / "out")
+    row = bundled.rows[0]
+    broken = tmp_path / "out" / "traces" / f"{row.scenario}.{row.agent_type}.json"
+    broken.write_text('{"turns": 3}', encoding="utf-8")
+
+    with pytest.raises(ReportError, match=rf"^{re.escape(str(broken))}:1: turns: "):
+        load_comparison(paths["json"])
+
+
+def test_every_link_of_the_page_leads_to_a_section_of_it(bundled):
+    checker = _check(render_html(bundled, bundled))
+
+    assert checker.links and set(checker.links) <= set(checker.ids)
+    assert len(checker.ids) == len(set(checker.ids))
+
+
+def test_each_run_has_a_section_with_its_steps_and_the_table_links_to_it(bundled):
+    page = render_html(bundled)
+    section = page.split('<section class="run" id="run-single_tool_call-react">')[1]
+    section = section.split("</section>")[0]
+
+    assert '<a class="run-link" href="#run-single_tool_call-react">react</a>' in page
+    assert "<h4>Steps</h4>" in section
+    assert "add({&quot;a&quot;: 2, &quot;b&quot;: 3}) → &quot;5&quot;" in section
+
+
+def test_a_run_with_simulated_time_shows_its_timeline_and_one_without_says_why(bundled):
+    page = render_html(bundled)
+    slow = page.split('id="run-slow_tools-function_calling"')[1].split("</section>")[0]
+    instant = page.split('id="run-shared_state-function_agent"')[1].split("</section>")[0]
+
+    assert 'class="chart timeline"' in slow and "<title>turn 1, step 1: population" in slow
+    assert "No simulated time passed" in instant and "<svg" not in instant
+
+
+def test_a_run_section_shows_how_its_trace_differs_from_the_baselines(bundled):
+    baseline = bundled.model_copy(update={"rows": [
+        r.model_copy(update={"trace": _answered(r.trace, "five")}) if r.key == "single_tool_call[react]"
+        else r for r in bundled.rows]})
+
+    page = render_html(bundled, baseline)
+    section = page.split('id="run-single_tool_call-react"')[1].split("</section>")[0]
+    same = page.split('id="run-single_tool_call-function_calling"')[1].split("</section>")[0]
+
+    assert "Trace against the baseline: changed" in section
+    assert "response: &quot;five&quot; -&gt; &quot;2 + 3 = 5&quot;" in section
+    assert "Trace against the baseline: the same" in same
+
+
+def test_a_baseline_without_traces_is_compared_by_its_numbers_only(bundled):
+    bare = bundled.model_copy(update={"rows": [r.model_copy(update={"trace": None})
+                                               for r in bundled.rows]})
+
+    page = render_html(bundled, bare)
+
+    assert page.count("Trace against the baseline: not compared") == len(bundled.rows)
+
+
+def _answered(trace, answer):
+    changed = json.loads(json.dumps(trace))
+    changed["turns"][0]["response"] = answer
+    return changed
+
+
+def test_snapshot_changes_are_listed_with_their_diff(write_scenario):
+    path = write_scenario("snap.yaml", passing_scenario("snap"))
+    comparison = run_comparison(path)
+    row = comparison.rows[0].model_copy(update={
+        "snapshot": "changed", "snapshot_diff": ['turn 1 ("What is 2 + 3?"):', "    response"]})
+    comparison = comparison.model_copy(update={"rows": [row]})
+
+    markdown = render_markdown(comparison).split("## Snapshot changes")[1]
+    html = render_html(comparison).split("<h2>Snapshot changes</h2>")[1]
+
+    assert "### snap[function_calling]: the trace differs from its committed snapshot" in markdown
+    assert 'turn 1 ("What is 2 + 3?"):\n    response' in markdown
+    assert '<a class="run-link" href="#run-snap-function_calling">snap[function_calling]</a>' \
+        in html
+
+
+def test_no_snapshot_section_when_every_trace_is_its_snapshot(bundled):
+    assert "Snapshot changes" not in render_markdown(bundled)
+    assert "Snapshot changes" not in render_html(bundled)
+
+
+def test_markdown_lists_every_cost_regression_with_its_numbers():
+    current = make_comparison(make_row("a", steps=5, wall_time=3.0))
+
+    text = render_markdown(current, make_comparison(make_row("a", steps=3, wall_time=1.0)))
+
+    assert "Against the baseline: 1 regression (1 in cost)" in text
+    assert ("- `a[react]`: steps 3 → 5 (+2, +67%; allowed: +10% or +0, whichever is more)"
+            in text)
+    assert "- `a[react]`: wall time 1.00s → 3.00s (+2.00s, +200%; allowed: +10% or +0.25s, "\
+           "whichever is more)" in text
+
+
+def test_numbers_have_one_format_in_every_table():
+    text = render_markdown(make_comparison(make_row("a", wall_time=6.32919, serial_time=1)))
+
+    assert "6.33s" in text and "1.00s" in text and "6.32919" not in text

@@ -30,12 +30,13 @@ def test_json_form_has_a_summary_per_agent_type(bundled):
     assert summary[0]["passed"] == bundled.summaries()[0].passed
 
 
-def test_json_round_trip_gives_the_same_comparison(bundled):
+def test_json_round_trip_gives_the_same_comparison_without_its_traces(bundled):
     text = bundled.to_json()
 
     again = Comparison.from_dict(json.loads(text))
 
-    assert again == bundled
+    assert again == bundled.model_copy(update={"rows": [
+        r.model_copy(update={"trace": None, "timeline": None}) for r in bundled.rows]})
     assert again.to_json() == text
 
 

@@ -4,6 +4,7 @@ secrets kept off disk, atomic writes."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 import yaml
@@ -268,18 +269,49 @@ def test_replay_metadata_comes_from_the_cassette_header(tmp_path):
 
 
 # ----------------------------------------------------------------- misses
-def test_a_miss_names_the_nearest_recorded_request_and_the_first_difference(tmp_path):
+def test_a_miss_names_the_request_the_nearest_recorded_one_and_the_first_difference(tmp_path):
     path = tmp_path / "c.yaml"
     _record(path, "a1", "a2")
 
     with pytest.raises(CassetteMissError) as info:
         _ask(CassetteLLM(path), "q2!")
 
-    message = str(info.value)
-    assert message.startswith(f"{path}: no recorded exchange matches this request (hash ")
-    assert ("Nearest recorded request: exchanges[1], which differs at ['messages'][0]['content']: "
-            'recorded "q2", got "q2!".') in message
-    assert "re-record with record mode `new_episodes` or `rewrite`" in message
+    lines = str(info.value).splitlines()
+    assert re.fullmatch(rf"{re.escape(str(path))}: no recorded exchange matches this request "
+                        r'\(hash \w{16}: chat, 1 message, last user: "q2!"\)', lines[0])
+    assert re.fullmatch(r"nearest recorded: exchanges\[1\] \(hash \w{16}: chat, 1 message, "
+                        r'last user: "q2"\)', lines[1])
+    assert lines[2:] == [
+        'first difference (recorded -> now), at messages[0].content: "q2" -> "q2!"',
+        "If the change is intended, re-record with record mode `new_episodes` or `rewrite`."]
+
+
+def test_a_miss_in_a_long_prompt_shows_the_changed_line_as_a_unified_diff(tmp_path):
+    path = tmp_path / "c.yaml"
+    prompt = "\n".join(f"Rule {n}: be brief about topic {n}." for n in range(1, 40))
+    _ask(RecordingLLM(ScriptedLLM(["a1"]), path, "once"), prompt)
+
+    with pytest.raises(CassetteMissError) as info:
+        _ask(CassetteLLM(path), prompt.replace("topic 13.", "topic thirteen."))
+
+    assert str(info.value).splitlines()[2:-1] == [
+        "first difference (recorded -> now), at messages[0].content:",
+        "  @@ -12,3 +12,3 @@",
+        "   Rule 12: be brief about topic 12.",
+        "  -Rule 13: be brief about topic 13.",
+        "  +Rule 13: be brief about topic thirteen.",
+        "   Rule 14: be brief about topic 14."]
+
+
+def test_a_miss_counts_the_differences_after_the_first(tmp_path):
+    path = tmp_path / "c.yaml"
+    _ask(RecordingLLM(ScriptedLLM(["a1"]), path, "once"), "one")
+
+    with pytest.raises(CassetteMissError) as info:
+        CassetteLLM(path).chat([ChatMessage(role="user", content="two"),
+                                ChatMessage(role="user", content="three")])
+
+    assert "(and 1 more difference)" in str(info.value)
 
 
 def test_a_miss_on_a_request_made_more_often_than_recorded_says_so(tmp_path):

@@ -240,7 +240,7 @@ def test_wall_time_up_to_max_wall_time_passes_and_more_fails_showing_serial_time
 
     assert _check(trace, {"max_wall_time": 3.5}) == []
     assert _check(trace, {"max_wall_time": 3}) == [
-        "simulated wall time 3.5 s is over max_wall_time 3 s (serial time 4.5 s)"]
+        "simulated wall time 3.50s is over max_wall_time 3.00s (serial time 4.50s)"]
 
 
 # ----------------------------------------------------------------- memory

@@ -146,13 +146,114 @@ def test_header_and_totals_changes_are_listed_after_the_turns():
     ]
 
 
-def test_long_values_are_shortened():
-    new = _changed(lambda t: t["turns"][0]["steps"][1].update(output="x" * 500))
+PROMPT = "\n".join(f"Rule {n}: answer in full sentences about topic {n}." for n in range(1, 30))
 
-    changed = diff_traces(BASE, new)[2]
 
-    assert changed.startswith('      output: "2 + 3 = 5" -> "xxx') and changed.endswith('...')
-    assert len(changed) < 200
+def _prompted(prompt: str, steps: int = 3, turns: int = 1) -> dict[str, Any]:
+    """A trace whose every LLM call sends ``prompt`` as its system message."""
+    def step(index: int) -> dict[str, Any]:
+        item = _step(index, (), f"thought {index}", last=index == steps - 1)
+        item["llm_calls"][0]["messages"] = [{"role": "system", "content": prompt},
+                                            {"role": "user", "content": "hi"}]
+        return item
+    return _trace(*(_turn(f"question {t}", *(step(i) for i in range(steps)))
+                    for t in range(1, turns + 1)))
+
+
+def test_a_changed_word_in_line_13_of_a_prompt_shows_line_13_with_its_neighbours():
+    changed = PROMPT.replace("Rule 13: answer in full", "Rule 13: answer in short")
+
+    lines = diff_traces(_prompted(PROMPT, steps=1), _prompted(changed, steps=1))
+
+    assert lines == [
+        'turn 1 ("question 1"):',
+        "    step 1: changed",
+        "      llm_calls[0].messages[0].content:",
+        "        @@ -12,3 +12,3 @@",
+        "         Rule 12: answer in full sentences about topic 12.",
+        "        -Rule 13: answer in full sentences about topic 13.",
+        "        +Rule 13: answer in short sentences about topic 13.",
+        "         Rule 14: answer in full sentences about topic 14.",
+    ]
+
+
+def test_a_changed_word_in_one_long_line_shows_the_words_around_it():
+    before = "word " * 80 + "the answer is five " + "word " * 80
+    new = _changed(lambda t: t["turns"][0]["steps"][1].update(output=before))
+    newer = _changed(lambda t: t["turns"][0]["steps"][1].update(
+        output=before.replace("five", "six")))
+
+    lines = diff_traces(new, newer)
+
+    assert lines[2:] == [
+        "      output:",
+        "        -…word word word word word the answer is five word word word word word word "
+        "word word…",
+        "        +…word word word word word the answer is six word word word word word word "
+        "word word…",
+    ]
+
+
+def test_the_same_change_in_later_steps_is_folded_into_one_line():
+    changed = PROMPT.replace("topic 13.", "topic thirteen.")
+
+    lines = diff_traces(_prompted(PROMPT), _prompted(changed))
+
+    assert lines[1] == "    step 1: changed"
+    assert lines[-1] == "    steps 2-3: same change as step 1"
+    assert sum("topic thirteen" in line for line in lines) == 1
+
+
+def test_a_step_with_a_new_change_shows_it_and_names_the_repeated_one():
+    changed = PROMPT.replace("topic 13.", "topic thirteen.")
+    new = _prompted(changed)
+    new["turns"][0]["steps"][1]["llm_calls"][0]["latency"] = 2.0
+
+    lines = diff_traces(_prompted(PROMPT), new)
+
+    assert lines[-4:] == [
+        "    step 2: changed",
+        "      llm_calls[0].latency: 0.5 -> 2.0",
+        "      same change as step 1: llm_calls[0].messages[0].content",
+        "    step 3: same change as step 1",
+    ]
+
+
+def test_a_change_repeated_in_a_later_turn_names_the_turn_it_was_shown_in():
+    changed = PROMPT.replace("topic 13.", "topic thirteen.")
+
+    lines = diff_traces(_prompted(PROMPT, steps=1, turns=2),
+                        _prompted(changed, steps=1, turns=2))
+
+    assert lines[-2:] == ['turn 2 ("question 2"):', "    step 1: same change as turn 1 step 1"]
+
+
+def test_a_changed_tool_description_is_named_after_the_tool():
+    def tools(description: str) -> list[dict[str, Any]]:
+        return [{"name": "add", "description": "add(a: int, b: int) -> int\nAdd two numbers.",
+                 "parameters": {"type": "object"}},
+                {"name": "mul", "description": description, "parameters": {"type": "object"}}]
+
+    old = {**BASE, "tools": tools("mul(a: int) -> int\nMultiply a number.")}
+    new = {**BASE, "tools": tools("mul(a: int) -> int\nMultiply a number by two.")}
+
+    assert diff_traces(old, new) == [
+        "tools.mul.description:",
+        "  @@ -1,2 +1,2 @@",
+        "   mul(a: int) -> int",
+        "  -Multiply a number.",
+        "  +Multiply a number by two.",
+    ]
+
+
+def test_summaries_of_inserted_steps_are_shortened():
+    step = copy.deepcopy(MUL_STEP)
+    step["tool_calls"][0]["output"] = "x" * 500
+
+    inserted = diff_traces(BASE, _changed(lambda t: _insert_step(t, 1, step)))[1]
+
+    assert inserted.endswith('..."') is False and inserted.endswith("...")
+    assert len(inserted) < 260
 
 
 def test_a_steps_signature_is_its_tool_calls_requested_calls_and_whether_it_ended():

@@ -256,8 +256,8 @@ def test_another_image_misses_the_cassette_naming_the_sha256_that_differs(pictur
     error = replayed.trace.turns[0].error or ""
     other = hashlib.sha256(OTHER_PNG).hexdigest()
     assert error.startswith(f"{CassetteMissError.__name__}: ")
-    assert (f"differs at ['messages'][1]['blocks'][1]['sha256']: recorded \"{SHA}\", got "
-            f"\"{other}\"") in error
+    assert (f"first difference (recorded -> now), at messages[1].blocks[1].sha256: \"{SHA}\" "
+            f"-> \"{other}\"") in error
 
 
 def test_the_same_image_under_another_path_replays(picture):

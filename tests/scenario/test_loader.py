@@ -252,7 +252,8 @@ def test_an_agent_type_with_neither_script_nor_recording_is_rejected(write_file)
     path = write_file("neither.yaml", MINIMAL.split("    script:")[0] + "    latency: 1\n")
 
     assert _error(path) == (f"{path}:9: agents.function_calling: give each agent type exactly "
-                            "one of `script` or `recording`")
+                            "one of `script` or `recording` (or give the scenario a "
+                            "`trajectory:` to render its script from)")
 
 
 def test_a_negative_llm_latency_is_rejected_with_the_value(write_file):
@@ -283,6 +284,31 @@ def test_an_import_ref_of_the_wrong_shape_shows_the_right_one(write_file, ref):
 
     assert _error(path) == (f"{path}:4: tools.0.ref: {ref!r} is not an import ref; write "
                             "`package.module:name`")
+
+
+# ----------------------------------------------------------------- thresholds
+def test_cost_thresholds_load_per_metric_and_default_to_none(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  tokens: {relative: 0.25, "
+                                               "absolute: 100}\n  wall_time: {absolute: 2}\n")
+
+    thresholds = load_scenario(path, agent_types=AGENT_TYPES).thresholds
+
+    assert (thresholds.tokens.relative, thresholds.tokens.absolute) == (0.25, 100)
+    assert (thresholds.wall_time.relative, thresholds.wall_time.absolute) == (None, 2)
+    assert thresholds.steps is None and thresholds.llm_calls is None
+
+
+def test_a_threshold_for_an_unknown_metric_suggests_the_closest_one(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  token: {relative: 0.2}\n")
+
+    assert _error(path) == (f"{path}:13: thresholds.token: unknown field `token`; did you mean "
+                            "`tokens`?")
+
+
+def test_a_negative_threshold_is_rejected_with_its_line(write_file):
+    path = write_file("limits.yaml", MINIMAL + "thresholds:\n  steps:\n    relative: -0.1\n")
+
+    assert _error(path) == f"{path}:14: thresholds.steps.relative: must be >= 0, got -0.1"
 
 
 # ----------------------------------------------------------------- discovery

@@ -18,6 +18,8 @@ from tests.fuzz import mutated
 
 ROOT = Path(__file__).parents[2]
 SCENARIO = parse_yaml((ROOT / "scenarios" / "error_schedule.yaml").read_text("utf-8"))[0]
+TRAJECTORY = parse_yaml((ROOT / "scenarios" / "trajectory_parallel_lookups.yaml")
+                        .read_text("utf-8"))[0]
 CASSETTE = parse_yaml((ROOT / "scenarios" / "live" / "cassettes" /
                        "live_function_calling.function_calling.yaml").read_text("utf-8"))[0]
 _FOLDER = Path(tempfile.mkdtemp(prefix="agentkit-fuzz-"))
@@ -64,6 +66,12 @@ def _load_cassette(path: Path) -> None:
 @given(mutated(SCENARIO))
 def test_a_mutated_scenario_loads_or_is_an_error_with_file_and_line(document):
     _load_scenario(_write("s.yaml", _dump(document)))
+
+
+@FUZZ
+@given(mutated(TRAJECTORY))
+def test_a_mutated_trajectory_scenario_loads_or_is_an_error_with_file_and_line(document):
+    _load_scenario(_write("tr.yaml", _dump(document)))
 
 
 @FUZZ

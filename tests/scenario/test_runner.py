@@ -3,9 +3,13 @@ problems, and staying deterministic."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from agentkit.agent import FunctionCallingAgent
+from agentkit.core.sim import UnmodelledLatencyWarning
 from agentkit.llms import errors
 from agentkit.llms.cassette import CassetteError
 from agentkit.llms.mock import ScriptedLLM
@@ -23,6 +27,8 @@ from agentkit.scenario.runner import cassette_path
 from agentkit.scenario.script import to_mock_items
 
 from .conftest import MINIMAL
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 TWO_AGENTS = """\
 format: 1
@@ -91,6 +97,43 @@ def test_a_registered_agent_type_can_run_scenarios(write_file, monkeypatch):
     path = write_file("custom.yaml", MINIMAL.replace("function_calling:", "fc_no_parallel:"))
 
     assert run_scenario(path).passed
+
+
+class _OwnLoopAgent:
+    """An agent type whose sync chat runs the async one with ``asyncio.run`` (a plain loop)."""
+
+    def __init__(self, agent: FunctionCallingAgent) -> None:
+        self.agent = agent
+        self.chat_history = agent.chat_history
+
+    def chat(self, message: str) -> object:
+        response = asyncio.run(self.agent.achat(message))
+        self.chat_history = self.agent.chat_history
+        return response
+
+
+def test_a_turn_whose_latency_ran_on_a_plain_loop_carries_a_warning(write_file, monkeypatch):
+    monkeypatch.setitem(AGENT_TYPES, "own_loop", lambda llm, tools, params: _OwnLoopAgent(
+        FunctionCallingAgent.from_tools(tools, llm=llm)))
+    path = write_file("own_loop.yaml", MINIMAL.replace("function_calling:",
+                                                       "own_loop:\n    latency: 0.5"))
+
+    with pytest.warns(UnmodelledLatencyWarning):
+        result = run_scenario(path)
+
+    [turn] = result.trace.to_dict()["turns"]
+    assert turn["warnings"] == [
+        "1 s of simulated latency ran on an event loop without virtual time (asyncio.run, "
+        "pytest-asyncio), where concurrent calls cannot overlap: wall time counts them one "
+        "after another. Run async code with agentkit.core.sim.run(...) or mark the test "
+        "@pytest.mark.agentkit_virtual_time."]
+
+
+def test_a_turn_on_virtual_time_has_no_warnings_in_its_trace(write_file):
+    result = run_scenario(write_file("plain.yaml", MINIMAL.replace(
+        "function_calling:", "function_calling:\n    latency: 0.5")))
+
+    assert "warnings" not in result.trace.to_dict()["turns"][0]
 
 
 def test_register_agent_type_adds_the_factory_by_name(monkeypatch):
@@ -263,3 +306,28 @@ def test_a_missing_recording_fails_the_run_with_a_cassette_error(write_file):
 
     with pytest.raises(CassetteError, match="cannot read cassette"):
         run_scenario(path)
+
+
+# ----------------------------------------------------------------- root cause
+def test_a_run_stopped_by_an_unexpected_error_names_that_error_as_its_root_cause(write_file):
+    path = write_file("short.yaml", MINIMAL.replace("      - 2 + 3 = 5\n", ""))
+
+    result = run_scenario(path)
+
+    assert not result.passed
+    assert (result.stopped_by or "").startswith("ScriptExhaustedError: ")
+
+
+def test_an_expected_error_is_no_root_cause():
+    result = run_scenario(SCENARIOS / "max_iterations.yaml", "react")
+
+    assert result.passed and result.trace.turns[-1].error
+    assert result.stopped_by is None
+
+
+def test_a_run_that_fails_without_an_error_has_no_root_cause_to_put_first(write_file):
+    path = write_file("wrong.yaml", MINIMAL + "expect:\n  answer: {contains: '6'}\n")
+
+    result = run_scenario(path)
+
+    assert not result.passed and result.stopped_by is None

@@ -37,7 +37,8 @@ def test_a_trace_is_serialized_exactly_as_its_to_json():
 def test_a_trace_keeps_its_readable_key_order():
     serialized = TraceSnapshotExtension().serialize(_trace())
 
-    assert list(json.loads(serialized)) == ["format", "scenario", "agent", "turns", "totals"]
+    assert list(json.loads(serialized)) == ["format", "scenario", "agent", "tools", "turns",
+                                                     "totals"]
 
 
 def test_other_data_is_serialized_like_syrupys_json_extension():

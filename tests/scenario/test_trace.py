@@ -11,7 +11,10 @@ from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
+from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.trace import IdNormalizer, build_turn, critical_path
+
+from .conftest import MINIMAL
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 BUNDLED = [(path, agent) for path in discover_scenarios(SCENARIOS)
@@ -110,6 +113,37 @@ def test_llm_calls_outside_any_agent_step_go_to_a_trailing_step():
                       wall_time=0.0, serial_time=0.0)
 
     assert [(s.index, len(s.llm_calls)) for s in turn.steps] == [(0, 1)]
+
+
+# ----------------------------------------------------------------- tools
+def test_the_trace_holds_each_offered_tool_once_per_run_with_description_and_schema():
+    trace = _bundled("multi_turn_memory", "function_calling").trace
+
+    tools = trace.to_dict()["tools"]
+
+    assert [t["name"] for t in tools] == ["capital", "weather"]
+    assert tools[0]["description"].startswith("capital(")
+    assert tools[0]["parameters"]["type"] == "object"
+    assert len(trace.llm_calls) > len(tools)  # offered in every call, written once
+
+
+@pytest.mark.parametrize("agent", ["react", "function_calling"])
+def test_tools_described_in_the_prompt_or_in_requests_give_the_same_tools_section(agent):
+    function_calling = _bundled("single_tool_call", "function_calling").trace.tools
+
+    assert _bundled("single_tool_call", agent).trace.tools == function_calling
+
+
+def test_a_changed_tool_description_is_a_readable_change_of_the_trace(write_file):
+    described = MINIMAL.replace("  - ref: mocks.tools:add\n", "  - ref: mocks.tools:add\n"
+                                "    description: |-\n      Add two numbers.\n      Integers only.\n")
+    before = run_scenario(write_file("before.yaml", described)).trace.to_dict()
+    after = run_scenario(write_file("after.yaml", described.replace("Integers", "Whole numbers"))
+                         ).trace.to_dict()
+
+    assert diff_traces(before, after)[:6] == [
+        "tools.add.description:", "  @@ -1,2 +1,2 @@", "   Add two numbers.",
+        "  -Integers only.", "  +Whole numbers only.", 'turn 1 ("What is 2 + 3?"):']
 
 
 # ----------------------------------------------------------------- totals

@@ -9,7 +9,9 @@ from agentkit.instrumentation import ToolCallEndEvent, ToolCallStartEvent, colle
 from agentkit.llms import ToolOutput, ToolSelection
 from agentkit.tools import (
     FunctionTool,
+    ToolErrorWording,
     ToolMetadata,
+    ToolRunner,
     acall_tool,
     acall_tool_with_selection,
     call_tool,
@@ -196,3 +198,58 @@ def test_start_and_end_events_share_their_own_span():
     with collect_events() as events:
         call_tool(ADD, {"a": 1, "b": 2})
     assert events[0].span_id == events[1].span_id == "span-1"
+
+
+# ---------------------------------------------------------------- runner: context, agent, wording
+def test_the_runner_passes_a_context_to_a_tool_that_takes_one():
+    from agentkit.workflow import Context
+
+    def uses_ctx(ctx: Context, step: int) -> str:
+        """Needs the workflow context."""
+        return f"{ctx}:{step}"
+
+    tool = FunctionTool.from_defaults(uses_ctx)
+    outcome = ToolRunner([tool]).call("uses_ctx", {"step": 2}, context="CTX")
+    assert outcome.output.content == "CTX:2"
+
+
+def test_the_runner_passes_no_context_to_a_tool_without_one():
+    outcome = ToolRunner([FunctionTool.from_defaults(add)]).call("add", {"a": 1, "b": 2},
+                                                                 context="CTX")
+    assert outcome.output.content == "3"
+
+
+def test_tool_call_events_name_the_runners_agent():
+    runner = ToolRunner([FunctionTool.from_defaults(add)], agent="adder")
+    with collect_events() as events:
+        runner.call("add", {"a": 1, "b": 2})
+    assert [e.agent for e in events if isinstance(e, (ToolCallStartEvent, ToolCallEndEvent))] == [
+        "adder", "adder"]
+
+
+def test_a_runner_without_an_agent_leaves_the_events_unnamed():
+    with collect_events() as events:
+        ToolRunner([FunctionTool.from_defaults(add)]).call("add", {"a": 1, "b": 2})
+    assert {e.agent for e in events} == {None}
+
+
+def test_a_custom_wording_words_every_kind_of_failure():
+    class Plain(ToolErrorWording):
+        def unknown_tool(self, tool_name: str) -> str:
+            return f"no {tool_name}"
+
+        def bad_arguments(self, message: str) -> str:
+            return f"bad: {message}"
+
+        def failure(self, exc: Exception) -> str:
+            return f"failed: {exc}"
+
+    def boom() -> None:
+        """Fails."""
+        raise ValueError("x")
+
+    runner = ToolRunner([FunctionTool.from_defaults(boom)], wording=Plain())
+    assert runner.call("nope", {}).output.content == "no nope"
+    assert runner.call("boom", {}, arguments_error="undecodable").output.content == (
+        "bad: undecodable")
+    assert runner.call("boom", {}).output.content == "failed: x"

@@ -352,3 +352,63 @@ def test_the_function_is_not_called_when_arguments_are_bad():
     with pytest.raises(ToolArgumentsError):
         FunctionTool.from_defaults(record).call(a="not a number")
     assert calls == []
+
+
+# ---------------------------------------------------------------- Python's wording, context
+def _python_message(fn, **kwargs) -> str | None:
+    with pytest.raises(ToolArgumentsError) as info:
+        FunctionTool.from_defaults(fn).call(**kwargs)
+    return info.value.python_message
+
+
+def test_a_missing_argument_has_pythons_message_too():
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert _python_message(add, a=1) == "add() missing 1 required positional argument: 'b'"
+    assert _python_message(add) == "add() missing 2 required positional arguments: 'a' and 'b'"
+
+
+def test_three_missing_arguments_are_listed_as_python_lists_them():
+    def f(a: int, b: int, c: int) -> int:
+        """F."""
+        return a
+
+    assert _python_message(f) == "f() missing 3 required positional arguments: 'a', 'b', and 'c'"
+
+
+def test_missing_keyword_only_arguments_are_named_so():
+    def g(*, x: int) -> int:
+        """G."""
+        return x
+
+    assert _python_message(g) == "g() missing 1 required keyword-only argument: 'x'"
+
+
+def test_an_unexpected_argument_has_pythons_message_too():
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert _python_message(add, a=1, b=2, c=3) == "add() got an unexpected keyword argument 'c'"
+
+
+def test_a_wrong_type_has_no_python_message():
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert _python_message(add, a="x", b=2) is None
+
+
+def test_a_tool_with_a_context_parameter_says_so():
+    from agentkit.workflow import Context
+
+    def uses(ctx: Context, n: int) -> int:
+        """Uses the context."""
+        return n
+
+    tool = FunctionTool.from_defaults(uses)
+    assert tool.requires_context and tool.ctx_param_name == "ctx"
+    assert not FunctionTool.from_defaults(lambda n: n, name="plain").requires_context

@@ -8,6 +8,7 @@ from agentkit.core.sim import run_sync
 from agentkit.workflow import (
     Context,
     Event,
+    HumanResponseEvent,
     StartEvent,
     StopEvent,
     Workflow,
@@ -324,3 +325,41 @@ def test_sending_a_stop_event_with_no_run_in_progress_is_rejected():
 def test_run_takes_only_a_context_as_ctx():
     with pytest.raises(TypeError, match=r"^run\(ctx=...\) takes a Context, got dict$"):
         Relay().run_sync(ctx={})
+
+
+# ---------------------------------------------------------------- the run-end hook
+class _Recording(Workflow):
+    ended: list
+
+    @step
+    async def begin(self, ctx: Context, ev: StartEvent) -> StopEvent:
+        if ev.get("fail"):
+            raise ValueError("no")
+        if ev.get("wait"):
+            await ctx.wait_for_event(HumanResponseEvent)
+        return StopEvent(result="ok")
+
+    async def _on_run_end(self, ctx: Context, error: BaseException | None) -> None:
+        self.ended.append(None if error is None else type(error).__name__)
+
+
+def test_the_run_end_hook_sees_a_finished_and_a_failed_run():
+    wf = _Recording()
+    wf.ended = []
+    wf.run_sync()
+    with pytest.raises(WorkflowRuntimeError):
+        wf.run_sync(fail=True)
+    assert wf.ended == [None, "WorkflowRuntimeError"]
+
+
+def test_the_run_end_hook_is_not_called_for_a_paused_run():
+    wf = _Recording()
+    wf.ended = []
+
+    async def pause() -> None:
+        handler = wf.run(wait=True)
+        await asyncio.sleep(0)
+        await handler.cancel_run()
+
+    run_sync(pause())
+    assert wf.ended == []

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from agentkit.core.sim import asleep, now, run_sync, sleep
+from agentkit.core.sim import UnmodelledLatencyWarning, asleep, now, run_sync, sleep
 from agentkit.workflow import (
     Context,
     HumanResponseEvent,
@@ -91,7 +91,8 @@ def test_on_a_plain_asyncio_loop_the_virtual_deadline_is_checked_when_a_step_ret
     async def main():
         return await Slow(timeout=10).run()
 
-    with pytest.raises(WorkflowTimeoutError, match=r"^Operation timed out after 10 seconds$"):
+    with (pytest.raises(WorkflowTimeoutError, match=r"^Operation timed out after 10 seconds$"),
+          pytest.warns(UnmodelledLatencyWarning)):
         asyncio.run(main())
     assert now() == 100.0  # off agentkit's loop asleep jumps the clock in one go
 

@@ -58,6 +58,13 @@ class ReActChatFormatter:
         return cls(system_header=system_header, context=context or "",
                    observation_role=observation_role)
 
+    @classmethod
+    def from_context(cls, context: str) -> ReActChatFormatter:
+        """Deprecated alias of ``from_defaults(context=...)``, kept because LlamaIndex code
+        calls it; it always uses the header with a context block. Like LlamaIndex it does not
+        warn at run time (a warning would fail users' tests run with ``-W error``)."""
+        return cls.from_defaults(system_header=CONTEXT_REACT_CHAT_SYSTEM_HEADER, context=context)
+
     def format(self, tools: Sequence[Any], chat_history: Sequence[ChatMessage],
                current_reasoning: Sequence[BaseReasoningStep] | None = None) -> list[ChatMessage]:
         return [self._system_message(tools), *chat_history,
@@ -69,10 +76,8 @@ class ReActChatFormatter:
         key = (self.system_header, self.context, "\n".join(get_react_tool_descriptions(tools)),
                ", ".join(tool.metadata.name for tool in tools))
         if self._header is None or self._header[0] != key:
-            values = {"tool_desc": key[2], "tool_names": key[3]}
-            if self.context:
-                values["context"] = self.context
-            header = PromptTemplate(self.system_header).format(**values)
+            header = PromptTemplate(self.system_header).format(
+                tool_desc=key[2], tool_names=key[3], context=self.context)
             self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))
         _, header, message = self._header
         if not (message.role is MessageRole.SYSTEM and len(message.blocks) == 1

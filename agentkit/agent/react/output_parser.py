@@ -7,7 +7,8 @@ the end of the text, ``Action:`` inside it included. With neither, a text withou
 is an implicit answer (the whole text). An answer with no ``Thought:`` before it keeps only
 what follows ``Answer:`` (a fix over LlamaIndex, which returned ``"Answer: X"``). The action
 name ends at whitespace or ``(``; the input is the outermost ``{...}`` after ``Action Input:``,
-read leniently (single quotes, trailing commas, Python literals, prose after it). Anything
+read leniently (single quotes, trailing commas, Python literals, ``//`` and ``/* */``
+comments, prose after it). Anything
 else raises ``ValueError("Could not parse output: ...")`` naming what is wrong. Any text
 yields a step or that ``ValueError``, never another error.
 
@@ -22,7 +23,7 @@ import ast
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from agentkit.agent.react.types import (
@@ -58,44 +59,50 @@ def _fail(output: str, reason: str) -> ValueError:
     return ValueError(f"Could not parse output: {reason}. Output was:\n{output}")
 
 
-def _split_strings(text: str) -> list[tuple[str, bool]]:
-    """``text`` cut into ``(part, is_string)`` runs: code, and string literals with their
-    quotes (either quote, backslash escapes respected; an unclosed string runs to the end).
-    Every repair below edits code only, never what the model put inside a string."""
-    parts: list[tuple[str, bool]] = []
-    start, quote, escaped = 0, "", False
-    for index, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                parts.append((text[start:index + 1], True))
-                start, quote = index + 1, ""
-        elif char in "\"'":
-            if index > start:
-                parts.append((text[start:index], False))
-            start, quote = index, char
-    if start < len(text):
-        parts.append((text[start:], bool(quote)))
-    return parts
+_Run = tuple[str, str]  # (text, "code" | "string" | "comment")
+
+
+# Every character belongs to exactly one run; an unclosed string or block comment runs to
+# the end (a lone trailing backslash included).
+_RUN = re.compile(r"""
+    (?P<string> "[^"\\]*+(?:\\.?[^"\\]*+)*+(?:"|\Z) | '[^'\\]*+(?:\\.?[^'\\]*+)*+(?:'|\Z) )
+  | (?P<comment> //[^\n]*+ | /\*.*?(?:\*/|\Z) )
+  | (?P<code> (?:[^"'/]++|/(?![/*]))+ )
+""", re.VERBOSE | re.DOTALL)
+
+
+def _runs(text: str) -> list[_Run]:
+    """``text`` cut into runs of code, string literals (either quote, with their quotes;
+    backslash escapes respected) and comments (``// ...`` to the end of the line, ``/* ... */``).
+    Every repair below edits code only, never what the model put inside a string, and a
+    comment hides quotes and braces."""
+    return [(match.group(), match.lastgroup or "code") for match in _RUN.finditer(text)]
 
 
 def _substitute_in_code(pattern: re.Pattern[str],
                         replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
-    return "".join(part if is_string else pattern.sub(replacement, part)
-                   for part, is_string in _split_strings(text))
+    return "".join(pattern.sub(replacement, part) if kind == "code" else part
+                   for part, kind in _runs(text))
+
+
+def _without_comments(text: str) -> str:
+    """Drop ``//`` and ``/* */`` comments, which LlamaIndex's reader accepts in an Action
+    Input; a block comment becomes a space so tokens stay apart. (``#`` comments need no help:
+    the Python-literal reading skips them, where LlamaIndex reads the input as ``{}``.)"""
+    return "".join(" " if kind == "comment" and part.startswith("/*") else
+                   "" if kind == "comment" else part
+                   for part, kind in _runs(text))
 
 
 def _outermost_braces(text: str) -> str | None:
-    """The first balanced ``{...}`` in ``text`` (quotes respected), or up to the last ``}``."""
+    """The first balanced ``{...}`` in ``text`` (strings and comments respected), or up to
+    the last ``}``."""
     start = text.find("{")
     if start < 0:
         return None
     depth, offset = 0, start
-    for part, is_string in _split_strings(text[start:]):
-        for index, char in enumerate("" if is_string else part):
+    for part, kind in _runs(text[start:]):
+        for index, char in enumerate(part if kind == "code" else ""):
             depth += {"{": 1, "}": -1}.get(char, 0)
             if char == "}" and depth == 0:
                 return text[start:offset + index + 1]
@@ -104,25 +111,38 @@ def _outermost_braces(text: str) -> str | None:
     return text[start:end + 1] if end > start else None
 
 
+def _readings(text: str) -> Iterator[str]:
+    """The texts to try, lazily (the first usually parses): as written, then without
+    comments; the same with HTML entities decoded (small models trained on web text write
+    quotes as ``&#34;``)."""
+    unescaped = html.unescape(text) if "&" in text else text
+    for reading in (text, unescaped) if unescaped != text else (text,):
+        yield reading
+        stripped = _without_comments(reading)
+        if stripped != reading:
+            yield stripped
+
+
+_ATTEMPTS: tuple[Callable[[str], Any], ...] = (
+    json.loads,
+    lambda text: json.loads(_substitute_in_code(_TRAILING_COMMA, r"\1", text)),
+    ast.literal_eval,
+    # JSON's true/false/null as Python's True/False/None
+    lambda text: ast.literal_eval(
+        _substitute_in_code(_JSON_WORD, lambda word: _PYTHON_WORDS[word[1]], text)),
+)
+
+
 def parse_action_input(text: str) -> dict[str, Any]:
     """Read a tool-input object leniently; ``ValueError`` if it is not an object."""
-    attempts = (
-        lambda: json.loads(text),
-        lambda: json.loads(_substitute_in_code(_TRAILING_COMMA, r"\1", text)),
-        lambda: ast.literal_eval(text),
-        # JSON's true/false/null as Python's True/False/None
-        lambda: ast.literal_eval(
-            _substitute_in_code(_JSON_WORD, lambda word: _PYTHON_WORDS[word[1]], text)),
-        # small models trained on web text write quotes as HTML entities: {&#34;a&#34;: 2}
-        lambda: json.loads(html.unescape(text)),
-    )
-    for attempt in attempts:
-        try:
-            value = attempt()
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return {str(key): item for key, item in value.items()}
+    for reading in _readings(text):
+        for attempt in _ATTEMPTS:
+            try:
+                value = attempt(reading)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, dict):
+                return {str(key): item for key, item in value.items()}
     raise ValueError(f"not a JSON object: {text[:200]}")
 
 

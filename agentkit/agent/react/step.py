@@ -65,12 +65,19 @@ class _Unsent:
 class ReActAgentWorker(AgentWorker):
     """Runs the ReAct loop, one LLM call per step.
 
-    State lives in ``task.extra_state``: ``sources`` (tool outputs), ``current_reasoning``,
-    ``new_memory`` (this task's messages) and ``iterations`` (LLM calls so far). A parse
-    failure becomes an observation and the loop goes on; an unknown tool or a failing tool
-    is an ``Error: ...`` observation; a ``return_direct`` tool's output is the answer. A task
-    that needs more than ``max_iterations`` LLM calls raises ``ValueError("Reached max
-    iterations.")``. Memory after finalize: previous history + user input + final answer.
+    State lives in ``task.extra_state``: ``sources`` (tool outputs), ``current_reasoning``
+    and ``new_memory`` (this task's messages). A parse failure becomes an observation and the
+    loop goes on; an unknown tool or a failing tool is an ``Error: ...`` observation; a
+    ``return_direct`` tool's output is the answer. Memory after finalize: previous history +
+    user input + final answer.
+
+    ``max_iterations`` counts reasoning steps, as LlamaIndex does: a tool call is two (the
+    action and its observation), a parse failure or an observation given as a later step's
+    input one. A step that does not finish the task and leaves ``current_reasoning`` holding
+    ``max_iterations`` or more steps raises ``ValueError("Reached max iterations.")``, so the
+    default 10 allows 5 tool calls. Fix: a step that answers always succeeds (LlamaIndex's
+    ``chat`` also counts the answer step and fails it, e.g. a direct answer with
+    ``max_iterations=1``, while its ``stream_chat`` does not).
     """
 
     def __init__(self, tools: Sequence[BaseTool], llm: LLM, max_iterations: int = 10,
@@ -129,7 +136,7 @@ class ReActAgentWorker(AgentWorker):
 
     # ------------------------------------------------------------------ steps
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
-        self._start_task(task, {"current_reasoning": [], "iterations": 0})
+        self._start_task(task, {"current_reasoning": []})
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
                         step_state={"is_first": True})
 
@@ -138,11 +145,9 @@ class ReActAgentWorker(AgentWorker):
         return ChatMessage(role=MessageRole.USER, content=text)
 
     def _prepare(self, step: TaskStep, task: Task) -> None:
-        """Count the LLM call; the first step's input is the user message, a later step's
-        input (``run_step(task_id, input=...)``) is an observation."""
+        """The first step's input is the user message, a later step's input
+        (``run_step(task_id, input=...)``) is an observation."""
         state = task.extra_state
-        if state["iterations"] >= self._max_iterations:
-            raise ValueError("Reached max iterations.")
         if step.input is not None:
             if step.step_state.get("is_first"):
                 self._new_memory(task).put(self._user_message(task, step.input))
@@ -151,7 +156,6 @@ class ReActAgentWorker(AgentWorker):
                 state["current_reasoning"].append(ObservationReasoningStep(observation=step.input))
                 if self._verbose:
                     print(f"Added user message to memory: {step.input}")
-        state["iterations"] += 1
 
     def _messages(self, task: Task, tools: Sequence[Any]) -> list[ChatMessage]:
         history = task.memory.get(input=task.input) + self._new_memory(task).get_all()
@@ -200,6 +204,8 @@ class ReActAgentWorker(AgentWorker):
                      is_done: bool) -> TaskStepOutput:
         state = task.extra_state
         state["current_reasoning"].extend(reasoning)
+        if not is_done and len(state["current_reasoning"]) >= self._max_iterations:
+            raise ValueError("Reached max iterations.")
         response = self._get_response(state["current_reasoning"], self._sources(task))
         if is_done:
             self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT,

@@ -187,7 +187,7 @@ class AgentRunner(BaseAgent):
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
             dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
-                                                input=step.input))
+                                                input=input, step=step))
             try:
                 if mode == "stream":
                     output = await self.agent_worker.astream_step(step, task, **kwargs)

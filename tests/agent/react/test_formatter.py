@@ -178,6 +178,27 @@ def test_no_tools_gives_an_empty_tool_list():
     assert system.content == "[|]"
 
 
+def test_from_context_is_from_defaults_with_that_context(tools):
+    formatter = ReActChatFormatter.from_context("You are a calculator for ACME.")
+    expected = ReActChatFormatter.from_defaults(context="You are a calculator for ACME.")
+
+    assert formatter.system_header == CONTEXT_REACT_CHAT_SYSTEM_HEADER
+    assert formatter.format(tools, []) == expected.format(tools, [])
+
+
+def test_from_context_on_a_subclass_returns_the_subclass():
+    class ShoutingFormatter(ReActChatFormatter):
+        pass
+
+    assert type(ShoutingFormatter.from_context("ctx")) is ShoutingFormatter
+
+
+def test_an_empty_context_leaves_no_placeholder_in_a_context_header(tools):
+    (system,) = ReActChatFormatter.from_context("").format(tools, chat_history=[])
+
+    assert "{context}" not in system.content
+
+
 def _count_renders(monkeypatch) -> list[str]:
     renders: list[str] = []
     original = PromptTemplate.format

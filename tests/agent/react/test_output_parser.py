@@ -161,6 +161,41 @@ def test_action_input_keeps_quotes_and_escapes_inside_strings():
     assert step.action_input == {"q": "it's \"quoted\" \\"}
 
 
+def test_action_input_ignores_a_block_comment():
+    step = action("Thought: t\nAction: tool\nAction Input: {'a': 1 /* c */}")
+
+    assert step.action_input == {"a": 1}
+
+
+def test_action_input_ignores_line_comments():
+    step = action('Thought: t\nAction: f\nAction Input: {"a": 1, // first\n "b": 2 // second\n}')
+
+    assert step.action_input == {"a": 1, "b": 2}
+
+
+def test_action_input_ignores_hash_comments():
+    step = action('Thought: t\nAction: f\nAction Input: {"a": 1, # first\n "b": true}')
+
+    assert step.action_input == {"a": 1, "b": True}
+
+
+def test_comments_may_hold_quotes_and_braces():
+    step = action('Thought: t\nAction: f\nAction Input: {"a": 1 /* it\'s } */, "b": 2} // {')
+
+    assert step.action_input == {"a": 1, "b": 2}
+
+
+def test_comment_markers_inside_strings_are_kept():
+    step = action('Thought: t\nAction: f\nAction Input: {"url": "http://x.org/*", "c": "// #"}')
+
+    assert step.action_input == {"url": "http://x.org/*", "c": "// #"}
+
+
+def test_an_unclosed_block_comment_is_a_parse_error():
+    with pytest.raises(ValueError, match="the Action Input is not a JSON object"):
+        ReActOutputParser().parse('Thought: t\nAction: f\nAction Input: {"a": 1 /* open}')
+
+
 def test_action_input_may_start_on_the_next_line():
     step = action('Thought: t\nAction: f\nAction Input:\n```json\n{"a": 1}\n```')
 

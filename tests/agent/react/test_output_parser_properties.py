@@ -9,7 +9,8 @@ from agentkit.agent.react import ActionReasoningStep, BaseReasoningStep, ReActOu
 from agentkit.agent.react.output_parser import parse_action_input
 
 MARKERS = ["Thought:", "Action:", "Action Input:", "Answer:", "Observation:", "{", "}", "[",
-           "]", "'", '"', ",", ":", "\\", "\n", " ", "(", "true", "None", "add", "1", "x"]
+           "]", "'", '"', ",", ":", "\\", "\n", " ", "(", "true", "None", "add", "1", "x", "//",
+           "/*", "*/", "#"]
 
 marker_text = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=5)),
                        max_size=30).map("".join)
@@ -76,3 +77,20 @@ def test_trailing_comma_repair_never_touches_string_contents(arguments):
     with_trailing_comma = json.dumps(arguments)[:-1] + ",}"
 
     assert parse_action_input(with_trailing_comma) == arguments
+
+
+comment_bodies = st.text(alphabet="{}[]\"',:/*# ab", max_size=8)
+comment_bait = st.text(alphabet="/*#{}\"' ab", max_size=10)
+commented_objects = st.dictionaries(st.text(max_size=5), st.one_of(comment_bait, st.integers()),
+                                    min_size=1, max_size=4)
+
+
+@settings(max_examples=300)
+@given(commented_objects, comment_bodies)
+def test_comments_between_tokens_are_ignored_and_string_contents_kept(arguments, body):
+    block = "/* " + body.replace("*/", "") + " */"
+    line = "// " + body + "\n"
+    members = [f"{block} {json.dumps(key)}: {line}{json.dumps(value)} {block}"
+               for key, value in arguments.items()]
+
+    assert parse_action_input("{" + f", {line}".join(members) + "}") == arguments

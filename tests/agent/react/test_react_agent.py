@@ -96,13 +96,23 @@ def test_chat_history_argument_replaces_the_memory(tools):
 def test_exceeding_max_iterations_raises_and_leaves_memory_untouched(tools, ask):
     history = [user("hi"), assistant("hello")]
     llm = ScriptedLLM([ADD_2_3, ADD_2_3])
-    agent = ReActAgent.from_tools(tools, llm=llm, chat_history=history, max_iterations=2)
+    agent = ReActAgent.from_tools(tools, llm=llm, chat_history=history, max_iterations=4)
 
     with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
         ask(agent, "Loop forever")
 
     assert agent.chat_history == history
     assert llm.calls == 2
+
+
+def test_the_default_max_iterations_allows_five_tool_calls(tools, ask):
+    llm = ScriptedLLM([ADD_2_3] * 5)
+    agent = ReActAgent.from_tools(tools, llm=llm)
+
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
+        ask(agent, "Loop forever")
+
+    assert llm.calls == 5
 
 
 def test_a_failed_chat_reports_the_error_in_its_chat_end_event(tools):

@@ -82,8 +82,8 @@ def test_from_tools_rejects_unknown_arguments(tools):
 
 
 def test_max_iterations_is_enforced(tools):
-    llm = ScriptedLLM([ADD_2_3])
-    worker = worker_over(llm, tools, max_iterations=1)
+    llm = ScriptedLLM([ADD_2_3, ADD_2_3])
+    worker = worker_over(llm, tools, max_iterations=4)
     task = new_task([DOG])
     output = worker.run_step(worker.initialize_step(task), task)
 

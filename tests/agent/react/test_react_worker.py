@@ -266,8 +266,37 @@ def test_a_failing_return_direct_tool_does_not_end_the_task(step_mode):
     assert last_message(llm, 1).content == "Observation: Error: service down"
 
 
-def test_exceeding_max_iterations_raises(tools, step_mode):
+def test_max_iterations_counts_an_action_and_its_observation_as_two(tools, step_mode):
     llm = ScriptedLLM([ADD_2_3, ADD_2_3])
+    worker = ReActAgentWorker.from_tools(tools, llm=llm, max_iterations=4)
+
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
+        run_task(worker, new_task(), step_mode)
+    assert llm.calls == 2
+
+
+def test_the_step_that_reaches_max_iterations_fails_after_its_tool_call(tools, step_mode):
+    llm = ScriptedLLM([ADD_2_3])
+    worker = ReActAgentWorker.from_tools(tools, llm=llm, max_iterations=2)
+    task = new_task()
+
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
+        run_one(worker, worker.initialize_step(task), task, step_mode)
+    assert [type(s).__name__ for s in task.extra_state["current_reasoning"]] == [
+        "ActionReasoningStep", "ObservationReasoningStep"]
+
+
+def test_an_odd_max_iterations_allows_the_calls_below_it(tools, step_mode):
+    llm = ScriptedLLM([ADD_2_3, ADD_2_3])
+    worker = ReActAgentWorker.from_tools(tools, llm=llm, max_iterations=3)
+
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
+        run_task(worker, new_task(), step_mode)
+    assert llm.calls == 2
+
+
+def test_a_parse_failure_counts_as_one_reasoning_step(tools, step_mode):
+    llm = ScriptedLLM(["Thought: I am unsure.", "Thought: still unsure."])
     worker = ReActAgentWorker.from_tools(tools, llm=llm, max_iterations=2)
 
     with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
@@ -275,9 +304,15 @@ def test_exceeding_max_iterations_raises(tools, step_mode):
     assert llm.calls == 2
 
 
-def test_an_answer_on_the_last_allowed_iteration_is_accepted(tools, step_mode):
+def test_an_answer_reaching_max_iterations_is_accepted(tools, step_mode):
     worker = ReActAgentWorker.from_tools(tools, llm=ScriptedLLM([ADD_2_3, ANSWER_5]),
-                                         max_iterations=2)
+                                         max_iterations=3)
+
+    assert run_task(worker, new_task(), step_mode)[-1].output.response == "5"
+
+
+def test_a_direct_answer_with_max_iterations_one_is_accepted(tools, step_mode):
+    worker = ReActAgentWorker.from_tools(tools, llm=ScriptedLLM([ANSWER_5]), max_iterations=1)
 
     assert run_task(worker, new_task(), step_mode)[-1].output.response == "5"
 

@@ -1,0 +1,134 @@
+"""``BaseWorkflowAgent``: an agent that is also a workflow you can run on its own.
+
+``FunctionAgent(tools=[...], llm=llm).run(user_msg="...")`` runs the agent loop
+(:mod:`agentkit.agent.workflow.loop`) with this one agent; in an ``AgentWorkflow`` the
+workflow runs the same loop over several agents and calls the agent's three hooks:
+
+* ``take_step(ctx, llm_input, tools, memory) -> AgentOutput``: one LLM call; write an
+  ``AgentInput`` (and ``AgentStream`` deltas when ``streaming``) to the stream; keep what the
+  step produced in the agent's scratch in ``ctx.store``;
+* ``handle_tool_call_results(ctx, results, memory)``: record the tool results in the scratch;
+* ``finalize(ctx, output, memory) -> AgentOutput``: move the scratch into memory (at the end
+  of the run, and before a hand-off).
+"""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.agent.workflow.events import AgentOutput, ToolCallResult
+from agentkit.agent.workflow.loop import AgentLoop, check_prompt
+from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT
+from agentkit.llms.base import LLM
+from agentkit.llms.prompts import PromptTemplate
+from agentkit.llms.types import ChatMessage
+from agentkit.memory import BaseMemory
+from agentkit.tools import BaseTool, FunctionTool, ObjectRetriever
+from agentkit.workflow import Context
+
+__all__ = ["BaseWorkflowAgent", "DEFAULT_AGENT_NAME", "DEFAULT_AGENT_DESCRIPTION"]
+
+DEFAULT_AGENT_NAME = "Agent"
+DEFAULT_AGENT_DESCRIPTION = "An agent that can perform a task"
+
+_STATE_PROMPT_ERROR = "State prompt must contain {state} and {msg}"
+
+
+def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[BaseTool] | None:
+    """Tools as given, functions wrapped as FunctionTools; "handoff" is the workflow's own."""
+    if tools is None:
+        return None
+    converted = [t if isinstance(t, BaseTool) else FunctionTool.from_defaults(t) for t in tools]
+    for tool in converted:
+        if tool.metadata.name == "handoff":
+            raise ValueError("'handoff' is a reserved tool name. Please use a different name.")
+    return converted
+
+
+class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
+    """An agent of an agent workflow (see the module docstring); run alone, it is the only
+    agent of its own loop (no hand-offs)."""
+
+    def __init__(self, name: str = DEFAULT_AGENT_NAME,
+                 description: str = DEFAULT_AGENT_DESCRIPTION, system_prompt: str | None = None,
+                 tools: Sequence[BaseTool | Callable[..., Any]] | None = None,
+                 tool_retriever: ObjectRetriever[BaseTool] | None = None,
+                 can_handoff_to: list[str] | None = None, llm: LLM | None = None,
+                 initial_state: dict[str, Any] | None = None,
+                 state_prompt: str | PromptTemplate | None = None, streaming: bool = True,
+                 timeout: float | None = None, verbose: bool = False) -> None:
+        super().__init__(timeout=timeout, verbose=verbose)
+        if llm is None:
+            raise ValueError(f"{type(self).__name__} needs an llm (pass llm=...)")
+        if tool_retriever is not None and not hasattr(tool_retriever, "aretrieve"):
+            raise TypeError(f"tool_retriever must be an ObjectRetriever, got "
+                            f"{type(tool_retriever).__name__}")
+        self.name = name
+        self.description = description
+        self.system_prompt = system_prompt
+        self.tools = tools  # type: ignore[assignment]  (the setter converts)
+        self.tool_retriever = tool_retriever
+        self.can_handoff_to = list(can_handoff_to) if can_handoff_to is not None else None
+        self.llm = llm
+        self.initial_state = dict(initial_state or {})
+        self.state_prompt = check_prompt(state_prompt or DEFAULT_STATE_PROMPT,
+                                         ("state", "msg"), _STATE_PROMPT_ERROR)
+        self.handoff_output_prompt = PromptTemplate("")
+        self.streaming = streaming
+
+    @property
+    def tools(self) -> list[BaseTool] | None:
+        """The agent's tools (functions given are FunctionTools here)."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: Sequence[BaseTool | Callable[..., Any]] | None) -> None:
+        self._tools = _as_tools(tools)
+
+    # the loop's view: this agent alone
+    @property
+    def agents(self) -> dict[str, BaseWorkflowAgent]:  # type: ignore[override]
+        return {self.name: self}
+
+    @property
+    def root_agent(self) -> str:  # type: ignore[override]
+        return self.name
+
+    async def get_tools(self, input_str: str | None = None) -> list[BaseTool]:
+        """The agent's tools, plus those its retriever picks for ``input_str``."""
+        tools = list(self._tools or [])
+        if self.tool_retriever is not None:
+            tools.extend(await self.tool_retriever.aretrieve(input_str or ""))
+        return tools
+
+    # ------------------------------------------------------------------ the hooks
+    @abstractmethod
+    async def take_step(self, ctx: Context, llm_input: list[ChatMessage], tools: Sequence[Any],
+                        memory: BaseMemory) -> AgentOutput:
+        """One LLM call on ``llm_input`` with ``tools``: the agent's output."""
+
+    @abstractmethod
+    async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
+                                       memory: BaseMemory) -> None:
+        """Record the results of the tool calls of the last step."""
+
+    @abstractmethod
+    async def finalize(self, ctx: Context, output: AgentOutput,
+                       memory: BaseMemory) -> AgentOutput:
+        """Move what the agent did into ``memory``; returns the output to hand out."""
+
+    async def discard_scratch(self, ctx: Context) -> None:
+        """Forget unfinished work (a failed run); agents with scratch override this."""
+
+    # ------------------------------------------------------------------ prompts
+    def get_prompts(self) -> dict[str, PromptTemplate]:
+        """The agent's prompts by name (none by default)."""
+        return {}
+
+    def update_prompts(self, prompts: dict[str, str | PromptTemplate]) -> None:
+        """Replace prompts by name; unknown names are ignored, as upstream."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -1,0 +1,94 @@
+"""``FunctionAgent``: a workflow agent that calls tools through the model's tool-calling API."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
+from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
+from agentkit.memory import BaseMemory
+from agentkit.workflow import Context
+
+__all__ = ["FunctionAgent"]
+
+
+class FunctionAgent(BaseWorkflowAgent):
+    """One ``(a)stream_chat_with_tools`` call per step (``achat_with_tools`` when not
+    ``streaming``); the scratchpad (``ctx.store["scratchpad"]``) holds the assistant tool-call
+    messages and one ``tool`` message per call (with ``tool_call_id``) until ``finalize``
+    moves it into memory: ``[user, assistant (tool calls), tool, ..., assistant answer]``; the
+    system prompt is never stored. A ``return_direct`` result (not a hand-off, not an error)
+    also goes in as an assistant message: the answer.
+
+    ``allow_parallel_tool_calls`` lets one reply ask for several calls (they run
+    concurrently); ``initial_tool_choice`` forces a tool on the first call of a run.
+    """
+
+    scratchpad_key = "scratchpad"
+
+    def __init__(self, *args: Any, allow_parallel_tool_calls: bool = True,
+                 initial_tool_choice: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.allow_parallel_tool_calls = allow_parallel_tool_calls
+        self.initial_tool_choice = initial_tool_choice
+
+    async def take_step(self, ctx: Context, llm_input: list[ChatMessage], tools: Sequence[Any],
+                        memory: BaseMemory) -> AgentOutput:
+        if not self.llm.metadata.is_function_calling_model:
+            raise ValueError("LLM must be a FunctionCallingLLM")
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        messages = [*llm_input, *scratchpad]
+        ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
+        kwargs: dict[str, Any] = {"chat_history": messages,
+                                  "allow_parallel_tool_calls": self.allow_parallel_tool_calls}
+        if self.initial_tool_choice is not None and messages[-1].role == MessageRole.USER:
+            kwargs["tool_choice"] = self.initial_tool_choice
+        llm: Any = self.llm
+        if self.streaming:
+            response = await self._streamed(ctx, await llm.astream_chat_with_tools(tools, **kwargs))
+        else:
+            response = await llm.achat_with_tools(tools, **kwargs)
+        calls = llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+        scratchpad.append(response.message)
+        await ctx.store.set(self.scratchpad_key, scratchpad)
+        return AgentOutput(response=response.message, tool_calls=calls, raw=response.raw,
+                           current_agent_name=self.name)
+
+    async def _streamed(self, ctx: Context, stream: Any) -> ChatResponse:
+        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
+        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        llm: Any = self.llm
+        async for last in stream:
+            ctx.write_event_to_stream(AgentStream(
+                delta=last.delta or "", response=last.message.content or "",
+                tool_calls=llm.get_tool_calls_from_response(last, error_on_no_tool_call=False),
+                raw=last.raw, current_agent_name=self.name))
+        return last
+
+    async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
+                                       memory: BaseMemory) -> None:
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        for result in results:
+            scratchpad.append(ChatMessage(role=MessageRole.TOOL,
+                                          content=result.tool_output.content,
+                                          additional_kwargs={"tool_call_id": result.tool_id}))
+        # every call gets its tool message first (upstream stopped at a return_direct one,
+        # leaving later calls unanswered: a history OpenAI rejects)
+        direct = next((r for r in results if r.return_direct and r.tool_name != "handoff"
+                       and not r.tool_output.is_error), None)
+        if direct is not None:
+            scratchpad.append(ChatMessage(role=MessageRole.ASSISTANT,
+                                          content=direct.tool_output.content))
+        await ctx.store.set(self.scratchpad_key, scratchpad)
+
+    async def finalize(self, ctx: Context, output: AgentOutput,
+                       memory: BaseMemory) -> AgentOutput:
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        await memory.aput_messages(scratchpad)
+        await ctx.store.set(self.scratchpad_key, [])
+        return output
+
+    async def discard_scratch(self, ctx: Context) -> None:
+        await ctx.store.set(self.scratchpad_key, [])

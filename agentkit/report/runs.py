@@ -1,0 +1,157 @@
+"""One section of the report page per run (scenario × agent type): what it cost, why it
+regressed or failed, its timeline on simulated time, its steps, and how its trace differs
+from its snapshot and from the baseline's -- so a failed or regressed row can be read, not
+only counted."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from typing import Any
+
+from agentkit.core.fmt import count, ratio, seconds
+from agentkit.core.textdiff import short
+from agentkit.report.baseline import BaselineDiff, RowDelta
+from agentkit.report.model import Comparison, Row
+from agentkit.report.timeline import timeline_svg
+from agentkit.scenario.diff import diff_traces
+
+__all__ = ["run_anchor", "html_runs", "metrics_line", "RUNS_CSS"]
+
+RUNS_CSS = """
+section.run{border:1px solid #d8dee4;border-radius:6px;padding:4px 14px 10px;margin:14px 0}
+section.run h3{font-size:15px;margin:10px 0 4px}
+section.run h4{font-size:13px;margin:12px 0 4px;color:#57606a}
+svg.timeline{display:block;height:auto;max-width:900px}
+svg .turn{stroke:#57606a;stroke-width:1;stroke-dasharray:3 3}
+svg .turn-label{font-size:10px;fill:#57606a}
+svg .bar-label{font-size:10px;fill:#fff}
+table.steps td,table.steps th{text-align:left}
+table.steps td.n{text-align:right;white-space:nowrap}
+table.steps .turn-row td{background:#f6f8fa;font-weight:600}
+.err{color:#b3261e;font-weight:600}
+pre.diff{max-height:420px;overflow:auto}
+a.run-link{color:inherit}
+"""
+
+
+def run_anchor(row: Row) -> str:
+    """The id of a row's section: ``run-<scenario>-<agent type>``."""
+    return "run-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", row.key).strip("-")
+
+
+def metrics_line(row: Row) -> str:
+    """A run's costs in one line, in the report's one number format."""
+    return (f"{count(row.steps or 0)} steps · {count(row.llm_calls or 0)} LLM calls · "
+            f"{count(row.tool_calls or 0)} tool calls ({count(row.tool_errors or 0)} "
+            f"failed) · {count(row.prompt_tokens or 0)} tokens in, "
+            f"{count(row.completion_tokens or 0)} out · wall {seconds(row.wall_time or 0)},"
+            f" serial {seconds(row.serial_time or 0)}, speedup {ratio(row.speedup or 1)}")
+
+
+def _call_text(call: dict[str, Any]) -> str:
+    usage = call.get("usage") or {}
+    parts = [seconds(call.get("latency") or 0)]
+    if usage:
+        parts.append(f"{count(usage.get('prompt_tokens', 0))} → "
+                     f"{count(usage.get('completion_tokens', 0))} tokens")
+    response = call.get("response") or {}
+    said = (response.get("content") or "").strip()
+    if said:
+        parts.append(short(said, 120))
+    requested = [c.get("name") for c in response.get("tool_calls") or []]
+    if requested:
+        parts.append("calls " + ", ".join(str(n) for n in requested))
+    text = escape(" · ".join(parts))
+    if call.get("error"):
+        text += f' <span class="err">error: {escape(short(call["error"], 160))}</span>'
+    return text
+
+
+def _tool_text(call: dict[str, Any]) -> str:
+    text = escape(f"{call.get('name')}({short(call.get('args'), 100)}) → "
+                  f"{short(call.get('output'), 100)} · {seconds(call.get('latency') or 0)}")
+    return f'<span class="err">{text} (error)</span>' if call.get("is_error") else text
+
+
+def _steps_table(trace: dict[str, Any]) -> str:
+    rows = []
+    turns = trace.get("turns") or []
+    for number, turn in enumerate(turns, start=1):
+        if len(turns) > 1:
+            rows.append(f'<tr class="turn-row"><td colspan="3">turn {number}: '
+                        f"{escape(short(turn.get('user'), 120))}</td></tr>")
+        for step in turn.get("steps") or []:
+            llm = "<br>".join(_call_text(c) for c in step.get("llm_calls") or []) or "—"
+            tools = "<br>".join(_tool_text(c) for c in step.get("tool_calls") or []) or "—"
+            rows.append(f'<tr><td class="n">{step.get("index", 0) + 1}</td><td>{llm}</td>'
+                        f"<td>{tools}</td></tr>")
+        if turn.get("error"):
+            rows.append(f'<tr><td class="n">—</td><td colspan="2" class="err">'
+                        f"{escape(short(turn['error'], 300))}</td></tr>")
+    return ('<div class="wrap"><table class="steps"><thead><tr><th>Step</th><th>LLM calls '
+            "(latency · tokens in → out · reply)</th><th>Tool calls (args → output · latency)"
+            f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _pre(lines: list[str]) -> str:
+    return f'<pre class="diff">{escape(chr(10).join(lines))}</pre>'
+
+
+def _against_snapshot(row: Row) -> str:
+    if row.snapshot == "changed":
+        return ("<h4>Trace against its committed snapshot: changed</h4>"
+                '<p class="note">Snapshot → now (accept it with pytest --snapshot-update).</p>'
+                + _pre(row.snapshot_diff))
+    if row.snapshot == "missing":
+        return "<h4>Trace against its committed snapshot: no snapshot yet</h4>"
+    return ""
+
+
+def _against_baseline(row: Row, delta: RowDelta | None) -> str:
+    if delta is None or delta.baseline is None:
+        return "<h4>Trace against the baseline: not in the baseline</h4>"
+    before = delta.baseline.trace
+    if before is None or row.trace is None:
+        return ("<h4>Trace against the baseline: not compared</h4><p class=\"note\">The "
+                "baseline keeps no trace of this run (its report folder has no "
+                "<code>traces/</code> file for it).</p>")
+    lines = diff_traces(before, row.trace)
+    if not lines:
+        return "<h4>Trace against the baseline: the same</h4>"
+    return ("<h4>Trace against the baseline: changed</h4>"
+            '<p class="note">Baseline → now, step by step.</p>' + _pre(lines))
+
+
+def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str:
+    badge = f'<span class="badge b-{row.status}">{escape(row.status)}</span>'
+    if delta is not None and delta.regressed:
+        badge += ' <span class="badge b-regression">regression</span>'
+    parts = [f'<section class="run" id="{run_anchor(row)}"><h3>{escape(row.key)} {badge}</h3>']
+    if row.has_metrics:
+        parts.append(f'<p class="meta">{escape(metrics_line(row))}</p>')
+    if delta is not None and delta.reasons:
+        parts.append('<h4>Regressed</h4><ul class="plain">'
+                     + "".join(f"<li>{escape(r)}</li>" for r in delta.reasons) + "</ul>")
+    if row.problems:
+        parts.append('<h4>Problems</h4><ul class="plain">'
+                     + "".join(f"<li><pre>{escape(p)}</pre></li>" for p in row.problems)
+                     + "</ul>")
+    if row.timeline is not None:
+        svg = timeline_svg(row.timeline, title=f"Timeline of {row.key}")
+        parts.append("<h4>Timeline (simulated time; one lane per concurrent call)</h4>"
+                     + (svg or '<p class="note">No simulated time passed: every call took '
+                                "0 s.</p>"))
+    if row.trace is not None:
+        parts.append("<h4>Steps</h4>" + _steps_table(row.trace))
+    parts.append(_against_snapshot(row))
+    if diff is not None and row.has_metrics:
+        parts.append(_against_baseline(row, delta))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def html_runs(comparison: Comparison, diff: BaselineDiff | None) -> str:
+    """A section per row, in row order (linked from the tables by :func:`run_anchor`)."""
+    return "".join(_section(row, diff.for_row(row) if diff is not None else None, diff)
+                   for row in comparison.rows)

@@ -1,0 +1,61 @@
+"""The event stream of a run with a tool call and a hand-off, snapshotted (syrupy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentkit.agent.workflow import (
+    AgentInput,
+    AgentOutput,
+    AgentStream,
+    AgentWorkflow,
+    FunctionAgent,
+    ReActAgent,
+    ToolCall,
+    ToolCallResult,
+)
+from agentkit.core.sim import run_sync
+from agentkit.llms.mock import ScriptedLLM, tool_call
+from agentkit.workflow import StopEvent
+
+from .helpers import REACT_ADD, REACT_DONE, add
+
+
+def _describe(event: Any) -> dict[str, Any]:
+    if isinstance(event, (AgentInput, AgentStream, AgentOutput)):
+        data: dict[str, Any] = {"agent": event.current_agent_name}
+        if isinstance(event, AgentInput):
+            data["input"] = [f"{m.role.value}: {(m.content or '')[:80]}" for m in event.input]
+        elif isinstance(event, AgentStream):
+            data["delta"] = event.delta
+        else:
+            data["response"] = event.response.content
+            data["tool_calls"] = [c.tool_name for c in event.tool_calls]
+        return {type(event).__name__: data}
+    if isinstance(event, ToolCallResult):
+        return {"ToolCallResult": {"tool": event.tool_name, "args": event.tool_kwargs,
+                                   "output": event.tool_output.content,
+                                   "is_error": event.tool_output.is_error,
+                                   "return_direct": event.return_direct}}
+    if isinstance(event, ToolCall):
+        return {"ToolCall": {"tool": event.tool_name, "args": event.tool_kwargs}}
+    assert isinstance(event, StopEvent)
+    return {"StopEvent": str(event.result)}
+
+
+def test_the_event_stream_of_a_tool_call_and_a_handoff(snapshot) -> None:
+    retriever = FunctionAgent(
+        name="retriever", description="Finds numbers.", tools=[add],
+        llm=ScriptedLLM([tool_call("add", a=1, b=1),
+                         tool_call("handoff", to_agent="calculator", reason="it adds")]))
+    calculator = ReActAgent(name="calculator", description="Adds numbers.", tools=[add],
+                            llm=ScriptedLLM([REACT_ADD, REACT_DONE], function_calling=False))
+    workflow = AgentWorkflow(agents=[retriever, calculator], root_agent="retriever")
+
+    async def stream() -> list[dict[str, Any]]:
+        handler = workflow.run(user_msg="What is 5 + 3?")
+        events = [_describe(e) async for e in handler.stream_events()]
+        await handler
+        return events
+
+    assert run_sync(stream()) == snapshot

@@ -1,0 +1,54 @@
+"""Scenario items under pytest-xdist (``pytest -n 2``): spread over worker processes, they
+give the traces and snapshots a serial run gives, byte for byte.
+
+One inner session in a subprocess (xdist starts its workers from a real command line) over
+a copy of some bundled scenarios: those that keep their committed snapshots must pass
+against them, and those whose snapshots were removed get them written again -- identical to
+the committed ones.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+KEPT = ("parallel_lookups", "coa_long_chain")
+REWRITTEN = ("slow_tools",)
+
+
+def _copy(project: Path, name: str, *, snapshots: bool) -> list[Path]:
+    source = REPO / "scenarios"
+    shutil.copy(source / f"{name}.yaml", project / "scenarios" / f"{name}.yaml")
+    committed = sorted((source / "__snapshots__" / name).iterdir())
+    if snapshots:
+        shutil.copytree(source / "__snapshots__" / name,
+                        project / "scenarios" / "__snapshots__" / name)
+    return committed
+
+
+def test_scenario_items_under_xdist_reproduce_the_serial_traces_and_snapshots(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    (pytester.path / "scenarios" / "__snapshots__").mkdir(parents=True)
+    kept = [p for name in KEPT for p in _copy(pytester.path, name, snapshots=True)]
+    rewritten = [p for name in REWRITTEN for p in _copy(pytester.path, name, snapshots=False)]
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the scenarios' tools live in mocks/
+
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--snapshot-update", "scenarios",
+        # plugins the scenario items do not use, each imported by three processes otherwise
+        *("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:asyncio",
+          "-p", "no:anyio"))
+
+    result.assert_outcomes(passed=len(kept) + len(rewritten))
+    assert re.search(r"\bcreated: 2/2 workers\b", result.stdout.str())
+    summary = result.stdout.lines[result.stdout.lines.index(
+        "--------------------------- snapshot report summary ----------------------------") + 1]
+    assert summary == f"{len(kept)} snapshots passed. {len(rewritten)} snapshots generated."
+    for committed in kept + rewritten:
+        written = (pytester.path / "scenarios" / "__snapshots__" / committed.parent.name
+                   / committed.name)
+        assert written.read_bytes() == committed.read_bytes(), committed
