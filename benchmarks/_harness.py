@@ -52,9 +52,10 @@ def throughput(chat: Chat, inspect: Inspect, expected: str, calls: int, *, chats
                rounds: int, warmup: int) -> dict[str, Any]:
     """Chats per second (median round), chats per round and the warm-up chats' digest.
 
-    A round is ``chats // calls`` chats, so every scenario makes about ``chats`` tool calls.
+    A round is ``chats // calls`` chats (``chats`` without tool calls), so every scenario
+    makes about ``chats`` tool calls.
     """
-    per_round = max(1, chats // calls)
+    per_round = max(1, chats // max(1, calls))
     turns = []
     for n in range(warmup):
         reply, observations = _checked(inspect, chat(n), expected, calls)

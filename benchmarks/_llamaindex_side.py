@@ -20,6 +20,7 @@ from _conversation import (
     LONG_ANSWER,
     MAX_ITERATIONS,
     SCENARIOS,
+    SWEEP_EXTRA,
     TOOL_NAME,
     answer,
     lookup_population,
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tool = FunctionTool.from_defaults(lookup_population)
     if args.mode == "throughput":
-        for key, _label, kind, calls in SCENARIOS:
+        for key, _label, kind, calls in SCENARIOS + SWEEP_EXTRA:
             result = throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
                                 chats=args.chats, rounds=args.rounds, warmup=args.warmup)
             emit({"key": key, **result})

@@ -40,8 +40,25 @@ def test_bench_agents_reports_one_row_per_scenario():
                   "function calling, 1 tool call"):
         assert label in text
     assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
-        "react_1": 3, "react_10": 1, "fc_1": 3}
+        "react_1": 3, "react_10": 1, "fc_1": 3, "react_0": 3, "react_5": 1, "react_15": 1}
     assert all(row["rate"] > 0 for row in result["agentkit"].values())
+
+
+def test_bench_agents_reports_the_cost_per_step_for_1_5_10_and_15_tool_calls():
+    out = io.StringIO()
+
+    bench_agents.main(TINY_AGENTS, out=out)
+
+    lines = out.getvalue().split("cost per step of a ReAct chat")[1].split("cold import")[0]
+    rows = [line.split()[0] for line in lines.splitlines() if line[:1].isdigit()]
+    assert rows == ["1", "5", "10", "15"]
+    assert "cost per step flat from 1 to 15 tool calls" in out.getvalue()
+
+
+def test_cost_per_step_is_the_time_beyond_a_chat_without_tool_calls_per_call():
+    numbers = {"react_0": {"rate": 1e6 / 100}, "react_5": {"rate": 1e6 / 600}}
+
+    assert bench_agents.step_us(numbers, 5) == 100.0
 
 
 def test_bench_agents_reports_the_cold_import_of_agentkit_agent():
