@@ -112,7 +112,8 @@ def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
 
 def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
     """Token usage by the default tokenizer: messages (and tool schemas) in, reply out."""
-    prompt = sum(count_tokens(m.content or "") + 4 for m in request.messages)
+    messages = request.messages
+    prompt = sum(map(count_tokens, [m.content or "" for m in messages])) + 4 * len(messages)
     if request.tools:
         prompt += tool_specs_tokens(request.tools)
     completion = count_tokens(message.content or "")
@@ -122,18 +123,25 @@ def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
 
 
 class _CallRecorder:
-    """Emits the start/chunk/end events of one LLM call (streamed or not)."""
+    """Emits the start/chunk/end events of one LLM call (streamed or not); an event nobody
+    receives is not built."""
 
     def __init__(self, llm: LLM, request: LLMRequest) -> None:
+        self.llm = llm
         self.request = request
-        self.model = llm.metadata.model_name
         self.span: Span = dispatcher.new_span()
         self.started = now()
         self.last: ChatResponse | None = None
         self.ended = False
-        self._emit(LLMCallStartEvent(kind=request.call_kind, model=self.model,
-                                     messages=request.messages, tools=request.tool_specs(),
-                                     tool_choice=request.tool_choice))
+        if dispatcher.active:
+            self._emit(LLMCallStartEvent(kind=request.call_kind, model=self.model,
+                                         messages=request.messages, tools=request.tool_specs(),
+                                         tool_choice=request.tool_choice))
+
+    @functools.cached_property
+    def model(self) -> str:
+        """The model's name (a backend may build its metadata anew on every read)."""
+        return self.llm.metadata.model_name
 
     def _emit(self, event: Any) -> None:
         event.span_id, event.parent_id = self.span.id, self.span.parent_id
@@ -141,7 +149,8 @@ class _CallRecorder:
 
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
-        self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
+        if dispatcher.active:
+            self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
 
     def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
         if self.ended:
@@ -150,6 +159,8 @@ class _CallRecorder:
         response = response if response is not None else self.last
         if response is not None and response.usage is None and error is None:
             response.usage = estimate_usage(self.request, response.message)
+        if not dispatcher.active:
+            return
         message = None
         if error is not None:
             message = (f"{type(error).__name__}: {error}" if not isinstance(error, GeneratorExit)

@@ -109,8 +109,9 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
     ``requires_context`` is true; ``agent`` names the calling agent on the bus events."""
     name = tool.metadata.name if tool is not None else (tool_name or "unknown")
     with dispatcher.span():
-        dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
-                                           agent=agent))
+        if dispatcher.active:  # an event nobody receives is not built
+            dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id,
+                                               arguments=arguments, agent=agent))
         started = now()
         if arguments_error is not None:  # the caller's reason not to run it is the news
             output = _error(name, arguments, wording.bad_arguments(arguments_error))
@@ -126,9 +127,11 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
                 output = result if isinstance(result, ToolOutput) else ToolOutput(
                     content=str(result), tool_name=name, raw_input=_raw_input(arguments),
                     raw_output=result)
-        dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
-                                         output=output, is_error=output.is_error,
-                                         latency=now() - started, agent=agent))
+        if dispatcher.active:
+            dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id,
+                                             arguments=arguments, output=output,
+                                             is_error=output.is_error, latency=now() - started,
+                                             agent=agent))
     return output
 
 

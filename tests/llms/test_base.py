@@ -378,6 +378,35 @@ def test_start_event_carries_the_messages_and_tool_specs():
         MESSAGES, ["echo"], "auto")
 
 
+
+class _CountingMetadata(AsyncOnly):
+    reads = 0
+
+    @property
+    def metadata(self):
+        type(self).reads += 1
+        return super().metadata
+
+
+def test_a_call_nobody_listens_to_builds_no_events_and_reads_no_metadata(monkeypatch):
+    emitted: list[object] = []
+    monkeypatch.setattr("agentkit.core.events.dispatcher.emit", emitted.append)
+    _CountingMetadata.reads = 0
+
+    response = _CountingMetadata().chat(MESSAGES)
+
+    assert (emitted, _CountingMetadata.reads) == ([], 0)
+    assert response.usage == estimate_usage(LLMRequest(kind="chat", messages=MESSAGES), _reply())
+
+
+def test_a_listened_call_reads_the_model_metadata_once():
+    _CountingMetadata.reads = 0
+
+    with collect_events() as events:
+        _CountingMetadata().chat(MESSAGES)
+
+    assert _CountingMetadata.reads == 1 and {e.model for e in events} == {"unknown"}
+
 def test_end_event_carries_the_response():
     with collect_events() as events:
         response = AsyncOnly().chat(MESSAGES)

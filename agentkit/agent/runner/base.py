@@ -186,8 +186,9 @@ class AgentRunner(BaseAgent):
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
-            dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
-                                                input=input, step=step))
+            if dispatcher.active:  # an event nobody receives is not built
+                dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
+                                                    input=input, step=step))
             try:
                 if mode == "stream":
                     output = await self.agent_worker.astream_step(step, task, **kwargs)
@@ -197,8 +198,9 @@ class AgentRunner(BaseAgent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   error=_error_text(exc)))
                 raise
-            dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
-                                              output=output, is_last=output.is_last))
+            if dispatcher.active:
+                dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
+                                                  output=output, is_last=output.is_last))
         self._queue_next_steps(task_id, output)
         self.state.get_completed_steps(task_id).append(output)
         return output
@@ -283,7 +285,8 @@ class AgentRunner(BaseAgent):
             self.memory.set(chat_history)
         tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
         with self._listening(None), dispatcher.span():
-            dispatcher.emit(AgentChatStartEvent(user_msg=message))
+            if dispatcher.active:  # an event nobody receives is not built
+                dispatcher.emit(AgentChatStartEvent(user_msg=message))
             try:
                 task = self.create_task(message, **task_options)
                 output = await self._arun_task(task.task_id, mode, tool_choice)
@@ -291,7 +294,8 @@ class AgentRunner(BaseAgent):
             except BaseException as exc:
                 dispatcher.emit(AgentChatEndEvent(error=_error_text(exc)))
                 raise
-            dispatcher.emit(AgentChatEndEvent(response=result))
+            if dispatcher.active:
+                dispatcher.emit(AgentChatEndEvent(response=result))
         return result
 
     async def achat(self, message: str, chat_history: list[ChatMessage] | None = None,
