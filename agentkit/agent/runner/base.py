@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,11 +151,9 @@ class AgentRunner(BaseAgent):
                 if s.completed_steps and s.completed_steps[-1].is_last]
 
     # ------------------------------------------------------------------ steps
-    @contextmanager
-    def _listening(self, callback_manager: CallbackManager | None) -> Iterator[None]:
+    def _listening(self, callback_manager: CallbackManager | None) -> AbstractContextManager[Any]:
         manager = callback_manager or self.callback_manager
-        with dispatcher.listen(manager) if manager.handlers else nullcontext():
-            yield
+        return dispatcher.listen(manager) if manager.handlers else nullcontext()
 
     def _next_step(self, task_id: str, step: TaskStep | None, input: str | None) -> TaskStep:
         queue = self.state.get_step_queue(task_id)
