@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
-import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentkit import __version__
+from agentkit.core import fmt
+
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-DEFAULT_SCENARIOS = "scenarios"
 
 
 class CLIError(Exception):
@@ -54,9 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "them against a live model, replay recordings, diff traces and compare "
                     "agent types.",
         epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input.")
+    parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    paths_help = f"scenario files or folders (default: {DEFAULT_SCENARIOS}/)"
+    paths_help = ("scenario files or folders (default: the project's, `scenarios` under "
+                  "[tool.agentkit] in pyproject.toml, else scenarios/)")
     agents_help = "only these agent types, comma-separated (default: all a scenario declares)"
 
     sub = commands.add_parser("list", help="list scenarios and their agent types",
@@ -130,17 +133,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _paths(raw: Sequence[str]) -> list[Path]:
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current directory when it is below it (as a user types it)."""
+    cwd = Path.cwd()
+    return path.relative_to(cwd) if path.is_relative_to(cwd) else path
+
+
+def _paths(args: argparse.Namespace) -> list[Path]:
+    """The scenario files of the command's PATHS, else of the project's scenario folders."""
     from agentkit.scenario.loader import ScenarioError, discover_scenarios
 
+    project = args.project
+    given = [Path(p) for p in args.paths] or [_shown(f) for f in project.scenarios]
     paths: list[Path] = []
-    for item in raw or [DEFAULT_SCENARIOS]:
+    for item in given:
+        if not args.paths and not item.exists():
+            where = (f"`scenarios` under [tool.agentkit] in {project.pyproject}"
+                     if project.configured else "the default")
+            raise CLIError(f"{item}: no such scenario folder ({where}); give scenario files or "
+                           "folders, or set `scenarios` under [tool.agentkit] in pyproject.toml")
         try:
             paths.extend(discover_scenarios(item))
         except ScenarioError as exc:
             raise CLIError(str(exc)) from None
     if not paths:
-        raise CLIError(f"no scenario files (*.yaml) under {', '.join(raw or [DEFAULT_SCENARIOS])}")
+        raise CLIError(f"no scenario files under {', '.join(map(str, given))}")
     return paths
 
 
@@ -155,7 +172,7 @@ def _load(path: Path) -> Any:
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
-    for path in _paths(args.paths):
+    for path in _paths(args):
         scenario = _load(path)
         tags = f"  [{', '.join(scenario.tags)}]" if scenario.tags else ""
         print(f"{scenario.name}  ({path}){tags}", file=out)
@@ -175,18 +192,17 @@ def _result_line(result: Any) -> str:
     status = "PASS" if result.passed else "FAIL"
     return (f"{status}  {result.name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
-            f"wall={totals.wall_time:g}s serial={totals.serial_time:g}s")
+            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}")
 
 
 def _check_agent_types(names: list[str] | None) -> None:
-    from agentkit.scenario.agents import AGENT_TYPES
+    from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 
     for name in names or []:
-        if name not in AGENT_TYPES:
-            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            raise CLIError(f"--agents: unknown agent type `{name}`; {hint}(known: "
-                           f"{', '.join(sorted(AGENT_TYPES))})")
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise CLIError(f"--agents: {exc}") from None
 
 
 def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
@@ -227,7 +243,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.trace_dir:
         _writable_folder(args.trace_dir, "--trace-dir")
     failed = total = 0
-    for path in _paths(args.paths):
+    for path in _paths(args):
         scenario = _load(path)
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
         for result in (_run_one(scenario, name) for name in names):
@@ -266,7 +282,8 @@ class _Progress:
             self.llm_calls += 1
             usage = event.usage
             tokens = f", {usage.completion_tokens} tokens out" if usage else ""
-            status = f"error: {event.error}" if event.error else f"{event.latency:.2f}s{tokens}"
+            status = (f"error: {event.error}" if event.error
+                      else f"{fmt.seconds(event.latency)}{tokens}")
             print(f"    [{self.llm_calls:>3}] LLM call  {status}", file=self.out, flush=True)
         elif isinstance(event, ToolCallEndEvent):
             self.tool_calls += 1
@@ -393,6 +410,30 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED
 
 
+class _Counter:
+    """``agentkit report``'s progress on a terminal: one line on stderr, rewritten after each
+    run (``[ 3/12] slow_tools[react] pass``) and cleared at the end. Off when stderr is not
+    a terminal (CI logs, pipes): nothing is written there."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.on = stream.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, row: Any) -> None:
+        width = len(str(total))
+        line = f"[{done:>{width}}/{total}] {row.scenario}[{row.agent_type}] {row.status}"
+        columns = shutil.get_terminal_size().columns - 1
+        self.stream.write(f"\r\x1b[K{line[:columns]}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.report import (
         ReportError,
@@ -404,12 +445,16 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.loader import ScenarioError
 
     _writable_folder(args.out, "--out")
+    counter = _Counter(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
-        comparison = run_comparison(_paths(args.paths), args.agents)
+        comparison = run_comparison(_paths(args), args.agents,
+                                    progress=counter if counter.on else None)
         written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
+    finally:
+        counter.close()
     for summary in comparison.summaries():
         print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
     for row in comparison.failures:
@@ -431,7 +476,13 @@ _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay"
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line ``argv``, printing to ``out``; returns the exit code (also for
-    ``--help`` and usage errors, whose message goes to stderr)."""
+    ``--help`` and usage errors, whose message goes to stderr).
+
+    The project is the nearest pyproject.toml from the current directory up: its root goes
+    on the import path and its ``[tool.agentkit]`` table is read (scenario folders, agent
+    types), as the pytest plugin does; both only for this call."""
+    from agentkit.scenario.project import ProjectError, activated, find_project
+
     out = out or sys.stdout
     try:
         with contextlib.redirect_stdout(out):
@@ -439,7 +490,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        return _COMMANDS[args.command](args, out)
+        args.project = find_project(Path.cwd())
+        with activated(args.project):
+            return _COMMANDS[args.command](args, out)
+    except ProjectError as exc:
+        print(f"agentkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except CLIError as exc:
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,24 +1,39 @@
-"""The agentkit pytest plugin (entry point ``pytest11``).
+"""The agentkit pytest plugin (entry point ``pytest11``). Installing agentkit changes nothing in
+a project's other tests: everything here is opt-in, VCR-style.
 
-* Scenario files (``*.yaml`` under a ``scenarios/`` folder of the project) are collected as test
-  items, one per scenario × agent type (``scenarios/x.yaml::react``; its tags work with ``-k``).
-  Each runs the scenario, checks its expectations and compares its trace with a syrupy
-  snapshot (``scenarios/__snapshots__/<file stem>/<agent type>.json``); a changed trace fails
-  with a step-aligned diff, and ``--snapshot-update`` accepts it.
-* ``--record-mode`` (none | once | new_episodes | all | rewrite) records scenarios that have a
-  ``recording:`` against a live model (``--agentkit-model``, ``--agentkit-base-url``) with
+* **Scenario files** are collected as test items, one per scenario × agent type
+  (``scenarios/x.yaml::react``; its tags work with ``-k``), from the folders the project
+  configures -- the ini option ``agentkit_scenarios``, else ``scenarios`` under
+  ``[tool.agentkit]`` in pyproject.toml, else ``scenarios/`` at the rootdir -- and only YAML
+  files that are agentkit's (:func:`agentkit.scenario.loader.is_scenario_file`): any other
+  YAML file there is left alone. Each item runs the scenario, checks its expectations and
+  compares its trace with a syrupy snapshot (``__snapshots__/<file stem>/<agent type>.json``
+  beside the file); ``--snapshot-update`` accepts a change.
+* **Agent types** the project declares in ``[tool.agentkit.agent_types]`` are available (as
+  to the ``agentkit`` command: :mod:`agentkit.scenario.project`), and so are those of
+  installed packages' ``agentkit.agent_types`` entry points and of ``register_agent_type``
+  in a conftest.py.
+* ``--record-mode`` (none | once | new_episodes | all | rewrite) records against a live model:
+  the ``live_llm`` fixture (by default the OpenAI backend with ``--agentkit-model`` and
+  ``--agentkit-base-url``; define your own ``live_llm`` fixture to record with another
+  model). Scenario items with a ``recording:`` record with
   :func:`agentkit.scenario.record.record_scenario`, as ``agentkit record`` does: cassette and
-  recorded trace are written together, and only when the recording is good (a failed or
-  unreplayable one writes nothing and fails the item). The result of a recording run is that
-  of a replay of the fresh cassette, and a missing snapshot is created from it (no
-  ``--snapshot-update`` needed): what every later offline run reproduces.
-* Network guard: unless recording is asked for, or the test is marked ``live``, a test that
-  opens a TCP connection (a live model) fails with a message saying how to record; local
-  sockets (``AF_UNIX``, ``socketpair``) are not affected. A test marked
-  ``agentkit_allow_loopback`` may connect to loopback addresses (127.0.0.0/8, ::1), e.g. to a
-  local HTTP server it starts itself; every other host stays blocked.
+  recorded trace written together, only when the recording is good, and a missing snapshot is
+  created from it. A plain test takes its LLM from the ``agentkit_llm`` fixture: its own
+  cassette (see :mod:`agentkit._pytest.cassettes`), recorded through ``live_llm`` and written
+  only if the test passes, replayed offline afterwards.
+* **Network guard**: in a guarded test, opening a TCP connection (a live model, by accident)
+  fails with a message saying how to record instead. Guarded are: every test with
+  ``--block-network`` or the ini option ``agentkit_block_network = true``; scenario items;
+  tests using ``agentkit_llm``, ``run_scenario``, ``scripted_llm`` or
+  ``agentkit_record_mode``, or marked ``agentkit_cassette``. Never guarded: recording runs
+  (``--record-mode`` other than none) and tests marked ``live``. ``--allowed-hosts`` (and the
+  ini option ``agentkit_allowed_hosts``) lets guarded tests reach the hosts given (names,
+  addresses, networks; ``localhost`` means every loopback address); a test marked
+  ``agentkit_allow_loopback`` may reach loopback addresses (a local server it starts).
 * Teardown check: a strict ``ScriptedLLM`` created in a test that passed must have used its
-  whole script (``@pytest.mark.agentkit_allow_unused_script`` opts out).
+  whole script, and a replayed ``agentkit_llm`` cassette all its exchanges
+  (``@pytest.mark.agentkit_allow_unused_script`` opts out).
 * Virtual time: ``@pytest.mark.agentkit_virtual_time`` (optionally ``(seed=N)``) runs the test
   inside :func:`agentkit.core.sim.simulation` (a fresh clock, seeded ids, virtual waits); an
   ``async def`` test then runs on a fresh virtual-time loop (:func:`agentkit.core.sim.run`),
@@ -26,30 +41,31 @@
   itself, with or without pytest-asyncio (in any mode: an item pytest-asyncio prepared is
   run from its original coroutine function); its async fixtures, if any, stay on
   pytest-asyncio's own loop.
-* Fixtures: ``scripted_llm`` (a ScriptedLLM factory), ``run_scenario`` (run a scenario file
-  from a test, honouring ``--record-mode``), ``agentkit_record_mode``.
 """
 
 from __future__ import annotations
 
 import inspect
-import ipaddress
 import os
-import socket
-from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 from syrupy.assertion import DiffMode
 
+from agentkit._pytest.cassettes import MARKER as CASSETTE_MARKER
+from agentkit._pytest.cassettes import cassette_for
+from agentkit._pytest.network import AllowedHosts, LiveModelBlockedError, block_network
 from agentkit.core.sim import run, simulation
-from agentkit.llms.cassette import RECORD_MODES, CassetteError
+from agentkit.llms.base import LLM
+from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
-from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
+from agentkit.scenario.project import Project, ProjectError, activated, read_project
 from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.runner import ScenarioResult, cassette_path, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
@@ -59,35 +75,84 @@ __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "Scenario
            "ScenarioFailure"]
 
 DEFAULT_RECORD_MODEL = "gpt-4o-mini"
-_SKIPPED_FOLDERS = frozenset({"__snapshots__", "cassettes"})
-
-
-class LiveModelBlockedError(ConnectionError):
-    """A test tried to reach the network (a live model) while it is blocked."""
+_NOT_SCENARIOS = frozenset({"__snapshots__", "cassettes"})
+#: fixtures whose use turns the network guard on for the test
+GUARDING_FIXTURES = ("agentkit_llm", "run_scenario", "scripted_llm", "agentkit_record_mode")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("agentkit", "agentkit scenarios and recordings")
+    group = parser.getgroup("agentkit", "agentkit scenarios, recordings and network guard")
     group.addoption("--record-mode", choices=RECORD_MODES, default="none",
-                    help="how scenarios with a `recording:` use their cassette: none (replay "
-                         "only, the default), once, new_episodes, all, rewrite. Anything but "
-                         "`none` talks to a live model.")
+                    help="how scenarios with a `recording:` and tests using `agentkit_llm` use "
+                         "their cassette: none (replay only, the default), once, new_episodes, "
+                         "all, rewrite. Anything but `none` talks to the live model of the "
+                         "`live_llm` fixture.")
     group.addoption("--agentkit-model", default=None,
-                    help="model to record with (default: $AGENTKIT_MODEL or gpt-4o-mini)")
+                    help="model the default `live_llm` records with (default: $AGENTKIT_MODEL "
+                         "or gpt-4o-mini)")
     group.addoption("--agentkit-base-url", default=None,
-                    help="OpenAI-compatible base URL to record against (default: "
-                         "$OPENAI_BASE_URL or OpenAI)")
+                    help="OpenAI-compatible base URL the default `live_llm` records against "
+                         "(default: $OPENAI_BASE_URL or OpenAI)")
+    group.addoption("--block-network", action="store_true", default=False,
+                    help="guard every test: opening a network connection fails (agentkit "
+                         "guards scenario items and tests using its fixtures anyway)")
+    group.addoption("--allowed-hosts", action="append", default=[], metavar="HOSTS",
+                    help="comma-separated hosts guarded tests may connect to: names, "
+                         "addresses, networks (10.0.0.0/8); `localhost` allows every loopback "
+                         "address")
+    parser.addini("agentkit_block_network", type="bool", default=False,
+                  help="guard every test (as --block-network)")
+    parser.addini("agentkit_allowed_hosts", type="args", default=[],
+                  help="hosts guarded tests may connect to (as --allowed-hosts)")
+    parser.addini("agentkit_scenarios", type="paths", default=[],
+                  help="folders whose scenario files are collected (default: `scenarios` of "
+                       "[tool.agentkit] in pyproject.toml, else scenarios/ at the rootdir)")
+
+
+# ---------------------------------------------------------------- the project
+_PROJECT = pytest.StashKey[Project]()
+_ALLOWED = pytest.StashKey[AllowedHosts]()
+
+
+def _project_of(config: pytest.Config) -> Project:
+    inipath = config.inipath
+    pyproject = (inipath if inipath is not None and inipath.name == "pyproject.toml"
+                 else config.rootpath / "pyproject.toml")
+    if not pyproject.is_file():
+        return Project.bare(config.rootpath)
+    try:
+        return read_project(pyproject)
+    except ProjectError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    # before conftest.py files load: their register_agent_type calls override the project's
+    # table, and all of it is undone when the session ends (pytester runs sessions in-process)
+    project = _project_of(early_config)
+    stack = ExitStack()
+    stack.enter_context(activated(project))
+    early_config.add_cleanup(stack.close)
+    early_config.stash[_PROJECT] = project
+    return (yield)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "live: the test talks to a live model (network allowed)")
-    config.addinivalue_line("markers", "agentkit_allow_unused_script: do not fail the test "
-                                       "when a strict ScriptedLLM has unused replies")
-    config.addinivalue_line("markers", "agentkit_allow_loopback: the network guard lets the "
-                                       "test connect to loopback addresses (a local server)")
-    config.addinivalue_line("markers", "agentkit_virtual_time(seed=0): run the test in an "
-                                       "agentkit simulation; an async def test runs on a "
-                                       "virtual-time loop, so simulated calls overlap")
+    for line in (
+            "live: the test talks to a live model (the network guard lets it)",
+            "agentkit_allow_unused_script: do not fail the test when a strict ScriptedLLM or "
+            "its agentkit_llm cassette has unused replies",
+            "agentkit_allow_loopback: the network guard lets the test connect to loopback "
+            "addresses (a local server)",
+            f"{CASSETTE_MARKER}(path=None): guard the test's network; `path` names its "
+            "agentkit_llm cassette (relative to the test file; default "
+            "cassettes/<module>/<test>.yaml)",
+            "agentkit_virtual_time(seed=0): run the test in an agentkit simulation; an async "
+            "def test runs on a virtual-time loop, so simulated calls overlap"):
+        config.addinivalue_line("markers", line)
+    config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
+                                                 *config.getoption("allowed_hosts")])
 
 
 # ---------------------------------------------------------------- virtual time
@@ -132,6 +197,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 # ---------------------------------------------------------------- reports for fixtures
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _ATTEMPTS = pytest.StashKey[list[str]]()
+_GUARDED = pytest.StashKey[str]()  # why the test's network is guarded
 
 
 @pytest.hookimpl(wrapper=True)
@@ -144,7 +210,8 @@ def pytest_runtest_makereport(item: pytest.Item,
             and not call.excinfo.errisinstance(LiveModelBlockedError)):
         # the blocked connection surfaced as another error (an SDK's "connection failed"):
         # say why it failed and how to record
-        _add_section(report, "agentkit network guard", _blocked(item.nodeid, attempts))
+        _add_section(report, "agentkit network guard",
+                     _blocked(item, attempts, item.stash.get(_GUARDED, None)))
     return report
 
 
@@ -163,69 +230,73 @@ def _call_passed(item: pytest.Item) -> bool:
 
 # ---------------------------------------------------------------- network guard
 def _recording(config: pytest.Config) -> bool:
-    return config.getoption("record_mode") != "none"
+    mode: str = config.getoption("record_mode")
+    return mode != "none"
 
 
-def _blocked(test: str, targets: list[str]) -> str:
-    return (f"{test} tried to connect to {', '.join(targets)}: agentkit blocks the network in "
-            "tests so no test reaches a live model by accident. Record it once with "
-            "--record-mode=once (then it replays offline), or mark the test @pytest.mark.live.")
+def _guard_reason(request: pytest.FixtureRequest) -> str | None:
+    """Why this test's network is guarded (None: it is not)."""
+    item, config = request.node, request.config
+    if _recording(config) or item.get_closest_marker("live"):
+        return None
+    if config.getoption("block_network"):
+        return "--block-network"
+    if config.getini("agentkit_block_network"):
+        return "agentkit_block_network = true"
+    if isinstance(item, ScenarioItem):
+        return "a scenario"
+    if item.get_closest_marker(CASSETTE_MARKER):
+        return f"marked {CASSETTE_MARKER}"
+    used = [name for name in GUARDING_FIXTURES if name in request.fixturenames]
+    return f"it uses agentkit's `{used[0]}` fixture" if used else None
 
 
-def _is_loopback(address: Any) -> bool:
-    host = address[0] if isinstance(address, tuple) and address else address
-    try:
-        return ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
+def _shown(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-@contextmanager
-def _block_network(test: str, attempts: list[str], *, allow_loopback: bool = False
-                   ) -> Iterator[None]:
-    original_connect = socket.socket.connect
-    original_connect_ex = socket.socket.connect_ex
-
-    def check(sock: socket.socket, address: Any) -> None:
-        __tracebackhide__ = True
-        if allow_loopback and _is_loopback(address):
-            return
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            target = f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
-            attempts.append(target)
-            raise LiveModelBlockedError(_blocked(test, [target]))
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        __tracebackhide__ = True
-        check(sock, address)
-        original_connect(sock, address)
-
-    def connect_ex(sock: socket.socket, address: Any) -> int:
-        __tracebackhide__ = True
-        check(sock, address)
-        return original_connect_ex(sock, address)
-
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        socket.socket.connect = original_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]
+def _blocked(item: pytest.Item, targets: list[str], reason: str | None = None) -> str:
+    """The guard's message: what was blocked and why, then how to record instead and how to
+    allow the connection, one line each."""
+    why = f" ({reason})" if reason else ""
+    lines = [f"{item.nodeid} tried to connect to {', '.join(targets)}: agentkit blocks the "
+             f"network in this test{why} so that no test reaches a live model by accident."]
+    if isinstance(item, ScenarioItem):
+        lines.append(f"- to record the scenario's model once and replay it offline: "
+                     f"`pytest --record-mode=once {item.nodeid}`")
+    else:
+        cassette = _shown(cassette_for(item), item.config.rootpath)
+        lines.append("- to record the model once and replay it offline: take the LLM from the "
+                     "`agentkit_llm` fixture (it records through your `live_llm` fixture) and "
+                     f"run `pytest --record-mode=once {item.nodeid}` (writes {cassette})")
+    host = targets[0].rsplit(":", 1)[0].strip("[]")
+    lines.append(f"- to let the test reach {host}: pass --allowed-hosts={host}, or mark it "
+                 "@pytest.mark.live")
+    return "\n".join(lines)
 
 
 @pytest.fixture(autouse=True)
 def _agentkit_network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
-    if _recording(request.config) or request.node.get_closest_marker("live"):
+    reason = _guard_reason(request)
+    if reason is None:
         yield
         return
-    attempts = request.node.stash[_ATTEMPTS] = []
-    loopback = request.node.get_closest_marker("agentkit_allow_loopback") is not None
-    with _block_network(request.node.nodeid, attempts, allow_loopback=loopback):
+    item = request.node
+    attempts = item.stash[_ATTEMPTS] = []
+    item.stash[_GUARDED] = reason
+    allowed = request.config.stash[_ALLOWED]
+    if item.get_closest_marker("agentkit_allow_loopback"):
+        allowed = allowed.with_loopback()
+
+    def refuse(host: str, target: str) -> str:
+        attempts.append(target)
+        return _blocked(item, [target], reason)
+
+    with block_network(allowed, refuse):
         yield
-    if attempts and _call_passed(request.node):
+    if attempts and _call_passed(item):
         # the test swallowed the error; it still must not pass
-        pytest.fail(_blocked(request.node.nodeid, attempts), pytrace=False)
+        pytest.fail(_blocked(item, attempts, reason), pytrace=False)
 
 
 # ---------------------------------------------------------------- unused script check
@@ -262,63 +333,110 @@ def scripted_llm() -> Callable[..., ScriptedLLM]:
     return ScriptedLLM
 
 
-def _live_llm(config: pytest.Config) -> Any:
+@pytest.fixture
+def live_llm(request: pytest.FixtureRequest) -> LLM:
+    """The live model recordings go through (only requested with ``--record-mode``): the
+    OpenAI backend with ``--agentkit-model`` ($AGENTKIT_MODEL, gpt-4o-mini) at
+    ``--agentkit-base-url`` ($OPENAI_BASE_URL, OpenAI). Define a ``live_llm`` fixture in your
+    conftest.py to record with your own model."""
     from agentkit.llms.openai import OpenAI
 
+    config = request.config
     model = (config.getoption("agentkit_model") or os.environ.get("AGENTKIT_MODEL")
              or DEFAULT_RECORD_MODEL)
     base_url = config.getoption("agentkit_base_url") or os.environ.get("OPENAI_BASE_URL")
     return OpenAI(model=model, base_url=base_url)
 
 
+@pytest.fixture
+def agentkit_llm(request: pytest.FixtureRequest) -> Iterator[CassetteLLM]:
+    """This test's LLM, VCR-style: its own cassette (``cassettes/<module>/<test>.yaml`` beside
+    the test file), replayed offline. With ``--record-mode`` it records through the
+    ``live_llm`` fixture and writes the cassette (atomically) only if the test passes: a
+    failed test leaves the previous cassette as it was."""
+    item = request.node
+    path = cassette_for(item)
+    shown = _shown(path, request.config.rootpath)
+    mode = request.config.getoption("record_mode")
+    if mode == "none":
+        if not path.exists():
+            pytest.fail(f"{item.nodeid}: no cassette at {shown} yet; record it once with "
+                        f"`pytest --record-mode=once {item.nodeid}` (agentkit_llm records "
+                        "through your `live_llm` fixture); then the test replays offline",
+                        pytrace=False)
+        try:
+            replay = CassetteLLM(path)
+        except CassetteError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        yield replay
+        if (replay.unused and _call_passed(item)
+                and not item.get_closest_marker("agentkit_allow_unused_script")):
+            pytest.fail(f"{shown}: {replay.unused} recorded exchange(s) were not replayed: the "
+                        "test now makes fewer LLM calls than when it was recorded. Re-record "
+                        f"with `pytest --record-mode=rewrite {item.nodeid}` "
+                        "(@pytest.mark.agentkit_allow_unused_script allows it)", pytrace=False)
+        return
+    recorder = CassetteLLM(path, mode=mode, llm=request.getfixturevalue("live_llm"),
+                           autosave=False)
+    yield recorder
+    if _call_passed(item):
+        recorder.save()
+
+
 class RecordingFailed(Exception):
     """A ``--record-mode`` recording was not kept; the message says why."""
 
 
-def _run(config: pytest.Config, scenario: Scenario | str | Path,
-         agent_type: str | None = None) -> ScenarioResult:
+def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
+         agent_type: str | None = None, state: Mapping[str, Any] | None = None
+         ) -> ScenarioResult:
     """Run one scenario × agent type; with a record mode, record it first (the same
     :func:`~agentkit.scenario.record.record_scenario` as ``agentkit record``: cassette and
     trace written together, only when the recording replays) and return the replay."""
     loaded = load(scenario)
-    mode = config.getoption("record_mode")
+    mode = request.config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
     if mode != "none" and name in loaded.agents and loaded.agents[name].recording is not None:
-        recording = record_scenario(loaded, name, _live_llm(config), mode)
+        recording = record_scenario(loaded, name, request.getfixturevalue("live_llm"), mode,
+                                    state=state)
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
                                   f"{recording.cassette} and {recording.trace} are as they "
                                   "were)")
         assert recording.replay is not None
         return recording.replay
-    return _run_scenario(loaded, agent_type)
+    return _run_scenario(loaded, agent_type, state=state)
 
 
 @pytest.fixture
 def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult]:
-    """``run_scenario(path, agent_type=None) -> ScenarioResult`` (honours --record-mode)."""
+    """``run_scenario(path, agent_type=None, *, state=None) -> ScenarioResult`` (honours
+    --record-mode; ``state`` reaches the agent type's factory as ``context.state``)."""
 
-    def run(scenario: Scenario | str | Path, agent_type: str | None = None) -> ScenarioResult:
-        return _run(request.config, scenario, agent_type)
+    def run(scenario: Scenario | str | Path, agent_type: str | None = None, *,
+            state: Mapping[str, Any] | None = None) -> ScenarioResult:
+        return _run(request, scenario, agent_type, state)
 
     return run
 
 
 # ---------------------------------------------------------------- scenario collection
-def _is_scenario_file(file_path: Path, root: Path) -> bool:
-    """A YAML file in a ``scenarios`` folder of the project (folders above the rootdir do not
-    count: a checkout under ``~/scenarios/`` must not turn every YAML file into a scenario)."""
-    if file_path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        folders = (root.name, *file_path.relative_to(root).parts[:-1])
-    except ValueError:
-        folders = file_path.parts[:-1]
-    return "scenarios" in folders and not _SKIPPED_FOLDERS.intersection(folders)
+def _scenario_folders(config: pytest.Config) -> list[Path]:
+    configured = config.getini("agentkit_scenarios")
+    return list(configured) if configured else list(config.stash[_PROJECT].scenarios)
+
+
+def _in_scenario_folder(file_path: Path, folders: list[Path]) -> bool:
+    for folder in folders:
+        if file_path.is_relative_to(folder):
+            return not _NOT_SCENARIOS.intersection(file_path.relative_to(folder).parts)
+    return False
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if _is_scenario_file(file_path, parent.config.rootpath):
+    if (file_path.suffix in (".yaml", ".yml")
+            and _in_scenario_folder(file_path, _scenario_folders(parent.config))
+            and is_scenario_file(file_path)):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -348,9 +466,7 @@ def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -
     if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
         location = Path(trace_snapshot.extension.get_location(
             test_location=trace_snapshot.test_location, index=0))
-        if location.is_relative_to(root):
-            location = location.relative_to(root)
-        return [f"- no snapshot of this trace yet ({location}); create it with "
+        return [f"- no snapshot of this trace yet ({_shown(location, root)}); create it with "
                 "--snapshot-update"]
     return (["- the trace differs from its snapshot (accept the change with --snapshot-update):"]
             + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
@@ -380,7 +496,7 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
         try:
-            result = _run(request.config, scenario, agent_type)
+            result = _run(request, scenario, agent_type)
         except RecordingFailed as exc:
             raise ScenarioFailure(f"{title} could not be recorded:\n{exc}") from None
         except (ScenarioError, CassetteError, LLMError) as exc:

@@ -7,17 +7,22 @@ from typing import Any
 
 from _conversation import (
     MAX_ITERATIONS,
+    PLANNING_QUESTION,
+    TOOL_LATENCY,
     TOOL_NAME,
     answer,
     lookup_population,
+    planning_script,
     react_script,
     tool_call_arguments,
     user_message,
 )
-from _harness import ScriptedChat
-
+from _harness import PlanningRun, ScriptedChat
 from agentkit.agent import AgentRunner, FunctionCallingAgentWorker, ReActAgentWorker
+from agentkit.agent.coa import CoAAgentWorker
+from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.agent.workflow import AgentWorkflow, FunctionAgent
+from agentkit.core.sim import Stopwatch, asleep
 from agentkit.llms import MessageRole
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.memory import ChatMemoryBuffer
@@ -48,6 +53,42 @@ def build_chat(kind: str, calls: int, tool: BaseTool, *, final_answer: str | Non
 
 def inspect(response: Any) -> tuple[str, list[str]]:
     return response.response, [source.content for source in response.sources]
+
+
+def build_planning_run(kind: str, llm_latency: float) -> PlanningRun:
+    """One architecture answering the planning question on virtual time: the look-up sleeps
+    ``TOOL_LATENCY`` and each LLM call ``llm_latency`` simulated seconds. Run it inside
+    ``agentkit.core.sim.simulation``; its times are the simulated ones."""
+    looked_up: list[str] = []
+
+    async def lookup(city: str) -> str:
+        await asleep(TOOL_LATENCY)
+        looked_up.append(city)
+        return lookup_population(city)
+
+    tool = FunctionTool.from_defaults(async_fn=lookup, name=TOOL_NAME,
+                                      description=lookup_population.__doc__)
+    script = [[tool_call(TOOL_NAME, **arguments) for arguments in item]
+              if isinstance(item, list) else item for item in planning_script(kind)]
+    llm = ScriptedLLM(script, latency=llm_latency)
+    if kind == "react":
+        agent: Any = ReActAgentWorker.from_tools([tool], llm=llm).as_agent()
+    elif kind == "function_calling":
+        agent = FunctionCallingAgentWorker.from_tools([tool], llm=llm).as_agent()
+    elif kind == "llm_compiler":
+        agent = LLMCompilerAgentWorker.from_tools([tool], llm=llm).as_agent()
+    else:
+        agent = CoAAgentWorker.from_tools([tool], llm=llm).as_agent()
+
+    def run() -> tuple[str, list[str], int, float, float]:
+        agent.reset()
+        llm.reset()
+        looked_up.clear()
+        watch = Stopwatch.start()
+        response = agent.chat(PLANNING_QUESTION)
+        return response.response, sorted(looked_up), llm.calls, watch.wall, watch.serial
+
+    return run
 
 
 def build_workflow_run(calls: int, tool: BaseTool) -> Callable[[int], tuple[str, list[str]]]:

@@ -91,3 +91,66 @@ def transcript_digest(turns: Iterable[tuple[str, str, list[str]]]) -> str:
     for user, reply, observations in turns:
         digest.update(json.dumps([user, reply, observations]).encode())
     return digest.hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- the planning benchmark
+# Four independent look-ups answered by ReAct, function calling, LLMCompiler and
+# Chain-of-Abstraction from the same scripts on both stacks (``bench_planning.py``).
+
+#: (key, label) of each architecture, ReAct first: it is the baseline of the ratios.
+ARCHITECTURES = (
+    ("react", "ReAct"),
+    ("function_calling", "function calling"),
+    ("llm_compiler", "LLMCompiler"),
+    ("coa", "CoA"),
+)
+LOOKUPS = CITIES[:4]
+TOOL_LATENCY = 0.1
+LLM_LATENCIES = (0.0, 0.2)
+PLANNING_QUESTION = "How many people live in " + ", ".join(LOOKUPS[:-1]) + f" and {LOOKUPS[-1]}?"
+PLANNING_ANSWER = answer(len(LOOKUPS))
+
+
+def planning_script(kind: str) -> list[str | list[dict[str, str]]]:
+    """The model's replies to the planning question, one per LLM call: text, or (function
+    calling) the list of tool-call arguments of one reply."""
+    calls = tool_call_arguments(len(LOOKUPS))
+    if kind == "react":
+        return list(react_script(len(LOOKUPS), PLANNING_ANSWER))
+    if kind == "function_calling":
+        return [calls, PLANNING_ANSWER]
+    if kind == "llm_compiler":
+        plan = "\n".join(f'{n}. {TOOL_NAME}("{city}")' for n, city in enumerate(LOOKUPS, 1))
+        return [f"Thought: The four look-ups are independent: run them at once.\n{plan}\n"
+                f"Thought: Then answer with all four.\n{len(LOOKUPS) + 1}. join()<END_OF_PLAN>",
+                f"Thought: I have all four populations.\nAction: Finish({PLANNING_ANSWER})"]
+    if kind == "coa":
+        funcs = [f'{city} [FUNC {TOOL_NAME}("{city}") = y{n}]' for n, city in
+                 enumerate(LOOKUPS, 1)]
+        return [f"The populations: {', '.join(funcs[:-1])} and {funcs[-1]}.", PLANNING_ANSWER]
+    raise ValueError(f"unknown architecture {kind!r}: use one of "
+                     f"{', '.join(key for key, _ in ARCHITECTURES)}")
+
+
+def planning_levels(kind: str) -> list[list[str]]:
+    """What depends on what in a run of ``kind``: levels of calls (``"llm"``/``"tool"``), each
+    level starting when the one before has finished, the calls of a level independent.
+
+    ReAct asks for one look-up per reply, so each waits for a model call and the next model
+    call waits for it; the others get all four look-ups from one model call (the reply's tool
+    calls, the plan, the chain) and answer in one more."""
+    if kind == "react":
+        return [*(level for _ in LOOKUPS for level in (["llm"], ["tool"])), ["llm"]]
+    planning_script(kind)  # rejects an unknown kind
+    return [["llm"], ["tool"] * len(LOOKUPS), ["llm"]]
+
+
+def planning_times(kind: str, llm_latency: float) -> dict[str, float]:
+    """The ideal run of ``kind``: serial time (every latency added up) and critical path (the
+    longest chain of dependent calls: the wall time of a scheduler that never waits idle)."""
+    latency = {"llm": llm_latency, "tool": TOOL_LATENCY}
+    levels = planning_levels(kind)
+    return {"serial": sum(latency[call] for level in levels for call in level),
+            "critical_path": sum(max(latency[call] for call in level) for level in levels),
+            "llm_calls": sum(level.count("llm") for level in levels),
+            "tool_calls": sum(level.count("tool") for level in levels)}

@@ -11,12 +11,19 @@ CPU-bound and single-threaded, so on an idle machine it equals wall time, and on
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from _conversation import transcript_digest, user_message
+from _conversation import (
+    LOOKUPS,
+    PLANNING_ANSWER,
+    planning_times,
+    transcript_digest,
+    user_message,
+)
 from _measure import median_rate, rss_kib
 
 clock = time.process_time
@@ -109,3 +116,34 @@ def long_conversation(chat: Chat, inspect: Inspect, expected: str, memory: Any, 
             spent, turns, first_trim = 0.0, [], None
         if over_time:
             return
+
+
+#: One run of the planning question: ``(answer, cities looked up (sorted), LLM calls, wall,
+#: serial)``, the times simulated seconds, or ``None`` when the run sleeps for real.
+PlanningRun = Callable[[], tuple[str, list[str], int, float | None, float | None]]
+
+
+def planning(run: PlanningRun, kind: str, llm_latency: float, *, runs: int,
+             warmup: int) -> dict[str, Any]:
+    """Run ``run`` ``warmup`` + ``runs`` times, each checked against the script (its answer,
+    the four look-ups, the LLM calls); the median real time per timed run (ms, wall clock:
+    the time a user waits) and the median wall and serial time (the simulated ones when the
+    run reports them, else the real wall time and the latencies slept)."""
+    ideal = planning_times(kind, llm_latency)
+    real, wall, serial = [], [], []
+    for n in range(warmup + runs):
+        started = time.perf_counter()
+        reply, looked_up, llm_calls, simulated_wall, simulated_serial = run()
+        seconds = time.perf_counter() - started
+        if (reply, looked_up, llm_calls) != (PLANNING_ANSWER, sorted(LOOKUPS), ideal["llm_calls"]):
+            raise RuntimeError(
+                f"{kind} left the script: answered {reply!r} after looking up {looked_up} in "
+                f"{llm_calls} LLM call(s); expected {PLANNING_ANSWER!r} after "
+                f"{sorted(LOOKUPS)} in {ideal['llm_calls']}")
+        if n >= warmup:
+            real.append(seconds)
+            wall.append(seconds if simulated_wall is None else simulated_wall)
+            serial.append(ideal["serial"] if simulated_serial is None else simulated_serial)
+    return {"kind": kind, "llm_latency": llm_latency, "runs": runs,
+            "real_ms": statistics.median(real) * 1000, "wall": statistics.median(wall),
+            "serial": statistics.median(serial)}

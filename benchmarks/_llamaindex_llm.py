@@ -6,6 +6,8 @@ as agentkit's ``ScriptedLLM`` and is rewound before each chat.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from llama_index.core.base.llms.types import (
@@ -23,11 +25,14 @@ __all__ = ["ScriptedLLM", "ToolSelection"]
 
 
 class ScriptedLLM(FunctionCallingLLM):
-    """Answers call *n* of a chat with script item *n*: text, or a list of tool calls."""
+    """Answers call *n* of a chat with script item *n*: text, or a list of tool calls; each
+    call first sleeps ``latency`` seconds for real (``asyncio.sleep`` when async: LlamaIndex
+    has no virtual time)."""
 
     script: list[Any]
     function_calling: bool = True
     position: int = 0
+    latency: float = 0.0
 
     @classmethod
     def class_name(cls) -> str:
@@ -53,10 +58,14 @@ class ScriptedLLM(FunctionCallingLLM):
 
     @llm_chat_callback()
     def chat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+        if self.latency:
+            time.sleep(self.latency)
         return ChatResponse(message=self._next())
 
     @llm_chat_callback()
     async def achat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+        if self.latency:
+            await asyncio.sleep(self.latency)
         return ChatResponse(message=self._next())
 
     def stream_chat(self, messages: Any, **kwargs: Any) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 import os
 import resource
@@ -86,17 +85,18 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
     cells = [headers, *rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(row, widths))) for row in cells]
+                       enumerate(zip(row, widths, strict=True))) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
 def apply_counts(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                 defaults: dict[str, int]) -> argparse.Namespace:
-    """Fill the counts not given on the command line from ``defaults``; each must be >= 1."""
+                 defaults: dict[str, int], *, at_least: int = 1) -> argparse.Namespace:
+    """Fill the counts not given on the command line from ``defaults``; each must be
+    ``>= at_least``."""
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+        if getattr(args, name) < at_least:
+            parser.error(f"--{name.replace('_', '-')} must be at least {at_least}")
     return args

@@ -57,8 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    from _agentkit_side import build_tool, build_chat, inspect
-
+    from _agentkit_side import build_chat, build_tool, inspect
     from agentkit.core.sim import simulation
 
     results = {}

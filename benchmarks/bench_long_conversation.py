@@ -7,9 +7,10 @@ Every chat makes one tool call and answers with about 40 words, and the agent ke
 default memory (token limit 75% of the scripted LLM's 3,900-token context window), so the
 memory window starts dropping old messages within the first ~50 chats. Prints the mean time
 per chat (process CPU time) of each block of chats and the process's resident memory (VmRSS)
-from the first chat to the last. ``--llamaindex PY`` then runs the same conversation on llama-index-core, whose
-memory re-tokenises the history for every message it drops, so its time per chat grows with
-the conversation; ``--time-cap`` stops that side after a block's chat once it has run that long.
+from the first chat to the last. ``--llamaindex PY`` then runs the same conversation on
+llama-index-core, whose memory re-tokenises the history for every message it drops, so its
+time per chat grows with the conversation; ``--time-cap`` stops that side after a block's chat
+once it has run that long.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run_agentkit(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
     from _agentkit_side import build_chat, build_tool, inspect
-
     from agentkit.core.sim import simulation
 
     with simulation(seed=0):
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
         ours, theirs = runs["agentkit"]["blocks"], runs["llama-index"]["blocks"]
         rows = [[f"{a.last - a.chats + 1}-{a.last}", f"{a.mean_ms:.2f}", f"{b.mean_ms:.2f}",
                  f"{b.mean_ms / a.mean_ms:.1f}x", "yes" if a.digest == b.digest else "NO"]
-                for a, b in zip(ours, theirs) if (a.last, a.chats) == (b.last, b.chats)]
+                for a, b in zip(ours, theirs, strict=False) if (a.last, a.chats) == (b.last, b.chats)]
         print("\n" + table(rows, ["chats", "agentkit ms/chat", "llama-index ms/chat",
                                   "agentkit speed-up", "same transcript"]), file=out)
         reached = theirs[-1].last if theirs else 0

@@ -49,7 +49,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     from _agentkit_side import build_tool, build_workflow_run
-
     from agentkit.core.sim import simulation
 
     results = {}

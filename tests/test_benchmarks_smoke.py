@@ -179,6 +179,68 @@ def test_long_conversation_drift_compares_the_last_third_of_blocks_with_the_firs
     assert bench_long.drift(blocks) == 2.0
 
 
+bench_planning = _load("bench_planning")
+TINY_PLANNING = ["--quick", "--runs", "1", "--warmup", "0"]
+
+
+def test_bench_planning_reports_each_architecture_at_each_llm_latency():
+    out = io.StringIO()
+
+    result = bench_planning.main(TINY_PLANNING, out=out)
+
+    assert list(result["agentkit"]) == [
+        (kind, llm) for llm in (0.0, 0.2)
+        for kind in ("react", "function_calling", "llm_compiler", "coa")]
+    for label in ("ReAct", "function calling", "LLMCompiler", "CoA"):
+        assert out.getvalue().count(f"\n{label} ") == 2
+
+
+def test_bench_planning_agentkit_wall_time_is_the_critical_path_of_every_row():
+    result = bench_planning.main(TINY_PLANNING, out=io.StringIO())
+
+    walls = {key: round(row["wall"], 9) for key, row in result["agentkit"].items()}
+    assert walls == {("react", 0.0): 0.4, ("function_calling", 0.0): 0.1,
+                     ("llm_compiler", 0.0): 0.1, ("coa", 0.0): 0.1,
+                     ("react", 0.2): 1.4, ("function_calling", 0.2): 0.5,
+                     ("llm_compiler", 0.2): 0.5, ("coa", 0.2): 0.5}
+    assert result["exact"] is True
+
+
+def test_bench_planning_prints_the_ideal_ratios_for_the_tools_alone_and_with_llm_latency():
+    out = io.StringIO()
+
+    bench_planning.main(TINY_PLANNING, out=out)
+
+    rows = [line.split() for line in out.getvalue().splitlines()
+            if line.startswith(("LLMCompiler ", "CoA "))]
+    # columns: ..., ideal ratio, agentkit wall s, agentkit ratio, agentkit ms/run
+    assert [(row[-4], row[-2]) for row in rows] == [("4.00x", "4.00x"), ("4.00x", "4.00x"),
+                                                    ("2.80x", "2.80x"), ("2.80x", "2.80x")]
+
+
+def test_bench_planning_counts_serial_time_as_every_latency_added_up():
+    result = bench_planning.main(TINY_PLANNING, out=io.StringIO())
+
+    serial = {key: round(row["serial"], 9) for key, row in result["agentkit"].items()}
+    assert serial[("react", 0.2)] == 1.4  # five LLM calls and four look-ups
+    assert serial[("llm_compiler", 0.2)] == 0.8  # planner, four look-ups, joiner
+
+
+def test_planning_run_fails_loudly_when_the_agent_leaves_the_script():
+    def wrong_answer():
+        return "not the answer", ["Lagos", "Lima", "Osaka", "Paris"], 2, 0.1, 0.4
+
+    with pytest.raises(RuntimeError, match="coa left the script: answered 'not the answer'"):
+        harness.planning(wrong_answer, "coa", 0.0, runs=1, warmup=0)
+
+
+def test_bench_planning_rejects_zero_runs(capsys):
+    with pytest.raises(SystemExit):
+        bench_planning.main(["--runs", "0"], out=io.StringIO())
+
+    assert "--runs must be at least 1" in capsys.readouterr().err
+
+
 bench_workflows = _load("bench_workflows")
 
 

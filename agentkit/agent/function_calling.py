@@ -115,7 +115,7 @@ class FunctionCallingAgentWorker(AgentWorker):
         memory.put(response.message)
         outcomes = await runner.arun(calls, parallel=self.allow_parallel_tool_calls)
         outputs = [outcome.output for outcome in outcomes]
-        for call, output in zip(calls, outputs):
+        for call, output in zip(calls, outputs, strict=True):
             if self._verbose:
                 print(f"=== Calling Function ===\n{call.tool_name}({call.tool_kwargs})\n"
                       f"=== Function Output ===\n{output}")

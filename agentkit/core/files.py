@@ -94,7 +94,7 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     with _locked(paths[0].parent):
         _settle(paths)
-        for path, (_, text) in zip(paths, files):
+        for path, (_, text) in zip(paths, files, strict=True):
             atomic_write_text(_pending(path), text, mode_of=path)
         for path in paths:
             os.replace(_pending(path), path)
@@ -104,11 +104,11 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    paths = [Path(path) for path in paths]
-    if not paths[0].parent.is_dir():
+    files = [Path(path) for path in paths]
+    if not files[0].parent.is_dir():
         return
-    with _locked(paths[0].parent):
-        _settle(paths)
+    with _locked(files[0].parent):
+        _settle(files)
 
 
 def _settle(paths: list[Path]) -> None:
@@ -117,7 +117,7 @@ def _settle(paths: list[Path]) -> None:
         for pending in pendings:
             pending.unlink(missing_ok=True)
     else:  # renaming had begun: finish it
-        for pending, path in zip(pendings, paths):
+        for pending, path in zip(pendings, paths, strict=True):
             if pending.exists():
                 os.replace(pending, path)
     for pending in pendings:  # temporary files of a write a crash cut short

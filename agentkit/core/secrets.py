@@ -7,6 +7,7 @@ at the same places: a secret split across two chunks is still found (:meth:`Reda
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -101,7 +102,7 @@ class Redactor:
             offset += len(piece)
             cuts.append(_moved(offset, spans))
         bounds = [0, *cuts, len(redacted)]
-        return [redacted[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+        return [redacted[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
     def data(self, value: Any) -> Any:
         if isinstance(value, str):

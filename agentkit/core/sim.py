@@ -210,7 +210,7 @@ def _whole_ms(seconds: float) -> float:
     return math.ceil(seconds * 1000) / 1000
 
 
-class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _VirtualSelector(selectors.DefaultSelector):
     """Selector that turns 'wait for the next timer' into a jump of the virtual clock.
 
     Real I/O still works: while sockets other than the loop's self-pipe are registered it

@@ -113,6 +113,7 @@ def _check_shape(text: str) -> None:
     open_: list[tuple[str | None, int]] = []  # (anchor, size so far) of each open collection
     added = 0
     for event in yaml.parse(text, Loader=LOADER):
+        assert event.start_mark is not None  # the parser marks every event
         line = event.start_mark.line + 1
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if len(open_) >= MAX_DEPTH:

@@ -32,7 +32,7 @@ import yaml
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
-from agentkit.core.sim import Stopwatch, asleep, now
+from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
@@ -111,7 +111,8 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    return (redactor or Redactor(environ={})).data(_jsonable(data))
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_jsonable(data))
+    return canonical
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
@@ -190,7 +191,7 @@ class Cassette:
                               request_hash=exchange.request_hash or request_hash(item["request"]),
                               response=item.get("response"), error=item.get("error"),
                               latency=exchange.latency)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges)]
+                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         return cls(path=path, model=checked.model, function_calling=checked.function_calling,
                    context_window=checked.context_window, agent_type=checked.agent_type,
                    scenario=checked.scenario, recorded_at=checked.recorded_at,
@@ -231,7 +232,8 @@ class Cassette:
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
-    return _jsonable(message.to_dict())
+    data: dict[str, Any] = _jsonable(message.to_dict())
+    return data
 
 
 def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list[str]:
@@ -359,11 +361,12 @@ class CassetteLLM(FunctionCallingLLM):
     """Replays a cassette: same requests, same answers, same latency.
 
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
-    that backend as :class:`RecordingLLM` does.
+    that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
+    until :meth:`save` (a caller that keeps a recording only when it turned out good).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
-                 llm: LLM | None = None) -> None:
+                 llm: LLM | None = None, *, autosave: bool = True) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -372,7 +375,7 @@ class CassetteLLM(FunctionCallingLLM):
             path = cassette.path if isinstance(cassette, Cassette) else cassette
             if path is None:
                 raise ValueError("recording needs a cassette with a file path")
-            self._recorder = RecordingLLM(llm, path, mode)
+            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave)
             self.cassette = self._recorder.cassette
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
@@ -391,6 +394,18 @@ class CassetteLLM(FunctionCallingLLM):
     def unused(self) -> int:
         """Recorded exchanges not replayed yet."""
         return self._player.remaining()
+
+    @property
+    def recorded(self) -> int:
+        """Exchanges recorded through the live backend so far (0 when only replaying)."""
+        return self._recorder.recorded if self._recorder is not None else 0
+
+    def save(self) -> bool:
+        """Write what was recorded (atomically, secrets redacted); False if nothing was."""
+        if self._recorder is None or not self._recorder.recorded:
+            return False
+        self.cassette.save(secrets=self._recorder.llm.secrets)
+        return True
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
         canonical = canonical_request(request)
@@ -538,8 +553,8 @@ class RecordingLLM(FunctionCallingLLM):
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
-            response, chunks = _response_from(exchange)
-            async for chunk in _replay_stream(response, chunks):
+            response, recorded = _response_from(exchange)
+            async for chunk in _replay_stream(response, recorded):
                 yield chunk
             return
         watch = Stopwatch.start()

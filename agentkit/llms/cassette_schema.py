@@ -52,9 +52,9 @@ class _MessageData(_Lenient):
 
 
 class _UsageData(_Lenient):
-    prompt_tokens: int = Field(0, ge=0)
-    completion_tokens: int = Field(0, ge=0)
-    total_tokens: int = Field(0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    total_tokens: int = Field(default=0, ge=0)
 
 
 class _ResponseData(_Lenient):
@@ -100,7 +100,7 @@ class CassetteData(_Lenient):
     format: Literal[1]
     model: str = "unknown"
     function_calling: bool = True
-    context_window: int = Field(3900, ge=1)
+    context_window: int = Field(default=3900, ge=1)
     agent_type: str | None = None
     scenario: str | None = None
     recorded_at: str | None = None

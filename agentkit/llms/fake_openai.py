@@ -37,9 +37,9 @@ import asyncio
 import json
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import httpx
 import respx
@@ -57,7 +57,7 @@ __all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BAS
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TEST_API_KEY = "sk-test-fake-server-key"
 #: The wall-clock date that virtual time 0 stands for in ``Date`` headers.
-EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 _ARGUMENT_PIECE = 8
 
 
@@ -114,7 +114,7 @@ class FakeOpenAIServer:
         self._router: respx.MockRouter | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> FakeOpenAIServer:
+    def start(self) -> Self:
         router = respx.mock(base_url=self.base_url, assert_all_called=False,
                             assert_all_mocked=True)
         router.post("/chat/completions").mock(side_effect=self._handle)
@@ -127,10 +127,10 @@ class FakeOpenAIServer:
             self._router.stop()
             self._router = None
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         self.stop()
         if exc_type is None:
             self.assert_complete()
@@ -142,7 +142,10 @@ class FakeOpenAIServer:
         kwargs.setdefault("api_key", self.api_key or TEST_API_KEY)
         if self.base_url != DEFAULT_BASE_URL:
             kwargs.setdefault("base_url", self.base_url)
-        transport = httpx.MockTransport(self._route)
+        # one handler for both clients: it returns a coroutine only on a running loop (the async
+        # client's case), which httpx's two handler types cannot say in one signature
+        route: Any = self._route
+        transport = httpx.MockTransport(route)
         kwargs.setdefault("http_client", httpx.Client(transport=transport))
         kwargs.setdefault("async_http_client", httpx.AsyncClient(transport=transport))
         return OpenAI(model, **kwargs)

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agentkit.core.ids import new_id
 from agentkit.core.sim import asleep
@@ -232,7 +232,8 @@ class _ProgrammedLLM(FunctionCallingLLM):
         if isinstance(item, ChatResponse):
             return _Reply(item.message.model_copy(deep=True), usage=item.usage)
         if isinstance(item, ScriptedResponse):
-            return _Reply(_assistant(item.text, item.tool_calls), usage=item.usage,
+            usage = cast(Usage | None, item.usage)  # __post_init__ made a dict a Usage
+            return _Reply(_assistant(item.text, item.tool_calls), usage=usage,
                           latency=item.latency, chunks=item.chunks)
         if isinstance(item, ToolSelection):
             return _Reply(_assistant("", [item]))
@@ -497,7 +498,7 @@ class SchemaLLM(_ProgrammedLLM):
         if not asked:
             return ScriptedResponse(tool_calls=[tool_call(name, **example_arguments(schema))
                                                 for name, schema in tools]) if tools else "{}"
-        return self._answer({asked[m.additional_kwargs.get("tool_call_id")]: m.content or ""
+        return self._answer({asked[m.additional_kwargs["tool_call_id"]]: m.content or ""
                              for m in turn if m.role == MessageRole.TOOL
                              and m.additional_kwargs.get("tool_call_id") in asked})
 
@@ -512,4 +513,5 @@ class SchemaLLM(_ProgrammedLLM):
         observations = [(m.content or "").removeprefix(_OBSERVATION).strip() for m in turn
                         if m.role != MessageRole.ASSISTANT and (m.content or "").startswith(
                             _OBSERVATION)]
-        return f"Thought: I called every tool.\nAnswer: {self._answer(dict(zip(called, observations)))}"
+        results = dict(zip(called, observations, strict=False))
+        return f"Thought: I called every tool.\nAnswer: {self._answer(results)}"

@@ -30,7 +30,7 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -228,7 +228,7 @@ def parse_retry_after(headers: Any) -> float | None:
     when = _http_date(value)
     if when is None:
         return None
-    reference = _http_date(headers.get("date")) or datetime.now(timezone.utc)
+    reference = _http_date(headers.get("date")) or datetime.now(UTC)
     return max((when - reference).total_seconds(), 0.0)
 
 
@@ -239,7 +239,7 @@ def _http_date(value: str | None) -> datetime | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 _KEY_LIKE = re.compile(r"sk-[A-Za-z0-9_\-*]{6,}")
@@ -411,7 +411,9 @@ class OpenAI(FunctionCallingLLM):
 
     def _client(self) -> _sdk.OpenAI:
         if self._sync_client is None:
-            http = self._http_client or httpx.Client(**_HTTPX_OPTIONS, verify=ssl_context())
+            # Any: openai 3.x annotates http_client with httpx2's classes, 1.x/2.x with httpx's,
+            # and every one of them takes an httpx client (see pyproject.toml)
+            http: Any = self._http_client or httpx.Client(**_HTTPX_OPTIONS, verify=ssl_context())
             http_deadline.install(http)
             self._sync_client = _sdk.OpenAI(**self._client_options(), http_client=http)
         return self._sync_client
@@ -426,7 +428,7 @@ class OpenAI(FunctionCallingLLM):
         loop = asyncio.get_running_loop()
         client = self._async_clients.get(loop)
         if client is None:
-            http = httpx.AsyncClient(**_HTTPX_OPTIONS, verify=ssl_context())
+            http: Any = httpx.AsyncClient(**_HTTPX_OPTIONS, verify=ssl_context())  # as above
             http_deadline.install(http)
             client = self._async_clients[loop] = _sdk.AsyncOpenAI(**self._client_options(),
                                                                   http_client=http)
@@ -487,7 +489,7 @@ class OpenAI(FunctionCallingLLM):
             for event in decoder.close():
                 yield from assembler.feed(*event)
             final = assembler.final()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             http.close()
@@ -508,7 +510,7 @@ class OpenAI(FunctionCallingLLM):
                 for response in assembler.feed(*event):
                     yield response
             final = assembler.final()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             await http.aclose()
@@ -594,7 +596,7 @@ class OpenAI(FunctionCallingLLM):
             return None
         if error.retry_after is not None:
             return min(error.retry_after, RETRY_AFTER_MAX)
-        return min(BACKOFF_INITIAL * 2 ** retries, BACKOFF_MAX)
+        return min(BACKOFF_INITIAL * 2.0 ** retries, BACKOFF_MAX)
 
     def _log_retry(self, error: errors.LLMError, retries: int, delay: float) -> None:
         logger.info("%s; retry %d of %d in %.3g s", error.message, retries + 1,
@@ -615,11 +617,11 @@ class OpenAI(FunctionCallingLLM):
                 attempts=attempts, provider="openai")
         if isinstance(exc, _sdk.APIConnectionError) or _is_transport_error(exc):
             if _refused(exc):  # nothing listens there: waiting would not change that
-                error = errors.APIConnectionError(
+                refused = errors.APIConnectionError(
                     f"could not reach {self._where} ({tries}): connection refused; is the "
                     "server running at that address?", attempts=attempts, provider="openai")
-                error.retryable = False
-                return error
+                refused.retryable = False
+                return refused
             return errors.APIConnectionError(
                 f"could not reach {self._where} ({tries}): {type(exc).__name__}",
                 attempts=attempts, provider="openai")
@@ -630,7 +632,7 @@ class OpenAI(FunctionCallingLLM):
     def _status_error(self, exc: _sdk.APIStatusError, tries: str,
                       attempts: int) -> errors.LLMError:
         status = exc.status_code
-        common = {"status_code": status, "request_id": exc.request_id, "attempts": attempts,
+        common: dict[str, Any] = {"status_code": status, "request_id": exc.request_id, "attempts": attempts,
                   "provider": "openai"}
         if status == 401:  # the server's text may echo part of the key: never pass it on
             hint = (f"no API key is set: set {API_KEY_ENV} or pass api_key=..."

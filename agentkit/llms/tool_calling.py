@@ -120,7 +120,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
         else:
             try:
                 result = await _invoke(tool, arguments, context)
-            except Exception as exc:  # a failing tool is an observation, not a crash
+            except Exception as exc:  # noqa: BLE001 (a failing tool is an observation, not a crash)
                 output = _error(name, arguments, wording.failure(exc),
                                 raw_output=wording.raw_failure(exc))
             else:
@@ -233,7 +233,7 @@ class ToolRunner:
         if len(args) > len(names):
             raise ValueError(f"{tool_name}() takes {len(names)} argument(s) "
                              f"({', '.join(names) or 'none'}) but {len(args)} were given")
-        return dict(zip(names, args))
+        return dict(zip(names, args, strict=False))
 
     async def acall(self, tool_name: str, arguments: dict[str, Any], *,
                     tool_id: str | None = None, arguments_error: str | None = None,

@@ -11,9 +11,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import mimetypes
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -98,16 +99,21 @@ class ImageBlock(Model):
     def resolve_image(self) -> bytes:
         """The image bytes (read from ``path`` if needed). URLs are not fetched.
 
-        A missing or unreadable file is a ``ValueError`` naming the path, raised here rather
-        than from deep inside a backend or a trace writer."""
+        A missing, unreadable or empty file (an empty image, too) is a ``ValueError`` naming
+        the path, raised here rather than from deep inside a backend or a trace writer."""
         if self.image is not None:
+            if not self.image:
+                raise ValueError("the image is empty (0 bytes)")
             return self.image
         if self.path is not None:
             try:
-                return self.path.read_bytes()
+                content = self.path.read_bytes()
             except OSError as exc:
                 raise ValueError(f"cannot read image file {str(self.path)!r}: "
                                  f"{exc.strerror or exc}") from None
+            if not content:
+                raise ValueError(f"image file {str(self.path)!r} is empty (0 bytes)")
+            return content
         raise ValueError(f"image {self.url!r} is a URL; agentkit does not download images")
 
     def digest(self) -> dict[str, Any]:
@@ -163,6 +169,15 @@ class ChatMessage(Model):
     role: MessageRole = MessageRole.USER
     additional_kwargs: dict[str, Any] = Field(default_factory=dict)
     blocks: list[ContentBlock] = Field(default_factory=list)
+
+    if TYPE_CHECKING:
+        # The constructor type checkers see. `content` is not a field (the validator below
+        # turns it into a text block), so the signature derived from the fields would reject
+        # it. A declaration only: a real __init__ forwarding to pydantic's would add a Python
+        # call to every construction (+17 % measured).
+        def __init__(self, *, role: MessageRole | str = ..., content: str | None = ...,
+                     blocks: Sequence[TextBlock | ImageBlock] = ...,
+                     additional_kwargs: dict[str, Any] = ...) -> None: ...
 
     @model_validator(mode="before")
     @classmethod

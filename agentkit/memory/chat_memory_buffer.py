@@ -111,7 +111,7 @@ class ChatMemoryBuffer(BaseMemory):
         old = self._history
         history = list(messages)
         kept = 0
-        for before, after in zip(old, history):
+        for before, after in zip(old, history, strict=False):
             if before is not after:
                 break
             kept += 1

@@ -22,7 +22,7 @@ __all__ = ["RowDelta", "BaselineDiff", "compare_to_baseline"]
 Change = Literal["same", "new", "removed"]
 
 
-def _delta(after: float | int, before: float | int) -> float | int:
+def _delta(after: float, before: float) -> float | int:
     value = after - before
     return round(value, 6) if isinstance(value, float) else value
 

@@ -51,7 +51,7 @@ class Bar:
 def nice_step(maximum: float, integral: bool) -> float:
     """A round axis step (1, 2, 2.5 or 5 × a power of ten) giving about four ticks."""
     raw = maximum / 4
-    magnitude = 10 ** math.floor(math.log10(raw))
+    magnitude: float = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
     return max(1.0, round(step)) if integral else step
 
@@ -108,7 +108,7 @@ def grouped_bar_chart(*, title: str, groups: list[str], series: list[str],
         y0 = top + g_index * (group_height + _GROUP_GAP)
         body.append(f'<rect x="0" y="{y0 - _GROUP_GAP / 2:.1f}" width="{_WIDTH}" '
                     f'height="{group_height + _GROUP_GAP:.1f}" class="band"/>')
-    ticks = int(round(scale_max / step))
+    ticks = round(scale_max / step)
     for index in range(ticks + 1):
         x = x_of(index * step)
         body.append(f'<line x1="{x:.1f}" y1="{top - 6:.1f}" x2="{x:.1f}" y2="{height - 4:.1f}" '

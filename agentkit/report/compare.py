@@ -8,8 +8,7 @@ recording) becomes an ``error`` row, so one broken file does not hide the rest o
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentkit.core.textfiles import TextFileError, read_text
@@ -18,13 +17,13 @@ from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
 from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
-    AGENT_TYPES,
     Scenario,
     ScenarioError,
     discover_scenarios,
     load_scenario,
     run_scenario,
 )
+from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.snapshot import compare_with_snapshot, snapshot_path
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
@@ -39,15 +38,6 @@ def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
         for path in discover_scenarios(root):
             seen.setdefault(path.resolve(), path)
     return list(seen.values())
-
-
-def _check_agent_types(agent_types: list[str]) -> None:
-    for name in agent_types:
-        if name not in AGENT_TYPES:
-            close = difflib.get_close_matches(name, list(AGENT_TYPES), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise ScenarioError(f"unknown agent type `{name}` (known: "
-                                f"{', '.join(sorted(AGENT_TYPES))}){hint}")
 
 
 def _name_of_broken(path: Path) -> str:
@@ -91,40 +81,61 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row,
                speedup=speedup(totals.serial_time, totals.wall_time)), result.diagram
 
 
+Progress = Callable[[int, int, Row], None]
+"""``progress(done, total, row)``: called after each scenario × agent type run."""
+
+
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
-                   agent_types: list[str] | None = None, *, seed: int | str = 0) -> Comparison:
+                   agent_types: list[str] | None = None, *, seed: int | str = 0,
+                   progress: Progress | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows.
 
     Rows follow the (sorted) scenario files, then the agent-type order: ``agent_types`` as
     given, else the order in which the scenarios first declare them. A path that does not
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
-    load or run becomes an ``error`` row.
+    load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
+    ``progress`` knows the total.
     """
-    if agent_types is not None:
-        _check_agent_types(agent_types)
+    for name in agent_types or ():
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise ScenarioError(str(exc)) from None
     order: list[str] = list(agent_types or [])
-    rows: list[Row] = []
-    diagrams: dict[str, str] = {}
+    plan: list[Row | tuple[Scenario, str]] = []
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
-            scenario = load_scenario(path, agent_types=AGENT_TYPES)
+            scenario = load_scenario(path, check_agent_types=True)
         except ScenarioError as exc:
-            rows.append(_error_row(_name_of_broken(path), None, str(exc)))
+            plan.append(_error_row(_name_of_broken(path), None, str(exc)))
             continue
         if scenario.name in used:
-            rows.append(_error_row(scenario.name, None, (
+            plan.append(_error_row(scenario.name, None, (
                 f"{path}: scenario name `{scenario.name}` is already used by {used[scenario.name]}"
                 "; scenario names must be unique (they key the report rows)")))
             continue
         used[scenario.name] = path
         if agent_types is None:
             order += [name for name in scenario.agents if name not in order]
-        for name in sorted((n for n in scenario.agents if n in order), key=order.index):
-            row, diagram = _run_row(scenario, name, seed)
-            rows.append(row)
-            if diagram is not None:
-                diagrams.setdefault(name, diagram)
+        plan += [(scenario, name) for name in
+                 sorted((n for n in scenario.agents if n in order), key=order.index)]
+    total = sum(not isinstance(step, Row) for step in plan)
+    rows: list[Row] = []
+    diagrams: dict[str, str] = {}
+    done = 0
+    for step in plan:
+        if isinstance(step, Row):
+            rows.append(step)
+            continue
+        scenario, name = step
+        row, diagram = _run_row(scenario, name, seed)
+        rows.append(row)
+        if diagram is not None:
+            diagrams.setdefault(name, diagram)
+        done += 1
+        if progress is not None:
+            progress(done, total, row)
     return Comparison(agent_types=order, rows=rows,
                       diagrams={n: diagrams[n] for n in order if n in diagrams})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -33,7 +33,7 @@ __all__ = [
     "trace_file",
 ]
 
-REPORT_FORMAT = 1
+REPORT_FORMAT: Final = 1
 
 
 class ReportError(ValueError):
@@ -109,9 +109,9 @@ class Row(_Strict):
     """How the trace compares with its committed snapshot (None: not compared)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
-    trace: dict[str, Any] | None = Field(None, exclude=True, repr=False)
+    trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     """The run's trace (kept beside report.json in ``traces/``, not in it)."""
-    timeline: list[Span] | None = Field(None, exclude=True, repr=False)
+    timeline: list[Span] | None = Field(default=None, exclude=True, repr=False)
     """The run's calls on simulated time (for the page; not written to report.json)."""
 
     @model_validator(mode="after")
@@ -144,7 +144,8 @@ class Row(_Strict):
         return self.status != "error"
 
     def metric(self, key: str) -> float | int | None:
-        return getattr(self, key)
+        value: float | int | None = getattr(self, key)
+        return value
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the metrics, then thresholds and snapshot only where there are any."""

@@ -52,7 +52,7 @@ def _diff(comparison: Comparison, baseline: Comparison | None) -> BaselineDiff |
     return None if baseline is None else compare_to_baseline(comparison, baseline)
 
 
-def _value(metric: Metric, value: float | int | None) -> str:
+def _value(metric: Metric, value: float | None) -> str:
     if value is None:
         return "—"
     if metric.kind == "count":

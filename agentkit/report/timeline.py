@@ -101,7 +101,7 @@ def timeline_svg(spans: list[Span], *, title: str) -> str | None:
         return _WIDTH * seconds / scale_max
 
     body: list[str] = []
-    for index in range(int(round(scale_max / step)) + 1):
+    for index in range(round(scale_max / step) + 1):
         x = x_of(index * step)
         anchor = "start" if index == 0 else ("end" if x >= _WIDTH - 1 else "middle")
         body.append(f'<line x1="{x:.1f}" y1="{top - 6:.1f}" x2="{x:.1f}" y2="{height - 4:.1f}" '
@@ -114,7 +114,7 @@ def timeline_svg(spans: list[Span], *, title: str) -> str | None:
                     'class="turn"/>')
         body.append(f'<text x="{x + 3:.1f}" y="{height - 3:.1f}" class="turn-label">turn '
                     f"{turn}</text>")
-    for span, lane in zip(spans, placed):
+    for span, lane in zip(spans, placed, strict=True):
         body.append(_bar(span, x_of(span.start), x_of(span.end), top + lane * (_LANE + _LANE_GAP)))
     return (f'<svg viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" role="img" '
             f'aria-label="{escape(title)}" class="chart timeline">'

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
 from dataclasses import dataclass
+from typing import Any
 
 from agentkit.core.fmt import seconds
 from agentkit.scenario.model import (
@@ -115,7 +114,7 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
     if len(expected) != len(memory):
         roles = " > ".join(m.get("role", "?") for m in memory)
         return [f"memory: expected {len(expected)} messages, got {len(memory)} ({roles})"]
-    for index, (want, got) in enumerate(zip(expected, memory)):
+    for index, (want, got) in enumerate(zip(expected, memory, strict=True)):
         content = got.get("content") or ""
         if got.get("role") != want.role:
             return [f"memory[{index}]: expected role {want.role}, got {got.get('role')}"]
@@ -130,7 +129,7 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
 def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
     """All ways ``trace`` falls short of the expectations (empty: it passes)."""
     problems: list[str] = []
-    for number, (turn, record) in enumerate(zip(turns, trace.turns), start=1):
+    for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if turn.answer is not None and not turn.answer.matches(record.response):
             problems.append(f"turn {number}: answer {record.response!r} does not match "
                             f"{turn.answer.describe()}")

@@ -209,7 +209,7 @@ def _diff_steps(old: list[dict[str, Any]], new: list[dict[str, Any]], turn: int,
     matcher = difflib.SequenceMatcher(a=[step_signature(s) for s in old],
                                       b=[step_signature(s) for s in new], autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        pairs = list(zip(range(a0, a1), range(b0, b1))) if tag in ("equal", "replace") else []
+        pairs = list(zip(range(a0, a1), range(b0, b1), strict=False)) if tag in ("equal", "replace") else []
         for i, j in pairs:
             changes = _changes(_without_index(old[i]), _without_index(new[j]), "step")
             if not changes:

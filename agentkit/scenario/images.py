@@ -22,10 +22,12 @@ def image_problem(scenario_file: Path, name: str) -> str | None:
         return (f"no image file `{name}` ({path} {state}; image paths are relative to the "
                 "scenario file)")
     try:
-        with path.open("rb"):
-            pass
+        with path.open("rb") as file:
+            empty = not file.read(1)
     except OSError as exc:
         return f"cannot read image file `{name}` ({path}): {exc.strerror or exc}"
+    if empty:
+        return f"image file `{name}` ({path}) is empty (0 bytes)"
     mimetype = ImageBlock(path=path).image_mimetype or ""
     if not mimetype.startswith("image/"):
         return (f"`{name}` is not an image file by its name (type {mimetype or 'unknown'}); "

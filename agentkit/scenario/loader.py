@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable
@@ -13,13 +14,14 @@ from pydantic import BaseModel, ValidationError
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
+from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.images import image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory, trajectory_renderer
 from agentkit.scenario.world import SimulatedTool, build_tool
 
-__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "YamlLocations", "load_yaml",
-           "build_tools", "located_error"]
+__all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
+           "YamlLocations", "load_yaml", "build_tools", "located_error"]
 
 
 class ScenarioError(ValueError):
@@ -128,7 +130,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
         return f"must be a finite number, got {_shown(item['input'])}"
     if kind == "too_short":
         return f"needs at least {item['ctx']['min_length']} entry; add one"
-    return item["msg"].removeprefix("Value error, ")
+    message: str = item["msg"]
+    return message.removeprefix("Value error, ")
 
 
 _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
@@ -159,11 +162,9 @@ def format_validation_error(path: Path, error: ValidationError, where: YamlLocat
     return "\n".join(lines)
 
 
-def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None) -> Scenario:
-    """Read and validate one scenario file.
-
-    ``agent_types``, if given, are the known agent types; others are reported as errors.
-    """
+def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scenario:
+    """Read and validate one scenario file; with ``check_agent_types``, an agent type that
+    does not exist (:func:`~agentkit.scenario.agent_types.check_agent_type`) is an error."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -187,15 +188,12 @@ def load_scenario(path: str | Path, *, agent_types: Iterable[str] | None = None)
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(path, exc, where, Scenario)) from None
-    if agent_types is not None:
-        known = set(agent_types)
-        for name in scenario.agents:
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean `{close[0]}`? " if close else ""
-                raise ScenarioError(
-                    f"{path}:{where.line(('agents', name), key=True)}: agents.{name}: unknown "
-                    f"agent type `{name}`; {hint}(known: {', '.join(sorted(known))})")
+    for name in scenario.agents if check_agent_types else ():
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise ScenarioError(f"{path}:{where.line(('agents', name), key=True)}: "
+                                f"agents.{name}: {exc}") from None
     _check_images(scenario, path, where)
     scenario.path = str(path)
     scenario.set_locations(where.line)
@@ -211,7 +209,7 @@ def build_tools(scenario: Scenario) -> list[SimulatedTool]:
     for index, spec in enumerate(scenario.tools):
         try:
             tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # an import ref runs arbitrary module code
+        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
                                 f"cannot use `{spec.ref}`: {exc}") from None
     return tools
@@ -265,12 +263,34 @@ def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:
         raise ScenarioError("\n".join(problems))
 
 
+_SNIFF_BYTES = 1 << 20
+_TOP_LEVEL_KEY = re.compile(r"^(format|turns|agents)[ \t]*:", re.MULTILINE)
+_NOT_SCENARIOS = frozenset({"__snapshots__", "cassettes"})
+
+
+def is_scenario_file(path: Path) -> bool:
+    """Whether a YAML file is agentkit's: its top level has ``format:`` and ``turns:`` or
+    ``agents:`` (or both of those without ``format:``, which loading then reports missing).
+    Any other YAML file -- a Kubernetes manifest, a CI config -- is not a scenario; a file
+    that cannot be read counts as one, so loading it reports why."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        text = path.read_bytes()[:_SNIFF_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return True
+    keys = set(_TOP_LEVEL_KEY.findall(text))
+    return ("format" in keys and bool(keys & {"turns", "agents"})) or {"turns", "agents"} <= keys
+
+
 def discover_scenarios(root: str | Path) -> list[Path]:
-    """Scenario files under ``root`` (``*.yaml``/``*.yml``), sorted; a file is returned as is."""
+    """Scenario files under ``root`` (:func:`is_scenario_file`; cassettes and snapshots are
+    not), sorted; a file is returned as is."""
     root = Path(root)
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise ScenarioError(f"{root}: no such scenario file or directory")
-    return sorted(p for p in root.rglob("*.y*ml") if p.suffix in (".yaml", ".yml")
-                  and "__snapshots__" not in p.parts and "cassettes" not in p.parts)
+    return sorted(p for p in root.rglob("*.y*ml")
+                  if not _NOT_SCENARIOS.intersection(p.relative_to(root).parts)
+                  and is_scenario_file(p))

@@ -123,7 +123,7 @@ class TextMatch(_Strict):
 class Turn(_Strict):
     user: str
     stream: bool = False
-    answer: TextMatch | None = Field(None, description="expected answer of this turn")
+    answer: TextMatch | None = Field(default=None, description="expected answer of this turn")
     images: list[str] = Field(default_factory=list,
                               description="image files sent with this turn (paths relative to "
                                           "the scenario file; agent types that take images)")
@@ -135,7 +135,7 @@ class Turn(_Strict):
 class ToolCallSpec(_Strict):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
-    agent: str | None = Field(None, description="the team agent that must make the call")
+    agent: str | None = Field(default=None, description="the team agent that must make the call")
 
 
 class HandoffSpec(_Strict):
@@ -167,14 +167,14 @@ class MessageExpect(_Strict):
 
 
 class Expect(_Strict):
-    answer: TextMatch | None = Field(None, description="the final turn's answer")
-    error: TextMatch | None = Field(None, description="the final turn fails with this error")
+    answer: TextMatch | None = Field(default=None, description="the final turn's answer")
+    error: TextMatch | None = Field(default=None, description="the final turn fails with this error")
     tool_calls: ToolCallsExpect | None = None
     handoffs: HandoffsExpect | None = None
-    max_steps: int | None = Field(None, ge=0)
-    max_llm_calls: int | None = Field(None, ge=0)
+    max_steps: int | None = Field(default=None, ge=0)
+    max_llm_calls: int | None = Field(default=None, ge=0)
     max_wall_time: Seconds | None = None
-    memory: list[MessageExpect] | None = Field(None, description="memory after the last turn")
+    memory: list[MessageExpect] | None = Field(default=None, description="memory after the last turn")
 
     def merged(self, override: Expect | None) -> Expect:
         if override is None:
@@ -185,7 +185,7 @@ class Expect(_Strict):
 class _ToolCallItem(_Strict):
     name: str
     args: dict[str, Any] | None = None
-    arguments: str | None = Field(None, description="raw (possibly invalid) JSON arguments")
+    arguments: str | None = Field(default=None, description="raw (possibly invalid) JSON arguments")
 
     @model_validator(mode="after")
     def _one(self) -> _ToolCallItem:
@@ -250,9 +250,9 @@ class LLMSource(_Strict):
 
     backend: Literal["scripted", "openai"] = Field(
         "scripted", description="`openai`: the OpenAI backend against a local fake endpoint")
-    latency: Seconds = Field(0.0, description="simulated latency of every LLM call")
+    latency: Seconds = Field(default=0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
-    recording: str | None = Field(None, description="cassette path, relative to the scenario")
+    recording: str | None = Field(default=None, description="cassette path, relative to the scenario")
 
     def _sources(self) -> list[str]:
         return [k for k in ("script", "recording") if getattr(self, k) is not None]
@@ -266,7 +266,7 @@ class TeamAgent(LLMSource):
     description: str
     kind: Literal["function", "react"] = "function"
     system_prompt: str | None = None
-    tools: list[str] | None = Field(None, description="names of the scenario tools it may use "
+    tools: list[str] | None = Field(default=None, description="names of the scenario tools it may use "
                                                       "(default: all of them)")
     can_handoff_to: list[str] | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -285,8 +285,8 @@ class AgentSpec(LLMSource):
 
     params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
-    team: list[TeamAgent] | None = Field(None, min_length=1)
-    root: str | None = Field(None, description="the team agent that starts each run")
+    team: list[TeamAgent] | None = Field(default=None, min_length=1)
+    root: str | None = Field(default=None, description="the team agent that starts each run")
 
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
@@ -328,8 +328,8 @@ class Threshold(_Strict):
     and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
     (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
 
-    relative: float | None = Field(None, ge=0, allow_inf_nan=False)
-    absolute: float | None = Field(None, ge=0, allow_inf_nan=False)
+    relative: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    absolute: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Thresholds(_Strict):
@@ -360,7 +360,7 @@ class Scenario(_Strict):
     thresholds: Thresholds = Field(
         default_factory=Thresholds, description="how much more cost than in a report's "
                                                 "baseline is a regression (per metric)")
-    path: str | None = Field(None, exclude=True, description="the file it was loaded from")
+    path: str | None = Field(default=None, exclude=True, description="the file it was loaded from")
     _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
 
     def set_locations(self, line_of: Callable[[tuple[str | int, ...]], int]) -> None:

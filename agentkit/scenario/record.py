@@ -23,6 +23,7 @@ redacted request differs); such a recording is refused with a message naming the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,8 @@ class Recording:
 def comparable(trace: dict[str, Any]) -> dict[str, Any]:
     """A trace as a recording's trace file holds it: what any text may hold (keys, bearer
     tokens, URL passwords) redacted, without looking at the environment."""
-    return Redactor(environ={}).data(trace)
+    redacted: dict[str, Any] = Redactor(environ={}).data(trace)
+    return redacted
 
 
 def cassette_miss(result: ScenarioResult) -> str | None:
@@ -83,9 +85,11 @@ def cassette_miss(result: ScenarioResult) -> str | None:
 
 
 def record_scenario(scenario: Scenario | str | Path, agent_type: str, live: LLM,
-                    mode: RecordMode = "once", *, listener: Any = None) -> Recording:
+                    mode: RecordMode = "once", *, listener: Any = None,
+                    state: Mapping[str, Any] | None = None) -> Recording:
     """Record ``agent_type``'s conversation of ``scenario`` through ``live`` (see the module
-    docstring); ``listener`` gets every bus event of the live run (progress display)."""
+    docstring); ``listener`` gets every bus event of the live run (progress display);
+    ``state`` reaches the agent type's factory (as in :func:`run_scenario`)."""
     scenario = load(scenario)
     if agent_type not in scenario.agents or scenario.agents[agent_type].recording is None:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type} has "
@@ -98,7 +102,7 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str, live: LLM,
         stack.enter_context(real_time())  # retry back-off against a live server really waits
         if listener is not None:
             stack.enter_context(dispatcher.listen(listener))
-        outcome.live = run_scenario(scenario, agent_type, llm=recorder)
+        outcome.live = run_scenario(scenario, agent_type, llm=recorder, state=state)
     outcome.recorded = recorder.recorded
     if recorder.unrecorded:  # the model was never asked: nothing to replay or keep
         outcome.problems = [f"{_kind(recorder.unrecorded[0])}: {recorder.unrecorded[0]}"]
@@ -106,7 +110,8 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str, live: LLM,
     text = recorder.cassette.dumps(secrets=live.secrets)
     data, where = parse_yaml(text)  # replay exactly what the file will hold
     fresh = Cassette.from_dict(data, cassette_path, where)
-    outcome.replay = run_scenario(scenario, agent_type, llm=CassetteLLM(fresh))
+    outcome.replay = run_scenario(scenario, agent_type, llm=CassetteLLM(fresh),
+                                  state=state)
     recorded_trace = Redactor(secrets=live.secrets).data(outcome.live.trace.to_dict())
     outcome.problems = _problems(outcome.live, outcome.replay, recorded_trace, recorder)
     if outcome.problems or (recorder.recorded == 0 and trace_path.exists()):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +15,13 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agents import AGENT_TYPES, IMAGE_AGENT_TYPES, build_agent, build_team
+from agentkit.scenario.agent_types import (
+    AGENT_TYPES,
+    AgentContext,
+    AgentTypeError,
+    resolve_agent_type,
+)
+from agentkit.scenario.agents import build_agent
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
@@ -61,9 +67,10 @@ class ScenarioResult:
 
 
 def load(scenario: Scenario | str | Path) -> Scenario:
+    """``scenario`` itself, or the scenario file at that path (its agent types checked)."""
     if isinstance(scenario, Scenario):
         return scenario
-    return load_scenario(scenario, agent_types=AGENT_TYPES)
+    return load_scenario(scenario, check_agent_types=True)
 
 
 def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
@@ -119,19 +126,21 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
         llm = server.llm("gpt-4o-mini")
-        llm.script_server = server  # type: ignore[attr-defined]  (for the leftover check)
+        llm.script_server = server  # type: ignore[attr-defined]  # for the leftover check
         return llm
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
     return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-                 seed: int | str = 0, llm: LLM | None = None) -> ScenarioResult:
+                 seed: int | str = 0, llm: LLM | None = None,
+                 state: Mapping[str, Any] | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
     fake endpoint) or its recording (a cassette), unless ``llm`` is given. To record against a
-    live model, use :func:`agentkit.scenario.record.record_scenario`.
+    live model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the
+    agent type's factory as ``context.state`` (:class:`AgentContext`).
     """
     scenario = load(scenario)
     if agent_type is None:
@@ -142,15 +151,14 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     if agent_type not in scenario.agents:
         raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` has no agent type "
                             f"`{agent_type}` (it has {', '.join(scenario.agents)})")
-    if agent_type not in AGENT_TYPES:
-        close = difflib.get_close_matches(agent_type, AGENT_TYPES, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+    try:
+        kind = resolve_agent_type(agent_type)
+    except AgentTypeError as exc:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
-                            f"unknown agent type `{agent_type}`; {hint}(known: "
-                            f"{', '.join(sorted(AGENT_TYPES))}; add one with "
-                            "register_agent_type)")
-    _check_takes_images(scenario, agent_type)
+                            f"{exc}") from None
+    _check_takes_images(scenario, agent_type, kind.images)
     spec = scenario.agents[agent_type]
+    _check_team(scenario, agent_type, kind.team)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     with simulation(seed):
         tools = build_tools(scenario)
@@ -163,14 +171,18 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                               rendered=rendered)
             for member in members}
         scripted = [m for m in llms.values() if isinstance(m, ScriptedLLM)]
+        team = {name: model for name, model in llms.items() if name is not None}
+        context = AgentContext(agent_type=agent_type,
+                               llm=llms[spec.root if spec.root else members[0]],
+                               llms=team, tools=tuple(tools), params=spec.params,
+                               images=tuple(image for turn in scenario.turns
+                                            for image in turn_images(scenario, turn)),
+                               scenario=scenario, state=state or {})
         try:
-            if spec.team:
-                agent = build_team(agent_type, spec, llms, tools,
-                                   where=lambda *f: scenario.where("agents", agent_type, *f))
-            else:
-                agent = build_agent(agent_type, llms[None], tools, spec.params)
+            agent = build_agent(context)
             if scenario.history:
-                agent.memory.set([ChatMessage(role=m.role, content=m.content)
+                # not part of ChatAgent: only scenarios with history need a memory
+                agent.memory.set([ChatMessage(role=m.role, content=m.content)  # type: ignore[attr-defined]
                                   for m in scenario.history])
         except (TypeError, ValueError) as exc:
             for unused in scripted:
@@ -180,7 +192,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
             raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                                 f"agents.{agent_type}.params: {exc}") from None
         with outputs.observing() if outputs is not None else nullcontext():
-            trace = _run_turns(scenario, agent_type, agent)
+            trace = _run_turns(scenario, agent_type, agent, kind.images)
     if any(t.error for t in trace.turns):
         for unused in scripted:
             unused.strict = False  # replies after the failure could not be used (see _leftovers)
@@ -200,24 +212,43 @@ def _renders(spec: AgentSpec) -> bool:
     return spec.team is None and spec.script is None and spec.recording is None
 
 
-def _check_takes_images(scenario: Scenario, agent_type: str) -> None:
-    if agent_type in IMAGE_AGENT_TYPES:
+def _check_takes_images(scenario: Scenario, agent_type: str, takes_images: bool) -> None:
+    if takes_images:
         return
     for index, turn in enumerate(scenario.turns):
         if turn.images:
-            takers = ", ".join(sorted(IMAGE_AGENT_TYPES)) or "none registered"
+            takers = ", ".join(_image_takers()) or "none registered"
             raise ScenarioError(f"{scenario.where('turns', index, 'images')}: turns.{index}."
                                 f"images: agent type `{agent_type}` does not take images "
                                 f"(agent types that do: {takers}); run this scenario under "
                                 "one of those")
 
 
-def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
+def _check_team(scenario: Scenario, agent_type: str, runs_teams: bool) -> None:
+    if scenario.agents[agent_type].team and not runs_teams:
+        teams = ", ".join(n for n, e in AGENT_TYPES.loaded().items() if e.team)
+        raise ScenarioError(f"{scenario.where('agents', agent_type, 'team')}: agents."
+                            f"{agent_type}.team: agent type `{agent_type}` runs one agent, not "
+                            f"a team; run the team under {teams or 'a type that takes one'}")
+    if runs_teams and not scenario.agents[agent_type].team:
+        raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
+                            f"agent type `{agent_type}` runs a team: declare `team:` (its "
+                            "agents, each with a script or recording) and `root:` instead of "
+                            "`script:`")
+
+
+def _image_takers() -> list[str]:
+    """The agent types that take images (those declared by an import ref are left out: only
+    importing them would tell)."""
+    return [name for name, entry in AGENT_TYPES.loaded().items() if entry.images]
+
+
+def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     for turn in scenario.turns:
         options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
-                                   if agent_type in IMAGE_AGENT_TYPES else {})
+                                   if takes_images else {})
         if turn.human:
             options["human"] = turn.human
         watch = Stopwatch.start()
@@ -232,7 +263,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any) -> Trace:
                     response = stream.response
                 else:
                     response = str(agent.chat(turn.user, **options))
-            except Exception as exc:  # the trace records it; expectations judge it
+            except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error = f"{type(exc).__name__}: {exc}"
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,

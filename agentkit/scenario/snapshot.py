@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.types import SerializedData
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
@@ -28,7 +29,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
     """One ``.json`` file per snapshot; a :class:`Trace` is stored as its ``to_json()`` (the
     same bytes ``agentkit run --trace-dir`` writes, in the trace's readable key order)."""
 
-    def serialize(self, data: Any, **kwargs: Any) -> str:
+    def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
         if isinstance(data, Trace):
             data = _ordered(data.to_dict())  # syrupy keeps an OrderedDict's key order
         return super().serialize(data, **kwargs)

@@ -3,9 +3,9 @@
 A :class:`TurnBuilder` turns the events of one user turn into a :class:`TurnTrace` (steps,
 each with its LLM calls and tool calls). The tools the agent offered (name, description and
 JSON schema of each, from :class:`ToolsOfferedEvent` and LLM requests) are kept once per run,
-in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised (``call_1``, ``call_2``... in
-order of first appearance) and times are virtual, so the JSON of a trace is byte-identical
-across runs of the same scenario.
+in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised
+(``call_1``, ``call_2``... in order of first appearance) and times are virtual, so the JSON of
+a trace is byte-identical across runs of the same scenario.
 """
 
 from __future__ import annotations

@@ -40,7 +40,8 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,6 +62,7 @@ __all__ = [
     "map_refs",
     "register_trajectory_renderer",
     "renderable_agent_types",
+    "scoped_renderers",
     "trajectory_renderer",
 ]
 
@@ -91,7 +93,7 @@ def _one_line_thought(value: str | None) -> str | None:
 
 
 class _WithThought(_Strict):
-    thought: str | None = Field(None, description="one line of reasoning before it")
+    thought: str | None = Field(default=None, description="one line of reasoning before it")
 
     @field_validator("thought")
     @classmethod
@@ -114,7 +116,7 @@ class TrajectoryStep(_WithThought):
     args: dict[str, Any] | None = None
     parallel: list[TrajectoryCallSpec] | None = Field(
         None, min_length=2, description="calls made together (two or more)")
-    answer: str | None = Field(None, description="the final answer; {$N} is call N's output")
+    answer: str | None = Field(default=None, description="the final answer; {$N} is call N's output")
 
     @model_validator(mode="after")
     def _one_kind(self) -> TrajectoryStep:
@@ -188,7 +190,8 @@ class TrajectoryCall:
 
     def arguments(self, outputs: CallOutputs) -> dict[str, Any]:
         """The arguments with each ``$N`` replaced by call N's output value."""
-        return map_refs(dict(self.args), lambda ref: outputs.value(ref.number))
+        arguments: dict[str, Any] = map_refs(dict(self.args), lambda ref: outputs.value(ref.number))
+        return arguments
 
     def describe(self) -> str:
         """``add(a=$1, b=2)``, for messages."""
@@ -413,6 +416,18 @@ def register_trajectory_renderer(agent_type: str, renderer: TrajectoryRenderer |
         registry.pop(agent_type, None)
     else:
         registry[agent_type] = renderer
+
+
+@contextmanager
+def scoped_renderers() -> Iterator[None]:
+    """Renderers registered inside are gone on exit (with the agent types registered inside:
+    :meth:`agentkit.scenario.agent_types.AgentTypeRegistry.scoped`)."""
+    saved = dict(_renderers())
+    try:
+        yield
+    finally:
+        _RENDERERS.clear()
+        _RENDERERS.update(saved)
 
 
 def trajectory_renderer(agent_type: str) -> TrajectoryRenderer | None:

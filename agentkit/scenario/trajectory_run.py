@@ -80,7 +80,7 @@ def _same(expected: Any, actual: Any, matched: Mapping[int, ObservedCall]) -> bo
                 and all(_same(v, actual[k], matched) for k, v in expected.items()))
     if isinstance(expected, list):
         return (isinstance(actual, (list, tuple)) and len(expected) == len(actual)
-                and all(_same(e, a, matched) for e, a in zip(expected, actual)))
+                and all(_same(e, a, matched) for e, a in zip(expected, actual, strict=True)))
     return isinstance(expected, bool) == isinstance(actual, bool) and expected == actual
 
 

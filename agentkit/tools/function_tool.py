@@ -134,6 +134,7 @@ class FunctionTool(AsyncBaseTool):
         self._metadata = metadata
         self.partial_params = dict(partial_params or {})
         real = fn or async_fn
+        assert real is not None  # checked above
         params = _signature(real).parameters.values()
         ctx_params = [p for p in params if _is_context_annotation(p.annotation)]
         self._ctx_param = ctx_params[0].name if ctx_params else None

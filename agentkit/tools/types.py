@@ -71,7 +71,8 @@ class ToolMetadata:
 
     def get_parameters_dict(self) -> dict[str, Any]:
         """The JSON schema of the tool's arguments (a fresh copy: yours to change)."""
-        return json.loads(self.fn_schema_str)
+        schema: dict[str, Any] = json.loads(self.fn_schema_str)
+        return schema
 
     @property
     def fn_schema_str(self) -> str:

@@ -207,8 +207,8 @@ class Context:
             raise TypeError(f"write_event_to_stream takes an Event, got {type(event).__name__}")
         self._stream.put(event)
 
-    def collect_events(self, event: Event, expected: list[type[Event]],
-                       buffer_id: str | None = None) -> list[Event] | None:
+    def collect_events(self, event: Event, expected: list[type[T]],
+                       buffer_id: str | None = None) -> list[T] | None:
         """Buffer ``event``; once one event of each ``expected`` type is buffered (matched by
         exact type, as upstream), return them in ``expected`` order, else None. The buffer is
         the calling step's own unless ``buffer_id`` names another."""
@@ -224,7 +224,7 @@ class Context:
             if index is None:
                 return None
             picks.append(index)
-        collected = [buffer[i] for i in picks]
+        collected: list[Any] = [buffer[i] for i in picks]  # each of its `expected` type
         rest = [e for i, e in enumerate(buffer) if i not in picks]
         if rest:
             self._buffers[buffer_id] = rest
@@ -235,7 +235,7 @@ class Context:
     async def wait_for_event(self, event_type: type[T], waiter_event: Event | None = None,
                              waiter_id: str | None = None,
                              requirements: dict[str, Any] | None = None,
-                             timeout: float | None = None) -> T:
+                             timeout: float | None = None) -> T:  # noqa: ASYNC109 (upstream's API)
         """Wait for an event of ``event_type`` whose fields equal ``requirements``.
 
         ``waiter_event`` (typically an InputRequiredEvent) goes to the stream once per

@@ -19,7 +19,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from agentkit.workflow.context import Context
 from agentkit.workflow.errors import WorkflowValidationError
@@ -71,8 +71,18 @@ def step_mark(fn: Any) -> _StepMark | None:
     return getattr(fn, _MARK, None)
 
 
+@overload
+def step(func: F, *, workflow: type[Workflow] | None = None,
+         num_workers: int = DEFAULT_NUM_WORKERS) -> F: ...
+
+
+@overload
+def step(func: None = None, *, workflow: type[Workflow] | None = None,
+         num_workers: int = DEFAULT_NUM_WORKERS) -> Callable[[F], F]: ...
+
+
 def step(func: F | None = None, *, workflow: type[Workflow] | None = None,
-         num_workers: int = DEFAULT_NUM_WORKERS) -> Any:
+         num_workers: int = DEFAULT_NUM_WORKERS) -> F | Callable[[F], F]:
     """Mark ``func`` as a step: ``@step``, ``@step(num_workers=2)``, or
     ``@step(workflow=MyWorkflow)`` to add a free function to a workflow class."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:

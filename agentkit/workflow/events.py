@@ -11,7 +11,7 @@ event is always truthy (an empty dict view must not make ``if ev:`` false).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,6 +24,13 @@ class Event(BaseModel):
     """Base of every workflow event: typed fields plus free-form extras."""
 
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True, defer_build=True)
+
+    if TYPE_CHECKING:
+        # For type checkers: any keyword is an extra (pydantic's signature would reject it).
+        # A subclass with declared fields gets the typed constructor of its fields instead,
+        # and reads extras with ev["name"]; the events made for extras (StartEvent,
+        # InputRequiredEvent, HumanResponseEvent) also read them as attributes.
+        def __init__(self, **data: Any) -> None: ...
 
     def _names(self) -> list[str]:
         return [*type(self).model_fields, *(self.__pydantic_extra__ or {})]
@@ -77,6 +84,11 @@ class Event(BaseModel):
 class StartEvent(Event):
     """The event a run begins with; ``Workflow.run(**kwargs)`` puts the keywords on it."""
 
+    if TYPE_CHECKING:  # carries extras: any keyword, any attribute (see Event)
+        def __init__(self, **data: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
+
 
 class StopEvent(Event):
     """Ends a run. ``await handler`` gives ``result`` (or the event itself for a subclass)."""
@@ -91,7 +103,17 @@ class InputRequiredEvent(Event):
     """Asks the caller for input: returned by a step (or passed to ``wait_for_event`` as its
     ``waiter_event``) it goes to the event stream, not to a step."""
 
+    if TYPE_CHECKING:  # carries extras: any keyword, any attribute (see Event)
+        def __init__(self, **data: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
+
 
 class HumanResponseEvent(Event):
     """The caller's answer, sent with ``handler.ctx.send_event``; it comes from outside the
     workflow, so no step has to produce it."""
+
+    if TYPE_CHECKING:  # carries extras: any keyword, any attribute (see Event)
+        def __init__(self, **data: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...

@@ -50,7 +50,8 @@ class WorkflowGraph:
     def event_types(self) -> dict[str, type[Event]]:
         """Every event type the steps name, plus the built-in ones, by ``type_path``."""
         types: dict[str, type[Event]] = {}
-        builtins = (Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent)
+        builtins: tuple[type[Event], ...] = (Event, StartEvent, StopEvent, InputRequiredEvent,
+                                             HumanResponseEvent)
         for event_type in (*builtins, *self._named_types()):
             types[type_path(event_type)] = event_type
         return types

@@ -72,7 +72,7 @@ class Run:
         self.resumed = ctx._begin(self, start_event)
         self.stream = ctx._stream
         self._done: asyncio.Future[_Outcome] = self._loop.create_future()
-        self._running = {name: 0 for name in ctx._graph.steps}
+        self._running = dict.fromkeys(ctx._graph.steps, 0)
         self._tasks: set[asyncio.Task[None]] = set()
         self._base: contextvars.Context | None = None  # set inside the run's span
         self._deadline: float | None = None
@@ -135,7 +135,7 @@ class Run:
                 except asyncio.CancelledError:
                     self._step_end(spec, event, frame, error="cancelled")
                     raise
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 (a failing step ends the run with its error)
                     self._step_end(spec, event, frame, error=f"{type(exc).__name__}: {exc}")
                     error = WorkflowRuntimeError(f"Error in step '{spec.name}': {exc}")
                     error.__cause__ = exc
@@ -201,7 +201,7 @@ class Run:
         assert outcome.stop is not None
         return _result_of(outcome.stop)
 
-    async def _wait(self, timeout: float | None) -> _Outcome:
+    async def _wait(self, timeout: float | None) -> _Outcome:  # noqa: ASYNC109 (the run's timeout)
         try:
             async with asyncio.timeout(timeout):
                 return await asyncio.shield(self._done)

@@ -115,7 +115,7 @@ def import_type(path: str, where: str) -> type:
         target: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             target = getattr(target, part)
-    except Exception:  # importing runs module code: any failure means "cannot import"
+    except Exception:  # noqa: BLE001 (importing runs module code: any failure means "cannot import")
         raise ContextSerdeError(f"cannot restore {where}: class {path} cannot be imported") from None
     if not isinstance(target, type):
         raise ContextSerdeError(f"cannot restore {where}: {path} is not a class")

@@ -296,8 +296,8 @@ def test_the_llm_sees_a_tool_error_and_the_loop_goes_on():
 # --------------------------------------------------------------------------- construction
 def test_a_non_function_calling_llm_is_rejected():
     llm = ScriptedLLM([], function_calling=False, name="plain-model")
-    with pytest.raises(ValueError, match="Model name plain-model does not support function "
-                                         "calling API."):
+    with pytest.raises(ValueError, match=r"Model name plain-model does not support function "
+                                         r"calling API\."):
         FunctionCallingAgentWorker.from_tools([], llm=llm)
 
 

@@ -237,7 +237,7 @@ def test_every_started_step_of_a_failed_round_gets_its_end_event():
 
 def test_a_final_round_with_more_than_one_output_is_an_error():
     runner = ParallelAgentRunner(_TwoLastStepsWorker())
-    with pytest.raises(ValueError, match="More than one step output returned in final step."):
+    with pytest.raises(ValueError, match=r"More than one step output returned in final step\."):
         runner.chat("go")
 
 

@@ -718,7 +718,7 @@ def test_from_llm_passes_runner_arguments_to_a_function_calling_agent():
 
 
 def test_from_llm_without_an_llm_says_it_needs_one():
-    with pytest.raises(ValueError, match="AgentRunner.from_llm needs an `llm`"):
+    with pytest.raises(ValueError, match=r"AgentRunner\.from_llm needs an `llm`"):
         AgentRunner.from_llm([])
 
 

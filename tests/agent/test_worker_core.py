@@ -14,8 +14,8 @@ from agentkit.agent import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.core.sim import Stopwatch, asleep, run_sync, simulation
 from agentkit.core.events import ToolsOfferedEvent
+from agentkit.core.sim import Stopwatch, asleep, run_sync, simulation
 from agentkit.instrumentation import ToolCallEndEvent, ToolCallStartEvent, collect_events
 from agentkit.llms.tool_calling import tool_specs
 from agentkit.llms.types import ChatMessage, MessageRole, ToolSelection
@@ -193,7 +193,7 @@ def test_bind_rejects_more_arguments_than_the_tool_takes():
 
 
 def test_bind_rejects_an_unknown_tool():
-    with pytest.raises(ValueError, match="^No such tool named `nope`.$"):
+    with pytest.raises(ValueError, match=r"^No such tool named `nope`\.$"):
         RUNNER.bind("nope", [1])
 
 
@@ -225,12 +225,12 @@ def _message(role: MessageRole, text: str) -> ChatMessage:
 
 
 def test_tools_and_a_tool_retriever_together_are_rejected():
-    with pytest.raises(ValueError, match="^Cannot specify both tools and tool_retriever$"):
+    with pytest.raises(ValueError, match=r"^Cannot specify both tools and tool_retriever$"):
         _Worker(TOOLS, KeywordObjectRetriever(TOOLS))
 
 
 def test_something_other_than_a_retriever_is_a_clear_error():
-    with pytest.raises(TypeError, match="^tool_retriever must be an ObjectRetriever, got list"):
+    with pytest.raises(TypeError, match=r"^tool_retriever must be an ObjectRetriever, got list"):
         _Worker(tool_retriever=TOOLS)
 
 

@@ -70,8 +70,8 @@ def test_a_tool_named_handoff_is_refused() -> None:
         """Not allowed."""
         return x
 
-    with pytest.raises(ValueError, match="'handoff' is a reserved tool name. Please use a "
-                                         "different name."):
+    with pytest.raises(ValueError, match=r"'handoff' is a reserved tool name\. Please use a "
+                                         r"different name\."):
         FunctionAgent(tools=[handoff], llm=ScriptedLLM([]))
 
 
@@ -121,10 +121,10 @@ def test_a_handoff_passes_the_conversation_on_and_the_run_continues() -> None:
     result, events, _ = run_sync(run_collect(workflow, user_msg="What is 5 + 3?"))
     assert "8" in str(result)
     assert [c.tool_name for c in result.tool_calls] == ["handoff", "add"]
-    handed = [e for e in events if isinstance(e, ToolCallResult)][0]
+    handed = next(e for e in events if isinstance(e, ToolCallResult))
     assert handed.return_direct and not handed.tool_output.is_error
-    calculator_input = [e for e in events if isinstance(e, AgentInput)
-                        and e.current_agent_name == "calculator"][0].input
+    calculator_input = next(e for e in events if isinstance(e, AgentInput)
+                            and e.current_agent_name == "calculator").input
     assert roles(calculator_input[1:]) == [
         ("user", "What is 5 + 3?"), ("assistant", ""),
         ("tool", "Agent calculator is now handling the request due to the following reason: "

@@ -72,7 +72,7 @@ def test_an_unparseable_output_is_retried_with_the_error_message() -> None:
 def test_an_empty_output_is_retried_with_a_failure_message() -> None:
     agent, _ = _agent(["", REACT_DONE])
     result, events, _ = run_sync(run_collect(agent, user_msg="sum?"))
-    first = [e for e in events if isinstance(e, AgentOutput)][0]
+    first = next(e for e in events if isinstance(e, AgentOutput))
     assert first.retry_messages[1].content.startswith(
         "FAILURE: Your previous response was empty.")
     assert str(result) == "The sum is 8"

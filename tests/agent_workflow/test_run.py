@@ -21,12 +21,13 @@ from agentkit.workflow import (
     ContextSerdeError,
     HumanResponseEvent,
     InputRequiredEvent,
+    StartEvent,
+    StopEvent,
     Workflow,
     WorkflowRuntimeError,
     WorkflowTimeoutError,
     step,
 )
-from agentkit.workflow import StartEvent, StopEvent
 
 from .helpers import REACT_DONE, add, explode, increment_counter, roles, run_collect
 

@@ -17,9 +17,8 @@ import pytest
 
 from agentkit.cli import main
 from agentkit.llms.mock import tool_call
-from mocks.openai_server import FakeOpenAIServer
-
 from cli_helpers import ADDING, FAKE_URL, Outcome
+from mocks.openai_server import FakeOpenAIServer
 
 
 @pytest.fixture(autouse=True)

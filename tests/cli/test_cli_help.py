@@ -29,7 +29,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
 
 
 @pytest.mark.parametrize("command, expected", [
-    ("list", ["List scenario files with their agent types.", "paths", "default: scenarios/"]),
+    ("list", ["List scenario files with their agent types.", "paths",
+              "`scenarios` under [tool.agentkit] in pyproject.toml, else scenarios/"]),
     ("run", ["check expectations", "--agents", "comma-separated", "--trace-dir",
              "<dir>/<scenario>.<agent>.json", "--verbose"]),
     ("record", ["live model", "progress line per LLM and tool call", "<cassette>.trace.json",
@@ -57,3 +58,11 @@ def test_unknown_command_is_a_usage_error(cli: Callable[..., Outcome]) -> None:
 
     assert result.code == 2
     assert "invalid choice: 'rnu'" in result.err
+
+
+def test_version_prints_the_installed_version(cli: Callable[..., Outcome]) -> None:
+    from agentkit import __version__
+
+    result = cli("--version")
+
+    assert (result.code, result.out) == (0, f"agentkit {__version__}\n")

@@ -163,6 +163,17 @@ def test_run_with_a_malformed_cassette_exits_2_as_a_cassette_error_not_an_agent_
             "integer") in result.err
 
 
+def test_run_prints_times_in_the_one_seconds_format(cli: Callable[..., Outcome],
+                                                    adding: Path) -> None:
+    text = _only_react(adding).read_text(encoding="utf-8")
+    adding.write_text(text.replace("  react:\n", "  react:\n    latency: 0.333333\n"),
+                      encoding="utf-8")
+
+    result = cli("run", adding)
+
+    assert "wall=0.67s serial=0.67s" in result.out.splitlines()[0]
+
+
 def test_report_against_a_baseline_exits_1_on_a_cost_regression_naming_it(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)

@@ -13,7 +13,7 @@ from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, parse_yaml
 #: 9 levels of 9 aliases: ~387 million nodes once expanded, from 342 bytes.
 ALIAS_BOMB = "".join(
     [f'a: &a [{",".join(["lol"] * 9)}]\n']
-    + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+    + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True)])
 
 
 def test_an_alias_bomb_is_an_error_at_the_line_where_the_expansion_gets_too_big():

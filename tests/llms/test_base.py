@@ -553,7 +553,7 @@ def test_get_tool_calls_from_response_returns_the_calls():
 def test_get_tool_calls_from_response_without_calls_is_an_error():
     llm = ToolPicker([], text="no tools today")
     response = llm.chat_with_tools(TOOLS, "hi")
-    with pytest.raises(ValueError, match="Expected at least one tool call, but got 0 tool calls."):
+    with pytest.raises(ValueError, match=r"Expected at least one tool call, but got 0 tool calls\."):
         llm.get_tool_calls_from_response(response)
 
 

@@ -68,3 +68,16 @@ def test_to_dict_of_a_text_message_is_the_same_with_image_digests():
     message = ChatMessage(role="assistant", content="hi")
 
     assert message.to_dict(images="digest") == message.to_dict()
+
+
+def test_an_empty_image_file_is_an_error_naming_it(tmp_path):
+    empty = tmp_path / "blank.png"
+    empty.write_bytes(b"")
+
+    with pytest.raises(ValueError, match=rf"^image file '{empty}' is empty \(0 bytes\)$"):
+        ImageBlock(path=empty).resolve_image()
+
+
+def test_empty_image_bytes_are_an_error():
+    with pytest.raises(ValueError, match=r"^the image is empty \(0 bytes\)$"):
+        ImageBlock(image=b"", image_mimetype="image/png").digest()

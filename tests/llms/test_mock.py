@@ -9,7 +9,7 @@ import pytest
 from agentkit.core.ids import IdSource
 from agentkit.core.sim import Stopwatch, asleep, now, run_sync
 from agentkit.instrumentation import LLMCallEndEvent, collect_events
-from agentkit.llms import ChatMessage, ChatResponse, ToolSelection, Usage
+from agentkit.llms import ChatMessage, ChatResponse, Usage
 from agentkit.llms.base import LLMRequest, estimate_usage
 from agentkit.llms.mock import (
     FunctionLLM,
@@ -135,7 +135,8 @@ def test_a_callable_item_may_be_async():
 
 
 def test_an_unknown_item_kind_is_an_error_naming_it():
-    with pytest.raises(TypeError, match=r"ScriptedLLM 'scripted' cannot answer with 42: a script item must be"):
+    with pytest.raises(TypeError,
+                       match=r"ScriptedLLM 'scripted' cannot answer with 42: a script item must be"):
         ScriptedLLM([42]).chat(USER)
 
 
@@ -166,7 +167,8 @@ def test_async_calls_consume_items_too():
 
 
 def test_scripted_response_chunks_must_join_to_its_text():
-    with pytest.raises(ValueError, match=r"ScriptedResponse chunks \['a', 'b'\] do not join to its text 'abc'"):
+    with pytest.raises(ValueError,
+                       match=r"ScriptedResponse chunks \['a', 'b'\] do not join to its text 'abc'"):
         ScriptedResponse(text="abc", chunks=["a", "b"])
 
 
@@ -384,7 +386,8 @@ def test_script_exhausted_error_counts_every_call_after_the_end():
 def test_script_exhausted_error_quotes_the_last_user_message():
     messages = [ChatMessage(role="user", content="what is 2+2?"),
                 ChatMessage(role="assistant", content="thinking")]
-    with pytest.raises(ScriptExhaustedError, match=re.escape("Last user/observation message: 'what is 2+2?'")):
+    with pytest.raises(ScriptExhaustedError,
+                       match=re.escape("Last user/observation message: 'what is 2+2?'")):
         ScriptedLLM([]).chat(messages)
 
 

@@ -150,7 +150,8 @@ def test_json_dump_round_trips_through_model_validate():
 
 
 def test_image_block_needs_a_source():
-    with pytest.raises(ValidationError, match="an ImageBlock needs one of `image` \\(bytes\\), `path` or `url`"):
+    with pytest.raises(ValidationError,
+                       match=r"an ImageBlock needs one of `image` \(bytes\), `path` or `url`"):
         ImageBlock()
 
 
@@ -183,7 +184,7 @@ def test_resolve_image_reads_a_path(tmp_path):
 
 
 def test_resolve_image_of_a_url_is_an_error_naming_it():
-    with pytest.raises(ValueError, match="'https://x/a.png' is a URL; agentkit does not download images"):
+    with pytest.raises(ValueError, match=r"'https://x/a\.png' is a URL; agentkit does not download images"):
         ImageBlock(url="https://x/a.png").resolve_image()
 
 

@@ -296,7 +296,8 @@ def test_round_trip_keeps_image_bytes():
 
 def test_to_string_is_json():
     data = json.loads(ChatMemoryBuffer.from_defaults(chat_history=[user()]).to_string())
-    assert (data["class_name"], data["token_limit"], len(data["chat_history"])) == ("ChatMemoryBuffer", 3000, 1)
+    assert (data["class_name"], data["token_limit"], len(data["chat_history"])) == (
+        "ChatMemoryBuffer", 3000, 1)
 
 
 def test_from_dict_of_another_class_is_an_error():
@@ -305,7 +306,7 @@ def test_from_dict_of_another_class_is_an_error():
 
 
 def test_from_string_of_invalid_json_is_an_error():
-    with pytest.raises(ValueError, match="ChatMemoryBuffer.from_string: not valid JSON"):
+    with pytest.raises(ValueError, match=r"ChatMemoryBuffer\.from_string: not valid JSON"):
         ChatMemoryBuffer.from_string("{not json")
 
 
@@ -343,7 +344,7 @@ def test_set_with_the_old_history_as_prefix_tokenizes_only_the_new_messages():
     memory.get()
     calls.clear()
 
-    memory.set(memory.get_all() + [ChatMessage(role="assistant", content="new one")])
+    memory.set([*memory.get_all(), ChatMessage(role="assistant", content="new one")])
     memory.get()
 
     assert calls == ["new one"]

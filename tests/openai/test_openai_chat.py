@@ -133,7 +133,7 @@ def test_base_url_sends_requests_to_that_server(fake_openai):
 
 def test_base_url_comes_from_openai_base_url_when_not_given(fake_openai, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
-    server = fake_openai(["from env url"], base_url="http://127.0.0.1:11434/v1")
+    fake_openai(["from env url"], base_url="http://127.0.0.1:11434/v1")
     llm = OpenAI("llama3", api_key="x" * 10, http_client=httpx.Client())
     assert llm.chat(USER).message.content == "from env url"
 

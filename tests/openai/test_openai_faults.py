@@ -30,10 +30,10 @@ async def _astream(llm: OpenAI) -> list[str]:
 
 # ----------------------------------------------------------------- streams cut short
 def test_a_stream_that_ends_without_finish_reason_or_done_is_an_incomplete_stream_error():
-    with LoopbackServer([Reply(body=sse(["Hel", "lo"], finish=False, done=False),
-                               headers=SSE)]) as server:
-        with pytest.raises(errors.IncompleteStreamError, match="stream ended before completion"):
-            _stream(server)
+    with (LoopbackServer([Reply(body=sse(["Hel", "lo"], finish=False, done=False),
+                                headers=SSE)]) as server,
+          pytest.raises(errors.IncompleteStreamError, match="stream ended before completion")):
+        _stream(server)
 
 
 def test_an_async_stream_that_ends_early_is_an_incomplete_stream_error_too():
@@ -46,9 +46,9 @@ def test_an_async_stream_that_ends_early_is_an_incomplete_stream_error_too():
 
 def test_a_connection_cut_mid_stream_is_a_connection_error_not_an_answer():
     body = sse(["Hel", "lo"])
-    with LoopbackServer([Reply(body=body, headers=SSE, cut_after=len(body) // 2)]) as server:
-        with pytest.raises(errors.APIConnectionError):
-            _stream(server)
+    with (LoopbackServer([Reply(body=body, headers=SSE, cut_after=len(body) // 2)]) as server,
+          pytest.raises(errors.APIConnectionError)):
+        _stream(server)
 
 
 def test_a_stream_with_a_finish_reason_but_no_done_is_a_whole_answer():
@@ -95,19 +95,19 @@ def test_a_stream_cut_short_leaves_the_agents_memory_untouched(agent_class):
      "a valid string"),
 ])
 def test_a_malformed_answer_is_a_malformed_response_error_naming_the_problem(body, problem):
-    with LoopbackServer([Reply(body=body)]) as server:
-        with pytest.raises(errors.MalformedResponseError) as info:
-            OpenAI(base_url=server.url, max_retries=0).chat(USER)
+    with (LoopbackServer([Reply(body=body)]) as server,
+          pytest.raises(errors.MalformedResponseError) as info):
+        OpenAI(base_url=server.url, max_retries=0).chat(USER)
 
     assert str(info.value) == f"the server at {server.url}: {problem}"
 
 
 def test_a_malformed_stream_event_is_a_malformed_response_error_naming_the_event():
     good = sse(["Hi"], finish=False, done=False)
-    with LoopbackServer([Reply(body=good + "data: {bad\n\n", headers=SSE)]) as server:
-        with pytest.raises(errors.MalformedResponseError,
-                           match=r"stream event 3 is not valid JSON \(Expecting property name"):
-            _stream(server)
+    with (LoopbackServer([Reply(body=good + "data: {bad\n\n", headers=SSE)]) as server,
+          pytest.raises(errors.MalformedResponseError,
+                        match=r"stream event 3 is not valid JSON \(Expecting property name")):
+        _stream(server)
 
 
 # ----------------------------------------------------------------- timeouts

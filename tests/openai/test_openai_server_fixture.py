@@ -22,9 +22,9 @@ def test_the_context_manager_serves_and_records_request_bodies():
 
 
 def test_leaving_script_items_unused_fails_on_exit():
-    with pytest.raises(AssertionError, match="left 1 scripted response\\(s\\) unused"):
-        with FakeOpenAIServer(["one", "two"]) as server:
-            server.llm().chat(USER)
+    with (pytest.raises(AssertionError, match=r"left 1 scripted response\(s\) unused"),
+          FakeOpenAIServer(["one", "two"]) as server):
+        server.llm().chat(USER)
 
 
 def test_a_non_strict_server_allows_unused_items():

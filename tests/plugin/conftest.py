@@ -15,18 +15,17 @@ from __future__ import annotations
 import hypothesis  # noqa: F401
 import pytest
 
-import agentkit.llms.openai  # noqa: F401
+import agentkit.llms.openai
 import agentkit.scenario.runner  # noqa: F401
 import mocks.openai_server  # noqa: F401
-
-from plugin_project import ADDING, CALC_TOOLS, write
+from plugin_project import ADDING, CALC_TOOLS, ini, write
 
 
 @pytest.fixture(autouse=True)
 def _pytest_asyncio_configured(pytester: pytest.Pytester) -> None:
     """pytest-asyncio (a dev dependency) loads in inner runs too; configure it as a project
     using it would, so it does not warn about its unset default."""
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    ini(pytester)
 
 
 @pytest.fixture

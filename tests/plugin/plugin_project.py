@@ -45,6 +45,13 @@ agents:
 """
 
 
+def ini(pytester: pytest.Pytester, *lines: str) -> None:
+    """The inner project's ini file with these option lines (and pytest-asyncio configured,
+    as the plugin tests' conftest does)."""
+    pytester.makeini("\n".join(["[pytest]", "asyncio_default_fixture_loop_scope = function",
+                                 *lines]) + "\n")
+
+
 def write(pytester: pytest.Pytester, relative: str, text: str) -> None:
     """Write ``text`` (dedented) to ``relative`` inside the inner project."""
     target = pytester.path / relative
@@ -101,3 +108,14 @@ def failure_lines(result: pytest.RunResult, first: str) -> list[str]:
     end = next((i for i in range(start + 1, len(lines))
                 if lines[i].startswith(("___", "---", "==="))), len(lines))
     return lines[start:end]
+
+
+#: A project's own agent type: function calling without parallel tool calls.
+MY_AGENTS = '''
+from agentkit.agent import FunctionCallingAgent
+
+
+def build(context):
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
+                                           allow_parallel_tool_calls=False, **context.params)
+'''

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_project import write
+from mocks.foreign_yaml import K8S_MANIFEST
+from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, ini, write
 
 
 def test_scenario_file_is_collected_as_one_item_per_agent_type(project: pytest.Pytester) -> None:
@@ -107,3 +108,102 @@ def test_tags_select_scenarios_with_k(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["scenarios/adding.yaml::react",
                                  "scenarios/adding.yaml::function_calling",
                                  "2/3 tests collected (1 deselected)*"])
+
+
+# ----------------------------------------------------------------- which folders, which files
+def test_yaml_that_is_not_a_scenario_is_left_alone_even_in_a_scenarios_folder(
+        project: pytest.Pytester) -> None:
+    write(project, "scenarios/k8s.yaml", K8S_MANIFEST)
+    write(project, "tests/data/scenarios/k8s.yaml", K8S_MANIFEST)
+
+    result = project.runpytest("--collect-only", "-q")
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["2 tests collected*"])
+    result.stdout.no_fnmatch_line("*k8s*")
+
+
+def test_a_scenarios_folder_other_than_the_configured_ones_is_not_collected(
+        project: pytest.Pytester) -> None:
+    write(project, "tests/data/scenarios/adding.yaml", ADDING)
+
+    result = project.runpytest("--collect-only", "-q")
+
+    result.stdout.fnmatch_lines(["scenarios/adding.yaml::react",
+                                 "scenarios/adding.yaml::function_calling",
+                                 "2 tests collected*"])
+
+
+def test_pyproject_tool_agentkit_scenarios_names_the_folders_to_collect(
+        pytester: pytest.Pytester) -> None:
+    write(pytester, "calc_tools.py", CALC_TOOLS)
+    write(pytester, "agent_tests/cases/adding.yaml", ADDING)
+    write(pytester, "scenarios/ignored.yaml", ADDING)
+    write(pytester, "pyproject.toml", '[tool.agentkit]\nscenarios = ["agent_tests/cases"]\n')
+    pytester.syspathinsert()
+
+    result = pytester.runpytest("--collect-only", "-q")
+
+    result.stdout.fnmatch_lines(["agent_tests/cases/adding.yaml::react",
+                                 "agent_tests/cases/adding.yaml::function_calling",
+                                 "2 tests collected*"])
+
+
+def test_the_ini_option_names_the_folders_to_collect(pytester: pytest.Pytester) -> None:
+    write(pytester, "calc_tools.py", CALC_TOOLS)
+    write(pytester, "checks/adding.yaml", ADDING)
+    ini(pytester, "agentkit_scenarios = checks")
+    pytester.syspathinsert()
+
+    result = pytester.runpytest("--collect-only", "-q")
+
+    result.stdout.fnmatch_lines(["checks/adding.yaml::react", "*2 tests collected*"])
+
+
+# ----------------------------------------------------------------- the project's agent types
+def _my_agent_project(pytester: pytest.Pytester, pyproject: str) -> None:
+    write(pytester, "calc_tools.py", CALC_TOOLS)
+    write(pytester, "my_project/__init__.py", "")
+    write(pytester, "my_project/agents.py", MY_AGENTS)
+    write(pytester, "pyproject.toml", pyproject)
+    write(pytester, "scenarios/adding.yaml", ADDING.replace("  function_calling:\n",
+                                                            "  my_agent:\n"))
+
+
+def test_an_agent_type_declared_in_pyproject_runs_scenario_items(
+        pytester: pytest.Pytester) -> None:
+    _my_agent_project(pytester, '[tool.agentkit.agent_types]\nmy_agent = "my_project.agents:build"\n')
+
+    result = pytester.runpytest("scenarios/adding.yaml::my_agent", "--snapshot-update")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_a_malformed_tool_agentkit_table_is_a_usage_error_naming_file_line_and_key(
+        pytester: pytest.Pytester) -> None:
+    _my_agent_project(pytester, '[tool.agentkit]\nscenarioz = ["scenarios"]\n')
+
+    result = pytester.runpytest()
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{pytester.path / 'pyproject.toml'}:2: tool.agentkit."
+                                 "scenarioz: unknown key `scenarioz`; did you mean `scenarios`?"])
+
+
+def test_an_agent_type_registered_in_a_conftest_runs_and_does_not_outlive_the_session(
+        pytester: pytest.Pytester) -> None:
+    from agentkit.scenario.agent_types import agent_type_names
+
+    _my_agent_project(pytester, "")
+    write(pytester, "conftest.py", """\
+        from agentkit.scenario import register_agent_type
+        from my_project.agents import build
+
+        register_agent_type("my_agent", build)
+        """)
+    pytester.syspathinsert()
+
+    result = pytester.runpytest("scenarios/adding.yaml::my_agent", "--snapshot-update")
+
+    result.assert_outcomes(passed=1)
+    assert "my_agent" not in agent_type_names()

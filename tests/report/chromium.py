@@ -8,6 +8,7 @@ flags used here. ``.ci/run`` installs it when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -16,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 _FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
           "--disable-extensions", "--disable-sync", "--no-first-run", "--mute-audio",
@@ -83,14 +84,12 @@ class Chromium:
         self._next_id = 0
         self._events: list[dict[str, Any]] = []
 
-    def __enter__(self) -> Chromium:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        try:
+        with contextlib.suppress(ChromiumError, OSError):
             self.call("Browser.close", {})
-        except (ChromiumError, OSError):
-            pass
         try:
             self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -7,14 +7,13 @@ import json
 import pytest
 
 from agentkit.report import run_comparison
-from agentkit.scenario import AGENT_TYPES as KNOWN, ScenarioError, discover_scenarios
-from agentkit.scenario import load_scenario, run_scenario
+from agentkit.scenario import ScenarioError, discover_scenarios, load_scenario, run_scenario
 
 from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
 
 
 def _scenarios():
-    return [load_scenario(p, agent_types=KNOWN) for p in discover_scenarios(SCENARIOS)]
+    return [load_scenario(p, check_agent_types=True) for p in discover_scenarios(SCENARIOS)]
 
 
 def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):
@@ -112,7 +111,7 @@ def test_workflow_agent_types_bring_their_workflow_diagram():
 
 
 def test_unknown_agent_type_in_the_filter_is_an_error_naming_it():
-    with pytest.raises(ScenarioError, match="unknown agent type `reakt`.*did you mean `react`"):
+    with pytest.raises(ScenarioError, match=r"unknown agent type `reakt`.*did you mean `react`"):
         run_comparison(SCENARIOS, ["reakt"])
 
 
@@ -165,6 +164,20 @@ def test_second_scenario_with_the_same_name_is_an_error_row(write_scenario):
     assert [(r.key, r.status) for r in comparison.rows] == [
         ("twin[function_calling]", "pass"), ("twin", "error"), ("c[function_calling]", "pass")]
     assert "already used" in comparison.rows[1].problems[0]
+
+
+def test_progress_is_told_each_run_with_the_total_known_from_the_start(write_scenario):
+    write_scenario("a_one.yaml", passing_scenario("a_one"))
+    write_scenario("b_broken.yaml", "format: 1\nname: broken\nturns: [\n")
+    folder = write_scenario("c_two.yaml", passing_scenario("c_two")).parent
+    seen: list[tuple[int, int, str]] = []
+
+    comparison = run_comparison(folder, progress=lambda done, total, row:
+                                 seen.append((done, total, row.key)))
+
+    assert seen == [(1, 2, "a_one[function_calling]"), (2, 2, "c_two[function_calling]")]
+    assert [r.key for r in comparison.rows] == ["a_one[function_calling]", "b_broken",
+                                                "c_two[function_calling]"]
 
 
 # ----------------------------------------------------------------- what a row keeps of its run

@@ -274,7 +274,7 @@ def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled,
     readme = tmp_path / "README.md"
     readme.write_text("# keep me", encoding="utf-8")
 
-    with pytest.raises(ReportError, match="README.md: is a file, not a folder"):
+    with pytest.raises(ReportError, match=r"README\.md: is a file, not a folder"):
         write_report(bundled, readme)
 
     assert readme.read_text(encoding="utf-8") == "# keep me"

@@ -25,7 +25,7 @@ def test_overlapping_calls_get_a_lane_each_and_a_free_lane_is_reused():
 def test_parallel_look_ups_of_llm_compiler_and_coa_stand_in_four_lanes_over_one_second():
     for agent in ("llm_compiler", "coa"):
         spans = spans_of(run_scenario(SCENARIOS / "parallel_lookups.yaml", agent).trace)
-        tools = [(span, lane) for span, lane in zip(spans, lanes(spans)) if span.kind == "tool"]
+        tools = [(span, lane) for span, lane in zip(spans, lanes(spans), strict=True) if span.kind == "tool"]
 
         assert len({lane for _, lane in tools}) == 4, agent
         assert {(span.start, span.end - span.start) for span, _ in tools} == {

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from agentkit.scenario.agent_types import AGENT_TYPES
 
 MINIMAL = """\
 format: 1
@@ -34,3 +36,10 @@ def write_file(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def restore_agent_types() -> Iterator[None]:
+    """Agent types registered by the test are gone after it."""
+    with AGENT_TYPES.scoped():
+        yield

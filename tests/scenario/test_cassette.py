@@ -3,6 +3,7 @@ secrets kept off disk, atomic writes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -41,10 +42,8 @@ def _record(path, *answers, mode="once", **options):
     live = ScriptedLLM(list(answers), **options)
     recorder = RecordingLLM(live, path, mode)
     for number in range(1, len(answers) + 1):
-        try:
+        with contextlib.suppress(Exception):  # an answer may be a scripted error
             _ask(recorder, f"q{number}")
-        except Exception:
-            pass
     return recorder
 
 
@@ -528,6 +527,28 @@ def test_cassette_llm_in_a_record_mode_records_through_the_live_backend(tmp_path
     assert _ask(CassetteLLM(path), "q1") == "recorded" and live.calls == 1
 
 
+def test_cassette_llm_without_autosave_writes_nothing_until_saved(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorder = CassetteLLM(path, mode="once", llm=ScriptedLLM(["recorded"]), autosave=False)
+
+    _ask(recorder, "q1")
+
+    assert not path.exists() and recorder.recorded == 1
+    assert recorder.save()
+    assert [e["response"]["message"]["content"] for e in _exchanges(path)] == ["recorded"]
+
+
+def test_saving_a_cassette_llm_that_recorded_nothing_writes_nothing(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, "a1")
+    before = path.read_text(encoding="utf-8")
+    replaying = CassetteLLM(path, mode="once", llm=ScriptedLLM([]), autosave=False)
+
+    _ask(replaying, "q1")
+
+    assert not replaying.save() and path.read_text(encoding="utf-8") == before
+
+
 def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
     with pytest.raises(ValueError, match="needs the live backend"):
         CassetteLLM(tmp_path / "c.yaml", mode="once")
@@ -551,7 +572,7 @@ def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(
 def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_hang(tmp_path):
     path = tmp_path / "c.yaml"
     levels = "".join(f"  {b}: &{b} [{','.join(['*' + a] * 9)}]\n"
-                     for a, b in zip("abcdefgh", "bcdefghi"))
+                     for a, b in zip("abcdefgh", "bcdefghi", strict=True))
     path.write_text("format: 1\nbomb:\n  a: &a [1,2,3,4,5,6,7,8,9]\n" + levels
                     + "exchanges:\n  - request: {messages: *i}\n    response: {}\n", "utf-8")
 

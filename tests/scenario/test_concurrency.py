@@ -19,5 +19,5 @@ def test_backend_openai_scenarios_in_threads_each_get_their_own_replies():
         traces = list(pool.map(lambda agent: run_scenario(ERROR_SCHEDULE, agent).trace.to_json(),
                                agents))
 
-    wrong = [agent for agent, trace in zip(agents, traces) if trace != expected[agent]]
+    wrong = [agent for agent, trace in zip(agents, traces, strict=True) if trace != expected[agent]]
     assert wrong == []

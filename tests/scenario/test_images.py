@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from agentkit.agent import FunctionCallingAgent
 from agentkit.llms.cassette import CassetteMissError
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
-from agentkit.scenario.agents import IMAGE_AGENT_TYPES, register_agent_type
+from agentkit.scenario.agents import register_agent_type
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.record import record_scenario
 
@@ -84,6 +84,13 @@ def test_an_image_path_that_is_a_directory_is_a_load_error(write_file, tmp_path)
 
     assert "turns.0.images.0: no image file `images/dog.png` (" in _error(path)
     assert "dog.png is a directory;" in _error(path)
+
+
+def test_an_empty_image_file_is_a_load_error(picture, tmp_path):
+    (tmp_path / "images" / "dog.png").write_bytes(b"")
+
+    assert _error(picture) == (f"{picture}:7: turns.0.images.0: image file `images/dog.png` "
+                               f"({tmp_path / 'images' / 'dog.png'}) is empty (0 bytes)")
 
 
 def test_a_file_that_is_not_an_image_by_its_name_is_a_load_error(write_file, tmp_path):
@@ -178,16 +185,6 @@ def test_an_agent_type_that_takes_no_images_is_an_error_naming_the_turn(picture)
                                "this scenario under one of those")
 
 
-@pytest.fixture
-def restore_agent_types() -> Iterator[None]:
-    types, takers = dict(AGENT_TYPES), set(IMAGE_AGENT_TYPES)
-    yield
-    AGENT_TYPES.clear()
-    AGENT_TYPES.update(types)
-    IMAGE_AGENT_TYPES.clear()
-    IMAGE_AGENT_TYPES.update(takers)
-
-
 def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, restore_agent_types):
     received: list[Any] = []
 
@@ -196,8 +193,8 @@ def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, re
             received.append(kwargs.get("image_docs"))
             return super().chat(message, *args)
 
-    def factory(llm: Any, tools: Any, params: Any) -> Any:
-        return Recording.from_tools(tools, llm=llm)
+    def factory(context: Any) -> Any:
+        return Recording.from_tools(list(context.tools), llm=context.llm)
 
     register_agent_type("seeing", factory, images=True)
     path = picture.with_name("seeing.yaml")
@@ -212,9 +209,9 @@ def test_an_agent_type_registered_with_images_gets_each_turns_images(picture, re
 
 
 def test_registering_a_type_without_images_takes_the_capability_away(restore_agent_types):
-    register_agent_type("react_multimodal", AGENT_TYPES["react_multimodal"])
+    register_agent_type("react_multimodal", AGENT_TYPES["react_multimodal"].factory)
 
-    assert "react_multimodal" not in IMAGE_AGENT_TYPES
+    assert not AGENT_TYPES["react_multimodal"].images
 
 
 # ----------------------------------------------------------------- cassettes

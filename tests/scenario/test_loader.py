@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario.loader import is_scenario_file
+from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
+
 from .conftest import MINIMAL
 
 
 def _error(path: Path) -> str:
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     return str(info.value)
 
 
@@ -26,7 +29,7 @@ def _variant(old: str, new: str) -> str:
 def test_a_valid_file_loads_with_its_path_and_fields(write_file):
     path = write_file("demo.yaml", MINIMAL)
 
-    scenario = load_scenario(path, agent_types=AGENT_TYPES)
+    scenario = load_scenario(path, check_agent_types=True)
 
     assert (scenario.name, scenario.path) == ("demo", str(path))
     assert [t.user for t in scenario.turns] == ["What is 2 + 3?"]
@@ -231,10 +234,11 @@ def test_an_unknown_agent_type_suggests_the_closest_known_one(write_file):
 
     assert _error(path) == (f"{path}:8: agents.function_caling: unknown agent type "
                             "`function_caling`; did you mean `function_calling`? (known: "
-                            f"{', '.join(sorted(AGENT_TYPES))})")
+                            f"{', '.join(sorted(AGENT_TYPES))}; add yours under "
+                            "[tool.agentkit.agent_types] in pyproject.toml)")
 
 
-def test_agent_types_are_not_checked_when_none_are_given(write_file):
+def test_agent_types_are_not_checked_unless_asked(write_file):
     path = write_file("custom.yaml", _variant("  function_calling:", "  my_agent:"))
 
     assert list(load_scenario(path).agents) == ["my_agent"]
@@ -291,7 +295,7 @@ def test_cost_thresholds_load_per_metric_and_default_to_none(write_file):
     path = write_file("limits.yaml", MINIMAL + "thresholds:\n  tokens: {relative: 0.25, "
                                                "absolute: 100}\n  wall_time: {absolute: 2}\n")
 
-    thresholds = load_scenario(path, agent_types=AGENT_TYPES).thresholds
+    thresholds = load_scenario(path, check_agent_types=True).thresholds
 
     assert (thresholds.tokens.relative, thresholds.tokens.absolute) == (0.25, 100)
     assert (thresholds.wall_time.relative, thresholds.wall_time.absolute) == (None, 2)
@@ -327,6 +331,33 @@ def test_discovery_skips_snapshots_and_cassettes(write_file, tmp_path):
     write_file("cassettes/s.react.yaml", "format: 1\nexchanges: []\n")
 
     assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+def test_discovery_skips_yaml_files_that_are_not_scenarios(write_file, tmp_path):
+    write_file("s.yaml", MINIMAL)
+    write_file("k8s.yaml", K8S_MANIFEST)
+    write_file("ci.yml", CI_PIPELINE)
+
+    assert discover_scenarios(tmp_path) == [tmp_path / "s.yaml"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (MINIMAL, True),
+    ("format: 1\nturns:\n  - user: [unclosed\n", True),  # broken, but agentkit's: report it
+    ("turns: [{user: hi}]\nagents: {react: {script: [hi]}}\n", True),  # `format` missing
+    (K8S_MANIFEST, False),
+    ("format: json\noutput: out.json\n", False),
+    (CI_PIPELINE, False),
+    ("metadata:\n  format: 1\n  turns: []\n", False),  # not at the top level
+    ("", False),
+])
+def test_a_yaml_file_is_a_scenario_when_its_top_level_has_agentkit_keys(write_file, text,
+                                                                         expected):
+    assert is_scenario_file(write_file("x.yaml", text)) is expected
+
+
+def test_a_file_that_is_not_yaml_is_never_a_scenario(write_file):
+    assert not is_scenario_file(write_file("x.txt", MINIMAL))
 
 
 def test_discovery_of_a_file_returns_that_file(write_file):
@@ -365,7 +396,8 @@ def test_an_unknown_match_mode_suggests_the_closest_one(write_file):
 
 
 _BOMB = "".join([f'a: &a [{",".join(["lol"] * 9)}]\n']
-                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")])
+                + [f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n"
+                   for a, b in zip("abcdefgh", "bcdefghi", strict=True)])
 
 
 def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file):

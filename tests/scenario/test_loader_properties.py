@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agentkit.core.yamlsafe import parse_yaml
 from agentkit.llms.cassette import Cassette, CassetteError
-from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario
+from agentkit.scenario import ScenarioError, load_scenario
 from tests.fuzz import mutated
 
 ROOT = Path(__file__).parents[2]
@@ -50,7 +50,7 @@ def _assert_located(message: str, path: Path) -> None:
 
 def _load_scenario(path: Path) -> None:
     try:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     except ScenarioError as exc:
         _assert_located(str(exc), path)
 

@@ -7,7 +7,6 @@ recording that fails or is killed (kill -9 of a subprocess) leaves the old pair.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -86,14 +86,13 @@ def test_an_unknown_agent_type_is_an_error_with_a_suggestion():
         run_scenario(scenario, "reactt")
 
     assert str(info.value) == ("s: agents.reactt: unknown agent type `reactt`; did you mean "
-                               f"`react`? (known: {', '.join(sorted(AGENT_TYPES))}; add one with "
-                               "register_agent_type)")
+                               f"`react`? (known: {', '.join(sorted(AGENT_TYPES))}; add yours "
+                               "under [tool.agentkit.agent_types] in pyproject.toml)")
 
 
-def test_a_registered_agent_type_can_run_scenarios(write_file, monkeypatch):
-    monkeypatch.setitem(AGENT_TYPES, "fc_no_parallel", lambda llm, tools, params:
-                        FunctionCallingAgent.from_tools(tools, llm=llm,
-                                                        allow_parallel_tool_calls=False))
+def test_a_registered_agent_type_can_run_scenarios(write_file, restore_agent_types):
+    register_agent_type("fc_no_parallel", lambda context: FunctionCallingAgent.from_tools(
+        list(context.tools), llm=context.llm, allow_parallel_tool_calls=False))
     path = write_file("custom.yaml", MINIMAL.replace("function_calling:", "fc_no_parallel:"))
 
     assert run_scenario(path).passed
@@ -112,9 +111,10 @@ class _OwnLoopAgent:
         return response
 
 
-def test_a_turn_whose_latency_ran_on_a_plain_loop_carries_a_warning(write_file, monkeypatch):
-    monkeypatch.setitem(AGENT_TYPES, "own_loop", lambda llm, tools, params: _OwnLoopAgent(
-        FunctionCallingAgent.from_tools(tools, llm=llm)))
+def test_a_turn_whose_latency_ran_on_a_plain_loop_carries_a_warning(write_file,
+                                                                     restore_agent_types):
+    register_agent_type("own_loop", lambda context: _OwnLoopAgent(
+        FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)))
     path = write_file("own_loop.yaml", MINIMAL.replace("function_calling:",
                                                        "own_loop:\n    latency: 0.5"))
 
@@ -134,15 +134,6 @@ def test_a_turn_on_virtual_time_has_no_warnings_in_its_trace(write_file):
         "function_calling:", "function_calling:\n    latency: 0.5")))
 
     assert "warnings" not in result.trace.to_dict()["turns"][0]
-
-
-def test_register_agent_type_adds_the_factory_by_name(monkeypatch):
-    factory = AGENT_TYPES["react"]
-    monkeypatch.delitem(AGENT_TYPES, "mine", raising=False)
-
-    register_agent_type("mine", factory)
-
-    assert AGENT_TYPES["mine"] is factory
 
 
 def test_run_all_runs_every_declared_agent_type(write_file):

@@ -34,13 +34,13 @@ trajectory:
 
 
 def _load(write_file, body: str, head: str = HEAD):
-    return load_scenario(write_file("traj.yaml", head + body), agent_types=AGENT_TYPES)
+    return load_scenario(write_file("traj.yaml", head + body), check_agent_types=True)
 
 
 def _error(write_file, body: str, head: str = HEAD) -> tuple[Path, str]:
     path = write_file("traj.yaml", head + body)
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     return path, str(info.value)
 
 

@@ -35,7 +35,6 @@ from agentkit.tools import FunctionTool
 from mocks import tools as world
 
 
-
 def search(query: str, limit: int = 10, lang: str = "en") -> str:
     """Search the web."""
     return f"{limit} results for {query} in {lang}"

@@ -17,7 +17,6 @@ from agentkit.scenario.trajectory import (
     RenderContext,
     TrajectoryStep,
     compile_trajectory,
-    register_trajectory_renderer,
     renderable_agent_types,
 )
 from agentkit.scenario.trajectory_run import TrajectoryDeviationError, TrajectoryOutputs
@@ -123,13 +122,13 @@ def _one_call_per_reply(context: RenderContext) -> list[Any]:
 
 @pytest.fixture
 def sequential_type():
-    def factory(llm, tools, params):
-        return FunctionCallingAgent.from_tools(tools, llm=llm, **params)
+    def factory(context):
+        return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
+                                               **context.params)
 
-    register_agent_type("sequential_fc", factory, trajectory=_one_call_per_reply)
-    yield "sequential_fc"
-    del AGENT_TYPES["sequential_fc"]
-    register_trajectory_renderer("sequential_fc", None)
+    with AGENT_TYPES.scoped():  # the type and its renderer are gone after the test
+        register_agent_type("sequential_fc", factory, trajectory=_one_call_per_reply)
+        yield "sequential_fc"
 
 
 def test_a_users_agent_type_registers_its_renderer_beside_its_factory(sequential_type,

@@ -104,16 +104,17 @@ def test_a_tool_call_expectation_can_name_the_agent(write_file) -> None:
 def test_a_malformed_team_is_a_loader_error_naming_the_line(write_file, replace, message) -> None:
     path = write_file("team.yaml", _team(**replace))
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
     assert str(info.value).startswith(f"{path}:")
     assert message in str(info.value)
 
 
 def test_a_team_agent_without_a_script_is_a_loader_error(write_file) -> None:
     path = write_file("team.yaml", TEAM.replace(
-        "        script:\n          - tool_calls: [{name: handoff", "        xscript:\n          - tool_calls: [{name: handoff"))
+        "        script:\n          - tool_calls: [{name: handoff",
+        "        xscript:\n          - tool_calls: [{name: handoff"))
     with pytest.raises(ScenarioError, match="unknown field `xscript`"):
-        load_scenario(path, agent_types=AGENT_TYPES)
+        load_scenario(path, check_agent_types=True)
 
 
 def test_a_team_agent_naming_an_unknown_tool_is_an_error_naming_the_line(write_file) -> None:

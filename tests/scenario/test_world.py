@@ -177,7 +177,7 @@ def test_a_ref_to_something_that_is_not_a_function_or_tool_is_a_clear_error():
 
 
 def test_a_ref_to_a_missing_attribute_names_module_and_attribute():
-    with pytest.raises(AttributeError, match="`mocks.tools` has no attribute `nothing`"):
+    with pytest.raises(AttributeError, match=r"`mocks\.tools` has no attribute `nothing`"):
         resolve_ref("mocks.tools:nothing")
 
 
@@ -202,8 +202,8 @@ def test_a_module_that_fails_to_import_fails_the_run_with_a_scenario_error(write
     write_file("broken_tools_mod.py", "raise RuntimeError('broken at import')\n")
     path = write_file("s.yaml", MINIMAL.replace("mocks.tools:add", "broken_tools_mod:add"))
 
-    with pytest.raises(ScenarioError, match="tools.0.ref: cannot use `broken_tools_mod:add`: "
-                                            "broken at import"):
+    with pytest.raises(ScenarioError, match=r"tools\.0\.ref: cannot use `broken_tools_mod:add`: "
+                                            r"broken at import"):
         run_scenario(path)
 
 

@@ -145,7 +145,8 @@ def test_call_tool_without_a_tool_names_the_missing_one():
 def test_an_arguments_error_yields_an_error_output_without_calling_the_tool():
     calls = []
     tool = FunctionTool.from_defaults(lambda: calls.append(1), name="record")
-    output = call_tool_with_selection(_select("record", arguments_error="arguments are not valid JSON"), [tool])
+    output = call_tool_with_selection(
+        _select("record", arguments_error="arguments are not valid JSON"), [tool])
     assert (output.content, output.is_error, calls) == ("Error: arguments are not valid JSON", True, [])
 
 

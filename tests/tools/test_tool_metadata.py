@@ -75,8 +75,8 @@ def test_to_openai_tool_accepts_a_description_of_exactly_1024_characters():
 
 
 def test_to_openai_tool_rejects_a_description_over_1024_characters():
-    with pytest.raises(ValueError, match="Tool description exceeds maximum length of 1024 characters. "
-                                         "Please shorten your description or move it to the prompt."):
+    with pytest.raises(ValueError, match=r"Tool description exceeds maximum length of 1024 characters\. "
+                                         r"Please shorten your description or move it to the prompt\."):
         ToolMetadata(name="ask", description="x" * 1025).to_openai_tool()
 
 
@@ -87,7 +87,8 @@ def test_to_openai_tool_may_skip_the_length_check():
 
 @pytest.mark.parametrize("name", ["my tool", "1st", "add-numbers", "", "a.b"])
 def test_an_invalid_tool_name_is_rejected_with_the_name(name):
-    with pytest.raises(ValueError, match=f"tool name {name!r} is not a valid identifier: use letters, digits"):
+    with pytest.raises(ValueError,
+                       match=f"tool name {name!r} is not a valid identifier: use letters, digits"):
         ToolMetadata(name=name, description="d")
 
 

@@ -4,8 +4,7 @@ from typing import Optional, Union
 
 import pytest
 
-from agentkit.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
-from agentkit.workflow import WorkflowValidationError
+from agentkit.workflow import Context, Event, StartEvent, StopEvent, Workflow, WorkflowValidationError, step
 
 
 class A(Event):
@@ -152,10 +151,10 @@ def test_an_unresolvable_annotation_is_reported_when_the_workflow_is_built():
 def test_an_event_class_defined_after_the_workflow_resolves_when_built():
     class W(Workflow):
         @step
-        async def begin(self, ev: StartEvent) -> "Later": ...
+        async def begin(self, ev: StartEvent) -> "Later": ...  # noqa: F821 (defined below)
 
         @step
-        async def end(self, ev: "Later") -> StopEvent: ...
+        async def end(self, ev: "Later") -> StopEvent: ...  # noqa: F821 (defined below)
 
     globals()["Later"] = type("Later", (Event,), {})
     try:

@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.agent._literals import string_literal_end
+
 __all__ = [
     "Chain",
     "ChainCall",
@@ -347,7 +349,11 @@ def _matching_paren(text: str, open_at: int) -> int:
     while position < len(text):
         char = text[position]
         if char in "\"'":
-            position = _string_end(text, position)
+            end = string_literal_end(text, position)
+            if end is None:
+                raise _Problem(f"the string opened at column {_column(text, position)} is "
+                               "not closed")
+            position = end
             continue
         if char in _PAIRS:
             if len(stack) >= MAX_NESTING:
@@ -362,22 +368,6 @@ def _matching_paren(text: str, open_at: int) -> int:
                 return position
         position += 1
     raise _Problem("the argument list is not closed (no matching `)`)")
-
-
-def _string_end(text: str, start: int) -> int:
-    """Index just past the string literal starting at ``start``."""
-    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
-    position = start + len(quote)
-    while position < len(text):
-        if text[position] == "\\":
-            position += 2
-        elif text.startswith(quote, position):
-            return position + len(quote)
-        elif len(quote) == 1 and text[position] in "\r\n":
-            break
-        else:
-            position += 1
-    raise _Problem(f"the string opened at column {_column(text, start)} is not closed")
 
 
 def _column(text: str, position: int) -> int:
@@ -449,7 +439,7 @@ def _value(node: ast.expr, offsets: _Offsets, what: str) -> Any:
         return [_value(item, offsets, what) for item in node.elts]
     if isinstance(node, ast.Dict):
         result: dict[Any, Any] = {}
-        for key, item in zip(node.keys, node.values):
+        for key, item in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant)
                     and (key.value is None or isinstance(key.value, (str, bool, int, float)))):
                 raise _Problem(f"{what} has a key that is not a string or number literal")

@@ -244,10 +244,10 @@ class CoAAgentWorker(AgentWorker):
             started = now()
             results = await asyncio.gather(*(self._acall(runner, chain, chain.call(index),
                                                          outcomes) for index in level))
-            outcomes.update(zip(level, results))
+            outcomes.update(zip(level, results, strict=True))
             dispatcher.emit(ChainLevelEvent(
                 level=number, calls=[chain.label(i) for i in level],
-                failed=[chain.label(i) for i, r in zip(level, results) if r.output.is_error],
+                failed=[chain.label(i) for i, r in zip(level, results, strict=True) if r.output.is_error],
                 started=started))
         return outcomes
 

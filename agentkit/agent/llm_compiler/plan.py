@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.agent._literals import string_literal_end
 from agentkit.agent.llm_compiler.prompts import END_OF_PLAN
 
 __all__ = [
@@ -145,7 +146,8 @@ def _quote_bare_references(text: str) -> str:
     while index < len(text):
         char = text[index]
         if char in "'\"":
-            end = _string_end(text, index)
+            # an unclosed string is copied as it is: parsing the arguments then says so
+            end = string_literal_end(text, index) or len(text)
             out.append(text[index:end])
             index = end
             continue
@@ -157,20 +159,6 @@ def _quote_bare_references(text: str) -> str:
         out.append(char)
         index += 1
     return "".join(out)
-
-
-def _string_end(text: str, start: int) -> int:
-    """The index just past the string literal opening at ``start`` (or the end of text)."""
-    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
-    index = start + len(quote)
-    while index < len(text):
-        if text[index] == "\\":
-            index += 2
-            continue
-        if text.startswith(quote, index):
-            return index + len(quote)
-        index += 1
-    return len(text)
 
 
 def _show(text: str, limit: int = 60) -> str:
@@ -185,7 +173,7 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
         return (), None
     try:
         tree = ast.parse(f"_({_quote_bare_references(source)})", mode="eval")
-    except Exception as exc:  # untrusted text: any failure to parse is the plan's error
+    except Exception as exc:  # noqa: BLE001 (untrusted text: any failure to parse is the plan's error)
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc) or type(exc).__name__
         return (), (f"its arguments `{_show(source)}` are not Python literals ({reason}); "
                     f"{_LITERAL_HINT}")
@@ -204,10 +192,10 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
             if isinstance(node, ast.Starred):
                 raise ValueError("starred")
             values.append(ast.literal_eval(node))
-        except Exception:  # anything literal_eval refuses is not a literal
+        except Exception:  # noqa: BLE001 (anything literal_eval refuses is not a literal)
             try:
                 shown = _show(ast.unparse(node))
-            except Exception:
+            except Exception:  # noqa: BLE001 (a node unparse cannot show is shown as ...)
                 shown = "..."
             return (), f"argument {number} `{shown}` is not a Python literal; {_LITERAL_HINT}"
     return tuple(values), None

@@ -33,8 +33,8 @@ class ReActChatFormatter:
     steps, so both are memoised: the header message is built once per (template, context,
     tool descriptions), and the messages of the previous call's reasoning are reused when
     that reasoning is still the start of the reasoning passed in. Like the chat history's
-    messages, they are the same objects on every call. Reasoning steps are records: change one by replacing it in the list,
-    not by assigning to its fields.
+    messages, they are the same objects on every call. Reasoning steps are records: change
+    one by replacing it in the list, not by assigning to its fields.
     """
 
     # memos (class-level defaults keep a subclass that skips ``__init__`` working)

@@ -28,7 +28,8 @@ from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
-__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION", "tell_llm_about_failure_in_extract_reasoning_step"]
+__all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION",
+           "tell_llm_about_failure_in_extract_reasoning_step"]
 
 PARSE_FAILURE_OBSERVATION = (
     "Error: Could not parse output. Please follow the thought-action-input format. Try again.")
@@ -79,6 +80,8 @@ class ReActAgentWorker(AgentWorker):
     ``chat`` also counts the answer step and fails it, e.g. a direct answer with
     ``max_iterations=1``, while its ``stream_chat`` does not).
     """
+
+    callback_manager: CallbackManager  # never None here: a fresh one when none is given
 
     def __init__(self, tools: Sequence[BaseTool], llm: LLM, max_iterations: int = 10,
                  react_chat_formatter: ReActChatFormatter | None = None,

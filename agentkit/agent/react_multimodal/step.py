@@ -62,7 +62,7 @@ class MultimodalReActAgentWorker(ReActAgentWorker):
     """ReAct over a model that sees images: ``task.extra_state["image_docs"]`` (a list of
     :class:`~agentkit.llms.ImageBlock`) become blocks of the task's first user message, which
     is kept in memory with them. Without the key the first step raises ``ValueError("Image
-    docs not found in task extra state.")``; a missing or unreadable image file is a
+    docs not found in task extra state.")``; a missing, unreadable or empty image file is a
     ``ValueError`` naming the entry and the path, raised before anything reaches memory.
 
     Fixes over LlamaIndex: any :class:`LLM` works (images are blocks each backend maps: OpenAI
@@ -84,8 +84,11 @@ class MultimodalReActAgentWorker(ReActAgentWorker):
                  llm: LLM | None = None) -> None:
         if multi_modal_llm is not None and llm is not None and multi_modal_llm is not llm:
             raise ValueError("give the model once: `multi_modal_llm` or `llm`, not two models")
+        model = multi_modal_llm or llm
+        if model is None:
+            raise ValueError(f"{type(self).__name__} needs an `llm`")
         super().__init__(
-            tools, llm=multi_modal_llm or llm,  # type: ignore[arg-type]  (None is rejected there)
+            tools, llm=model,
             max_iterations=max_iterations,
             react_chat_formatter=react_chat_formatter or ReActChatFormatter.from_defaults(
                 system_header=REACT_MM_CHAT_SYSTEM_HEADER),

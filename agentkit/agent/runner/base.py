@@ -246,7 +246,7 @@ class AgentRunner(BaseAgent):
             step_output = self.get_task_output(task_id)
         if not step_output.is_last:
             raise ValueError("finalize_response can only be called on the last step output")
-        output = step_output.output
+        output: AgentChatResponse | StreamingAgentChatResponse = step_output.output
         if not isinstance(output, (AgentChatResponse, StreamingAgentChatResponse)):
             raise ValueError("When `is_last` is True, the step output must be an "
                              f"AgentChatResponse or StreamingAgentChatResponse, got {output!r}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from agentkit.agent.workflow.events import AgentOutput, ToolCallResult
 from agentkit.agent.workflow.loop import AgentLoop, check_prompt
@@ -28,7 +28,8 @@ from agentkit.memory import BaseMemory
 from agentkit.tools import BaseTool, FunctionTool, ObjectRetriever
 from agentkit.workflow import Context
 
-__all__ = ["BaseWorkflowAgent", "DEFAULT_AGENT_NAME", "DEFAULT_AGENT_DESCRIPTION"]
+__all__ = ["BaseWorkflowAgent", "WorkflowAgentOptions", "DEFAULT_AGENT_NAME",
+           "DEFAULT_AGENT_DESCRIPTION"]
 
 DEFAULT_AGENT_NAME = "Agent"
 DEFAULT_AGENT_DESCRIPTION = "An agent that can perform a task"
@@ -45,6 +46,24 @@ def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[Bas
         if tool.metadata.name == "handoff":
             raise ValueError("'handoff' is a reserved tool name. Please use a different name.")
     return converted
+
+
+class WorkflowAgentOptions(TypedDict, total=False):
+    """The keywords of ``BaseWorkflowAgent.__init__``, typed for a subclass that adds its own
+    (``def __init__(self, *, mine=..., **options: Unpack[WorkflowAgentOptions])``)."""
+
+    name: str
+    description: str
+    system_prompt: str | None
+    tools: Sequence[BaseTool | Callable[..., Any]] | None
+    tool_retriever: ObjectRetriever[BaseTool] | None
+    can_handoff_to: list[str] | None
+    llm: LLM | None
+    initial_state: dict[str, Any] | None
+    state_prompt: str | PromptTemplate | None
+    streaming: bool
+    timeout: float | None
+    verbose: bool
 
 
 class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
@@ -68,7 +87,7 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
         self.name = name
         self.description = description
         self.system_prompt = system_prompt
-        self.tools = tools  # type: ignore[assignment]  (the setter converts)
+        self.tools = tools
         self.tool_retriever = tool_retriever
         self.can_handoff_to = list(can_handoff_to) if can_handoff_to is not None else None
         self.llm = llm

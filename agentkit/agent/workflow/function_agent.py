@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
-from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
+from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
 from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.memory import BaseMemory
@@ -28,9 +28,10 @@ class FunctionAgent(BaseWorkflowAgent):
 
     scratchpad_key = "scratchpad"
 
-    def __init__(self, *args: Any, allow_parallel_tool_calls: bool = True,
-                 initial_tool_choice: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, allow_parallel_tool_calls: bool = True,
+                 initial_tool_choice: str | None = None,
+                 **options: Unpack[WorkflowAgentOptions]) -> None:
+        super().__init__(**options)
         self.allow_parallel_tool_calls = allow_parallel_tool_calls
         self.initial_tool_choice = initial_tool_choice
 

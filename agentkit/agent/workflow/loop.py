@@ -174,7 +174,7 @@ class AgentLoop(Workflow):
 
     async def _init_context(self, ctx: Context, ev: AgentWorkflowStartEvent) -> BaseMemory:
         store = ctx.store
-        memory = await store.get("memory", default=None)
+        memory: BaseMemory | None = await store.get("memory", default=None)
         if memory is None:
             memory = ev.get("memory") or ChatMemoryBuffer.from_defaults(
                 llm=self.agents[self.root_agent].llm)
@@ -320,8 +320,7 @@ class AgentLoop(Workflow):
             return None
         order = {tool_id: i for i, tool_id in enumerate(await store.get("pending_tool_ids",
                                                                          default=[]))}
-        results: list[ToolCallResult] = sorted(
-            collected, key=lambda r: order.get(r.tool_id, len(order)))  # type: ignore[attr-defined]
+        results = sorted(collected, key=lambda r: order.get(r.tool_id, len(order)))
         memory: BaseMemory = await store.get("memory")
         agent = self.agents[await store.get("current_agent_name")]
         calls = await store.get("current_tool_calls", default=[])

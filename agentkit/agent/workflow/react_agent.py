@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from agentkit.agent.react.formatter import ReActChatFormatter
 from agentkit.agent.react.output_parser import ReActOutputParser
@@ -14,7 +14,7 @@ from agentkit.agent.react.types import (
     ObservationReasoningStep,
     ResponseReasoningStep,
 )
-from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
+from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
 from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
 from agentkit.agent.workflow.prompts import REACT_EMPTY_PROMPT, REACT_RETRY_PROMPT
 from agentkit.core.ids import new_id
@@ -42,9 +42,10 @@ class ReActAgent(BaseWorkflowAgent):
 
     reasoning_key = "current_reasoning"
 
-    def __init__(self, *args: Any, formatter: ReActChatFormatter | None = None,
-                 output_parser: ReActOutputParser | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, formatter: ReActChatFormatter | None = None,
+                 output_parser: ReActOutputParser | None = None,
+                 **options: Unpack[WorkflowAgentOptions]) -> None:
+        super().__init__(**options)
         self.output_parser = output_parser or ReActOutputParser()
         self.formatter = formatter or ReActChatFormatter.from_defaults()
         if self.system_prompt:

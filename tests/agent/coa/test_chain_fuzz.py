@@ -84,7 +84,8 @@ def chains(draw):
         calls.append((draw(names), args, kwargs, f"y{number}"))
         defined.append(f"y{number}")
     glue = [draw(prose) for _ in range(count + 1)]
-    text = glue[0] + "".join(format_call(n, a, o, k) + g for (n, a, k, o), g in zip(calls, glue[1:]))
+    text = glue[0] + "".join(format_call(n, a, o, k) + g
+                             for (n, a, k, o), g in zip(calls, glue[1:], strict=True))
     return text, calls
 
 
@@ -103,7 +104,7 @@ def _same(read, written):
     """Equal as values (ints read back may equal floats written, 1 == 1.0)."""
     return type(read) is type(written) and read == written if not isinstance(written, (
         list, dict)) else (len(read) == len(written) and (
-            all(_same(r, w) for r, w in zip(read, written)) if isinstance(written, list)
+            all(_same(r, w) for r, w in zip(read, written, strict=True)) if isinstance(written, list)
             else all(_same(read[k], w) for k, w in written.items())))
 
 
@@ -115,7 +116,7 @@ def test_a_written_chain_reads_back_as_written(generated):
     chain = parse_chain(text).check()
 
     assert len(chain.calls) == len(written)
-    for call, (name, args, kwargs, output) in zip(chain.calls, written):
+    for call, (name, args, kwargs, output) in zip(chain.calls, written, strict=True):
         assert (call.name, call.output) == (name, output)
         assert _same(list(call.args), args) and _same(dict(call.kwargs), kwargs)
 
@@ -123,7 +124,7 @@ def test_a_written_chain_reads_back_as_written(generated):
 @given(chains())
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 def test_every_call_runs_after_the_calls_it_reads_from(generated):
-    text, written = generated
+    text, _written = generated
 
     chain = parse_chain(text).check()
 
@@ -143,7 +144,7 @@ separators = st.sampled_from([" ", ", ", "\n", ".", "(", ")", '"', "'", "-", "+"
 def placeholder_texts(draw):
     tokens = draw(st.lists(st.integers(1, 130).map(lambda n: f"y{n}"), min_size=1, max_size=20))
     seps = draw(st.lists(separators, min_size=len(tokens) + 1, max_size=len(tokens) + 1))
-    text = seps[0] + "".join(t + s for t, s in zip(tokens, seps[1:]))
+    text = seps[0] + "".join(t + s for t, s in zip(tokens, seps[1:], strict=True))
     return text, sorted(set(tokens))
 
 

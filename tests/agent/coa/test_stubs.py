@@ -11,7 +11,7 @@ def add(a: int, b: float) -> float:
     return a + b
 
 
-def search(query: str, limit: Optional[int] = None, tags: list[str] | None = None,
+def search(query: str, limit: Optional[int] = None, tags: list[str] | None = None,  # noqa: UP045 (both spellings)
            exact: bool = False) -> str:
     """Search the web.
 

@@ -508,7 +508,7 @@ def test_from_tools_rejects_unknown_arguments():
 
 
 def test_neither_tools_nor_a_retriever_is_an_error():
-    with pytest.raises(ValueError, match="Either tools or tool_retriever must be provided."):
+    with pytest.raises(ValueError, match=r"Either tools or tool_retriever must be provided\."):
         CoAAgentWorker.from_tools(llm=ScriptedLLM([]))
 
 

@@ -131,7 +131,7 @@ def test_a_numbered_line_that_is_not_an_action_is_an_error_naming_the_line():
 
 
 def test_a_comment_after_an_action_is_an_error():
-    with pytest.raises(PlanParseError, match="line 1: .* is not an action"):
+    with pytest.raises(PlanParseError, match=r"line 1: .* is not an action"):
         parse_plan('1. f(1)  # first\n2. join()')
 
 

@@ -1,6 +1,7 @@
 """ReAct ``chat`` and ``stream_chat`` make one parser decision for every model text (issue 11,
 item 5): the same answer, the same tool calls, the same messages to the model, the same memory."""
 
+import itertools
 from typing import Any
 
 from hypothesis import given, settings
@@ -37,7 +38,7 @@ def chunked(draw: Any, texts: st.SearchStrategy[str]) -> list[str]:
     text = draw(texts)
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=6))))
     edges = [0, *cuts, len(text)]
-    return [text[start:end] for start, end in zip(edges, edges[1:])] or [""]
+    return [text[start:end] for start, end in itertools.pairwise(edges)] or [""]
 
 
 def _run(chunks: list[str], streamed: bool) -> tuple[Any, ...]:

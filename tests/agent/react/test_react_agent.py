@@ -201,7 +201,7 @@ def test_finalize_response_before_the_last_step_is_rejected(tools):
     agent.run_step(task.task_id)
 
     with pytest.raises(ValueError,
-                       match="^finalize_response can only be called on the last step output$"):
+                       match=r"^finalize_response can only be called on the last step output$"):
         agent.finalize_response(task.task_id)
 
 
@@ -229,7 +229,7 @@ def test_from_tools_context_appears_in_the_system_message(tools, ask):
 
 
 def test_context_and_react_chat_formatter_together_are_rejected(tools):
-    with pytest.raises(ValueError, match="^Cannot provide both context and react_chat_formatter$"):
+    with pytest.raises(ValueError, match=r"^Cannot provide both context and react_chat_formatter$"):
         ReActAgent.from_tools(tools, llm=ScriptedLLM([]), context="c",
                               react_chat_formatter=ReActChatFormatter.from_defaults())
 
@@ -245,7 +245,7 @@ def test_a_custom_formatter_is_used_for_the_llm_input(tools):
 
 
 def test_from_tools_rejects_tools_and_tool_retriever_together(tools):
-    with pytest.raises(ValueError, match="^Cannot specify both tools and tool_retriever$"):
+    with pytest.raises(ValueError, match=r"^Cannot specify both tools and tool_retriever$"):
         ReActAgent.from_tools(tools, tool_retriever=KeywordObjectRetriever(tools),
                               llm=ScriptedLLM([]))
 
@@ -262,7 +262,7 @@ def test_from_tools_with_a_tool_retriever_calls_the_retrieved_tool(tools, ask):
 
 
 def test_from_tools_needs_an_llm(tools):
-    with pytest.raises(ValueError, match="ReActAgent.from_tools needs an `llm`"):
+    with pytest.raises(ValueError, match=r"ReActAgent\.from_tools needs an `llm`"):
         ReActAgent.from_tools(tools)
 
 

@@ -87,7 +87,7 @@ def test_max_iterations_is_enforced(tools):
     task = new_task([DOG])
     output = worker.run_step(worker.initialize_step(task), task)
 
-    with pytest.raises(ValueError, match="^Reached max iterations.$"):
+    with pytest.raises(ValueError, match=r"^Reached max iterations\.$"):
         worker.run_step(output.next_steps[0], task)
 
 
@@ -229,6 +229,20 @@ def test_an_unreadable_image_path_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=rf"^image_docs\[0\]: cannot read image file "
                                          rf"'{tmp_path}': Is a directory$"):
         worker.run_step(worker.initialize_step(task), task)
+
+
+def test_an_empty_image_file_is_a_clear_error_that_touches_no_memory(tmp_path):
+    empty = tmp_path / "blank.png"
+    empty.write_bytes(b"")
+    llm = ScriptedLLM([])
+    worker = worker_over(llm)
+    task = new_task([ImageBlock(path=empty)])
+
+    with pytest.raises(ValueError, match=rf"^image_docs\[0\]: image file '{empty}' is empty "
+                                         r"\(0 bytes\)$"):
+        worker.run_step(worker.initialize_step(task), task)
+
+    assert task.extra_state["new_memory"].get_all() == [] and llm.calls == 0
 
 
 def test_an_image_doc_that_is_not_an_image_block_is_named(tmp_path):

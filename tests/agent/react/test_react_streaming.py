@@ -186,7 +186,7 @@ def test_an_answer_mentioning_action_is_streamed_as_the_answer(tools, stream_mod
 def test_a_short_implicit_answer_is_streamed_whole(tools, stream_mode):
     agent = ReActAgent.from_tools(tools, llm=ScriptedLLM(["Paris"]))
 
-    response, deltas = stream(agent, "Capital of France?", stream_mode)
+    _response, deltas = stream(agent, "Capital of France?", stream_mode)
 
     assert deltas == ["Paris"]
     assert agent.chat_history == [user("Capital of France?"), assistant("Paris")]

@@ -50,7 +50,7 @@ def test_initialize_step_sets_up_sources_reasoning_and_new_memory(tools):
 
 
 def test_tools_and_tool_retriever_together_are_rejected(tools):
-    with pytest.raises(ValueError, match="^Cannot specify both tools and tool_retriever$"):
+    with pytest.raises(ValueError, match=r"^Cannot specify both tools and tool_retriever$"):
         ReActAgentWorker.from_tools(tools, tool_retriever=KeywordObjectRetriever(tools),
                                     llm=ScriptedLLM([]))
 

@@ -1,0 +1,1 @@
+"""Parts of the pytest plugin (:mod:`agentkit.pytest_plugin`), one concern per module."""

@@ -1,0 +1,202 @@
+"""A user's project as agentkit sees it: the ``[tool.agentkit]`` table of its pyproject.toml,
+read alike by the pytest plugin (at the rootdir) and the ``agentkit`` command (the nearest
+pyproject.toml from the current directory up).
+
+```toml
+[tool.agentkit]
+scenarios = ["scenarios", "tests/agent_scenarios"]   # default: ["scenarios"]
+
+[tool.agentkit.agent_types]
+my_agent = "my_project.agents:build_my_agent"       # a factory (or an AgentType)
+seeing = { ref = "my_project.agents:build_seeing", images = true }
+mine = { ref = "my_project.agents:build_mine", trajectory = "my_project.agents:render_mine" }
+```
+
+Paths are relative to the project root (the folder of pyproject.toml). :func:`activated`
+puts the root on ``sys.path`` (as pytest's ``pythonpath = ["."]`` does) so the refs import,
+and declares the agent types (imported on first use); both are undone when it ends.
+A malformed table is a :class:`ProjectError` naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.scenario.agent_types import AGENT_TYPES
+
+__all__ = ["Project", "ProjectError", "AgentTypeRef", "find_project", "read_project",
+           "activated", "DEFAULT_SCENARIOS"]
+
+DEFAULT_SCENARIOS = "scenarios"
+_TABLE = "tool.agentkit"
+_KEYS = ("scenarios", "agent_types")
+_REF = re.compile(r"[\w.]+:[\w.]+")
+
+
+class ProjectError(ValueError):
+    """The ``[tool.agentkit]`` table is malformed; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class AgentTypeRef:
+    """An agent type the project declares: its import ref and where it is declared."""
+
+    ref: str
+    origin: str
+    images: bool = False
+    trajectory: str | None = None
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project root, its pyproject.toml (None if there is none), its scenario folders
+    and the agent types it declares."""
+
+    root: Path
+    pyproject: Path | None = None
+    scenarios: tuple[Path, ...] = ()
+    agent_types: dict[str, AgentTypeRef] = field(default_factory=dict)
+
+    @property
+    def configured(self) -> bool:
+        """Whether the scenario folders come from ``[tool.agentkit]``, not the default."""
+        return self.scenarios != (self.root / DEFAULT_SCENARIOS,)
+
+    @classmethod
+    def bare(cls, root: Path) -> Project:
+        """A folder without ``[tool.agentkit]``: the defaults."""
+        return cls(root=root, scenarios=(root / DEFAULT_SCENARIOS,))
+
+
+def find_project(start: Path) -> Project:
+    """The project of ``start``: the nearest pyproject.toml in it or a folder above, read;
+    without one, ``start`` with the defaults."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return read_project(folder / "pyproject.toml")
+    return Project.bare(start)
+
+
+def read_project(pyproject: Path) -> Project:
+    """The project whose pyproject.toml is ``pyproject``."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"{pyproject}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r" \(at line (\d+), column (\d+)\)$", str(exc))
+        where = f":{at[1]}:{at[2]}" if at else ""
+        problem = str(exc)[:at.start()] if at else str(exc)
+        raise ProjectError(f"{pyproject}{where}: invalid TOML: {problem}") from None
+    root = pyproject.parent
+    table = data.get("tool", {}).get("agentkit")
+    if table is None:
+        return Project(root=root, pyproject=pyproject, scenarios=(root / DEFAULT_SCENARIOS,))
+    lines = _Lines(pyproject, text)
+    if not isinstance(table, dict):
+        raise ProjectError(f"{lines.at(None)}: {_TABLE}: expected a table ([tool.agentkit])")
+    for key in table:
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"did you mean `{close[0]}`?" if close else f"known keys: {', '.join(_KEYS)}"
+            raise ProjectError(f"{lines.at(key)}: {_TABLE}.{key}: unknown key `{key}`; {hint}")
+    return Project(root=root, pyproject=pyproject,
+                   scenarios=_scenarios(table.get("scenarios", [DEFAULT_SCENARIOS]), root, lines),
+                   agent_types=_agent_types(table.get("agent_types", {}), lines))
+
+
+def _scenarios(value: Any, root: Path, lines: _Lines) -> tuple[Path, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ProjectError(f"{lines.at('scenarios')}: {_TABLE}.scenarios: expected a list of "
+                           f"folders relative to the project root, e.g. [\"scenarios\"], got "
+                           f"{value!r}")
+    return tuple(root / v for v in value)
+
+
+def _agent_types(value: Any, lines: _Lines) -> dict[str, AgentTypeRef]:
+    if not isinstance(value, dict):
+        raise ProjectError(f"{lines.at('agent_types')}: {_TABLE}.agent_types: expected a table "
+                           "of name = \"package.module:factory\"")
+    found = {}
+    for name, entry in value.items():
+        where = lines.at(name, table=f"{_TABLE}.agent_types")
+        images, trajectory = False, None
+        if isinstance(entry, dict):
+            unknown = sorted(set(entry) - {"ref", "images", "trajectory"})
+            if unknown or not isinstance(entry.get("images", False), bool):
+                raise ProjectError(f"{where}: {_TABLE}.agent_types.{name}: an inline table "
+                                   "takes `ref` (the factory's import ref), `images` (true or "
+                                   "false) and `trajectory` (its trajectory renderer's import "
+                                   "ref)" + (f"; unknown key(s) {', '.join(unknown)}"
+                                             if unknown else ""))
+            images = entry.get("images", False)
+            trajectory = _ref(entry.get("trajectory"), f"{where}: {_TABLE}.agent_types.{name}."
+                                                       "trajectory", "render", optional=True)
+            entry = entry.get("ref")
+        ref = _ref(entry, f"{where}: {_TABLE}.agent_types.{name}", "factory")
+        assert ref is not None
+        found[name] = AgentTypeRef(ref, where, images, trajectory)
+    return found
+
+
+def _ref(value: Any, where: str, example: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not _REF.fullmatch(value):
+        raise ProjectError(f"{where}: expected an import ref \"package.module:{example}\", "
+                           f"got {value!r}")
+    return value
+
+
+class _Lines:
+    """``file:line`` of a key of ``[tool.agentkit]`` (tomllib keeps no positions): the line
+    declaring it inside its table, else the table's header, else line 1."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def at(self, key: str | None, table: str = _TABLE) -> str:
+        header = re.compile(r"^\s*\[\s*" + re.escape(table).replace(r"\.", r"\s*\.\s*")
+                            + r"\s*\]")
+        key_line = re.compile(r"^\s*[\"']?" + re.escape(key or "") + r"[\"']?\s*[=.]")
+        found, inside = 0, False
+        for number, line in enumerate(self.lines, 1):
+            if line.lstrip().startswith("["):
+                inside = bool(header.match(line))
+                if inside and not found:
+                    found = number
+            elif inside and key is not None and key_line.match(line):
+                return f"{self.path}:{number}"
+        return f"{self.path}:{found or 1}"
+
+
+@contextmanager
+def activated(project: Project) -> Iterator[Project]:
+    """Within: the project root is importable and its agent types are declared."""
+    root = str(project.root)
+    added = root not in sys.path
+    if added:
+        sys.path.insert(0, root)
+    try:
+        with AGENT_TYPES.scoped():
+            for name, entry in project.agent_types.items():
+                AGENT_TYPES.declare(name, entry.ref, entry.origin, images=entry.images,
+                                    trajectory=entry.trajectory)
+            yield project
+    finally:
+        if added and root in sys.path:
+            sys.path.remove(root)
