@@ -23,6 +23,7 @@ import argparse
 import os
 import platform
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,8 +32,8 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
 from _conversation import SCENARIOS, SWEEP_CALLS, SWEEP_EXTRA, answer  # noqa: E402
-from _harness import throughput  # noqa: E402
-from _measure import apply_counts, cold_import_ms, side_records, table  # noqa: E402
+from _harness import Throughput  # noqa: E402
+from _measure import apply_counts, cold_imports, side_session, table  # noqa: E402
 
 TARGET_RATIO = 10.0  # agentkit's chats/s over llama-index-core's, every row
 TARGET_FLAT = 0.10  # every point of the sweep within 10% of the 1-call chat's cost per step
@@ -56,36 +57,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return apply_counts(parser, args, QUICK if args.quick else FULL)
 
 
-def run_agentkit(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def measure(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every scenario on agentkit and, with ``--llamaindex``, on llama-index-core, the two
+    taking turns round by round (the first to go alternates): load from other jobs on a
+    shared machine falls on both alike. Returns (ours, theirs)."""
     from _agentkit_side import build_chat, build_tool, inspect
     from agentkit.core.sim import simulation
 
-    results = {}
-    with simulation(seed=0):
+    scenarios = SCENARIOS + SWEEP_EXTRA
+    with simulation(seed=0), (side_session(args.llamaindex, _HERE / "_llamaindex_side.py",
+                                           ["throughput", "--chats", str(args.chats),
+                                            "--warmup", str(args.warmup)])
+                              if args.llamaindex else nullcontext()) as ask:
         tool = build_tool()
-        for key, _label, kind, calls in SCENARIOS + SWEEP_EXTRA:
-            results[key] = throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
-                                      chats=args.chats, rounds=args.rounds, warmup=args.warmup)
-    return results
-
-
-def run_llamaindex(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    records = side_records(args.llamaindex, _HERE / "_llamaindex_side.py",
-                           ["throughput", "--chats", str(args.chats), "--rounds",
-                            str(args.rounds), "--warmup", str(args.warmup)])
-    return {record.pop("key"): record for record in records}
+        ours = {key: Throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
+                                chats=args.chats, warmup=args.warmup)
+                for key, _label, kind, calls in scenarios}
+        for key, *_ in scenarios:
+            for number in range(args.rounds):
+                if ask is not None and number % 2:
+                    ask({"round": key})
+                ours[key].round()
+                if ask is not None and not number % 2:
+                    ask({"round": key})
+        return ({key: measured.result() for key, measured in ours.items()},
+                {key: ask({"result": key}) for key, *_ in scenarios} if ask else {})
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, Any]:
     """Run, print the tables to ``out`` and return the numbers."""
     args = parse_args(argv)
-    ours = run_agentkit(args)
-    theirs = run_llamaindex(args) if args.llamaindex else {}
-    import_ms = {"agentkit.agent": cold_import_ms(sys.executable, "agentkit.agent",
-                                                  args.import_runs)}
-    if args.llamaindex:
-        import_ms["llama_index.core.agent"] = cold_import_ms(
-            args.llamaindex, "llama_index.core.agent", args.import_runs)
+    ours, theirs = measure(args)
+    import_ms = cold_imports([(sys.executable, "agentkit.agent")] + (
+        [(args.llamaindex, "llama_index.core.agent")] if args.llamaindex else []),
+        args.import_runs)
 
     print(f"agentkit agent benchmarks: Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, scripted LLM with zero latency, median of "

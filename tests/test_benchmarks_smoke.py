@@ -6,6 +6,7 @@ Counts and rows only: timings are never asserted.
 import importlib
 import importlib.util
 import io
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -264,3 +265,39 @@ def test_a_workflow_run_of_the_benchmark_answers_from_its_script():
 
     assert reply == conversation.answer(2)
     assert observations == ["Paris has 5 million people.", "Lagos has 5 million people."]
+
+
+measure = importlib.import_module("_measure")
+
+
+def test_throughput_rounds_can_be_taken_one_at_a_time_and_the_median_counts():
+    chat = agentkit_side.build_chat("react", 1, agentkit_side.build_tool())
+    measured = harness.Throughput(chat, agentkit_side.inspect, conversation.answer(1), 1,
+                                  chats=2, warmup=1)
+
+    for _ in range(3):
+        measured.round()
+
+    assert len(measured.rounds) == 3
+    assert measured.result()["rate"] == 2 / sorted(measured.rounds)[1]
+
+
+def test_side_session_answers_each_request_with_the_scripts_json_line(tmp_path):
+    script = tmp_path / "side.py"
+    script.write_text("import json, sys\n"
+                      "for line in sys.stdin:\n"
+                      "    print('noise'); print(json.dumps({'twice': json.loads(line)['n'] * 2}))\n")
+
+    with measure.side_session(sys.executable, script, []) as ask:
+        answers = [ask({"n": n}) for n in (1, 2)]
+
+    assert answers == [{"twice": 2}, {"twice": 4}]
+
+
+def test_side_session_reports_a_failing_script_with_its_error(tmp_path):
+    script = tmp_path / "side.py"
+    script.write_text("raise SystemExit('no llama here')\n")
+
+    with (pytest.raises(RuntimeError, match="no llama here"),
+          measure.side_session(sys.executable, script, []) as ask):
+        ask({"n": 1})
