@@ -119,7 +119,8 @@ def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
     completion = count_tokens(message.content or "")
     for call in message.tool_calls:
         completion += count_tokens(call.tool_name) + count_tokens(json.dumps(call.tool_kwargs))
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion,
+                 total_tokens=prompt + completion)
 
 
 class _CallRecorder:
