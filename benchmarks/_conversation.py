@@ -21,6 +21,15 @@ SCENARIOS = (
     ("fc_1", "function calling, 1 tool call", "function_calling", 1),
 )
 
+#: Tool calls per chat of the cost-per-step sweep (ReAct). The cost of a step is what a chat
+#: with n tool calls takes beyond one that answers at once (0 calls), over n: it stays flat
+#: when a step does not cost more for the steps taken before it. The 1- and 10-call chats
+#: are the table's rows above; the others are measured for the sweep only.
+SWEEP_CALLS = (1, 5, 10, 15)
+SWEEP_EXTRA = tuple((f"react_{calls}", f"ReAct, {calls} sequential tool calls", "react", calls)
+                    for calls in (0, *SWEEP_CALLS)
+                    if not any(kind == "react" and n == calls for _k, _l, kind, n in SCENARIOS))
+
 #: Rows of the workflow table (bench_workflows.py): (key, label, tool calls per run). A run
 #: is one ``AgentWorkflow`` run of a ``FunctionAgent``, one tool call per model reply.
 WORKFLOW_SCENARIOS = (
@@ -28,9 +37,9 @@ WORKFLOW_SCENARIOS = (
     ("workflow_fc_10", "AgentWorkflow + FunctionAgent, 10 tool calls", 10),
 )
 
-#: Enough for the 10-call chat on both stacks: LlamaIndex counts reasoning steps (21 there),
-#: agentkit counts LLM calls (11); both default to 10.
-MAX_ITERATIONS = 30
+#: Enough for the 15-call chat on both stacks, which count reasoning steps (an action and
+#: its observation are two: 31 there); both default to 10.
+MAX_ITERATIONS = 40
 
 #: The long conversation's answer: about 40 words, so memory trimming starts within ~50 chats.
 LONG_ANSWER = (
@@ -57,6 +66,8 @@ def action_text(call: int) -> str:
 
 
 def answer(calls: int) -> str:
+    if not calls:
+        return "I can answer that without looking anything up."
     return "The populations are: " + "; ".join(
         lookup_population(CITIES[i % len(CITIES)]) for i in range(calls))
 

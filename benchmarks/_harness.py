@@ -24,7 +24,7 @@ from _conversation import (
     transcript_digest,
     user_message,
 )
-from _measure import median_rate, rss_kib
+from _measure import rss_kib
 
 clock = time.process_time
 Chat = Callable[[int], Any]
@@ -55,26 +55,46 @@ def _checked(inspect: Inspect, response: Any, expected: str, calls: int) -> tupl
     return reply, observations
 
 
+class Throughput:
+    """One scenario's chats, timed round by round, so that two stacks can take turns (load
+    from other jobs on a shared machine then falls on both alike).
+
+    Built after ``warmup`` untimed chats; a round is ``chats // calls`` chats (``chats``
+    without tool calls), so every scenario makes about ``chats`` tool calls.
+    """
+
+    def __init__(self, chat: Chat, inspect: Inspect, expected: str, calls: int, *, chats: int,
+                 warmup: int) -> None:
+        self.chat, self.inspect, self.expected, self.calls = chat, inspect, expected, calls
+        self.per_round = max(1, chats // max(1, calls))
+        self.rounds: list[float] = []
+        turns = []
+        for n in range(warmup):
+            reply, observations = _checked(inspect, chat(n), expected, calls)
+            turns.append((user_message(n), reply, observations))
+        self.digest = transcript_digest(turns)
+
+    def round(self) -> float:
+        """Time one round (CPU seconds)."""
+        started = clock()
+        for n in range(self.per_round):
+            _checked(self.inspect, self.chat(n), self.expected, self.calls)
+        self.rounds.append(clock() - started)
+        return self.rounds[-1]
+
+    def result(self) -> dict[str, Any]:
+        """Chats per second (median round), chats per round and the warm-up chats' digest."""
+        return {"rate": self.per_round / statistics.median(self.rounds), "chats": self.per_round,
+                "digest": self.digest}
+
+
 def throughput(chat: Chat, inspect: Inspect, expected: str, calls: int, *, chats: int,
                rounds: int, warmup: int) -> dict[str, Any]:
-    """Chats per second (median round), chats per round and the warm-up chats' digest.
-
-    A round is ``chats // calls`` chats, so every scenario makes about ``chats`` tool calls.
-    """
-    per_round = max(1, chats // calls)
-    turns = []
-    for n in range(warmup):
-        reply, observations = _checked(inspect, chat(n), expected, calls)
-        turns.append((user_message(n), reply, observations))
-
-    def timed_round() -> float:
-        started = clock()
-        for n in range(per_round):
-            _checked(inspect, chat(n), expected, calls)
-        return clock() - started
-
-    return {"rate": median_rate(timed_round, rounds, per_round), "chats": per_round,
-            "digest": transcript_digest(turns)}
+    """:class:`Throughput` of ``rounds`` rounds in a row."""
+    measured = Throughput(chat, inspect, expected, calls, chats=chats, warmup=warmup)
+    for _ in range(rounds):
+        measured.round()
+    return measured.result()
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The benchmark conversations on llama-index-core, run with *that* venv's python.
 
-    PYTHON _llamaindex_side.py throughput --chats N --rounds R --warmup W
+    PYTHON _llamaindex_side.py throughput --chats N --warmup W   (then rounds on request)
     PYTHON _llamaindex_side.py long --chats N --block B --time-cap S
     PYTHON _llamaindex_side.py planning --runs N --warmup W
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import warnings
 from importlib import metadata
@@ -30,6 +31,7 @@ from _conversation import (
     MAX_ITERATIONS,
     PLANNING_QUESTION,
     SCENARIOS,
+    SWEEP_EXTRA,
     TOOL_LATENCY,
     TOOL_NAME,
     answer,
@@ -38,7 +40,7 @@ from _conversation import (
     react_script,
     tool_call_arguments,
 )
-from _harness import PlanningRun, ScriptedChat, long_conversation, planning, throughput
+from _harness import PlanningRun, ScriptedChat, Throughput, long_conversation, planning
 from _measure import emit, rss_kib
 
 warnings.simplefilter("ignore")  # AgentRunner's deprecation notice, pydantic field warnings
@@ -120,6 +122,17 @@ def build_planning_run(kind: str, llm_latency: float) -> PlanningRun:
     return run
 
 
+def serve_rounds(scenarios: dict[str, Throughput]) -> None:
+    """Answer the requests of ``_measure.side_session`` on stdin: ``{"round": key}`` times a
+    round (``{"seconds": ...}``), ``{"result": key}`` gives the scenario's numbers."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "round" in request:
+            emit({"seconds": scenarios[request["round"]].round()})
+        else:
+            emit(scenarios[request["result"]].result())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("mode", choices=["throughput", "long", "planning"])
@@ -139,10 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     tool = FunctionTool.from_defaults(lookup_population)
     if args.mode == "throughput":
-        for key, _label, kind, calls in SCENARIOS:
-            result = throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
-                                chats=args.chats, rounds=args.rounds, warmup=args.warmup)
-            emit({"key": key, **result})
+        serve_rounds({key: Throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
+                                      chats=args.chats, warmup=args.warmup)
+                      for key, _label, kind, calls in SCENARIOS + SWEEP_EXTRA})
         return 0
     chat = build_chat("react", 1, tool, final_answer=LONG_ANSWER, keep_history=True)
     emit({"start_rss_kib": rss_kib(), "token_limit": chat.agent.memory.token_limit})

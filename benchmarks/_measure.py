@@ -11,23 +11,40 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-_IMPORT_TIMER = ("import time; t = time.perf_counter(); import {module}; "
-                 "print((time.perf_counter() - t) * 1000)")
+_IMPORT_TIMER = ("import time; t = time.process_time(); import {module}; "
+                 "print((time.process_time() - t) * 1000)")
 
 
-def cold_import_ms(python: str, module: str, runs: int) -> float:
-    """Median wall time (ms) of ``import module`` in ``runs`` fresh interpreters."""
-    times = []
-    for _ in range(runs):
+def cold_imports(imports: list[tuple[str, str]], runs: int) -> dict[str, float]:
+    """Median CPU time (ms) of each ``(python, module)``'s ``import module`` in ``runs`` fresh
+    interpreters, the imports taking turns run by run (load from other jobs falls on all
+    alike); by module name.
+
+    Every side imports from bytecode caches, as an installed package does (pip writes them
+    at install): one untimed import first writes any that are missing, even where
+    ``PYTHONDONTWRITEBYTECODE`` is set (an editable install would otherwise compile its
+    sources on every import). CPU time, like the chats: other load on the machine does not
+    inflate it."""
+    def run(python: str, module: str, env: dict[str, str]) -> float:
         done = subprocess.run([python, "-W", "ignore", "-c", _IMPORT_TIMER.format(module=module)],
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"`{python} -c 'import {module}'` failed:\n{done.stderr[-2000:]}")
-        times.append(float(done.stdout.strip().splitlines()[-1]))
-    return statistics.median(times)
+        return float(done.stdout.strip().splitlines()[-1])
+
+    writing = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    times: dict[str, list[float]] = {}
+    for python, module in imports:
+        run(python, module, writing)
+        times[module] = []
+    for _ in range(runs):
+        for python, module in imports:
+            times[module].append(run(python, module, dict(os.environ)))
+    return {module: statistics.median(values) for module, values in times.items()}
 
 
 def rss_kib() -> int:
@@ -38,11 +55,6 @@ def rss_kib() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def median_rate(run_round: Callable[[], float], rounds: int, chats: int) -> float:
-    """Chats per second of the median of ``rounds`` timed rounds of ``chats`` chats."""
-    return chats / statistics.median(run_round() for _ in range(rounds))
 
 
 def side_records(python: str, script: Path, args: list[str]) -> Iterator[dict[str, Any]]:
@@ -65,6 +77,45 @@ def side_records(python: str, script: Path, args: list[str]) -> Iterator[dict[st
             errors.seek(0)
             raise RuntimeError(f"{script.name} under {python} failed (exit "
                                f"{process.returncode}):\n{errors.read()[-3000:]}")
+
+
+@contextmanager
+def side_session(python: str, script: Path,
+                 args: list[str]) -> Iterator[Callable[[dict[str, Any]], dict[str, Any]]]:
+    """Keep ``python script *args`` running and talk to it: ``ask(request)`` writes the
+    request as one JSON line to its stdin and returns the JSON line it answers with. Lets the
+    two stacks take turns round by round (see ``_harness.Throughput``)."""
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen([python, "-W", "ignore", str(script), *args],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                   text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert process.stdin is not None and process.stdout is not None
+
+        def failed() -> RuntimeError:
+            process.kill()
+            process.wait()
+            errors.seek(0)
+            return RuntimeError(f"{script.name} under {python} failed (exit "
+                                f"{process.returncode}):\n{errors.read()[-3000:]}")
+
+        def ask(request: dict[str, Any]) -> dict[str, Any]:
+            try:
+                process.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
+                process.stdin.flush()  # type: ignore[union-attr]
+            except BrokenPipeError:
+                raise failed() from None
+            for line in process.stdout:  # type: ignore[union-attr]
+                if line.startswith("{"):
+                    answer: dict[str, Any] = json.loads(line)
+                    return answer
+            raise failed()
+
+        try:
+            yield ask
+        finally:
+            process.stdin.close()
+            if process.wait(timeout=60) != 0:
+                raise failed()
 
 
 def emit(record: dict[str, Any], out: TextIO = sys.stdout) -> None:

@@ -6,6 +6,7 @@ Counts and rows only: timings are never asserted.
 import importlib
 import importlib.util
 import io
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -40,8 +41,25 @@ def test_bench_agents_reports_one_row_per_scenario():
                   "function calling, 1 tool call"):
         assert label in text
     assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
-        "react_1": 3, "react_10": 1, "fc_1": 3}
+        "react_1": 3, "react_10": 1, "fc_1": 3, "react_0": 3, "react_5": 1, "react_15": 1}
     assert all(row["rate"] > 0 for row in result["agentkit"].values())
+
+
+def test_bench_agents_reports_the_cost_per_step_for_1_5_10_and_15_tool_calls():
+    out = io.StringIO()
+
+    bench_agents.main(TINY_AGENTS, out=out)
+
+    lines = out.getvalue().split("cost per step of a ReAct chat")[1].split("cold import")[0]
+    rows = [line.split()[0] for line in lines.splitlines() if line[:1].isdigit()]
+    assert rows == ["1", "5", "10", "15"]
+    assert "cost per step flat from 1 to 15 tool calls" in out.getvalue()
+
+
+def test_cost_per_step_is_the_time_beyond_a_chat_without_tool_calls_per_call():
+    numbers = {"react_0": {"rate": 1e6 / 100}, "react_5": {"rate": 1e6 / 600}}
+
+    assert bench_agents.step_us(numbers, 5) == 100.0
 
 
 def test_bench_agents_reports_the_cold_import_of_agentkit_agent():
@@ -247,3 +265,39 @@ def test_a_workflow_run_of_the_benchmark_answers_from_its_script():
 
     assert reply == conversation.answer(2)
     assert observations == ["Paris has 5 million people.", "Lagos has 5 million people."]
+
+
+measure = importlib.import_module("_measure")
+
+
+def test_throughput_rounds_can_be_taken_one_at_a_time_and_the_median_counts():
+    chat = agentkit_side.build_chat("react", 1, agentkit_side.build_tool())
+    measured = harness.Throughput(chat, agentkit_side.inspect, conversation.answer(1), 1,
+                                  chats=2, warmup=1)
+
+    for _ in range(3):
+        measured.round()
+
+    assert len(measured.rounds) == 3
+    assert measured.result()["rate"] == 2 / sorted(measured.rounds)[1]
+
+
+def test_side_session_answers_each_request_with_the_scripts_json_line(tmp_path):
+    script = tmp_path / "side.py"
+    script.write_text("import json, sys\n"
+                      "for line in sys.stdin:\n"
+                      "    print('noise'); print(json.dumps({'twice': json.loads(line)['n'] * 2}))\n")
+
+    with measure.side_session(sys.executable, script, []) as ask:
+        answers = [ask({"n": n}) for n in (1, 2)]
+
+    assert answers == [{"twice": 2}, {"twice": 4}]
+
+
+def test_side_session_reports_a_failing_script_with_its_error(tmp_path):
+    script = tmp_path / "side.py"
+    script.write_text("raise SystemExit('no llama here')\n")
+
+    with (pytest.raises(RuntimeError, match="no llama here"),
+          measure.side_session(sys.executable, script, []) as ask):
+        ask({"n": 1})

@@ -13,7 +13,7 @@ is how concurrent runs keep their events apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,18 +191,30 @@ class Dispatcher:
         parent = _current_span.get()
         return Span(f"span-{current_ids().counter('span')}", parent.id if parent else None)
 
-    @contextmanager
-    def span(self) -> Iterator[Span]:
+    def span(self) -> AbstractContextManager[Span]:
         """Open a child span of the current one; events emitted inside belong to it."""
-        span = self.new_span()
-        token = _current_span.set(span)
-        try:
-            yield span
-        finally:
-            _current_span.reset(token)
+        return _SpanScope(self)
 
     def current_span(self) -> Span | None:
         return _current_span.get()
+
+
+class _SpanScope:
+    """The block of :meth:`Dispatcher.span` (a class: every step and call opens one, and a
+    generator-based context manager costs several times as much)."""
+
+    __slots__ = ("_dispatcher", "_token")
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+
+    def __enter__(self) -> Span:
+        span = self._dispatcher.new_span()
+        self._token = _current_span.set(span)
+        return span
+
+    def __exit__(self, *exc_info: object) -> None:
+        _current_span.reset(self._token)
 
 
 dispatcher = Dispatcher()

@@ -222,11 +222,16 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._loop_ref = loop_ref
 
     def select(self, timeout: float | None = None) -> list[Any]:
+        real_io = len(self.get_map()) > 1  # real sockets besides the self-pipe
+        if not real_io and timeout is not None and timeout <= 0:
+            # callbacks are ready: only the self-pipe could be polled, and what another
+            # thread schedules is in the ready queue already (the pipe is drained later)
+            return []
         ready = super().select(0)
         if ready or (timeout is not None and timeout <= 0):
             return ready
         clock = self._loop_ref[0].clock
-        if len(self.get_map()) > 1:  # real sockets besides the self-pipe
+        if real_io:
             started = _time.monotonic()
             ready = super().select(timeout)
             clock.advance(_whole_ms(_time.monotonic() - started))
@@ -270,11 +275,7 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     Uses this thread's virtual-time loop. Called from inside a running loop, it runs the
     awaitable on a helper thread and blocks until done.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
+    if asyncio._get_running_loop() is not None:
         return _run_on_helper_thread(awaitable)
     loop = _thread_loop()
     loop.clock = current_clock()

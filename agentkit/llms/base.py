@@ -44,7 +44,7 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import ToolRunner, tool_specs
+from agentkit.llms.tool_calling import ToolRunner, tool_specs, tool_specs_tokens
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -67,7 +67,7 @@ class LLMRequest:
 
     ``kind`` is ``"chat"`` or ``"complete"``; a completion carries its ``prompt`` and, for
     chat backends, the same prompt as a single user message in ``messages``. ``tools`` are
-    the tool objects offered (each with ``.metadata``).
+    the tool objects offered (each with ``.metadata``, see :func:`tool_specs`).
     """
 
     kind: Literal["chat", "complete"]
@@ -89,7 +89,8 @@ class LLMRequest:
 
     def tool_specs(self) -> list[dict[str, Any]] | None:
         """Name, description and JSON-schema parameters of each offered tool (computed once
-        per request; treat it as read-only)."""
+        per request, from specs shared by every request offering the same tools: treat it
+        as read-only)."""
         if self.tools is None:
             return None
         if self._tool_specs is None:
@@ -111,17 +112,20 @@ def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
 
 def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
     """Token usage by the default tokenizer: messages (and tool schemas) in, reply out."""
-    prompt = sum(count_tokens(m.content or "") + 4 for m in request.messages)
+    messages = request.messages
+    prompt = sum(map(count_tokens, [m.content or "" for m in messages])) + 4 * len(messages)
     if request.tools:
-        prompt += count_tokens(json.dumps(request.tool_specs()))
+        prompt += tool_specs_tokens(request.tools)
     completion = count_tokens(message.content or "")
     for call in message.tool_calls:
         completion += count_tokens(call.tool_name) + count_tokens(json.dumps(call.tool_kwargs))
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion,
+                 total_tokens=prompt + completion)
 
 
 class _CallRecorder:
-    """Emits the start/chunk/end events of one LLM call (streamed or not)."""
+    """Emits the start/chunk/end events of one LLM call (streamed or not); an event nobody
+    receives is not built."""
 
     def __init__(self, llm: LLM, request: LLMRequest) -> None:
         self.llm = llm
@@ -130,9 +134,15 @@ class _CallRecorder:
         self.started = now()
         self.last: ChatResponse | None = None
         self.ended = False
-        self._emit(LLMCallStartEvent(kind=request.call_kind, model=llm.metadata.model_name,
-                                     messages=request.messages, tools=request.tool_specs(),
-                                     tool_choice=request.tool_choice))
+        if dispatcher.active:
+            self._emit(LLMCallStartEvent(kind=request.call_kind, model=self.model,
+                                         messages=request.messages, tools=request.tool_specs(),
+                                         tool_choice=request.tool_choice))
+
+    @functools.cached_property
+    def model(self) -> str:
+        """The model's name (a backend may build its metadata anew on every read)."""
+        return self.llm.metadata.model_name
 
     def _emit(self, event: Any) -> None:
         event.span_id, event.parent_id = self.span.id, self.span.parent_id
@@ -140,7 +150,8 @@ class _CallRecorder:
 
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
-        self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
+        if dispatcher.active:
+            self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
 
     def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
         if self.ended:
@@ -149,11 +160,13 @@ class _CallRecorder:
         response = response if response is not None else self.last
         if response is not None and response.usage is None and error is None:
             response.usage = estimate_usage(self.request, response.message)
+        if not dispatcher.active:
+            return
         message = None
         if error is not None:
             message = (f"{type(error).__name__}: {error}" if not isinstance(error, GeneratorExit)
                        else "stream closed before its end")
-        self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.llm.metadata.model_name,
+        self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.model,
                                    messages=self.request.messages, response=response,
                                    usage=response.usage if response is not None else None,
                                    latency=now() - self.started, error=message))

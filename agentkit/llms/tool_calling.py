@@ -13,7 +13,9 @@ from the layers above it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import json
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,7 @@ from agentkit.core.events import (
     dispatcher,
 )
 from agentkit.core.sim import now, run_sync
+from agentkit.core.tokens import count_tokens
 from agentkit.llms.types import ToolOutput, ToolSelection
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "no_such_tool_output",
     "error_output",
     "tool_specs",
+    "tool_specs_tokens",
 ]
 
 
@@ -105,8 +109,9 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
     ``requires_context`` is true; ``agent`` names the calling agent on the bus events."""
     name = tool.metadata.name if tool is not None else (tool_name or "unknown")
     with dispatcher.span():
-        dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
-                                           agent=agent))
+        if dispatcher.active:  # an event nobody receives is not built
+            dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id,
+                                               arguments=arguments, agent=agent))
         started = now()
         if arguments_error is not None:  # the caller's reason not to run it is the news
             output = _error(name, arguments, wording.bad_arguments(arguments_error))
@@ -122,9 +127,11 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
                 output = result if isinstance(result, ToolOutput) else ToolOutput(
                     content=str(result), tool_name=name, raw_input=_raw_input(arguments),
                     raw_output=result)
-        dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id, arguments=arguments,
-                                         output=output, is_error=output.is_error,
-                                         latency=now() - started, agent=agent))
+        if dispatcher.active:
+            dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id,
+                                             arguments=arguments, output=output,
+                                             is_error=output.is_error, latency=now() - started,
+                                             agent=agent))
     return output
 
 
@@ -153,9 +160,28 @@ class ToolCallOutcome:
 
 def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
     """Name, description and JSON-schema parameters of each tool: what a model is told about
-    it (in a request, on the bus, in a trace's ``tools``)."""
-    return [{"name": t.metadata.name, "description": t.metadata.description,
-             "parameters": t.metadata.get_parameters_dict()} for t in tools]
+    it (in a request, on the bus, in a trace's ``tools``). Agents offer the same tools on
+    every call, so the specs are built once per (name, description, ``fn_schema_str``) of
+    each tool's metadata and shared: treat them as read-only."""
+    return list(_offered(_offer_key(tools))[0])
+
+
+def tool_specs_tokens(tools: Sequence[Any]) -> int:
+    """Tokens of ``tool_specs(tools)`` as JSON (the default tokenizer): what the usage
+    estimate counts for the offered tools."""
+    return _offered(_offer_key(tools))[1]
+
+
+def _offer_key(tools: Sequence[Any]) -> tuple[tuple[str, str, str], ...]:
+    return tuple((t.metadata.name, t.metadata.description, t.metadata.fn_schema_str)
+                 for t in tools)
+
+
+@functools.lru_cache(maxsize=256)
+def _offered(key: tuple[tuple[str, str, str], ...]) -> tuple[tuple[dict[str, Any], ...], int]:
+    specs = tuple({"name": name, "description": description, "parameters": json.loads(schema)}
+                  for name, description, schema in key)
+    return specs, count_tokens(json.dumps(list(specs)))
 
 
 class ToolRunner:

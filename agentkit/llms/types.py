@@ -189,8 +189,9 @@ class ChatMessage(Model):
                 texts = [_block_text(b) for b in data["blocks"]]
                 if "\n".join(t for t in texts if t is not None) != content:
                     raise ValueError("give a ChatMessage either `content` or `blocks`, not both")
-            elif content is not None:
-                data["blocks"] = [TextBlock(text=content if isinstance(content, str) else str(content))]
+            elif content is not None:  # validated into a TextBlock (cheaper than building one here)
+                data["blocks"] = [{"block_type": "text",
+                                   "text": content if isinstance(content, str) else str(content)}]
         return data
 
     @field_validator("additional_kwargs")
@@ -216,7 +217,10 @@ class ChatMessage(Model):
 
     @property
     def content(self) -> str | None:
-        texts = [b.text for b in self.blocks if isinstance(b, TextBlock)]
+        blocks = self.blocks
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the usual message: one text
+            return blocks[0].text
+        texts = [b.text for b in blocks if isinstance(b, TextBlock)]
         if not texts:
             return None
         return texts[0] if len(texts) == 1 else "\n".join(texts)

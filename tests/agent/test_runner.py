@@ -720,3 +720,13 @@ def test_from_llm_passes_runner_arguments_to_a_function_calling_agent():
 def test_from_llm_without_an_llm_says_it_needs_one():
     with pytest.raises(ValueError, match=r"AgentRunner\.from_llm needs an `llm`"):
         AgentRunner.from_llm([])
+
+
+def test_a_chat_nobody_listens_to_builds_no_events(monkeypatch):
+    emitted: list[Any] = []
+    monkeypatch.setattr("agentkit.core.events.dispatcher.emit", emitted.append)
+    agent, _ = _agent(tool_call("add", a=1, b=2), "3")
+
+    agent.chat("1 + 2?")
+
+    assert emitted == []

@@ -1,8 +1,12 @@
 """Seeded ids: unique, uuid-shaped and reproducible under the same seed."""
 
 import contextvars
+import random
 import re
 import uuid
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentkit.core import ids
 from agentkit.core.ids import IdSource, current_ids, new_id, new_uuid, seed_ids, use_ids
@@ -69,3 +73,10 @@ def test_seed_ids_reseeds_the_source_used_outside_use_ids(monkeypatch):
     seed_ids(11)
     outside = contextvars.Context().run(new_uuid)
     assert outside == IdSource(11).uuid()
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_uuid_is_exactly_what_uuid_module_makes_of_the_same_random_bits(seed):
+    drawn = random.Random(seed).getrandbits(128)
+
+    assert IdSource(seed).uuid() == str(uuid.UUID(int=drawn, version=4))

@@ -3,6 +3,7 @@
 import asyncio
 import contextvars
 import math
+import selectors
 import threading
 
 import pytest
@@ -299,6 +300,33 @@ def test_an_async_generator_can_be_driven_chunk_by_chunk_from_inside_a_running_l
                 return out
 
     assert run_sync(outer()) == [0, 1, 2]
+
+
+def test_the_virtual_loop_does_not_poll_the_os_while_callbacks_are_ready(monkeypatch):
+    polls: list[float | None] = []
+    base = selectors.DefaultSelector.select
+    monkeypatch.setattr(selectors.DefaultSelector, "select",
+                        lambda self, timeout=None: polls.append(timeout) or base(self, timeout))
+
+    async def busy() -> int:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return 1
+
+    assert run_sync(busy()) == 1 and polls == []
+
+
+def test_a_callback_another_thread_schedules_runs_while_the_loop_is_busy():
+    async def wait_for_thread() -> str:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        threading.Thread(target=loop.call_soon_threadsafe,
+                         args=(done.set_result, "from thread")).start()
+        while not done.done():  # noqa: ASYNC110 -- busy on purpose: callbacks stay ready
+            await asyncio.sleep(0)
+        return done.result()
+
+    assert run_sync(wait_for_thread()) == "from thread"
 
 
 def test_each_thread_gets_its_own_virtual_loop():

@@ -1,12 +1,14 @@
 """The LLM protocol: every public variant derived from one backend hook, each call recorded once."""
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import asleep, run_sync, sleep
+from agentkit.core.tokens import count_tokens
 from agentkit.instrumentation import (
     LLMCallEndEvent,
     LLMCallStartEvent,
@@ -262,6 +264,46 @@ def test_estimate_usage_counts_prompt_and_reply_tokens():
     assert usage == Usage(prompt_tokens=(2 + 4) + (1 + 4), completion_tokens=3)
 
 
+
+def _echo_tool():
+    return FunctionTool.from_defaults(lambda x: x, name="echo", description="Echo x.")
+
+
+def test_tool_specs_are_name_description_and_parameters_of_each_tool():
+    tool = _echo_tool()
+
+    specs = LLMRequest(kind="chat", messages=[], tools=[tool]).tool_specs()
+
+    assert specs == [{"name": "echo", "description": "Echo x.",
+                      "parameters": tool.metadata.get_parameters_dict()}]
+
+
+def test_requests_offering_the_same_tools_share_their_specs():
+    tool = _echo_tool()
+
+    first = LLMRequest(kind="chat", messages=[], tools=[tool]).tool_specs()
+    second = LLMRequest(kind="chat", messages=[], tools=[tool]).tool_specs()
+
+    assert first is not second and first[0] is second[0]
+
+
+def test_a_tool_changed_between_requests_shows_in_the_next_specs():
+    tool = _echo_tool()
+    LLMRequest(kind="chat", messages=[], tools=[tool]).tool_specs()
+
+    tool.metadata.description = "Echo x back."
+    (spec,) = LLMRequest(kind="chat", messages=[], tools=[tool]).tool_specs()
+
+    assert spec["description"] == "Echo x back."
+
+
+def test_estimated_usage_counts_the_offered_tool_specs_as_json():
+    request = LLMRequest(kind="chat", messages=[ChatMessage(content="a")], tools=[_echo_tool()])
+
+    usage = estimate_usage(request, _reply("b"))
+
+    assert usage.prompt_tokens == (1 + 4) + count_tokens(json.dumps(request.tool_specs()))
+
 # ---------------------------------------------------------------- events
 
 
@@ -335,6 +377,35 @@ def test_start_event_carries_the_messages_and_tool_specs():
     assert (start.messages, [t["name"] for t in start.tools], start.tool_choice) == (
         MESSAGES, ["echo"], "auto")
 
+
+
+class _CountingMetadata(AsyncOnly):
+    reads = 0
+
+    @property
+    def metadata(self):
+        type(self).reads += 1
+        return super().metadata
+
+
+def test_a_call_nobody_listens_to_builds_no_events_and_reads_no_metadata(monkeypatch):
+    emitted: list[object] = []
+    monkeypatch.setattr("agentkit.core.events.dispatcher.emit", emitted.append)
+    _CountingMetadata.reads = 0
+
+    response = _CountingMetadata().chat(MESSAGES)
+
+    assert (emitted, _CountingMetadata.reads) == ([], 0)
+    assert response.usage == estimate_usage(LLMRequest(kind="chat", messages=MESSAGES), _reply())
+
+
+def test_a_listened_call_reads_the_model_metadata_once():
+    _CountingMetadata.reads = 0
+
+    with collect_events() as events:
+        _CountingMetadata().chat(MESSAGES)
+
+    assert _CountingMetadata.reads == 1 and {e.model for e in events} == {"unknown"}
 
 def test_end_event_carries_the_response():
     with collect_events() as events:

@@ -254,3 +254,12 @@ def test_a_custom_wording_words_every_kind_of_failure():
     assert runner.call("boom", {}, arguments_error="undecodable").output.content == (
         "bad: undecodable")
     assert runner.call("boom", {}).output.content == "failed: x"
+
+
+def test_a_tool_call_nobody_listens_to_builds_no_events(monkeypatch):
+    emitted: list[object] = []
+    monkeypatch.setattr("agentkit.core.events.dispatcher.emit", emitted.append)
+
+    call_tool(FunctionTool.from_defaults(add), {"a": 1, "b": 2})
+
+    assert emitted == []

@@ -28,7 +28,19 @@ class ReActChatFormatter:
 
     Earlier reasoning is replayed as assistant messages and observations in
     ``observation_role`` (user by default).
+
+    Each step of a task sends the same header and the reasoning so far plus one or two new
+    steps, so both are memoised: the header message is built once per (template, context,
+    tool descriptions), and the messages of the previous call's reasoning are reused when
+    that reasoning is still the start of the reasoning passed in. Like the chat history's
+    messages, they are the same objects on every call. Reasoning steps are records: change
+    one by replacing it in the list, not by assigning to its fields.
     """
+
+    # memos (class-level defaults keep a subclass that skips ``__init__`` working)
+    _header: tuple[tuple[str, ...], str, ChatMessage] | None = None
+    _reasoning: tuple[MessageRole | None, list[BaseReasoningStep], list[ChatMessage]] = (
+        None, [], [])
 
     def __init__(self, system_header: str = REACT_CHAT_SYSTEM_HEADER, context: str = "",
                  observation_role: MessageRole = MessageRole.USER) -> None:
@@ -55,13 +67,40 @@ class ReActChatFormatter:
 
     def format(self, tools: Sequence[Any], chat_history: Sequence[ChatMessage],
                current_reasoning: Sequence[BaseReasoningStep] | None = None) -> list[ChatMessage]:
-        values = {"tool_desc": "\n".join(get_react_tool_descriptions(tools)),
-                  "tool_names": ", ".join(tool.metadata.name for tool in tools),
-                  "context": self.context}
-        header = PromptTemplate(self.system_header).format(**values)
-        reasoning = [
-            ChatMessage(role=self.observation_role if isinstance(step, ObservationReasoningStep)
-                        else MessageRole.ASSISTANT, content=step.get_content())
-            for step in current_reasoning or ()
-        ]
-        return [ChatMessage(role=MessageRole.SYSTEM, content=header), *chat_history, *reasoning]
+        return [self._system_message(tools), *chat_history,
+                *self._reasoning_messages(current_reasoning or ())]
+
+    def _system_message(self, tools: Sequence[Any]) -> ChatMessage:
+        """The header message, rendered again only when its inputs changed (and rebuilt if
+        someone changed the message returned last time)."""
+        key = (self.system_header, self.context, "\n".join(get_react_tool_descriptions(tools)),
+               ", ".join(tool.metadata.name for tool in tools))
+        if self._header is None or self._header[0] != key:
+            header = PromptTemplate(self.system_header).format(
+                tool_desc=key[2], tool_names=key[3], context=self.context)
+            self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))
+        _, header, message = self._header
+        if not (message.role is MessageRole.SYSTEM and len(message.blocks) == 1
+                and message.content is header and not message.additional_kwargs):
+            message = ChatMessage(role=MessageRole.SYSTEM, content=header)
+            self._header = (key, header, message)
+        return message
+
+    def _reasoning_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
+        """One message per step. A step is usually added to the reasoning of the last call, so
+        the messages of that call's steps are reused when they are still its prefix (compared
+        by identity first: the check costs next to nothing per step)."""
+        role, known_steps, known_messages = self._reasoning
+        steps = list(steps)
+        seen = len(known_steps)
+        if role is self.observation_role and steps[:seen] == known_steps:
+            messages = known_messages + [self._step_message(s) for s in steps[seen:]]
+        else:
+            messages = [self._step_message(s) for s in steps]
+        self._reasoning = (self.observation_role, steps, messages)
+        return messages
+
+    def _step_message(self, step: BaseReasoningStep) -> ChatMessage:
+        role = (self.observation_role if isinstance(step, ObservationReasoningStep)
+                else MessageRole.ASSISTANT)
+        return ChatMessage(role=role, content=step.get_content())

@@ -159,14 +159,34 @@ def _parse_action(output: str) -> ActionReasoningStep:
     marker = rest.find("Action Input:")
     if marker < 0:
         raise _fail(output, f"'Action: {action}' has no 'Action Input:' after it")
-    braces = _outermost_braces(rest[marker + len("Action Input:"):])
+    action_input = _read_action_input(output, rest[marker + len("Action Input:"):])
+    return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
+
+
+_JSON = json.JSONDecoder()
+
+
+def _read_action_input(output: str, text: str) -> dict[str, Any]:
+    """The object after ``Action Input:``. Models almost always write valid JSON, which the
+    JSON decoder reads from the first ``{`` to the end of the object in one pass: the same
+    span and value as scanning for the outermost braces and reading them leniently, which
+    is what happens to anything else."""
+    start = text.find("{")
+    if start >= 0:
+        try:
+            value, _end = _JSON.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if isinstance(value, dict):
+                return value
+    braces = _outermost_braces(text)
     if braces is None:
         raise _fail(output, "'Action Input:' is not followed by a {...} object")
     try:
-        action_input = parse_action_input(braces)
+        return parse_action_input(braces)
     except ValueError as exc:
         raise _fail(output, f"the Action Input is {exc}") from None
-    return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
 
 
 def _parse_answer(output: str, is_streaming: bool) -> ResponseReasoningStep:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,11 +151,9 @@ class AgentRunner(BaseAgent):
                 if s.completed_steps and s.completed_steps[-1].is_last]
 
     # ------------------------------------------------------------------ steps
-    @contextmanager
-    def _listening(self, callback_manager: CallbackManager | None) -> Iterator[None]:
+    def _listening(self, callback_manager: CallbackManager | None) -> AbstractContextManager[Any]:
         manager = callback_manager or self.callback_manager
-        with dispatcher.listen(manager) if manager.handlers else nullcontext():
-            yield
+        return dispatcher.listen(manager) if manager.handlers else nullcontext()
 
     def _next_step(self, task_id: str, step: TaskStep | None, input: str | None) -> TaskStep:
         queue = self.state.get_step_queue(task_id)
@@ -186,8 +183,9 @@ class AgentRunner(BaseAgent):
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
-            dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
-                                                input=input, step=step))
+            if dispatcher.active:  # an event nobody receives is not built
+                dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
+                                                    input=input, step=step))
             try:
                 if mode == "stream":
                     output = await self.agent_worker.astream_step(step, task, **kwargs)
@@ -197,8 +195,9 @@ class AgentRunner(BaseAgent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   error=_error_text(exc)))
                 raise
-            dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
-                                              output=output, is_last=output.is_last))
+            if dispatcher.active:
+                dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
+                                                  output=output, is_last=output.is_last))
         self._queue_next_steps(task_id, output)
         self.state.get_completed_steps(task_id).append(output)
         return output
@@ -283,7 +282,8 @@ class AgentRunner(BaseAgent):
             self.memory.set(chat_history)
         tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
         with self._listening(None), dispatcher.span():
-            dispatcher.emit(AgentChatStartEvent(user_msg=message))
+            if dispatcher.active:  # an event nobody receives is not built
+                dispatcher.emit(AgentChatStartEvent(user_msg=message))
             try:
                 task = self.create_task(message, **task_options)
                 output = await self._arun_task(task.task_id, mode, tool_choice)
@@ -291,7 +291,8 @@ class AgentRunner(BaseAgent):
             except BaseException as exc:
                 dispatcher.emit(AgentChatEndEvent(error=_error_text(exc)))
                 raise
-            dispatcher.emit(AgentChatEndEvent(response=result))
+            if dispatcher.active:
+                dispatcher.emit(AgentChatEndEvent(response=result))
         return result
 
     async def achat(self, message: str, chat_history: list[ChatMessage] | None = None,

@@ -9,6 +9,7 @@ from agentkit.agent.react import (
     ResponseReasoningStep,
     get_react_tool_descriptions,
 )
+from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, MessageRole
 
 
@@ -196,3 +197,111 @@ def test_an_empty_context_leaves_no_placeholder_in_a_context_header(tools):
     (system,) = ReActChatFormatter.from_context("").format(tools, chat_history=[])
 
     assert "{context}" not in system.content
+
+
+def _count_renders(monkeypatch) -> list[str]:
+    renders: list[str] = []
+    original = PromptTemplate.format
+
+    def counting(self, **kwargs):
+        renders.append(self.template)
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(PromptTemplate, "format", counting)
+    return renders
+
+
+def test_the_header_is_rendered_once_for_the_same_tools(tools, monkeypatch):
+    formatter = ReActChatFormatter.from_defaults()
+    renders = _count_renders(monkeypatch)
+
+    first = formatter.format(tools, [])[0].content
+    second = formatter.format(list(tools), [])[0].content
+
+    assert len(renders) == 1 and first == second
+
+
+def test_the_header_is_rendered_again_for_other_tools(tools, add_tool):
+    formatter = ReActChatFormatter.from_defaults()
+
+    formatter.format(tools, [])
+    (system,) = formatter.format([add_tool], [])
+
+    assert "(one of add)" in system.content and "> Tool Name: multiply" not in system.content
+
+
+def test_the_header_follows_a_changed_template_context_and_tool_description(tools):
+    formatter = ReActChatFormatter.from_defaults(context="first")
+    formatter.format(tools, [])
+
+    formatter.system_header = "{context} | {tool_desc}"
+    formatter.context = "second"
+    tools[0].metadata.description = "adds two numbers, now documented"
+    (system,) = formatter.format(tools, [])
+
+    assert system.content.startswith("second | > Tool Name: add\n"
+                                     "Tool Description: adds two numbers, now documented\n")
+
+
+def test_the_system_message_is_reused_while_its_header_is_unchanged(tools):
+    formatter = ReActChatFormatter.from_defaults()
+
+    first = formatter.format(tools, [])[0]
+    second = formatter.format(tools, [])[0]
+
+    assert second is first
+
+
+def test_a_system_message_changed_by_its_receiver_is_not_reused(tools):
+    formatter = ReActChatFormatter.from_defaults()
+    first = formatter.format(tools, [])[0]
+    header = first.content
+
+    first.content = "TAG " + header
+    second = formatter.format(tools, [])[0]
+
+    assert second is not first and second.content == header
+
+
+def test_a_reasoning_step_seen_before_reuses_its_message(tools):
+    formatter = ReActChatFormatter()
+    action = ActionReasoningStep(thought="t", action="add", action_input={"a": 1})
+    observation = ObservationReasoningStep(observation="1")
+
+    earlier = formatter.format(tools, [], [action])
+    later = formatter.format(tools, [], [action, observation])
+
+    assert later[1] is earlier[1]
+    assert later[2] == ChatMessage(role=MessageRole.USER, content="Observation: 1")
+
+
+def test_a_replaced_reasoning_step_gets_a_new_message(tools):
+    formatter = ReActChatFormatter()
+    reasoning = [ObservationReasoningStep(observation="old")]
+    formatter.format(tools, [], reasoning)
+
+    reasoning[0] = ObservationReasoningStep(observation="new")
+    messages = formatter.format(tools, [], reasoning)
+
+    assert messages[-1].content == "Observation: new"
+
+
+def test_a_changed_observation_role_applies_to_steps_seen_before(tools):
+    formatter = ReActChatFormatter()
+    reasoning = [ObservationReasoningStep(observation="3")]
+    formatter.format(tools, [], reasoning)
+
+    formatter.observation_role = MessageRole.TOOL
+    messages = formatter.format(tools, [], reasoning)
+
+    assert messages[-1] == ChatMessage(role=MessageRole.TOOL, content="Observation: 3")
+
+
+
+def test_reasoning_that_does_not_extend_the_last_calls_is_formatted_whole(tools):
+    formatter = ReActChatFormatter()
+    formatter.format(tools, [], [ObservationReasoningStep(observation=str(n)) for n in range(3)])
+
+    messages = formatter.format(tools, [], (ObservationReasoningStep(observation="other"),))
+
+    assert [m.content for m in messages[1:]] == ["Observation: other"]

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.agent.react import ActionReasoningStep, BaseReasoningStep, ReActOutputParser
-from agentkit.agent.react.output_parser import parse_action_input
+from agentkit.agent.react.output_parser import _outermost_braces, parse_action_input
 
 MARKERS = ["Thought:", "Action:", "Action Input:", "Answer:", "Observation:", "{", "}", "[",
            "]", "'", '"', ",", ":", "\\", "\n", " ", "(", "true", "None", "add", "1", "x", "//",
@@ -97,3 +97,16 @@ def test_comments_between_tokens_are_ignored_and_string_contents_kept(arguments,
                for key, value in arguments.items()]
 
     assert parse_action_input("{" + f", {line}".join(members) + "}") == arguments
+
+
+
+@settings(max_examples=300)
+@given(json_objects, any_text)
+def test_a_json_action_input_reads_as_the_lenient_reader_reads_its_outermost_braces(arguments,
+                                                                                  after):
+    written = f"{json.dumps(arguments)}{after}"
+
+    step = ReActOutputParser().parse(f"Thought: t\nAction: add\nAction Input: {written}")
+
+    assert isinstance(step, ActionReasoningStep)
+    assert step.action_input == parse_action_input(_outermost_braces(written)) == arguments
