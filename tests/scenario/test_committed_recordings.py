@@ -13,7 +13,6 @@ import pytest
 
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
 from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.record import comparable
 from agentkit.scenario.runner import recording_files
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
@@ -30,6 +29,6 @@ def test_a_committed_recording_replays_to_its_recorded_trace(path, agent):
     scenario = load_scenario(path)
     recorded = recording_files(scenario, agent)[0]
 
-    replayed = comparable(run_scenario(scenario, agent).trace.to_dict())
+    replayed = run_scenario(scenario, agent).trace.to_dict()
 
     assert diff_traces(json.loads(recorded.read_text("utf-8")), replayed) == []
