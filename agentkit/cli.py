@@ -26,6 +26,7 @@ import contextlib
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -246,9 +247,16 @@ def _writable_folder(path: Path, option: str) -> None:
                    if existing.is_dir() and hasattr(os, "pathconf") else None)
     except OSError as exc:  # e.g. a name longer than the file system allows
         raise CLIError(f"{option} {path}: cannot be a folder: {exc.strerror or exc}") from None
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+    if not existing.is_dir():
         raise CLIError(f"{option} {path}: cannot write there ({existing} is not a writable "
                        "folder)")
+    # Try rather than ask: access() says yes to root everywhere, also where the file system
+    # then refuses (/proc, a read-only mount), and the run would crash only at its end.
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".agentkit-check-", dir=existing))
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: cannot write there ({existing} refuses new folders: "
+                       f"{exc.strerror or exc})") from None
     missing = chain[:chain.index(existing)] if existing in chain else chain
     if longest is not None and any(len(os.fsencode(p.name)) > longest for p in missing):
         raise CLIError(f"{option} {path}: cannot be a folder: File name too long (at most "

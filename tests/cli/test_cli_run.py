@@ -151,6 +151,20 @@ def test_an_output_folder_named_longer_than_the_file_system_allows_exits_2_befor
     assert f"{option} {folder}: cannot be a folder: File name too long" in result.err
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command, option", [("run", "--trace-dir"), ("report", "--out")])
+def test_an_output_folder_the_file_system_refuses_exits_2_before_running(
+        cli: Callable[..., Outcome], adding: Path, command: str, option: str) -> None:
+    # /proc accepts no new folders, though access() says it is writable to root (as in CI
+    # containers): the check must try, not ask.
+    folder = Path("/proc") / "agentkit-out" / "traces"
+
+    result = cli(command, _only_react(adding), option, folder)
+
+    assert result.code == 2 and "PASS" not in result.out
+    assert f"{option} {folder}: cannot write there (/proc refuses new folders:" in result.err
+
+
 def test_report_out_that_is_a_file_exits_2_before_running_and_leaves_it(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
