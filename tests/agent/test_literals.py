@@ -1,6 +1,6 @@
 """The string-literal scanner shared by the LLMCompiler plan parser and the CoA chain parser."""
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from agentkit.agent._literals import string_literal_end
@@ -33,5 +33,7 @@ def test_a_one_quote_string_cannot_span_a_line_break():
 @given(st.text(), st.text())
 def test_the_end_of_any_python_string_literal_is_found(value, rest):
     literal = repr(value)
+    # '' followed by its own quote is a triple quote in Python too: no longer this literal
+    assume(not (value == "" and rest.startswith(literal[0])))
 
     assert string_literal_end(literal + rest, 0) == len(literal)
