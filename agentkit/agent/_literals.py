@@ -1,10 +1,30 @@
-"""Where a Python string literal inside model-written text ends, for the plan and chain
-parsers (LLMCompiler arguments, Chain-of-Abstraction calls), which both skip strings while
-they scan for brackets and references."""
+"""Reading model-written text as Python, for the parsers that do (LLMCompiler arguments,
+Chain-of-Abstraction calls, ReAct tool inputs): where a string literal ends (the plan and chain
+parsers skip strings while they scan for brackets and references), and an expression parsed
+without Python's warnings."""
 
 from __future__ import annotations
 
-__all__ = ["string_literal_end"]
+import ast
+import threading
+import warnings
+
+__all__ = ["parse_expression", "string_literal_end"]
+
+# warnings.catch_warnings changes process-wide state; parses made here take turns.
+_QUIET = threading.Lock()
+
+
+def parse_expression(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")`` with Python's warnings about the source silenced.
+
+    Python warns about some source (an invalid escape such as a regex's ``\\d``, ``1if``):
+    for model text that is noise on the user's console, and where warnings are errors (pytest's
+    ``filterwarnings = error``, ``python -W error``) the warning becomes a ``SyntaxError`` --
+    the same text would parse differently there. Errors stay errors."""
+    with _QUIET, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, mode="eval")
 
 
 def string_literal_end(text: str, start: int) -> int | None:

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkit.agent._literals import string_literal_end
+from agentkit.agent._literals import parse_expression, string_literal_end
 
 __all__ = [
     "Chain",
@@ -390,7 +390,7 @@ def _read_arguments(text: str, start: int, end: int) -> tuple[list[Any], dict[st
     """The literals of the argument list ``text[start:end]`` (names and strings as atoms)."""
     source = "f(" + text[start:end] + ")"
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_expression(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         reason = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
         raise _Problem(f"cannot parse the arguments: {reason}") from None

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkit.agent._literals import string_literal_end
+from agentkit.agent._literals import parse_expression, string_literal_end
 from agentkit.agent.llm_compiler.prompts import END_OF_PLAN
 
 __all__ = [
@@ -172,7 +172,7 @@ def _parse_arguments(source: str) -> tuple[tuple[Any, ...], str | None]:
     if not source.strip():
         return (), None
     try:
-        tree = ast.parse(f"_({_quote_bare_references(source)})", mode="eval")
+        tree = parse_expression(f"_({_quote_bare_references(source)})")
     except Exception as exc:  # noqa: BLE001 (untrusted text: any failure to parse is the plan's error)
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc) or type(exc).__name__
         return (), (f"its arguments `{_show(source)}` are not Python literals ({reason}); "

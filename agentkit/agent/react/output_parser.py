@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
+from agentkit.agent._literals import parse_expression
 from agentkit.agent.react.types import (
     ActionReasoningStep,
     BaseReasoningStep,
@@ -123,12 +124,17 @@ def _readings(text: str) -> Iterator[str]:
             yield stripped
 
 
+def _python_literal(text: str) -> Any:
+    """``ast.literal_eval`` of ``text`` (parsed without Python's warnings)."""
+    return ast.literal_eval(parse_expression(text.lstrip(" \t")))
+
+
 _ATTEMPTS: tuple[Callable[[str], Any], ...] = (
     json.loads,
     lambda text: json.loads(_substitute_in_code(_TRAILING_COMMA, r"\1", text)),
-    ast.literal_eval,
+    _python_literal,
     # JSON's true/false/null as Python's True/False/None
-    lambda text: ast.literal_eval(
+    lambda text: _python_literal(
         _substitute_in_code(_JSON_WORD, lambda word: _PYTHON_WORDS[word[1]], text)),
 )
 
