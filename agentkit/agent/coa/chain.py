@@ -12,7 +12,8 @@ Syntax. A call starts at ``[FUNC`` followed by whitespace; any other text is pro
 not a split on commas: commas inside strings, lists and objects stay put), positional or
 ``keyword=value``; ``true``/``false``/``null`` are JSON's. A placeholder is read where a whole
 argument -- or a whole element of a list or object value -- is a defined output name, bare
-(``y1``) or quoted (``"y1"``); a placeholder *inside* a longer string is text. Problems:
+(``y1``) or quoted exactly so (``"y1"``, ``'y1'``; a concatenation ``"y" "1"``, an escape or a
+triple quote is text); a placeholder *inside* a longer string is text. Problems:
 
 * a call that cannot be read (no name, no ``(``, an argument list that is not closed, no
   ``= output]``), arguments that are not literals or do not parse;
@@ -412,6 +413,7 @@ class _Offsets:
     (``source`` starts at text offset ``base``)."""
 
     def __init__(self, source: str, base: int) -> None:
+        self.source = source
         self.base = base
         self.lines: list[tuple[int, str]] = []
         position = 0
@@ -435,8 +437,12 @@ def _value(node: ast.expr, offsets: _Offsets, what: str) -> Any:
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, str):
-            return _Atom(value, True, offsets(node.lineno, node.col_offset),
-                         offsets(node.end_lineno, node.end_col_offset))
+            start = offsets(node.lineno, node.col_offset)
+            end = offsets(node.end_lineno, node.end_col_offset)
+            written = offsets.source[start - offsets.base:end - offsets.base]
+            if written not in (f'"{value}"', f"'{value}'"):
+                return value  # concatenated, escaped or triple-quoted: text, never a placeholder
+            return _Atom(value, True, start, end)
         if value is None or isinstance(value, (bool, int, float)):
             return value
         raise _Problem(f"{what} is a {type(value).__name__} literal; use a string, number, "

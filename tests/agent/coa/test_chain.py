@@ -144,6 +144,16 @@ def test_a_quoted_placeholder_is_a_reference_too():
     assert chain.call(2).inputs == ("y1",)
 
 
+@pytest.mark.parametrize("written", ['"y1" ""', "'y' '1'", '"""y1"""', r'"y\x31"'])
+def test_a_string_that_is_not_a_placeholder_quoted_as_written_is_text_not_a_reference(written):
+    # Found by the chain property test: "y1""""""" (implicit concatenation) was read as the
+    # reference y1, spanning the whole concatenation.
+    chain = parse_chain(f"[FUNC add(1, 2) = y1] then [FUNC show({written}) = y2]")
+
+    assert chain.call(2).args == ("y1",)
+    assert chain.call(2).inputs == () and chain.call(2).ref_spans == ()
+
+
 def test_placeholders_inside_lists_and_objects_are_references():
     chain = parse_chain('[FUNC a(1) = y1] [FUNC b(2) = y2] '
                         '[FUNC total([y1, "y2", 7], {"k": y1}) = y3]').check()
