@@ -24,6 +24,7 @@ import functools
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import ssl
@@ -212,24 +213,30 @@ def parse_retry_after(headers: Any) -> float | None:
     An HTTP-date is measured from the response's own ``Date`` header when there is one (no
     clock skew, and deterministic), else from the wall clock.
     """
-    millis = headers.get("retry-after-ms")
+    millis = _number(headers.get("retry-after-ms"))
     if millis is not None:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
+        return max(millis / 1000, 0.0)
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _number(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     when = _http_date(value)
     if when is None:
         return None
     reference = _http_date(headers.get("date")) or datetime.now(UTC)
     return max((when - reference).total_seconds(), 0.0)
+
+
+def _number(value: str | None) -> float | None:
+    """A header's number; ``None`` for none or ``nan`` (no wait can be made of it; an infinite
+    one is capped by the caller)."""
+    try:
+        number = float(value) if value is not None else math.nan
+    except ValueError:
+        return None
+    return None if math.isnan(number) else number
 
 
 def _http_date(value: str | None) -> datetime | None:

@@ -1,13 +1,16 @@
-"""Retry back-off against a real (loopback) HTTP server: real outside a simulation."""
+"""Retry back-off against a real (loopback) HTTP server: real outside a simulation; what
+the server's retry-after headers may say."""
 
 from __future__ import annotations
 
 import contextvars
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentkit.llms import ChatMessage
-from agentkit.llms.openai import OpenAI
+from agentkit.llms.openai import BACKOFF_INITIAL, OpenAI, parse_retry_after
 from mocks.loopback_server import LoopbackServer, Reply, completion
 
 pytestmark = pytest.mark.agentkit_allow_loopback
@@ -40,3 +43,30 @@ def test_sync_chat_inside_a_simulation_waits_retry_after_on_the_virtual_clock(si
 
     assert response.message.content == "done"
     assert len(server.requests) == 2 and sim.clock.now() >= 30.0
+
+
+@pytest.mark.parametrize("header", [{"retry-after": "nan"}, {"retry-after-ms": "NaN"}])
+def test_a_retry_after_that_is_not_a_number_of_seconds_falls_back_to_the_back_off(
+        sim, header: dict[str, str]) -> None:
+    with LoopbackServer([Reply(429, {"error": {"message": "slow down"}}, headers=header),
+                         Reply(200, completion("done"))]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=1)
+
+        response = llm.chat(USER)
+
+    assert response.message.content == "done"
+    assert len(server.requests) == 2 and sim.clock.now() == pytest.approx(BACKOFF_INITIAL)
+
+
+_HEADER_VALUES = st.one_of(
+    st.sampled_from(["nan", "NaN", "-nan", "inf", "-inf", "1e999", "-1", "0", "2.5", " 3 ", "1_0",
+                     "Wed, 21 Oct 2015 07:28:00 GMT", "Mon, 01 Jan 0001 00:00:00 GMT", ""]),
+    st.text(max_size=12), st.floats().map(str))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms", "date"]), _HEADER_VALUES))
+def test_any_retry_after_headers_give_no_wait_or_one_of_at_least_zero_seconds(headers):
+    seconds = parse_retry_after(headers)
+
+    assert seconds is None or seconds >= 0  # nan is neither
