@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 
 CITIES = ("Paris", "Lagos", "Lima", "Osaka", "Quito", "Perth", "Oslo", "Cairo", "Dhaka", "Turin")
@@ -21,14 +22,31 @@ SCENARIOS = (
     ("fc_1", "function calling, 1 tool call", "function_calling", 1),
 )
 
-#: Tool calls per chat of the cost-per-step sweep (ReAct). The cost of a step is what a chat
-#: with n tool calls takes beyond one that answers at once (0 calls), over n: it stays flat
-#: when a step does not cost more for the steps taken before it. The 1- and 10-call chats
-#: are the table's rows above; the others are measured for the sweep only.
-SWEEP_CALLS = (1, 5, 10, 15)
-SWEEP_EXTRA = tuple((f"react_{calls}", f"ReAct, {calls} sequential tool calls", "react", calls)
-                    for calls in (0, *SWEEP_CALLS)
-                    if not any(kind == "react" and n == calls for _k, _l, kind, n in SCENARIOS))
+#: The cost-per-step sweep: a ReAct chat with 16 tool calls, each timed from inside. The
+#: step after tool call k (k = 1..15) is the CPU time from that call to the next one: the
+#: observation stored, the prompt rendered with k actions in it, the model's reply parsed and
+#: the next call made. It stays flat when a step does not cost more for the steps taken
+#: before it. Timing the steps of one chat compares them milliseconds apart, so other jobs on
+#: a shared machine fall on all of them alike (a difference of two chats' medians does not).
+SWEEP = ("react_sweep", "ReAct, 16 sequential tool calls, each step timed", "react", 16)
+
+
+class CallTimes:
+    """The CPU times of ``lookup_population``'s calls while recording (``start`` .. ``stop``);
+    both sides' tools are that function, so both pay the same for the check."""
+
+    def __init__(self) -> None:
+        self.times: list[float] | None = None
+
+    def start(self) -> None:
+        self.times = []
+
+    def stop(self) -> list[float]:
+        times, self.times = self.times or [], None
+        return times
+
+
+CALL_TIMES = CallTimes()
 
 #: Rows of the workflow table (bench_workflows.py): (key, label, tool calls per run). A run
 #: is one ``AgentWorkflow`` run of a ``FunctionAgent``, one tool call per model reply.
@@ -51,6 +69,8 @@ LONG_ANSWER = (
 
 def lookup_population(city: str) -> str:
     """Look up the population of a city."""
+    if CALL_TIMES.times is not None:
+        CALL_TIMES.times.append(time.process_time())
     return f"{city} has {len(city)} million people."
 
 

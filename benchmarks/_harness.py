@@ -15,9 +15,11 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from _conversation import (
+    CALL_TIMES,
     LOOKUPS,
     PLANNING_ANSWER,
     planning_times,
@@ -68,6 +70,7 @@ class Throughput:
         self.chat, self.inspect, self.expected, self.calls = chat, inspect, expected, calls
         self.per_round = max(1, chats // max(1, calls))
         self.rounds: list[float] = []
+        self.step_samples: dict[int, list[float]] = {}
         turns = []
         for n in range(warmup):
             reply, observations = _checked(inspect, chat(n), expected, calls)
@@ -82,10 +85,28 @@ class Throughput:
         self.rounds.append(clock() - started)
         return self.rounds[-1]
 
+    def steps(self) -> None:
+        """Time the steps of one round's chats from inside (see ``_conversation.SWEEP``): the
+        CPU time from each tool call to the next, kept by the number of calls before it."""
+        for n in range(self.per_round):
+            CALL_TIMES.start()
+            try:
+                _checked(self.inspect, self.chat(n), self.expected, self.calls)
+            finally:
+                times = CALL_TIMES.stop()
+            for before, (start, end) in enumerate(pairwise(times), start=1):
+                self.step_samples.setdefault(before, []).append(end - start)
+
     def result(self) -> dict[str, Any]:
-        """Chats per second (median round), chats per round and the warm-up chats' digest."""
-        return {"rate": self.per_round / statistics.median(self.rounds), "chats": self.per_round,
-                "digest": self.digest}
+        """Chats per second (median round), chats per round and the warm-up chats' digest;
+        after :meth:`steps`, the median CPU seconds of the step after k tool calls by k."""
+        numbers: dict[str, Any] = {"digest": self.digest, "chats": self.per_round}
+        if self.rounds:
+            numbers["rate"] = self.per_round / statistics.median(self.rounds)
+        if self.step_samples:
+            numbers["steps"] = {before: statistics.median(samples)
+                                for before, samples in sorted(self.step_samples.items())}
+        return numbers
 
 
 def throughput(chat: Chat, inspect: Inspect, expected: str, calls: int, *, chats: int,

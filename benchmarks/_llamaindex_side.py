@@ -31,7 +31,7 @@ from _conversation import (
     MAX_ITERATIONS,
     PLANNING_QUESTION,
     SCENARIOS,
-    SWEEP_EXTRA,
+    SWEEP,
     TOOL_LATENCY,
     TOOL_NAME,
     answer,
@@ -124,11 +124,15 @@ def build_planning_run(kind: str, llm_latency: float) -> PlanningRun:
 
 def serve_rounds(scenarios: dict[str, Throughput]) -> None:
     """Answer the requests of ``_measure.side_session`` on stdin: ``{"round": key}`` times a
-    round (``{"seconds": ...}``), ``{"result": key}`` gives the scenario's numbers."""
+    round (``{"seconds": ...}``), ``{"steps": key}`` times a round's steps from inside
+    (``{}``), ``{"result": key}`` gives the scenario's numbers."""
     for line in sys.stdin:
         request = json.loads(line)
         if "round" in request:
             emit({"seconds": scenarios[request["round"]].round()})
+        elif "steps" in request:
+            scenarios[request["steps"]].steps()
+            emit({})
         else:
             emit(scenarios[request["result"]].result())
 
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "throughput":
         serve_rounds({key: Throughput(build_chat(kind, calls, tool), inspect, answer(calls), calls,
                                       chats=args.chats, warmup=args.warmup)
-                      for key, _label, kind, calls in SCENARIOS + SWEEP_EXTRA})
+                      for key, _label, kind, calls in (*SCENARIOS, SWEEP)})
         return 0
     chat = build_chat("react", 1, tool, final_answer=LONG_ANSWER, keep_history=True)
     emit({"start_rss_kib": rss_kib(), "token_limit": chat.agent.memory.token_limit})

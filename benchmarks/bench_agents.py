@@ -6,9 +6,9 @@ Rows: chats per second of a ReAct chat with 1 tool call, a ReAct chat with 10 se
 tool calls and a function-calling chat with 1 tool call, on a zero-latency scripted LLM.
 Each agent and its tool are built once; before every chat the script is rewound and the
 agent reset (so each chat starts from empty memory: this measures a turn, not history).
-Chats are timed in process CPU time (see ``_harness``). Then the cost of a step (an LLM call
-asking for a tool, and the tool call) in ReAct chats with 1, 5, 10 and 15 tool calls: the
-time such a chat takes beyond a chat that answers at once, over its tool calls. It stays
+Chats are timed in process CPU time (see ``_harness``). Then the cost of a step in a ReAct
+chat with 16 tool calls, timed from inside the chat: the CPU time from the tool call after
+which k calls have been made to the next call (k = 1..15), median over the chats. It stays
 flat when a step costs no more for the steps taken before it. Then the median CPU time of
 ``import agentkit.agent`` in fresh interpreters.
 
@@ -29,13 +29,13 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
-from _conversation import SCENARIOS, SWEEP_CALLS, SWEEP_EXTRA, answer  # noqa: E402
+from _conversation import SCENARIOS, SWEEP, answer  # noqa: E402
 from _harness import Throughput  # noqa: E402
 from _measure import cold_imports, side_session, table  # noqa: E402
 from _rates import heading, parse_counts, rate_parser, rate_table, same_conversation  # noqa: E402
 
 TARGET_RATIO = 10.0  # agentkit's chats/s over llama-index-core's, every row
-TARGET_FLAT = 0.10  # every point of the sweep within 10% of the 1-call chat's cost per step
+TARGET_FLAT = 0.10  # no step of the sweep over 10% dearer than the step after the first call
 TARGET_IMPORT_RATIO = 10.0  # llama_index.core.agent's import time over agentkit.agent's
 TARGET_IMPORT_MS = 150.0  # without --llamaindex to compare with
 QUICK = {"chats": 50, "rounds": 3, "warmup": 3, "import_runs": 3}
@@ -56,7 +56,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     from _agentkit_side import build_chat, build_tool, inspect
     from agentkit.core.sim import simulation
 
-    scenarios = SCENARIOS + SWEEP_EXTRA
+    scenarios = (*SCENARIOS, SWEEP)
     with simulation(seed=0), (side_session(args.llamaindex, _HERE / "_llamaindex_side.py",
                                            ["throughput", "--chats", str(args.chats),
                                             "--warmup", str(args.warmup)])
@@ -66,12 +66,13 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
                                 chats=args.chats, warmup=args.warmup)
                 for key, _label, kind, calls in scenarios}
         for key, *_ in scenarios:
+            request = "steps" if key == SWEEP[0] else "round"
             for number in range(args.rounds):
                 if ask is not None and number % 2:
-                    ask({"round": key})
-                ours[key].round()
+                    ask({request: key})
+                getattr(ours[key], request)()
                 if ask is not None and not number % 2:
-                    ask({"round": key})
+                    ask({request: key})
         return ({key: measured.result() for key, measured in ours.items()},
                 {key: ask({"result": key}) for key, *_ in scenarios} if ask else {})
 
@@ -89,19 +90,18 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
                      "chat", "llama-index"), file=out)
 
     sides = {"agentkit": ours, **({"llama-index": theirs} if theirs else {})}
-    sweep = {side: [step_us(numbers, calls) for calls in SWEEP_CALLS]
-             for side, numbers in sides.items()}
-    print("\ncost per step of a ReAct chat (CPU time beyond a chat without tool calls, per tool "
-          "call)\n", file=out)
-    headers = ["tool calls per chat"]
+    steps = {side: step_us(numbers) for side, numbers in sides.items()}
+    print(f"\ncost per step: {SWEEP[1]} (median CPU time from a tool call to the next)\n",
+          file=out)
+    headers = ["tool calls before the step"]
     for side in sides:
-        headers += [f"{side} us/step", "vs 1 call"]
+        headers += [f"{side} us/step", "vs after 1"]
     rows = []
-    for index, calls in enumerate(SWEEP_CALLS):
-        row = [str(calls)]
+    for before in steps["agentkit"]:
+        row = [str(before)]
         for side in sides:
-            cost = sweep[side][index]
-            row += [f"{cost:,.1f}", f"{cost / sweep[side][0] - 1:+.1%}"]
+            cost = steps[side][before]
+            row += [f"{cost:,.1f}", f"{cost / steps[side][1] - 1:+.1%}"]
         rows.append(row)
     print(table(rows, headers), file=out)
 
@@ -112,16 +112,19 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
                 ["module", "ms", "vs agentkit"]), file=out)
 
     print("\ntargets", file=out)
-    drift = max(abs(cost / sweep["agentkit"][0] - 1) for cost in sweep["agentkit"])
+    first, *_, last = steps["agentkit"]
+    growth = {side: max(cost / costs[first] - 1 for before, cost in costs.items() if before > first)
+              for side, costs in steps.items()}
     if theirs:
         print(same_conversation(ours, theirs), file=out)
         for key, label, _kind, _calls in SCENARIOS:
             ratio = ours[key]["rate"] / theirs[key]["rate"]
             print(f"  {label}: chats/s >= {TARGET_RATIO:.0f}x llama-index: "
                   f"{_verdict(ratio >= TARGET_RATIO)} ({ratio:.2f}x)", file=out)
-    print(f"  cost per step flat from {SWEEP_CALLS[0]} to {SWEEP_CALLS[-1]} tool calls (within "
-          f"{TARGET_FLAT:.0%} of the 1-call chat's): {_verdict(drift <= TARGET_FLAT)} "
-          f"(largest difference {drift:.1%})", file=out)
+    print(f"  cost per step does not grow with the steps taken: no step after {first + 1} to "
+          f"{last} tool calls costs over {TARGET_FLAT:.0%} more than the step after {first}: "
+          f"{_verdict(growth['agentkit'] <= TARGET_FLAT)} (largest growth "
+          + ", ".join(f"{side} {value:+.1%}" for side, value in growth.items()) + ")", file=out)
     if theirs:
         li_ms = import_ms["llama_index.core.agent"]
         print(f"  import agentkit.agent <= 1/{TARGET_IMPORT_RATIO:.0f} of llama_index.core.agent: "
@@ -133,13 +136,11 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     return {"agentkit": ours, "llamaindex": theirs, "import_ms": import_ms}
 
 
-def step_us(numbers: dict[str, dict[str, Any]], calls: int) -> float:
-    """Microseconds of CPU time per tool-call step of the ReAct chat with ``calls`` tool
-    calls: what it takes beyond the chat that answers at once, over ``calls``."""
-    def chat_us(n: int) -> float:
-        return 1e6 / numbers[f"react_{n}"]["rate"]
-
-    return (chat_us(calls) - chat_us(0)) / calls
+def step_us(numbers: dict[str, Any]) -> dict[int, float]:
+    """Microseconds of CPU time of the sweep chat's step after k tool calls, by k (a side's
+    record has come through JSON, so its keys may be strings)."""
+    return {int(before): seconds * 1e6
+            for before, seconds in numbers[SWEEP[0]]["steps"].items()}
 
 
 def _verdict(met: bool) -> str:

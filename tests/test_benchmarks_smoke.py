@@ -41,25 +41,41 @@ def test_bench_agents_reports_one_row_per_scenario():
                   "function calling, 1 tool call"):
         assert label in text
     assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
-        "react_1": 3, "react_10": 1, "fc_1": 3, "react_0": 3, "react_5": 1, "react_15": 1}
-    assert all(row["rate"] > 0 for row in result["agentkit"].values())
+        "react_1": 3, "react_10": 1, "fc_1": 3, "react_sweep": 1}
+    assert all(result["agentkit"][key]["rate"] > 0 for key in ("react_1", "react_10", "fc_1"))
 
 
-def test_bench_agents_reports_the_cost_per_step_for_1_5_10_and_15_tool_calls():
+def test_bench_agents_reports_the_cost_of_each_step_after_1_to_15_tool_calls():
     out = io.StringIO()
 
-    bench_agents.main(TINY_AGENTS, out=out)
+    result = bench_agents.main(TINY_AGENTS, out=out)
 
-    lines = out.getvalue().split("cost per step of a ReAct chat")[1].split("cold import")[0]
+    lines = out.getvalue().split("cost per step:")[1].split("cold import")[0]
     rows = [line.split()[0] for line in lines.splitlines() if line[:1].isdigit()]
-    assert rows == ["1", "5", "10", "15"]
-    assert "cost per step flat from 1 to 15 tool calls" in out.getvalue()
+    assert rows == [str(k) for k in range(1, 16)]
+    assert list(result["agentkit"]["react_sweep"]["steps"]) == list(range(1, 16))
+    assert ("cost per step does not grow with the steps taken: no step after 2 to 15 tool calls"
+            in out.getvalue())
 
 
-def test_cost_per_step_is_the_time_beyond_a_chat_without_tool_calls_per_call():
-    numbers = {"react_0": {"rate": 1e6 / 100}, "react_5": {"rate": 1e6 / 600}}
+def test_a_step_is_timed_from_one_tool_call_to_the_next():
+    def chat(_n: int) -> tuple[str, list[str]]:
+        observations = [conversation.lookup_population(city) for city in ("Lima", "Oslo", "Rome")]
+        assert len(conversation.CALL_TIMES.times) == 3
+        conversation.CALL_TIMES.times[:] = [1.0, 1.5, 3.5]  # the calls' CPU times, made up
+        return "done", observations
 
-    assert bench_agents.step_us(numbers, 5) == 100.0
+    measured = harness.Throughput(chat, lambda reply: reply, "done", 3, chats=3, warmup=0)
+    measured.steps()
+
+    assert measured.result()["steps"] == {1: 0.5, 2: 2.0}
+    assert conversation.CALL_TIMES.times is None  # recording stops with the chat
+
+
+def test_step_us_reads_a_sides_steps_by_calls_before_them_in_microseconds():
+    numbers = {"react_sweep": {"steps": {"1": 0.0001, "2": 0.00025}}}
+
+    assert bench_agents.step_us(numbers) == {1: 100.0, 2: 250.0}
 
 
 def test_bench_agents_reports_the_cold_import_of_agentkit_agent():

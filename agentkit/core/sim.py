@@ -279,7 +279,34 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         return _run_on_helper_thread(awaitable)
     loop = _thread_loop()
     loop.clock = current_clock()
-    return loop.run_until_complete(awaitable)
+    # Not run_until_complete: it stops the loop from a done-callback, one loop iteration after
+    # the awaitable finished; stopping from inside the task saves that iteration (a sync call
+    # costs ~5 us instead of ~8). `armed` is cleared when the call ends abnormally (Ctrl-C in
+    # a callback, loop.stop() from user code): the task left pending may then finish during a
+    # later call, and must not stop that call's loop.
+    armed: list[asyncio.AbstractEventLoop] = [loop]
+    task = loop.create_task(_stopping_when_done(awaitable, armed))
+    try:
+        loop.run_forever()
+    except BaseException:
+        armed.clear()
+        if task.done() and not task.cancelled():
+            task.exception()  # it is the one being raised: not "never retrieved"
+        raise
+    if not task.done():
+        armed.clear()
+        raise RuntimeError("Event loop stopped before Future completed.")  # as asyncio says
+    return task.result()
+
+
+async def _stopping_when_done(awaitable: Awaitable[T],
+                              armed: list[asyncio.AbstractEventLoop]) -> T:
+    """Await ``awaitable``, then stop the loop in ``armed`` (if any) in the same iteration."""
+    try:
+        return await awaitable
+    finally:
+        for loop in armed:
+            loop.stop()
 
 
 def run(main: Coroutine[Any, Any, T], *, clock: VirtualClock | None = None) -> T:

@@ -123,6 +123,42 @@ def estimate_usage(request: LLMRequest, message: ChatMessage) -> Usage:
                  total_tokens=prompt + completion)
 
 
+_get = object.__getattribute__
+_set = object.__setattr__
+
+
+class _EstimatedUsage(Usage):
+    """:func:`estimate_usage` of a call, computed when the usage is first read: an agent
+    never reads it, and counting the tokens of every message sent made a step cost more the
+    more steps came before it. On any attribute access (pydantic's own ``__dict__`` reads
+    included) it becomes a plain :class:`Usage` holding the estimate, so comparing,
+    dumping or copying it sees the same values an eager estimate has. It counts the
+    messages as they are then: agentkit never edits a message it has sent."""
+
+    def __getattribute__(self, name: str) -> Any:
+        pending = _get(self, "__pydantic_private__")
+        if pending is not None:
+            _estimate_now(self, *pending)
+        return _get(self, name)
+
+
+def _estimate_now(usage: _EstimatedUsage, request: LLMRequest, message: ChatMessage) -> None:
+    estimate = estimate_usage(request, message)
+    _set(usage, "__dict__", estimate.__dict__)
+    _set(usage, "__pydantic_fields_set__", estimate.__pydantic_fields_set__)
+    _set(usage, "__pydantic_extra__", None)
+    _set(usage, "__pydantic_private__", None)
+    _set(usage, "__class__", Usage)
+
+
+def _usage_estimate(request: LLMRequest, message: ChatMessage) -> Usage:
+    """The usage :func:`estimate_usage` gives, counted when first read (see
+    :class:`_EstimatedUsage`)."""
+    usage = _EstimatedUsage.__new__(_EstimatedUsage)
+    _set(usage, "__pydantic_private__", (request, message))
+    return usage
+
+
 class _CallRecorder:
     """Emits the start/chunk/end events of one LLM call (streamed or not); an event nobody
     receives is not built."""
@@ -159,7 +195,7 @@ class _CallRecorder:
         self.ended = True
         response = response if response is not None else self.last
         if response is not None and response.usage is None and error is None:
-            response.usage = estimate_usage(self.request, response.message)
+            response.usage = _usage_estimate(self.request, response.message)
         if not dispatcher.active:
             return
         message = None

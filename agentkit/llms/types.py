@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import mimetypes
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -94,6 +93,8 @@ class ImageBlock(Model):
                 if self.image.startswith(magic):
                     return mime
         name = str(self.path) if self.path is not None else (self.url or "")
+        import mimetypes  # here, not at import: only an image without a known type needs it
+
         return mimetypes.guess_type(name)[0]
 
     def resolve_image(self) -> bytes:

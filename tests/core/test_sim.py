@@ -2,6 +2,7 @@
 
 import asyncio
 import contextvars
+import gc
 import math
 import selectors
 import threading
@@ -178,6 +179,47 @@ def test_run_sync_raises_the_awaitables_exception():
 
     with pytest.raises(KeyError, match="boom"):
         run_sync(fail())
+
+
+def test_run_sync_raises_a_keyboard_interrupt_from_inside_and_the_next_call_works(caplog):
+    async def interrupted() -> None:
+        await asleep(1)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(interrupted())
+    assert run_sync(asyncio.sleep(1, result="next")) == "next"
+    gc.collect()
+    assert "never retrieved" not in caplog.text  # the exception raised was the task's
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_call_interrupted_from_a_callback_does_not_stop_a_later_call_when_it_finishes():
+    finished = []
+
+    async def left_pending() -> None:
+        asyncio.get_running_loop().call_soon(_interrupt)  # Ctrl-C while the task waits
+        await asyncio.sleep(1)
+        finished.append("left pending")
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(left_pending())
+    # the pending task finishes at t+1 during this call, which must still run to its end
+    assert run_sync(asyncio.sleep(5, result="later")) == "later"
+    assert finished == ["left pending"]
+
+
+def test_a_loop_stopped_by_the_awaitable_is_an_error_that_does_not_stop_a_later_call():
+    async def stops_the_loop() -> None:
+        asyncio.get_running_loop().stop()
+        await asyncio.sleep(1)
+
+    with pytest.raises(RuntimeError, match="Event loop stopped before Future completed"):
+        run_sync(stops_the_loop())
+    assert run_sync(asyncio.sleep(5, result="later")) == "later"
 
 
 def test_run_sync_uses_the_clock_current_at_each_call():

@@ -265,6 +265,69 @@ def test_estimate_usage_counts_prompt_and_reply_tokens():
 
 
 
+# what AsyncOnly's reply to one "a b" message is estimated at: (2 tokens + 4) in, the answer out
+_ESTIMATE = Usage(prompt_tokens=2 + 4, completion_tokens=count_tokens(ANSWER),
+                  total_tokens=2 + 4 + count_tokens(ANSWER))
+
+
+def _counting_estimates(monkeypatch) -> list[int]:
+    """Count the calls of ``estimate_usage`` the LLM layer makes from now on."""
+    import agentkit.llms.base as base
+
+    calls: list[int] = []
+    real = base.estimate_usage
+
+    def counting(request, message):
+        calls.append(1)
+        return real(request, message)
+
+    monkeypatch.setattr(base, "estimate_usage", counting)
+    return calls
+
+
+def test_the_usage_estimate_is_counted_when_first_read_and_only_once(monkeypatch):
+    estimates = _counting_estimates(monkeypatch)
+    response = AsyncOnly().chat([ChatMessage(content="a b")])
+    assert estimates == []
+    assert response.usage == _ESTIMATE
+    assert response.usage.total_tokens == 6 + count_tokens(ANSWER)
+    assert estimates == [1]
+
+
+def test_a_read_usage_estimate_is_a_plain_usage_that_dumps_and_copies_like_one():
+    response = AsyncOnly().chat([ChatMessage(content="a b")])
+    eager = _ESTIMATE
+    assert response.model_dump()["usage"] == eager.model_dump()
+    assert type(response.usage) is Usage
+    assert response.model_copy(deep=True).usage == eager
+    assert repr(response.usage) == repr(eager)
+    assert response.usage.model_fields_set == eager.model_fields_set
+
+
+def test_a_usage_estimate_dumped_before_any_other_read_has_the_counted_values():
+    response = AsyncOnly().chat([ChatMessage(content="a b")])
+    assert json.loads(response.model_dump_json())["usage"] == _ESTIMATE.model_dump()
+
+
+def test_an_agent_chat_counts_no_usage_estimate_nobody_reads(monkeypatch):
+    from agentkit.agent import ReActAgent
+    from agentkit.llms.mock import ScriptedLLM
+
+    estimates = _counting_estimates(monkeypatch)
+    llm = ScriptedLLM(["Thought: I can answer.\nAnswer: hi"])
+    assert ReActAgent.from_tools([], llm=llm).chat("hello").response == "hi"
+    assert estimates == []
+
+
+def test_a_listener_of_llm_calls_gets_the_estimated_usage(monkeypatch):
+    estimates = _counting_estimates(monkeypatch)
+    with collect_events() as events:
+        AsyncOnly().chat([ChatMessage(content="a b")])
+    (end,) = [e for e in events if isinstance(e, LLMCallEndEvent)]
+    assert end.usage == _ESTIMATE
+    assert estimates == [1]
+
+
 def _echo_tool():
     return FunctionTool.from_defaults(lambda x: x, name="echo", description="Echo x.")
 

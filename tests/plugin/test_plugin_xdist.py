@@ -36,6 +36,10 @@ def test_scenario_items_under_xdist_reproduce_the_serial_traces_and_snapshots(
     kept = [p for name in KEPT for p in _copy(pytester.path, name, snapshots=True)]
     rewritten = [p for name in REWRITTEN for p in _copy(pytester.path, name, snapshots=False)]
     monkeypatch.setenv("PYTHONPATH", str(REPO))  # the scenarios' tools live in mocks/
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        # when this suite itself runs under xdist, the inner session must not think it is a
+        # worker (syrupy then leaves the snapshot summary to a controller that is not there)
+        monkeypatch.delenv(name, raising=False)
 
     result = pytester.runpytest_subprocess(
         "-n", "2", "--snapshot-update", "scenarios",

@@ -20,7 +20,6 @@ the answer the whole text parses to: ``chat`` and ``stream_chat`` agree on every
 from __future__ import annotations
 
 import ast
-import html
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -36,6 +35,15 @@ from agentkit.agent.react.types import (
 __all__ = ["ReActOutputParser", "parse_action_input", "first_marker", "IMPLICIT_THOUGHT"]
 
 IMPLICIT_THOUGHT = "(Implicit) I can answer without any more tools!"
+
+
+def _unescape(text: str) -> str:
+    """HTML entities decoded; ``html`` (and its entity table) is imported only for a text that
+    may hold one, which keeps it out of ``import agentkit.agent``."""
+    import html
+
+    return html.unescape(text)
+
 
 _ACTION_NAME = re.compile(r"[ \t]*([^\s(]+)")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
@@ -116,7 +124,7 @@ def _readings(text: str) -> Iterator[str]:
     """The texts to try, lazily (the first usually parses): as written, then without
     comments; the same with HTML entities decoded (small models trained on web text write
     quotes as ``&#34;``)."""
-    unescaped = html.unescape(text) if "&" in text else text
+    unescaped = _unescape(text) if "&" in text else text
     for reading in (text, unescaped) if unescaped != text else (text,):
         yield reading
         stripped = _without_comments(reading)
