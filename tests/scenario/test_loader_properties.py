@@ -1,8 +1,10 @@
 """Every scenario or cassette file, however broken, loads or is the documented error with
-file and line -- never another exception (hypothesis mutates the bundled files)."""
+file and line -- never another exception (hypothesis mutates the bundled files); a script's raw
+tool-call arguments are a call or a call carrying its arguments error."""
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -14,7 +16,8 @@ from hypothesis import strategies as st
 from agentkit.core.yamlsafe import parse_yaml
 from agentkit.llms.cassette import Cassette, CassetteError
 from agentkit.scenario import ScenarioError, load_scenario
-from tests.fuzz import mutated
+from agentkit.scenario.script import parse_tool_arguments
+from tests.fuzz import JSON, mutated
 
 ROOT = Path(__file__).parents[2]
 SCENARIO = parse_yaml((ROOT / "scenarios" / "error_schedule.yaml").read_text("utf-8"))[0]
@@ -97,3 +100,13 @@ def test_a_mutated_cassette_loads_or_is_a_cassette_error_with_file_and_line(docu
 @given(st.binary(max_size=60))
 def test_any_bytes_as_a_cassette_load_or_are_a_cassette_error_with_file_and_line(data):
     _load_cassette(_write("d.yaml", data))
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.text(max_size=30), JSON.map(json.dumps)))
+def test_any_raw_tool_arguments_are_a_call_or_a_call_with_its_arguments_error(raw):
+    call = parse_tool_arguments("add", raw)
+
+    assert isinstance(call.tool_kwargs, dict)
+    assert call.arguments_error is None or (call.tool_kwargs == {}
+                                            and "the arguments of `add`" in call.arguments_error)
