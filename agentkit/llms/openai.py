@@ -547,10 +547,11 @@ class OpenAI(FunctionCallingLLM):
         at = self._deadline()
         with http_deadline.deadline(at):
             for retries in itertools.count():
+                timeout = self._attempt_timeout(at, retries)
                 try:
-                    return send(self._attempt_timeout(at, retries))
+                    return send(timeout)
                 except _sdk.OpenAIError as exc:
-                    delay = self._delay_or_raise(exc, retries, at)
+                    delay = self._delay_or_raise(exc, retries, at, timeout)
                 run_sync(wait(delay))
         raise AssertionError("unreachable")
 
@@ -558,10 +559,11 @@ class OpenAI(FunctionCallingLLM):
         at = self._deadline()
         with http_deadline.deadline(at):
             for retries in itertools.count():
+                timeout = self._attempt_timeout(at, retries)
                 try:
-                    return await send(self._attempt_timeout(at, retries))
+                    return await send(timeout)
                 except _sdk.OpenAIError as exc:
-                    delay = self._delay_or_raise(exc, retries, at)
+                    delay = self._delay_or_raise(exc, retries, at, timeout)
                 await wait(delay)
         raise AssertionError("unreachable")
 
@@ -584,12 +586,16 @@ class OpenAI(FunctionCallingLLM):
             f"{self._where} did not finish within total_timeout={self.total_timeout:g} s "
             f"({tries})", attempts=attempts, provider="openai")
 
-    def _delay_or_raise(self, exc: _sdk.OpenAIError, retries: int, at: float | None) -> float:
+    def _delay_or_raise(self, exc: _sdk.OpenAIError, retries: int, at: float | None,
+                        timeout: float) -> float:
         """The retry policy, shared by the sync and async loops: the wait before the next
         attempt, or the translated agentkit error when there is none left (nor time, under a
-        total deadline)."""
+        total deadline). ``timeout`` is the attempt's read timeout: when the deadline cut it
+        shorter than ``self.timeout`` and it ran out, the deadline is what ended the call."""
         _reraise_foreign_cause(exc)
         error = self._translate(exc, attempts=retries + 1)
+        if isinstance(error, errors.APITimeoutError) and timeout < self.timeout:
+            raise self._total_timeout_error(retries + 1) from None
         delay = self._retry_delay(error, retries)
         left = http_deadline.time_left(at)
         if delay is None or (left is not None and delay >= left):

@@ -139,10 +139,19 @@ def test_total_timeout_caps_the_read_timeout_of_a_server_that_stalls():
     with LoopbackServer([Reply(body=completion("late"), stall=5.0)]) as server:
         llm = OpenAI(base_url=server.url, timeout=5, total_timeout=0.2, max_retries=2)
 
-        with pytest.raises(errors.APITimeoutError):
+        with pytest.raises(errors.APITimeoutError, match=r"did not finish within "
+                                                         r"total_timeout=0.2 s \(1 attempt\)"):
             llm.chat(USER)
 
     assert server.requests[0].sent == 0
+
+
+def test_a_read_timeout_of_its_own_is_named_as_the_read_timeout():
+    with LoopbackServer([Reply(body=completion("late"), stall=5.0)]) as server:
+        llm = OpenAI(base_url=server.url, timeout=0.2, total_timeout=60, max_retries=0)
+
+        with pytest.raises(errors.APITimeoutError, match=r"did not answer within 0.2 s"):
+            llm.chat(USER)
 
 
 def test_without_total_timeout_a_trickled_answer_is_read_to_its_end():
