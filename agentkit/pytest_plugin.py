@@ -151,8 +151,11 @@ def pytest_configure(config: pytest.Config) -> None:
             "agentkit_virtual_time(seed=0): run the test in an agentkit simulation; an async "
             "def test runs on a virtual-time loop, so simulated calls overlap"):
         config.addinivalue_line("markers", line)
-    config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
-                                                 *config.getoption("allowed_hosts")])
+    try:
+        config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
+                                                     *config.getoption("allowed_hosts")])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--allowed-hosts / agentkit_allowed_hosts: {exc}") from None
 
 
 # ---------------------------------------------------------------- virtual time

@@ -5,6 +5,7 @@ raises :class:`LiveModelBlockedError`, except to the hosts allowed. Local socket
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,10 @@ from typing import Any
 __all__ = ["LiveModelBlockedError", "AllowedHosts", "block_network", "LOOPBACK"]
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: A DNS host name: dot-separated labels of letters, digits, hyphens (and underscores, which
+#: some internal names use), none starting or ending with a hyphen; at most 253 characters.
+_HOST_NAME = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)(\.(?!-)[a-z0-9_-]{1,63}(?<!-))*\.?",
+                        re.IGNORECASE)
 LOOPBACK: tuple[IPNetwork, ...] = (ipaddress.ip_network("127.0.0.0/8"),
                                    ipaddress.ip_network("::1/128"))
 
@@ -36,7 +41,10 @@ class AllowedHosts:
 
     @classmethod
     def parse(cls, values: Iterable[str]) -> AllowedHosts:
-        """From option values, each a comma-separated list (blank entries ignored)."""
+        """From option values, each a comma-separated list (blank entries ignored). An
+        entry that is neither an address, a network nor a host name (``10.0.0.0/33``,
+        ``http://host``, ``host:8080``) is a ``ValueError`` naming it: read as a name it would
+        never match, and the guard would refuse the host the user meant to allow."""
         networks: list[IPNetwork] = []
         names: list[str] = []
         for value in values:
@@ -49,7 +57,12 @@ class AllowedHosts:
                 try:
                     networks.append(ipaddress.ip_network(host.strip("[]"), strict=False))
                 except ValueError:
-                    names.append(host.lower())
+                    if len(host) > 253 or not _HOST_NAME.fullmatch(host) or _looks_numeric(host):
+                        raise ValueError(
+                            f"allowed hosts: {host!r} is not an address, a network (10.0.0.0/8) "
+                            "or a host name (a scheme, port or path does not belong there)"
+                        ) from None
+                    names.append(host.lower().rstrip("."))
         return cls(tuple(networks), tuple(names))
 
     def with_loopback(self) -> AllowedHosts:
@@ -72,6 +85,12 @@ class AllowedHosts:
                 infos = []
             self._resolved[name] = {str(info[4][0]).split("%", 1)[0] for info in infos}
         return self._resolved[name]
+
+
+def _looks_numeric(host: str) -> bool:
+    """An entry of digits, dots and a slash that is no valid address (``10.0.0.300``,
+    ``10.0.0.0/33``): a mistyped address, not a name (no top-level domain is all digits)."""
+    return host.rstrip(".").rsplit(".", 1)[-1].isdigit()
 
 
 def _target(address: Any) -> tuple[str, str]:

@@ -11,10 +11,13 @@ port is marked ``agentkit_allow_loopback`` itself.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentkit._pytest.network import AllowedHosts
 from plugin_project import ini, write
@@ -303,3 +306,45 @@ def test_localhost_allows_every_loopback_address() -> None:
 
     assert allowed.allows("127.0.0.1") and allowed.allows("127.5.5.5") and allowed.allows("::1")
     assert not allowed.allows("192.0.2.1")
+
+
+@pytest.mark.parametrize("entry", ["10.0.0.0/33", "10.0.0.300", "http://api.example.test",
+                                   "api.example.test:8080", "api.example.test/v1", "a..b",
+                                   "-api.example.test", "x" * 64 + ".test"])
+def test_an_entry_that_is_no_address_network_or_host_name_is_an_error_naming_it(
+        entry: str) -> None:
+    with pytest.raises(ValueError, match=rf"allowed hosts: '{re.escape(entry)}' is not an "
+                                         r"address, a network \(10.0.0.0/8\) or a host name"):
+        AllowedHosts.parse([f"api.example.test, {entry}"])
+
+
+def test_a_trailing_dot_and_underscores_are_a_host_name() -> None:
+    allowed = AllowedHosts.parse(["Example.COM., build_cache.internal"])
+
+    assert allowed.names == ("example.com", "build_cache.internal")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=4))
+def test_any_option_values_parse_or_are_an_error_naming_the_entry(values: list[str]) -> None:
+    entries = [h.strip() for value in values for h in value.split(",") if h.strip()]
+    try:
+        allowed = AllowedHosts.parse(values)
+    except ValueError as exc:
+        assert any(str(exc).startswith(f"allowed hosts: {entry!r} is not an address")
+                   for entry in entries), str(exc)
+        return
+    names = [e.lower().rstrip(".") for e in entries
+             if e.lower() != "localhost" and e.lower().rstrip(".") in allowed.names]
+    assert len(allowed.networks) + len(names) >= len(entries)
+
+
+def test_a_bad_allowed_hosts_option_stops_pytest_with_a_usage_error(
+        pytester: pytest.Pytester) -> None:
+    write(pytester, "test_nothing.py", "def test_nothing():\n    pass\n")
+
+    result = pytester.runpytest("--allowed-hosts=api.example.test:8080")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--allowed-hosts / agentkit_allowed_hosts: allowed hosts: "
+                                 "'api.example.test:8080' is not an address*"])
