@@ -149,6 +149,14 @@ _current_span: ContextVar[Span | None] = ContextVar("agentkit_span", default=Non
 _scoped: ContextVar[tuple[Handler, ...]] = ContextVar("agentkit_scoped_handlers", default=())
 
 
+def _child_span() -> Span:
+    """A new child span of the current one (every step, LLM call and tool call opens one:
+    a plain function, not a method chain)."""
+    parent = _current_span.get()
+    return Span(f"span-{current_ids().counter('span')}",
+                parent.id if parent is not None else None)
+
+
 class Dispatcher:
     """Delivers events to process-wide and block-scoped handlers, in subscription order."""
 
@@ -188,12 +196,11 @@ class Dispatcher:
 
     def new_span(self) -> Span:
         """A child span of the current one, without making it current (for streams)."""
-        parent = _current_span.get()
-        return Span(f"span-{current_ids().counter('span')}", parent.id if parent else None)
+        return _child_span()
 
     def span(self) -> AbstractContextManager[Span]:
         """Open a child span of the current one; events emitted inside belong to it."""
-        return _SpanScope(self)
+        return _SpanScope()
 
     def current_span(self) -> Span | None:
         return _current_span.get()
@@ -203,13 +210,10 @@ class _SpanScope:
     """The block of :meth:`Dispatcher.span` (a class: every step and call opens one, and a
     generator-based context manager costs several times as much)."""
 
-    __slots__ = ("_dispatcher", "_token")
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self._dispatcher = dispatcher
+    __slots__ = ("_token",)
 
     def __enter__(self) -> Span:
-        span = self._dispatcher.new_span()
+        span = _child_span()
         self._token = _current_span.set(span)
         return span
 

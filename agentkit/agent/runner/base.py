@@ -155,8 +155,9 @@ class AgentRunner(BaseAgent):
         manager = callback_manager or self.callback_manager
         return dispatcher.listen(manager) if manager.handlers else nullcontext()
 
-    def _next_step(self, task_id: str, step: TaskStep | None, input: str | None) -> TaskStep:
-        queue = self.state.get_step_queue(task_id)
+    @staticmethod
+    def _next_step(task_id: str, queue: deque[TaskStep], step: TaskStep | None,
+                   input: str | None) -> TaskStep:
         if step is not None:
             for queued in list(queue):
                 if queued.step_id == step.step_id:
@@ -178,8 +179,9 @@ class AgentRunner(BaseAgent):
     async def _arun_step(self, task_id: str, step: TaskStep | None = None,
                          input: str | None = None, mode: StepMode = "run",
                          **kwargs: Any) -> TaskStepOutput:
-        task = self.state.get_task(task_id)
-        step = self._next_step(task_id, step, input)
+        state = self.state._state(task_id)
+        task = state.task
+        step = self._next_step(task_id, state.step_queue, step, input)
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
@@ -199,7 +201,7 @@ class AgentRunner(BaseAgent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   output=output, is_last=output.is_last))
         self._queue_next_steps(task_id, output)
-        self.state.get_completed_steps(task_id).append(output)
+        state.completed_steps.append(output)
         return output
 
     @staticmethod
