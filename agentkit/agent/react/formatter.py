@@ -38,7 +38,7 @@ class ReActChatFormatter:
     """
 
     # memos (class-level defaults keep a subclass that skips ``__init__`` working)
-    _header: tuple[tuple[str, ...], str, ChatMessage] | None = None
+    _header: tuple[tuple[Any, ...], str, ChatMessage] | None = None
     _reasoning: tuple[MessageRole | None, list[BaseReasoningStep], list[ChatMessage]] = (
         None, [], [])
 
@@ -72,12 +72,15 @@ class ReActChatFormatter:
 
     def _system_message(self, tools: Sequence[Any]) -> ChatMessage:
         """The header message, rendered again only when its inputs changed (and rebuilt if
-        someone changed the message returned last time)."""
-        key = (self.system_header, self.context, "\n".join(get_react_tool_descriptions(tools)),
-               ", ".join(tool.metadata.name for tool in tools))
+        someone changed the message returned last time). The inputs are compared as they
+        are, not rendered: the same strings on every step, so the check is by identity."""
+        metadata = [tool.metadata for tool in tools]
+        key = (self.system_header, self.context,
+               [(m.name, m.description, m.fn_schema_str) for m in metadata])
         if self._header is None or self._header[0] != key:
             header = PromptTemplate(self.system_header).format(
-                tool_desc=key[2], tool_names=key[3], context=self.context)
+                tool_desc="\n".join(get_react_tool_descriptions(tools)),
+                tool_names=", ".join(m.name for m in metadata), context=self.context)
             self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))
         _, header, message = self._header
         if not (message.role is MessageRole.SYSTEM and len(message.blocks) == 1
