@@ -185,8 +185,10 @@ class _Reply:
 
 
 def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
-    kwargs = {"tool_calls": list(calls)} if calls else {}
-    return ChatMessage(role=MessageRole.ASSISTANT, content=text, additional_kwargs=kwargs)
+    if not calls:  # the default empty additional_kwargs: nothing to validate
+        return ChatMessage(role=MessageRole.ASSISTANT, content=text)
+    return ChatMessage(role=MessageRole.ASSISTANT, content=text,
+                       additional_kwargs={"tool_calls": list(calls)})
 
 
 class _ProgrammedLLM(FunctionCallingLLM):

@@ -259,7 +259,9 @@ class FunctionTool(AsyncBaseTool):
 
     async def acall(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
         prepared, given = self._prepare(args, kwargs, ctx)
-        return self._output(await self.async_fn(*args, **prepared), args, given)
+        if self._async_fn is None:  # a sync function runs inline (no coroutine wrapping it)
+            return self._output(self._fn(*args, **prepared), args, given)  # type: ignore[misc]
+        return self._output(await self._async_fn(*args, **prepared), args, given)
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self._metadata.name!r})"
