@@ -20,7 +20,7 @@ from agentkit.llms.types import ChatMessage
 from mocks.openai_server import HTTPError
 
 USER = [ChatMessage(content="hi")]
-SECRET = "sk-proj-Abcdef0123456789wXyZ"
+SECRET = "sk-proj-FAKEnotarealkey0000Q9zZ"
 MODES = ["sync", "async", "stream", "astream"]
 
 

@@ -464,10 +464,10 @@ def test_secrets_never_reach_the_file_and_redactions_lists_their_kinds(tmp_path,
 
 
 def test_a_secret_only_in_the_request_is_listed_in_redactions(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdefghij")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-live-0123456789abcdef")
     path = tmp_path / "c.yaml"
 
-    _ask(RecordingLLM(ScriptedLLM(["ok"]), path, "once"), "key sk-live-0123456789abcdefghij")
+    _ask(RecordingLLM(ScriptedLLM(["ok"]), path, "once"), "key sk-fake-live-0123456789abcdef")
 
     data = yaml.safe_load(path.read_text("utf-8"))
     assert data["redactions"] == ["OPENAI_API_KEY"]

@@ -51,7 +51,7 @@ def test_the_process_environment_is_used_by_default(monkeypatch):
 def test_openai_style_keys_are_redacted():
     redactor = Redactor(environ={})
 
-    assert redactor.text("key sk-proj-AbC_123-xyz7890abcd ok") == "key <redacted:api-key> ok"
+    assert redactor.text("key sk-proj-FAKE_not-a-real-key0 ok") == "key <redacted:api-key> ok"
     assert redactor.redacted == {"api-key"}
 
 
