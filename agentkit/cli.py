@@ -279,11 +279,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             for problem in result.problems:
                 print(f"      - {problem}", file=out)
             failed += not result.passed
+            trace = result.trace.to_json() if args.trace_dir or args.verbose else ""
             if args.trace_dir:
                 atomic_write_text(args.trace_dir / f"{scenario.name}.{result.agent_type}.json",
-                                  result.trace.to_json())
+                                  trace)
             if args.verbose:
-                print(result.trace.to_json(), file=out)
+                print(trace, file=out)
     if not total:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     print(f"{total - failed} passed, {failed} failed", file=out)

@@ -66,14 +66,15 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row,
     except _RUN_ERRORS as exc:
         return _error_row(scenario.name, agent_type, str(exc)), None
     totals = result.trace.totals()
+    trace = result.trace.to_dict()
     snapshot = snapshot_path(scenario, agent_type)
-    status, snapshot_diff = (compare_with_snapshot(result.trace, snapshot)
+    status, snapshot_diff = (compare_with_snapshot(trace, snapshot)
                              if snapshot is not None else (None, []))
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if result.passed else "fail", problems=list(result.problems),
                thresholds=own, snapshot=status, snapshot_diff=snapshot_diff,
-               trace=result.trace.to_dict(), timeline=spans_of(result.trace),
+               trace=trace, timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
                completion_tokens=totals.completion_tokens, wall_time=totals.wall_time,

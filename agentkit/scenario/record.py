@@ -131,9 +131,10 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         fresh[member] = CassetteLLM(Cassette.from_dict(data, path, where))
     outcome.replay = _run_with(scenario, agent_type, fresh, state)
     secrets = {name: value for model in models.values() for name, value in model.secrets.items()}
-    recorded_trace = outcome.live.trace.to_dict(Redactor(secrets=secrets))
+    redactor = Redactor(secrets=secrets)
+    recorded_trace = outcome.live.trace.to_dict(redactor)
     # shown to the user (CI logs): a refused request's secret value must not be in the miss
-    outcome.problems = [Redactor(secrets=secrets).text(problem) for problem in
+    outcome.problems = [redactor.text(problem) for problem in
                         _problems(outcome.live, outcome.replay, recorded_trace,
                                   list(recorders.values()))]
     if outcome.problems or (outcome.recorded == 0 and trace_path.exists()):

@@ -99,16 +99,16 @@ def snapshot_path(scenario: Scenario, agent_type: str) -> Path | None:
     return path.parent / "__snapshots__" / path.stem / f"{agent_type}.json"
 
 
-def compare_with_snapshot(trace: Trace, path: Path) -> tuple[SnapshotStatus, list[str]]:
-    """Whether ``trace`` is its committed snapshot at ``path``, and if not, how it differs
-    (step-aligned, snapshot -> now; an unreadable snapshot is a change that says so)."""
+def compare_with_snapshot(current: dict[str, Any], path: Path) -> tuple[SnapshotStatus, list[str]]:
+    """Whether ``current`` (a trace's ``to_dict()``, which the caller keeps too) is its
+    committed snapshot at ``path``, and if not, how it differs (step-aligned, snapshot -> now;
+    an unreadable snapshot is a change that says so)."""
     if not path.is_file():
         return "missing", []
     try:
         stored = parse_json(path, read_text(path))
     except (OSError, TextFileError) as exc:
         return "changed", [f"the snapshot {path} cannot be read: {exc}"]
-    current = trace.to_dict()
     if stored == current:
         return "same", []
     if not isinstance(stored, dict):

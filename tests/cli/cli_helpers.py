@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tests.scenario_text import adding_scenario
+
 FAKE_URL = "http://fake-openai.test/v1"
 
 #: One `add` call answers the question; react runs a script, function_calling a recording.
-ADDING = """\
-format: 1
-name: adding
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+ADDING = adding_scenario("adding", """\
 expect:
   answer: {contains: "5"}
   tool_calls:
@@ -31,7 +27,7 @@ agents:
         Answer: 2 + 3 = 5
   function_calling:
     recording: cassettes/adding.function_calling.yaml
-"""
+""")
 
 
 @dataclass

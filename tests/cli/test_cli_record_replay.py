@@ -12,6 +12,7 @@ import yaml
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
 from mocks.openai_server import FakeOpenAIServer
+from tests.scenario_text import adding_scenario
 
 FAKE_KEY = "sk-fake-0123456789abcdefghijklmnop"
 
@@ -260,13 +261,7 @@ def test_record_of_a_run_that_cannot_replay_exits_1_saying_so(
     assert '"T-1" -> "T-2"' in result.out
 
 
-TEAM = """\
-format: 1
-name: team
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+TEAM = adding_scenario("team", """\
 expect:
   answer: {contains: "5"}
 agents:
@@ -276,7 +271,7 @@ agents:
       - {name: planner, description: Plans., tools: [], can_handoff_to: [calculator],
          recording: cassettes/team.planner.yaml}
       - {name: calculator, description: Adds., recording: cassettes/team.calculator.yaml}
-"""
+""")
 TEAM_ANSWERS = [tool_call("handoff", to_agent="calculator", reason="a sum"),
                 tool_call("add", a=2, b=3), "2 + 3 = 5"]
 

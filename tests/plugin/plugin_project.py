@@ -6,6 +6,8 @@ import textwrap
 
 import pytest
 
+from tests.scenario_text import adding_scenario
+
 CALC_TOOLS = '''
 def add(a: int, b: int) -> int:
     """Add two integers."""
@@ -85,19 +87,13 @@ def fake_endpoint(request):
 '''
 
 #: `adding` with a recording for function_calling instead of a script.
-RECORDED = """\
-format: 1
-name: recorded
-tools:
-  - ref: calc_tools:add
-turns:
-  - user: What is 2 + 3?
+RECORDED = adding_scenario("recorded", """\
 expect:
   answer: {contains: "5"}
 agents:
   function_calling:
     recording: cassettes/recorded.function_calling.yaml
-"""
+""", tool="calc_tools:add")
 
 
 def failure_lines(result: pytest.RunResult, first: str) -> list[str]:

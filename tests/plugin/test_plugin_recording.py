@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from plugin_project import FAKE_ENDPOINT_CONFTEST, FAKE_URL, RECORDED, failure_lines, write
+from tests.scenario_text import adding_scenario
 
 CASSETTE = "scenarios/cassettes/recorded.function_calling.yaml"
 RECORD = ("--record-mode=once", f"--agentkit-base-url={FAKE_URL}")
@@ -151,13 +152,7 @@ def test_a_cassette_miss_is_reported_alone_briefly_with_how_to_re_record(
     result.stdout.no_fnmatch_line("*differs from its snapshot*")
 
 
-TEAM = """\
-format: 1
-name: team
-tools:
-  - ref: calc_tools:add
-turns:
-  - user: What is 2 + 3?
+TEAM = adding_scenario("team", """\
 expect:
   answer: {contains: "5"}
   handoffs:
@@ -169,7 +164,7 @@ agents:
       - {name: planner, description: Plans., tools: [], can_handoff_to: [calculator],
          recording: cassettes/team.planner.yaml}
       - {name: calculator, description: Adds., recording: cassettes/team.calculator.yaml}
-"""
+""", tool="calc_tools:add")
 
 
 def test_record_mode_records_each_team_agents_cassette_and_the_team_trace(

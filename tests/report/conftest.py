@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.report import Comparison, Row, run_comparison
+from tests.scenario_text import adding_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -30,13 +31,7 @@ AGENT_TYPES = _quick_start_agent_types()
 
 def passing_scenario(name: str, answer: str = "5") -> str:
     """A one-call scenario under function_calling whose expected answer is ``answer``."""
-    return f"""\
-format: 1
-name: {name}
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+    return adding_scenario(name, f"""\
 expect:
   answer: {{contains: "{answer}"}}
 agents:
@@ -44,7 +39,7 @@ agents:
     script:
       - tool_calls: [{{name: add, args: {{a: 2, b: 3}}}}]
       - 2 + 3 = 5
-"""
+""")
 
 
 @pytest.fixture(scope="module")

@@ -9,35 +9,24 @@ from pathlib import Path
 import pytest
 
 from agentkit.scenario.agent_types import AGENT_TYPES
+from tests.scenario_text import adding_scenario
 
-MINIMAL = """\
-format: 1
-name: demo
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+MINIMAL = adding_scenario("demo", """\
 agents:
   function_calling:
     script:
       - tool_calls: [{name: add, args: {a: 2, b: 3}}]
       - 2 + 3 = 5
-"""
+""")
 
 #: One `add` call and its answer as a trajectory, for an agent type named `mine`.
-TRAJECTORY_SCENARIO = """\
-format: 1
-name: traj
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+TRAJECTORY_SCENARIO = adding_scenario("traj", """\
 trajectory:
   - call: add
     args: {a: 2, b: 3}
   - answer: "2 + 3 = {$1}"
 agents: [mine]
-"""
+""")
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from agentkit.scenario.agent_types import (
     register_agent_type,
     resolve_agent_type,
 )
+from tests.scenario_text import adding_scenario
 
 from .conftest import MINIMAL, TRAJECTORY_SCENARIO
 
@@ -226,13 +227,7 @@ def test_a_registered_agent_type_is_an_agent_type_record():
 
 
 # ----------------------------------------------------------------- teams
-TEAM = """\
-format: 1
-name: team
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+TEAM = adding_scenario("team", """\
 agents:
   {agent_type}:
     root: lead
@@ -243,7 +238,7 @@ agents:
       - name: helper
         description: Helps.
         script: ["unused"]
-"""
+""")
 
 
 @pytest.mark.agentkit_allow_unused_script  # the helper's reply is left unused on purpose

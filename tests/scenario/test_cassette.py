@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -45,6 +46,14 @@ def _record(path, *answers, mode="once", **options):
         with contextlib.suppress(Exception):  # an answer may be a scripted error
             _ask(recorder, f"q{number}")
     return recorder
+
+
+def _load_error(path: Path, text: str) -> str:
+    """The message of the CassetteError that loading ``text``, written to ``path``, raises."""
+    path.write_text(text, "utf-8")
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+    return str(info.value)
 
 
 def _exchanges(path) -> list[dict]:
@@ -363,23 +372,17 @@ def test_a_miss_on_an_empty_cassette_says_to_record_it(tmp_path):
 # ----------------------------------------------------------------- malformed files
 def test_a_cassette_that_is_not_yaml_is_an_error_with_the_line(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - request: {a: [1\n")
+    message = _load_error(path, "format: 1\nexchanges:\n  - request: {a: [1\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value).startswith(f"{path}:4:1: cassette is not valid YAML:")
+    assert message.startswith(f"{path}:4:1: cassette is not valid YAML:")
 
 
 def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 9\nexchanges: []\n")
+    message = _load_error(path, "format: 9\nexchanges: []\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value) == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
-                               "reads format 1); re-record it")
+    assert message == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
+                       "reads format 1); re-record it")
 
 
 def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
@@ -393,23 +396,17 @@ def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
 
 def test_cassette_exchanges_must_be_a_list(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges: {a: 1}\n")
+    message = _load_error(path, "format: 1\nexchanges: {a: 1}\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value) == f"{path}:2: exchanges: Input should be a valid list, got {{'a': 1}}"
+    assert message == f"{path}:2: exchanges: Input should be a valid list, got {{'a': 1}}"
 
 
 def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - {request: {kind: chat}, response: {}}\n"
-                    "  - {request: {kind: chat}}\n")
+    message = _load_error(path, "format: 1\nexchanges:\n  - {request: {kind: chat}, response: {}}\n"
+                                "  - {request: {kind: chat}}\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value) == f"{path}:4: exchanges.1: needs `response` (or `error`)"
+    assert message == f"{path}:4: exchanges.1: needs `response` (or `error`)"
 
 
 @pytest.mark.parametrize("latency, problem", [
@@ -419,13 +416,10 @@ def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
 def test_an_exchange_with_a_negative_endless_or_huge_latency_is_an_error_at_its_line(
         tmp_path, latency, problem):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response: {}\n"
-                    f"    latency: {latency}\n")
+    message = _load_error(path, "format: 1\nexchanges:\n  - request: {}\n    response: {}\n"
+                                f"    latency: {latency}\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value) == f"{path}:5: exchanges.0.latency: {problem}"
+    assert message == f"{path}:5: exchanges.0.latency: {problem}"
 
 
 def test_a_missing_cassette_file_is_an_error_naming_it_and_saying_how_to_record(tmp_path):
@@ -607,25 +601,18 @@ def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_han
 
 def test_context_window_that_is_not_a_number_names_line_and_field(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\ncontext_window: lots\nexchanges: []\n", "utf-8")
+    message = _load_error(path, "format: 1\ncontext_window: lots\nexchanges: []\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value) == (f"{path}:2: context_window: Input should be a valid integer, "
-                               "unable to parse string as an integer, got 'lots'")
+    assert message == (f"{path}:2: context_window: Input should be a valid integer, "
+                       "unable to parse string as an integer, got 'lots'")
 
 
 def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
-                    "        additional_kwargs:\n          tool_calls:\n            - add\n",
-                    "utf-8")
+    message = _load_error(path, "format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
+                                "        additional_kwargs:\n          tool_calls:\n            - add\n")
 
-    with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
-
-    assert str(info.value).startswith(
+    assert message.startswith(
         f"{path}:8: exchanges.0.response.message.additional_kwargs.tool_calls.0: Input should "
         "be a valid dictionary")
 

@@ -10,16 +10,11 @@ from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_sce
 from agentkit.scenario.agent_types import register_agent_type, resolve_agent_type
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.model import Expect, Turn
+from tests.scenario_text import adding_scenario
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 
-TEAM = """\
-format: 1
-name: team
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+TEAM = adding_scenario("team", """\
 agents:
   agent_workflow:
     root: front
@@ -36,7 +31,7 @@ agents:
         script:
           - "Thought: add\\nAction: add\\nAction Input: {\\"a\\": 2, \\"b\\": 3}"
           - "Thought: done\\nAnswer: 5"
-"""
+""")
 
 
 def _team(**replace: str) -> str:
@@ -141,19 +136,13 @@ def test_unused_human_answers_fail_the_turn(write_file) -> None:
     assert "1 scripted `human` answer(s) were never asked for" in result.trace.turns[0].error
 
 
-HUMAN_UNDER_REACT = """\
-format: 1
-name: asking
-tools:
-  - ref: mocks.tools:add
-turns:
-  - user: What is 2 + 3?
+HUMAN_UNDER_REACT = adding_scenario("asking", """\
   - user: And now?
     human: ["yes"]
 agents:
   react:
     script: ["Thought: t\\nAnswer: 5", "Thought: t\\nAnswer: 5"]
-"""
+""")
 
 
 def test_human_answers_under_an_agent_type_that_takes_none_are_an_error_at_the_turn(
