@@ -92,10 +92,6 @@ def check_prompt(prompt: str | PromptTemplate, placeholders: Sequence[str],
     return template
 
 
-def _text(message: ChatMessage) -> str:
-    return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock))
-
-
 class AgentLoop(Workflow):
     """The steps of an agent run (see the module docstring); subclasses say which agents
     take part: ``agents`` (by name), ``root_agent``, ``initial_state``, ``state_prompt``,
@@ -209,10 +205,10 @@ class AgentLoop(Workflow):
             await memory.aset(chat_history)
         if user_msg is not None:
             await memory.aput(user_msg)
-            query = _text(user_msg)
+            query = user_msg.content or ""
         else:
             users = [m for m in chat_history if m.role == MessageRole.USER]
-            query = _text(users[-1]) if users else ""
+            query = (users[-1].content or "") if users else ""
         await ctx.store.set("user_msg_str", query)
         return AgentInput(input=await memory.aget(), current_agent_name=await ctx.store.get(
             "current_agent_name"))
@@ -236,7 +232,7 @@ class AgentLoop(Workflow):
         replaced by a copy whose last text block is the state prompt around it."""
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
-            if message.role == MessageRole.USER and _text(message) == query:
+            if message.role == MessageRole.USER and (message.content or "") == query:
                 blocks = list(message.blocks)
                 last = max(i for i, b in enumerate(blocks) if isinstance(b, TextBlock))
                 text = blocks[last].text  # type: ignore[union-attr]
