@@ -15,15 +15,15 @@ workflow runs the same loop over several agents and calls the agent's three hook
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypedDict
 
-from agentkit.agent.workflow.events import AgentOutput, ToolCallResult
+from agentkit.agent.workflow.events import AgentOutput, AgentStream, ToolCallResult
 from agentkit.agent.workflow.loop import AgentLoop, check_prompt
 from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT
 from agentkit.llms.base import LLM
 from agentkit.llms.prompts import PromptTemplate
-from agentkit.llms.types import ChatMessage
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
 from agentkit.memory import BaseMemory
 from agentkit.tools import BaseTool, FunctionTool, ObjectRetriever
 from agentkit.workflow import Context
@@ -140,6 +140,21 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
 
     async def discard_scratch(self, ctx: Context) -> None:
         """Forget unfinished work (a failed run); agents with scratch override this."""
+
+    # ------------------------------------------------------------------ streaming
+    async def _streamed(self, ctx: Context, stream: AsyncIterator[ChatResponse]) -> ChatResponse:
+        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
+        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        async for last in stream:
+            ctx.write_event_to_stream(AgentStream(
+                delta=last.delta or "", response=last.message.content or "",
+                tool_calls=self._tool_calls_of(last), raw=last.raw,
+                current_agent_name=self.name))
+        return last
+
+    def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
+        """The tool-calling API calls in ``response`` (none for an agent that asks in text)."""
+        return []
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, PromptTemplate]:

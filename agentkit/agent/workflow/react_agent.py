@@ -15,7 +15,7 @@ from agentkit.agent.react.types import (
     ResponseReasoningStep,
 )
 from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
-from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
+from agentkit.agent.workflow.events import AgentInput, AgentOutput, ToolCallResult
 from agentkit.agent.workflow.prompts import REACT_EMPTY_PROMPT, REACT_RETRY_PROMPT
 from agentkit.core.ids import new_id
 from agentkit.llms.prompts import PromptTemplate
@@ -102,14 +102,6 @@ class ReActAgent(BaseWorkflowAgent):
                            current_agent_name=self.name,
                            retry_messages=[response.message,
                                            ChatMessage(role=MessageRole.USER, content=error)])
-
-    async def _streamed(self, ctx: Context, stream: Any) -> ChatResponse:
-        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
-        async for last in stream:
-            ctx.write_event_to_stream(AgentStream(
-                delta=last.delta or "", response=last.message.content or "", raw=last.raw,
-                current_agent_name=self.name))
-        return last
 
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:
