@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypedDict
 
 from agentkit.agent.workflow.events import AgentOutput, AgentStream, ToolCallResult
-from agentkit.agent.workflow.loop import AgentLoop, check_prompt
-from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT
+from agentkit.agent.workflow.loop import AgentLoop
+from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT, checked_prompt
 from agentkit.llms.base import LLM
 from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
@@ -33,8 +33,6 @@ __all__ = ["BaseWorkflowAgent", "WorkflowAgentOptions", "DEFAULT_AGENT_NAME",
 
 DEFAULT_AGENT_NAME = "Agent"
 DEFAULT_AGENT_DESCRIPTION = "An agent that can perform a task"
-
-_STATE_PROMPT_ERROR = "State prompt must contain {state} and {msg}"
 
 
 def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[BaseTool] | None:
@@ -92,8 +90,7 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
         self.can_handoff_to = list(can_handoff_to) if can_handoff_to is not None else None
         self.llm = llm
         self.initial_state = dict(initial_state or {})
-        self.state_prompt = check_prompt(state_prompt or DEFAULT_STATE_PROMPT,
-                                         ("state", "msg"), _STATE_PROMPT_ERROR)
+        self.state_prompt = checked_prompt("state_prompt", state_prompt or DEFAULT_STATE_PROMPT)
         self.handoff_output_prompt = PromptTemplate("")
         self.streaming = streaming
 

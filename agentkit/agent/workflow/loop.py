@@ -53,7 +53,7 @@ from agentkit.workflow.handler import WorkflowHandler
 if TYPE_CHECKING:
     from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
 
-__all__ = ["AgentLoop", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS", "check_prompt"]
+__all__ = ["AgentLoop", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS"]
 
 DEFAULT_MAX_ITERATIONS = 20
 
@@ -80,16 +80,6 @@ class _WorkflowToolErrors(ToolErrorWording):
 
 
 WORKFLOW_TOOL_ERRORS = _WorkflowToolErrors()
-
-
-def check_prompt(prompt: str | PromptTemplate, placeholders: Sequence[str],
-                 message: str) -> PromptTemplate:
-    """``prompt`` as a template; ValueError(``message``) if a placeholder is missing."""
-    template = prompt if isinstance(prompt, PromptTemplate) else PromptTemplate(prompt)
-    text = template.get_template()
-    if any("{" + name + "}" not in text for name in placeholders):
-        raise ValueError(message)
-    return template
 
 
 class AgentLoop(Workflow):
