@@ -18,7 +18,12 @@ from abc import ABCMeta, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypedDict
 
-from agentkit.agent.workflow.events import AgentOutput, AgentStream, ToolCallResult
+from agentkit.agent.workflow.events import (
+    HANDOFF_TOOL_NAME,
+    AgentOutput,
+    AgentStream,
+    ToolCallResult,
+)
 from agentkit.agent.workflow.loop import AgentLoop
 from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT, checked_prompt
 from agentkit.llms.base import LLM
@@ -41,7 +46,7 @@ def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[Bas
         return None
     converted = [t if isinstance(t, BaseTool) else FunctionTool.from_defaults(t) for t in tools]
     for tool in converted:
-        if tool.metadata.name == "handoff":
+        if tool.metadata.name == HANDOFF_TOOL_NAME:
             raise ValueError("'handoff' is a reserved tool name. Please use a different name.")
     return converted
 

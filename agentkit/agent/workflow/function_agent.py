@@ -72,8 +72,7 @@ class FunctionAgent(BaseWorkflowAgent):
                                           additional_kwargs={"tool_call_id": result.tool_id}))
         # every call gets its tool message first (upstream stopped at a return_direct one,
         # leaving later calls unanswered: a history OpenAI rejects)
-        direct = next((r for r in results if r.return_direct and r.tool_name != "handoff"
-                       and not r.tool_output.is_error), None)
+        direct = next((r for r in results if r.direct and not r.is_handoff), None)
         if direct is not None:
             scratchpad.append(ChatMessage(role=MessageRole.ASSISTANT,
                                           content=direct.tool_output.content))

@@ -318,13 +318,11 @@ class AgentLoop(Workflow):
         if next_agent:
             await store.set("current_agent_name", next_agent)
             await store.set("next_agent", None)
-            handoff = next((r for r in results if r.tool_name == "handoff"
-                            and not r.tool_output.is_error), None)
+            handoff = next((r for r in results if r.direct and r.is_handoff), None)
             reason = handoff.tool_kwargs.get("reason", "") if handoff is not None else ""
             dispatcher.emit(AgentHandoffEvent(from_agent=agent.name, to_agent=next_agent,
                                               reason=str(reason)))
-        direct = next((r for r in results if r.return_direct and not r.tool_output.is_error),
-                      None)
+        direct = next((r for r in results if r.direct), None)
         if direct is not None:
             output = AgentOutput(
                 response=ChatMessage(role=MessageRole.ASSISTANT,
@@ -332,7 +330,7 @@ class AgentLoop(Workflow):
                 tool_calls=list(calls), raw=direct.tool_output.raw_output,
                 current_agent_name=agent.name)
             output = await agent.finalize(ctx, output, memory)  # a hand-off finalizes too
-            if direct.tool_name != "handoff":
+            if not direct.is_handoff:
                 await store.set("current_tool_calls", [])
                 return StopEvent(result=output)
         query = await store.get("user_msg_str", default="")

@@ -24,6 +24,7 @@ from agentkit.agent.workflow.base_agent import (
     DEFAULT_AGENT_NAME,
     BaseWorkflowAgent,
 )
+from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
 from agentkit.agent.workflow.function_agent import FunctionAgent
 from agentkit.agent.workflow.loop import AgentLoop
 from agentkit.agent.workflow.prompts import (
@@ -43,7 +44,7 @@ __all__ = ["AgentWorkflow", "handoff"]
 
 
 def _refusal(to_agent: str, reason: str, message: str) -> ToolOutput:
-    return ToolOutput(content=message, tool_name="handoff",
+    return ToolOutput(content=message, tool_name=HANDOFF_TOOL_NAME,
                       raw_input={"args": (), "kwargs": {"to_agent": to_agent, "reason": reason}},
                       raw_output=message, is_error=True)
 
@@ -131,8 +132,8 @@ class AgentWorkflow(AgentLoop):
         if not agent_info:
             return None
         return FunctionTool.from_defaults(
-            async_fn=handoff, description=self.handoff_prompt.format(agent_info=str(agent_info)),
-            return_direct=True)
+            async_fn=handoff, name=HANDOFF_TOOL_NAME,
+            description=self.handoff_prompt.format(agent_info=str(agent_info)), return_direct=True)
 
     async def get_tools(self, agent_name: str, input_str: str | None = None) -> list[BaseTool]:
         """What ``agent_name`` is offered for ``input_str``: its tools, its retriever's pick,

@@ -107,11 +107,10 @@ class ReActAgent(BaseWorkflowAgent):
                                        memory: BaseMemory) -> None:
         reasoning: list[BaseReasoningStep] = await ctx.store.get(self.reasoning_key, default=[])
         for result in results:
-            direct = result.return_direct and not result.tool_output.is_error
             observation = ObservationReasoningStep(observation=result.tool_output.content,
-                                                   return_direct=direct)
+                                                   return_direct=result.direct)
             reasoning.append(observation)
-            if direct and result.tool_name != "handoff":
+            if result.direct and not result.is_handoff:
                 reasoning.append(ResponseReasoningStep(thought=observation.observation,
                                                        response=observation.observation))
                 break
