@@ -104,19 +104,20 @@ class AgentLoop(Workflow):
 
     async def _runner(self, agent: BaseWorkflowAgent, query: str) -> ToolRunner:
         """A ToolRunner over the tools ``agent`` is offered for ``query`` (cached while its
-        tools and the hand-off tool stay the same; a retriever picks them per call)."""
+        tools and the hand-off tool stay the same; a retriever picks them per call). The step
+        that shows them to the model reports them (``offered()``), not every tool call."""
         handoff = self._handoff_tool(agent)
         if agent.tool_retriever is None:
             cached = self._runners.get(agent.name)
             if cached is not None and cached[0] is agent.tools and cached[1] is handoff:
-                return cached[2].offered()
+                return cached[2]
         tools = await agent.get_tools(query)
         if handoff is not None:
             tools.append(handoff)
         runner = ToolRunner(tools, agent=agent.name, wording=WORKFLOW_TOOL_ERRORS)
         if agent.tool_retriever is None:
             self._runners[agent.name] = (agent.tools, handoff, runner)
-        return runner.offered()
+        return runner
 
     # ------------------------------------------------------------------ running
     def run(self, user_msg: str | ChatMessage | None = None,  # type: ignore[override]
@@ -237,6 +238,7 @@ class AgentLoop(Workflow):
         agent = self.agents[ev.current_agent_name]
         memory: BaseMemory = await ctx.store.get("memory")
         runner = await self._runner(agent, await ctx.store.get("user_msg_str", default=""))
+        runner.offered()
         dispatcher.emit(WorkflowAgentInputEvent(agent=agent.name, messages=ev.input))
         output = await agent.take_step(ctx, ev.input, runner.tools, memory)
         ctx.write_event_to_stream(output)
