@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkit.agent.workflow import AgentStream
+from agentkit.agent.workflow import AgentStream, ToolCallResult
+from agentkit.core.sim import run_sync
 from agentkit.workflow import Context, Event
 
 
@@ -40,6 +41,13 @@ async def run_collect(workflow: Any, **kwargs: Any) -> tuple[Any, list[Event], A
     handler = workflow.run(**kwargs)
     events = [e async for e in handler.stream_events() if not isinstance(e, AgentStream)]
     return await handler, events, handler
+
+
+def run_one_tool_call(workflow: Any, **kwargs: Any) -> tuple[Any, ToolCallResult]:
+    """Run to the end: (result, the run's only ToolCallResult; unpacking fails on more)."""
+    result, events, _ = run_sync(run_collect(workflow, **kwargs))
+    (tool_result,) = [e for e in events if isinstance(e, ToolCallResult)]
+    return result, tool_result
 
 
 def roles(messages: list[Any]) -> list[tuple[str, str | None]]:

@@ -18,7 +18,7 @@ from agentkit.llms.prompts import PromptTemplate
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import FunctionTool
 
-from .helpers import REACT_ADD, REACT_DONE, add, roles, run_collect
+from .helpers import REACT_ADD, REACT_DONE, add, roles, run_collect, run_one_tool_call
 
 
 def _fn(name: str = "retriever", script: list | None = None, **kwargs) -> FunctionAgent:
@@ -144,8 +144,7 @@ def test_memory_after_a_handoff_holds_both_agents_work() -> None:
 
 def test_a_handoff_to_an_unknown_agent_is_an_error_result_and_the_run_goes_on() -> None:
     workflow = _team([tool_call("handoff", to_agent="invalid_agent", reason="?"), "done"], [])
-    result, events, _ = run_sync(run_collect(workflow, user_msg="go"))
-    (refused,) = [e for e in events if isinstance(e, ToolCallResult)]
+    result, refused = run_one_tool_call(workflow, user_msg="go")
     assert refused.tool_output.is_error
     assert refused.tool_output.content == (
         "Agent invalid_agent not found. Please select a valid agent to hand off to. "
@@ -158,8 +157,7 @@ def test_a_handoff_outside_can_handoff_to_is_refused_naming_the_current_agent_fi
     workflow = AgentWorkflow(
         agents=[_fn(script=[tool_call("handoff", to_agent="writer", reason="x"), "stayed"],
                     can_handoff_to=["calculator"]), _react(), third], root_agent="retriever")
-    _, events, _ = run_sync(run_collect(workflow, user_msg="go"))
-    (refused,) = [e for e in events if isinstance(e, ToolCallResult)]
+    _, refused = run_one_tool_call(workflow, user_msg="go")
     assert refused.tool_output.is_error
     assert refused.tool_output.content == (
         "Agent retriever cannot hand off to writer. Please select a valid agent to hand off to.")
@@ -167,8 +165,7 @@ def test_a_handoff_outside_can_handoff_to_is_refused_naming_the_current_agent_fi
 
 def test_a_handoff_to_oneself_is_refused() -> None:
     workflow = _team([tool_call("handoff", to_agent="retriever", reason="me"), "still me"], [])
-    _, events, _ = run_sync(run_collect(workflow, user_msg="go"))
-    (refused,) = [e for e in events if isinstance(e, ToolCallResult)]
+    _, refused = run_one_tool_call(workflow, user_msg="go")
     assert refused.tool_output.is_error
     assert refused.tool_output.content.startswith("Agent retriever cannot hand off to retriever.")
 
@@ -192,8 +189,7 @@ def test_a_custom_handoff_output_prompt_is_what_the_next_agent_reads() -> None:
         agents=[_fn(script=[tool_call("handoff", to_agent="calculator", reason="sums")]),
                 _react(script=[REACT_DONE])],
         root_agent="retriever", handoff_output_prompt="Now {to_agent} ({reason}).")
-    _, events, _ = run_sync(run_collect(workflow, user_msg="go"))
-    (result,) = [e for e in events if isinstance(e, ToolCallResult)]
+    _, result = run_one_tool_call(workflow, user_msg="go")
     assert result.tool_output.content == "Now calculator (sums)."
 
 

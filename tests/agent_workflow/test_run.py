@@ -24,12 +24,21 @@ from agentkit.workflow import (
     StartEvent,
     StopEvent,
     Workflow,
+    WorkflowHandler,
     WorkflowRuntimeError,
     WorkflowTimeoutError,
     step,
 )
 
-from .helpers import REACT_DONE, add, explode, increment_counter, roles, run_collect
+from .helpers import (
+    REACT_DONE,
+    add,
+    explode,
+    increment_counter,
+    roles,
+    run_collect,
+    run_one_tool_call,
+)
 
 
 def _looping(n: int) -> FunctionAgent:
@@ -131,15 +140,21 @@ async def ask_name(ctx: Context) -> str:
     return f"Your name is {answer.response}"
 
 
+async def _asking(workflow: AgentWorkflow) -> WorkflowHandler:
+    """A run of ``workflow`` on "Who am I?", once it has asked for input."""
+    handler = workflow.run(user_msg="Who am I?")
+    async for event in handler.stream_events():
+        if isinstance(event, InputRequiredEvent):
+            break
+    return handler
+
+
 def test_a_paused_run_resumes_from_a_saved_context_with_the_human_answer() -> None:
     llm = ScriptedLLM([tool_call("ask_name"), "HITL successful"])
     workflow = AgentWorkflow(agents=[FunctionAgent(tools=[ask_name], llm=llm)])
 
     async def go() -> tuple[str, list]:
-        handler = workflow.run(user_msg="Who am I?")
-        async for event in handler.stream_events():
-            if isinstance(event, InputRequiredEvent):
-                break
+        handler = await _asking(workflow)
         data = handler.ctx.to_dict()
         await handler.cancel_run()
         restored = Context.from_dict(workflow, data)
@@ -158,10 +173,7 @@ def test_resuming_takes_no_new_arguments() -> None:
     workflow = AgentWorkflow(agents=[FunctionAgent(tools=[ask_name], llm=llm)])
 
     async def go() -> None:
-        handler = workflow.run(user_msg="Who am I?")
-        async for event in handler.stream_events():
-            if isinstance(event, InputRequiredEvent):
-                break
+        handler = await _asking(workflow)
         await handler.cancel_run()
         workflow.run(ctx=handler.ctx, user_msg="again")
 
@@ -192,9 +204,7 @@ def test_a_context_of_another_workflow_cannot_be_restored() -> None:
 # ---------------------------------------------------------------- tool errors (W11)
 def _result_of(tool_calls: list, tools: list) -> ToolCallResult:
     llm = ScriptedLLM([tool_calls, "done"])
-    _, events, _ = run_sync(run_collect(FunctionAgent(tools=tools, llm=llm), user_msg="go"))
-    (result,) = [e for e in events if isinstance(e, ToolCallResult)]
-    return result
+    return run_one_tool_call(FunctionAgent(tools=tools, llm=llm), user_msg="go")[1]
 
 
 def test_an_unknown_tool_is_an_error_result() -> None:

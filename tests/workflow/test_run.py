@@ -329,7 +329,9 @@ def test_run_takes_only_a_context_as_ctx():
 
 # ---------------------------------------------------------------- the run-end hook
 class _Recording(Workflow):
-    ended: list
+    def __init__(self) -> None:
+        super().__init__()
+        self.ended: list[str | None] = []
 
     @step
     async def begin(self, ctx: Context, ev: StartEvent) -> StopEvent:
@@ -345,7 +347,6 @@ class _Recording(Workflow):
 
 def test_the_run_end_hook_sees_a_finished_and_a_failed_run():
     wf = _Recording()
-    wf.ended = []
     wf.run_sync()
     with pytest.raises(WorkflowRuntimeError):
         wf.run_sync(fail=True)
@@ -354,7 +355,6 @@ def test_the_run_end_hook_sees_a_finished_and_a_failed_run():
 
 def test_the_run_end_hook_is_not_called_for_a_paused_run():
     wf = _Recording()
-    wf.ended = []
 
     async def pause() -> None:
         handler = wf.run(wait=True)

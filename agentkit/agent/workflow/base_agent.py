@@ -15,15 +15,20 @@ workflow runs the same loop over several agents and calls the agent's three hook
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypedDict
 
-from agentkit.agent.workflow.events import AgentOutput, ToolCallResult
-from agentkit.agent.workflow.loop import AgentLoop, check_prompt
-from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT
+from agentkit.agent.workflow.events import (
+    HANDOFF_TOOL_NAME,
+    AgentOutput,
+    AgentStream,
+    ToolCallResult,
+)
+from agentkit.agent.workflow.loop import AgentLoop
+from agentkit.agent.workflow.prompts import DEFAULT_STATE_PROMPT, checked_prompt
 from agentkit.llms.base import LLM
 from agentkit.llms.prompts import PromptTemplate
-from agentkit.llms.types import ChatMessage
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
 from agentkit.memory import BaseMemory
 from agentkit.tools import BaseTool, FunctionTool, ObjectRetriever
 from agentkit.workflow import Context
@@ -34,8 +39,6 @@ __all__ = ["BaseWorkflowAgent", "WorkflowAgentOptions", "DEFAULT_AGENT_NAME",
 DEFAULT_AGENT_NAME = "Agent"
 DEFAULT_AGENT_DESCRIPTION = "An agent that can perform a task"
 
-_STATE_PROMPT_ERROR = "State prompt must contain {state} and {msg}"
-
 
 def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[BaseTool] | None:
     """Tools as given, functions wrapped as FunctionTools; "handoff" is the workflow's own."""
@@ -43,7 +46,7 @@ def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[Bas
         return None
     converted = [t if isinstance(t, BaseTool) else FunctionTool.from_defaults(t) for t in tools]
     for tool in converted:
-        if tool.metadata.name == "handoff":
+        if tool.metadata.name == HANDOFF_TOOL_NAME:
             raise ValueError("'handoff' is a reserved tool name. Please use a different name.")
     return converted
 
@@ -92,8 +95,7 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
         self.can_handoff_to = list(can_handoff_to) if can_handoff_to is not None else None
         self.llm = llm
         self.initial_state = dict(initial_state or {})
-        self.state_prompt = check_prompt(state_prompt or DEFAULT_STATE_PROMPT,
-                                         ("state", "msg"), _STATE_PROMPT_ERROR)
+        self.state_prompt = checked_prompt("state_prompt", state_prompt or DEFAULT_STATE_PROMPT)
         self.handoff_output_prompt = PromptTemplate("")
         self.streaming = streaming
 
@@ -140,6 +142,21 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
 
     async def discard_scratch(self, ctx: Context) -> None:
         """Forget unfinished work (a failed run); agents with scratch override this."""
+
+    # ------------------------------------------------------------------ streaming
+    async def _streamed(self, ctx: Context, stream: AsyncIterator[ChatResponse]) -> ChatResponse:
+        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
+        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        async for last in stream:
+            ctx.write_event_to_stream(AgentStream(
+                delta=last.delta or "", response=last.message.content or "",
+                tool_calls=self._tool_calls_of(last), raw=last.raw,
+                current_agent_name=self.name))
+        return last
+
+    def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
+        """The tool-calling API calls in ``response`` (none for an agent that asks in text)."""
+        return []
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, PromptTemplate]:

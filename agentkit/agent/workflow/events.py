@@ -17,6 +17,7 @@ from agentkit.llms.types import ChatMessage, ToolOutput, ToolSelection
 from agentkit.workflow import Event, StartEvent
 
 __all__ = [
+    "HANDOFF_TOOL_NAME",
     "AgentInput",
     "AgentSetup",
     "AgentStream",
@@ -25,6 +26,9 @@ __all__ = [
     "ToolCallResult",
     "AgentWorkflowStartEvent",
 ]
+
+HANDOFF_TOOL_NAME = "handoff"
+"""The name of an ``AgentWorkflow``'s hand-off tool (reserved: no agent tool may take it)."""
 
 
 class AgentInput(Event):
@@ -82,6 +86,16 @@ class ToolCallResult(Event):
     tool_id: str
     tool_output: ToolOutput
     return_direct: bool
+
+    @property
+    def direct(self) -> bool:
+        """A ``return_direct`` result that takes effect: the tool's flag, and no error."""
+        return self.return_direct and not self.tool_output.is_error
+
+    @property
+    def is_handoff(self) -> bool:
+        """The hand-off tool's result (direct, but it passes the turn instead of answering)."""
+        return self.tool_name == HANDOFF_TOOL_NAME
 
 
 class AgentWorkflowStartEvent(StartEvent):

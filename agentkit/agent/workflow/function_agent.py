@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Unpack
 
 from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
-from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
-from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
+from agentkit.agent.workflow.events import AgentInput, AgentOutput, ToolCallResult
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
 from agentkit.memory import BaseMemory
 from agentkit.workflow import Context
 
@@ -51,22 +51,17 @@ class FunctionAgent(BaseWorkflowAgent):
             response = await self._streamed(ctx, await llm.astream_chat_with_tools(tools, **kwargs))
         else:
             response = await llm.achat_with_tools(tools, **kwargs)
-        calls = llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+        calls = self._tool_calls_of(response)
         scratchpad.append(response.message)
         await ctx.store.set(self.scratchpad_key, scratchpad)
         return AgentOutput(response=response.message, tool_calls=calls, raw=response.raw,
                            current_agent_name=self.name)
 
-    async def _streamed(self, ctx: Context, stream: Any) -> ChatResponse:
-        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
-        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+    def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
         llm: Any = self.llm
-        async for last in stream:
-            ctx.write_event_to_stream(AgentStream(
-                delta=last.delta or "", response=last.message.content or "",
-                tool_calls=llm.get_tool_calls_from_response(last, error_on_no_tool_call=False),
-                raw=last.raw, current_agent_name=self.name))
-        return last
+        calls: list[ToolSelection] = llm.get_tool_calls_from_response(
+            response, error_on_no_tool_call=False)
+        return calls
 
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:
@@ -77,8 +72,7 @@ class FunctionAgent(BaseWorkflowAgent):
                                           additional_kwargs={"tool_call_id": result.tool_id}))
         # every call gets its tool message first (upstream stopped at a return_direct one,
         # leaving later calls unanswered: a history OpenAI rejects)
-        direct = next((r for r in results if r.return_direct and r.tool_name != "handoff"
-                       and not r.tool_output.is_error), None)
+        direct = next((r for r in results if r.direct and not r.is_handoff), None)
         if direct is not None:
             scratchpad.append(ChatMessage(role=MessageRole.ASSISTANT,
                                           content=direct.tool_output.content))

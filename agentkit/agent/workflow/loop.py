@@ -53,7 +53,7 @@ from agentkit.workflow.handler import WorkflowHandler
 if TYPE_CHECKING:
     from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
 
-__all__ = ["AgentLoop", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS", "check_prompt"]
+__all__ = ["AgentLoop", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS"]
 
 DEFAULT_MAX_ITERATIONS = 20
 
@@ -82,20 +82,6 @@ class _WorkflowToolErrors(ToolErrorWording):
 WORKFLOW_TOOL_ERRORS = _WorkflowToolErrors()
 
 
-def check_prompt(prompt: str | PromptTemplate, placeholders: Sequence[str],
-                 message: str) -> PromptTemplate:
-    """``prompt`` as a template; ValueError(``message``) if a placeholder is missing."""
-    template = prompt if isinstance(prompt, PromptTemplate) else PromptTemplate(prompt)
-    text = template.get_template()
-    if any("{" + name + "}" not in text for name in placeholders):
-        raise ValueError(message)
-    return template
-
-
-def _text(message: ChatMessage) -> str:
-    return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock))
-
-
 class AgentLoop(Workflow):
     """The steps of an agent run (see the module docstring); subclasses say which agents
     take part: ``agents`` (by name), ``root_agent``, ``initial_state``, ``state_prompt``,
@@ -118,19 +104,20 @@ class AgentLoop(Workflow):
 
     async def _runner(self, agent: BaseWorkflowAgent, query: str) -> ToolRunner:
         """A ToolRunner over the tools ``agent`` is offered for ``query`` (cached while its
-        tools and the hand-off tool stay the same; a retriever picks them per call)."""
+        tools and the hand-off tool stay the same; a retriever picks them per call). The step
+        that shows them to the model reports them (``offered()``), not every tool call."""
         handoff = self._handoff_tool(agent)
         if agent.tool_retriever is None:
             cached = self._runners.get(agent.name)
             if cached is not None and cached[0] is agent.tools and cached[1] is handoff:
-                return cached[2].offered()
+                return cached[2]
         tools = await agent.get_tools(query)
         if handoff is not None:
             tools.append(handoff)
         runner = ToolRunner(tools, agent=agent.name, wording=WORKFLOW_TOOL_ERRORS)
         if agent.tool_retriever is None:
             self._runners[agent.name] = (agent.tools, handoff, runner)
-        return runner.offered()
+        return runner
 
     # ------------------------------------------------------------------ running
     def run(self, user_msg: str | ChatMessage | None = None,  # type: ignore[override]
@@ -209,10 +196,10 @@ class AgentLoop(Workflow):
             await memory.aset(chat_history)
         if user_msg is not None:
             await memory.aput(user_msg)
-            query = _text(user_msg)
+            query = user_msg.content or ""
         else:
             users = [m for m in chat_history if m.role == MessageRole.USER]
-            query = _text(users[-1]) if users else ""
+            query = (users[-1].content or "") if users else ""
         await ctx.store.set("user_msg_str", query)
         return AgentInput(input=await memory.aget(), current_agent_name=await ctx.store.get(
             "current_agent_name"))
@@ -236,7 +223,7 @@ class AgentLoop(Workflow):
         replaced by a copy whose last text block is the state prompt around it."""
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
-            if message.role == MessageRole.USER and _text(message) == query:
+            if message.role == MessageRole.USER and (message.content or "") == query:
                 blocks = list(message.blocks)
                 last = max(i for i, b in enumerate(blocks) if isinstance(b, TextBlock))
                 text = blocks[last].text  # type: ignore[union-attr]
@@ -251,6 +238,7 @@ class AgentLoop(Workflow):
         agent = self.agents[ev.current_agent_name]
         memory: BaseMemory = await ctx.store.get("memory")
         runner = await self._runner(agent, await ctx.store.get("user_msg_str", default=""))
+        runner.offered()
         dispatcher.emit(WorkflowAgentInputEvent(agent=agent.name, messages=ev.input))
         output = await agent.take_step(ctx, ev.input, runner.tools, memory)
         ctx.write_event_to_stream(output)
@@ -332,13 +320,11 @@ class AgentLoop(Workflow):
         if next_agent:
             await store.set("current_agent_name", next_agent)
             await store.set("next_agent", None)
-            handoff = next((r for r in results if r.tool_name == "handoff"
-                            and not r.tool_output.is_error), None)
+            handoff = next((r for r in results if r.direct and r.is_handoff), None)
             reason = handoff.tool_kwargs.get("reason", "") if handoff is not None else ""
             dispatcher.emit(AgentHandoffEvent(from_agent=agent.name, to_agent=next_agent,
                                               reason=str(reason)))
-        direct = next((r for r in results if r.return_direct and not r.tool_output.is_error),
-                      None)
+        direct = next((r for r in results if r.direct), None)
         if direct is not None:
             output = AgentOutput(
                 response=ChatMessage(role=MessageRole.ASSISTANT,
@@ -346,7 +332,7 @@ class AgentLoop(Workflow):
                 tool_calls=list(calls), raw=direct.tool_output.raw_output,
                 current_agent_name=agent.name)
             output = await agent.finalize(ctx, output, memory)  # a hand-off finalizes too
-            if direct.tool_name != "handoff":
+            if not direct.is_handoff:
                 await store.set("current_tool_calls", [])
                 return StopEvent(result=output)
         query = await store.get("user_msg_str", default="")

@@ -24,12 +24,14 @@ from agentkit.agent.workflow.base_agent import (
     DEFAULT_AGENT_NAME,
     BaseWorkflowAgent,
 )
+from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
 from agentkit.agent.workflow.function_agent import FunctionAgent
-from agentkit.agent.workflow.loop import AgentLoop, check_prompt
+from agentkit.agent.workflow.loop import AgentLoop
 from agentkit.agent.workflow.prompts import (
     DEFAULT_HANDOFF_OUTPUT_PROMPT,
     DEFAULT_HANDOFF_PROMPT,
     DEFAULT_STATE_PROMPT,
+    checked_prompt,
 )
 from agentkit.agent.workflow.react_agent import ReActAgent
 from agentkit.llms.base import LLM
@@ -42,7 +44,7 @@ __all__ = ["AgentWorkflow", "handoff"]
 
 
 def _refusal(to_agent: str, reason: str, message: str) -> ToolOutput:
-    return ToolOutput(content=message, tool_name="handoff",
+    return ToolOutput(content=message, tool_name=HANDOFF_TOOL_NAME,
                       raw_input={"args": (), "kwargs": {"to_agent": to_agent, "reason": reason}},
                       raw_output=message, is_error=True)
 
@@ -109,15 +111,11 @@ class AgentWorkflow(AgentLoop):
             raise ValueError(f"Root agent {root_agent} not found in provided agents")
         self.root_agent = root_agent
         self.initial_state = dict(initial_state or {})
-        self.handoff_prompt = check_prompt(handoff_prompt or DEFAULT_HANDOFF_PROMPT,
-                                           ("agent_info",),
-                                           "Handoff prompt must contain {agent_info}")
-        self.handoff_output_prompt = check_prompt(
-            handoff_output_prompt or DEFAULT_HANDOFF_OUTPUT_PROMPT, ("to_agent", "reason"),
-            "Handoff output prompt must contain {to_agent} and {reason}")
-        self.state_prompt = check_prompt(state_prompt or DEFAULT_STATE_PROMPT, ("state", "msg"),
-                                         "State prompt must contain {state} and {msg}")
         self._handoff_tools: dict[str, BaseTool | None] = {}
+        self.update_prompts({
+            "handoff_prompt": handoff_prompt or DEFAULT_HANDOFF_PROMPT,
+            "handoff_output_prompt": handoff_output_prompt or DEFAULT_HANDOFF_OUTPUT_PROMPT,
+            "state_prompt": state_prompt or DEFAULT_STATE_PROMPT})
 
     # ------------------------------------------------------------------ hand-off tool
     def _handoff_tool(self, agent: BaseWorkflowAgent) -> BaseTool | None:
@@ -134,8 +132,8 @@ class AgentWorkflow(AgentLoop):
         if not agent_info:
             return None
         return FunctionTool.from_defaults(
-            async_fn=handoff, description=self.handoff_prompt.format(agent_info=str(agent_info)),
-            return_direct=True)
+            async_fn=handoff, name=HANDOFF_TOOL_NAME,
+            description=self.handoff_prompt.format(agent_info=str(agent_info)), return_direct=True)
 
     async def get_tools(self, agent_name: str, input_str: str | None = None) -> list[BaseTool]:
         """What ``agent_name`` is offered for ``input_str``: its tools, its retriever's pick,
@@ -154,18 +152,16 @@ class AgentWorkflow(AgentLoop):
         return prompts
 
     def update_prompts(self, prompts: dict[str, str | PromptTemplate]) -> None:
-        """Replace prompts by the names ``get_prompts`` gives (checked like the constructor's)."""
+        """Replace prompts by the names ``get_prompts`` gives (each checked for its placeholders;
+        the constructor sets its prompts through here)."""
         if "handoff_prompt" in prompts:
-            self.handoff_prompt = check_prompt(prompts["handoff_prompt"], ("agent_info",),
-                                               "Handoff prompt must contain {agent_info}")
+            self.handoff_prompt = checked_prompt("handoff_prompt", prompts["handoff_prompt"])
             self._handoff_tools.clear()
         if "handoff_output_prompt" in prompts:
-            self.handoff_output_prompt = check_prompt(
-                prompts["handoff_output_prompt"], ("to_agent", "reason"),
-                "Handoff output prompt must contain {to_agent} and {reason}")
+            self.handoff_output_prompt = checked_prompt("handoff_output_prompt",
+                                                        prompts["handoff_output_prompt"])
         if "state_prompt" in prompts:
-            self.state_prompt = check_prompt(prompts["state_prompt"], ("state", "msg"),
-                                             "State prompt must contain {state} and {msg}")
+            self.state_prompt = checked_prompt("state_prompt", prompts["state_prompt"])
         for name, agent in self.agents.items():
             own = {key.split(":", 1)[1]: value for key, value in prompts.items()
                    if key.startswith(f"{name}:")}

@@ -1,7 +1,10 @@
 """The prompts of an agent workflow. Their texts are LlamaIndex's: models and users' tests
 read them (REFERENCE.md, "AgentWorkflow prompts and hand-off")."""
 
+from agentkit.llms.prompts import PromptTemplate
+
 __all__ = [
+    "checked_prompt",
     "DEFAULT_HANDOFF_PROMPT",
     "DEFAULT_HANDOFF_OUTPUT_PROMPT",
     "DEFAULT_STATE_PROMPT",
@@ -56,3 +59,22 @@ OR:
 
 Thought: <what you are thinking>
 Answer: <your final response to the user>"""
+
+
+_PLACEHOLDERS = {
+    "handoff_prompt": ("agent_info",),
+    "handoff_output_prompt": ("to_agent", "reason"),
+    "state_prompt": ("state", "msg"),
+}
+
+
+def checked_prompt(name: str, prompt: str | PromptTemplate) -> PromptTemplate:
+    """The workflow prompt ``name`` (``"state_prompt"``...) as a template; ValueError ("State
+    prompt must contain {state} and {msg}") if one of its placeholders is missing."""
+    template = prompt if isinstance(prompt, PromptTemplate) else PromptTemplate(prompt)
+    text = template.get_template()
+    placeholders = ["{" + placeholder + "}" for placeholder in _PLACEHOLDERS[name]]
+    if any(placeholder not in text for placeholder in placeholders):
+        raise ValueError(f"{name.replace('_', ' ').capitalize()} must contain "
+                         f"{' and '.join(placeholders)}")
+    return template

@@ -15,7 +15,7 @@ from agentkit.agent.react.types import (
     ResponseReasoningStep,
 )
 from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
-from agentkit.agent.workflow.events import AgentInput, AgentOutput, AgentStream, ToolCallResult
+from agentkit.agent.workflow.events import AgentInput, AgentOutput, ToolCallResult
 from agentkit.agent.workflow.prompts import REACT_EMPTY_PROMPT, REACT_RETRY_PROMPT
 from agentkit.core.ids import new_id
 from agentkit.llms.prompts import PromptTemplate
@@ -103,23 +103,14 @@ class ReActAgent(BaseWorkflowAgent):
                            retry_messages=[response.message,
                                            ChatMessage(role=MessageRole.USER, content=error)])
 
-    async def _streamed(self, ctx: Context, stream: Any) -> ChatResponse:
-        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
-        async for last in stream:
-            ctx.write_event_to_stream(AgentStream(
-                delta=last.delta or "", response=last.message.content or "", raw=last.raw,
-                current_agent_name=self.name))
-        return last
-
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:
         reasoning: list[BaseReasoningStep] = await ctx.store.get(self.reasoning_key, default=[])
         for result in results:
-            direct = result.return_direct and not result.tool_output.is_error
             observation = ObservationReasoningStep(observation=result.tool_output.content,
-                                                   return_direct=direct)
+                                                   return_direct=result.direct)
             reasoning.append(observation)
-            if direct and result.tool_name != "handoff":
+            if result.direct and not result.is_handoff:
                 reasoning.append(ResponseReasoningStep(thought=observation.observation,
                                                        response=observation.observation))
                 break
