@@ -55,6 +55,7 @@ from agentkit.agent.types import (
     TaskStepOutput,
 )
 from agentkit.core.ids import new_uuid
+from agentkit.core.sim import run_sync
 from agentkit.llms.types import ChatResponse
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
 from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
@@ -94,10 +95,9 @@ class AgentWorker(BaseAgentWorker):
         return ToolRunner(await self._tool_retriever.aretrieve(query)).offered()
 
     def _tools_for(self, query: str) -> ToolRunner:
-        """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
-        if self._tool_retriever is None:
-            return self._tool_runner.offered()
-        return ToolRunner(self._tool_retriever.retrieve(query)).offered()
+        """:meth:`_atools_for` for sync code (derived through ``run_sync``, so a retriever
+        answers through its ``aretrieve`` either way)."""
+        return run_sync(self._atools_for(query))
 
     # ------------------------------------------------------------------ scratch state
     def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:
