@@ -29,9 +29,7 @@ def _mode_for(path: Path) -> int:
     try:
         return path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_umask()
 
 
 def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None = None) -> None:
@@ -41,12 +39,9 @@ def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        os.chmod(tmp, _mode_for(Path(mode_of) if mode_of is not None else path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _write_synced(Path(tmp), text, mode_of=Path(mode_of) if mode_of is not None else path)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -79,8 +79,6 @@ class LLMRequest:
     prompt: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     formatted: bool = False
-    _tool_specs: list[dict[str, Any]] | None = field(default=None, init=False, repr=False,
-                                                     compare=False)
 
     @property
     def call_kind(self) -> str:
@@ -88,14 +86,10 @@ class LLMRequest:
         return f"stream_{self.kind}" if self.stream else self.kind
 
     def tool_specs(self) -> list[dict[str, Any]] | None:
-        """Name, description and JSON-schema parameters of each offered tool (computed once
-        per request, from specs shared by every request offering the same tools: treat it
-        as read-only)."""
-        if self.tools is None:
-            return None
-        if self._tool_specs is None:
-            self._tool_specs = tool_specs(self.tools)
-        return self._tool_specs
+        """Name, description and JSON-schema parameters of each offered tool (specs shared by
+        every request offering the same tools, see :func:`tool_specs`: treat them as
+        read-only)."""
+        return None if self.tools is None else tool_specs(self.tools)
 
 
 def messages_to_prompt(messages: Sequence[ChatMessage]) -> str:

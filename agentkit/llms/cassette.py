@@ -196,11 +196,9 @@ class Cassette:
                               response=item.get("response"), error=item.get("error"),
                               latency=exchange.latency)
                      for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
-        return cls(path=path, model=checked.model, function_calling=checked.function_calling,
-                   context_window=checked.context_window, agent_type=checked.agent_type,
-                   scenario=checked.scenario, test=checked.test, recorded_at=checked.recorded_at,
-                   agentkit_version=checked.agentkit_version,
-                   redactions=list(checked.redactions), exchanges=exchanges)
+        # the header fields of CassetteData are this class's, by name
+        return cls(path=path, exchanges=exchanges,
+                   **checked.model_dump(exclude={"format", "exchanges"}))
 
     def to_dict(self) -> dict[str, Any]:
         owner = {key: value for key, value in (("agent_type", self.agent_type),

@@ -301,6 +301,27 @@ def _server_detail(exc: Any) -> str:
     return str(detail)[:500]
 
 
+class _StreamReader:
+    """A streamed answer's bytes as response chunks: the decoding shared by the sync and
+    async streams."""
+
+    def __init__(self) -> None:
+        self._decoder = SSEDecoder()
+        self._assembler = StreamAssembler()
+
+    def feed(self, data: bytes) -> Iterator[ChatResponse]:
+        """The chunks of the events ``data`` completes."""
+        for event in self._decoder.feed(data):
+            yield from self._assembler.feed(*event)
+
+    def end(self) -> Iterator[ChatResponse]:
+        """The chunks of a last event without its blank line, then the whole answer (or a
+        :class:`WireError` for a stream cut short)."""
+        for event in self._decoder.close():
+            yield from self._assembler.feed(*event)
+        yield self._assembler.final()
+
+
 # --------------------------------------------------------------------------- the backend
 #: What the SDK's own default client sets (its timeout is passed per request).
 _HTTPX_OPTIONS: dict[str, Any] = {
@@ -473,55 +494,45 @@ class OpenAI(FunctionCallingLLM):
     # a malformed answer or a stream cut short is a typed error, and the total deadline sees
     # every byte.
     def _chat(self, request: LLMRequest) -> ChatResponse:
-        create = self._client().chat.completions.with_raw_response.create
-        kwargs = self._create_kwargs(request)
-        raw = self._with_retries(lambda timeout: create(**kwargs, timeout=timeout))
+        raw = self._with_retries(self._sender(self._client(), request))
         return self._read(parse_completion, raw.http_response.content)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
-        create = self._aclient().chat.completions.with_raw_response.create
-        kwargs = self._create_kwargs(request)
-        raw = await self._awith_retries(lambda timeout: create(**kwargs, timeout=timeout))
+        raw = await self._awith_retries(self._sender(self._aclient(), request))
         return self._read(parse_completion, raw.http_response.content)
 
     def _stream_chat(self, request: LLMRequest) -> Iterator[ChatResponse]:
-        create = self._client().chat.completions.with_raw_response.create
-        kwargs = self._create_kwargs(request)
-        http = self._with_retries(lambda timeout: create(**kwargs, timeout=timeout)).http_response
-        decoder, assembler = SSEDecoder(), StreamAssembler()
+        http = self._with_retries(self._sender(self._client(), request)).http_response
+        reader = _StreamReader()
         try:
             for data in http.iter_bytes():
-                for event in decoder.feed(data):
-                    yield from assembler.feed(*event)
-            for event in decoder.close():
-                yield from assembler.feed(*event)
-            final = assembler.final()
+                yield from reader.feed(data)
+            yield from reader.end()
         except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             http.close()
-        yield final
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
-        create = self._aclient().chat.completions.with_raw_response.create
-        kwargs = self._create_kwargs(request)
-        raw = await self._awith_retries(lambda timeout: create(**kwargs, timeout=timeout))
-        http = raw.http_response
-        decoder, assembler = SSEDecoder(), StreamAssembler()
+        http = (await self._awith_retries(self._sender(self._aclient(), request))).http_response
+        reader = _StreamReader()
         try:
             async for data in http.aiter_bytes():
-                for event in decoder.feed(data):
-                    for response in assembler.feed(*event):
-                        yield response
-            for event in decoder.close():
-                for response in assembler.feed(*event):
+                for response in reader.feed(data):
                     yield response
-            final = assembler.final()
+            for response in reader.end():
+                yield response
         except Exception as exc:  # noqa: BLE001 (any failure mid-stream is the call's error)
             raise self._mid_stream_error(exc) from None
         finally:
             await http.aclose()
-        yield final
+
+    def _sender(self, client: _sdk.OpenAI | _sdk.AsyncOpenAI,
+                request: LLMRequest) -> Callable[[float], Any]:
+        """``send(timeout)``: one attempt at the request through ``client`` (sync or async)."""
+        create: Callable[..., Any] = client.chat.completions.with_raw_response.create
+        kwargs = self._create_kwargs(request)
+        return lambda timeout: create(**kwargs, timeout=timeout)
 
     def _read(self, parse: Callable[[bytes], _T], body: bytes) -> _T:
         try:
@@ -542,6 +553,9 @@ class OpenAI(FunctionCallingLLM):
         return exc
 
     # ------------------------------------------------------------------ retries
+    # Two thin drivers of one policy (_attempt_timeout, _delay_or_raise). The sync one is not
+    # run_sync(self._awith_retries(...)): a blocking attempt inside a running loop would make
+    # sync transports that check for a loop (the fake server's) take the async path.
     def _with_retries(self, send: Callable[[float], _T]) -> _T:
         """``send(timeout)`` until it succeeds or the retry policy gives up."""
         at = self._deadline()
@@ -556,6 +570,7 @@ class OpenAI(FunctionCallingLLM):
         raise AssertionError("unreachable")
 
     async def _awith_retries(self, send: Callable[[float], Awaitable[_T]]) -> _T:
+        """``await send(timeout)`` until it succeeds or the retry policy gives up."""
         at = self._deadline()
         with http_deadline.deadline(at):
             for retries in itertools.count():
