@@ -146,12 +146,7 @@ class FunctionCallingAgentWorker(AgentWorker):
             runner.tools, chat_history=self.get_all_messages(task),
             allow_parallel_tool_calls=self.allow_parallel_tool_calls,
             tool_choice=kwargs.get("tool_choice") or "auto")
-        deltas: list[str] = []
-        last: ChatResponse | None = None
-        async for chunk in stream:
-            last = chunk
-            if chunk.delta:
-                deltas.append(chunk.delta)
+        last, deltas = await self._aread_stream(stream)
         if last is None:
             raise ValueError("the LLM stream ended without a single chunk")
         answer, is_done = await self._handle_reply(task, runner, last)

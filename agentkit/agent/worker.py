@@ -34,6 +34,8 @@ What it gets:
 * ``self._step_output(step, output, is_done=..., next_state=None)``: the
   :class:`TaskStepOutput`, with one follow-up step unless done (sharing this step's state,
   or ``next_state``). Anything that is not an agent response is wrapped as one.
+* ``await self._aread_stream(stream)``: a model's stream read to its end (the last chunk and
+  the non-empty deltas), for a worker that must see the whole reply before deciding.
 * ``finalize_task``: appends the new messages to the *full* history (``get_all``; a fix over
   LlamaIndex's custom worker, which rebuilt it from the token-limited window), then clears
   them.
@@ -41,7 +43,7 @@ What it gets:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
 from agentkit.agent.types import (
@@ -53,6 +55,8 @@ from agentkit.agent.types import (
     TaskStepOutput,
 )
 from agentkit.core.ids import new_uuid
+from agentkit.core.sim import run_sync
+from agentkit.llms.types import ChatResponse
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
 from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
 
@@ -91,10 +95,9 @@ class AgentWorker(BaseAgentWorker):
         return ToolRunner(await self._tool_retriever.aretrieve(query)).offered()
 
     def _tools_for(self, query: str) -> ToolRunner:
-        """:meth:`_atools_for` for sync code (the retriever's own sync ``retrieve``)."""
-        if self._tool_retriever is None:
-            return self._tool_runner.offered()
-        return ToolRunner(self._tool_retriever.retrieve(query)).offered()
+        """:meth:`_atools_for` for sync code (derived through ``run_sync``, so a retriever
+        answers through its ``aretrieve`` either way)."""
+        return run_sync(self._atools_for(query))
 
     # ------------------------------------------------------------------ scratch state
     def _start_task(self, task: Task, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -133,6 +136,19 @@ class AgentWorker(BaseAgentWorker):
                                                             step_state=next_state)]
         return TaskStepOutput(output=output, task_step=step, is_last=is_done,
                               next_steps=next_steps)
+
+    @staticmethod
+    async def _aread_stream(
+            stream: AsyncIterator[ChatResponse]) -> tuple[ChatResponse | None, list[str]]:
+        """The stream's last chunk (``None`` if it had none) and its non-empty deltas: what a
+        worker that must see a whole reply keeps to hand an answer out in the model's chunks."""
+        last: ChatResponse | None = None
+        deltas: list[str] = []
+        async for chunk in stream:
+            last = chunk
+            if chunk.delta:
+                deltas.append(chunk.delta)
+        return last, deltas
 
     def finalize_task(self, task: Task, **kwargs: Any) -> None:
         """Append this task's new messages to the full history, then clear them."""

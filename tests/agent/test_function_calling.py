@@ -12,8 +12,6 @@ from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.tools import FunctionTool, KeywordObjectRetriever
 
-MODES = ["sync", "async", "stream", "astream"]
-
 
 def add(a: int, b: int) -> int:
     """Add two integers."""
@@ -47,25 +45,6 @@ def _agent(*script: Any, **kwargs: Any) -> tuple[FunctionCallingAgent, ScriptedL
     return FunctionCallingAgent.from_tools(_tools(), llm=llm, **kwargs), llm
 
 
-def _chat(agent: FunctionCallingAgent, message: str, mode: str, **kwargs: Any) -> Any:
-    """Chat in one of the four modes; returns the drained response object."""
-    if mode == "sync":
-        return agent.chat(message, **kwargs)
-    if mode == "async":
-        return run_sync(agent.achat(message, **kwargs))
-    if mode == "stream":
-        stream = agent.stream_chat(message, **kwargs)
-        stream.get_response()
-        return stream
-
-    async def drain() -> Any:
-        stream = await agent.astream_chat(message, **kwargs)
-        await stream.aget_response()
-        return stream
-
-    return run_sync(drain())
-
-
 def _three_slow_calls() -> ScriptedResponse:
     return ScriptedResponse(tool_calls=[tool_call("slow_double", x=x) for x in (1, 2, 3)])
 
@@ -75,10 +54,9 @@ def _tool_messages(agent: FunctionCallingAgent) -> list[ChatMessage]:
 
 
 # --------------------------------------------------------------------------- one call
-@pytest.mark.parametrize("mode", MODES)
-def test_a_single_tool_call_runs_the_tool_and_the_reply_after_it_is_the_answer(mode):
+def test_a_single_tool_call_runs_the_tool_and_the_reply_after_it_is_the_answer(ask):
     agent, llm = _agent(tool_call("add", a=2, b=3), "2 + 3 = 5")
-    response = _chat(agent, "What is 2 + 3?", mode)
+    response = ask(agent, "What is 2 + 3?")
     assert str(response) == "2 + 3 = 5"
     assert [s.content for s in response.sources] == ["5"]
     assert llm.calls == 2
@@ -125,13 +103,12 @@ def test_run_step_input_mid_task_reaches_the_llm_as_a_user_message():
 
 
 # --------------------------------------------------------------------------- memory
-@pytest.mark.parametrize("mode", MODES)
-def test_memory_after_a_chat_is_history_user_tool_call_message_tool_results_and_answer(mode):
+def test_memory_after_a_chat_is_history_user_tool_call_message_tool_results_and_answer(ask):
     calls = [tool_call("add", a=1, b=2), tool_call("add", a=3, b=4)]
     history = [ChatMessage(role=MessageRole.USER, content="earlier"),
                ChatMessage(role=MessageRole.ASSISTANT, content="noted")]
     agent, _ = _agent(ScriptedResponse(tool_calls=calls), "3 and 7", chat_history=history)
-    _chat(agent, "Add both pairs", mode)
+    ask(agent, "Add both pairs")
     messages = agent.chat_history
     assert [(m.role.value, m.content) for m in messages] == [
         ("user", "earlier"), ("assistant", "noted"), ("user", "Add both pairs"),
@@ -148,11 +125,10 @@ def test_a_tool_message_names_its_tool():
 
 
 # --------------------------------------------------------------------------- concurrency
-@pytest.mark.parametrize("mode", MODES)
-def test_parallel_tool_calls_overlap_in_virtual_time(mode):
+def test_parallel_tool_calls_overlap_in_virtual_time(ask):
     agent, _ = _agent(_three_slow_calls(), "2, 4 and 6", allow_parallel_tool_calls=True)
     watch = Stopwatch.start()
-    response = _chat(agent, "Double 1, 2 and 3", mode)
+    response = ask(agent, "Double 1, 2 and 3")
     assert [s.content for s in response.sources] == ["2", "4", "6"]
     assert watch.wall == 1.0
     assert watch.serial == 3.0
@@ -222,10 +198,9 @@ def test_when_max_function_calls_stops_the_task_the_stored_reply_has_no_unrun_to
     assert (last.role, last.tool_calls) == (MessageRole.ASSISTANT, [])
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_a_return_direct_tool_ends_the_task_with_its_output(mode):
+def test_a_return_direct_tool_ends_the_task_with_its_output(ask):
     agent, llm = _agent(tool_call("lookup", key="pi"))
-    response = _chat(agent, "What is pi?", mode)
+    response = ask(agent, "What is pi?")
     assert str(response) == "value of pi"
     assert llm.calls == 1
 

@@ -208,12 +208,8 @@ class CoAAgentWorker(AgentWorker):
         """The model's whole reply, and its chunks when streamed."""
         if not stream:
             return (await self._llm.achat(messages)).message.content or "", None
-        text, deltas = "", []
-        async for chunk in await self._llm.astream_chat(messages):
-            text = chunk.message.content or ""
-            if chunk.delta:
-                deltas.append(chunk.delta)
-        return text, deltas
+        last, deltas = await self._aread_stream(await self._llm.astream_chat(messages))
+        return ("" if last is None else last.message.content or ""), deltas
 
     def _answer(self, step: TaskStep, task: Task, text: str,
                 deltas: list[str] | None = None) -> TaskStepOutput:

@@ -140,23 +140,21 @@ class LLMCompilerAgentWorker(AgentWorker):
         self._start_task(task)
         self._new_memory(task).put(ChatMessage(role=MessageRole.USER, content=task.input))
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
-                        step_state={"is_replan": False, "contexts": [], "replans": 0})
+                        step_state={"contexts": []})
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        state = step.step_state
-        replans: int = state["replans"]
-        is_final = replans >= self.max_replans
-        round_ = replans + 1
+        # one replan context per earlier round: their count is the replans so far
+        contexts: list[str] = step.step_state["contexts"]
+        is_final = len(contexts) >= self.max_replans
         runner = await self._atools_for(task.input)
-        result = await self._round(task, runner, state["contexts"], round_, is_final)
+        result = await self._round(task, runner, contexts, len(contexts) + 1, is_final)
         answer = result.decision.answer
         response = AgentChatResponse(response=answer, sources=list(self._sources(task)))
         if is_final or not result.decision.is_replan:
             self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT, content=answer))
             return self._step_output(step, response, is_done=True)
-        return self._step_output(step, response, is_done=False, next_state={
-            "is_replan": True, "contexts": [*state["contexts"], result.context],
-            "replans": replans + 1})
+        return self._step_output(step, response, is_done=False,
+                                 next_state={"contexts": [*contexts, result.context]})
 
     async def _round(self, task: Task, runner: ToolRunner, contexts: Sequence[str],
                      round_: int, is_final: bool) -> _Round:

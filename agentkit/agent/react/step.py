@@ -242,18 +242,23 @@ class ReActAgentWorker(AgentWorker):
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
         stream = await self._llm.astream_chat(self._messages(task, runner.tools))
-        text, decision, unsent, deltas = "", None, _Unsent(), []
+        # per chunk only what deciding needs; the deltas of an answer that shows only at the
+        # end are worked out from the chunk texts then (most streamed steps are actions)
+        text, texts, deciding = "", [], self._streams_early()
         async for chunk in stream:
             text = chunk.message.content or ""
-            deltas.append(unsent.take(text))
-            if decision is None and self._streams_early():
+            texts.append(text)
+            if deciding:
                 decision = first_marker(text)
                 if decision == "answer":
                     answer = StreamingAgentChatResponse(self._answer_deltas(task, text, stream))
                     return self._step_output(step, answer, is_done=True)
+                deciding = decision is None
         reasoning, is_done = await self._aprocess_output(task, runner, text)
         output = self._finish_step(task, step, reasoning, is_done)
         if is_done:
+            unsent = _Unsent()
+            deltas = [unsent.take(chunk_text) for chunk_text in texts]
             output = output.model_copy(update={
                 "output": StreamingAgentChatResponse.from_answer(output.output, deltas)})
         return output

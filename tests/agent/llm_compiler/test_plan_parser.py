@@ -5,12 +5,7 @@ import pytest
 from agentkit.agent.llm_compiler import Plan, PlanParseError, parse_plan
 from agentkit.agent.llm_compiler.plan import references, substitute
 
-EXAMPLE = """Thought: look both up
-1. search("cheetah")
-2. search("greyhound")
-3. math("ratio of $1 to $2", ["$1", "$2"])
-Thought: I can answer the question now.
-4. join()<END_OF_PLAN>"""
+from .conftest import PLAN as EXAMPLE
 
 
 def _task(plan: Plan, idx: int):
