@@ -3,8 +3,14 @@
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from agentkit.core.sim import Simulation, simulation
+
+# No wall-clock deadline per hypothesis example: the suite asserts behaviour, never time, and
+# on shared cores the default 200 ms deadline failed property tests at random.
+settings.register_profile("agentkit", deadline=None)
+settings.load_profile("agentkit")
 
 # pytester (inner pytest sessions, tests/plugin): pytest only accepts `pytest_plugins` in a
 # top-level conftest
