@@ -4,8 +4,8 @@ A problem is a :class:`TextFileError` whose message starts ``file:line:column:``
 
 * :func:`read_text` -- UTF-8 text of at most :data:`MAX_TEXT_BYTES` (``/dev/zero`` given as a
   trace is an error, not a read that never ends); other bytes are an error at their line;
-* :func:`parse_json` -- JSON, including nesting too deep for the parser (an error, not a
-  ``RecursionError``);
+* :func:`parse_json` -- JSON; nesting deeper than :data:`~agentkit.core.yamlsafe.MAX_DEPTH`
+  is an error at its line before anything is built, as in YAML files;
 * :func:`json_locations` -- the line of every field of a JSON document, for errors about its
   content (JSON is read as YAML for this: close enough for line numbers).
 """
@@ -13,10 +13,11 @@ A problem is a :class:`TextFileError` whose message starts ``file:line:column:``
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
+from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, YamlLocations, depth_error, parse_yaml
 
 __all__ = ["TextFileError", "read_text", "parse_json", "json_locations", "MAX_TEXT_BYTES"]
 
@@ -47,13 +48,33 @@ def read_text(path: str | Path) -> str:
 
 def parse_json(path: str | Path, text: str) -> Any:
     """The JSON value of ``text`` (read from ``path``, for messages)."""
+    _check_json_depth(path, text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TextFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
                             ) from None
-    except RecursionError:
-        raise TextFileError(f"{path}:1: not usable JSON: nested too deeply") from None
+
+
+#: A JSON string (skipped whole, brackets inside it included) or a bracket.
+_JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def _check_json_depth(path: str | Path, text: str) -> None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _JSON_STRING_OR_BRACKET.finditer(text):
+        bracket = match.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                start = match.start()
+                line = text.count("\n", 0, start) + 1
+                error = depth_error(line, start - (text.rfind("\n", 0, start) + 1) + 1)
+                raise TextFileError(f"{path}{error.where}: {error.problem}\n  fix: {error.fix}")
+        elif bracket in ("]", "}"):
+            depth -= 1
 
 
 def json_locations(text: str) -> YamlLocations:

@@ -17,12 +17,13 @@ A problem is a :class:`YamlError` with the 1-based line (and column) where it is
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
-__all__ = ["YamlError", "YamlLocations", "parse_yaml", "MAX_DEPTH", "MAX_ALIAS_NODES",
-           "LOADER"]
+__all__ = ["YamlError", "YamlLocations", "parse_yaml", "depth_error", "MAX_DEPTH",
+           "MAX_ALIAS_NODES", "LOADER"]
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 10_000
@@ -129,17 +130,40 @@ _SYNTAX_FIX = ("check the indentation and quoting there (quote strings containin
                "close every bracket and quote)")
 
 
+def depth_error(line: int | None, column: int | None = None) -> YamlError:
+    """agentkit's error for data nested deeper than :data:`MAX_DEPTH` (YAML or JSON)."""
+    return YamlError(f"nested more than {MAX_DEPTH} levels deep, the most agentkit reads",
+                     line, column, fix=f"flatten the data there to at most {MAX_DEPTH} levels "
+                     "of nested lists and mappings (deeper data is almost always a generated or "
+                     "hostile file)")
+
+
 def _check_shape(text: str) -> None:
     """Depth and alias expansion, from the parser's events (no recursion, nothing built)."""
+    try:
+        _check_events(yaml.parse(text, Loader=LOADER))
+    except yaml.scanner.ScannerError:
+        if LOADER is yaml.SafeLoader:
+            raise
+        # libyaml 0.2.5+ (in PyYAML 6.0.4's wheels) stops nesting past 1,000 levels with a
+        # scanner error of its own, raised while it scans ahead of the events counted here;
+        # the pure-Python parser has no such limit and keeps no recursion, so it reaches
+        # agentkit's limit first -- or, for a real syntax error, lets libyaml's error stand
+        # (only scanner errors take this slower path: libyaml's depth error is one)
+        _check_events(yaml.parse(text, Loader=yaml.SafeLoader))
+        raise
+
+
+def _check_events(events: Iterator[yaml.Event]) -> None:
     sizes: dict[str, int] = {}  # anchor -> its node's size with aliases expanded
     open_: list[tuple[str | None, int]] = []  # (anchor, size so far) of each open collection
     added = 0
-    for event in yaml.parse(text, Loader=LOADER):
+    for event in events:
         assert event.start_mark is not None  # the parser marks every event
         line = event.start_mark.line + 1
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if len(open_) >= MAX_DEPTH:
-                raise YamlError(f"nested more than {MAX_DEPTH} levels deep", line)
+                raise depth_error(line, event.start_mark.column + 1)
             open_.append((event.anchor, 1))
             continue
         if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):

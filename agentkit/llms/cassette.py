@@ -172,8 +172,9 @@ class Cassette:
         try:
             data, where = parse_yaml(text)
         except YamlError as exc:
+            fix = f"\n  fix: {exc.fix}" if exc.fix else ""
             raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
-                                f"{exc.problem}") from None
+                                f"{exc.problem}{fix}") from None
         return cls.from_dict(data, path, where)
 
     @classmethod

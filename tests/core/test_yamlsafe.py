@@ -30,9 +30,53 @@ def test_an_alias_inside_the_node_it_names_is_an_error_not_a_recursive_structure
     assert info.value.line == 2
 
 
-def test_nesting_deeper_than_the_limit_is_an_error_before_anything_is_built():
-    with pytest.raises(YamlError, match=f"nested more than {MAX_DEPTH} levels deep"):
-        parse_yaml("[" * 100_000 + "]" * 100_000)
+def _block(depth: int) -> str:
+    return "".join(" " * i + "k:\n" for i in range(depth)) + " " * depth + "v\n"
+
+
+#: Too deep for agentkit, at line 1 or 101: flow, block and mixed nesting; 1,001+ levels pass
+#: libyaml's own limit (PyYAML 6.0.4's wheels), 100,000 would crash a recursive composer.
+TOO_DEEP = {
+    "flow 101": ("[" * 101 + "]" * 101, 1),
+    "flow 1,001": ("[" * 1001 + "]" * 1001, 1),
+    "flow 100,000": ("[" * 100_000 + "]" * 100_000, 1),
+    "flow mappings 1,001": ("{a: " * 1001 + "1" + "}" * 1001, 1),
+    "block 101": (_block(101), 101),
+    "block 1,001": (_block(1001), 101),
+    "block sequence 1,001": ("- " * 1001 + "x\n", 1),
+    "unclosed flow 5,000": ("x: " + "[" * 5000, 1),
+}
+
+
+@pytest.fixture(params=["libyaml", "pure-python"])
+def loader(request, monkeypatch):
+    """Both parsers agentkit may run on: libyaml's (when PyYAML has it) and PyYAML's own."""
+    if request.param == "libyaml":
+        if not hasattr(yaml, "CSafeLoader"):
+            pytest.fail("this PyYAML has no libyaml loader; agentkit's default is libyaml")
+        monkeypatch.setattr(yamlsafe, "LOADER", yaml.CSafeLoader)
+    else:
+        monkeypatch.setattr(yamlsafe, "LOADER", yaml.SafeLoader)
+    return request.param
+
+
+@pytest.mark.parametrize("text, line", TOO_DEEP.values(), ids=TOO_DEEP.keys())
+def test_nesting_deeper_than_the_limit_is_agentkits_error_at_its_line_whatever_the_parser(
+        loader, text, line):
+    with pytest.raises(YamlError) as info:
+        parse_yaml(text)
+
+    assert info.value.problem == f"nested more than {MAX_DEPTH} levels deep, the most agentkit reads"
+    assert info.value.line == line
+    assert info.value.fix is not None and f"at most {MAX_DEPTH} levels" in info.value.fix
+
+
+def test_a_syntax_error_is_still_reported_as_one_when_libyaml_rejects_the_text(loader):
+    with pytest.raises(YamlError) as info:
+        parse_yaml("format: 1\nname: [a, b\nturns: x\n")
+
+    assert "nested" not in info.value.problem
+    assert info.value.line is not None and info.value.line >= 2
 
 
 def test_nesting_up_to_the_limit_loads():

@@ -599,6 +599,20 @@ def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_han
         Cassette.load(path)
 
 
+@pytest.mark.parametrize("depth", [101, 1001])
+def test_a_cassette_nested_too_deep_gets_agentkits_error_with_the_limit_and_the_fix(tmp_path, depth):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 1\nexchanges:\n- request: {x: " + "[" * depth + "]" * depth + "}\n",
+                    "utf-8")
+
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+
+    assert str(info.value).startswith(f"{path}:3:")
+    assert "cassette is not valid YAML: nested more than 100 levels deep, the most agentkit " \
+        "reads\n  fix: flatten the data there to at most 100 levels" in str(info.value)
+
+
 def test_context_window_that_is_not_a_number_names_line_and_field(tmp_path):
     path = tmp_path / "c.yaml"
     message = _load_error(path, "format: 1\ncontext_window: lots\nexchanges: []\n")

@@ -420,6 +420,17 @@ def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file)
     assert _error(path).startswith(f"{path}:8: invalid YAML: aliases expand to more than")
 
 
+@pytest.mark.parametrize("depth", [101, 1001, 100_000])
+def test_a_scenario_nested_too_deep_gets_agentkits_error_with_the_limit_and_the_fix(
+        write_file, depth):
+    path = write_file("deep.yaml", "format: 1\nname: deep\ntags: " + "[" * depth + "]" * depth)
+
+    assert _error(path) == (f"{path}:3:{6 + 100}: invalid YAML: nested more than 100 levels "
+                            "deep, the most agentkit reads\n  fix: flatten the data there to at "
+                            "most 100 levels of nested lists and mappings (deeper data is almost "
+                            "always a generated or hostile file)")
+
+
 def test_a_scenario_containing_itself_is_an_error_with_its_line(write_file):
     path = write_file("loop.yaml", "format: 1\nname: loop\ntags: &a [*a]\n")
 
