@@ -203,6 +203,33 @@ def test_coa_answers_directly_when_the_trajectory_makes_no_call():
     assert parse_chain(items[0]).calls == ()
 
 
+# ----------------------------------------------------------------- what a renderer gets
+def _search(args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"call": "search", "args": args}, {"answer": "found"}]
+
+
+def test_positional_arguments_are_in_schema_order():
+    context = _context(_search({"lang": "fr", "query": "cats", "limit": 3}))
+
+    assert context.positional(context.trajectory.calls[0]) == ["cats", 3, "fr"]
+
+
+def test_positional_arguments_may_leave_out_trailing_parameters_only():
+    trailing = _context(_search({"query": "cats"}))
+    gap = _context(_search({"query": "cats", "lang": "fr"}))
+
+    assert trailing.positional(trailing.trajectory.calls[0]) == ["cats"]
+    assert gap.positional(gap.trajectory.calls[0]) is None
+
+
+def test_the_answer_item_fills_in_outputs_when_the_llm_asks_for_it():
+    fixed, filled = _context([{"answer": "42"}]), _context(outputs=_Outputs(made=3))
+
+    assert fixed.answer_item() == "42"
+    with pytest.raises(TrajectoryDeviationError):  # call 4 is not made yet
+        filled.answer_item()([], None)
+
+
 # ----------------------------------------------------------------- every bundled type
 @pytest.mark.parametrize("agent_type, renderer", [
     ("react", render_react), ("react_multimodal", render_react), ("react_agent", render_react),
