@@ -320,6 +320,7 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         self._entries()
         saved = dict(self._types)
         self._installed = None  # packages installed since are seen inside
+        self._handlers = None
         try:
             yield self
         finally:
@@ -443,7 +444,7 @@ class _LazyRenderer:
         return list(render(context))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # comparing the registry would import every type
 class _RendererOnImport:
     """The renderer of a type declared by a ref alone: its AgentType's, known once imported."""
 
