@@ -60,16 +60,20 @@ from agentkit.workflow.bus import (
     WorkflowRunEndEvent,
     WorkflowRunStartEvent,
     WorkflowStepEndEvent,
+    WorkflowStepRetryEvent,
     WorkflowStepStartEvent,
 )
+from agentkit.workflow.checkpointer import Checkpoint, CheckpointCallback, WorkflowCheckpointer
 from agentkit.workflow.context import Context, ContextStore
 from agentkit.workflow.decorators import StepSpec, step
 from agentkit.workflow.draw import draw_workflow
 from agentkit.workflow.errors import (
     ContextSerdeError,
     WorkflowCancelledByUser,
+    WorkflowConfigurationError,
     WorkflowError,
     WorkflowRuntimeError,
+    WorkflowStepDoesNotExistError,
     WorkflowTimeoutError,
     WorkflowValidationError,
 )
@@ -82,27 +86,36 @@ from agentkit.workflow.events import (
 )
 from agentkit.workflow.graph import WorkflowGraph
 from agentkit.workflow.handler import WorkflowHandler
+from agentkit.workflow.retry_policy import ConstantDelayRetryPolicy, RetryPolicy
 from agentkit.workflow.workflow import Workflow
 
 __all__ = [
+    "Checkpoint",
+    "CheckpointCallback",
+    "ConstantDelayRetryPolicy",
     "Context",
     "ContextSerdeError",
     "ContextStore",
     "Event",
     "HumanResponseEvent",
     "InputRequiredEvent",
+    "RetryPolicy",
     "StartEvent",
     "StepSpec",
     "StopEvent",
     "Workflow",
     "WorkflowCancelledByUser",
+    "WorkflowCheckpointer",
+    "WorkflowConfigurationError",
     "WorkflowError",
     "WorkflowGraph",
     "WorkflowHandler",
     "WorkflowRunEndEvent",
     "WorkflowRunStartEvent",
     "WorkflowRuntimeError",
+    "WorkflowStepDoesNotExistError",
     "WorkflowStepEndEvent",
+    "WorkflowStepRetryEvent",
     "WorkflowStepStartEvent",
     "WorkflowTimeoutError",
     "WorkflowValidationError",
