@@ -186,10 +186,13 @@ def test_a_missing_nested_workflow_is_a_validation_error_at_run():
         run_sync(main())
 
 
+_DEFAULT_DOUBLER = Doubler()
+
+
 def test_a_nested_workflow_parameter_with_a_default_needs_none_added():
     class WithDefault(Workflow):
         @step
-        async def begin(self, ev: StartEvent, doubler: Doubler = Doubler()) -> StopEvent:
+        async def begin(self, ev: StartEvent, doubler: Doubler = _DEFAULT_DOUBLER) -> StopEvent:
             return StopEvent(result=await doubler.run(n=2))
 
     assert WithDefault().run_sync() == 4

@@ -42,6 +42,7 @@ from agentkit.agent.workflow.events import (
     AgentInput,
     AgentOutput,
     AgentSetup,
+    AgentStream,
     AgentWorkflowStartEvent,
     ToolCall,
     ToolCallResult,
@@ -100,7 +101,8 @@ class AgentLoop(Workflow):
         state_prompt: PromptTemplate
         handoff_output_prompt: PromptTemplate
 
-    context_types: ClassVar[tuple[type, ...]] = (ChatMemoryBuffer,)
+    # the default memory, and the stream's deltas (no step takes them, so none names them)
+    context_types: ClassVar[tuple[type, ...]] = (ChatMemoryBuffer, AgentStream)
 
     def __init__(self, timeout: float | None = None, disable_validation: bool = False,
                  verbose: bool = False, num_concurrent_runs: int | None = None) -> None:
