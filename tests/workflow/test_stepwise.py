@@ -77,7 +77,9 @@ def test_nothing_runs_until_run_step_is_called():
         await handler.ctx.get("drafted", default=False)
         before = await handler.ctx.get("drafted", default=False)
         await handler.run_step()
-        return before, await handler.ctx.get("drafted")
+        after = await handler.ctx.get("drafted")
+        await handler.cancel_run()
+        return before, after
 
     assert run_sync(main()) == (False, True)
 
@@ -98,8 +100,11 @@ def test_run_step_after_the_run_ended_returns_none_and_the_handler_is_done():
 def test_run_step_with_nothing_delivered_says_so_instead_of_hanging():
     async def main():
         handler = Writer().run(stepwise=True, topic="x")
-        await handler.run_step()  # its Draft is not delivered
-        await handler.run_step()
+        try:
+            await handler.run_step()  # its Draft is not delivered
+            await handler.run_step()
+        finally:
+            await handler.cancel_run()
 
     with pytest.raises(WorkflowRuntimeError,
                        match=r"^run_step\(\): no step has an event to handle; deliver the events"):
