@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentkit.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
-from agentkit.core.sim import run_sync
+from agentkit.core.sim import now, run_sync
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.workflow import (
@@ -184,3 +184,17 @@ def test_a_forged_current_agent_name_is_refused_by_the_stores_schema() -> None:
                        match=r"^Context.from_dict: at \['store'\]\['current_agent_name'\]: Input "
                              r"should be 'calc'"):
         Context.from_dict(_team(ScriptedLLM([])), state)
+
+
+def test_an_agent_workflow_takes_num_concurrent_runs() -> None:
+    llm = ScriptedLLM(["a", "b"], latency=5)
+    team = AgentWorkflow(agents=[FunctionAgent(llm=llm)], num_concurrent_runs=1)
+
+    async def main():
+        first, second = team.run(user_msg="1"), team.run(user_msg="2")
+        await first
+        finished_first = now()
+        await second
+        return finished_first, now()
+
+    assert run_sync(main()) == (5.0, 10.0)
