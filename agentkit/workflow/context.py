@@ -217,7 +217,7 @@ class Context:
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         if step is not None and not isinstance(event, StopEvent):
             self._check_step_accepts(step, event)
-        if self._own_frame() is not None and self._run is not None and self._run.stepwise:
+        if self._run is not None and self._run.stepwise and self._own_frame() is not None:
             self._hold(event)
             return
         if isinstance(event, StopEvent):

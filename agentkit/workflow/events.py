@@ -35,8 +35,11 @@ class Event(BaseModel):
         def __init__(self, **data: Any) -> None: ...
     else:
         def __init__(self, **data: Any) -> None:
-            private = {key: data.pop(key) for key in list(data)
-                       if key in type(self).__private_attributes__}
+            declared = type(self).__private_attributes__
+            if not declared or declared.keys().isdisjoint(data):
+                super().__init__(**data)
+                return
+            private = {key: data.pop(key) for key in declared.keys() & data.keys()}
             super().__init__(**data)
             for key, value in private.items():
                 setattr(self, key, value)

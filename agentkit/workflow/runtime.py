@@ -212,72 +212,69 @@ class Run:
         return task, frame
 
     async def _invoke(self, spec: StepSpec, event: Event, frame: StepFrame) -> None:
+        """Run the step (again, as its retry policy says, if it fails), one bus span per
+        attempt; then checkpoint and deliver its output. A failure ends the run."""
         current_step.set(frame)
+        verbose = self.workflow.verbose
         try:
-            if self.workflow.verbose:
+            if verbose:
                 print(f"Running step {spec.name}")
-            await self._attempts(spec, event, frame)
-        except (asyncio.CancelledError, _StepFailed):
+            started = now()
+            attempts = 0
+            while True:
+                with dispatcher.span():
+                    dispatcher.emit(WorkflowStepStartEvent(
+                        workflow=self._name, run_id=self.run_id, step=spec.name,
+                        input_event=event))
+                    try:
+                        output = await self._call(spec, event)
+                        if output is not None and not isinstance(output, Event):
+                            raise _StepFailed(WorkflowRuntimeError(
+                                f"Step function {spec.name} returned {type(output).__name__} "
+                                "instead of an Event instance."))
+                    except asyncio.CancelledError:
+                        self._step_end(spec, event, frame, error="cancelled")
+                        raise
+                    except _StepFailed as failed:
+                        self._fail(spec, event, frame, failed.error)
+                    except Exception as exc:  # noqa: BLE001 (the step's error: retry, or end the run)
+                        error_text = f"{type(exc).__name__}: {exc}"
+                        self._step_end(spec, event, frame, error=error_text)
+                        delay = self._retry_delay(spec, now() - started, attempts, exc)
+                        if delay is None:
+                            self._fail(spec, event, frame, self._step_error(spec, exc),
+                                       report=False)
+                    else:
+                        self._check_deadline()
+                        _remove(self.ctx._in_progress[spec.name], event)
+                        try:
+                            if self._checkpoint is not None:
+                                await self._checkpoint(run_id=self.run_id,
+                                                       last_completed_step=spec.name,
+                                                       input_ev=event, output_ev=output,
+                                                       ctx=self.ctx)
+                            self._emit(output)
+                        except Exception as exc:  # noqa: BLE001 (undeliverable output, failed checkpoint)
+                            self._fail(spec, event, frame, self._step_error(spec, exc))
+                        self._step_end(spec, event, frame)
+                        break
+                attempts += 1
+                dispatcher.emit(WorkflowStepRetryEvent(
+                    workflow=self._name, run_id=self.run_id, step=spec.name, input_event=event,
+                    attempt=attempts, delay=delay, error=error_text))
+                if verbose:
+                    print(f"Step {spec.name} produced an error, retry in {delay} seconds")
+                await asyncio.sleep(delay)
+        except _StepFailed:
             return
         finally:
             self._running[spec.name] -= 1
             self.pump()
             self._check_progress(spec.name)
-        if self.workflow.verbose:
+        if verbose:
             produced = ", ".join(type(e).__name__ for e in frame.emitted)
             print(f"Step {spec.name} produced event {produced}" if produced
                   else f"Step {spec.name} produced no event")
-
-    async def _attempts(self, spec: StepSpec, event: Event, frame: StepFrame) -> None:
-        """Run the step (again, as its retry policy says, if it fails), one bus span per
-        attempt; a failure that ends the run is raised as _StepFailed."""
-        started = now()
-        attempts = 0
-        while True:
-            with dispatcher.span():
-                dispatcher.emit(WorkflowStepStartEvent(workflow=self._name, run_id=self.run_id,
-                                                       step=spec.name, input_event=event))
-                try:
-                    output = self._checked_output(spec, await self._call(spec, event))
-                except asyncio.CancelledError:
-                    self._step_end(spec, event, frame, error="cancelled")
-                    raise
-                except _StepFailed as failed:
-                    self._fail(spec, event, frame, failed.error)
-                except Exception as exc:  # noqa: BLE001 (the step's error: retry or end the run)
-                    error_text = f"{type(exc).__name__}: {exc}"
-                    self._step_end(spec, event, frame, error=error_text)
-                    try:
-                        delay = self._retry_delay(spec, now() - started, attempts, exc)
-                    except _StepFailed as failed:
-                        self._finish(_Outcome(error=failed.error))
-                        raise
-                    if delay is None:
-                        self._fail(spec, event, frame, self._step_error(spec, exc), report=False)
-                else:
-                    await self._complete(spec, event, frame, output)
-                    return
-            attempts += 1
-            dispatcher.emit(WorkflowStepRetryEvent(
-                workflow=self._name, run_id=self.run_id, step=spec.name, input_event=event,
-                attempt=attempts, delay=delay, error=error_text))
-            if self.workflow.verbose:
-                print(f"Step {spec.name} produced an error, retry in {delay} seconds")
-            await asyncio.sleep(delay)
-
-    async def _complete(self, spec: StepSpec, event: Event, frame: StepFrame,
-                        output: Event | None) -> None:
-        """The step returned: checkpoint, deliver its output, report its end."""
-        self._check_deadline()
-        _remove(self.ctx._in_progress[spec.name], event)
-        try:
-            if self._checkpoint is not None:
-                await self._checkpoint(run_id=self.run_id, last_completed_step=spec.name,
-                                       input_ev=event, output_ev=output, ctx=self.ctx)
-            self._emit(output)
-        except Exception as exc:  # noqa: BLE001 (undeliverable output, failed checkpoint)
-            self._fail(spec, event, frame, self._step_error(spec, exc))
-        self._step_end(spec, event, frame)
 
     def _step_error(self, spec: StepSpec, exc: Exception) -> WorkflowRuntimeError:
         error = WorkflowRuntimeError(f"Error in step '{spec.name}': {exc}")
@@ -301,9 +298,11 @@ class Run:
         delay = policy.next(elapsed, attempts, error)
         if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
                                   or not delay >= 0):
-            raise _StepFailed(WorkflowRuntimeError(
+            failure = WorkflowRuntimeError(
                 f"The retry policy of step '{spec.name}' ({policy!r}) returned {delay!r}; next() "
-                "returns seconds to wait (a number >= 0) or None to stop retrying"))
+                "returns seconds to wait (a number >= 0) or None to stop retrying")
+            self._finish(_Outcome(error=failure))
+            raise _StepFailed(failure)
         return delay
 
     async def _call(self, spec: StepSpec, event: Event) -> Any:
@@ -317,13 +316,6 @@ class Run:
         if inspect.isawaitable(result):
             result = await result
         return result
-
-    def _checked_output(self, spec: StepSpec, result: Any) -> Event | None:
-        if result is None or isinstance(result, Event):
-            return result
-        raise _StepFailed(WorkflowRuntimeError(
-            f"Step function {spec.name} returned {type(result).__name__} instead of an Event "
-            "instance."))
 
     def _emit(self, output: Event | None) -> None:
         if output is None:
