@@ -5,6 +5,7 @@ error instead of hanging."""
 
 import contextlib
 import json
+import re
 import sys
 import textwrap
 
@@ -203,8 +204,9 @@ def test_a_saved_object_its_class_cannot_load_is_refused():
 
 
 def test_a_saved_event_whose_fields_fail_validation_is_refused():
-    assert _error(_saved(stream=[_model(Scored, {"score": "high"})])).startswith(
-        "Context.from_dict: at ['stream'][0]: not a valid Scored: 1 validation error")
+    # pydantic's report follows agentkit's frame
+    assert re.match(r"^Context.from_dict: at \['stream'\]\[0\]: not a valid Scored: \S",
+                    _error(_saved(stream=[_model(Scored, {"score": "high"})])))
 
 
 # ---------------------------------------------------------------------- shape and references
@@ -236,15 +238,15 @@ def test_an_event_queued_for_a_step_that_does_not_accept_it_is_refused():
 
 def test_a_plain_dict_where_the_workflow_keeps_messages_is_refused():
     history = [{"role": "user", "content": "hi"}]  # a message with its class tag taken off
-    assert _error(_saved(store={"history": history})).startswith(
-        "Context.from_dict: at ['store']['history'][0]['role']: Input should be an instance of "
-        "MessageRole (the workflow keeps a list[agentkit.llms.types.ChatMessage] here)")
+    # pydantic's report between agentkit's path and the type the workflow declares
+    assert re.fullmatch(r"Context.from_dict: at \['store'\]\['history'\]\[0\]\['role'\]: .+ "
+                        r"\(the workflow keeps a list\[agentkit.llms.types.ChatMessage\] here\)",
+                        _error(_saved(store={"history": history})))
 
 
 def test_a_store_value_of_the_wrong_type_is_refused():
-    assert _error(_saved(store={"count": True})) == (
-        "Context.from_dict: at ['store']['count']: Input should be a valid integer (the "
-        "workflow keeps a int here)")
+    assert re.fullmatch(r"Context.from_dict: at \['store'\]\['count'\]: .+ \(the workflow "
+                        r"keeps a int here\)", _error(_saved(store={"count": True})))
 
 
 def test_a_saved_waiter_for_a_type_the_workflow_does_not_restore_is_refused():

@@ -590,7 +590,8 @@ def test_a_llama_pack_must_give_its_modules_and_run():
         def run(self, *args, **kwargs):
             return None
 
-    with pytest.raises(TypeError, match=r"abstract method '?get_modules"):
+    assert Half.__abstractmethods__ == frozenset({"get_modules"})
+    with pytest.raises(TypeError):
         Half()  # type: ignore[abstract]
 
 
