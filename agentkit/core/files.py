@@ -39,11 +39,18 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
+def _through_links(path: str | Path) -> Path:
+    """The file a write to ``path`` means: a symlink's target (a cassette kept elsewhere and
+    linked in stays linked), never the link itself replaced by a regular file."""
+    return Path(os.path.realpath(path))
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None = None) -> None:
     """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename.
 
-    The file keeps its mode (or takes that of ``mode_of``, when given)."""
-    path = Path(path)
+    The file keeps its mode (or takes that of ``mode_of``, when given); a symlink is written
+    through (its target is replaced, the link stays)."""
+    path = _through_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -84,7 +91,8 @@ def _sync_folder(folder: Path) -> None:
 
 
 def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
-    """Replace each ``(path, text)`` as one change (the paths share a folder).
+    """Replace each ``(path, text)`` as one change (the paths share a folder; a symlink is
+    written through, so its target's folder holds that file's pending copy).
 
     Every new text is first written, atomically and in order, to a hidden ``.<name>.pending``
     beside its file; then each pending file is renamed over its file, in order. A crash while
@@ -92,21 +100,23 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
     (every old file stays). A crash while renaming leaves the first one renamed already:
     :func:`settle` renames the rest (every file is new). Writers of the same folder take
     turns (a lock the kernel releases if the holder dies)."""
-    paths = [Path(path) for path, _ in files]
-    paths[0].parent.mkdir(parents=True, exist_ok=True)
+    paths = [_through_links(path) for path, _ in files]
+    for folder in dict.fromkeys(path.parent for path in paths):
+        folder.mkdir(parents=True, exist_ok=True)
     with _locked(paths[0].parent):
         _settle(paths)
         for path, (_, text) in zip(paths, files, strict=True):
             atomic_write_text(_pending(path), text, mode_of=path)
         for path in paths:
             os.replace(_pending(path), path)
-        _sync_folder(paths[0].parent)
+        for folder in dict.fromkeys(path.parent for path in paths):
+            _sync_folder(folder)
 
 
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    files = [Path(path) for path in paths]
+    files = [_through_links(path) for path in paths]
     if not files[0].parent.is_dir():
         return
     with _locked(files[0].parent):

@@ -104,6 +104,36 @@ def test_replace_together_keeps_each_files_mode(tmp_path):
     assert stat.S_IMODE((tmp_path / "x.yaml").stat().st_mode) == 0o640
 
 
+def test_atomic_write_text_through_a_symlink_writes_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "shared" / "cassette.yaml"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "cassette.yaml"
+    link.symlink_to(Path("shared") / "cassette.yaml")
+
+    atomic_write_text(link, "new")
+
+    assert link.is_symlink() and target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cassette.yaml", "shared"]
+    assert [p.name for p in target.parent.iterdir()] == ["cassette.yaml"]
+
+
+def test_replace_together_through_a_symlink_writes_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "shared" / "a.yaml"
+    target.parent.mkdir()
+    target.write_text("old cassette")
+    link = tmp_path / "a.yaml"
+    link.symlink_to(target)
+
+    replace_together([(tmp_path / "a.trace.json", "new trace"), (link, "new cassette")])
+    settle([tmp_path / "a.trace.json", link])
+
+    assert link.is_symlink() and target.read_text() == "new cassette"
+    assert (tmp_path / "a.trace.json").read_text() == "new trace"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.trace.json", "a.yaml", "shared"]
+    assert [p.name for p in target.parent.iterdir()] == ["a.yaml"]
+
+
 def test_settle_of_a_folder_that_does_not_exist_does_nothing(tmp_path):
     settle([tmp_path / "nope" / "a", tmp_path / "nope" / "b"])
 
