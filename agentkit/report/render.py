@@ -540,8 +540,11 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
     report.md beside an old report.json, even if the process is killed).
 
-    ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns the paths
-    by format: ``{"markdown": ..., "json": ..., "html": ...}``.
+    ``out_dir`` is replaced whole, so it must be new, empty or a report's (it holds the
+    :data:`REPORT_MARKER` file every report leaves): anything else, or the current folder or
+    one holding it, is a :class:`ReportError` and nothing is written. A symlink is written
+    through. ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns
+    the paths by format: ``{"markdown": ..., "json": ..., "html": ...}``.
     """
     if baseline is not None and not isinstance(baseline, Comparison):
         baseline = load_comparison(baseline)
