@@ -489,6 +489,7 @@ class _Counter:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.report import (
         ReportError,
         compare_to_baseline,
@@ -496,9 +497,14 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         run_comparison,
         write_report,
     )
+    from agentkit.report.render import REPORT_MARKER
     from agentkit.scenario.loader import ScenarioError
 
     _writable_folder(args.out, "--out")
+    try:  # a folder that is not a report, or holds the current one, is refused before running
+        replaceable_folder(args.out, REPORT_MARKER)
+    except FolderRefused as exc:
+        raise CLIError(f"--out {args.out}: {exc}") from None
     counter = _Counter(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None

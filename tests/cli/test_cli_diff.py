@@ -91,6 +91,19 @@ def test_malformed_json_exits_2_naming_file_line_and_column(
                      result.err, re.MULTILINE), result.err
 
 
+def test_a_trace_with_a_5000_digit_integer_exits_2_naming_file_line_and_column(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+        write: Callable[[str, str], Path]) -> None:
+    huge = write("huge.json", '{\n  "turns": [],\n  "steps": ' + "9" * 5_000 + "\n}\n")
+
+    result = cli("diff", trace_of("old"), huge)
+
+    assert result.code == 2
+    assert result.err == (f"agentkit: error: {huge}:3:12: an integer of 5,000 digits, more "
+                          "than the 4,300 agentkit reads\n  fix: shorten it, or write it as a "
+                          "string\n")
+
+
 def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],
                                           trace_of: Callable[..., Path],
                                           write: Callable[[str, str], Path]) -> None:

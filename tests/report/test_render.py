@@ -280,13 +280,25 @@ def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled,
     assert readme.read_text(encoding="utf-8") == "# keep me"
 
 
+def test_write_report_into_a_folder_that_is_not_a_report_is_a_report_error_and_leaves_it(
+        bundled, tmp_path):
+    (tmp_path / "mine" / "traces").mkdir(parents=True)
+    (tmp_path / "mine" / "traces" / "keep.json").write_text("{}", encoding="utf-8")
+
+    with pytest.raises(ReportError, match=r"mine: is a folder with other files and no "
+                                          r"\.agentkit-report file"):
+        write_report(bundled, tmp_path / "mine")
+
+    assert [p.name for p in (tmp_path / "mine" / "traces").iterdir()] == ["keep.json"]
+
+
 def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled, tmp_path):
     write_report(bundled, tmp_path / "out")
     write_report(bundled, tmp_path / "out")
 
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        ["report.html", "report.json", "report.md", "traces"]
+        [".agentkit-report", "report.html", "report.json", "report.md", "traces"]
 
 
 # ----------------------------------------------------------------- traces and runs
