@@ -375,15 +375,17 @@ def _path(parts: Sequence[Any], old: Any, new: Any) -> str:
     """``parts`` as a path (``tool_calls[0].output``), each list item that has a ``name`` named
     after it (``tool_calls[0] (refund).output``; ``(add -> plus)`` when the name changed)."""
     text = ""
-    for part in parts:
+    for index, part in enumerate(parts):
         old, new = _item(old, part), _item(new, part)
         if not isinstance(part, int):
             text += f".{part}" if text else str(part)
             continue
         text += f"[{part}]"
-        names = [n for n in (_name(old), _name(new)) if n is not None]
-        if names:
-            text += f" ({names[0]})" if len(set(names)) == 1 else f" ({names[0]} -> {names[1]})"
+        names = list(dict.fromkeys(n for n in (_name(old), _name(new)) if n is not None))
+        if len(names) == 1:
+            text += f" ({names[0]})"
+        elif names and tuple(parts[index + 1:]) != ("name",):  # else the change says it
+            text += f" ({names[0]} -> {names[1]})"
     return text or "(root)"
 
 

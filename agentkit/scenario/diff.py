@@ -350,16 +350,17 @@ def _also(primary: _Entry, turns: int) -> str:
                 here.step + 1]:
             labels.append("next request")
         elif len(steps) == 1:
-            labels.append(f"{prefix}step {steps[0]} {what}")
+            labels.append(f"{prefix}step {steps[0]} {what.removeprefix('step ')}")
         else:
             labels.append(f"{_PLURALS.get(what, what)} of {prefix}steps {_numbers(steps)}")
     return "also in: " + ", ".join(labels)
 
 
 def _shown(entry: _Entry, indent: str, turns: int) -> list[Line]:
+    """A change's lines; the second says where else it shows (before a multi-line diff)."""
     lines = [indent + line for line in entry.change.marked()]
     if entry.also:
-        lines.append(Line.of(f"{indent}  {_also(entry, turns)}"))
+        lines.insert(1, Line.of(f"{indent}  {_also(entry, turns)}"))
     return lines
 
 

@@ -29,7 +29,10 @@ SnapshotStatus = Literal["same", "changed", "missing"]
 class TraceSnapshotExtension(JSONSnapshotExtension):
     """One ``.json`` file per snapshot; a :class:`Trace` is stored as its ``to_json()`` (the
     same bytes ``agentkit run --trace-dir`` writes, in the trace's readable key order). A
-    snapshot in another trace format is reported as such (:func:`stale_snapshot`), not diffed."""
+    difference is the step-aligned diff alone (snapshot -> now), with no header line: pytest
+    shows syrupy's ``assert [+ received] == [- snapshot]`` above it, and a caller printing it
+    says once what differs. A snapshot in another trace format is reported as such
+    (:func:`stale_snapshot`), not diffed."""
 
     def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
         if isinstance(data, Trace):
@@ -51,13 +54,10 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         if stale is not None:
             yield stale
             return
-        lines = diff_traces(stored, received)
-        if not lines:
-            yield ("the trace is the same; only the snapshot file's formatting differs (key "
-                   "order or whitespace): rewrite it with --snapshot-update")
-            return
-        yield "trace differs from the snapshot (step-aligned; snapshot -> now):"
-        yield from lines
+        # no header of its own: syrupy's assertion or the caller says what is compared
+        yield from diff_traces(stored, received) or [
+            "the trace is the same; only the snapshot file's formatting differs (key order or "
+            "whitespace): rewrite it with --snapshot-update"]
 
 
 def _stale(stored: Any) -> str | None:

@@ -146,11 +146,12 @@ def test_a_path_names_a_list_item_by_its_name():
     assert [c.path for c in changes(old, new)] == ["tool_calls[1] (refund).output"]
 
 
-def test_a_path_names_both_names_of_a_renamed_item():
-    old = {"tool_calls": [{"name": "add", "args": {}}]}
-    new = {"tool_calls": [{"name": "plus", "args": {}}]}
+def test_a_path_names_both_names_of_a_renamed_item_but_for_the_name_itself():
+    old = {"tool_calls": [{"name": "add", "args": {"b": 1}}]}
+    new = {"tool_calls": [{"name": "plus", "args": {"b": 2}}]}
 
-    assert [c.path for c in changes(old, new)] == ["tool_calls[0] (add -> plus).name"]
+    assert [c.path for c in changes(old, new)] == ["tool_calls[0] (add -> plus).args.b",
+                                                  "tool_calls[0].name"]
 
 
 _lines = st.lists(st.sampled_from(["a", "b", "c", "", "long " * 30, "a b c d", "a b x d"]),

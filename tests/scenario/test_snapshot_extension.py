@@ -53,7 +53,7 @@ def test_other_data_is_serialized_like_syrupys_json_extension():
     assert TraceSnapshotExtension().serialize(data) == JSONSnapshotExtension().serialize(data)
 
 
-def test_a_changed_trace_is_shown_as_a_step_aligned_diff():
+def test_a_changed_trace_is_shown_as_a_step_aligned_diff_without_a_header_of_its_own():
     stored = _trace().to_dict()
     received = json.loads(json.dumps(stored))
     received["turns"][0]["steps"][0]["tool_calls"][0]["output"] = "6"
@@ -61,10 +61,31 @@ def test_a_changed_trace_is_shown_as_a_step_aligned_diff():
     lines = _lines(json.dumps(received), json.dumps(stored))
 
     assert lines == [
-        "trace differs from the snapshot (step-aligned; snapshot -> now):",
         'turn 1 ("What is 2 + 3?"):',
         "    step 1: changed",
-        '      tool_calls[0].output: "5" -> "6"',
+        '      tool_calls[0] (add).output: "5" -> "6"',
+    ]
+
+
+def test_a_changed_tool_argument_is_shown_once_where_it_began(tmp_path):
+    text = (SCENARIOS / "single_tool_call.yaml").read_text(encoding="utf-8")
+    changed = tmp_path / "single_tool_call.yaml"
+    changed.write_text(text.replace('Action Input: {"a": 2, "b": 3}',
+                                    'Action Input: {"a": 2, "b": 4}'), encoding="utf-8")
+
+    lines = _lines(run_scenario(changed, "react").trace.to_json(), _trace().to_json())
+
+    assert lines == [
+        'turn 1 ("What is 2 + 3?"):',
+        "    step 1: changed",
+        "      llm_calls[0].response.content:",
+        "        also in: next request",
+        "        @@ -2,2 +2,2 @@",
+        "         Action: add",
+        '        ~Action Input: {"a": 2, "b": [-3-]{+4+}}',
+        "      tool_calls[0] (add).args.b: 3 -> 4",
+        '      tool_calls[0] (add).output: "5" -> "6"',
+        "        also in: step output, next request",
     ]
 
 
@@ -74,7 +95,7 @@ def test_a_diff_between_scenarios_runs_names_the_inserted_step():
 
     lines = _lines(received, stored)
 
-    assert lines[0] == "trace differs from the snapshot (step-aligned; snapshot -> now):"
+    assert lines[0] == 'turn 1 ("What are the populations of Paris, Rome and Lima?"):'
     assert any(": inserted + " in line for line in lines)
     assert 'agent: "function_calling" -> "react"' in lines
 
