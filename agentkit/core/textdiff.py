@@ -120,7 +120,7 @@ HTML = Style({"del": ('<del class="diff-del">', "</del>"),
               "ins": ('<ins class="diff-ins">', "</ins>"),
               "old": ('<span class="diff-old">', "</span>"),
               "new": ('<span class="diff-new">', "</span>")},
-             lambda text: _html_escape(text, quote=False))
+             _html_escape)
 """HTML for a ``<pre>``: text escaped, marks as elements with a class."""
 
 
@@ -155,8 +155,8 @@ class _Words:
         self.a, self.b = _TOKEN.findall(old), _TOKEN.findall(new)
         matcher = difflib.SequenceMatcher(None, self.a, self.b, autojunk=False)
         ops: list[_Op] = []
-        for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-            tag = "equal" if tag == "equal" else "change"
+        for opcode, a0, a1, b0, b1 in matcher.get_opcodes():
+            tag = "equal" if opcode == "equal" else "change"
             if ops and ops[-1][0] == tag == "change":
                 ops[-1] = ("change", ops[-1][1], a1, ops[-1][3], b1)
             else:
@@ -193,8 +193,9 @@ class _Words:
             if op[0] == "equal":
                 spans.append(Span(self.old(op)))
                 continue
-            spans += [Span(text, mark) for text, mark in ((self.old(op), "del"),
-                                                            (self.new(op), "ins")) if text]
+            removed, added = self.old(op), self.new(op)
+            spans += [Span(removed, "del")] if removed else []
+            spans += [Span(added, "ins")] if added else []
         return Line(tuple(spans))
 
     def sides(self) -> tuple[Line, Line]:

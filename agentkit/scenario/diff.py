@@ -168,8 +168,8 @@ def _key(change: Change) -> tuple[Any, ...]:
     return "value", name, short(change.old, 10**9), short(change.new, 10**9)
 
 
-def _entries(old: Any, new: Any, place: _Place, *, folded: bool = True) -> list[_Entry]:
-    return [_Entry(c, place, _key(c) if folded else None) for c in changes(old, new)]
+def _entries(old: Any, new: Any, place: _Place) -> list[_Entry]:
+    return [_Entry(c, place, _key(c)) for c in changes(old, new)]
 
 
 def _is_usage(change: Change) -> bool:
@@ -277,8 +277,9 @@ def _header(old: dict[str, Any], new: dict[str, Any]) -> list[_Item]:
             items.append(entry)
     if tokens_at is not None:
         def tokens(trace: dict[str, Any]) -> str:
-            totals = trace.get("totals") if isinstance(trace.get("totals"), dict) else {}
-            return "+".join(str(totals.get(name)) for name in _TOKEN_TOTALS)
+            totals = trace.get("totals")
+            found = totals if isinstance(totals, dict) else {}
+            return "+".join(str(found.get(name)) for name in _TOKEN_TOTALS)
         items.insert(tokens_at, Line.of(f"totals: tokens {tokens(old)} -> {tokens(new)}"))
     return items
 
@@ -422,10 +423,10 @@ def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
         rest = _entries({k: v for k, v in before.items() if k != "steps"},
                         {k: v for k, v in after.items() if k != "steps"}, _Place(index + 1))
         # the user's message begins what the turn's steps and memory repeat of it
-        items: list[_Item] = [e for e in rest if e.change.parts[:1] == ("user",)]
-        items += _steps(before.get("steps", []), after.get("steps", []), index + 1)
-        items += [e for e in rest if e.change.parts[:1] != ("user",)]
-        turns.append((Line.of(f"turn {index + 1} ({short(after.get('user'))}):"), items))
+        found: list[_Item] = [e for e in rest if e.change.parts[:1] == ("user",)]
+        found += _steps(before.get("steps", []), after.get("steps", []), index + 1)
+        found += [e for e in rest if e.change.parts[:1] != ("user",)]
+        turns.append((Line.of(f"turn {index + 1} ({short(after.get('user'))}):"), found))
     header = _header(old, new)
     _fold([*tools, *(item for _, items in turns for item in items or []), *header])
     count, alone = len(turns), _usage_alone(tools, turns, header)

@@ -122,8 +122,8 @@ def test_the_sides_of_a_short_change_mark_the_changed_words_for_colour_only():
     line = value_diff("Observation: 5", "Observation: 6")[0]
 
     assert str(line) == '"Observation: 5" -> "Observation: 6"'
-    assert line.render(HTML) == ('"Observation: <span class="diff-old">5</span>" -&gt; '
-                                 '"Observation: <span class="diff-new">6</span>"')
+    assert line.render(HTML) == ('&quot;Observation: <span class="diff-old">5</span>&quot; -&gt; '
+                                 '&quot;Observation: <span class="diff-new">6</span>&quot;')
 
 
 def test_a_line_is_joined_with_text_on_either_side():

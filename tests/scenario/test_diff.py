@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from agentkit.core.textdiff import ANSI
@@ -274,6 +275,17 @@ def test_a_tool_output_seen_in_the_reply_the_memory_and_the_answer_is_shown_once
         "        also in: next request, step 2 reply, step 2 output, memory, response",
         "        ~…Lyon warehouse; the refund request was [-approved-]{+rejected+} by the "
         "support desk and will be…",
+    ]
+
+
+def test_a_changed_user_message_is_shown_at_its_turn_with_where_the_steps_repeat_it():
+    old = _support(REPORT)
+    new = json.loads(json.dumps(old).replace("Where is my refund?", "Where is my refund now?"))
+
+    assert diff_traces(old, new) == [
+        'turn 1 ("Where is my refund now?"):',
+        '    user: "Where is my refund?" -> "Where is my refund now?"',
+        "      also in: step 1 input, requests of steps 1-2, memory",
     ]
 
 

@@ -10,6 +10,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from agentkit.scenario import run_scenario
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.snapshot import (
+    SnapshotComparison,
     TraceSnapshotExtension,
     compare_with_snapshot,
     stale_snapshot,
@@ -144,9 +145,20 @@ def test_the_report_shows_an_older_snapshot_as_one_line(tmp_path):
     path = tmp_path / "react.json"
     path.write_text(json.dumps(_written_by_agentkit_1(trace)), encoding="utf-8")
 
-    assert compare_with_snapshot(trace.to_dict(), path) == ("changed", [
+    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("changed", [
         "this snapshot was written by an older agentkit (trace format 1); run "
-        "--snapshot-update to rewrite it"])
+        "--snapshot-update to rewrite it"], stored=None)
+
+
+def test_a_changed_snapshot_is_compared_step_by_step_and_kept_for_another_style(tmp_path):
+    stored = _trace().to_dict()
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    current = json.loads(json.dumps(stored))
+    current["turns"][0]["response"] = "five"
+
+    assert compare_with_snapshot(current, path) == SnapshotComparison("changed", [
+        'turn 1 ("What is 2 + 3?"):', '    response: "2 + 3 = 5" -> "five"'], stored)
 
 
 def test_traces_of_two_formats_differ_in_one_line_not_step_by_step():
