@@ -206,8 +206,8 @@ class _StepBlock:
 _Item = _Entry | _StepBlock | Line
 
 
-def _step_block(old: dict[str, Any], new: dict[str, Any], i: int, j: int,
-                turn: int) -> _StepBlock | None:
+def _step_block(old: dict[str, Any], new: dict[str, Any], i: int, j: int, turn: int,
+                team: bool) -> _StepBlock | None:
     place = _Place(turn, i + 1)
     entries = _entries(_without_index(old), _without_index(new), place)
     if not entries:
@@ -216,7 +216,7 @@ def _step_block(old: dict[str, Any], new: dict[str, Any], i: int, j: int,
     entries = [e for e in entries if not _is_usage(e.change)]
     # a change begins at the LLM call, then the tool calls, then what the step made of them
     entries.sort(key=lambda e: _RANK.get(str(e.change.parts[0]) if e.change.parts else "", 3))
-    notes = [new["agent"]] if isinstance(new.get("agent"), str) else []
+    notes = [new["agent"]] if team and isinstance(new.get("agent"), str) else []
     notes += [f"now step {j + 1}"] if i != j else []
     label = f"step {i + 1}" + (f" ({'; '.join(notes)})" if notes else "")
     return _StepBlock(label, entries, usage, _usage_line(old, new) if usage else None)
@@ -227,12 +227,13 @@ _RANK = {"input": 0, "llm_calls": 1, "tool_calls": 2}
 
 def _steps(old: list[dict[str, Any]], new: list[dict[str, Any]], turn: int) -> list[_Item]:
     items: list[_Item] = []
+    team = len({s.get("agent") for s in old + new} - {None}) > 1  # steps name their agent
     matcher = difflib.SequenceMatcher(a=[step_signature(s) for s in old],
                                       b=[step_signature(s) for s in new], autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         pairs = list(zip(range(a0, a1), range(b0, b1), strict=False)) if tag in ("equal", "replace") else []
         for i, j in pairs:
-            block = _step_block(old[i], new[j], i, j, turn)
+            block = _step_block(old[i], new[j], i, j, turn, team)
             if block is not None:
                 items.append(block)
         if tag in ("replace", "delete"):

@@ -334,13 +334,24 @@ def test_usage_of_a_step_is_summed_over_its_llm_calls():
     ]
 
 
-def test_a_team_step_names_its_agent():
+def test_a_step_of_a_team_names_its_agent():
     old, new = _support(REPORT), _support(REPORT)
     for trace in (old, new):
+        trace["turns"][0]["steps"][0]["agent"] = "triage"
         trace["turns"][0]["steps"][1]["agent"] = "researcher"
     new["turns"][0]["steps"][1]["llm_calls"][0]["latency"] = 1.0
 
     assert diff_traces(old, new)[1] == "    step 2 (researcher): changed"
+
+
+def test_a_step_of_a_single_agent_does_not_name_it():
+    old, new = _support(REPORT), _support(REPORT)
+    for trace in (old, new):
+        for step in trace["turns"][0]["steps"]:
+            step["agent"] = "Agent"
+    new["turns"][0]["steps"][1]["llm_calls"][0]["latency"] = 1.0
+
+    assert diff_traces(old, new)[1] == "    step 2: changed"
 
 
 def test_a_terminal_diff_colours_the_changed_words():

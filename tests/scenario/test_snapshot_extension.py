@@ -90,6 +90,30 @@ def test_a_changed_tool_argument_is_shown_once_where_it_began(tmp_path):
     ]
 
 
+def _readme_example() -> list[str]:
+    """The diff the README shows for a one-word docstring change, without the plugin's
+    header line and its indentation."""
+    readme = (SCENARIOS.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("So a one-word docstring change reads like this")[1]
+    lines = block.split("```\n")[1].splitlines()
+    return [line.removeprefix("  ") for line in lines[1:]]
+
+
+def test_the_readmes_docstring_example_is_what_the_diff_shows(tmp_path, monkeypatch):
+    source = (SCENARIOS.parent / "mocks" / "tools.py").read_text(encoding="utf-8")
+    (tmp_path / "readme_tools.py").write_text(
+        source.replace('"""Add two integers."""', '"""Add two whole numbers."""'),
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = tmp_path / "single_tool_call.yaml"
+    scenario.write_text((SCENARIOS / "single_tool_call.yaml").read_text(encoding="utf-8")
+                        .replace("mocks.tools:add", "readme_tools:add"), encoding="utf-8")
+
+    lines = _lines(run_scenario(scenario, "react").trace.to_json(), _trace().to_json())
+
+    assert lines == _readme_example()
+
+
 def test_a_diff_between_scenarios_runs_names_the_inserted_step():
     stored = _trace("slow_tools", "function_calling").to_json()
     received = _trace("slow_tools", "react").to_json()
