@@ -152,10 +152,26 @@ class _Words:
     changes separated by blanks alone count as one (``[-big red-]{+small blue+}``)."""
 
     def __init__(self, old: str, new: str) -> None:
-        self.a, self.b = _TOKEN.findall(old), _TOKEN.findall(new)
-        matcher = difflib.SequenceMatcher(None, self.a, self.b, autojunk=False)
+        self.a, self.b = a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+        # the words both texts begin and end with are matched as they are: the matcher,
+        # quadratic in the words it is given, sees only the middle where they differ
+        lo, shorter = 0, min(len(a), len(b))
+        while lo < shorter and a[lo] == b[lo]:
+            lo += 1
+        hi = 0
+        while hi < shorter - lo and a[-1 - hi] == b[-1 - hi]:
+            hi += 1
+        matcher = difflib.SequenceMatcher(None, a[lo:len(a) - hi], b[lo:len(b) - hi],
+                                          autojunk=False)
+        found = [(tag, a0 + lo, a1 + lo, b0 + lo, b1 + lo)
+                 for tag, a0, a1, b0, b1 in matcher.get_opcodes()]
+        found = ([("equal", 0, lo, 0, lo)] if lo else []) + found + (
+            [("equal", len(a) - hi, len(a), len(b) - hi, len(b))] if hi else [])
         ops: list[_Op] = []
-        for opcode, a0, a1, b0, b1 in matcher.get_opcodes():
+        for opcode, a0, a1, b0, b1 in found:
+            if ops and opcode == "equal" == ops[-1][0]:  # a prefix or suffix beside an equal
+                ops[-1] = ("equal", ops[-1][1], a1, ops[-1][3], b1)
+                continue
             tag = "equal" if opcode == "equal" else "change"
             if ops and ops[-1][0] == tag == "change":
                 ops[-1] = ("change", ops[-1][1], a1, ops[-1][3], b1)
@@ -344,11 +360,14 @@ def _as_text(value: Any) -> str:
 
 
 def value_diff(old: Any, new: Any) -> list[Line]:
-    """How value ``old`` became ``new``: one line ``old -> new`` when both are short (their
-    changed words marked for colour), else :func:`text_diff` of their texts (strings as they
+    """How value ``old`` became ``new``: one line ``old -> new`` when both are short (the
+    changed words of two texts marked for colour, other values marked whole), else :func:`text_diff` of their texts (strings as they
     are, anything else as indented JSON)."""
     if (is_short(old) and is_short(new)) or isinstance(old, str) != isinstance(new, str):
-        before, after = _Words(short(old), short(new)).sides()
+        if isinstance(old, str) and isinstance(new, str):
+            before, after = _Words(short(old), short(new)).sides()
+        else:  # a number or a structure changed as a whole
+            before, after = Line.of(short(old), "old"), Line.of(short(new), "new")
         return [before + " -> " + after]
     return text_diff(_as_text(old), _as_text(new))
 

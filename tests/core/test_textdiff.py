@@ -126,6 +126,11 @@ def test_the_sides_of_a_short_change_mark_the_changed_words_for_colour_only():
                                  '&quot;Observation: <span class="diff-new">6</span>&quot;')
 
 
+def test_a_changed_number_is_marked_whole():
+    assert value_diff(1.0, 1.5)[0].render(HTML) == (
+        '<span class="diff-old">1.0</span> -&gt; <span class="diff-new">1.5</span>')
+
+
 def test_a_line_is_joined_with_text_on_either_side():
     line = "  " + Line.of("x", "ins") + "!"
 
