@@ -144,6 +144,63 @@ def is_short(value: Any) -> bool:
 
 
 _Op = tuple[str, int, int, int, int]
+"""``("equal"|"change", a0, a1, b0, b1)``: words ``a[a0:a1]`` became ``b[b0:b1]``."""
+
+
+def _opcodes(a: list[str], b: list[str]) -> list[_Op]:
+    """How words ``a`` became ``b``, alternating equal and changed stretches."""
+    # the words both texts begin and end with are matched as they are: the matcher,
+    # quadratic in the words it is given, sees only the middle where they differ
+    lo, shorter = 0, min(len(a), len(b))
+    while lo < shorter and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < shorter - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
+    matcher = difflib.SequenceMatcher(None, a[lo:len(a) - hi], b[lo:len(b) - hi],
+                                      autojunk=False)
+    found = [("equal", 0, lo, 0, lo)]
+    found += [(tag, a0 + lo, a1 + lo, b0 + lo, b1 + lo)
+              for tag, a0, a1, b0, b1 in matcher.get_opcodes()]
+    found.append(("equal", len(a) - hi, len(a), len(b) - hi, len(b)))
+    ops: list[_Op] = []
+    for opcode, a0, a1, b0, b1 in found:
+        tag = "equal" if opcode == "equal" else "change"
+        if a0 == a1 and b0 == b1:
+            continue
+        if ops and ops[-1][0] == tag:
+            ops[-1] = (tag, ops[-1][1], a1, ops[-1][3], b1)
+        else:
+            ops.append((tag, a0, a1, b0, b1))
+    return ops
+
+
+def _joined(ops: list[_Op], a: list[str]) -> list[_Op]:
+    """``ops`` with changes separated by blanks alone made one change."""
+    joined: list[_Op] = []
+    for index, op in enumerate(ops):
+        blank = op[0] == "equal" and all(t.isspace() for t in a[op[1]:op[2]])
+        if (blank and 0 < index < len(ops) - 1) or (op[0] == "change" and joined
+                                                    and joined[-1][0] == "change"):
+            joined[-1] = ("change", joined[-1][1], op[2], joined[-1][3], op[4])
+        else:
+            joined.append(op)
+    return joined
+
+
+def _word_aligned(ops: list[_Op], a: list[str], b: list[str]) -> list[_Op]:
+    """``ops`` with each word added or removed between blanks marked with the blank before
+    it rather than the one after (``a[- red-] fox``, not ``a [-red -]fox``)."""
+    ops = list(ops)
+    for index in range(1, len(ops) - 1):
+        (_, p0, p1, q0, q1), (_, a0, a1, b0, b1), nxt = ops[index - 1], ops[index], ops[index + 1]
+        moved = a[a0:a1] or b[b0:b1]
+        if ((a0 == a1 or b0 == b1) and moved[-1].isspace() and p1 - p0 > 1
+                and a[p1 - 1] == moved[-1]):
+            ops[index - 1] = ("equal", p0, p1 - 1, q0, q1 - 1)
+            ops[index] = ("change", a0 - 1, a1 - 1, b0 - 1, b1 - 1)
+            ops[index + 1] = ("equal", nxt[1] - 1, nxt[2], nxt[3] - 1, nxt[4])
+    return ops
 
 
 class _Words:
@@ -152,40 +209,8 @@ class _Words:
     changes separated by blanks alone count as one (``[-big red-]{+small blue+}``)."""
 
     def __init__(self, old: str, new: str) -> None:
-        self.a, self.b = a, b = _TOKEN.findall(old), _TOKEN.findall(new)
-        # the words both texts begin and end with are matched as they are: the matcher,
-        # quadratic in the words it is given, sees only the middle where they differ
-        lo, shorter = 0, min(len(a), len(b))
-        while lo < shorter and a[lo] == b[lo]:
-            lo += 1
-        hi = 0
-        while hi < shorter - lo and a[-1 - hi] == b[-1 - hi]:
-            hi += 1
-        matcher = difflib.SequenceMatcher(None, a[lo:len(a) - hi], b[lo:len(b) - hi],
-                                          autojunk=False)
-        found = [(tag, a0 + lo, a1 + lo, b0 + lo, b1 + lo)
-                 for tag, a0, a1, b0, b1 in matcher.get_opcodes()]
-        found = ([("equal", 0, lo, 0, lo)] if lo else []) + found + (
-            [("equal", len(a) - hi, len(a), len(b) - hi, len(b))] if hi else [])
-        ops: list[_Op] = []
-        for opcode, a0, a1, b0, b1 in found:
-            if ops and opcode == "equal" == ops[-1][0]:  # a prefix or suffix beside an equal
-                ops[-1] = ("equal", ops[-1][1], a1, ops[-1][3], b1)
-                continue
-            tag = "equal" if opcode == "equal" else "change"
-            if ops and ops[-1][0] == tag == "change":
-                ops[-1] = ("change", ops[-1][1], a1, ops[-1][3], b1)
-            else:
-                ops.append((tag, a0, a1, b0, b1))
-        merged: list[_Op] = []
-        for index, op in enumerate(ops):
-            blank = op[0] == "equal" and all(t.isspace() for t in self.a[op[1]:op[2]])
-            if (blank and 0 < index < len(ops) - 1) or (op[0] == "change" and merged
-                                                        and merged[-1][0] == "change"):
-                merged[-1] = ("change", merged[-1][1], op[2], merged[-1][3], op[4])
-            else:
-                merged.append(op)
-        self.ops = merged
+        self.a, self.b = _TOKEN.findall(old), _TOKEN.findall(new)
+        self.ops = _word_aligned(_joined(_opcodes(self.a, self.b), self.a), self.a, self.b)
 
     def old(self, op: _Op) -> str:
         return "".join(self.a[op[1]:op[2]])
@@ -361,8 +386,8 @@ def _as_text(value: Any) -> str:
 
 def value_diff(old: Any, new: Any) -> list[Line]:
     """How value ``old`` became ``new``: one line ``old -> new`` when both are short (the
-    changed words of two texts marked for colour, other values marked whole), else :func:`text_diff` of their texts (strings as they
-    are, anything else as indented JSON)."""
+    changed words of two texts marked for colour, other values marked whole), else
+    :func:`text_diff` of their texts (strings as they are, anything else as indented JSON)."""
     if (is_short(old) and is_short(new)) or isinstance(old, str) != isinstance(new, str):
         if isinstance(old, str) and isinstance(new, str):
             before, after = _Words(short(old), short(new)).sides()

@@ -15,8 +15,8 @@ Written for a person reading a failed test, who should see each change once, whe
   step a change is taken to begin at the LLM call, then the tool calls, then the step's output;
 * token counts follow every change of a request or a reply, so a step's usage changes are
   folded into one line (``usage: 1 LLM call, tokens 489+33 -> 491+33``), shown field by field
-  only when they are all that changed in the step; the trace totals' two token counts are one
-  line too;
+  only when usage is all that changed in the trace (a re-recording, a tokenizer); the trace
+  totals' two token counts are one line too;
 * paths name what a list holds where it has a name (``tool_calls[0] (refund).output``), steps
   of a team name their agent, and the trace's ``tools`` (name, description and schema of each
   tool, once per run) are compared by tool name and listed first, so a changed docstring is

@@ -53,6 +53,13 @@ def test_changes_separated_only_by_blanks_are_marked_as_one():
         "~the [-big red-]{+small blue+} fox jumps over the lazy dog"]
 
 
+def test_an_added_word_is_marked_with_the_blank_before_it():
+    old = "the fox jumps over the lazy dog"
+
+    assert render(text_diff(old, old.replace("the fox", "the red fox"))) == [
+        "~the{+ red+} fox jumps over the lazy dog"]
+
+
 def test_a_long_unchanged_context_line_is_elided_in_the_middle():
     old = "x" * 1000 + "\nold"
 
