@@ -51,6 +51,16 @@ def _agent_list(text: str) -> list[str]:
     return names
 
 
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 2")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentkit",
@@ -103,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--timeout", type=float, default=120.0,
                      help="seconds the server may take to connect and for each read of an "
                           "answer (default 120)")
+    sub.add_argument("--temperature", type=_temperature, default=None,
+                     help="sampling temperature, 0-2 (default: the backend's, 0.1); 0 with "
+                          "--seed makes a local model record the same conversation every time")
+    sub.add_argument("--seed", type=int, default=None,
+                     help="sampling seed sent with every request (servers that honour it, "
+                          "llama.cpp and OpenAI among them, then sample reproducibly)")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -350,7 +366,11 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
     try:
-        live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout)
+        sampling: dict[str, Any] = ({"temperature": args.temperature}
+                                    if args.temperature is not None else {})
+        live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                      additional_kwargs={"seed": args.seed} if args.seed is not None else None,
+                      **sampling)
     except (LLMError, ValueError) as exc:
         raise CLIError(str(exc)) from None
     cassette = ", ".join(map(str, recording_files(scenario, args.agent)[1:]))

@@ -15,10 +15,12 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "live-model"
 
 # Stands in for the live venv's python: `-m pip` chatters on stdout like pip (and records the
-# install), `-c` answers the script's two probes, `-m llama_cpp.server` serves /v1/models.
+# install, with the CMAKE_ARGS it got), `-c` answers the script's two probes,
+# `-m llama_cpp.server` serves /v1/models and a one-word completion (or, with a `crash` file
+# beside it, dies of SIGILL on the completion).
 _STUB = textwrap.dedent('''\
     #!{python}
-    import http.server, json, pathlib, sys
+    import http.server, json, os, pathlib, sys
     here = pathlib.Path(__file__).resolve().parent
     installs = here / "installs"
     args = sys.argv[1:]
@@ -27,6 +29,8 @@ _STUB = textwrap.dedent('''\
             print(f"Collecting package-{{n}} (from -r requirements) ... done")
         with installs.open("a") as f:
             f.write(args[-1] + "\\n")
+        if "CMAKE_ARGS" in os.environ:
+            (here / "cmake_args").write_text(os.environ["CMAKE_ARGS"])
     elif args[:1] == ["-c"] and "rglob" in args[1]:
         print(here / "model.gguf")
     elif args[:1] == ["-c"]:
@@ -38,6 +42,17 @@ _STUB = textwrap.dedent('''\
             def do_GET(self):
                 body = json.dumps({{"data": [{{"id": "stub"}}]}}).encode()
                 self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def do_POST(self):
+                if (here / "crash").exists():  # a runtime built for another CPU: SIGILL
+                    import os, signal
+                    os.kill(os.getpid(), signal.SIGILL)
+                self.rfile.read(int(self.headers["content-length"]))
+                body = json.dumps({{"choices": [{{"message": {{"role": "assistant",
+                                                             "content": "OK"}}}}]}}).encode()
+                self.send_response(200 if self.path == "/v1/chat/completions" else 404)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -56,7 +71,8 @@ def stub_env(tmp_path: Path):
     python = venv / "bin" / "python"
     python.write_text(_STUB.format(python=sys.executable))
     python.chmod(0o755)
-    env = {**os.environ, "AGENTKIT_LIVE_VENV": str(venv),
+    env = {**{k: v for k, v in os.environ.items() if k != "CMAKE_ARGS"},
+           "AGENTKIT_LIVE_VENV": str(venv),
            "AGENTKIT_LIVE_STATE": str(tmp_path / "state" / "live-model.json"),
            "AGENTKIT_LIVE_START_TIMEOUT": "30"}
     yield env
@@ -95,3 +111,24 @@ def test_a_second_start_reuses_the_running_server(stub_env):
 
     assert second.stdout == first
     assert "pip" not in second.stderr
+
+
+def test_the_runtime_is_built_for_any_cpu_of_the_machine_not_for_this_one(stub_env):
+    assert _script(stub_env, "install").returncode == 0
+
+    flags = (Path(stub_env["AGENTKIT_LIVE_VENV"]) / "bin" / "cmake_args").read_text().split()
+    assert "-DGGML_NATIVE=OFF" in flags
+    if os.uname().machine == "x86_64":
+        assert {"-DGGML_AVX2=ON", "-DGGML_AMX_INT8=OFF", "-DGGML_AVX512=OFF"} <= set(flags)
+
+
+def test_a_server_that_dies_on_its_first_completion_fails_start_with_the_fix(stub_env):
+    (Path(stub_env["AGENTKIT_LIVE_VENV"]) / "bin" / "crash").write_text("")
+
+    started = _script(stub_env, "start")
+
+    assert started.returncode == 1
+    assert started.stdout == ""
+    assert "died on its first completion (exit -4, SIGILL" in started.stderr
+    assert f"delete {stub_env['AGENTKIT_LIVE_VENV']}" in started.stderr
+    assert _script(stub_env, "url").returncode == 1  # nothing left running

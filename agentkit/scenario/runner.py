@@ -20,17 +20,17 @@ from agentkit.scenario.agent_types import (
     AgentContext,
     AgentType,
     AgentTypeError,
+    build_agent,
     resolve_agent_type,
 )
-from agentkit.scenario.agents import build_agent
 from agentkit.scenario.check import check_expectations
+from agentkit.scenario.families.workflow import WorkflowChatAgent
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.scenario.trajectory_run import check_trajectory, render_script, trajectory_outputs
-from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",

@@ -79,6 +79,28 @@ def test_record_writes_the_cassette_and_the_trace_beside_it(
     assert result.out.splitlines()[-1].strip() == "the offline replay reproduces the recorded trace"
 
 
+def test_record_sends_the_temperature_and_seed_it_is_given_with_every_request(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    server = fake_openai_endpoint()
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL,
+                 "--temperature", "0", "--seed", "7")
+
+    assert result.code == 0, result.out + result.err
+    assert [(r["temperature"], r["seed"]) for r in server.requests] == [(0, 7), (0, 7)]
+
+
+@pytest.mark.parametrize("value", ["2.5", "-0.1", "warm"])
+def test_record_with_a_temperature_outside_0_to_2_exits_2(cli: Callable[..., Outcome],
+                                                          adding: Path, value: str) -> None:
+    result = cli("record", adding, "--agent", "function_calling", "--temperature", value)
+
+    assert result.code == 2
+    assert "--temperature" in result.err and value in result.err
+    assert not _cassette(adding).exists()
+
+
 def test_record_prints_a_progress_line_per_call(
         cli: Callable[..., Outcome], adding: Path,
         fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
