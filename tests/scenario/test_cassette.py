@@ -319,7 +319,7 @@ def test_a_miss_names_the_request_the_nearest_recorded_one_and_the_first_differe
         "If the change is intended, re-record with record mode `new_episodes` or `rewrite`."]
 
 
-def test_a_miss_in_a_long_prompt_shows_the_changed_line_as_a_unified_diff(tmp_path):
+def test_a_miss_in_a_long_prompt_shows_the_changed_words_in_a_unified_diff(tmp_path):
     path = tmp_path / "c.yaml"
     prompt = "\n".join(f"Rule {n}: be brief about topic {n}." for n in range(1, 40))
     _ask(RecordingLLM(ScriptedLLM(["a1"]), path, "once"), prompt)
@@ -331,8 +331,7 @@ def test_a_miss_in_a_long_prompt_shows_the_changed_line_as_a_unified_diff(tmp_pa
         "first difference (recorded -> now), at messages[0].content:",
         "  @@ -12,3 +12,3 @@",
         "   Rule 12: be brief about topic 12.",
-        "  -Rule 13: be brief about topic 13.",
-        "  +Rule 13: be brief about topic thirteen.",
+        "  ~Rule 13: be brief about topic [-13-]{+thirteen+}.",
         "   Rule 14: be brief about topic 14."]
 
 
