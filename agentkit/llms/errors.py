@@ -10,6 +10,7 @@ of errors whatever the provider::
     │   │   └── NotFoundError     404 (e.g. an unknown model name)
     │   ├── AuthenticationError   401: the API key is missing or wrong
     │   ├── PermissionDeniedError 403
+    │   ├── ConflictError         409, e.g. a lock timeout (retried, as the openai SDK does)
     │   ├── RateLimitError        429 (retried; raised once retries are spent)
     │   │   └── QuotaExceededError  429 "insufficient_quota" (never retried)
     │   └── ServerError           5xx (retried; raised once retries are spent)
@@ -32,6 +33,7 @@ __all__ = [
     "NotFoundError",
     "AuthenticationError",
     "PermissionDeniedError",
+    "ConflictError",
     "RateLimitError",
     "QuotaExceededError",
     "ServerError",
@@ -99,6 +101,13 @@ class PermissionDeniedError(APIStatusError):
     default_status = 403
 
 
+class ConflictError(APIStatusError):
+    """HTTP 409: the request conflicts with another in progress (a lock timeout); retried."""
+
+    default_status = 409
+    retryable = True
+
+
 class RateLimitError(APIStatusError):
     default_status = 429
     retryable = True
@@ -138,7 +147,7 @@ class IncompleteStreamError(MalformedResponseError):
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError,
-    404: NotFoundError, 422: BadRequestError, 429: RateLimitError,
+    404: NotFoundError, 409: ConflictError, 422: BadRequestError, 429: RateLimitError,
 }
 
 

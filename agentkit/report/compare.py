@@ -68,12 +68,13 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row,
     totals = result.trace.totals()
     trace = result.trace.to_dict()
     snapshot = snapshot_path(scenario, agent_type)
-    status, snapshot_diff = (compare_with_snapshot(trace, snapshot)
-                             if snapshot is not None else (None, []))
+    against = compare_with_snapshot(trace, snapshot) if snapshot is not None else None
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if result.passed else "fail", problems=list(result.problems),
-               thresholds=own, snapshot=status, snapshot_diff=snapshot_diff,
+               thresholds=own, snapshot=against.status if against else None,
+               snapshot_diff=against.diff if against else [],
+               snapshot_trace=against.stored if against else None,
                trace=trace, timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,

@@ -109,6 +109,9 @@ class Row(_Strict):
     """How the trace compares with its committed snapshot (None: not compared)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
+    snapshot_trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    """The committed snapshot's trace when ``snapshot_diff`` is its diff with ``trace`` (for
+    the page, which marks the changed words; not written to report.json)."""
     trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     """The run's trace (kept beside report.json in ``traces/``, not in it)."""
     timeline: list[Span] | None = Field(default=None, exclude=True, repr=False)
