@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, YamlLocations, depth_error, parse_yaml
 
 __all__ = ["TextFileError", "read_text", "parse_json", "json_locations", "MAX_TEXT_BYTES"]
@@ -25,7 +26,7 @@ __all__ = ["TextFileError", "read_text", "parse_json", "json_locations", "MAX_TE
 MAX_TEXT_BYTES = 256 << 20
 
 
-class TextFileError(ValueError):
+class TextFileError(BadInputError):
     """A file that cannot be read as what it should be; the message says where and why."""
 
 

@@ -24,6 +24,8 @@ themselves and redact what the server said.
 
 from __future__ import annotations
 
+from agentkit.core.errors import BadInputError, InfrastructureError
+
 __all__ = [
     "LLMError",
     "MissingAPIKeyError",
@@ -71,7 +73,7 @@ class LLMError(Exception):
         return f"{type(self).__name__}({self.message!r}{details})"
 
 
-class MissingAPIKeyError(LLMError, ValueError):
+class MissingAPIKeyError(LLMError, BadInputError):
     """No API key was given and none is in the environment."""
 
 
@@ -89,17 +91,17 @@ class NotFoundError(BadRequestError):
     default_status = 404
 
 
-class AuthenticationError(APIStatusError):
+class AuthenticationError(APIStatusError, BadInputError):
     """HTTP 401: the API key is invalid (the message never contains the key)."""
 
     default_status = 401
 
 
-class PermissionDeniedError(APIStatusError):
+class PermissionDeniedError(APIStatusError, BadInputError):
     default_status = 403
 
 
-class RateLimitError(APIStatusError):
+class RateLimitError(APIStatusError, InfrastructureError):
     default_status = 429
     retryable = True
 
@@ -110,12 +112,12 @@ class QuotaExceededError(RateLimitError):
     retryable = False
 
 
-class ServerError(APIStatusError):
+class ServerError(APIStatusError, InfrastructureError):
     default_status = 500
     retryable = True
 
 
-class APIConnectionError(LLMError):
+class APIConnectionError(LLMError, InfrastructureError):
     """The server could not be reached or dropped the connection."""
 
     retryable = True
@@ -125,7 +127,7 @@ class APITimeoutError(APIConnectionError, TimeoutError):
     """The request timed out."""
 
 
-class MalformedResponseError(LLMError):
+class MalformedResponseError(LLMError, InfrastructureError):
     """The server answered, but not with something the backend can read: a body or stream
     event that is not JSON, or JSON of another shape. Not retried: the same server will
     likely answer the same way."""

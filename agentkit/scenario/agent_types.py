@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentkit.core.errors import BadInputError
 from agentkit.llms.base import LLM
 from agentkit.scenario.trajectory import (
     RenderContext,
@@ -105,7 +106,7 @@ class AgentContext:
 AgentFactory = Callable[[AgentContext], ChatAgent]
 
 
-class AgentTypeError(ValueError):
+class AgentTypeError(BadInputError):
     """An agent type cannot be used: its import ref fails, or it is not a factory."""
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.errors import BadInputError
 from agentkit.scenario.agent_types import AGENT_TYPES
 from agentkit.scenario.trajectory_renderers import UnknownTrajectoryFormatError, named_renderer
 
@@ -48,7 +49,7 @@ _KEYS = ("scenarios", "agent_types")
 _REF = re.compile(r"[\w.]+:[\w.]+")
 
 
-class ProjectError(ValueError):
+class ProjectError(BadInputError):
     """The ``[tool.agentkit]`` table is malformed; the message says where and how to fix it."""
 
 
