@@ -86,8 +86,9 @@ def test_malformed_json_exits_2_naming_file_line_and_column(
     result = cli("diff", trace_of("old"), broken)
 
     assert result.code == 2
-    assert f"agentkit: error: {broken}:3:19: not valid JSON: Expecting property name " \
-           "enclosed in double quotes" in result.err
+    # after "not valid JSON: " comes the json module's own wording
+    assert re.search(rf"^agentkit: error: {re.escape(str(broken))}:3:19: not valid JSON: \S",
+                     result.err, re.MULTILINE), result.err
 
 
 def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],
@@ -98,7 +99,9 @@ def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],
     result = cli("diff", other, trace_of("new"))
 
     assert result.code == 2
-    assert f"{other}:1: turns: Field required; not an agentkit trace" in result.err
+    # between the field and "; not an agentkit trace" is pydantic's word for a missing field
+    assert re.search(rf"^agentkit: error: {re.escape(str(other))}:1: turns: .+; not an agentkit "
+                     r"trace", result.err, re.MULTILINE), result.err
 
 
 def test_missing_trace_file_exits_2(cli: Callable[..., Outcome], trace_of: Callable[..., Path],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,8 +188,8 @@ def test_run_with_a_malformed_cassette_exits_2_as_a_cassette_error_not_an_agent_
     result = cli("run", adding, "--agents", "function_calling")
 
     assert result.code == 2 and "FAIL" not in result.out
-    assert (f"{cassette}:5: exchanges.0.response.usage.prompt_tokens: Input should be a valid "
-            "integer") in result.err
+    assert re.search(rf"{re.escape(str(cassette))}:5: exchanges\.0\.response\.usage\."
+                     r"prompt_tokens: .+, got 'many'$", result.err, re.MULTILINE), result.err
 
 
 def test_run_prints_times_in_the_one_seconds_format(cli: Callable[..., Outcome],

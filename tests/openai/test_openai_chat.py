@@ -1,11 +1,13 @@
 """OpenAI backend: plain chat and completion through the SDK's HTTP path into respx."""
 
 import httpx
+import pytest
 
 from agentkit.core.sim import run_sync
 from agentkit.instrumentation import LLMCallEndEvent, collect_events
+from agentkit.llms import errors
 from agentkit.llms.mock import ScriptedResponse
-from agentkit.llms.openai import OpenAI
+from agentkit.llms.openai import BACKOFF_INITIAL, OpenAI
 from agentkit.llms.types import ChatMessage, MessageRole, Usage
 from mocks.openai_server import TEST_API_KEY, HTTPError
 
@@ -93,10 +95,14 @@ def test_the_api_key_is_sent_as_a_bearer_token(fake_openai):
     assert server.http_requests[0].headers["authorization"] == f"Bearer {TEST_API_KEY}"
 
 
-def test_retries_are_made_by_agentkit_not_by_the_sdk(fake_openai):
-    server = fake_openai([HTTPError(500), "Hi"])
-    server.llm().chat(USER)
-    assert [r.headers["x-stainless-retry-count"] for r in server.http_requests] == ["0", "0"]
+def test_retries_are_made_by_agentkit_not_by_the_sdk(fake_openai, sim):
+    # an SDK retrying too would send more than one request per attempt, waiting in real time
+    server = fake_openai([HTTPError(500)] * 2)
+    start = sim.clock.now()
+    with pytest.raises(errors.ServerError) as caught:
+        server.llm(max_retries=1).chat(USER)
+    assert (caught.value.attempts, server.calls) == (2, 2)
+    assert sim.clock.now() - start == BACKOFF_INITIAL  # agentkit's one wait, on virtual time
 
 
 def test_complete_goes_through_chat_as_one_user_message(fake_openai):

@@ -4,6 +4,7 @@ answers. Every fault is a typed agentkit error saying what was wrong."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -82,31 +83,29 @@ def test_a_stream_cut_short_leaves_the_agents_memory_untouched(agent_class):
 
 
 # ----------------------------------------------------------------- malformed answers
+# after agentkit's frame (what is wrong, where) comes the json module's or pydantic's wording
 @pytest.mark.parametrize("body, problem", [
-    (b"{not json", "the answer is not valid JSON (Expecting property name enclosed in double "
-                   "quotes at position 1)"),
-    (b"[1, 2]", "the answer is not a chat.completions object: (top level): Input should be a "
-                "valid dictionary"),
+    (b"{not json", r"the answer is not valid JSON \(.+ at position 1\)"),
+    (b"[1, 2]", r"the answer is not a chat\.completions object: \(top level\): .+"),
     (json.dumps({"choices": [{"message": None}]}).encode(),
-     "the answer is not a chat.completions object: choices.0.message: Input should be a valid "
-     "dictionary"),
+     r"the answer is not a chat\.completions object: choices\.0\.message: .+"),
     (json.dumps({"choices": [{"message": {"content": 5}}]}).encode(),
-     "the answer is not a chat.completions object: choices.0.message.content: Input should be "
-     "a valid string"),
+     r"the answer is not a chat\.completions object: choices\.0\.message\.content: .+"),
 ])
 def test_a_malformed_answer_is_a_malformed_response_error_naming_the_problem(body, problem):
     with (LoopbackServer([Reply(body=body)]) as server,
           pytest.raises(errors.MalformedResponseError) as info):
         OpenAI(base_url=server.url, max_retries=0).chat(USER)
 
-    assert str(info.value) == f"the server at {server.url}: {problem}"
+    assert re.fullmatch(rf"the server at {re.escape(server.url)}: {problem}", str(info.value))
+    assert not re.search(r"\b_[A-Z]", str(info.value))  # no internal model names (_Message)
 
 
 def test_a_malformed_stream_event_is_a_malformed_response_error_naming_the_event():
     good = sse(["Hi"], finish=False, done=False)
     with (LoopbackServer([Reply(body=good + "data: {bad\n\n", headers=SSE)]) as server,
           pytest.raises(errors.MalformedResponseError,
-                        match=r"stream event 3 is not valid JSON \(Expecting property name")):
+                        match=r"stream event 3 is not valid JSON \(.+ at position 1\)")):
         _stream(server)
 
 

@@ -96,6 +96,21 @@ agents:
 """, tool="calc_tools:add")
 
 
+def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The node ids a collection with ``args`` selects, from the session itself (not from
+    pytest's report wording); the collection must succeed."""
+    recorder = pytester.inline_run("--collect-only", *args)
+    assert recorder.ret == pytest.ExitCode.OK, recorder.ret
+    [finished] = recorder.getcalls("pytest_collection_finish")
+    return [item.nodeid for item in finished.session.items]
+
+
+def deselected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The node ids a collection with ``args`` deselects (``-k``, ``-m``)."""
+    recorder = pytester.inline_run("--collect-only", *args)
+    return [item.nodeid for call in recorder.getcalls("pytest_deselected") for item in call.items]
+
+
 def failure_lines(result: pytest.RunResult, first: str) -> list[str]:
     """The lines of the failure report that starts with the line ``first``, up to the next
     separator line."""

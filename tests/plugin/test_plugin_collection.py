@@ -6,33 +6,26 @@ from __future__ import annotations
 import pytest
 
 from mocks.foreign_yaml import K8S_MANIFEST
-from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, ini, write
+from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, collected, deselected, ini, write
+
+ADDING_ITEMS = ["scenarios/adding.yaml::react", "scenarios/adding.yaml::function_calling"]
 
 
 def test_scenario_file_is_collected_as_one_item_per_agent_type(project: pytest.Pytester) -> None:
-    result = project.runpytest("--collect-only", "-q")
-
-    result.stdout.fnmatch_lines(["scenarios/adding.yaml::react",
-                                 "scenarios/adding.yaml::function_calling",
-                                 "2 tests collected*"])
+    assert collected(project) == ADDING_ITEMS
 
 
 def test_yaml_outside_a_scenarios_folder_is_not_collected(project: pytest.Pytester) -> None:
     write(project, "config/settings.yaml", "debug: true\n")
 
-    result = project.runpytest("--collect-only", "-q")
-
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.no_fnmatch_line("*settings.yaml*")
+    assert collected(project) == ADDING_ITEMS
+    project.runpytest("--collect-only").stdout.no_fnmatch_line("*settings.yaml*")
 
 
 def test_cassettes_beside_scenarios_are_not_collected(project: pytest.Pytester) -> None:
     write(project, "scenarios/cassettes/adding.react.yaml", "format: 1\nexchanges: []\n")
 
-    result = project.runpytest("--collect-only", "-q")
-
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["2 tests collected*"])
+    assert collected(project) == ADDING_ITEMS
 
 
 def test_folder_named_scenarios_above_the_rootdir_does_not_make_yaml_files_scenarios(
@@ -63,8 +56,8 @@ def test_malformed_scenario_is_a_collection_error_naming_file_line_and_field(
     result = project.runpytest()
 
     assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
-        "*ERROR collecting scenarios/broken.yaml*",
         "*scenarios/broken.yaml:5: turns.0.strem: unknown field `strem`; did you mean `stream`?"])
 
 
@@ -103,11 +96,8 @@ def test_tags_select_scenarios_with_k(project: pytest.Pytester) -> None:
             script: ["Thought: I can answer without using any more tools.\\nAnswer: hello"]
         """)
 
-    result = project.runpytest("--collect-only", "-q", "-k", "arithmetic")
-
-    result.stdout.fnmatch_lines(["scenarios/adding.yaml::react",
-                                 "scenarios/adding.yaml::function_calling",
-                                 "2/3 tests collected (1 deselected)*"])
+    assert collected(project, "-k", "arithmetic") == ADDING_ITEMS
+    assert deselected(project, "-k", "arithmetic") == ["scenarios/other.yaml::react"]
 
 
 # ----------------------------------------------------------------- which folders, which files
@@ -116,22 +106,15 @@ def test_yaml_that_is_not_a_scenario_is_left_alone_even_in_a_scenarios_folder(
     write(project, "scenarios/k8s.yaml", K8S_MANIFEST)
     write(project, "tests/data/scenarios/k8s.yaml", K8S_MANIFEST)
 
-    result = project.runpytest("--collect-only", "-q")
-
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["2 tests collected*"])
-    result.stdout.no_fnmatch_line("*k8s*")
+    assert collected(project) == ADDING_ITEMS
+    project.runpytest("--collect-only").stdout.no_fnmatch_line("*k8s*")  # nor a warning
 
 
 def test_a_scenarios_folder_other_than_the_configured_ones_is_not_collected(
         project: pytest.Pytester) -> None:
     write(project, "tests/data/scenarios/adding.yaml", ADDING)
 
-    result = project.runpytest("--collect-only", "-q")
-
-    result.stdout.fnmatch_lines(["scenarios/adding.yaml::react",
-                                 "scenarios/adding.yaml::function_calling",
-                                 "2 tests collected*"])
+    assert collected(project) == ADDING_ITEMS
 
 
 def test_pyproject_tool_agentkit_scenarios_names_the_folders_to_collect(
@@ -142,11 +125,8 @@ def test_pyproject_tool_agentkit_scenarios_names_the_folders_to_collect(
     write(pytester, "pyproject.toml", '[tool.agentkit]\nscenarios = ["agent_tests/cases"]\n')
     pytester.syspathinsert()
 
-    result = pytester.runpytest("--collect-only", "-q")
-
-    result.stdout.fnmatch_lines(["agent_tests/cases/adding.yaml::react",
-                                 "agent_tests/cases/adding.yaml::function_calling",
-                                 "2 tests collected*"])
+    assert collected(pytester) == ["agent_tests/cases/adding.yaml::react",
+                                   "agent_tests/cases/adding.yaml::function_calling"]
 
 
 def test_the_ini_option_names_the_folders_to_collect(pytester: pytest.Pytester) -> None:
@@ -155,9 +135,8 @@ def test_the_ini_option_names_the_folders_to_collect(pytester: pytest.Pytester) 
     ini(pytester, "agentkit_scenarios = checks")
     pytester.syspathinsert()
 
-    result = pytester.runpytest("--collect-only", "-q")
-
-    result.stdout.fnmatch_lines(["checks/adding.yaml::react", "*2 tests collected*"])
+    assert collected(pytester) == ["checks/adding.yaml::react",
+                                   "checks/adding.yaml::function_calling"]
 
 
 # ----------------------------------------------------------------- the project's agent types

@@ -72,14 +72,14 @@ def test_block_network_guards_every_test_and_says_how_to_record_it(
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        f"E*agentkit.pytest_plugin.LiveModelBlockedError: test_connect.py::test_connects tried "
+        f"*agentkit.pytest_plugin.LiveModelBlockedError: test_connect.py::test_connects tried "
         f"to connect to 127.0.0.1:{closed_port}: agentkit blocks the network in this test "
         "(--block-network) so that no test reaches a live model by accident.",
-        "E*- to record the model once and replay it offline: take the LLM from the "
+        "*- to record the model once and replay it offline: take the LLM from the "
         "`agentkit_llm` fixture (it records through your `live_llm` fixture) and run "
         "`pytest --record-mode=once test_connect.py::test_connects` (writes "
         "cassettes/test_connect/test_connects.yaml)",
-        "E*- to let the test reach 127.0.0.1: pass --allowed-hosts=127.0.0.1, or mark it "
+        "*- to let the test reach 127.0.0.1: pass --allowed-hosts=127.0.0.1, or mark it "
         "@pytest.mark.live"])
 
 
@@ -90,7 +90,7 @@ def test_the_ini_option_guards_every_test(pytester: pytest.Pytester, closed_port
     result = pytester.runpytest()
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*LiveModelBlockedError: *in this test "
+    result.stdout.fnmatch_lines(["*LiveModelBlockedError: *in this test "
                                  "(agentkit_block_network = true)*"])
 
 
@@ -102,7 +102,7 @@ def test_a_test_using_an_agentkit_fixture_is_guarded(pytester: pytest.Pytester,
     result = pytester.runpytest()
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"E*LiveModelBlockedError: *in this test (it uses agentkit's "
+    result.stdout.fnmatch_lines([f"*LiveModelBlockedError: *in this test (it uses agentkit's "
                                  f"`{fixture}` fixture)*"])
 
 
@@ -113,7 +113,7 @@ def test_a_test_marked_agentkit_cassette_is_guarded(pytester: pytest.Pytester,
     result = pytester.runpytest()
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*LiveModelBlockedError: *(marked agentkit_cassette)*"])
+    result.stdout.fnmatch_lines(["*LiveModelBlockedError: *(marked agentkit_cassette)*"])
 
 
 def test_a_scenario_item_is_guarded_and_told_to_record_the_scenario(
@@ -168,7 +168,7 @@ def test_allowed_hosts_do_not_open_other_hosts(pytester: pytest.Pytester) -> Non
     result = pytester.runpytest("--block-network", "--allowed-hosts=localhost")
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*LiveModelBlockedError: *tried to connect to 192.0.2.1:80*"])
+    result.stdout.fnmatch_lines(["*LiveModelBlockedError: *tried to connect to 192.0.2.1:80*"])
 
 
 @pytest.mark.agentkit_allow_loopback
@@ -188,7 +188,7 @@ def test_allow_loopback_marker_still_blocks_other_hosts(pytester: pytest.Pyteste
     result = pytester.runpytest("--block-network")
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*LiveModelBlockedError: *tried to connect to 192.0.2.1:80*"])
+    result.stdout.fnmatch_lines(["*LiveModelBlockedError: *tried to connect to 192.0.2.1:80*"])
 
 
 @pytest.mark.live
@@ -286,7 +286,7 @@ def test_connection_error_wrapped_by_a_client_still_explains_the_block(
     result = pytester.runpytest("--block-network")
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*RuntimeError: the server is unreachable",
+    result.stdout.fnmatch_lines(["*RuntimeError: the server is unreachable",
                                  "*agentkit network guard*",
                                  "test_client.py::test_client tried to connect to *",
                                  "- to record the model once*--record-mode=once*"])

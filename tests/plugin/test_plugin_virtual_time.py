@@ -28,9 +28,15 @@ async def test_four_parallel_calls():
 
 
 def _with_pytest_asyncio(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    result = pytester.runpytest(*args)
-    result.stdout.fnmatch_lines(["plugins: *asyncio-*"])
-    return result
+    """Run the inner session; its conftest fails it unless pytest-asyncio is active there."""
+    write(pytester, "conftest.py", """\
+        import pytest
+
+        def pytest_configure(config):
+            if not config.pluginmanager.hasplugin("asyncio"):
+                raise pytest.UsageError("pytest-asyncio is not active in this run")
+        """)
+    return pytester.runpytest(*args)
 
 
 def test_without_pytest_asyncio_a_marked_async_test_overlaps_calls(

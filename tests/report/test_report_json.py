@@ -64,7 +64,7 @@ def test_wrong_field_type_in_baseline_names_the_file_line_and_field(tmp_path):
     path.write_text(text, encoding="utf-8")
     line = text.splitlines().index('      "steps": "many",') + 1
 
-    with pytest.raises(ReportError, match=rf"{path}:{line}: rows\.0\.steps: .*integer"):
+    with pytest.raises(ReportError, match=rf"^{re.escape(str(path))}:{line}: rows\.0\.steps: \S"):
         load_comparison(path)
 
 

@@ -398,7 +398,7 @@ def test_cassette_exchanges_must_be_a_list(tmp_path):
     path = tmp_path / "c.yaml"
     message = _load_error(path, "format: 1\nexchanges: {a: 1}\n")
 
-    assert message == f"{path}:2: exchanges: Input should be a valid list, got {{'a': 1}}"
+    assert re.fullmatch(rf"{re.escape(str(path))}:2: exchanges: .+, got \{{'a': 1\}}", message)
 
 
 def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
@@ -409,17 +409,17 @@ def test_an_exchange_without_a_response_is_an_error_naming_it(tmp_path):
     assert message == f"{path}:4: exchanges.1: needs `response` (or `error`)"
 
 
-@pytest.mark.parametrize("latency, problem", [
-    ("-1", "Input should be greater than or equal to 0, got -1"),
-    (".inf", "Input should be a finite number, got inf"),
-    ("1.0e+8", "Input should be less than or equal to 86400, got 100000000.0")])
+@pytest.mark.parametrize("latency, shown", [
+    ("-1", "-1"), (".inf", "inf"), ("1.0e+8", "100000000.0")])
 def test_an_exchange_with_a_negative_endless_or_huge_latency_is_an_error_at_its_line(
-        tmp_path, latency, problem):
+        tmp_path, latency, shown):
     path = tmp_path / "c.yaml"
     message = _load_error(path, "format: 1\nexchanges:\n  - request: {}\n    response: {}\n"
                                 f"    latency: {latency}\n")
 
-    assert message == f"{path}:5: exchanges.0.latency: {problem}"
+    # what is wrong is pydantic's wording; the place and the value shown are agentkit's
+    assert re.fullmatch(rf"{re.escape(str(path))}:5: exchanges\.0\.latency: .+, got {re.escape(shown)}",
+                        message)
 
 
 def test_a_missing_cassette_file_is_an_error_naming_it_and_saying_how_to_record(tmp_path):
@@ -617,8 +617,7 @@ def test_context_window_that_is_not_a_number_names_line_and_field(tmp_path):
     path = tmp_path / "c.yaml"
     message = _load_error(path, "format: 1\ncontext_window: lots\nexchanges: []\n")
 
-    assert message == (f"{path}:2: context_window: Input should be a valid integer, "
-                       "unable to parse string as an integer, got 'lots'")
+    assert re.fullmatch(rf"{re.escape(str(path))}:2: context_window: .+, got 'lots'", message)
 
 
 def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(tmp_path):
@@ -626,9 +625,8 @@ def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(t
     message = _load_error(path, "format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
                                 "        additional_kwargs:\n          tool_calls:\n            - add\n")
 
-    assert message.startswith(
-        f"{path}:8: exchanges.0.response.message.additional_kwargs.tool_calls.0: Input should "
-        "be a valid dictionary")
+    assert re.fullmatch(rf"{re.escape(str(path))}:8: exchanges\.0\.response\.message\."
+                        r"additional_kwargs\.tool_calls\.0: .+, got 'add'", message)
 
 
 def test_recorded_chunks_that_do_not_make_the_answer_are_a_cassette_error(tmp_path):

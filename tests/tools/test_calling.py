@@ -1,6 +1,7 @@
 """Calling tools as agents do: never raising, errors become outputs the model can read."""
 
 import asyncio
+import re
 
 import pytest
 
@@ -128,8 +129,10 @@ def test_an_unknown_argument_yields_an_error_output_naming_it():
 
 def test_a_wrong_argument_type_yields_an_error_output_naming_the_argument():
     output = call_tool(ADD, {"a": "one", "b": 2})
-    assert output.is_error and output.content.startswith(
-        "Error: invalid arguments for tool `add`: `a`: Input should be a valid integer")
+    # what is wrong with `a` is pydantic's wording; the frame and the value given are agentkit's
+    assert output.is_error
+    assert re.fullmatch(r"Error: invalid arguments for tool `add`: `a`: .+ \(got 'one'\)",
+                        output.content), output.content
 
 
 def test_an_unknown_tool_yields_an_error_output_naming_it():
