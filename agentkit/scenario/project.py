@@ -16,7 +16,7 @@ caller = { ref = "my_project.agents:build_caller", trajectory = "function_callin
 
 ``trajectory`` is the import ref of the type's own trajectory renderer, or the name of a
 bundled wire format or agent type it renders like (``function_calling``, ``tool_calls``,
-``react``...: :func:`agentkit.scenario.trajectory_renderers.named_renderer`).
+``react``...: :func:`agentkit.scenario.agent_types.named_renderer`).
 
 Paths are relative to the project root (the folder of pyproject.toml). :func:`activated`
 puts the root on ``sys.path`` (as pytest's ``pythonpath = ["."]`` does) so the refs import,
@@ -37,8 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError
-from agentkit.scenario.agent_types import AGENT_TYPES
-from agentkit.scenario.trajectory_renderers import UnknownTrajectoryFormatError, named_renderer
+from agentkit.scenario.agent_types import (
+    AGENT_TYPES,
+    UnknownTrajectoryFormatError,
+    named_renderer,
+)
 
 __all__ = ["Project", "ProjectError", "AgentTypeRef", "find_project", "read_project",
            "activated", "DEFAULT_SCENARIOS"]

@@ -38,10 +38,11 @@ from agentkit.scenario.agent_types import (
     AgentContext,
     AgentType,
     AgentTypeError,
+    build_agent,
     resolve_agent_type,
 )
-from agentkit.scenario.agents import build_agent
 from agentkit.scenario.check import check_expectations
+from agentkit.scenario.families.workflow import WorkflowChatAgent
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.judge import SnapshotCheck, Verdict, judge
 from agentkit.scenario.layout import (
@@ -60,7 +61,6 @@ from agentkit.scenario.trajectory_run import (
     render_script,
     trajectory_outputs,
 )
-from agentkit.scenario.workflow_agent import WorkflowChatAgent
 from agentkit.tools import BaseTool
 from agentkit.workflow import draw_workflow
 

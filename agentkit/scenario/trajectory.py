@@ -25,13 +25,15 @@ in it is call N's output as text. A trajectory describes one turn. Thoughts are 
 without the markers of the text formats (``Action:``, ``Answer:``, ``Observation:``,
 ``[FUNC``). Tool names and argument names are checked against the scenario's tools.
 
-Each agent type has a :data:`TrajectoryRenderer` (:func:`register_trajectory_renderer`):
-given a :class:`RenderContext` it returns the ScriptedLLM items of that type. Values a
-renderer needs from earlier calls are the **actual** outputs of the run: an item that needs
-them is a callable the LLM evaluates when it is called (:meth:`RenderContext.deferred`), by
-which time the agent has made the calls it depends on (the harness feeds each finished tool
-call to :attr:`RenderContext.outputs`). The bundled renderers are in
-:mod:`agentkit.scenario.trajectory_renderers`.
+An agent type renders trajectories when its declaration has a :data:`TrajectoryRenderer`
+(``AgentType(..., trajectory=...)``, ``register_agent_type(..., trajectory=...)``: the
+renderer is part of the agent type, :mod:`agentkit.scenario.agent_types`): given a
+:class:`RenderContext` it returns the ScriptedLLM items of that type. Values a renderer needs
+from earlier calls are the **actual** outputs of the run: an item that needs them is a
+callable the LLM evaluates when it is called (:meth:`RenderContext.deferred`), by which time
+the agent has made the calls it depends on (the harness feeds each finished tool call to
+:attr:`RenderContext.outputs`). The bundled renderers are their families'
+(:mod:`agentkit.scenario.families`).
 """
 
 from __future__ import annotations
@@ -40,8 +42,7 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,11 +59,10 @@ __all__ = [
     "TrajectoryError",
     "TrajectoryRenderer",
     "TrajectoryStep",
+    "DEFAULT_ANSWER_THOUGHT",
     "compile_trajectory",
     "map_refs",
-    "register_trajectory_renderer",
     "renderable_agent_types",
-    "scoped_renderers",
     "trajectory_renderer",
 ]
 
@@ -416,51 +416,39 @@ class RenderContext:
             return []
         return list(tool.metadata.get_parameters_dict().get("properties") or {})
 
+    def positional(self, call: TrajectoryCall) -> list[Any] | None:
+        """The call's arguments in schema order, for formats that pass them by position;
+        ``None`` when a parameter before the last one given is left out."""
+        order = self.parameters(call.name)
+        given = [name for name in order if name in call.args]
+        if given != order[:len(given)] or len(given) != len(call.args):
+            return None
+        return [call.args[name] for name in given]
+
+    def answer_item(self) -> Any:
+        """The final answer's text as a script item (``{$N}`` filled in when it is asked for)."""
+        answer = self.trajectory.answer
+        return self.deferred(lambda: answer.render(self.outputs), answer.refs)
+
 
 TrajectoryRenderer = Callable[[RenderContext], list[Any]]
 """Renders an agent type's ScriptedLLM items (strings, ``ScriptedResponse`` s, callables...)
 from a trajectory; raise :class:`TrajectoryError` for what the format cannot express."""
 
-_RENDERERS: dict[str, TrajectoryRenderer] = {}
-_bundled_loaded = False
-
-
-def _renderers() -> dict[str, TrajectoryRenderer]:
-    global _bundled_loaded
-    if not _bundled_loaded:
-        _bundled_loaded = True
-        from agentkit.scenario import trajectory_renderers  # noqa: F401  (registers them)
-    return _RENDERERS
-
-
-def register_trajectory_renderer(agent_type: str, renderer: TrajectoryRenderer | None) -> None:
-    """Let agent type ``agent_type`` run scenarios given as a trajectory (``None`` removes
-    its renderer). ``register_agent_type(name, factory, trajectory=renderer)`` calls this."""
-    registry = _renderers()
-    if renderer is None:
-        registry.pop(agent_type, None)
-    else:
-        registry[agent_type] = renderer
-
-
-@contextmanager
-def scoped_renderers() -> Iterator[None]:
-    """Renderers registered inside are gone on exit (with the agent types registered inside:
-    :meth:`agentkit.scenario.agent_types.AgentTypeRegistry.scoped`)."""
-    saved = dict(_renderers())
-    try:
-        yield
-    finally:
-        _RENDERERS.clear()
-        _RENDERERS.update(saved)
+DEFAULT_ANSWER_THOUGHT = "I can answer without using any more tools."
+"""The thought a text format writes before the answer when the trajectory gives none."""
 
 
 def trajectory_renderer(agent_type: str) -> TrajectoryRenderer | None:
-    """The renderer of ``agent_type``, if it has one."""
-    return _renderers().get(agent_type)
+    """The renderer of ``agent_type``, if it has one (its :class:`AgentType`'s)."""
+    from agentkit.scenario.agent_types import AGENT_TYPES  # it imports this module
+
+    return AGENT_TYPES.renderer(agent_type)
 
 
 def renderable_agent_types() -> list[str]:
-    """Every agent type with a renderer, bundled first: what a trajectory scenario without
+    """Every agent type with a renderer, built-in first: what a trajectory scenario without
     ``agents:`` runs under."""
-    return list(_renderers())
+    from agentkit.scenario.agent_types import AGENT_TYPES  # it imports this module
+
+    return AGENT_TYPES.renderable()

@@ -8,12 +8,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentkit.agent import FunctionCallingAgent
+from agentkit.core.events import Event, LLMCallEndEvent, dispatcher
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.scenario import run_scenario
 from agentkit.scenario.agent_types import (
@@ -27,6 +29,7 @@ from agentkit.scenario.agent_types import (
     register_agent_type,
     resolve_agent_type,
 )
+from agentkit.scenario.trace import TurnBuilder
 from tests.scenario_text import adding_scenario
 
 from .conftest import MINIMAL, TRAJECTORY_SCENARIO
@@ -129,17 +132,39 @@ def test_the_built_in_types_resolve_with_their_capabilities():
 # ----------------------------------------------------------------- import refs
 @pytest.fixture
 def agent_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A module ``my_agents_<id>`` on sys.path with a factory ``build`` and ``seeing`` (an
-    AgentType that takes images); its name is unique, so it is new to sys.modules."""
+    """A module ``my_agents_<id>`` on sys.path with a factory ``build`` and AgentTypes:
+    ``seeing`` (takes images), ``calling`` (renders like function_calling) and ``noting`` (files
+    an event of its own into traces); its name is unique, so it is new to sys.modules."""
     name = f"my_agents_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{name}.py").write_text(textwrap.dedent("""\
+        from dataclasses import dataclass
+
         from agentkit.agent import FunctionCallingAgent
+        from agentkit.core.events import Event, dispatcher
         from agentkit.scenario.agent_types import AgentType
 
         def build(context):
             return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
 
+        @dataclass(kw_only=True, slots=True)
+        class Asked(Event):
+            message: str
+
+        def build_noting(context):
+            agent = build(context)
+            chat = agent.chat
+            def noting_chat(message, *args, **kwargs):
+                dispatcher.emit(Asked(message=message))
+                return chat(message, *args, **kwargs)
+            agent.chat = noting_chat
+            return agent
+
+        def note(turn, event):
+            turn.details.setdefault("notes", []).append(event.message)
+
         seeing = AgentType(build, images=True)
+        calling = AgentType(build, trajectory="function_calling")
+        noting = AgentType(build_noting, trace_handlers={Asked: note})
         """), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield name
@@ -346,3 +371,171 @@ def test_a_renderer_that_cannot_be_imported_is_a_scenario_error_naming_its_ref(r
         f"{path}:11: agents.mine: mine: cannot import the trajectory renderer "
         "`no_such_renderers_xyz:render` (pyproject.toml:3): ModuleNotFoundError: No module "
         "named 'no_such_renderers_xyz'")
+
+
+def test_a_type_declared_by_ref_to_an_agent_type_renders_with_its_renderer(agent_module,
+                                                                          write_file):
+    AGENT_TYPES.declare("mine", f"{agent_module}:calling", "pyproject.toml")
+
+    result = run_scenario(write_file("traj.yaml", TRAJECTORY_SCENARIO))
+
+    assert result.passed, result.problems
+    assert result.trace.turns[0].response == "2 + 3 = 5"
+
+
+def test_listing_the_types_that_render_imports_no_type_declared_by_ref(agent_module):
+    from agentkit.scenario.trajectory import renderable_agent_types
+
+    AGENT_TYPES.declare("mine", f"{agent_module}:calling", "pyproject.toml")
+
+    assert "mine" not in renderable_agent_types()
+    assert agent_module not in sys.modules
+
+
+def test_a_type_declared_by_ref_without_a_renderer_fails_its_trajectory_run_at_its_line(
+        agent_module, write_file):
+    from agentkit.scenario import ScenarioError
+
+    AGENT_TYPES.declare("mine", f"{agent_module}:build", "pyproject.toml")
+    path = write_file("traj.yaml", TRAJECTORY_SCENARIO)
+
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(path)
+
+    assert str(info.value) == (f"{path}:11: agents.mine: no `script` or `recording`, and agent "
+                               "type `mine` has no trajectory renderer")
+
+
+def _render_context() -> Any:
+    """What a renderer gets for a trajectory that only answers "5"."""
+    from agentkit.scenario.trajectory import RenderContext, TrajectoryStep, compile_trajectory
+    from agentkit.scenario.trajectory_run import TrajectoryOutputs
+
+    trajectory = compile_trajectory([TrajectoryStep(answer="5")])
+    return RenderContext(agent_type="mine", trajectory=trajectory,
+                         outputs=TrajectoryOutputs(trajectory))
+
+
+def test_the_renderer_of_a_type_declared_by_ref_imports_it_when_it_renders(agent_module):
+    from agentkit.scenario.trajectory import trajectory_renderer
+
+    AGENT_TYPES.declare("mine", f"{agent_module}:calling", "pyproject.toml")
+    renderer = trajectory_renderer("mine")
+
+    assert renderer is not None and agent_module not in sys.modules
+    assert renderer(_render_context()) == ["5"]
+    assert agent_module in sys.modules
+
+
+def test_rendering_for_a_type_declared_by_ref_without_a_renderer_says_how_to_give_one(
+        agent_module):
+    from agentkit.scenario.trajectory import TrajectoryError, trajectory_renderer
+
+    AGENT_TYPES.declare("mine", f"{agent_module}:build", "pyproject.toml")
+    renderer = trajectory_renderer("mine")
+    assert renderer is not None
+
+    with pytest.raises(TrajectoryError) as info:
+        renderer(_render_context())
+
+    assert info.value.problems == [(("agents", "mine"), (
+        "agent type `mine` has no trajectory renderer: give it a `script`, or declare one "
+        "(`trajectory = ...` beside its ref, or AgentType(..., trajectory=...))"))]
+
+
+# ----------------------------------------------------------------- trace handlers
+@dataclass(kw_only=True, slots=True)
+class NoteEvent(Event):
+    """A user's own bus event: the agent noted something."""
+
+    text: str
+
+
+class NotingAgent:
+    """A user's agent: it notes each message on the bus, then answers as function calling."""
+
+    def __init__(self, context: AgentContext) -> None:
+        self.inner = _function_calling(context)
+
+    def chat(self, message: str, *args: Any, **kwargs: Any) -> Any:
+        dispatcher.emit(NoteEvent(text=f"asked: {message}"))
+        return self.inner.chat(message, *args, **kwargs)
+
+    def stream_chat(self, message: str, *args: Any, **kwargs: Any) -> Any:
+        dispatcher.emit(NoteEvent(text=f"asked: {message}"))
+        return self.inner.stream_chat(message, *args, **kwargs)
+
+    @property
+    def chat_history(self) -> Any:
+        return self.inner.chat_history
+
+
+def _note(turn: TurnBuilder, event: NoteEvent) -> None:
+    turn.details.setdefault("notes", []).append(event.text)
+
+
+def test_a_users_agent_type_files_its_own_events_into_traces(write_file):
+    register_agent_type("mine", NotingAgent, trace_handlers={NoteEvent: _note})
+
+    result = run_scenario(_mine(write_file))
+
+    assert result.passed, result.problems
+    assert result.trace.to_dict()["turns"][0]["notes"] == ["asked: What is 2 + 3?"]
+
+
+def test_an_agent_type_declaration_registers_as_it_is(write_file):
+    register_agent_type("mine", AgentType(NotingAgent, trace_handlers={NoteEvent: _note}))
+
+    assert "notes" in run_scenario(_mine(write_file)).trace.to_dict()["turns"][0]
+
+
+def test_a_users_trace_handlers_are_gone_when_its_scope_ends(write_file):
+    with AGENT_TYPES.scoped():
+        register_agent_type("mine", NotingAgent, trace_handlers={NoteEvent: _note})
+    register_agent_type("mine", NotingAgent)  # the same agent, declaring no handler
+
+    assert "notes" not in run_scenario(_mine(write_file)).trace.to_dict()["turns"][0]
+
+
+def test_a_type_declared_by_ref_files_its_events_once_imported(agent_module, write_file):
+    AGENT_TYPES.declare("mine", f"{agent_module}:noting", "pyproject.toml")
+
+    result = run_scenario(_mine(write_file))
+
+    assert result.trace.to_dict()["turns"][0]["notes"] == ["What is 2 + 3?"]
+
+
+def test_another_handler_for_an_event_a_built_in_family_files_is_refused():
+    from agentkit.agent.llm_compiler import PlanEvent
+
+    with pytest.raises(AgentTypeError) as info:
+        register_agent_type("mine", _function_calling, trace_handlers={PlanEvent: _note})
+
+    assert "mine" not in AGENT_TYPES
+    assert str(info.value) == (
+        "agent type `mine` (register_agent_type): trace_handlers: agent type `llm_compiler` "
+        "already files PlanEvent into traces with another handler (an event goes into traces "
+        "one way, whichever agent emits it); declare the same handler, or an event class of "
+        "your own")
+
+
+def test_a_type_may_declare_the_handlers_a_built_in_type_declares():
+    register_agent_type("my_team", resolve_agent_type("agent_workflow"))
+
+    assert (resolve_agent_type("my_team").trace_handlers
+            == resolve_agent_type("agent_workflow").trace_handlers)
+
+
+@pytest.mark.parametrize(("handlers", "problem"), [
+    ({LLMCallEndEvent: _note}, "LLMCallEndEvent is a core event: the trace's steps, LLM calls "
+                               "and tool calls come from it; handle event classes of your own"),
+    ({dict: _note}, "<class 'dict'> is not an event class (a subclass of "
+                    "agentkit.core.events.Event)"),
+    ({NoteEvent: "notes"}, "the handler of NoteEvent is 'notes', not a function "
+                           "`handler(turn, event)`"),
+], ids=["core event", "not an event", "not a function"])
+def test_unusable_trace_handlers_are_refused_naming_the_type(handlers, problem):
+    with pytest.raises(AgentTypeError) as info:
+        register_agent_type("mine", _function_calling, trace_handlers=handlers)
+
+    assert str(info.value) == f"agent type `mine` (register_agent_type): trace_handlers: {problem}"

@@ -15,8 +15,13 @@ import yaml
 from agentkit.agent import FunctionCallingAgent
 from agentkit.llms.cassette import CassetteMissError
 from agentkit.llms.mock import ScriptedLLM
-from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
-from agentkit.scenario.agents import register_agent_type
+from agentkit.scenario import (
+    AGENT_TYPES,
+    ScenarioError,
+    load_scenario,
+    register_agent_type,
+    run_scenario,
+)
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.record import record_scenario
 

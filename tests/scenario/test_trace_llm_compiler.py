@@ -1,10 +1,11 @@
 """LLMCompiler rounds in traces: each step's plan (tasks, calls, times, outcomes, notes or
-parse error) and the joiner's decision."""
+parse error) and the joiner's decision: the trace handlers the llm_compiler family declares,
+in effect once the agent-type registry has loaded it (the agent is built through it)."""
 
-from agentkit.agent.llm_compiler import LLMCompilerAgentWorker
 from agentkit.core.sim import asleep
 from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
+from agentkit.scenario.agent_types import AgentContext, build_agent
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.tools import FunctionTool
 
@@ -24,8 +25,8 @@ TOOLS = [FunctionTool.from_defaults(async_fn=lookup), FunctionTool.from_defaults
 
 
 def _steps(script, **options):
-    agent = LLMCompilerAgentWorker.from_tools(TOOLS, llm=ScriptedLLM(script),
-                                              **options).as_agent()
+    agent = build_agent(AgentContext(agent_type="llm_compiler", llm=ScriptedLLM(script),
+                                     tools=tuple(TOOLS), params=options))
     with collect_events() as events:
         response = agent.chat("q")
     turn = build_turn("q", events, IdNormalizer(), response=str(response), error=None,

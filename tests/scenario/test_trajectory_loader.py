@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario
+from agentkit.scenario import AGENT_TYPES, AgentType, ScenarioError, load_scenario
 from agentkit.scenario.trajectory import Ref, compile_trajectory, renderable_agent_types
 
 HEAD = """\
@@ -211,7 +211,7 @@ def test_an_unknown_agent_type_is_reported_as_unknown_not_as_unrenderable(write_
 
 
 def test_a_registered_type_without_a_renderer_needs_a_script(write_file, monkeypatch):
-    monkeypatch.setitem(AGENT_TYPES, "plain", AGENT_TYPES["react"])
+    monkeypatch.setitem(AGENT_TYPES, "plain", AgentType(AGENT_TYPES["react"].factory))
     path, message = _error(write_file, TRAJECTORY + "agents:\n  react:\n  plain:\n")
 
     assert message == (f"{path}:19: agents.plain: agent type `plain` cannot render a trajectory "

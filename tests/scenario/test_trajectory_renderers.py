@@ -13,18 +13,16 @@ from agentkit.agent.llm_compiler import parse_joiner_output, parse_plan
 from agentkit.agent.react import ReActOutputParser
 from agentkit.agent.react.types import ActionReasoningStep, ResponseReasoningStep
 from agentkit.llms.mock import ScriptedResponse
+from agentkit.scenario.families.coa import render_coa
+from agentkit.scenario.families.function_calling import render_tool_calls
+from agentkit.scenario.families.llm_compiler import render_llm_compiler
+from agentkit.scenario.families.react import render_react
 from agentkit.scenario.trajectory import (
     RenderContext,
     TrajectoryError,
     TrajectoryStep,
     compile_trajectory,
     trajectory_renderer,
-)
-from agentkit.scenario.trajectory_renderers import (
-    render_coa,
-    render_llm_compiler,
-    render_react,
-    render_tool_calls,
 )
 from agentkit.scenario.trajectory_run import (
     ObservedCall,
@@ -203,6 +201,33 @@ def test_coa_answers_directly_when_the_trajectory_makes_no_call():
 
     assert items == ["No tools needed."]
     assert parse_chain(items[0]).calls == ()
+
+
+# ----------------------------------------------------------------- what a renderer gets
+def _search(args: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"call": "search", "args": args}, {"answer": "found"}]
+
+
+def test_positional_arguments_are_in_schema_order():
+    context = _context(_search({"lang": "fr", "query": "cats", "limit": 3}))
+
+    assert context.positional(context.trajectory.calls[0]) == ["cats", 3, "fr"]
+
+
+def test_positional_arguments_may_leave_out_trailing_parameters_only():
+    trailing = _context(_search({"query": "cats"}))
+    gap = _context(_search({"query": "cats", "lang": "fr"}))
+
+    assert trailing.positional(trailing.trajectory.calls[0]) == ["cats"]
+    assert gap.positional(gap.trajectory.calls[0]) is None
+
+
+def test_the_answer_item_fills_in_outputs_when_the_llm_asks_for_it():
+    fixed, filled = _context([{"answer": "42"}]), _context(outputs=_Outputs(made=3))
+
+    assert fixed.answer_item() == "42"
+    with pytest.raises(TrajectoryDeviationError):  # call 4 is not made yet
+        filled.answer_item()([], None)
 
 
 # ----------------------------------------------------------------- every bundled type
