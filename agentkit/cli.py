@@ -136,11 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", help="only this agent type")
 
-    sub = commands.add_parser("diff", help="step-aligned diff of two trace files",
-                              description="Show how trace NEW differs from trace OLD "
-                                          "(inserted/dropped/changed steps, then details).")
+    sub = commands.add_parser(
+        "diff", help="step-aligned diff of two trace files",
+        description="Show how trace NEW differs from trace OLD (inserted/dropped/changed "
+                    "steps, then details; a change is shown once, where it began, with where "
+                    "else it shows). Changed words are marked [-old-]{+new+}, or coloured on "
+                    "a terminal.")
     sub.add_argument("old", type=Path, help="trace JSON (a snapshot or --trace-dir output)")
     sub.add_argument("new", type=Path, help="trace JSON")
+    sub.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the changes: auto (default: when the output is a terminal "
+                          "and NO_COLOR is not set), always, never (plain [-old-]{+new+} "
+                          "markers)")
 
     sub = commands.add_parser(
         "report", help="compare agent types on scenarios (Markdown, JSON, HTML)",
@@ -532,9 +539,13 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.textdiff import ANSI, PLAIN
     from agentkit.scenario.diff import diff_traces
 
-    lines = diff_traces(_read_trace(args.old), _read_trace(args.new))
+    coloured = args.color == "always" or (args.color == "auto" and out.isatty()
+                                          and not os.environ.get("NO_COLOR"))
+    lines = diff_traces(_read_trace(args.old), _read_trace(args.new),
+                        ANSI if coloured else PLAIN)
     if not lines:
         print("traces are identical", file=out)
         return EXIT_OK
@@ -568,6 +579,7 @@ class _Counter:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.report import (
         ReportError,
         compare_to_baseline,
@@ -575,10 +587,15 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         run_comparison,
         write_report,
     )
+    from agentkit.report.render import REPORT_MARKER
     from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.loader import ScenarioError
 
     _writable_folder(args.out, "--out")
+    try:  # a folder that is not a report, or holds the current one, is refused before running
+        replaceable_folder(args.out, REPORT_MARKER)
+    except FolderRefused as exc:
+        raise CLIError(f"--out {args.out}: {exc}") from None
     counter = _Counter(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None

@@ -63,7 +63,7 @@ from agentkit.core.sim import run, simulation
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
-from agentkit.scenario.judge import SnapshotCheck, SnapshotPolicy, SnapshotState, Verdict, attempt
+from agentkit.scenario.judge import Compared, SnapshotCheck, SnapshotPolicy, Verdict, attempt
 from agentkit.scenario.layout import recording_files, snapshot_path
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
@@ -467,20 +467,20 @@ class _SyrupySnapshots:
         # read by the controller (also under xdist, where user_properties travel with reports)
         self.item.user_properties.append((SNAPSHOT_PROPERTY, how))
 
-    def compare(self, trace: Trace, path: Path | None) -> tuple[SnapshotState, list[str]]:
+    def compare(self, trace: Trace, path: Path | None) -> Compared:
         self._handled("compared")
         trace_snapshot = self.snapshot.use_extension(TraceSnapshotExtension)
         trace_snapshot.update_new_snapshots_only = self.create
         if trace_snapshot == trace:
-            return "same", []
+            return "same", [], None
         if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
-            return "missing", []
+            return "missing", [], None
         location = Path(trace_snapshot.extension.get_location(
             test_location=trace_snapshot.test_location, index=0))
         stale = stale_snapshot(location)
         if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
-            return "changed", [f"{_shown(location, self.root)}: {stale}"]
-        return "changed", list(trace_snapshot.get_assert_diff())
+            return "changed", [f"{_shown(location, self.root)}: {stale}"], None
+        return "changed", list(trace_snapshot.get_assert_diff()), None
 
     def keep(self, path: Path | None) -> None:
         """Count the stored snapshot as used, comparing it with its own text: never written,

@@ -34,9 +34,10 @@ def build_tool() -> BaseTool:
 
 
 def build_chat(kind: str, calls: int, tool: BaseTool, *, final_answer: str | None = None,
-            keep_history: bool = False) -> ScriptedChat:
+               keep_history: bool = False, delete_task_on_finish: bool = False) -> ScriptedChat:
     """An ``AgentRunner`` over a ReAct or function-calling worker with ``calls`` tool calls
-    per chat, on a :class:`ScriptedLLM` holding one chat's script."""
+    per chat, on a :class:`ScriptedLLM` holding one chat's script (``delete_task_on_finish``
+    as the runner's: without it the runner keeps every finished task, as LlamaIndex's does)."""
     text = final_answer if final_answer is not None else answer(calls)
     if kind == "react":
         llm = ScriptedLLM(react_script(calls, text))
@@ -48,7 +49,8 @@ def build_chat(kind: str, calls: int, tool: BaseTool, *, final_answer: str | Non
                                                        max_function_calls=MAX_ITERATIONS)
     else:
         raise ValueError(f"unknown agent kind {kind!r}: use 'react' or 'function_calling'")
-    return ScriptedChat(AgentRunner(worker, llm=llm), llm, keep_history)
+    return ScriptedChat(AgentRunner(worker, llm=llm, delete_task_on_finish=delete_task_on_finish),
+                        llm, keep_history)
 
 
 def inspect(response: Any) -> tuple[str, list[str]]:

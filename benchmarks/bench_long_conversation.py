@@ -1,6 +1,7 @@
 """One ReAct agent, many chats in a row: does time per chat stay flat as history grows?
 
     python benchmarks/bench_long_conversation.py [--chats 1000] [--block 100]
+        [--delete-task-on-finish]
         [--llamaindex PATH_TO_PYTHON [--llamaindex-chats N] [--time-cap SECONDS]]
 
 Every chat makes one tool call and answers with about 40 words, and the agent keeps its
@@ -10,7 +11,9 @@ per chat (process CPU time) of each block of chats and the process's resident me
 from the first chat to the last. ``--llamaindex PY`` then runs the same conversation on
 llama-index-core, whose memory re-tokenises the history for every message it drops, so its
 time per chat grows with the conversation; ``--time-cap`` stops that side after a block's chat
-once it has run that long.
+once it has run that long. The agent's runner keeps every finished task, as LlamaIndex's does
+(``get_completed_tasks``); ``--delete-task-on-finish`` drops each one, so the memory still
+growing is the chat history alone.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chats", type=int, default=1000, help="chats in the conversation")
     parser.add_argument("--block", type=int, default=100, help="chats per reported block")
+    parser.add_argument("--delete-task-on-finish", action="store_true",
+                        help="the agentkit runner drops each finished task (default: keeps "
+                             "them, as LlamaIndex's does)")
     parser.add_argument("--llamaindex", metavar="PYTHON",
                         help="python of a venv with llama-index-core: compare against it")
     parser.add_argument("--llamaindex-chats", type=int,
@@ -60,7 +66,8 @@ def run_agentkit(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
     from agentkit.core.sim import simulation
 
     with simulation(seed=0):
-        chat = build_chat("react", 1, build_tool(), final_answer=LONG_ANSWER, keep_history=True)
+        chat = build_chat("react", 1, build_tool(), final_answer=LONG_ANSWER, keep_history=True,
+                          delete_task_on_finish=args.delete_task_on_finish)
         start = rss_kib()
         print(f"agentkit: memory token limit {chat.agent.memory.token_limit}", file=out)
         blocks = []
@@ -68,7 +75,10 @@ def run_agentkit(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
                                        chats=args.chats, block=args.block):
             _print_block("agentkit", block, out)
             blocks.append(block)
-    return {"start_rss_kib": start, "end_rss_kib": rss_kib(), "blocks": blocks}
+        tasks, messages = len(chat.agent.list_tasks()), len(chat.agent.memory.get_all())
+    print(f"agentkit: kept {messages} messages of history and {tasks} finished tasks", file=out)
+    return {"start_rss_kib": start, "end_rss_kib": rss_kib(), "blocks": blocks,
+            "tasks_kept": tasks, "messages_kept": messages}
 
 
 def run_llamaindex(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:

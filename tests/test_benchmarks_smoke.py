@@ -129,6 +129,17 @@ def test_bench_long_conversation_reports_rss_from_first_to_last_chat():
     assert "RSS growth MiB" in out.getvalue()
 
 
+@pytest.mark.parametrize("options, tasks", [([], 3), (["--delete-task-on-finish"], 0)])
+def test_bench_long_conversation_keeps_the_whole_history_and_the_tasks_unless_told(options,
+                                                                                  tasks):
+    out = io.StringIO()
+
+    run = bench_long.main(["--chats", "3", "--block", "3", *options], out=out)["agentkit"]
+
+    assert (run["messages_kept"], run["tasks_kept"]) == (6, tasks)
+    assert f"agentkit: kept 6 messages of history and {tasks} finished tasks" in out.getvalue()
+
+
 def _long_chat():
     return agentkit_side.build_chat("react", 1, agentkit_side.build_tool(),
                                     final_answer=conversation.LONG_ANSWER, keep_history=True)

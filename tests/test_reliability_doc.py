@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import re
 from pathlib import Path
 
@@ -25,3 +27,27 @@ def test_every_test_function_the_reliability_doc_names_exists():
 
 def test_the_readme_links_the_reliability_doc():
     assert "(docs/reliability.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _shell_commands() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", DOC, flags=re.DOTALL)
+    return [line for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_every_benchmark_command_of_the_doc_runs():
+    # the doc's figures come from full counts; here each command runs with tiny ones
+    commands = _shell_commands()
+    assert commands and all(re.match(r"python benchmarks/\w+\.py( |$)", c) for c in commands)
+    for command in commands:
+        script, *args = command.split()[1:]
+        tiny = " ".join(args)
+        tiny = re.sub(r"--(chats|block) \d+", r"--\1 3", tiny)
+        spec = importlib.util.spec_from_file_location("_doc_bench", ROOT / script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out = io.StringIO()
+
+        module.main(tiny.split(), out=out)
+
+        assert "target:" in out.getvalue(), command

@@ -2,6 +2,7 @@
 
 from agentkit.agent.custom import CustomSimpleAgentWorker, FnAgentWorker, QueryPipelineAgentWorker
 from agentkit.agent.function_calling import FunctionCallingAgent, FunctionCallingAgentWorker
+from agentkit.agent.pack import BaseLlamaPack
 from agentkit.agent.react import (
     ReActAgent,
     ReActAgentWorker,
@@ -28,6 +29,7 @@ __all__ = [
     "AgentWorker",
     "BaseAgent",
     "BaseAgentWorker",
+    "BaseLlamaPack",
     "CustomSimpleAgentWorker",
     "FnAgentWorker",
     "FunctionCallingAgent",

@@ -151,7 +151,10 @@ class AgentWorker(BaseAgentWorker):
         return last, deltas
 
     def finalize_task(self, task: Task, **kwargs: Any) -> None:
-        """Append this task's new messages to the full history, then clear them."""
+        """Append this task's new messages to the full history, then clear them.
+
+        Upstream writes ``set(get_all() + new)``, which ends in the same history but copies
+        and compares all of it on every chat; appending costs only the new messages."""
         new_memory = self._new_memory(task)
-        task.memory.set(task.memory.get_all() + new_memory.get_all())
+        task.memory.put_messages(new_memory.get_all())
         new_memory.reset()

@@ -4,7 +4,8 @@
 * :func:`replace_together`: several files replaced as one (a cassette and its recorded
   trace); after a crash at any point, :func:`settle` leaves all old files or all new ones.
 * :func:`replace_folder`: a folder's files replaced as one (a report): written into a hidden
-  staging folder beside it, then swapped in.
+  staging folder beside it, then swapped in. Only a folder that a marker file says it wrote
+  (or an empty or missing one) is replaced: :func:`replaceable_folder` says why not first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ try:
 except ImportError:  # pragma: no cover  (not POSIX: no cross-process lock)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["atomic_write_text", "replace_together", "settle", "replace_folder"]
+__all__ = ["atomic_write_text", "replace_together", "settle", "replace_folder",
+           "replaceable_folder", "FolderRefused"]
+
+
+class FolderRefused(ValueError):
+    """:func:`replace_folder` will not replace this folder (it would lose what it holds, or
+    pull the current folder from under the process); the message says why and what to do."""
 
 
 def _mode_for(path: Path) -> int:
@@ -32,11 +39,18 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
+def _through_links(path: str | Path) -> Path:
+    """The file a write to ``path`` means: a symlink's target (a cassette kept elsewhere and
+    linked in stays linked), never the link itself replaced by a regular file."""
+    return Path(os.path.realpath(path))
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None = None) -> None:
     """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename.
 
-    The file keeps its mode (or takes that of ``mode_of``, when given)."""
-    path = Path(path)
+    The file keeps its mode (or takes that of ``mode_of``, when given); a symlink is written
+    through (its target is replaced, the link stays)."""
+    path = _through_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -77,7 +91,8 @@ def _sync_folder(folder: Path) -> None:
 
 
 def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
-    """Replace each ``(path, text)`` as one change (the paths may be in several folders).
+    """Replace each ``(path, text)`` as one change (the paths may be in several folders; a
+    symlink is written through, so its target's folder holds that file's pending copy).
 
     Every new text is first written, atomically and in order, to a hidden ``.<name>.pending``
     beside its file; then each pending file is renamed over its file, in order. A crash while
@@ -85,7 +100,7 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
     (every old file stays). A crash while renaming leaves the first one renamed already:
     :func:`settle` renames the rest (every file is new). Writers of the same files take
     turns (a lock on the first file's folder, which the kernel releases if the holder dies)."""
-    paths = [Path(path) for path, _ in files]
+    paths = [_through_links(path) for path, _ in files]
     folders = list(dict.fromkeys(path.parent for path in paths))
     for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
@@ -102,7 +117,7 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    files = [Path(path) for path in paths]
+    files = [_through_links(path) for path in paths]
     if not files[0].parent.is_dir():  # the first pending file is written first: nothing was
         return
     with _locked(files[0].parent):
@@ -123,8 +138,37 @@ def _settle(paths: list[Path]) -> None:
             stale.unlink(missing_ok=True)
 
 
-def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]:
+def replaceable_folder(folder: str | Path, marker: str) -> Path:
+    """The real folder :func:`replace_folder` would replace for ``folder`` (a symlink
+    resolved, so the write goes through it), or :class:`FolderRefused` saying why not.
+
+    Refused: a file; the current folder or one holding it (``.``, ``..``, ``/``); a folder
+    that holds anything but lacks the file ``marker`` -- it is not one a replace_folder with
+    that marker wrote, and replacing it could delete a user's files."""
+    real = Path(os.path.realpath(folder))
+    try:
+        here: Path | None = Path.cwd().resolve()
+    except OSError:  # the current folder was deleted: nothing to pull from under anyone
+        here = None
+    if real == real.parent or (here is not None and (real == here or real in here.parents)):
+        raise FolderRefused("is the current folder or holds it, and it would be replaced "
+                            "whole; give a folder of its own, e.g. reports/latest")
+    if real.exists() and not real.is_dir():
+        raise FolderRefused("is a file, not a folder; give a folder (it is created if missing)")
+    if real.is_dir() and not (real / marker).is_file() and any(real.iterdir()):
+        raise FolderRefused(f"is a folder with other files and no {marker} file (the mark of "
+                            "a folder agentkit wrote), so replacing it could delete them; give "
+                            "a new or empty folder, or one agentkit wrote")
+    return real
+
+
+def replace_folder(folder: str | Path, files: dict[str, str], *,
+                   marker: str) -> dict[str, Path]:
     """Make ``folder`` hold ``files`` (name -> text), all new at once; returns their paths.
+
+    ``marker`` names the file among ``files`` that marks the folder as this writer's: an
+    existing folder is replaced only if it has one (or is empty), see
+    :func:`replaceable_folder`; a symlink to it stays, and the folder it leads to is replaced.
 
     A name may be a relative path (``traces/a.json``): a subfolder that ``files`` writes into
     is replaced whole, so files it held before and ``files`` does not name are gone.
@@ -136,41 +180,52 @@ def replace_folder(folder: str | Path, files: dict[str, str]) -> dict[str, Path]
     the swap, it leaves the old folder aside (``.<name>.old-*``), which the next call puts back
     first. Writers of the same folder take turns (a lock the kernel releases if one dies).
     """
-    folder = Path(folder)
     outside = [n for n in files if Path(n).is_absolute() or ".." in Path(n).parts or not n]
     if outside:
         raise ValueError(f"replace_folder: {outside[0]!r} is not a path inside the folder")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(folder.parent):
-        _tidy_folder(folder)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
-        aside = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
-        try:
-            replaced = {Path(name).parts[0] for name in files}
-            if folder.is_dir():
-                for entry in folder.iterdir():
-                    if entry.name not in replaced:
-                        _copy(entry, staging / entry.name)
-                os.chmod(staging, folder.stat().st_mode & 0o7777)
-            else:
-                os.chmod(staging, 0o777 & ~_umask())
-            for name, text in files.items():
-                (staging / name).parent.mkdir(parents=True, exist_ok=True)
-                _write_synced(staging / name, text, mode_of=folder / name)
-            for subfolder in {(staging / name).parent for name in files} - {staging}:
-                _sync_folder(subfolder)
-            _sync_folder(staging)
-            if folder.is_dir():
-                os.rename(folder, aside)
-            os.rename(staging, folder)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            if aside.exists() and not folder.exists():
-                os.rename(aside, folder)
-            raise
-        _sync_folder(folder.parent)
-        shutil.rmtree(aside, ignore_errors=True)
-    return {name: folder / name for name in files}
+    if marker not in files or Path(marker).name != marker:
+        raise ValueError(f"replace_folder: the marker {marker!r} must be a file name among "
+                         "the files written")
+    given = Path(folder)
+    real = replaceable_folder(given, marker)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(real.parent):
+        _tidy_folder(real)
+        replaceable_folder(given, marker)  # again, now that no other writer can change it
+        _swap_in(real, files)
+    return {name: given / name for name in files}
+
+
+def _swap_in(folder: Path, files: dict[str, str]) -> None:
+    """Stage ``files`` (and what else ``folder`` holds) beside ``folder``, then swap it in
+    (the caller holds the lock)."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
+    aside = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
+    try:
+        replaced = {Path(name).parts[0] for name in files}
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if entry.name not in replaced:
+                    _copy(entry, staging / entry.name)
+            os.chmod(staging, folder.stat().st_mode & 0o7777)
+        else:
+            os.chmod(staging, 0o777 & ~_umask())
+        for name, text in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            _write_synced(staging / name, text, mode_of=folder / name)
+        for subfolder in {(staging / name).parent for name in files} - {staging}:
+            _sync_folder(subfolder)
+        _sync_folder(staging)
+        if folder.is_dir():
+            os.rename(folder, aside)
+        os.rename(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if aside.exists() and not folder.exists():
+            os.rename(aside, folder)
+        raise
+    _sync_folder(folder.parent)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _tidy_folder(folder: Path) -> None:

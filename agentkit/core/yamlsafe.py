@@ -130,10 +130,11 @@ _SYNTAX_FIX = ("check the indentation and quoting there (quote strings containin
                "close every bracket and quote)")
 
 
-def depth_error(line: int | None, column: int | None = None) -> YamlError:
-    """agentkit's error for data nested deeper than :data:`MAX_DEPTH` (YAML or JSON)."""
-    return YamlError(f"nested more than {MAX_DEPTH} levels deep, the most agentkit reads",
-                     line, column, fix=f"flatten the data there to at most {MAX_DEPTH} levels "
+def depth_error(line: int | None, column: int | None = None, *,
+                limit: int = MAX_DEPTH) -> YamlError:
+    """agentkit's error for data nested deeper than ``limit`` (YAML or JSON)."""
+    return YamlError(f"nested more than {limit} levels deep, the most agentkit reads",
+                     line, column, fix=f"flatten the data there to at most {limit} levels "
                      "of nested lists and mappings (deeper data is almost always a generated or "
                      "hostile file)")
 

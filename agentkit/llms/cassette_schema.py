@@ -4,14 +4,20 @@ Every part a replay reads is validated here -- header numbers, each exchange's r
 message, tool calls, usage and stream chunks, recorded errors, latencies -- so a malformed
 cassette is a :class:`~agentkit.llms.cassette.CassetteError` naming the file, the line and
 the field, never an agent failure with a raw pydantic or type error halfway through a run.
+An unknown key is an error too, in the header as in an exchange (``lantecy: 2`` would
+otherwise replay with no latency), and a recorded answer is the assistant's. What is free
+form stays so: the canonical request (its hash decides the match), a message's
+``additional_kwargs`` and its blocks.
 """
 
 from __future__ import annotations
 
+import difflib
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
@@ -27,38 +33,47 @@ class CassetteError(BadInputError):
 Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
 
 
-class _Lenient(BaseModel):
-    """Unknown keys are kept out of the way (a newer agentkit may add some)."""
+class _Strict(BaseModel):
+    """Unknown keys are errors: a misspelt key must not pass as a missing one (a newer
+    agentkit that adds keys writes a newer ``format``)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
 
-class _ToolCallData(_Lenient):
+class _ToolCallData(_Strict):
     tool_id: str
     tool_name: str
     tool_kwargs: dict[str, Any] = Field(default_factory=dict)
     arguments_error: str | None = None
 
 
-class _MessageKwargs(_Lenient):
+class _MessageKwargs(_Strict):
     model_config = ConfigDict(extra="allow")
     tool_calls: list[_ToolCallData] | None = None
 
 
-class _MessageData(_Lenient):
+class _MessageData(_Strict):
     role: MessageRole = MessageRole.ASSISTANT
     content: str | None = None
     additional_kwargs: _MessageKwargs = Field(default_factory=_MessageKwargs)
     blocks: list[dict[str, Any]] | None = None
 
+    @field_validator("role")
+    @classmethod
+    def _the_assistants(cls, role: MessageRole) -> MessageRole:
+        if role is not MessageRole.ASSISTANT:
+            raise ValueError(f"a recorded answer is the assistant's (role: assistant), got "
+                             f"{role.value!r}")
+        return role
 
-class _UsageData(_Lenient):
+
+class _UsageData(_Strict):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     total_tokens: int = Field(default=0, ge=0)
 
 
-class _ResponseData(_Lenient):
+class _ResponseData(_Strict):
     message: _MessageData | None = None
     usage: _UsageData | None = None
     chunks: list[str] | None = None
@@ -73,13 +88,13 @@ class _ResponseData(_Lenient):
         return self
 
 
-class _ErrorData(_Lenient):
+class _ErrorData(_Strict):
     type: str
     message: str = ""
     status_code: int | None = None
 
 
-class ExchangeData(_Lenient):
+class ExchangeData(_Strict):
     """One recorded exchange: a request and its response (or error), with its latency."""
 
     request: dict[str, Any]
@@ -95,7 +110,7 @@ class ExchangeData(_Lenient):
         return self
 
 
-class CassetteData(_Lenient):
+class CassetteData(_Strict):
     """A cassette file's header and exchanges."""
 
     format: Literal[1]
@@ -145,8 +160,37 @@ def _describe(path: Path | None, error: ValidationError, where: YamlLocations | 
         if where is not None:
             place += f":{where.line(loc)}"
         message = item["msg"].removeprefix("Value error, ")
-        if "input" in item and item["type"] not in ("missing", "value_error"):
+        if item["type"] == "extra_forbidden":
+            message = _unknown_field(str(loc[-1]), loc[:-1])
+        elif "input" in item and item["type"] not in ("missing", "value_error"):
             shown = repr(item["input"])
             message += f", got {shown if len(shown) <= 60 else shown[:57] + '...'}"
         lines.append(f"{place}: {dotted}: {message}")
     return "\n".join(dict.fromkeys(lines))
+
+
+def _unknown_field(name: str, parent: tuple[str | int, ...]) -> str:
+    """"unknown field `x`" and the field meant (or the ones there are)."""
+    known = sorted(_model_at(CassetteData, parent).model_fields)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else f"known fields here: {', '.join(known)}"
+    return f"unknown field `{name}`; {hint}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel]:
+    """The model that validates the mapping at ``loc`` under ``model``."""
+    for part in loc:
+        if isinstance(part, str) and part in model.model_fields:
+            model = _model_in(model.model_fields[part].annotation) or model
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model inside ``X | None``, ``list[X]`` and the like."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None

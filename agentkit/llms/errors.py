@@ -10,6 +10,7 @@ of errors whatever the provider::
     │   │   └── NotFoundError     404 (e.g. an unknown model name)
     │   ├── AuthenticationError   401: the API key is missing or wrong
     │   ├── PermissionDeniedError 403
+    │   ├── ConflictError         409, e.g. a lock timeout (retried, as the openai SDK does)
     │   ├── RateLimitError        429 (retried; raised once retries are spent)
     │   │   └── QuotaExceededError  429 "insufficient_quota" (never retried)
     │   └── ServerError           5xx (retried; raised once retries are spent)
@@ -34,6 +35,7 @@ __all__ = [
     "NotFoundError",
     "AuthenticationError",
     "PermissionDeniedError",
+    "ConflictError",
     "RateLimitError",
     "QuotaExceededError",
     "ServerError",
@@ -101,6 +103,13 @@ class PermissionDeniedError(APIStatusError, BadInputError):
     default_status = 403
 
 
+class ConflictError(APIStatusError, InfrastructureError):
+    """HTTP 409: the request conflicts with another in progress (a lock timeout); retried."""
+
+    default_status = 409
+    retryable = True
+
+
 class RateLimitError(APIStatusError, InfrastructureError):
     default_status = 429
     retryable = True
@@ -140,7 +149,7 @@ class IncompleteStreamError(MalformedResponseError):
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError,
-    404: NotFoundError, 422: BadRequestError, 429: RateLimitError,
+    404: NotFoundError, 409: ConflictError, 422: BadRequestError, 429: RateLimitError,
 }
 
 

@@ -5,11 +5,15 @@ Works with api.openai.com and any OpenAI-compatible server (vLLM, llama.cpp serv
 async client (one per event loop, since an HTTP connection pool belongs to the loop that
 opened it); both share the request/response mapping and the retry policy below.
 
-Retries are ours, not the SDK's (it runs with ``max_retries=0``): HTTP 408, 429, 5xx,
-timeouts and connection failures are retried up to ``max_retries`` times, waiting
-``retry-after-ms`` / ``retry-after`` (seconds or an HTTP-date, capped at
-:data:`RETRY_AFTER_MAX`) when the server sends one, else ``BACKOFF_INITIAL * 2**n`` capped at
-:data:`BACKOFF_MAX`. The waits are :func:`agentkit.core.sim.wait` -- real, except inside a
+Retries are ours, not the SDK's (it runs with ``max_retries=0``), on the SDK's rules: HTTP
+408, 409, 429, 5xx, timeouts and connection failures are retried up to ``max_retries`` times,
+and a server's ``x-should-retry: true`` / ``false`` overrides that for its answer. The wait is
+``retry-after-ms`` / ``retry-after`` (seconds or an HTTP-date) when the server asks for more
+than 0 and at most :data:`RETRY_AFTER_MAX` seconds, else ``BACKOFF_INITIAL * 2**n`` capped at
+:data:`BACKOFF_MAX`; a server asking for longer is not retried at all (the error carries its
+``retry_after``). Where agentkit differs from the SDK (no jitter, no retry of a refused
+connection, HTTP-dates read against the answer's ``Date``) docs/reliability.md says why.
+The waits are :func:`agentkit.core.sim.wait` -- real, except inside a
 :func:`agentkit.core.sim.simulation` (tests, the harness) without
 :func:`agentkit.core.sim.real_time`; the sync path waits the same way through
 :func:`agentkit.core.sim.run_sync`. Then a typed error from :mod:`agentkit.llms.errors`.
@@ -88,10 +92,10 @@ DEFAULT_CONTEXT_WINDOW = 4096
 DEFAULT_FUNCTION_CALLING = True
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 8.0
-RETRY_AFTER_MAX = 60.0
+#: The longest ``retry-after`` waited (the SDK's two minutes); a longer one is not retried.
+RETRY_AFTER_MAX = 120.0
 
 _OPENAI_HOST = "api.openai.com"
-_RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 _T = TypeVar("_T")
 
 
@@ -622,8 +626,10 @@ class OpenAI(FunctionCallingLLM):
         """Seconds to wait before retry number ``retries + 1``; ``None`` to give up."""
         if not error.retryable or retries >= self.max_retries:
             return None
-        if error.retry_after is not None:
-            return min(error.retry_after, RETRY_AFTER_MAX)
+        if error.retry_after is not None and error.retry_after > RETRY_AFTER_MAX:
+            return None  # the server asks for more patience than a call should have
+        if error.retry_after is not None and error.retry_after > 0:
+            return error.retry_after
         return min(BACKOFF_INITIAL * 2.0 ** retries, BACKOFF_MAX)
 
     def _log_retry(self, error: errors.LLMError, retries: int, delay: float) -> None:
@@ -660,20 +666,27 @@ class OpenAI(FunctionCallingLLM):
     def _status_error(self, exc: _sdk.APIStatusError, tries: str,
                       attempts: int) -> errors.LLMError:
         status = exc.status_code
-        common: dict[str, Any] = {"status_code": status, "request_id": exc.request_id, "attempts": attempts,
-                  "provider": "openai"}
+        headers = exc.response.headers
+        common: dict[str, Any] = {"status_code": status, "request_id": exc.request_id,
+                                  "attempts": attempts, "provider": "openai",
+                                  "retry_after": parse_retry_after(headers)}
+        error: errors.LLMError
         if status == 401:  # the server's text may echo part of the key: never pass it on
             hint = (f"no API key is set: set {API_KEY_ENV} or pass api_key=..."
                     if self._key_is_placeholder
                     else f"check the api_key argument or the {API_KEY_ENV} environment variable")
-            return errors.AuthenticationError(
+            error = errors.AuthenticationError(
                 f"invalid API key: {self._where} answered HTTP 401 ({hint})", **common)
-        cls = errors.error_for_status(status)
-        if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
-            cls = errors.QuotaExceededError
-        retry_after = parse_retry_after(exc.response.headers) if status in _RETRYABLE_STATUS else None
-        return cls(f"{self._where} answered HTTP {status} ({tries}): "
-                   f"{self._redact(_server_detail(exc))}", retry_after=retry_after, **common)
+        else:
+            cls = errors.error_for_status(status)
+            if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
+                cls = errors.QuotaExceededError
+            error = cls(f"{self._where} answered HTTP {status} ({tries}): "
+                        f"{self._redact(_server_detail(exc))}", **common)
+        should_retry = headers.get("x-should-retry")
+        if should_retry in ("true", "false"):  # the server knows best, as the SDK assumes
+            error.retryable = should_retry == "true"
+        return error
 
     @property
     def secrets(self) -> dict[str, str]:

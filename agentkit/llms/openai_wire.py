@@ -7,6 +7,9 @@ turns into a typed :mod:`agentkit.llms.errors` error:
 * a body or an SSE event that is not JSON, or JSON of another shape (``choices`` missing, a
   message that is not an object, ...) -> :class:`~agentkit.llms.errors.MalformedResponseError`
   naming the field;
+* JSON past agentkit's limits -- a body, an event or a tool call's arguments nested too deep
+  (:data:`~agentkit.core.yamlsafe.MAX_DEPTH` levels; arguments :data:`MAX_ARGUMENT_DEPTH`), an
+  integer longer than Python converts -> the same, never a ``RecursionError``;
 * an answer, or a finished stream, with no choices -> the same, "no choices";
 * a stream that ends before ``[DONE]`` and without a finish_reason ->
   :class:`~agentkit.llms.errors.IncompleteStreamError` ("stream ended before completion");
@@ -26,10 +29,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentkit.core.ids import new_id
+from agentkit.core.textfiles import JsonLimitError, loads_json
+from agentkit.core.yamlsafe import MAX_DEPTH
 from agentkit.llms import errors
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection, Usage
 
-__all__ = ["WireError", "parse_completion", "SSEDecoder", "StreamAssembler", "tool_selection"]
+__all__ = ["WireError", "parse_completion", "SSEDecoder", "StreamAssembler", "tool_selection",
+           "MAX_ARGUMENT_DEPTH"]
+
+#: How deep a tool call's arguments may nest: a cassette and a trace keep them a few levels
+#: down their own structure, which must stay within the MAX_DEPTH every file is read with.
+MAX_ARGUMENT_DEPTH = MAX_DEPTH // 2
 
 
 class WireError(Exception):
@@ -97,14 +107,19 @@ class _Chunk(_Wire):
     usage: _Usage | None = None
 
 
-def _decoded(text: str | bytes, what: str) -> Any:
+def _decoded(text: str | bytes, what: str, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
-        return json.loads(text)
+        if isinstance(text, bytes):
+            text = text.decode(json.detect_encoding(text))
+        return loads_json(text, max_depth=max_depth)
     except UnicodeDecodeError:
         raise WireError(f"{what} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise WireError(f"{what} is not valid JSON ({exc.msg} at position {exc.pos})"
                         ) from None
+    except JsonLimitError as exc:
+        raise WireError(f"{what} exceeds agentkit's limits: {exc.problem} (line {exc.line}, "
+                        f"column {exc.column})") from None
 
 
 def _checked(model: type[_Wire], value: Any, what: str) -> Any:
@@ -125,15 +140,19 @@ def _assistant(text: str, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
 
 
 def tool_selection(tool_id: str | None, name: str, arguments: str | None) -> ToolSelection:
-    """A tool call; arguments that are not a JSON object become ``arguments_error``."""
+    """A tool call; arguments that are not a JSON object become ``arguments_error`` (the
+    model can try again), arguments past agentkit's limits a :class:`WireError`."""
     tool_id = tool_id or new_id("call")  # some compatible servers send no id
     text = arguments or ""
     if not text.strip():
         return ToolSelection(tool_id=tool_id, tool_name=name, tool_kwargs={})
     try:
-        value = json.loads(text)
+        value = loads_json(text, max_depth=MAX_ARGUMENT_DEPTH)
     except json.JSONDecodeError as exc:
         problem = f"they are not valid JSON ({exc.msg} at position {exc.pos})"
+    except JsonLimitError as exc:
+        raise WireError(f"the arguments of tool call `{name}` exceed agentkit's limits: "
+                        f"{exc.problem} (line {exc.line}, column {exc.column})") from None
     else:
         if isinstance(value, dict):
             return ToolSelection(tool_id=tool_id, tool_name=name, tool_kwargs=value)

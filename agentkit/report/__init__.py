@@ -6,7 +6,7 @@ Typical use (what ``agentkit report`` does)::
 
     comparison = run_comparison("scenarios", ["react", "function_calling"])
     baseline = load_comparison("baseline/report.json")        # optional; reads its traces/
-    write_report(comparison, "reports", baseline=baseline)    # report.* and traces/
+    write_report(comparison, "reports/latest", baseline=baseline)  # report.* and traces/
     failed = not comparison.passed or compare_to_baseline(comparison, baseline).has_regressions
 """
 

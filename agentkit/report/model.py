@@ -111,6 +111,9 @@ class Row(_Strict):
     ``not_checked``: the run stopped on an error, so its snapshot was left as it is)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
+    snapshot_trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    """The committed snapshot's trace when ``snapshot_diff`` is its diff with ``trace`` (for
+    the page, which marks the changed words; not written to report.json)."""
     trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     """The run's trace (kept beside report.json in ``traces/``, not in it)."""
     timeline: list[Span] | None = Field(default=None, exclude=True, repr=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from agentkit.core.files import replace_folder
+from agentkit.core.files import FolderRefused, replace_folder
 from agentkit.core.fmt import (
     count,
     ratio,
@@ -39,9 +39,14 @@ from agentkit.report.model import (
 from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
 
 __all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
-           "CHART_TITLES"]
+           "REPORT_MARKER", "CHART_TITLES"]
 
 REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html"}
+#: The file that marks a folder as a report's: only such a folder (or an empty or missing one)
+#: is replaced by the next report, so a user's folder given by mistake is never emptied.
+REPORT_MARKER = ".agentkit-report"
+_MARKER_TEXT = ("This folder is an agentkit report. `agentkit report --out` replaces it whole; "
+                "without this file it refuses to.\n")
 CHART_TITLES = ("Steps", "LLM calls", "Tool calls", "Tool errors", "Tokens (in + out)",
                 "Simulated latency (wall vs serial)")
 _TITLE = "Agent comparison report"
@@ -535,19 +540,25 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
     report.md beside an old report.json, even if the process is killed).
 
-    ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns the paths
-    by format: ``{"markdown": ..., "json": ..., "html": ...}``.
+    ``out_dir`` is replaced whole, so it must be new, empty or a report's (it holds the
+    :data:`REPORT_MARKER` file every report leaves): anything else, or the current folder or
+    one holding it, is a :class:`ReportError` and nothing is written. A symlink is written
+    through. ``baseline`` is a comparison or the path of a baseline ``report.json``. Returns
+    the paths by format: ``{"markdown": ..., "json": ..., "html": ...}``.
     """
     if baseline is not None and not isinstance(baseline, Comparison):
         baseline = load_comparison(baseline)
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ReportError(f"{out}: is a file, not a folder; write the report into a folder")
     texts = {"markdown": render_markdown(comparison, baseline),
              "json": render_json(comparison, baseline),
              "html": render_html(comparison, baseline)}
-    files = {REPORT_FILES[kind]: text for kind, text in texts.items()}
+    files = {REPORT_MARKER: _MARKER_TEXT}
+    files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
     files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
                   for row in comparison.rows if row.trace is not None})
-    written = replace_folder(out, files)
+    try:
+        written = replace_folder(out, files, marker=REPORT_MARKER)
+    except FolderRefused as exc:
+        raise ReportError(f"{out}: {exc}") from None
     return {kind: written[REPORT_FILES[kind]] for kind in texts}
+

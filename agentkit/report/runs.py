@@ -10,11 +10,11 @@ from html import escape
 from typing import Any
 
 from agentkit.core.fmt import count, ratio, seconds
-from agentkit.core.textdiff import short
+from agentkit.core.textdiff import HTML, Line, render, short
 from agentkit.report.baseline import BaselineDiff, RowDelta
 from agentkit.report.model import Comparison, Row
 from agentkit.report.timeline import timeline_svg
-from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.diff import trace_diff
 
 __all__ = ["run_anchor", "html_runs", "metrics_line", "RUNS_CSS"]
 
@@ -31,6 +31,10 @@ table.steps td.n{text-align:right;white-space:nowrap}
 table.steps .turn-row td{background:#f6f8fa;font-weight:600}
 .err{color:#b3261e;font-weight:600}
 pre.diff{max-height:420px;overflow:auto}
+pre.diff del.diff-del{background:#ffcecb;color:#82071e}
+pre.diff ins.diff-ins{background:#aceebb;color:#055d20}
+pre.diff .diff-old{color:#b3261e}
+pre.diff .diff-new{color:#116329}
 a.run-link{color:inherit}
 """
 
@@ -94,15 +98,18 @@ def _steps_table(trace: dict[str, Any]) -> str:
             f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
-def _pre(lines: list[str]) -> str:
-    return f'<pre class="diff">{escape(chr(10).join(lines))}</pre>'
+def _pre(lines: list[Line]) -> str:
+    """Diff lines with their changed words marked."""
+    return f'<pre class="diff">{chr(10).join(render(lines, HTML))}</pre>'
 
 
 def _against_snapshot(row: Row) -> str:
     if row.snapshot == "changed":
         return ("<h4>Trace against its committed snapshot: changed</h4>"
                 '<p class="note">Snapshot → now (accept it with pytest --snapshot-update).</p>'
-                + _pre(row.snapshot_diff))
+                + _pre(trace_diff(row.snapshot_trace, row.trace)
+                       if row.snapshot_trace is not None and row.trace is not None
+                       else [Line.of(line) for line in row.snapshot_diff]))
     if row.snapshot == "missing":
         return "<h4>Trace against its committed snapshot: no snapshot yet</h4>"
     return ""
@@ -116,7 +123,7 @@ def _against_baseline(row: Row, delta: RowDelta | None) -> str:
         return ("<h4>Trace against the baseline: not compared</h4><p class=\"note\">The "
                 "baseline keeps no trace of this run (its report folder has no "
                 "<code>traces/</code> file for it).</p>")
-    lines = diff_traces(before, row.trace)
+    lines = trace_diff(before, row.trace)
     if not lines:
         return "<h4>Trace against the baseline: the same</h4>"
     return ("<h4>Trace against the baseline: changed</h4>"

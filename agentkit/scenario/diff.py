@@ -1,32 +1,44 @@
 """Step-aligned diffs of traces: which steps were inserted, dropped or changed, then the deep
 diff inside each changed step -- instead of a wall of JSON.
 
-Written for a person reading a failed test:
+Written for a person reading a failed test, who should see each change once, where it began:
 
-* a long or multi-line text (a system prompt, a tool description) is shown as a unified diff
-  around the change (:mod:`agentkit.core.textdiff`), never as the first characters of both
-  sides;
-* a change already shown is not repeated: a step whose changes are all ones shown in an
-  earlier step is folded into one line (``steps 2-3: same change as step 1``), e.g. a system
-  prompt that every LLM call of the run sends;
-* the trace's ``tools`` (name, description and schema of each tool, once per run) are
-  compared by tool name and listed first, so a changed docstring is one readable change
-  ahead of the prompt and token changes it causes.
+* a long or multi-line text (a system prompt, a tool description, a tool's output) is shown
+  around the change with the changed words marked (:mod:`agentkit.core.textdiff`: a ``~`` line,
+  ``[-old-]{+new+}`` in plain text, colours on a terminal and in HTML), never as the first
+  characters of both sides;
+* one change that propagates is shown once, where it began, and named where else it shows:
+  a tool's output that the step's output, the next LLM requests and the memory repeat is
+  ``tool_calls[0] (refund).output`` with ``also in: step output, requests of steps 2-3,
+  memory``; a system prompt every LLM call sends is shown at the first call. The same edit
+  (the same words replaced by the same words) counts as one change wherever it is; within a
+  step a change is taken to begin at the LLM call, then the tool calls, then the step's output;
+* token counts follow every change of a request or a reply, so a step's usage changes are
+  folded into one line (``usage: 1 LLM call, tokens 489+33 -> 491+33``), shown field by field
+  only when usage is all that changed in the trace (a re-recording, a tokenizer); the trace
+  totals' two token counts are one line too;
+* paths name what a list holds where it has a name (``tool_calls[0] (refund).output``), steps
+  of a team name their agent, and the trace's ``tools`` (name, description and schema of each
+  tool, once per run) are compared by tool name and listed first, so a changed docstring is
+  one readable change ahead of the prompt changes it causes.
+
+The lines need no header to be read (old is on the left of ``->``, ``-``/``[-`` is old,
+``+``/``{+`` is new), so every caller prints its own one header above them.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentkit.core.errors import BadInputError
-from agentkit.core.textdiff import changes, short
+from agentkit.core.textdiff import PLAIN, Change, Line, Style, changes, edits, render, short
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlLocations
 
-__all__ = ["diff_traces", "step_signature", "check_trace", "TraceError"]
+__all__ = ["diff_traces", "trace_diff", "step_signature", "check_trace", "TraceError"]
 
 
 class TraceError(BadInputError):
@@ -99,6 +111,7 @@ def _depth(value: Any) -> int:
             stack += [(child, level + 1) for child in item]
     return deepest
 
+
 def step_signature(step: dict[str, Any]) -> tuple[Any, ...]:
     """What a step *did* (the tools it called, whether it ended the task), for alignment."""
     tools = tuple(c.get("name") for c in step.get("tool_calls", []))
@@ -125,121 +138,112 @@ def _summary(step: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class _Change:
-    """One difference (:class:`~agentkit.core.textdiff.Change`) and what identifies it for
-    folding repeats: the same change at the same place of another step."""
+class _Place:
+    """Where in the trace a change is: the header (no turn), a turn, or a step of a turn
+    (numbered as in the old trace)."""
 
-    path: str
-    lines: tuple[str, ...]
-    key: tuple[Any, ...]
-
-    def render(self, indent: str) -> list[str]:
-        return [f"{indent}{line}" for line in self.lines]
-
-
-def _changes(old: Any, new: Any, scope: str) -> list[_Change]:
-    return [_Change(c.path, tuple(c.lines()),
-                    (scope, c.kind, c.path, short(c.old, 10**9), short(c.new, 10**9)))
-            for c in changes(old, new)]
-
-
-@dataclass(frozen=True)
-class _Where:
-    """A place in the trace a change was first shown: a step of a turn, or a turn."""
-
-    turn: int
+    turn: int | None = None
     step: int | None = None
 
-    def label(self, turn: int) -> str:
-        inner = f"step {self.step}" if self.step is not None else ""
-        if self.turn == turn and inner:
-            return inner
-        return f"turn {self.turn} {inner}".strip()
+
+@dataclass(eq=False)
+class _Entry:
+    """A change at a place; the first of its kind is shown, with the places of the rest."""
+
+    change: Change
+    place: _Place
+    key: tuple[Any, ...] | None
+    also: list[_Entry] = field(default_factory=list)
+    repeat: bool = False
 
 
-class _Folder:
-    """Remembers which changes were shown where, so repeats are named instead of re-shown."""
-
-    def __init__(self) -> None:
-        self.shown: dict[tuple[Any, ...], _Where] = {}
-
-    def split(self, changes: list[_Change], here: _Where
-              ) -> tuple[list[_Change], list[tuple[_Change, _Where]]]:
-        """The changes not shown before, and the repeats with where each was first shown."""
-        fresh, repeats = [], []
-        for change in changes:
-            first = self.shown.get(change.key)
-            if first is None:
-                self.shown[change.key] = here
-                fresh.append(change)
-            else:
-                repeats.append((change, first))
-        return fresh, repeats
+def _key(change: Change) -> tuple[Any, ...]:
+    """What makes two changes one: the same words replaced by the same words in a text
+    (wherever the text is and whatever surrounds the words), else the same field with the
+    same old and new value, or the same item added or removed."""
+    if change.kind != "changed":
+        return change.kind, short(change.new if change.kind == "added" else change.old, 10**9)
+    if isinstance(change.old, str) and isinstance(change.new, str):
+        return "text", edits(change.old, change.new)
+    name = next((p for p in reversed(change.parts) if isinstance(p, str)), None)
+    return "value", name, short(change.old, 10**9), short(change.new, 10**9)
 
 
-def _same_as(repeats: list[tuple[_Change, _Where]], turn: int) -> str:
-    labels = list(dict.fromkeys(first.label(turn) for _, first in repeats))
-    return f"same change{'s' if len(repeats) > 1 else ''} as {' and '.join(labels)}"
+def _entries(old: Any, new: Any, place: _Place) -> list[_Entry]:
+    return [_Entry(c, place, _key(c)) for c in changes(old, new)]
+
+
+def _is_usage(change: Change) -> bool:
+    return change.parts[:1] == ("llm_calls",) and change.parts[2:3] == ("usage",)
+
+
+def _tokens(step: dict[str, Any]) -> tuple[int, int, int]:
+    """A step's LLM calls, prompt tokens and completion tokens."""
+    calls = step.get("llm_calls") or []
+    usages = [c.get("usage") if isinstance(c.get("usage"), dict) else {} for c in calls]
+
+    def total(name: str) -> int:
+        return sum(u[name] for u in usages if isinstance(u.get(name), int))
+    return len(calls), total("prompt_tokens"), total("completion_tokens")
+
+
+def _usage_line(old: dict[str, Any], new: dict[str, Any]) -> str:
+    (calls, prompt, completion), (now, prompt_now, completion_now) = _tokens(old), _tokens(new)
+    counted = (f"{now} LLM call{'' if now == 1 else 's'}" if calls == now
+               else f"{calls} -> {now} LLM calls")
+    return f"usage: {counted}, tokens {prompt}+{completion} -> {prompt_now}+{completion_now}"
 
 
 @dataclass
-class _Fold:
-    """Consecutive steps whose changes all repeat the same earlier ones."""
+class _StepBlock:
+    """A changed step: its label, its changes, and its usage changes with their summary."""
 
-    first: int
-    last: int
-    note: str
-
-    def line(self) -> str:
-        steps = (f"step {self.first}" if self.first == self.last
-                 else f"steps {self.first}-{self.last}")
-        return f"    {steps}: {self.note}"
+    label: str
+    entries: list[_Entry]
+    usage: list[_Entry]
+    summary: str | None
 
 
-def _diff_steps(old: list[dict[str, Any]], new: list[dict[str, Any]], turn: int,
-                folder: _Folder) -> list[str]:
-    lines: list[str] = []
-    fold: _Fold | None = None
+_Item = _Entry | _StepBlock | Line
 
-    def flush() -> None:
-        nonlocal fold
-        if fold is not None:
-            lines.append(fold.line())
-            fold = None
 
+def _step_block(old: dict[str, Any], new: dict[str, Any], i: int, j: int, turn: int,
+                team: bool) -> _StepBlock | None:
+    place = _Place(turn, i + 1)
+    entries = _entries(_without_index(old), _without_index(new), place)
+    if not entries:
+        return None
+    usage = [_Entry(e.change, place, None) for e in entries if _is_usage(e.change)]
+    entries = [e for e in entries if not _is_usage(e.change)]
+    # a change begins at the LLM call, then the tool calls, then what the step made of them
+    entries.sort(key=lambda e: _RANK.get(str(e.change.parts[0]) if e.change.parts else "", 3))
+    notes = [new["agent"]] if team and isinstance(new.get("agent"), str) else []
+    notes += [f"now step {j + 1}"] if i != j else []
+    label = f"step {i + 1}" + (f" ({'; '.join(notes)})" if notes else "")
+    return _StepBlock(label, entries, usage, _usage_line(old, new) if usage else None)
+
+
+_RANK = {"input": 0, "llm_calls": 1, "tool_calls": 2}
+
+
+def _steps(old: list[dict[str, Any]], new: list[dict[str, Any]], turn: int) -> list[_Item]:
+    items: list[_Item] = []
+    team = len({s.get("agent") for s in old + new} - {None}) > 1  # steps name their agent
     matcher = difflib.SequenceMatcher(a=[step_signature(s) for s in old],
                                       b=[step_signature(s) for s in new], autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         pairs = list(zip(range(a0, a1), range(b0, b1), strict=False)) if tag in ("equal", "replace") else []
         for i, j in pairs:
-            changes = _changes(_without_index(old[i]), _without_index(new[j]), "step")
-            if not changes:
-                continue
-            fresh, repeats = folder.split(changes, _Where(turn, i + 1))
-            if not fresh and i == j:
-                note = _same_as(repeats, turn)
-                if fold is not None and fold.last == i and fold.note == note:
-                    fold.last = i + 1
-                else:
-                    flush()
-                    fold = _Fold(i + 1, i + 1, note)
-                continue
-            flush()
-            label = f"step {i + 1}" if i == j else f"step {i + 1} (now step {j + 1})"
-            lines.append(f"    {label}: changed")
-            for change in fresh:
-                lines.extend(change.render("      "))
-            if repeats:
-                paths = ", ".join(change.path for change, _ in repeats)
-                lines.append(f"      {_same_as(repeats, turn)}: {paths}")
-        flush()
+            block = _step_block(old[i], new[j], i, j, turn, team)
+            if block is not None:
+                items.append(block)
         if tag in ("replace", "delete"):
-            for i in range(a0 + len(pairs), a1):
-                lines.append(f"    step {i + 1}: dropped  - {_summary(old[i])}")
+            items += [Line.of(f"step {i + 1}: dropped  - {_summary(old[i])}", "old")
+                      for i in range(a0 + len(pairs), a1)]
         if tag in ("replace", "insert"):
-            for j in range(b0 + len(pairs), b1):
-                lines.append(f"    step {j + 1}: inserted + {_summary(new[j])}")
-    return lines
+            items += [Line.of(f"step {j + 1}: inserted + {_summary(new[j])}", "new")
+                      for j in range(b0 + len(pairs), b1)]
+    return items
 
 
 def _without_index(step: dict[str, Any]) -> dict[str, Any]:
@@ -258,40 +262,186 @@ def _by_name(header: dict[str, Any]) -> dict[str, Any]:
     return header
 
 
-def _render(changes: list[_Change], indent: str) -> list[str]:
-    return [line for change in changes for line in change.render(indent)]
+_TOKEN_TOTALS = ("prompt_tokens", "completion_tokens")
 
 
-def diff_traces(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Lines describing how trace ``new`` differs from ``old`` (empty when equal). Traces of
-    two formats (written by different agentkit versions) differ in what they hold, not in
-    what the agent did: that is the one line."""
+def _header(old: dict[str, Any], new: dict[str, Any]) -> list[_Item]:
+    """The changes of the trace's header and totals, the two token totals as one line."""
+    items: list[_Item] = []
+    tokens_at = None
+    for entry in _entries({k: v for k, v in old.items() if k not in ("turns", "tools")},
+                          {k: v for k, v in new.items() if k not in ("turns", "tools")},
+                          _Place()):
+        parts = entry.change.parts
+        if len(parts) == 2 and parts[0] == "totals" and parts[1] in _TOKEN_TOTALS:
+            tokens_at = len(items) if tokens_at is None else tokens_at
+        else:
+            items.append(entry)
+    if tokens_at is not None:
+        def tokens(trace: dict[str, Any]) -> str:
+            totals = trace.get("totals")
+            found = totals if isinstance(totals, dict) else {}
+            return "+".join(str(found.get(name)) for name in _TOKEN_TOTALS)
+        items.insert(tokens_at, Line.of(f"totals: tokens {tokens(old)} -> {tokens(new)}"))
+    return items
+
+
+def _fold(items: list[_Item]) -> None:
+    """Mark every change made before (in the order of ``items``) as a repeat of the first."""
+    first: dict[tuple[Any, ...], _Entry] = {}
+    for item in items:
+        for entry in item.entries if isinstance(item, _StepBlock) else [item]:
+            if not isinstance(entry, _Entry) or entry.key is None:
+                continue
+            primary = first.setdefault(entry.key, entry)
+            if primary is not entry:
+                entry.repeat = True
+                primary.also.append(entry)
+
+
+_TURN_PLACES = {"memory": "memory", "response": "response", "user": "user message"}
+_STEP_PLACES = {"output": "step output", "input": "step input"}
+_PLURALS = {"request": "requests", "reply": "replies", "step output": "outputs",
+            "step input": "inputs"}
+
+
+def _what(entry: _Entry) -> str:
+    """The kind of place a change is in: ``request``, ``memory``... or its path."""
+    parts, path = entry.change.parts, entry.change.path
+    head = str(parts[0]) if parts else ""
+    if entry.place.turn is None:
+        return path
+    if entry.place.step is None:
+        return _TURN_PLACES.get(head, path)
+    if head == "llm_calls" and len(parts) > 2 and parts[2] in ("messages", "response"):
+        return "request" if parts[2] == "messages" else "reply"
+    return _STEP_PLACES.get(head, path) if len(parts) == 1 else path
+
+
+def _numbers(steps: list[int]) -> str:
+    """``[2, 3, 4, 6]`` as ``2-4, 6``."""
+    runs: list[list[int]] = []
+    for step in steps:
+        if runs and step == runs[-1][-1] + 1:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def _also(primary: _Entry, turns: int) -> str:
+    """Where else ``primary``'s change shows, relative to where it is shown."""
+    groups: dict[tuple[int | None, bool, str], list[int]] = {}
+    for entry in primary.also:
+        steps = groups.setdefault((entry.place.turn, entry.place.step is not None,
+                                   _what(entry)), [])
+        if entry.place.step is not None and entry.place.step not in steps:
+            steps.append(entry.place.step)
+    here = primary.place
+    labels = []
+    for (turn, in_step, what), steps in groups.items():
+        if turn is None:
+            labels.append(what)
+            continue
+        other_turn = turns > 1 and turn != here.turn
+        prefix = f"turn {turn} " if other_turn else ""
+        if not in_step:
+            labels.append(prefix + what)
+        elif not other_turn and steps == [here.step]:
+            labels.append(what)
+        elif not other_turn and what == "request" and here.step is not None and steps == [
+                here.step + 1]:
+            labels.append("next request")
+        elif len(steps) == 1:
+            labels.append(f"{prefix}step {steps[0]} {what.removeprefix('step ')}")
+        else:
+            labels.append(f"{_PLURALS.get(what, what)} of {prefix}steps {_numbers(steps)}")
+    return "also in: " + ", ".join(labels)
+
+
+def _shown(entry: _Entry, indent: str, turns: int) -> list[Line]:
+    """A change's lines; the second says where else it shows (before a multi-line diff)."""
+    lines = [indent + line for line in entry.change.marked()]
+    if entry.also:
+        lines.insert(1, Line.of(f"{indent}  {_also(entry, turns)}"))
+    return lines
+
+
+def _render(items: list[_Item], indent: str, turns: int, usage: bool) -> list[Line]:
+    """``items`` as lines; ``usage``: a step's usage changes field by field, not folded."""
+    lines: list[Line] = []
+    for item in items:
+        if isinstance(item, Line):
+            lines.append(indent + item)
+        elif isinstance(item, _Entry):
+            lines += [] if item.repeat else _shown(item, indent, turns)
+        else:
+            fresh = [e for e in item.entries if not e.repeat] + (item.usage if usage else [])
+            summary = None if usage else item.summary
+            if not fresh:
+                if summary is not None:
+                    lines.append(Line.of(f"{indent}{item.label}: {summary}"))
+                continue
+            lines.append(Line.of(f"{indent}{item.label}: changed"))
+            for entry in fresh:
+                lines += _shown(entry, indent + "  ", turns)
+            if summary is not None:
+                lines.append(Line.of(f"{indent}  {summary}"))
+    return lines
+
+
+def _usage_alone(tools: list[_Entry], turns: list[tuple[Line, list[_Item] | None]],
+                 header: list[_Item]) -> bool:
+    """Whether token usage is all that changed (then it is the news, shown in full)."""
+    if tools or any(items is None for _, items in turns):
+        return False
+    steps = [item for _, items in turns for item in items or []]
+    return (all(isinstance(item, _StepBlock) and not item.entries for item in steps)
+            and all(isinstance(item, Line) for item in header))
+
+
+def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
+    """How trace ``new`` differs from ``old``, as marked lines (empty when equal); see
+    :func:`diff_traces`."""
     if old.get("format") != new.get("format"):
-        return [f"trace format {old.get('format')} -> {new.get('format')}: the traces were "
-                "written by different agentkit versions, which keep different things; write "
-                "both with one agentkit to compare them step by step"]
-    folder = _Folder()
-    # the tools first: a changed description is the cause of the prompt and token changes
-    lines = _render(_changes(_by_name({"tools": old.get("tools", [])}),
-                             _by_name({"tools": new.get("tools", [])}), "trace"), "")
+        return [Line.of(f"trace format {old.get('format')} -> {new.get('format')}: the traces "
+                        "were written by different agentkit versions, which keep different "
+                        "things; write both with one agentkit to compare them step by step")]
+    # the tools first: a changed description is the cause of the prompt changes
+    tools = _entries(_by_name({"tools": old.get("tools", [])}),
+                     _by_name({"tools": new.get("tools", [])}), _Place())
     old_turns, new_turns = old.get("turns", []), new.get("turns", [])
+    turns: list[tuple[Line, list[_Item] | None]] = []  # None: a turn inserted or dropped
     for index in range(max(len(old_turns), len(new_turns))):
         if index >= len(old_turns):
-            lines.append(f"turn {index + 1}: inserted + {short(new_turns[index].get('user'))}")
+            turns.append((Line.of(f"turn {index + 1}: inserted + "
+                                  f"{short(new_turns[index].get('user'))}", "new"), None))
             continue
         if index >= len(new_turns):
-            lines.append(f"turn {index + 1}: dropped - {short(old_turns[index].get('user'))}")
+            turns.append((Line.of(f"turn {index + 1}: dropped - "
+                                  f"{short(old_turns[index].get('user'))}", "old"), None))
             continue
         before, after = old_turns[index], new_turns[index]
-        turn_lines = _diff_steps(before.get("steps", []), after.get("steps", []), index + 1,
-                                 folder)
-        rest_old = {k: v for k, v in before.items() if k != "steps"}
-        rest_new = {k: v for k, v in after.items() if k != "steps"}
-        turn_lines += _render(_changes(rest_old, rest_new, "turn"), "    ")
-        if turn_lines:
-            lines.append(f"turn {index + 1} ({short(after.get('user'))}):")
-            lines.extend(turn_lines)
-    header_old = {k: v for k, v in old.items() if k not in ("turns", "tools")}
-    header_new = {k: v for k, v in new.items() if k not in ("turns", "tools")}
-    lines += _render(_changes(header_old, header_new, "trace"), "")
-    return lines
+        rest = _entries({k: v for k, v in before.items() if k != "steps"},
+                        {k: v for k, v in after.items() if k != "steps"}, _Place(index + 1))
+        # the user's message begins what the turn's steps and memory repeat of it
+        found: list[_Item] = [e for e in rest if e.change.parts[:1] == ("user",)]
+        found += _steps(before.get("steps", []), after.get("steps", []), index + 1)
+        found += [e for e in rest if e.change.parts[:1] != ("user",)]
+        turns.append((Line.of(f"turn {index + 1} ({short(after.get('user'))}):"), found))
+    header = _header(old, new)
+    _fold([*tools, *(item for _, items in turns for item in items or []), *header])
+    count, alone = len(turns), _usage_alone(tools, turns, header)
+    lines = _render(list(tools), "", count, alone)
+    for title, items in turns:
+        body = _render(items or [], "    ", count, alone)
+        if body or items is None:
+            lines += [title, *body]
+    return lines + _render(header, "", count, alone)
+
+
+def diff_traces(old: dict[str, Any], new: dict[str, Any], style: Style = PLAIN) -> list[str]:
+    """Lines describing how trace ``new`` differs from ``old`` (empty when equal), in
+    ``style`` (plain text unless told). Traces of two formats (written by different agentkit
+    versions) differ in what they hold, not in what the agent did: that is the one line."""
+    return render(trace_diff(old, new), style)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
 from agentkit.core.files import atomic_write_text
@@ -39,6 +39,8 @@ __all__ = ["Verdict", "SnapshotCheck", "SnapshotFiles", "SnapshotPolicy", "Snaps
 
 SnapshotPolicy = Literal["check", "report", "off"]
 SnapshotState = Literal["same", "changed", "missing", "created", "updated", "not_checked"]
+Compared = tuple[SnapshotState, list[str], dict[str, Any] | None]
+"""What :meth:`SnapshotCheck.compare` finds: state, diff lines, the stored trace if read."""
 Outcome = Literal["pass", "fail", "error"]
 
 
@@ -47,9 +49,9 @@ class SnapshotCheck(Protocol):
 
     policy: SnapshotPolicy
 
-    def compare(self, trace: Trace, path: Path | None) -> tuple[SnapshotState, list[str]]:
-        """``same``/``changed``/``missing`` (or ``created``/``updated`` when it writes), and
-        how the trace differs (step-aligned, snapshot -> now)."""
+    def compare(self, trace: Trace, path: Path | None) -> Compared:
+        """``same``/``changed``/``missing`` (or ``created``/``updated`` when it writes), how
+        the trace differs (step-aligned, snapshot -> now) and the stored trace when known."""
         ...
 
     def keep(self, path: Path | None) -> None:
@@ -72,14 +74,14 @@ class SnapshotFiles:
     update: bool = False
     hint: str = "agentkit run --snapshot-update"
 
-    def compare(self, trace: Trace, path: Path | None) -> tuple[SnapshotState, list[str]]:
+    def compare(self, trace: Trace, path: Path | None) -> Compared:
         if path is None:
-            return "not_checked", []
-        state, diff = compare_with_snapshot(trace.to_dict(), path)
+            return "not_checked", [], None
+        state, diff, stored = compare_with_snapshot(trace.to_dict(), path)
         if self.update and state != "same":
             atomic_write_text(path, trace.to_json())
-            return ("created" if state == "missing" else "updated"), diff
-        return state, diff
+            return ("created" if state == "missing" else "updated"), diff, stored
+        return state, diff, stored
 
     def keep(self, path: Path | None) -> None:
         return None
@@ -101,6 +103,8 @@ class Verdict:
     snapshot: SnapshotState | None = None
     """How the trace compares with its snapshot (None: not compared, policy ``off``)."""
     snapshot_diff: tuple[str, ...] = ()
+    snapshot_stored: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """The stored snapshot's trace when it was read (to show the diff in another style)."""
     hint: str | None = None
     """What to run to accept a snapshot change (or re-record), for messages."""
     snapshot_fails: bool = field(default=False, repr=False)
@@ -153,11 +157,11 @@ def judge(result: ScenarioResult, snapshots: SnapshotCheck | None,
                        kind=kind, snapshot="not_checked" if snapshots else None)
     if snapshots is None or snapshots.policy == "off":
         return Verdict("fail" if result.problems else "pass", tuple(result.problems))
-    state, diff = snapshots.compare(result.trace, snapshot_path)
+    state, diff, stored = snapshots.compare(result.trace, snapshot_path)
     fails = snapshots.policy == "check" and state in ("changed", "missing")
     return Verdict("fail" if result.problems or fails else "pass", tuple(result.problems),
-                   snapshot=state, snapshot_diff=tuple(diff), hint=snapshots.update_hint(),
-                   snapshot_fails=fails)
+                   snapshot=state, snapshot_diff=tuple(diff), snapshot_stored=stored,
+                   hint=snapshots.update_hint(), snapshot_fails=fails)
 
 
 def judge_error(error: HarnessError, snapshots: SnapshotCheck | None = None,

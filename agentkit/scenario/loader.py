@@ -16,8 +16,9 @@ from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
-from agentkit.scenario.images import image_problem
+from agentkit.scenario.images import image_folders, image_problem
 from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
+from agentkit.scenario.project import ProjectError
 from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory, trajectory_renderer
 from agentkit.scenario.world import SimulatedTool, build_tool
 
@@ -253,13 +254,19 @@ def located_error(scenario: Scenario,
 
 
 def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:
-    """Every turn image is a readable image file: a broken one is a load error, never a crash
-    in the middle of a run."""
+    """Every turn image is a readable image file in the project: a broken one is a load
+    error, never a crash in the middle of a run."""
+    if not any(turn.images for turn in scenario.turns):
+        return
+    try:
+        folders = image_folders(path)
+    except ProjectError as exc:
+        raise ScenarioError(f"{path}: cannot tell where its images may be: {exc}") from None
     problems = [f"{path}:{where.line(('turns', index, 'images', number))}: "
                 f"turns.{index}.images.{number}: {problem}"
                 for index, turn in enumerate(scenario.turns)
                 for number, name in enumerate(turn.images)
-                if (problem := image_problem(path, name)) is not None]
+                if (problem := image_problem(path, name, folders)) is not None]
     if problems:
         raise ScenarioError("\n".join(problems))
 

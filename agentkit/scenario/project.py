@@ -5,6 +5,7 @@ pyproject.toml from the current directory up).
 ```toml
 [tool.agentkit]
 scenarios = ["scenarios", "tests/agent_scenarios"]   # default: ["scenarios"]
+image_folders = ["/srv/shared-images"]               # turn images may be here too
 
 [tool.agentkit.agent_types]
 my_agent = "my_project.agents:build_my_agent"       # a factory (or an AgentType)
@@ -18,7 +19,9 @@ caller = { ref = "my_project.agents:build_caller", trajectory = "function_callin
 bundled wire format or agent type it renders like (``function_calling``, ``tool_calls``,
 ``react``...: :func:`agentkit.scenario.agent_types.named_renderer`).
 
-Paths are relative to the project root (the folder of pyproject.toml). :func:`activated`
+Paths are relative to the project root (the folder of pyproject.toml). A turn's ``images``
+must be files in the project or in one of its ``image_folders`` (symlinks resolved), so a
+scenario cannot send the model any file of the machine. :func:`activated`
 puts the root on ``sys.path`` (as pytest's ``pythonpath = ["."]`` does) so the refs import,
 and declares the agent types (imported on first use); both are undone when it ends.
 A malformed table is a :class:`ProjectError` naming the file, the line and the key.
@@ -48,7 +51,7 @@ __all__ = ["Project", "ProjectError", "AgentTypeRef", "find_project", "read_proj
 
 DEFAULT_SCENARIOS = "scenarios"
 _TABLE = "tool.agentkit"
-_KEYS = ("scenarios", "agent_types")
+_KEYS = ("scenarios", "agent_types", "image_folders")
 _REF = re.compile(r"[\w.]+:[\w.]+")
 
 
@@ -70,13 +73,14 @@ class AgentTypeRef:
 
 @dataclass(frozen=True)
 class Project:
-    """The project root, its pyproject.toml (None if there is none), its scenario folders
-    and the agent types it declares."""
+    """The project root, its pyproject.toml (None if there is none), its scenario folders,
+    the agent types it declares and the folders besides the root that may hold turn images."""
 
     root: Path
     pyproject: Path | None = None
     scenarios: tuple[Path, ...] = ()
     agent_types: dict[str, AgentTypeRef] = field(default_factory=dict)
+    image_folders: tuple[Path, ...] = ()
 
     @property
     def configured(self) -> bool:
@@ -125,17 +129,20 @@ def read_project(pyproject: Path) -> Project:
             hint = f"did you mean `{close[0]}`?" if close else f"known keys: {', '.join(_KEYS)}"
             raise ProjectError(f"{lines.at(key)}: {_TABLE}.{key}: unknown key `{key}`; {hint}")
     return Project(root=root, pyproject=pyproject,
-                   scenarios=_scenarios(table.get("scenarios", [DEFAULT_SCENARIOS]), root, lines),
-                   agent_types=_agent_types(table.get("agent_types", {}), lines))
+                   scenarios=_folders(table.get("scenarios", [DEFAULT_SCENARIOS]), root, lines,
+                                      "scenarios", DEFAULT_SCENARIOS),
+                   agent_types=_agent_types(table.get("agent_types", {}), lines),
+                   image_folders=_folders(table.get("image_folders", []), root, lines,
+                                          "image_folders", "assets"))
 
 
-def _scenarios(value: Any, root: Path, lines: _Lines) -> tuple[Path, ...]:
+def _folders(value: Any, root: Path, lines: _Lines, key: str, example: str
+             ) -> tuple[Path, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ProjectError(f"{lines.at('scenarios')}: {_TABLE}.scenarios: expected a list of "
-                           f"folders relative to the project root, e.g. [\"scenarios\"], got "
-                           f"{value!r}")
+        raise ProjectError(f"{lines.at(key)}: {_TABLE}.{key}: expected a list of folders "
+                           f"relative to the project root, e.g. [\"{example}\"], got {value!r}")
     return tuple(root / v for v in value)
 
 

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
@@ -22,8 +22,8 @@ from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.trace import TRACE_FORMAT, Trace
 
-__all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "compare_with_snapshot",
-           "stale_snapshot"]
+__all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
+           "compare_with_snapshot", "stale_snapshot"]
 
 SnapshotStatus = Literal["same", "changed", "missing"]
 
@@ -39,7 +39,10 @@ class Verbatim:
 class TraceSnapshotExtension(JSONSnapshotExtension):
     """One ``.json`` file per snapshot; a :class:`Trace` is stored as its ``to_json()`` (the
     same bytes ``agentkit run --trace-dir`` writes, in the trace's readable key order). A
-    snapshot in another trace format is reported as such (:func:`stale_snapshot`), not diffed."""
+    difference is the step-aligned diff alone (snapshot -> now), with no header line: pytest
+    shows syrupy's ``assert [+ received] == [- snapshot]`` above it, and a caller printing it
+    says once what differs. A snapshot in another trace format is reported as such
+    (:func:`stale_snapshot`), not diffed."""
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -69,13 +72,10 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         if stale is not None:
             yield stale
             return
-        lines = diff_traces(stored, received)
-        if not lines:
-            yield ("the trace is the same; only the snapshot file's formatting differs (key "
-                   "order or whitespace): rewrite it with --snapshot-update")
-            return
-        yield "trace differs from the snapshot (step-aligned; snapshot -> now):"
-        yield from lines
+        # no header of its own: syrupy's assertion or the caller says what is compared
+        yield from diff_traces(stored, received) or [
+            "the trace is the same; only the snapshot file's formatting differs (key order or "
+            "whitespace): rewrite it with --snapshot-update"]
 
 
 def _stale(stored: Any) -> str | None:
@@ -107,19 +107,32 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def compare_with_snapshot(current: dict[str, Any], path: Path) -> tuple[SnapshotStatus, list[str]]:
+class SnapshotComparison(NamedTuple):
+    """How a trace compares with its committed snapshot."""
+
+    status: SnapshotStatus
+    diff: list[str]
+    """How it differs (step-aligned, snapshot -> now, plain text), or why it cannot be diffed."""
+    stored: dict[str, Any] | None = None
+    """The snapshot's trace when ``diff`` is the diff of the two (to show it again in another
+    :class:`~agentkit.core.textdiff.Style`)."""
+
+
+def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotComparison:
     """Whether ``current`` (a trace's ``to_dict()``, which the caller keeps too) is its
     committed snapshot at ``path``, and if not, how it differs (step-aligned, snapshot -> now;
     an unreadable snapshot is a change that says so)."""
     if not path.is_file():
-        return "missing", []
+        return SnapshotComparison("missing", [])
     try:
         stored = parse_json(path, read_text(path))
     except (OSError, TextFileError) as exc:
-        return "changed", [f"the snapshot {path} cannot be read: {exc}"]
+        return SnapshotComparison("changed", [f"the snapshot {path} cannot be read: {exc}"])
     if stored == current:
-        return "same", []
+        return SnapshotComparison("same", [])
     if not isinstance(stored, dict):
-        return "changed", [f"the snapshot {path} is not a trace"]
+        return SnapshotComparison("changed", [f"the snapshot {path} is not a trace"])
     stale = _stale(stored)
-    return "changed", [stale] if stale is not None else diff_traces(stored, current)
+    if stale is not None:
+        return SnapshotComparison("changed", [stale])
+    return SnapshotComparison("changed", diff_traces(stored, current), stored)

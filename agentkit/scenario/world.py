@@ -69,7 +69,9 @@ def _import(module: str, search_from: Path | None) -> Any:
     for folder in (here, *here.parents, Path.cwd()):
         if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
             if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
+                # last: a scenario's folder makes its own modules importable, never shadows
+                # one of the standard library or an installed package
+                sys.path.append(str(folder))
             importlib.invalidate_caches()
             return importlib.import_module(module)
     return importlib.import_module(module)
@@ -77,7 +79,9 @@ def _import(module: str, search_from: Path | None) -> Any:
 
 def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
     """Import ``package.module:attribute``; if it is not importable as is, the folder
-    ``search_from`` (the scenario's) and those above it are searched for the package."""
+    ``search_from`` (the scenario's) and those above it are searched for the package, and the
+    folder holding it is added at the end of ``sys.path``. Importing runs the module's code:
+    a scenario file is code, as a conftest.py is."""
     module_name, _, attribute = ref.partition(":")
     module = _import(module_name, search_from)
     value: Any = module

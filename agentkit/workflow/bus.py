@@ -18,6 +18,7 @@ __all__ = [
     "WorkflowRunEndEvent",
     "WorkflowStepStartEvent",
     "WorkflowStepEndEvent",
+    "WorkflowStepRetryEvent",
 ]
 
 
@@ -69,3 +70,13 @@ class WorkflowStepEndEvent(_StepEvent):
     @property
     def events_out(self) -> list[str]:
         return [type(e).__name__ for e in self.output_events]
+
+
+@dataclass(kw_only=True, slots=True)
+class WorkflowStepRetryEvent(_StepEvent):
+    """A step failed and its retry policy runs it again after ``delay`` seconds (``attempt``
+    is the number of this retry: 1, 2, ...)."""
+
+    attempt: int
+    delay: float
+    error: str

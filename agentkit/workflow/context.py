@@ -1,33 +1,47 @@
 """``Context``: the state of a workflow run that steps share and that a pause saves.
 
-A context holds the store (``await ctx.store.get/set``, shared by the steps and kept across
-runs that reuse the context), the events waiting for each step, the events a step was
-handling when the run paused, ``collect_events`` buffers, ``wait_for_event`` waiters and the
-events written to the stream but not read yet. ``to_dict()`` saves all of it as JSON-ready
-data and ``Context.from_dict(workflow, data)`` restores it; ``workflow.run(ctx=restored)``
-then resumes: every event that a step was handling is delivered to that step again, so the
-step runs again from its start (as upstream: code before a ``wait_for_event`` runs twice).
+A context holds the store (``await ctx.store.get/set``, or the 0.12 spelling
+``await ctx.get/set``: the same data; shared by the steps and kept across runs that reuse the
+context), the events waiting for each step, the events a step was handling when the run
+paused, ``collect_events`` buffers, ``wait_for_event`` waiters and the events written to the
+stream but not read yet. ``to_dict()`` saves all of it as JSON-ready data and
+``Context.from_dict(workflow, data)`` restores it; ``workflow.run(ctx=restored)`` then
+resumes: every event that a step was handling is delivered to that step again, so the step
+runs again from its start (as upstream: code before a ``wait_for_event`` runs twice).
+
+A saved context is checked completely before anything of it is used (upstream trusts it):
+it carries a SHA-256 digest of its content, so a context changed after it was saved is
+refused; its shape, every type, the events in each step's queue (each one the step accepts),
+the waiters' events and the store values the workflow declares types for
+(``Workflow.context_store_schema``) are validated; and classes are restored only from the
+workflow's own table (``Workflow.restorable_types``), never imported by the name in the data.
+Any problem is one ``ContextSerdeError`` naming the path in the saved data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import warnings
 from collections import deque
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
 from agentkit.workflow.errors import ContextSerdeError, WorkflowRuntimeError, WorkflowTimeoutError
 from agentkit.workflow.events import Event, HumanResponseEvent, StartEvent, StopEvent
-from agentkit.workflow.serialize import decode, encode, import_type, type_path
+from agentkit.workflow.serialize import at, decode, encode, type_path
 
 if TYPE_CHECKING:
     from agentkit.workflow.graph import WorkflowGraph
     from agentkit.workflow.runtime import Run
     from agentkit.workflow.workflow import Workflow
 
-__all__ = ["Context", "ContextStore"]
+__all__ = ["Context", "ContextStore", "sealed", "check_seal"]
 
 T = TypeVar("T", bound=Event)
 
@@ -40,6 +54,7 @@ class StepFrame:
     """The step invocation running in the current task, and what it emitted so far."""
 
     name: str
+    ctx: Context
     emitted: list[Event] = field(default_factory=list)
 
 
@@ -65,6 +80,10 @@ class ContextStore:
         """Store ``value`` under ``key``."""
         self._data[key] = value
 
+    def clear(self) -> None:
+        """Forget every key."""
+        self._data.clear()
+
 
 @dataclass
 class _Waiter:
@@ -78,6 +97,8 @@ class _Waiter:
     wakeups: list[asyncio.Future[None]] = field(default_factory=list)
 
     def matches(self, event: Event) -> bool:
+        # fields and extras alike (upstream compared extras only: a requirement on a declared
+        # field such as HumanResponseEvent.response never matched)
         return isinstance(event, self.event_type) and all(
             event.get(key, _MISSING) == value for key, value in self.requirements.items())
 
@@ -141,6 +162,7 @@ class Context:
         self._buffers: dict[str, list[Event]] = {}
         self._waiters: dict[str, _Waiter] = {}
         self._unclaimed: list[Event] = []  # caller answers no waiter has matched yet
+        self._held: list[Event] = []  # stepwise: emitted by the step, not handed out yet
         self._stream = EventStream()
         self._running = False  # a run started and has not ended (it may be paused)
         self._run: Run | None = None  # the live run, if any
@@ -157,14 +179,47 @@ class Context:
             self._lock = asyncio.Lock()
         return self._lock
 
+    # ------------------------------------------------------------------ the store, 0.12 API
+    async def get(self, key: str, default: Any = _MISSING) -> Any:
+        """``await ctx.store.get(key, default=...)`` in LlamaIndex 0.12's spelling (same data)."""
+        return await self.store.get(key, default)
+
+    async def set(self, key: str, value: Any, make_private: bool = False) -> None:
+        """``await ctx.store.set(key, value)`` in LlamaIndex 0.12's spelling (same data);
+        ``make_private`` is ignored with a DeprecationWarning, as upstream."""
+        if make_private:
+            warnings.warn("`make_private` is deprecated and will be ignored", DeprecationWarning,
+                          stacklevel=2)
+        await self.store.set(key, value)
+
+    def clear(self) -> None:
+        """Forget everything in the store (the run's events and waiters stay)."""
+        self.store.clear()
+
+    @property
+    def session(self) -> Context:
+        """The context itself: upstream's backward-compatible alias (DeprecationWarning)."""
+        warnings.warn("`session` is deprecated, please use the Context instance directly.",
+                      DeprecationWarning, stacklevel=2)
+        return self
+
     # ------------------------------------------------------------------ events
     def send_event(self, event: Event, step: str | None = None) -> None:
         """Deliver ``event`` to every step that accepts it and every matching
         ``wait_for_event`` (or only to ``step``). A StopEvent ends the run. An event nobody
         takes is an error, except a HumanResponseEvent: the caller may answer before the
-        step asks, so it is kept for the first ``wait_for_event`` it matches."""
+        step asks, so it is kept for the first ``wait_for_event`` it matches.
+
+        In a stepwise run an event a step sends is held, like the event it returns, and
+        handed to the caller by ``handler.run_step()``; the caller delivers it (upstream
+        delivered it at once *and* handed it out, so a driver loop delivered it twice)."""
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
+        if step is not None and not isinstance(event, StopEvent):
+            self._check_step_accepts(step, event)
+        if self._run is not None and self._run.stepwise and self._own_frame() is not None:
+            self._hold(event)
+            return
         if isinstance(event, StopEvent):
             if step is not None:
                 raise WorkflowRuntimeError("StopEvent ends the run; it cannot be sent to a step")
@@ -174,16 +229,7 @@ class Context:
             self._run.stop(event)
             return
         if step is not None:
-            spec = self._graph.steps.get(step)
-            if spec is None:
-                raise WorkflowRuntimeError(
-                    f"No step named '{step}' in {self._graph.workflow_name} "
-                    f"(steps: {self._graph.describe_steps()})")
-            if not spec.accepts_event(event):
-                accepted = ", ".join(t.__name__ for t in spec.accepts)
-                raise WorkflowRuntimeError(f"Step '{step}' does not accept "
-                                           f"{type(event).__name__} (it accepts {accepted})")
-            targets, waiters = [spec.name], []
+            targets, waiters = [step], []
         else:
             targets = [spec.name for spec in self._graph.accepting(event)]
             waiters = [w for w in self._waiters.values() if w.matches(event)]
@@ -201,6 +247,23 @@ class Context:
         if self._run is not None:
             self._run.pump()
 
+    def _check_step_accepts(self, step: str, event: Event) -> None:
+        spec = self._graph.steps.get(step)
+        if spec is None:
+            raise WorkflowRuntimeError(
+                f"No step named '{step}' in {self._graph.workflow_name} "
+                f"(steps: {self._graph.describe_steps()})")
+        if not spec.accepts_event(event):
+            accepted = ", ".join(t.__name__ for t in spec.accepts)
+            raise WorkflowRuntimeError(f"Step '{step}' does not accept "
+                                       f"{type(event).__name__} (it accepts {accepted})")
+
+    def _own_frame(self) -> StepFrame | None:
+        """The step of this context's run that the current task runs, if any (a nested
+        workflow's steps and the caller's code have none)."""
+        frame = current_step.get()
+        return frame if frame is not None and frame.ctx is self else None
+
     def write_event_to_stream(self, event: Event) -> None:
         """Hand ``event`` to the caller, who reads it from ``handler.stream_events()``."""
         if not isinstance(event, Event):
@@ -213,7 +276,7 @@ class Context:
         exact type, as upstream), return them in ``expected`` order, else None. The buffer is
         the calling step's own unless ``buffer_id`` names another."""
         if buffer_id is None:
-            frame = current_step.get()
+            frame = self._own_frame()
             buffer_id = frame.name if frame else ":".join(type_path(t) for t in expected)
         buffer = self._buffers.setdefault(buffer_id, [])
         buffer.append(event)
@@ -247,9 +310,13 @@ class Context:
         """
         if not (isinstance(event_type, type) and issubclass(event_type, Event)):
             raise TypeError(f"wait_for_event waits for an Event type, got {event_type!r}")
+        if self._run is not None and self._run.stepwise:
+            # the caller is blocked in run_step() until this step returns: it could never answer
+            raise WorkflowRuntimeError("Human-in-the-loop is not supported with stepwise "
+                                       "execution (wait_for_event in a stepwise run)")
         wanted = dict(requirements or {})
         if waiter_id is None:
-            frame = current_step.get()
+            frame = self._own_frame()
             waiter_id = (f"{frame.name if frame else '-'}:{type_path(event_type)}:"
                          f"{sorted(wanted.items())!r}")
         waiter = self._waiters.get(waiter_id)
@@ -289,8 +356,13 @@ class Context:
             del self._waiters[waiter_id]
             self._unclaimed.extend(waiter.events)
 
+    def _hold(self, event: Event) -> None:
+        """Stepwise: keep an event a step emitted for the caller (saved as delivered)."""
+        self._note_emitted(event)
+        self._held.append(event)
+
     def _note_emitted(self, event: Event) -> None:
-        frame = current_step.get()
+        frame = self._own_frame()
         if frame is not None:
             frame.emitted.append(event)
 
@@ -324,13 +396,25 @@ class Context:
         self._buffers.clear()
         self._waiters.clear()
         self._unclaimed.clear()
+        self._held.clear()
 
     # ------------------------------------------------------------------ saving
     def to_dict(self) -> dict[str, Any]:
-        """Everything needed to resume this run later, as JSON-ready data."""
+        """Everything needed to resume this run later, as JSON-ready data (with a digest of
+        its content: ``from_dict`` refuses data changed after it was saved)."""
+        return sealed(self._content(self._held))
+
+    def _content(self, held: Iterable[Event]) -> dict[str, Any]:
+        """The saved context without its digest; ``held`` events (a stepwise step's output)
+        are saved as delivered to the steps that accept them."""
         def events(items: Iterable[Event], where: str) -> list[Any]:
             return [encode(e, f"{where}[{i}]") for i, e in enumerate(items)]
 
+        queues = {name: [*self._in_progress[name], *self._queues[name]]
+                  for name in self._graph.steps}
+        for event in held:
+            for spec in self._graph.accepting(event):
+                queues[spec.name].append(event)
         return {
             "format": _FORMAT,
             "workflow": self._workflow_name,
@@ -338,9 +422,8 @@ class Context:
             "is_running": self._running,
             "store": {key: encode(value, f"store[{key!r}]")
                       for key, value in self.store._data.items()},
-            "queues": {name: events([*self._in_progress[name], *self._queues[name]],
-                                    f"queue of step '{name}'")
-                       for name in self._graph.steps},
+            "queues": {name: events(items, f"queue of step '{name}'")
+                       for name, items in queues.items()},
             "buffers": {key: events(items, f"collect_events buffer {key!r}")
                         for key, items in self._buffers.items()},
             "waiters": {key: {"event_type": type_path(w.event_type),
@@ -354,71 +437,167 @@ class Context:
 
     @classmethod
     def from_dict(cls, workflow: Workflow, data: dict[str, Any]) -> Context:
-        """Restore a context saved by ``to_dict`` for ``workflow`` (the workflow class that
-        saved it); ``workflow.run(ctx=...)`` resumes it."""
+        """Restore a context saved by ``to_dict`` for ``workflow`` (an instance of the
+        workflow class that saved it); ``workflow.run(ctx=...)`` resumes it. Anything wrong
+        with the data is a ContextSerdeError naming its path (see the module docstring)."""
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ContextSerdeError(
                 "Context.from_dict: not a saved context (expected the dict Context.to_dict() "
                 f"returns, format {_FORMAT})")
         try:
-            return cls._restored(workflow, data)
+            check_seal(data, "Context.from_dict", "context")
+            return _Restorer(cls(workflow), workflow, data).restore()
         except RecursionError:  # decoding walks the saved values recursively
             raise ContextSerdeError("Context.from_dict: the saved context is nested too deeply "
                                     "to restore") from None
 
-    @classmethod
-    def _restored(cls, workflow: Workflow, data: dict[str, Any]) -> Context:
-        ctx = cls(workflow)
-        saved_steps = _require(data, "steps", list)
-        if data.get("workflow") != ctx._workflow_name or saved_steps != list(ctx._graph.steps):
+
+_SAVED_KEYS = ("format", "workflow", "steps", "is_running", "store", "queues", "buffers",
+               "waiters", "unclaimed", "stream", "digest")
+_WAITER_KEYS = ("event_type", "requirements", "announced", "events")
+_LENIENT = ConfigDict(arbitrary_types_allowed=True)
+
+
+def _digest(content: dict[str, Any], who: str, what: str) -> str:
+    try:
+        text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError) as exc:
+        raise ContextSerdeError(f"{who}: the saved {what} is not JSON data ({exc})") from None
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def sealed(content: dict[str, Any]) -> dict[str, Any]:
+    """``content`` plus a ``digest`` of it (a SHA-256 of its canonical JSON)."""
+    return {**content, "digest": _digest(content, "to_dict", "data")}
+
+
+def check_seal(data: dict[str, Any], who: str, what: str) -> None:
+    """Refuse ``data`` whose content does not match its digest (changed after saving).
+
+    The digest catches corrupted and edited data; it is no signature: whoever can write the
+    data can also recompute it, so every part is validated as well."""
+    saved = data.get("digest")
+    if not isinstance(saved, str):
+        raise ContextSerdeError(f"{who}: at ['digest']: the saved {what} has no digest (save "
+                                "it with to_dict())")
+    content = {key: value for key, value in data.items() if key != "digest"}
+    if _digest(content, who, what) != saved:
+        raise ContextSerdeError(
+            f"{who}: at ['digest']: the saved {what} was changed after it was saved (its "
+            "content no longer matches its digest); restore the data to_dict() returned, "
+            "unchanged")
+
+
+class _Restorer:
+    """Checks saved data part by part and fills a fresh context from it."""
+
+    def __init__(self, ctx: Context, workflow: Workflow, data: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.workflow = workflow
+        self.data = data
+        self.restorable = workflow.restorable_types()
+
+    def fail(self, path: str, problem: str) -> ContextSerdeError:
+        return ContextSerdeError(f"Context.from_dict: at {path}: {problem}")
+
+    def part(self, container: dict[str, Any], key: str, kind: type, path: str = "") -> Any:
+        where = at(path, key)
+        if key not in container:
+            raise self.fail(where, "missing")
+        value = container[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(where, f"must be a {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    def events(self, items: Any, path: str, accepted: tuple[type[Event], ...] = (Event,),
+               whose: str = "") -> list[Event]:
+        if not isinstance(items, list):
+            raise self.fail(path, f"must be a list, got {type(items).__name__}")
+        restored = []
+        for i, item in enumerate(items):
+            event = decode(item, at(path, i), self.restorable)
+            if not isinstance(event, accepted):
+                wanted = " or ".join(t.__name__ for t in accepted)
+                raise self.fail(at(path, i), f"{whose or 'must be'} {wanted}, got "
+                                             f"{type(event).__name__}")
+            restored.append(event)
+        return restored
+
+    def restore(self) -> Context:
+        data, ctx, graph = self.data, self.ctx, self.ctx._graph
+        unknown = sorted(set(data) - set(_SAVED_KEYS))
+        if unknown:
+            raise self.fail(at("", unknown[0]), "not part of a saved context")
+        saved_name = self.part(data, "workflow", str)
+        saved_steps = self.part(data, "steps", list)
+        if saved_name != ctx._workflow_name or saved_steps != list(graph.steps):
             raise ContextSerdeError(
-                f"Context.from_dict: the context was saved by workflow {data.get('workflow')} "
+                f"Context.from_dict: the context was saved by workflow {saved_name} "
                 f"(steps: {', '.join(map(str, saved_steps))}), not by {ctx._workflow_name} "
-                f"(steps: {', '.join(ctx._graph.steps)}); restore it with the workflow that "
-                "ran it")
-        known = ctx._graph.event_types()
-
-        def resolve(path: str, where: str) -> type:
-            return known.get(path) or import_type(path, where)
-
-        def events(items: Any, where: str) -> list[Event]:
-            if not isinstance(items, list):
-                raise ContextSerdeError(f"Context.from_dict: {where} must be a list")
-            restored = [decode(item, f"{where}[{i}]", resolve) for i, item in enumerate(items)]
-            for i, event in enumerate(restored):
-                if not isinstance(event, Event):
-                    raise ContextSerdeError(f"Context.from_dict: {where}[{i}] is not an Event")
-            return restored
-
-        ctx._running = bool(_require(data, "is_running", bool))
-        for key, value in _require(data, "store", dict).items():
-            ctx.store._data[key] = decode(value, f"store[{key!r}]", resolve)
-        queues = _require(data, "queues", dict)
-        for name in ctx._graph.steps:
-            ctx._queues[name].extend(events(queues.get(name, []), f"queue of step '{name}'"))
-        for key, items in _require(data, "buffers", dict).items():
-            ctx._buffers[key] = events(items, f"collect_events buffer {key!r}")
-        for key, saved in _require(data, "waiters", dict).items():
-            where = f"waiter {key!r}"
-            if not isinstance(saved, dict):
-                raise ContextSerdeError(f"Context.from_dict: {where} must be a dict")
-            event_type = resolve(_require(saved, "event_type", str), where)
-            if not issubclass(event_type, Event):
-                raise ContextSerdeError(f"Context.from_dict: {where} waits for a non-Event type")
-            ctx._waiters[key] = _Waiter(
-                event_type, decode(_require(saved, "requirements", dict), where, resolve),
-                announced=bool(saved.get("announced")), events=events(saved.get("events", []),
-                                                                      where))
-        ctx._unclaimed = events(_require(data, "unclaimed", list), "unclaimed")
-        ctx._stream = EventStream(events(_require(data, "stream", list), "stream"))
+                f"(steps: {', '.join(graph.steps)}); restore it with the workflow that ran it")
+        ctx._running = self.part(data, "is_running", bool)
+        self.restore_store()
+        queues = self.part(data, "queues", dict)
+        for name, items in queues.items():
+            spec = graph.steps.get(name)
+            if spec is None:
+                raise self.fail(at("['queues']", name), f"no step named {name!r} in "
+                                                        f"{graph.workflow_name}")
+            ctx._queues[name].extend(self.events(items, at("['queues']", name), spec.accepts,
+                                                 whose=f"step '{name}' accepts"))
+        for key, items in self.part(data, "buffers", dict).items():
+            ctx._buffers[key] = self.events(items, at("['buffers']", key))
+        for key, saved in self.part(data, "waiters", dict).items():
+            ctx._waiters[key] = self.waiter(saved, at("['waiters']", key))
+        ctx._unclaimed = self.events(self.part(data, "unclaimed", list), "['unclaimed']",
+                                     (HumanResponseEvent,))
+        ctx._stream = EventStream(self.events(self.part(data, "stream", list), "['stream']"))
+        if not ctx._running:
+            for key in ("queues", "buffers", "waiters", "unclaimed"):
+                if any(data[key].values()) if isinstance(data[key], dict) else data[key]:
+                    raise self.fail(at("", key), "a context saved with no run in progress "
+                                                 "(is_running false) holds no run state")
         return ctx
 
+    def restore_store(self) -> None:
+        schema = self.workflow.context_store_schema()
+        for key, saved in self.part(self.data, "store", dict).items():
+            path = at("['store']", key)
+            value = decode(saved, path, self.restorable)
+            if key in schema:
+                try:
+                    TypeAdapter(schema[key], config=_LENIENT).validate_python(value, strict=True)
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = "".join(f"[{p!r}]" for p in first["loc"])
+                    raise self.fail(path + where, f"{first['msg']} (the workflow keeps a "
+                                                  f"{_show(schema[key])} here)") from None
+            self.ctx.store._data[key] = value
 
-def _require(data: dict[str, Any], key: str, kind: type) -> Any:
-    if key not in data:
-        raise ContextSerdeError(f"Context.from_dict: the saved context has no `{key}`")
-    value = data[key]
-    if not isinstance(value, kind):
-        raise ContextSerdeError(f"Context.from_dict: `{key}` must be a {kind.__name__}, got "
-                                f"{type(value).__name__}")
-    return value
+    def waiter(self, saved: Any, path: str) -> _Waiter:
+        if not isinstance(saved, dict):
+            raise self.fail(path, f"must be a dict, got {type(saved).__name__}")
+        unknown = sorted(set(saved) - set(_WAITER_KEYS))
+        if unknown:
+            raise self.fail(at(path, unknown[0]), "not part of a saved waiter")
+        name = self.part(saved, "event_type", str, path)
+        event_type = self.restorable.get(name)
+        if not (isinstance(event_type, type) and issubclass(event_type, Event)):
+            raise self.fail(at(path, "event_type"), f"{name} is not an event type this "
+                                                    "workflow restores")
+        requirements = decode(self.part(saved, "requirements", dict, path),
+                              at(path, "requirements"), self.restorable)
+        waiter = _Waiter(event_type, requirements,
+                         announced=self.part(saved, "announced", bool, path))
+        events = self.events(self.part(saved, "events", list, path), at(path, "events"),
+                             (event_type,))
+        for i, event in enumerate(events):
+            if not waiter.matches(event):
+                raise self.fail(at(at(path, "events"), i), "does not meet the waiter's "
+                                                           "requirements")
+        waiter.events = events
+        return waiter
+
+
+def _show(annotation: Any) -> str:
+    return annotation.__name__ if isinstance(annotation, type) else repr(annotation)

@@ -1,10 +1,18 @@
 """``@step``: mark a function as a workflow step, routed by the annotation of its event.
 
 A step has exactly one *event parameter*, annotated with the event type(s) it accepts (a
-union accepts several), optionally a parameter annotated ``Context``, and a return
-annotation naming every event it returns *or sends* with ``ctx.send_event`` (``-> None``
-when it emits nothing). The annotations are the workflow's wiring: validation, routing and
-``draw_workflow`` all read them.
+union accepts several), optionally a parameter annotated ``Context``, optionally parameters
+annotated with a ``Workflow`` class (*services*: nested workflows added with
+``workflow.add_workflows(name=wf)``, passed by parameter name; the parameter's default is
+used when none was added), and a return annotation naming every event it returns *or sends*
+with ``ctx.send_event`` (``-> None`` when it emits nothing). The annotations are the
+workflow's wiring: validation, routing and ``draw_workflow`` all read them. Any other
+parameter is an error (upstream took it as a service request).
+
+``@step(retry_policy=...)`` runs a failing step again as the policy says
+(:mod:`agentkit.workflow.retry_policy`). A free function (not a method) is a step of the
+workflow class named by ``@step(workflow=...)``; without it, decorating is an error, as
+upstream.
 
 The signature is checked when the decorator runs, unless an annotation cannot be resolved
 yet (an event class defined further down the module, or inside a function under
@@ -24,15 +32,33 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from agentkit.workflow.context import Context
 from agentkit.workflow.errors import WorkflowValidationError
 from agentkit.workflow.events import Event
+from agentkit.workflow.retry_policy import RetryPolicy
 
 if TYPE_CHECKING:
     from agentkit.workflow.workflow import Workflow
 
-__all__ = ["step", "StepSpec", "inspect_step", "step_mark"]
+__all__ = ["step", "StepSpec", "ServiceParam", "inspect_step", "step_mark"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_NUM_WORKERS = 4  # upstream's default: a step handles up to 4 events at once
+
+
+_NO_DEFAULT: Any = inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class ServiceParam:
+    """A step parameter that receives a nested workflow (a *service*) by its name."""
+
+    name: str
+    workflow_type: type
+    default: Any = _NO_DEFAULT
+
+    @property
+    def required(self) -> bool:
+        """True when the step has no default for it: the workflow must have it added."""
+        return self.default is _NO_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -47,6 +73,8 @@ class StepSpec:
     ctx_param: str | None
     num_workers: int
     is_method: bool = True  # False for free functions added with @step(workflow=...)
+    retry_policy: RetryPolicy | None = None
+    services: tuple[ServiceParam, ...] = ()
 
     def accepts_event(self, event: Event) -> bool:
         """True when ``event`` is an instance of one of the accepted types."""
@@ -60,6 +88,7 @@ class StepSpec:
 @dataclass(frozen=True)
 class _StepMark:
     num_workers: int
+    retry_policy: RetryPolicy | None
     spec: StepSpec | None  # None: annotations unresolved at decoration time
 
 
@@ -73,30 +102,40 @@ def step_mark(fn: Any) -> _StepMark | None:
 
 @overload
 def step(func: F, *, workflow: type[Workflow] | None = None,
-         num_workers: int = DEFAULT_NUM_WORKERS) -> F: ...
+         num_workers: int = DEFAULT_NUM_WORKERS, retry_policy: RetryPolicy | None = None) -> F: ...
 
 
 @overload
 def step(func: None = None, *, workflow: type[Workflow] | None = None,
-         num_workers: int = DEFAULT_NUM_WORKERS) -> Callable[[F], F]: ...
+         num_workers: int = DEFAULT_NUM_WORKERS,
+         retry_policy: RetryPolicy | None = None) -> Callable[[F], F]: ...
 
 
 def step(func: F | None = None, *, workflow: type[Workflow] | None = None,
-         num_workers: int = DEFAULT_NUM_WORKERS) -> F | Callable[[F], F]:
-    """Mark ``func`` as a step: ``@step``, ``@step(num_workers=2)``, or
+         num_workers: int = DEFAULT_NUM_WORKERS,
+         retry_policy: RetryPolicy | None = None) -> F | Callable[[F], F]:
+    """Mark ``func`` as a step: ``@step``, ``@step(num_workers=2)``,
+    ``@step(retry_policy=ConstantDelayRetryPolicy(delay=1))``, or
     ``@step(workflow=MyWorkflow)`` to add a free function to a workflow class."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
         raise WorkflowValidationError(
             f"@step(num_workers={num_workers!r}): num_workers must be an int >= 1")
+    if retry_policy is not None and not isinstance(retry_policy, RetryPolicy):
+        raise WorkflowValidationError(
+            f"@step(retry_policy={retry_policy!r}): a retry policy has a method "
+            "next(elapsed_time, attempts, error) -> float | None")
 
     def decorate(fn: F) -> F:
         if not inspect.isfunction(fn):
             raise WorkflowValidationError(f"@step decorates a function, got {fn!r}")
         try:
-            spec: StepSpec | None = inspect_step(fn, num_workers)
+            spec: StepSpec | None = inspect_step(fn, num_workers, retry_policy)
         except _Unresolved:
             spec = None
-        setattr(fn, _MARK, _StepMark(num_workers, spec))
+        if workflow is None and _is_free_function(fn.__qualname__):
+            raise WorkflowValidationError(f"To decorate {fn.__name__} please pass a workflow "
+                                          "class to the @step decorator.")
+        setattr(fn, _MARK, _StepMark(num_workers, retry_policy, spec))
         if workflow is not None:
             workflow.add_step(fn)
         return fn
@@ -104,12 +143,20 @@ def step(func: F | None = None, *, workflow: type[Workflow] | None = None,
     return decorate(func) if func is not None else decorate
 
 
+def _is_free_function(qualname: str) -> bool:
+    """A module-level or nested function, not a method (read from ``__qualname__``)."""
+    parts = qualname.split(".")
+    return len(parts) == 1 or parts[-2] == "<locals>"
+
+
 class _Unresolved(WorkflowValidationError):
     """An annotation names something that does not exist (yet)."""
 
 
-def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS) -> StepSpec:
+def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
+                 retry_policy: RetryPolicy | None = None) -> StepSpec:
     """Read a step's wiring from its signature; a malformed one is a WorkflowValidationError."""
+    from agentkit.workflow.workflow import Workflow  # services are workflows: a cycle
     name = fn.__name__
     try:
         hints = typing.get_type_hints(fn)
@@ -120,6 +167,7 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS)
     event_param: str | None = None
     accepts: tuple[type[Event], ...] = ()
     ctx_param: str | None = None
+    services: list[ServiceParam] = []
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
         if index == 0 and param.name == "self":
             continue
@@ -140,11 +188,15 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS)
                     f"Step '{name}' has two Context parameters ('{ctx_param}', '{param.name}')")
             ctx_param = param.name
             continue
+        if inspect.isclass(annotation) and issubclass(annotation, Workflow):
+            services.append(ServiceParam(param.name, annotation, param.default))
+            continue
         event_types = _event_types(annotation)
         if event_types is None:
             raise WorkflowValidationError(
                 f"Step '{name}': parameter '{param.name}' is annotated {_show(annotation)}, "
-                "which is neither an Event type (or a union of them) nor Context")
+                "which is neither an Event type (or a union of them), Context nor a Workflow "
+                "(a nested workflow)")
         if event_param is not None:
             raise WorkflowValidationError(
                 f"Step '{name}' has two event parameters ('{event_param}', '{param.name}'); "
@@ -161,7 +213,8 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS)
             "(`-> MyEvent | None`), or `-> None` when it emits nothing")
     returns = _return_types(name, hints["return"])
     return StepSpec(name=name, fn=fn, event_param=event_param, accepts=accepts,
-                    returns=returns, ctx_param=ctx_param, num_workers=num_workers)
+                    returns=returns, ctx_param=ctx_param, num_workers=num_workers,
+                    retry_policy=retry_policy, services=tuple(services))
 
 
 def _union_members(annotation: Any) -> tuple[Any, ...]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 __all__ = [
     "WorkflowError",
     "WorkflowValidationError",
+    "WorkflowConfigurationError",
     "WorkflowRuntimeError",
+    "WorkflowStepDoesNotExistError",
     "WorkflowTimeoutError",
     "WorkflowCancelledByUser",
     "ContextSerdeError",
@@ -18,6 +20,15 @@ class WorkflowError(Exception):
 
 class WorkflowValidationError(WorkflowError):
     """A workflow or step is wrongly shaped (bad annotations, events nobody handles)."""
+
+
+class WorkflowConfigurationError(WorkflowValidationError):
+    """The start or stop event types of a workflow are ambiguous or missing (upstream's name;
+    a WorkflowValidationError here, so one ``except`` catches every wiring problem)."""
+
+
+class WorkflowStepDoesNotExistError(WorkflowError):
+    """A checkpointer was asked about a step the workflow does not have."""
 
 
 class WorkflowRuntimeError(WorkflowError):

@@ -1,16 +1,18 @@
 """Workflow events: pydantic models that also read like dicts.
 
 An event's declared fields are typed and validated; any other keyword becomes an *extra*
-(``Event(answer=42).answer``). Both kinds are reachable as attributes and through the dict
-interface: ``ev["answer"]``, ``ev.get("answer", default)``, ``"answer" in ev``, ``keys()``,
-``items()``, ``len(ev)``. Upstream's dict interface covers the extras only; ours covers the
-declared fields too, so a value reads the same whether or not its class declares it. An
-event is always truthy (an empty dict view must not make ``if ev:`` false).
+(``Event(answer=42).answer``); a keyword naming a declared private attribute
+(``_secret: int = PrivateAttr()``) sets it, as upstream. The dict interface is upstream's:
+``keys()``, ``values()`` and ``items()`` are views of the extras, and ``len(ev)`` and
+``iter(ev)`` cover the extras. Lookups are more lenient than upstream's: ``ev["k"]``,
+``ev.get("k", default)`` and ``"k" in ev`` also find declared fields (upstream answers
+KeyError / the default / False for them), so a value reads the same whether or not its
+class declares it. An event is always truthy (an empty view must not make ``if ev:`` false).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -31,9 +33,21 @@ class Event(BaseModel):
         # and reads extras with ev["name"]; the events made for extras (StartEvent,
         # InputRequiredEvent, HumanResponseEvent) also read them as attributes.
         def __init__(self, **data: Any) -> None: ...
+    else:
+        def __init__(self, **data: Any) -> None:
+            declared = type(self).__private_attributes__
+            if not declared or declared.keys().isdisjoint(data):
+                super().__init__(**data)
+                return
+            private = {key: data.pop(key) for key in declared.keys() & data.keys()}
+            super().__init__(**data)
+            for key, value in private.items():
+                setattr(self, key, value)
 
-    def _names(self) -> list[str]:
-        return [*type(self).model_fields, *(self.__pydantic_extra__ or {})]
+    def _extras(self) -> dict[str, Any]:
+        if self.__pydantic_extra__ is None:
+            self.__pydantic_extra__ = {}
+        return self.__pydantic_extra__
 
     def __getitem__(self, key: str) -> Any:
         if key in type(self).model_fields:
@@ -57,28 +71,31 @@ class Event(BaseModel):
         return isinstance(key, str) and (key in type(self).model_fields
                                          or key in (self.__pydantic_extra__ or {}))
 
-    def keys(self) -> list[str]:
-        """Declared field names, then extras, in the order they were given."""
-        return self._names()
+    def keys(self) -> KeysView[str]:
+        """A view of the extras' names (declared fields are not in it, as upstream)."""
+        return self._extras().keys()
 
-    def values(self) -> list[Any]:
-        return [self[k] for k in self._names()]
+    def values(self) -> ValuesView[Any]:
+        """A view of the extras' values."""
+        return self._extras().values()
 
-    def items(self) -> list[tuple[str, Any]]:
-        return [(k, self[k]) for k in self._names()]
+    def items(self) -> ItemsView[str, Any]:
+        """A view of the extras' ``(name, value)`` pairs."""
+        return self._extras().items()
 
     def __len__(self) -> int:
-        return len(self._names())
+        return len(self._extras())
 
     def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # dict-like: iterate keys
-        return iter(self._names())
+        return iter(self._extras())
 
     def __bool__(self) -> bool:
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        """Fields and extras as a plain (shallow) dict."""
-        return dict(self.items())
+        """Declared fields, then extras, as a plain (shallow) dict."""
+        return {**{name: getattr(self, name) for name in type(self).model_fields},
+                **self._extras()}
 
 
 class StartEvent(Event):

@@ -1,7 +1,10 @@
 """The static shape of a workflow class: its steps, the events between them, and validation.
 
 Built once per class when the first instance is made (``Workflow.__init__``), so a wrongly
-wired workflow fails at construction, before anything runs. Steps come in definition order:
+wired workflow fails at construction, before anything runs (upstream validates at ``run()``).
+``Workflow(disable_validation=True)`` skips the wiring checks (events nobody accepts or
+returns, no path to StopEvent); a malformed step signature and the start/stop event types
+(exactly one of each, as upstream) are checked always. Steps come in definition order:
 methods along the MRO (a subclass overriding a step keeps its place; overriding it with a
 plain method removes it), then free functions added with ``@step(workflow=...)``.
 
@@ -20,7 +23,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from agentkit.workflow.decorators import StepSpec, inspect_step, step_mark
-from agentkit.workflow.errors import WorkflowValidationError
+from agentkit.workflow.errors import WorkflowConfigurationError, WorkflowValidationError
 from agentkit.workflow.events import (
     Event,
     HumanResponseEvent,
@@ -42,6 +45,7 @@ class WorkflowGraph:
     workflow_name: str
     steps: dict[str, StepSpec]
     start_event_type: type[StartEvent]
+    stop_event_type: type[StopEvent]
 
     def accepting(self, event: Event) -> list[StepSpec]:
         """The steps an event is delivered to."""
@@ -70,20 +74,26 @@ class WorkflowGraph:
 
 
 _graphs: WeakKeyDictionary[type, WorkflowGraph] = WeakKeyDictionary()
+_validated: WeakKeyDictionary[type, WorkflowGraph] = WeakKeyDictionary()
 
 
-def graph_of(workflow_cls: type) -> WorkflowGraph:
-    """The validated graph of ``workflow_cls`` (built on first use, then cached)."""
+def graph_of(workflow_cls: type, *, validate: bool = True) -> WorkflowGraph:
+    """The graph of ``workflow_cls`` (built on first use, then cached), validated unless
+    ``validate`` is False."""
     graph = _graphs.get(workflow_cls)
     if graph is None:
         graph = _build(workflow_cls)
         _graphs[workflow_cls] = graph
+    if validate and _validated.get(workflow_cls) is not graph:
+        _validate(graph)
+        _validated[workflow_cls] = graph
     return graph
 
 
 def forget_graphs() -> None:
     """Drop cached graphs (a step was added to some class; subclasses see it too)."""
     _graphs.clear()
+    _validated.clear()
 
 
 def free_steps(workflow_cls: type) -> dict[str, Any]:
@@ -112,11 +122,10 @@ def _build(workflow_cls: type) -> WorkflowGraph:
     for name, (fn, is_method) in step_functions(workflow_cls).items():
         mark = step_mark(fn)
         assert mark is not None
-        spec = mark.spec or inspect_step(fn, mark.num_workers)
+        spec = mark.spec or inspect_step(fn, mark.num_workers, mark.retry_policy)
         steps[name] = replace(spec, name=name, is_method=is_method)
-    graph = WorkflowGraph(workflow_cls.__name__, steps, _start_event_type(workflow_cls, steps))
-    _validate(graph)
-    return graph
+    return WorkflowGraph(workflow_cls.__name__, steps, _start_event_type(workflow_cls, steps),
+                         _stop_event_type(workflow_cls, steps))
 
 
 def _start_event_type(workflow_cls: type, steps: dict[str, StepSpec]) -> type[StartEvent]:
@@ -127,15 +136,32 @@ def _start_event_type(workflow_cls: type, steps: dict[str, StepSpec]) -> type[St
                 found.setdefault(accepted, spec.name)
     if not found:
         steps_text = ", ".join(f"'{n}'" for n in steps) or "none"
-        raise WorkflowValidationError(
-            f"No step of {workflow_cls.__name__} accepts StartEvent: a run begins with a "
-            f"StartEvent, so one step needs a parameter annotated with it (steps: {steps_text})")
+        raise WorkflowConfigurationError(
+            "At least one Event of type StartEvent must be received by any step. "
+            f"(No step of {workflow_cls.__name__} accepts StartEvent: a run begins with a "
+            f"StartEvent, so one step needs a parameter annotated with it; steps: {steps_text})")
     if len(found) > 1:
         listed = ", ".join(f"{t.__name__} in '{s}'" for t, s in found.items())
-        raise WorkflowValidationError(
-            f"Steps of {workflow_cls.__name__} accept different start events ({listed}); a run "
-            "sends exactly one StartEvent type")
+        raise WorkflowConfigurationError(
+            f"Only one type of StartEvent is allowed per workflow, found {len(found)}: "
+            f"{listed}. (A run of {workflow_cls.__name__} sends exactly one StartEvent type.)")
     return next(iter(found))
+
+
+def _stop_event_type(workflow_cls: type, steps: dict[str, StepSpec]) -> type[StopEvent]:
+    found: dict[type[StopEvent], str] = {}
+    for spec in steps.values():
+        for returned in spec.returns:
+            if issubclass(returned, StopEvent):
+                found.setdefault(returned, spec.name)
+    if len(found) > 1:
+        listed = ", ".join(f"{t.__name__} from '{s}'" for t, s in found.items())
+        raise WorkflowConfigurationError(
+            f"Only one type of StopEvent is allowed per workflow, found {len(found)}: "
+            f"{listed}. (The type of the StopEvent is the type of {workflow_cls.__name__}'s "
+            "result.)")
+    # none returned: validation says so (upstream fails even with validation disabled)
+    return next(iter(found), StopEvent)
 
 
 def _validate(graph: WorkflowGraph) -> None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Generator
 from typing import Any
 
 from agentkit.workflow.context import Context
+from agentkit.workflow.errors import WorkflowRuntimeError
 from agentkit.workflow.events import Event, StopEvent
 from agentkit.workflow.runtime import Run
 
@@ -35,7 +36,48 @@ class WorkflowHandler:
         return self._task.__await__()
 
     def done(self) -> bool:
+        """True once the run ended (the result or error is there)."""
         return self._task.done()
+
+    def is_done(self) -> bool:
+        """``done()``, upstream's other name for it."""
+        return self._task.done()
+
+    async def run_step(self) -> list[Event] | None:
+        """Stepwise runs (``workflow.run(stepwise=True)``): run one step and return the events
+        it emitted (returned or sent), which the caller delivers with
+        ``handler.ctx.send_event``; None once the run has ended (then ``await handler``
+        gives the result). Raises the run's error if it fails, and a WorkflowRuntimeError
+        when no step has an event to handle (the caller delivered nothing) instead of
+        waiting forever, as upstream would.
+
+        ::
+
+            handler = workflow.run(stepwise=True)
+            while produced := await handler.run_step():
+                for ev in produced:
+                    handler.ctx.send_event(ev)
+            result = await handler
+        """
+        run = self._run
+        if not run.stepwise:
+            raise ValueError("Workflow must be created passing stepwise=True to call this method.")
+        await asyncio.wait([run.started, self._task], return_when=asyncio.FIRST_COMPLETED)
+        if not run.finishing and not self._task.done():
+            started = run.step_once()
+            if started is None:
+                raise WorkflowRuntimeError(
+                    "run_step(): no step has an event to handle; deliver the events the last "
+                    "step produced with handler.ctx.send_event(...) before the next run_step()")
+            invocation, frame = started
+            await asyncio.wait([invocation, self._task], return_when=asyncio.FIRST_COMPLETED)
+            if not run.finishing and not self._task.done():
+                produced = list(frame.emitted)
+                run.ctx._held.clear()  # handed to the caller, who delivers them
+                return produced
+        await asyncio.wait([self._task])
+        self._task.result()  # the run's error, if it failed
+        return None
 
     def result(self) -> Any:
         """The result of a finished run (asyncio.InvalidStateError while it runs)."""

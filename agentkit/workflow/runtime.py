@@ -10,6 +10,11 @@ The timeout is virtual time on a virtual-time loop (``agentkit.core.sim``): a st
 other loop the clock only moves with simulated latency (``asleep`` jumps it), so the virtual
 deadline is also checked whenever a step returns, while the loop's own timer (real seconds
 there) stops a run that hangs.
+
+A run that can no longer progress ends with a WorkflowRuntimeError instead of waiting for a
+timeout that may never come: no step is running, no event is waiting for a step, and no step
+takes input from the caller (a ``HumanResponseEvent``). A stepwise run is driven by its caller
+(``handler.run_step()``) and never ends that way.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentkit.core.events import dispatcher
 from agentkit.core.ids import current_ids
@@ -27,6 +34,7 @@ from agentkit.workflow.bus import (
     WorkflowRunEndEvent,
     WorkflowRunStartEvent,
     WorkflowStepEndEvent,
+    WorkflowStepRetryEvent,
     WorkflowStepStartEvent,
 )
 from agentkit.workflow.context import Context, StepFrame, current_step
@@ -36,12 +44,16 @@ from agentkit.workflow.errors import (
     WorkflowRuntimeError,
     WorkflowTimeoutError,
 )
-from agentkit.workflow.events import Event, InputRequiredEvent, StartEvent, StopEvent
+from agentkit.workflow.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
 
 if TYPE_CHECKING:
     from agentkit.workflow.workflow import Workflow
 
-__all__ = ["Run"]
+__all__ = ["Run", "RunSlots", "CheckpointCallback"]
+
+CheckpointCallback = Callable[..., Awaitable[None]]
+"""``await callback(run_id=, last_completed_step=, input_ev=, output_ev=, ctx=)`` after each
+completed step, before its returned event is delivered (LlamaIndex's signature)."""
 
 
 @dataclass(frozen=True)
@@ -61,21 +73,72 @@ class _Outcome:
         return "failed"
 
 
+class RunSlots:
+    """``Workflow(num_concurrent_runs=N)``: at most N runs of one workflow at a time; the
+    others wait, in the order they were started, before their first step (and before their
+    timeout starts, as upstream). Loop-independent, unlike an asyncio.Semaphore made once."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self._used = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self, give_up: asyncio.Future[Any]) -> bool:
+        """Take a slot; False when ``give_up`` completed first (the run was cancelled)."""
+        if self.limit is None:
+            return True
+        while self._used >= self.limit:
+            wakeup = asyncio.get_running_loop().create_future()
+            self._waiting.append(wakeup)
+            await asyncio.wait([wakeup, give_up], return_when=asyncio.FIRST_COMPLETED)
+            if give_up.done():
+                if wakeup.done():
+                    self._wake_next()  # pass on the turn this run no longer wants
+                else:
+                    self._waiting.remove(wakeup)
+                return False
+        self._used += 1
+        return True
+
+    def release(self) -> None:
+        if self.limit is None:
+            return
+        self._used -= 1
+        self._wake_next()
+
+    def _wake_next(self) -> None:
+        while self._waiting:
+            wakeup = self._waiting.popleft()
+            if not wakeup.done():
+                wakeup.set_result(None)
+                return
+
+
 class Run:
     """The live part of a run (tasks, the end signal); its state lives in the Context."""
 
-    def __init__(self, workflow: Workflow, ctx: Context, start_event: StartEvent | None) -> None:
+    def __init__(self, workflow: Workflow, ctx: Context, start_event: StartEvent | None, *,
+                 stepwise: bool = False,
+                 checkpoint_callback: CheckpointCallback | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self.workflow = workflow
         self.ctx = ctx
+        self.stepwise = stepwise
+        self._checkpoint = checkpoint_callback
         self.run_id = f"run-{current_ids().counter('workflow_run')}"
         self.resumed = ctx._begin(self, start_event)
         self.stream = ctx._stream
         self._done: asyncio.Future[_Outcome] = self._loop.create_future()
+        self.started: asyncio.Future[None] = self._loop.create_future()
         self._running = dict.fromkeys(ctx._graph.steps, 0)
         self._tasks: set[asyncio.Task[None]] = set()
         self._base: contextvars.Context | None = None  # set inside the run's span
         self._deadline: float | None = None
+        self.task: asyncio.Task[Any] | None = None  # main(), set by Workflow.run
+        self.ended = False
+        # a run whose caller can send input (HITL) may sit idle; any other idle run is stuck
+        self._caller_feeds = any(issubclass(t, HumanResponseEvent)
+                                 for spec in ctx._graph.steps.values() for t in spec.accepts)
 
     @property
     def _name(self) -> str:
@@ -93,6 +156,11 @@ class Run:
         if not self._done.done():
             self._done.set_result(outcome)
 
+    @property
+    def finishing(self) -> bool:
+        """The run's outcome is decided (it may still be shutting down)."""
+        return self._done.done()
+
     def _check_deadline(self) -> None:
         if self._deadline is not None and now() > self._deadline:
             self._finish(_Outcome(error=self._timeout_error()))
@@ -100,77 +168,165 @@ class Run:
     def _timeout_error(self) -> WorkflowTimeoutError:
         return WorkflowTimeoutError(f"Operation timed out after {self.workflow.timeout} seconds")
 
+    def _check_progress(self, last_step: str | None) -> None:
+        """End a run that nothing can move any more (see the module docstring)."""
+        if (self.stepwise or self._caller_feeds or self._done.done() or self._base is None
+                or any(self._running.values()) or any(self.ctx._queues.values())):
+            return
+        after = f"after step '{last_step}' emitted no event" if last_step else "when it resumed"
+        self._finish(_Outcome(error=WorkflowRuntimeError(
+            f"Workflow {self._name} cannot progress {after}: no step is running and no event "
+            "is waiting for a step (nothing will ever send one), so the run ends here instead "
+            "of waiting forever")))
+
     # ------------------------------------------------------------------ scheduling
     def pump(self) -> None:
-        """Start an invocation for every queued event whose step has a free worker."""
-        if self._base is None or self._done.done():
+        """Start an invocation for every queued event whose step has a free worker (a
+        stepwise run starts one per ``run_step()`` instead)."""
+        if self._base is None or self._done.done() or self.stepwise:
             return
         for spec in self.ctx._graph.steps.values():
             queue = self.ctx._queues[spec.name]
             while queue and self._running[spec.name] < spec.num_workers:
-                event = queue.popleft()
-                self.ctx._in_progress[spec.name].append(event)
-                self._running[spec.name] += 1
-                # each invocation gets a copy of the run's context: the run's span as parent,
-                # never the span of whichever step happened to deliver the event
-                task = self._loop.create_task(self._invoke(spec, event),
-                                              context=self._base.copy())
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._start(spec, queue.popleft())
 
-    async def _invoke(self, spec: StepSpec, event: Event) -> None:
-        frame = StepFrame(spec.name)
+    def step_once(self) -> tuple[asyncio.Task[None], StepFrame] | None:
+        """Stepwise: start one invocation, for the first step (in definition order) with an
+        event waiting; None when no event is waiting."""
+        for spec in self.ctx._graph.steps.values():
+            queue = self.ctx._queues[spec.name]
+            if queue:
+                return self._start(spec, queue.popleft())
+        return None
+
+    def _start(self, spec: StepSpec, event: Event) -> tuple[asyncio.Task[None], StepFrame]:
+        assert self._base is not None
+        self.ctx._in_progress[spec.name].append(event)
+        self._running[spec.name] += 1
+        frame = StepFrame(spec.name, self.ctx)
+        # each invocation gets a copy of the run's context: the run's span as parent, never
+        # the span of whichever step happened to deliver the event
+        task = self._loop.create_task(self._invoke(spec, event, frame), context=self._base.copy())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task, frame
+
+    async def _invoke(self, spec: StepSpec, event: Event, frame: StepFrame) -> None:
+        """Run the step (again, as its retry policy says, if it fails), one bus span per
+        attempt; then checkpoint and deliver its output. A failure ends the run."""
         current_step.set(frame)
+        verbose = self.workflow.verbose
         try:
-            with dispatcher.span():
-                dispatcher.emit(WorkflowStepStartEvent(workflow=self._name, run_id=self.run_id,
-                                                       step=spec.name, input_event=event))
-                if self.workflow.verbose:
-                    print(f"Running step {spec.name}")
-                try:
-                    result = await self._call(spec, event)
-                    self._check_deadline()
-                    _remove(self.ctx._in_progress[spec.name], event)
-                    self._emit(result)
-                except asyncio.CancelledError:
-                    self._step_end(spec, event, frame, error="cancelled")
-                    raise
-                except Exception as exc:  # noqa: BLE001 (a failing step ends the run with its error)
-                    self._step_end(spec, event, frame, error=f"{type(exc).__name__}: {exc}")
-                    error = WorkflowRuntimeError(f"Error in step '{spec.name}': {exc}")
-                    error.__cause__ = exc
-                    self._finish(_Outcome(error=error))
-                    return
-                self._step_end(spec, event, frame)
-                if self.workflow.verbose:
-                    produced = ", ".join(type(e).__name__ for e in frame.emitted)
-                    print(f"Step {spec.name} produced event {produced}" if produced
-                          else f"Step {spec.name} produced no event")
+            if verbose:
+                print(f"Running step {spec.name}")
+            started = now()
+            attempts = 0
+            while True:
+                with dispatcher.span():
+                    dispatcher.emit(WorkflowStepStartEvent(
+                        workflow=self._name, run_id=self.run_id, step=spec.name,
+                        input_event=event))
+                    try:
+                        output = await self._call(spec, event)
+                        if output is not None and not isinstance(output, Event):
+                            raise _StepFailed(WorkflowRuntimeError(
+                                f"Step function {spec.name} returned {type(output).__name__} "
+                                "instead of an Event instance."))
+                    except asyncio.CancelledError:
+                        self._step_end(spec, event, frame, error="cancelled")
+                        raise
+                    except _StepFailed as failed:
+                        self._fail(spec, event, frame, failed.error)
+                    except Exception as exc:  # noqa: BLE001 (the step's error: retry, or end the run)
+                        error_text = f"{type(exc).__name__}: {exc}"
+                        self._step_end(spec, event, frame, error=error_text)
+                        delay = self._retry_delay(spec, now() - started, attempts, exc)
+                        if delay is None:
+                            self._fail(spec, event, frame, self._step_error(spec, exc),
+                                       report=False)
+                    else:
+                        self._check_deadline()
+                        _remove(self.ctx._in_progress[spec.name], event)
+                        try:
+                            if self._checkpoint is not None:
+                                await self._checkpoint(run_id=self.run_id,
+                                                       last_completed_step=spec.name,
+                                                       input_ev=event, output_ev=output,
+                                                       ctx=self.ctx)
+                            self._emit(output)
+                        except Exception as exc:  # noqa: BLE001 (undeliverable output, failed checkpoint)
+                            self._fail(spec, event, frame, self._step_error(spec, exc))
+                        self._step_end(spec, event, frame)
+                        break
+                attempts += 1
+                dispatcher.emit(WorkflowStepRetryEvent(
+                    workflow=self._name, run_id=self.run_id, step=spec.name, input_event=event,
+                    attempt=attempts, delay=delay, error=error_text))
+                if verbose:
+                    print(f"Step {spec.name} produced an error, retry in {delay} seconds")
+                await asyncio.sleep(delay)
+        except _StepFailed:
+            return
         finally:
             self._running[spec.name] -= 1
             self.pump()
+            self._check_progress(spec.name)
+        if verbose:
+            produced = ", ".join(type(e).__name__ for e in frame.emitted)
+            print(f"Step {spec.name} produced event {produced}" if produced
+                  else f"Step {spec.name} produced no event")
+
+    def _step_error(self, spec: StepSpec, exc: Exception) -> WorkflowRuntimeError:
+        error = WorkflowRuntimeError(f"Error in step '{spec.name}': {exc}")
+        error.__cause__ = exc
+        return error
+
+    def _fail(self, spec: StepSpec, event: Event, frame: StepFrame, error: WorkflowRuntimeError,
+              report: bool = True) -> NoReturn:
+        """End the run with ``error`` (reporting the step's end with it unless reported)."""
+        if report:
+            cause = error.__cause__ if isinstance(error.__cause__, Exception) else error
+            self._step_end(spec, event, frame, error=f"{type(cause).__name__}: {cause}")
+        self._finish(_Outcome(error=error))
+        raise _StepFailed(error)
+
+    def _retry_delay(self, spec: StepSpec, elapsed: float, attempts: int,
+                     error: Exception) -> float | None:
+        policy = spec.retry_policy
+        if policy is None:
+            return None
+        delay = policy.next(elapsed, attempts, error)
+        if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
+                                  or not delay >= 0):
+            failure = WorkflowRuntimeError(
+                f"The retry policy of step '{spec.name}' ({policy!r}) returned {delay!r}; next() "
+                "returns seconds to wait (a number >= 0) or None to stop retrying")
+            self._finish(_Outcome(error=failure))
+            raise _StepFailed(failure)
+        return delay
 
     async def _call(self, spec: StepSpec, event: Event) -> Any:
         kwargs: dict[str, Any] = {spec.event_param: event}
         if spec.ctx_param is not None:
             kwargs[spec.ctx_param] = self.ctx
+        for service in spec.services:
+            kwargs[service.name] = self.workflow._service(service)
         fn = spec.fn.__get__(self.workflow) if spec.is_method else spec.fn
         result = fn(**kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result
 
-    def _emit(self, result: Any) -> None:
-        if result is None:
+    def _emit(self, output: Event | None) -> None:
+        if output is None:
             return
-        if not isinstance(result, Event):
-            raise WorkflowRuntimeError(f"the step returned {type(result).__name__}, not an Event "
-                                       "(return an Event, or None to emit nothing)")
-        if isinstance(result, InputRequiredEvent):  # for the caller, as upstream
-            self.ctx._note_emitted(result)
-            self.ctx.write_event_to_stream(result)
+        if self.stepwise:  # the caller gets it from run_step() and delivers it
+            self.ctx._hold(output)
+        elif isinstance(output, InputRequiredEvent):  # for the caller, as upstream
+            self.ctx._note_emitted(output)
+            self.ctx.write_event_to_stream(output)
         else:
-            self.ctx.send_event(result)
+            self.ctx.send_event(output)
 
     def _step_end(self, spec: StepSpec, event: Event, frame: StepFrame,
                   error: str | None = None) -> None:
@@ -181,6 +337,17 @@ class Run:
     # ------------------------------------------------------------------ the run
     async def main(self) -> Any:
         """Run until the end; return the StopEvent's result or raise the run's error."""
+        slots = self.workflow._slots
+        if not await slots.acquire(self._done):  # cancelled while waiting for a slot
+            self.started.set_result(None)
+            await self._shutdown(self._done.result())
+            raise self._done.result().error or WorkflowCancelledByUser()
+        try:
+            return await self._main()
+        finally:
+            slots.release()
+
+    async def _main(self) -> Any:
         with dispatcher.span():
             self._base = contextvars.copy_context()
             dispatcher.emit(WorkflowRunStartEvent(workflow=self._name, run_id=self.run_id,
@@ -188,7 +355,9 @@ class Run:
             timeout = self.workflow.timeout
             if timeout is not None:
                 self._deadline = now() + timeout
+            self.started.set_result(None)
             self.pump()
+            self._check_progress(None)
             try:
                 outcome = await self._wait(timeout)
             except asyncio.CancelledError:  # whoever awaited the handler was cancelled
@@ -216,17 +385,29 @@ class Run:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.ctx._end(paused=outcome.paused)
+        self.ended = True
+        self.workflow._run_ended(self)
         if not outcome.paused:
             await self.workflow._on_run_end(self.ctx, outcome.error)
         if outcome.stop is not None:
             self.stream.put(outcome.stop)
         stream_error = None if outcome.paused else outcome.error
         self.stream.close(stream_error)
+        if self._base is None:  # cancelled before it started: nothing was reported
+            return
         dispatcher.emit(WorkflowRunEndEvent(
             workflow=self._name, run_id=self.run_id, outcome=outcome.name,
             result=None if outcome.stop is None else _result_of(outcome.stop),
             error=None if outcome.error is None
             else f"{type(outcome.error).__name__}: {outcome.error}"))
+
+
+class _StepFailed(Exception):
+    """A step invocation ended the run with ``error`` (already reported)."""
+
+    def __init__(self, error: WorkflowRuntimeError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _result_of(stop: StopEvent) -> Any:

@@ -1,18 +1,24 @@
-"""JSON encoding of what a paused run holds (store values, queued events) for ``Context.to_dict``.
+"""JSON encoding of what a run holds (store values, queued events) for ``Context.to_dict``.
 
 A value is saved as JSON when it is JSON already; a pydantic model (events included) as its
 class and its fields, each encoded the same way, so a model inside an ``Any`` field comes back
 as that model; an object with ``to_dict()`` and a ``from_dict(data)`` classmethod (such as
 ``ChatMemoryBuffer``) through those; anything else pydantic can turn into JSON (datetimes,
-UUIDs, paths) as that JSON, which a typed field converts back. Classes are named
-``module:qualname`` and resolved first among the workflow's own event types (so event classes
-defined inside a function restore), then by import.
+UUIDs, paths) as that JSON, which a typed field converts back.
+
+Classes are named ``module:qualname``. Restoring never imports anything: a saved class name
+is looked up in the table of classes the workflow restores (its events, the models their
+fields name, and the types it declares or a user registers, see
+``Workflow.restorable_types``); any other name is an error naming where it is in the saved
+data. Error locations are paths into the saved data, such as ``['store']['memory']['type']``.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
+import inspect
+import types
+import typing
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -20,11 +26,11 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agentkit.workflow.errors import ContextSerdeError
 
-__all__ = ["type_path", "encode", "decode", "TypeResolver"]
+__all__ = ["type_path", "encode", "decode", "at", "model_closure", "models_in"]
 
 _TAG = "__agentkit__"
-
-TypeResolver = Callable[[str, str], type]
+_MODEL_KEYS = frozenset({_TAG, "type", "fields", "extra"})
+_OBJECT_KEYS = frozenset({_TAG, "type", "data"})
 
 
 def type_path(cls: type) -> str:
@@ -32,12 +38,40 @@ def type_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def at(path: str, key: str | int) -> str:
+    """``path`` one level down: ``['key']`` for a dict key, ``[i]`` for a list index."""
+    return f"{path}[{key!r}]" if isinstance(key, str) else f"{path}[{key}]"
+
+
+def model_closure(roots: Iterable[type]) -> dict[str, type]:
+    """``roots`` and every pydantic model their fields name (recursively), by ``type_path``."""
+    found: dict[str, type] = {}
+    pending = list(roots)
+    while pending:
+        cls = pending.pop()
+        if type_path(cls) in found:
+            continue
+        found[type_path(cls)] = cls
+        if issubclass(cls, BaseModel):
+            for info in cls.model_fields.values():
+                pending.extend(models_in(info.annotation))
+    return found
+
+
+def models_in(annotation: Any) -> list[type]:
+    """The pydantic models a type annotation names (``list[ChatMessage] | None``...)."""
+    if inspect.isclass(annotation) and not isinstance(annotation, types.GenericAlias):
+        return [annotation] if issubclass(annotation, BaseModel) else []
+    return [model for arg in typing.get_args(annotation) for model in models_in(arg)]
+
+
+# ---------------------------------------------------------------------- saving
 def encode(value: Any, where: str) -> Any:
     """``value`` as JSON-compatible data; ``where`` names it in errors."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
-        return [encode(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [encode(item, at(where, i)) for i, item in enumerate(value)]
     if isinstance(value, dict):
         return _encode_dict(value, where)
     if isinstance(value, BaseModel):
@@ -64,68 +98,95 @@ def _encode_dict(value: Mapping[Any, Any], where: str) -> dict[str, Any]:
         if not isinstance(key, str) or key == _TAG:
             raise ContextSerdeError(f"cannot save {where}: key {key!r} (keys must be strings "
                                     f"other than {_TAG!r})")
-        out[key] = encode(item, f"{where}[{key!r}]")
+        out[key] = encode(item, at(where, key))
     return out
 
 
-def decode(data: Any, where: str, resolve: TypeResolver) -> Any:
-    """The value :func:`encode` saved; ``resolve(path, where)`` finds classes."""
+# ---------------------------------------------------------------------- restoring
+def _fail(path: str, problem: str) -> ContextSerdeError:
+    return ContextSerdeError(f"Context.from_dict: at {path or 'the top'}: {problem}")
+
+
+def decode(data: Any, path: str, restorable: Mapping[str, type]) -> Any:
+    """The value :func:`encode` saved at ``path``; classes come from ``restorable`` only."""
     if isinstance(data, list):
-        return [decode(item, f"{where}[{i}]", resolve) for i, item in enumerate(data)]
-    if not isinstance(data, dict):
+        return [decode(item, at(path, i), restorable) for i, item in enumerate(data)]
+    if data is None or isinstance(data, (bool, int, float, str)):
         return data
+    if not isinstance(data, dict):
+        raise _fail(path, f"a {type(data).__name__} is not saved data")
     kind = data.get(_TAG)
     if kind is None:
-        return {key: decode(item, f"{where}[{key!r}]", resolve) for key, item in data.items()}
-    cls = resolve(_field(data, "type", where, str), where)
+        return {key: decode(item, at(path, key), restorable) for key, item in data.items()}
     if kind == "model":
-        if not issubclass(cls, BaseModel):
-            raise ContextSerdeError(f"cannot restore {where}: {type_path(cls)} is not a model")
-        fields = _names(data, "fields", where)
-        extra = _names(data, "extra", where)
-        values = {**decode(fields, where, resolve), **decode(extra, where, resolve)}
-        try:
-            return cls.model_validate(values)
-        except (ValueError, TypeError) as exc:
-            raise ContextSerdeError(f"cannot restore {where} as {cls.__name__}: {exc}") from None
+        return _decode_model(data, path, restorable)
     if kind == "object":
-        from_dict = getattr(cls, "from_dict", None)
-        if not callable(from_dict):
-            raise ContextSerdeError(f"cannot restore {where}: {type_path(cls)} has no from_dict")
-        try:
-            return from_dict(decode(data.get("data"), where, resolve))
-        except Exception as exc:  # whatever the class's own loader rejects with
-            raise ContextSerdeError(f"cannot restore {where} with {cls.__name__}.from_dict: "
-                                    f"{exc}") from exc
-    raise ContextSerdeError(f"cannot restore {where}: unknown kind {kind!r}")
+        return _decode_object(data, path, restorable)
+    raise _fail(at(path, _TAG), f"unknown kind {kind!r} (expected 'model' or 'object')")
 
 
-def _names(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    """A saved model's ``fields`` or ``extra``: names to saved values (itself no saved value)."""
-    value: dict[str, Any] = _field(data, key, where, dict)
-    if _TAG in value:
-        raise ContextSerdeError(f"cannot restore {where}: `{key}` must map field names to "
-                                f"values, not be a saved {value[_TAG]!r}")
-    return value
+def _restorable_class(data: dict[str, Any], path: str, restorable: Mapping[str, type]) -> type:
+    name = data.get("type")
+    if not isinstance(name, str):
+        raise _fail(at(path, "type"), f"must be a class name, got {type(name).__name__}")
+    cls = restorable.get(name)
+    if cls is None:
+        raise _fail(at(path, "type"),
+                    f"class {name} is not one this workflow restores (its events, the models "
+                    "their fields name, and the types it declares; register another with "
+                    "workflow.register_context_types(...)); nothing is imported from saved data")
+    return cls
 
 
-def _field(data: dict[str, Any], key: str, where: str, kind: type) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind):
-        raise ContextSerdeError(f"cannot restore {where}: `{key}` must be a {kind.__name__}, "
-                                f"got {type(value).__name__}")
-    return value
-
-
-def import_type(path: str, where: str) -> type:
-    """The class saved as ``module:qualname``."""
-    module_name, _, qualname = path.partition(":")
+def _decode_model(data: dict[str, Any], path: str, restorable: Mapping[str, type]) -> Any:
+    unknown = sorted(set(data) - _MODEL_KEYS)
+    if unknown:
+        raise _fail(path, f"unknown key(s) {', '.join(map(repr, unknown))} in a saved model")
+    cls = _restorable_class(data, path, restorable)
+    if not issubclass(cls, BaseModel):
+        raise _fail(at(path, "type"), f"{type_path(cls)} is not a pydantic model")
+    fields = _names(data, "fields", path)
+    extra = _names(data, "extra", path)
+    declared = cls.model_fields
+    stray = sorted(set(fields) - set(declared))
+    if stray:
+        raise _fail(at(path, "fields"), f"{cls.__name__} has no field(s) "
+                                        f"{', '.join(map(repr, stray))}")
+    clash = sorted(set(extra) & set(declared))
+    if clash:
+        raise _fail(at(path, "extra"), f"{', '.join(map(repr, clash))} is a declared field of "
+                                       f"{cls.__name__}, not an extra")
+    if extra and cls.model_config.get("extra") != "allow":
+        raise _fail(at(path, "extra"), f"{cls.__name__} takes no extra fields")
+    values = {**decode(fields, at(path, "fields"), restorable),
+              **decode(extra, at(path, "extra"), restorable)}
     try:
-        target: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except Exception:  # noqa: BLE001 (importing runs module code: any failure means "cannot import")
-        raise ContextSerdeError(f"cannot restore {where}: class {path} cannot be imported") from None
-    if not isinstance(target, type):
-        raise ContextSerdeError(f"cannot restore {where}: {path} is not a class")
-    return target
+        return cls.model_validate(values)
+    except (ValueError, TypeError) as exc:
+        raise _fail(path, f"not a valid {cls.__name__}: {exc}") from None
+
+
+def _decode_object(data: dict[str, Any], path: str, restorable: Mapping[str, type]) -> Any:
+    unknown = sorted(set(data) - _OBJECT_KEYS)
+    if unknown:
+        raise _fail(path, f"unknown key(s) {', '.join(map(repr, unknown))} in a saved object")
+    cls = _restorable_class(data, path, restorable)
+    from_dict = getattr(cls, "from_dict", None)
+    if not callable(from_dict):
+        raise _fail(at(path, "type"), f"{type_path(cls)} has no from_dict")
+    saved = decode(data.get("data"), at(path, "data"), restorable)
+    try:
+        return from_dict(saved)
+    except Exception as exc:  # noqa: BLE001 (whatever the class's own loader rejects with)
+        raise _fail(at(path, "data"), f"{cls.__name__}.from_dict rejected it: {exc}") from None
+
+
+def _names(data: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    """A saved model's ``fields`` or ``extra``: names to saved values (itself no saved value)."""
+    value = data.get(key)
+    if not isinstance(value, dict):
+        raise _fail(at(path, key), f"must be a dict, got {type(value).__name__}")
+    if _TAG in value:
+        raise _fail(at(path, key), f"must map field names to values, not be a saved "
+                                   f"{value[_TAG]!r}")
+    return value

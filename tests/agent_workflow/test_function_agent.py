@@ -145,9 +145,12 @@ def test_tools_may_be_plain_functions() -> None:
     assert agent.tools[0].metadata.name == "add"
 
 
-def test_an_agent_needs_an_llm() -> None:
-    with pytest.raises(ValueError, match="FunctionAgent needs an llm"):
-        FunctionAgent(tools=[add])
+def test_an_agent_is_built_without_an_llm_and_its_first_step_names_it() -> None:
+    agent = FunctionAgent(name="adder", tools=[add])
+    with pytest.raises(WorkflowRuntimeError,
+                       match=r"^Error in step 'run_agent_step': FunctionAgent 'adder' needs an llm: "
+                             r"it was built without one"):
+        agent.run_sync(user_msg="go")
 
 
 def test_events_carry_the_agent_name() -> None:

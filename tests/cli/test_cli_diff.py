@@ -52,11 +52,66 @@ def test_changed_trace_exits_1_with_step_aligned_lines(cli: Callable[..., Outcom
     result = cli("diff", old, new)
 
     assert result.code == 1
-    lines = result.out.splitlines()
-    assert lines[0] == 'turn 1 ("What is 2 + 3?"):'
-    assert "    step 2: changed" in lines
-    assert '      output: "2 + 3 = 5" -> "five"' in lines
-    assert '    response: "2 + 3 = 5" -> "five"' in lines
+    assert result.out.splitlines() == [
+        'turn 1 ("What is 2 + 3?"):',
+        "    step 2: changed",
+        "      llm_calls[0].response.content:",
+        "        also in: step output, memory, response",
+        "        @@ -1,2 +1,2 @@",
+        "         Thought: I can answer without using any more tools.",
+        "        -Answer: 2 + 3 = 5",
+        "        +Answer: five",
+        "      usage: 1 LLM call, tokens 535+24 -> 535+20",
+        "totals: tokens 1024+57 -> 1024+53",
+    ]
+
+
+class _Terminal(io.StringIO):
+    """An output that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _changed_word(trace_of: Callable[..., Path]) -> list[str]:
+    return [str(trace_of("old")), str(trace_of("new", replace=("= 5", "= 5 exactly")))]
+
+
+def test_changed_words_are_marked_in_plain_text_when_the_output_is_not_a_terminal(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path]) -> None:
+    result = cli("diff", *_changed_word(trace_of))
+
+    assert "        ~Answer: 2 + 3 = 5{+ exactly+}" in result.out.splitlines()
+    assert "\x1b[" not in result.out
+
+
+def test_changed_words_are_coloured_on_a_terminal(trace_of: Callable[..., Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = _Terminal()
+
+    assert main(["diff", *_changed_word(trace_of)], out=out) == 1
+    assert "        ~Answer: 2 + 3 = 5\x1b[32;4m exactly\x1b[0m" in out.getvalue().splitlines()
+
+
+def test_no_color_in_the_environment_keeps_a_terminal_plain(
+        trace_of: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = _Terminal()
+
+    main(["diff", *_changed_word(trace_of)], out=out)
+
+    assert "{+ exactly+}" in out.getvalue() and "\x1b[" not in out.getvalue()
+
+
+@pytest.mark.parametrize(("flag", "coloured"), [("always", True), ("never", False)])
+def test_the_color_flag_decides_whatever_the_output_is(
+        trace_of: Callable[..., Path], flag: str, coloured: bool) -> None:
+    out = _Terminal() if flag == "never" else io.StringIO()
+
+    main(["diff", "--color", flag, *_changed_word(trace_of)], out=out)
+
+    assert ("\x1b[32;4m exactly" in out.getvalue()) is coloured
 
 
 def test_dropped_step_is_shown_as_dropped(cli: Callable[..., Outcome],
@@ -89,6 +144,19 @@ def test_malformed_json_exits_2_naming_file_line_and_column(
     # after "not valid JSON: " comes the json module's own wording
     assert re.search(rf"^agentkit: error: {re.escape(str(broken))}:3:19: not valid JSON: \S",
                      result.err, re.MULTILINE), result.err
+
+
+def test_a_trace_with_a_5000_digit_integer_exits_2_naming_file_line_and_column(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+        write: Callable[[str, str], Path]) -> None:
+    huge = write("huge.json", '{\n  "turns": [],\n  "steps": ' + "9" * 5_000 + "\n}\n")
+
+    result = cli("diff", trace_of("old"), huge)
+
+    assert result.code == 2
+    assert result.err == (f"agentkit: error: {huge}:3:12: an integer of 5,000 digits, more "
+                          "than the 4,300 agentkit reads\n  fix: shorten it, or write it as a "
+                          "string\n")
 
 
 def test_json_that_is_not_a_trace_exits_2(cli: Callable[..., Outcome],

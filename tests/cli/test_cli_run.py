@@ -230,3 +230,20 @@ def test_report_against_a_baseline_within_the_thresholds_exits_0(
                  tmp_path / "old" / "report.json")
 
     assert result.code == 0 and "REGRESSION" not in result.out
+
+
+def test_report_against_a_baseline_with_a_5000_digit_integer_exits_2_naming_its_place(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
+    scenario = _only_react(adding)
+    assert cli("report", scenario, "--out", tmp_path / "old").code == 0
+    baseline = tmp_path / "old" / "report.json"
+    text = baseline.read_text(encoding="utf-8")
+    baseline.write_text(text.replace('"steps": 2', '"steps": ' + "9" * 5_000, 1),
+                        encoding="utf-8")
+    line = next(i for i, t in enumerate(baseline.read_text().splitlines(), 1) if "999" in t)
+
+    result = cli("report", scenario, "--out", tmp_path / "new", "--baseline", baseline)
+
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith(f"agentkit: error: {baseline}:{line}:")
+    assert "an integer of 5,000 digits, more than the 4,300 agentkit reads" in result.err

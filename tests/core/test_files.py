@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.core.files import atomic_write_text, replace_folder, replace_together, settle
+from agentkit.core.files import (
+    FolderRefused,
+    atomic_write_text,
+    replace_folder,
+    replace_together,
+    settle,
+)
 
 
 def test_a_new_file_gets_the_default_mode_not_a_private_temp_file_mode(tmp_path):
@@ -98,6 +104,36 @@ def test_replace_together_keeps_each_files_mode(tmp_path):
     assert stat.S_IMODE((tmp_path / "x.yaml").stat().st_mode) == 0o640
 
 
+def test_atomic_write_text_through_a_symlink_writes_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "shared" / "cassette.yaml"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "cassette.yaml"
+    link.symlink_to(Path("shared") / "cassette.yaml")
+
+    atomic_write_text(link, "new")
+
+    assert link.is_symlink() and target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cassette.yaml", "shared"]
+    assert [p.name for p in target.parent.iterdir()] == ["cassette.yaml"]
+
+
+def test_replace_together_through_a_symlink_writes_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "shared" / "a.yaml"
+    target.parent.mkdir()
+    target.write_text("old cassette")
+    link = tmp_path / "a.yaml"
+    link.symlink_to(target)
+
+    replace_together([(tmp_path / "a.trace.json", "new trace"), (link, "new cassette")])
+    settle([tmp_path / "a.trace.json", link])
+
+    assert link.is_symlink() and target.read_text() == "new cassette"
+    assert (tmp_path / "a.trace.json").read_text() == "new trace"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.trace.json", "a.yaml", "shared"]
+    assert [p.name for p in target.parent.iterdir()] == ["a.yaml"]
+
+
 def test_settle_of_a_folder_that_does_not_exist_does_nothing(tmp_path):
     settle([tmp_path / "nope" / "a", tmp_path / "nope" / "b"])
 
@@ -122,17 +158,22 @@ def killing(real):
         return real(*args, **kwargs)
     return call
 
-# the writer's steps: 1-3 write the three files, 4 moves the old folder aside, 5 moves the
-# staging folder in
+# the writer's steps: 1-4 write the marker and the three files, 5 moves the old folder
+# aside, 6 moves the staging folder in
 files._write_synced = killing(files._write_synced)
 os.rename = killing(os.rename)
-files.replace_folder(folder, {"report.md": "new md", "report.json": "new json",
-                              "report.html": "new html"})
+files.replace_folder(folder, {".made-by-test": "new", "report.md": "new md",
+                              "report.json": "new json", "report.html": "new html"},
+                     marker=".made-by-test")
 """
+
+
+_MARKER = ".made-by-test"
 
 
 def _old_report(folder: Path) -> None:
     folder.mkdir()
+    (folder / _MARKER).write_text("old")
     for name in ("report.md", "report.json", "report.html"):
         (folder / name).write_text(f"old {name.split('.')[1]}")
     (folder / "notes.txt").write_text("kept")
@@ -147,7 +188,8 @@ def _versions(folder: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("kill_at, right_after", [
-    (1, {"old"}), (2, {"old"}), (3, {"old"}), (4, {"old"}), (5, None), (6, {"new"})])
+    (1, {"old"}), (2, {"old"}), (3, {"old"}), (4, {"old"}), (5, {"old"}), (6, None),
+    (7, {"new"})])
 def test_a_report_writer_killed_at_any_point_leaves_old_or_new_files_never_a_mix(
         tmp_path, kill_at, right_after):
     folder = tmp_path / "latest"
@@ -156,32 +198,122 @@ def test_a_report_writer_killed_at_any_point_leaves_old_or_new_files_never_a_mix
     run = subprocess.run([sys.executable, "-c", _KILLED_REPORT, str(folder), str(kill_at)],
                          check=False)
 
-    assert run.returncode == (-signal.SIGKILL if kill_at <= 5 else 0)
+    assert run.returncode == (-signal.SIGKILL if kill_at <= 6 else 0)
     # killed between the two renames, the folder is briefly missing (never mixed)
     assert (_versions(folder) if folder.exists() else None) == right_after
-    replace_folder(folder, {"report.md": "next md"})  # the next report tidies up first
-    assert _versions(folder) == {"next", "new" if kill_at == 6 else "old"}
+    # the next report tidies up first
+    replace_folder(folder, {_MARKER: "next", "report.md": "next md"}, marker=_MARKER)
+    assert _versions(folder) == {"next", "new" if kill_at == 7 else "old"}
     assert _report(folder)["notes.txt"] == "kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest"]
 
 
 def test_replace_folder_puts_back_a_folder_a_killed_writer_left_aside(tmp_path):
     (tmp_path / ".latest.old-abc").mkdir()
+    (tmp_path / ".latest.old-abc" / _MARKER).write_text("")
     (tmp_path / ".latest.old-abc" / "report.md").write_text("old md")
     (tmp_path / ".latest.staging-abc").mkdir()
 
-    replace_folder(tmp_path / "latest", {"report.json": "new json"})
+    replace_folder(tmp_path / "latest", {_MARKER: "", "report.json": "new json"}, marker=_MARKER)
 
-    assert _report(tmp_path / "latest") == {"report.json": "new json", "report.md": "old md"}
+    assert _report(tmp_path / "latest") == {_MARKER: "", "report.json": "new json",
+                                            "report.md": "old md"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest"]
 
 
 def test_replace_folder_gives_a_new_folder_the_usual_mode(tmp_path):
     umask = os.umask(0o022)
     try:
-        replace_folder(tmp_path / "latest", {"report.md": "x"})
+        replace_folder(tmp_path / "latest", {_MARKER: "", "report.md": "x"}, marker=_MARKER)
     finally:
         os.umask(umask)
 
     assert stat.S_IMODE((tmp_path / "latest").stat().st_mode) == 0o755
     assert stat.S_IMODE((tmp_path / "latest" / "report.md").stat().st_mode) == 0o644
+
+
+# ----------------------------------------------------------------- replace_folder refuses
+
+
+def _ours(folder: Path) -> Path:
+    """A folder an earlier replace_folder with ``_MARKER`` made."""
+    replace_folder(folder, {_MARKER: "", "report.md": "old md"}, marker=_MARKER)
+    return folder
+
+
+def test_replace_folder_refuses_a_folder_without_its_marker_and_leaves_it(tmp_path):
+    mine = tmp_path / "mine"
+    (mine / "traces").mkdir(parents=True)
+    (mine / "traces" / "keep.json").write_text("{}")
+
+    with pytest.raises(FolderRefused, match=r"and no \.made-by-test file"):
+        replace_folder(mine, {_MARKER: "", "traces/a.json": "{}"}, marker=_MARKER)
+
+    assert (mine / "traces" / "keep.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_replace_folder_takes_an_empty_folder_and_leaves_its_marker_in_it(tmp_path):
+    (tmp_path / "out").mkdir()
+
+    replace_folder(tmp_path / "out", {_MARKER: "ours", "report.md": "md"}, marker=_MARKER)
+
+    assert _report(tmp_path / "out") == {_MARKER: "ours", "report.md": "md"}
+
+
+def test_replace_folder_replaces_a_folder_with_its_marker(tmp_path):
+    folder = _ours(tmp_path / "out")
+
+    replace_folder(folder, {_MARKER: "", "report.md": "new md"}, marker=_MARKER)
+
+    assert _report(folder)["report.md"] == "new md"
+
+
+def test_replace_folder_needs_the_marker_among_the_files_it_writes(tmp_path):
+    with pytest.raises(ValueError, match=r"\.made-by-test"):
+        replace_folder(tmp_path / "out", {"report.md": "md"}, marker=_MARKER)
+
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("given", [".", "", ".."])
+def test_replace_folder_refuses_the_current_folder_and_the_folders_holding_it(
+        tmp_path, monkeypatch, given):
+    # even a folder with the marker: replacing it would pull the ground from under the
+    # process (and `..` copied the folder into itself, staging inside what it copied)
+    work = _ours(tmp_path / "parent") / "work"
+    (tmp_path / "parent" / "work").mkdir()
+    (work / _MARKER).write_text("")
+    monkeypatch.chdir(work)
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+
+    with pytest.raises(FolderRefused, match="is the current folder or holds it"):
+        replace_folder(given, {_MARKER: "", "report.md": "new md"}, marker=_MARKER)
+
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+
+
+def test_replace_folder_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path):
+    target = _ours(tmp_path / "reports" / "2024")
+    link = tmp_path / "latest"
+    link.symlink_to(target)
+
+    written = replace_folder(link, {_MARKER: "", "report.md": "new md"}, marker=_MARKER)
+
+    assert link.is_symlink() and link.resolve() == target
+    assert (target / "report.md").read_text() == "new md"
+    assert written["report.md"] == link / "report.md"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "reports"]
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["2024"]
+
+
+def test_replace_folder_through_a_symlink_to_a_folder_not_its_own_is_refused(tmp_path):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "notes.txt").write_text("mine")
+    (tmp_path / "latest").symlink_to(tmp_path / "home")
+
+    with pytest.raises(FolderRefused, match=r"and no \.made-by-test file"):
+        replace_folder(tmp_path / "latest", {_MARKER: "", "report.md": "md"}, marker=_MARKER)
+
+    assert (tmp_path / "latest").is_symlink()
+    assert _report(tmp_path / "home") == {"notes.txt": "mine"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentkit.core.textfiles import TextFileError, parse_json
+from agentkit.core.textfiles import JsonLimitError, TextFileError, loads_json, parse_json
 from agentkit.core.yamlsafe import MAX_DEPTH
 
 
@@ -39,3 +39,30 @@ def test_brackets_inside_json_strings_do_not_count_as_nesting():
 def test_malformed_json_names_its_line_and_column():
     with pytest.raises(TextFileError, match=r"^x\.json:2:7: not valid JSON: "):
         parse_json("x.json", '{"a": 1,\n "b": }')
+
+
+@pytest.mark.parametrize("number", ["7" * 5_000, "-" + "7" * 5_000])
+def test_an_integer_longer_than_python_reads_is_agentkits_error_at_its_line_and_column(number):
+    text = '{\n  "tokens": ' + number + "\n}\n"
+
+    with pytest.raises(TextFileError) as info:
+        parse_json("trace.json", text)
+
+    assert str(info.value) == (
+        "trace.json:2:13: an integer of 5,000 digits, more than the 4,300 agentkit reads\n"
+        "  fix: shorten it, or write it as a string")
+
+
+def test_long_digit_runs_in_strings_and_floats_are_read():
+    text = ('{"id": "' + "7" * 5_000 + '", "x": 0.' + "1" * 5_000 + ', "y": 1' + "2" * 5_000
+            + "e-5000}")
+
+    assert parse_json("x.json", text)["id"] == "7" * 5_000
+
+
+def test_loads_json_past_a_depth_limit_of_its_own_is_a_json_limit_error():
+    with pytest.raises(JsonLimitError) as info:
+        loads_json('{"a": [[1]]}', max_depth=2)
+
+    assert (info.value.line, info.value.column) == (1, 8)
+    assert info.value.problem == "nested more than 2 levels deep, the most agentkit reads"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkit.llms import ChatMessage
-from agentkit.llms.openai import BACKOFF_INITIAL, OpenAI, parse_retry_after
+from agentkit.llms import ChatMessage, errors
+from agentkit.llms.openai import BACKOFF_INITIAL, RETRY_AFTER_MAX, OpenAI, parse_retry_after
 from mocks.loopback_server import LoopbackServer, Reply, completion
 
 pytestmark = pytest.mark.agentkit_allow_loopback
@@ -56,6 +56,19 @@ def test_a_retry_after_that_is_not_a_number_of_seconds_falls_back_to_the_back_of
 
     assert response.message.content == "done"
     assert len(server.requests) == 2 and sim.clock.now() == pytest.approx(BACKOFF_INITIAL)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e999", "121"])
+def test_a_retry_after_that_is_infinite_or_past_two_minutes_is_not_retried(sim, value) -> None:
+    with LoopbackServer([Reply(429, {"error": {"message": "slow down"}},
+                               headers={"retry-after": value})]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=3)
+
+        with pytest.raises(errors.RateLimitError) as caught:
+            llm.chat(USER)
+
+    assert len(server.requests) == 1 and sim.clock.now() == 0
+    assert caught.value.retry_after is not None and caught.value.retry_after > RETRY_AFTER_MAX
 
 
 _HEADER_VALUES = st.one_of(

@@ -145,10 +145,64 @@ def test_retry_after_ms_is_honoured(fake_openai, sim):
     assert (text, spent) == ("ok", 0.25)
 
 
-def test_a_huge_retry_after_is_capped(fake_openai, sim):
-    server = fake_openai([HTTPError(503, retry_after=3600), "ok"])
-    spent, _ = elapsed(sim, lambda: call(server.llm(), "async"))
-    assert spent == RETRY_AFTER_MAX
+# the rules of the openai SDK's own retries (openai._base_client: _should_retry,
+# _calculate_retry_timeout), which agentkit runs with max_retries=0 and replaces
+@pytest.mark.parametrize("mode", ["sync", "astream"])
+def test_a_retry_after_past_two_minutes_is_not_waited_and_the_error_carries_it(fake_openai,
+                                                                                sim, mode):
+    server = fake_openai([HTTPError(429, "slow down", retry_after=3600)])
+    spent, error = elapsed(sim, lambda: call(server.llm(), mode))
+    assert isinstance(error, errors.RateLimitError)
+    assert (server.calls, spent, error.attempts, error.retry_after) == (1, 0, 1, 3600)
+
+
+def test_a_retry_after_of_two_minutes_is_waited(fake_openai, sim):
+    server = fake_openai([HTTPError(503, retry_after=RETRY_AFTER_MAX), "ok"])
+    spent, text = elapsed(sim, lambda: call(server.llm(), "async"))
+    assert (RETRY_AFTER_MAX, text, spent) == (120, "ok", 120)
+
+
+def test_a_retry_after_of_zero_falls_back_to_the_back_off(fake_openai, sim):
+    server = fake_openai([HTTPError(429, retry_after=0), "ok"])
+    spent, text = elapsed(sim, lambda: call(server.llm()))
+    assert (text, spent) == ("ok", BACKOFF_INITIAL)
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_x_should_retry_false_is_obeyed_on_a_status_that_is_retried_otherwise(fake_openai,
+                                                                                status):
+    server = fake_openai([HTTPError(status, headers={"x-should-retry": "false"})])
+    with pytest.raises(errors.APIStatusError) as caught:
+        call(server.llm())
+    assert (server.calls, caught.value.status_code, caught.value.attempts) == (1, status, 1)
+
+
+@pytest.mark.parametrize("status", [400, 403, 404])
+def test_x_should_retry_true_is_obeyed_on_a_status_that_is_not_retried_otherwise(fake_openai,
+                                                                                  sim, status):
+    server = fake_openai([HTTPError(status, headers={"x-should-retry": "true"}), "ok"])
+    spent, text = elapsed(sim, lambda: call(server.llm(), "stream"))
+    assert (text, server.calls, spent) == ("ok", 2, BACKOFF_INITIAL)
+
+
+def test_x_should_retry_true_does_not_wait_a_retry_after_past_two_minutes(fake_openai):
+    server = fake_openai([HTTPError(503, retry_after=600, headers={"x-should-retry": "true"})])
+    with pytest.raises(errors.ServerError):
+        call(server.llm())
+    assert server.calls == 1
+
+
+def test_a_409_is_retried_as_the_sdk_retries_a_lock_timeout(fake_openai, sim):
+    server = fake_openai([HTTPError(409, "lock timeout"), "ok"])
+    spent, text = elapsed(sim, lambda: call(server.llm(), "async"))
+    assert (text, server.calls, spent) == ("ok", 2, BACKOFF_INITIAL)
+
+
+def test_a_409_that_outlasts_the_retries_is_a_conflict_error(fake_openai):
+    server = fake_openai([HTTPError(409, "lock timeout")] * 2)
+    with pytest.raises(errors.ConflictError, match=r"HTTP 409 \(2 attempts\): lock timeout"):
+        call(server.llm(max_retries=1))
+    assert issubclass(errors.ConflictError, errors.APIStatusError)
 
 
 def test_backoff_doubles_up_to_its_cap(fake_openai, sim):

@@ -12,6 +12,7 @@ from agentkit.agent import FunctionCallingAgent, ReActAgent
 from agentkit.core.sim import run_sync
 from agentkit.llms import ChatMessage, errors
 from agentkit.llms.openai import OpenAI
+from agentkit.llms.openai_wire import MAX_ARGUMENT_DEPTH
 from mocks.loopback_server import LoopbackServer, Reply, completion, sse
 
 pytestmark = pytest.mark.agentkit_allow_loopback
@@ -107,6 +108,95 @@ def test_a_malformed_stream_event_is_a_malformed_response_error_naming_the_event
           pytest.raises(errors.MalformedResponseError,
                         match=r"stream event 3 is not valid JSON \(.+ at position 1\)")):
         _stream(server)
+
+
+# ----------------------------------------------------------------- JSON past the limits
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _tool_call_answer(arguments: str) -> str:
+    call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": ""}}
+    body = completion("", finish_reason="tool_calls")
+    body["choices"][0]["message"]["tool_calls"] = [call]
+    text = json.dumps(body)
+    return text.replace('"arguments": ""', f'"arguments": {json.dumps(arguments)}')
+
+
+def _tool_call_stream(arguments: str) -> str:
+    def event(delta: dict, finish_reason: str | None = None) -> str:
+        chunk = {"id": "x", "object": "chat.completion.chunk",
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+        return f"data: {json.dumps(chunk)}\n\n"
+
+    start = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                             "function": {"name": "add", "arguments": ""}}]}
+    half = len(arguments) // 2
+    pieces = [{"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+              for piece in (arguments[:half], arguments[half:])]
+    return (event(start) + "".join(event(piece) for piece in pieces)
+            + event({}, "tool_calls") + "data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("depth", [1_001, 100_000])
+def test_an_answer_nested_past_the_limit_is_a_malformed_response_error(depth):
+    body = json.dumps(completion("hi"))[:-1] + f', "extra": {_nested(depth)}}}'
+    with (LoopbackServer([Reply(body=body)]) as server,
+          pytest.raises(errors.MalformedResponseError) as info):
+        OpenAI(base_url=server.url, max_retries=0).chat(USER)
+
+    assert str(info.value).startswith(
+        f"the server at {server.url}: the answer exceeds agentkit's limits: nested more than 100 "
+        "levels deep")
+
+
+def test_a_stream_event_nested_past_the_limit_is_a_malformed_response_error():
+    deep = f'data: {{"choices": [], "extra": {_nested(5_000)}}}\n\n'
+    with (LoopbackServer([Reply(body=sse(["Hi"], finish=False, done=False) + deep,
+                                headers=SSE)]) as server,
+          pytest.raises(errors.MalformedResponseError,
+                        match="stream event 3 exceeds agentkit's limits: nested more than 100 "
+                              "levels deep")):
+        _stream(server)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("depth", [MAX_ARGUMENT_DEPTH + 1, 1_001, 100_000])
+def test_tool_arguments_nested_past_the_limit_are_a_malformed_response_error(streamed, depth):
+    arguments = '{"a": ' + _nested(depth - 1) + "}"
+    reply = (Reply(body=_tool_call_stream(arguments), headers=SSE) if streamed
+             else Reply(body=_tool_call_answer(arguments)))
+    with (LoopbackServer([reply]) as server,
+          pytest.raises(errors.MalformedResponseError,
+                        match=rf"the arguments of tool call `add` exceed agentkit's limits: nested more than "
+                              rf"{MAX_ARGUMENT_DEPTH} levels deep")):
+        llm = OpenAI(base_url=server.url, max_retries=0)
+        if streamed:
+            list(llm.stream_chat(USER))
+        else:
+            llm.chat(USER)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_tool_arguments_nested_up_to_the_limit_are_read(streamed):
+    arguments = '{"a": ' + _nested(MAX_ARGUMENT_DEPTH - 1) + "}"
+    reply = (Reply(body=_tool_call_stream(arguments), headers=SSE) if streamed
+             else Reply(body=_tool_call_answer(arguments)))
+    with LoopbackServer([reply]) as server:
+        llm = OpenAI(base_url=server.url, max_retries=0)
+        response = list(llm.stream_chat(USER))[-1] if streamed else llm.chat(USER)
+
+    assert response.message.tool_calls[0].tool_kwargs == json.loads(arguments)
+
+
+@pytest.mark.parametrize("where", ["answer", "arguments"])
+def test_an_integer_longer_than_python_reads_is_a_malformed_response_error(where):
+    digits = "7" * 5_000
+    body = (_tool_call_answer('{"a": ' + digits + "}") if where == "arguments"
+            else json.dumps(completion("hi"))[:-1] + f', "n": {digits}}}')
+    with (LoopbackServer([Reply(body=body)]) as server,
+          pytest.raises(errors.MalformedResponseError, match="an integer of 5,000 digits")):
+        OpenAI(base_url=server.url, max_retries=0).chat(USER)
 
 
 # ----------------------------------------------------------------- timeouts

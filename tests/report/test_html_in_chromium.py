@@ -119,7 +119,16 @@ def test_regressions_and_trace_diffs_are_on_the_page(browser, regressed):
     diff = page.evaluate("document.querySelector('#run-parallel_lookups-react pre.diff')"
                          ".textContent")
     assert regressions == 1
-    assert "steps 2-4: same change as step 1" in diff
+    assert "also in: tool_calls[0] (population).latency of steps 2-4" in diff
+
+
+def test_the_changed_values_of_a_trace_diff_are_coloured(browser, regressed):
+    page = browser.open(regressed)
+
+    colours = page.evaluate("""['diff-old', 'diff-new'].map(name => getComputedStyle(
+        document.querySelector('#run-parallel_lookups-react pre.diff .' + name)).color)""")
+
+    assert colours == ["rgb(179, 38, 30)", "rgb(17, 99, 41)"]
 
 
 def test_the_browser_check_catches_a_script_error_and_a_request_for_another_file(

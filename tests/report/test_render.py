@@ -19,6 +19,7 @@ from agentkit.report import (
 )
 from agentkit.report.model import trace_file
 from agentkit.report.render import CHART_TITLES
+from agentkit.scenario.diff import diff_traces
 
 from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario
 
@@ -280,13 +281,25 @@ def test_write_report_into_a_file_is_a_report_error_and_leaves_the_file(bundled,
     assert readme.read_text(encoding="utf-8") == "# keep me"
 
 
+def test_write_report_into_a_folder_that_is_not_a_report_is_a_report_error_and_leaves_it(
+        bundled, tmp_path):
+    (tmp_path / "mine" / "traces").mkdir(parents=True)
+    (tmp_path / "mine" / "traces" / "keep.json").write_text("{}", encoding="utf-8")
+
+    with pytest.raises(ReportError, match=r"mine: is a folder with other files and no "
+                                          r"\.agentkit-report file"):
+        write_report(bundled, tmp_path / "mine")
+
+    assert [p.name for p in (tmp_path / "mine" / "traces").iterdir()] == ["keep.json"]
+
+
 def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled, tmp_path):
     write_report(bundled, tmp_path / "out")
     write_report(bundled, tmp_path / "out")
 
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        ["report.html", "report.json", "report.md", "traces"]
+        [".agentkit-report", "report.html", "report.json", "report.md", "traces"]
 
 
 # ----------------------------------------------------------------- traces and runs
@@ -361,7 +374,8 @@ def test_a_run_section_shows_how_its_trace_differs_from_the_baselines(bundled):
     same = page.split('id="run-single_tool_call-function_calling"')[1].split("</section>")[0]
 
     assert "Trace against the baseline: changed" in section
-    assert "response: &quot;five&quot; -&gt; &quot;2 + 3 = 5&quot;" in section
+    assert ('response: <span class="diff-old">&quot;five&quot;</span> -&gt; '
+            '<span class="diff-new">&quot;2 + 3 = 5&quot;</span>') in section
     assert "Trace against the baseline: the same" in same
 
 
@@ -394,6 +408,22 @@ def test_snapshot_changes_are_listed_with_their_diff(write_scenario):
     assert 'turn 1 ("What is 2 + 3?"):\n    response' in markdown
     assert '<a class="run-link" href="#run-snap-function_calling">snap[function_calling]</a>' \
         in html
+
+
+def test_the_page_marks_the_changed_words_of_a_snapshot_diff_in_elements_with_a_class(bundled):
+    row = next(r for r in bundled.rows if r.key == "single_tool_call[react]")
+    stored = json.loads(json.dumps(row.trace))
+    for step in stored["turns"][0]["steps"]:
+        message = step["llm_calls"][0]["messages"][0]
+        message["content"] = message["content"].replace("a capable", "a <careful> & capable")
+    changed = row.model_copy(update={"snapshot": "changed", "snapshot_trace": stored,
+                                     "snapshot_diff": diff_traces(stored, row.trace)})
+    page = render_html(bundled.model_copy(update={"rows": [changed]}))
+    section = page.split('id="run-single_tool_call-react"')[1].split("</section>")[0]
+
+    assert ('~You are a<del class="diff-del"> &lt;careful&gt; &amp;</del> capable assistant.'
+            in section)
+    assert "also in: next request" in section
 
 
 def test_no_snapshot_section_when_every_trace_is_its_snapshot(bundled):

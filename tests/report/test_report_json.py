@@ -56,6 +56,19 @@ def test_invalid_json_baseline_names_the_file_line_and_problem(tmp_path):
         load_comparison(path)
 
 
+def test_a_5000_digit_integer_in_a_baseline_is_a_report_error_at_its_line(tmp_path):
+    data = make_comparison(make_row("a")).to_dict()
+    data["rows"][0]["steps"] = "HUGE"
+    text = json.dumps(data, indent=2).replace('"HUGE"', "9" * 5_000)
+    path = tmp_path / "baseline.json"
+    path.write_text(text, encoding="utf-8")
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if '"steps": 999' in t)
+
+    with pytest.raises(ReportError, match=rf"^{re.escape(str(path))}:{line}:16: an integer of "
+                                          "5,000 digits"):
+        load_comparison(path)
+
+
 def test_wrong_field_type_in_baseline_names_the_file_line_and_field(tmp_path):
     data = make_comparison(make_row("a")).to_dict()
     data["rows"][0]["steps"] = "many"

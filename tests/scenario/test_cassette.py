@@ -319,7 +319,7 @@ def test_a_miss_names_the_request_the_nearest_recorded_one_and_the_first_differe
         "If the change is intended, re-record with record mode `new_episodes` or `rewrite`."]
 
 
-def test_a_miss_in_a_long_prompt_shows_the_changed_line_as_a_unified_diff(tmp_path):
+def test_a_miss_in_a_long_prompt_shows_the_changed_words_in_a_unified_diff(tmp_path):
     path = tmp_path / "c.yaml"
     prompt = "\n".join(f"Rule {n}: be brief about topic {n}." for n in range(1, 40))
     _ask(RecordingLLM(ScriptedLLM(["a1"]), path, "once"), prompt)
@@ -331,8 +331,7 @@ def test_a_miss_in_a_long_prompt_shows_the_changed_line_as_a_unified_diff(tmp_pa
         "first difference (recorded -> now), at messages[0].content:",
         "  @@ -12,3 +12,3 @@",
         "   Rule 12: be brief about topic 12.",
-        "  -Rule 13: be brief about topic 13.",
-        "  +Rule 13: be brief about topic thirteen.",
+        "  ~Rule 13: be brief about topic [-13-]{+thirteen+}.",
         "   Rule 14: be brief about topic 14."]
 
 
@@ -627,6 +626,51 @@ def test_a_tool_call_written_as_a_plain_string_is_a_cassette_error_at_its_line(t
 
     assert re.fullmatch(rf"{re.escape(str(path))}:8: exchanges\.0\.response\.message\."
                         r"additional_kwargs\.tool_calls\.0: .+, got 'add'", message)
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ("format: 1\nexchanges:\n  - request: {}\n    response: {message: {content: hi}}\n"
+     "    lantecy: 2\n", 5, "exchanges.0.lantecy: unknown field `lantecy`; did you mean "
+                             "`latency`?"),
+    ("format: 1\nexchanges:\n  - request: {}\n    response:\n      message: {content: hi}\n"
+     "      usage: {prompt_tokens: 1, completion: 2}\n", 6,
+     "exchanges.0.response.usage.completion: unknown field `completion`; did you mean "
+     "`completion_tokens`?"),
+    ("format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
+     "        content: hi\n        tool_call: []\n", 7,
+     "exchanges.0.response.message.tool_call: unknown field `tool_call`; known fields here: "
+     "additional_kwargs, blocks, content, role"),
+    ("format: 1\nexchanges:\n  - request: {}\n    error: {type: RateLimitError, code: 429}\n",
+     4, "exchanges.0.error.code: unknown field `code`; known fields here: message, status_code, "
+        "type"),
+    ("format: 1\nmodle: gpt-4o\nexchanges: []\n", 2,
+     "modle: unknown field `modle`; did you mean `model`?"),
+])
+def test_an_unknown_key_anywhere_in_a_cassette_is_an_error_at_its_line(tmp_path, text, line,
+                                                                        problem):
+    path = tmp_path / "c.yaml"
+
+    assert _load_error(path, text) == f"{path}:{line}: {problem}"
+
+
+@pytest.mark.parametrize("role", ["user", "system", "tool"])
+def test_a_recorded_answer_that_is_not_the_assistants_is_an_error_at_its_line(tmp_path, role):
+    path = tmp_path / "c.yaml"
+    text = ("format: 1\nexchanges:\n  - request: {}\n    response:\n      message:\n"
+            f"        role: {role}\n        content: hi\n")
+
+    assert _load_error(path, text) == (
+        f"{path}:6: exchanges.0.response.message.role: a recorded answer is the assistant's "
+        f"(role: assistant), got {role!r}")
+
+
+def test_the_keys_a_recording_writes_load_back(tmp_path):
+    path = tmp_path / "c.yaml"
+    _record(path, ScriptedResponse(text="hi", tool_calls=[tool_call("add", a=1)],
+                                   chunks=["h", "i"]), "plain",
+            errors.RateLimitError("slow down", status_code=429))
+
+    assert len(Cassette.load(path).exchanges) == 3
 
 
 def test_recorded_chunks_that_do_not_make_the_answer_are_a_cassette_error(tmp_path):

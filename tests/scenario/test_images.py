@@ -138,6 +138,73 @@ def test_images_that_are_not_a_list_are_a_load_error(write_file):
     assert _error(path).startswith(f"{path}:7: turns.0.images: expected a list")
 
 
+# ----------------------------------------------------------------- where images may be
+def _outside(tmp_path: Path) -> Path:
+    """A real image file outside the project (``tmp_path / "project"``)."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "cat.png").write_bytes(OTHER_PNG)
+    return tmp_path / "elsewhere" / "cat.png"
+
+
+def _in_project(write_file: Callable[[str, str], Path], image: str,
+                pyproject: str = "") -> Path:
+    write_file("project/pyproject.toml", pyproject)
+    return write_file("project/scenarios/pic.yaml", PICTURE.replace("images/dog.png", image))
+
+
+@pytest.mark.parametrize("image", ["../../elsewhere/cat.png", "{outside}"],
+                         ids=["dot-dot", "absolute"])
+def test_an_image_outside_the_project_is_a_load_error(write_file, tmp_path, image):
+    outside = _outside(tmp_path)
+    path = _in_project(write_file, image.format(outside=outside))
+
+    assert _error(path) == (
+        f"{path}:7: turns.0.images.0: image `{image.format(outside=outside)}` is outside the "
+        f"project ({outside} is not in {tmp_path / 'project'}); keep images in the project, or "
+        "list their folder in `image_folders` under [tool.agentkit] in pyproject.toml")
+
+
+def test_an_image_symlink_leading_outside_the_project_is_a_load_error(write_file, tmp_path):
+    outside = _outside(tmp_path)
+    (tmp_path / "project" / "scenarios" / "images").mkdir(parents=True)
+    (tmp_path / "project" / "scenarios" / "images" / "dog.png").symlink_to(outside)
+    path = _in_project(write_file, "images/dog.png")
+
+    assert f"image `images/dog.png` is outside the project ({outside} is not in " in _error(path)
+
+
+def test_an_image_anywhere_in_the_project_loads_also_up_from_the_scenario(write_file,
+                                                                          tmp_path):
+    (tmp_path / "project" / "images").mkdir(parents=True)
+    (tmp_path / "project" / "images" / "dog.png").write_bytes(PNG)
+    (tmp_path / "project" / "scenarios").mkdir()
+    (tmp_path / "project" / "scenarios" / "dog.png").symlink_to(Path("../images/dog.png"))
+
+    for image in ("../images/dog.png", "dog.png"):
+        scenario = load_scenario(_in_project(write_file, image))
+        assert turn_images(scenario, scenario.turns[0])[0].resolve_image() == PNG
+
+
+def test_without_a_pyproject_the_project_is_the_scenarios_folder(write_file, tmp_path):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "dog.png").write_bytes(PNG)
+    path = write_file("scenarios/pic.yaml", PICTURE.replace("images/dog.png",
+                                                             "../images/dog.png"))
+
+    assert "is outside the project (" in _error(path)
+    assert f"is not in {tmp_path / 'scenarios'})" in _error(path)
+
+
+def test_a_folder_listed_in_image_folders_may_hold_images(write_file, tmp_path):
+    outside = _outside(tmp_path)
+    path = _in_project(write_file, str(outside),
+                       pyproject='[tool.agentkit]\nimage_folders = ["../elsewhere"]\n')
+
+    scenario = load_scenario(path)
+
+    assert turn_images(scenario, scenario.turns[0])[0].resolve_image() == OTHER_PNG
+
+
 # ----------------------------------------------------------------- running
 def test_turn_images_reach_the_model_on_the_user_message(picture):
     llm = ScriptedLLM(["Thought: I see a dog.\nAnswer: a dog"])

@@ -55,6 +55,19 @@ def test_one_scenario_folder_may_be_a_string(tmp_path):
     assert project.scenarios == (tmp_path / "checks",)
 
 
+def test_image_folders_are_relative_to_the_project_root(tmp_path):
+    project = read_project(_pyproject(tmp_path, '[tool.agentkit]\n'
+                                                'image_folders = ["assets", "/srv/images"]\n'))
+
+    assert project.image_folders == (tmp_path / "assets", Path("/srv/images"))
+
+
+def test_image_folders_that_are_not_folders_say_what_is_expected(tmp_path):
+    assert _error(tmp_path, "[tool.agentkit]\nimage_folders = 3\n") == (
+        f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit.image_folders: expected a list of "
+        "folders relative to the project root, e.g. [\"assets\"], got 3")
+
+
 def test_agent_types_are_refs_or_inline_tables_with_images(tmp_path):
     path = _pyproject(tmp_path, '[tool.agentkit.agent_types]\nmine = "pkg.agents:build"\n'
                                 'seeing = { ref = "pkg.agents:see", images = true }\n')

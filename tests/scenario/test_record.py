@@ -78,6 +78,24 @@ def test_once_with_a_recording_already_there_records_and_writes_nothing(scenario
     assert _contents(scenario) == before
 
 
+def test_a_re_recording_of_a_symlinked_cassette_writes_through_the_link(scenario, tmp_path):
+    cassette = _files(scenario)[0]
+    _record(scenario)
+    shared = tmp_path / "shared" / "rec.yaml"  # the cassette kept elsewhere, linked in
+    shared.parent.mkdir()
+    cassette.rename(shared)
+    cassette.symlink_to(shared)
+
+    recording = _record(scenario, answers=[tool_call("add", a=2, b=3), "It is 5."],
+                        mode="rewrite")
+
+    assert recording.written
+    assert cassette.is_symlink() and cassette.resolve() == shared
+    assert "It is 5." in shared.read_text("utf-8")
+    assert _replays(scenario) and _stray_files(scenario) == []
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["rec.yaml"]
+
+
 def test_a_recording_that_fails_its_expectations_leaves_the_old_pair(scenario):
     _record(scenario)
     before = _contents(scenario)

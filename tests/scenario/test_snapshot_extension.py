@@ -10,6 +10,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from agentkit.scenario import run_scenario
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.snapshot import (
+    SnapshotComparison,
     TraceSnapshotExtension,
     compare_with_snapshot,
     stale_snapshot,
@@ -53,7 +54,7 @@ def test_other_data_is_serialized_like_syrupys_json_extension():
     assert TraceSnapshotExtension().serialize(data) == JSONSnapshotExtension().serialize(data)
 
 
-def test_a_changed_trace_is_shown_as_a_step_aligned_diff():
+def test_a_changed_trace_is_shown_as_a_step_aligned_diff_without_a_header_of_its_own():
     stored = _trace().to_dict()
     received = json.loads(json.dumps(stored))
     received["turns"][0]["steps"][0]["tool_calls"][0]["output"] = "6"
@@ -61,11 +62,56 @@ def test_a_changed_trace_is_shown_as_a_step_aligned_diff():
     lines = _lines(json.dumps(received), json.dumps(stored))
 
     assert lines == [
-        "trace differs from the snapshot (step-aligned; snapshot -> now):",
         'turn 1 ("What is 2 + 3?"):',
         "    step 1: changed",
-        '      tool_calls[0].output: "5" -> "6"',
+        '      tool_calls[0] (add).output: "5" -> "6"',
     ]
+
+
+def test_a_changed_tool_argument_is_shown_once_where_it_began(tmp_path):
+    text = (SCENARIOS / "single_tool_call.yaml").read_text(encoding="utf-8")
+    changed = tmp_path / "single_tool_call.yaml"
+    changed.write_text(text.replace('Action Input: {"a": 2, "b": 3}',
+                                    'Action Input: {"a": 2, "b": 4}'), encoding="utf-8")
+
+    lines = _lines(run_scenario(changed, "react").trace.to_json(), _trace().to_json())
+
+    assert lines == [
+        'turn 1 ("What is 2 + 3?"):',
+        "    step 1: changed",
+        "      llm_calls[0].response.content:",
+        "        also in: next request",
+        "        @@ -2,2 +2,2 @@",
+        "         Action: add",
+        '        ~Action Input: {"a": 2, "b": [-3-]{+4+}}',
+        "      tool_calls[0] (add).args.b: 3 -> 4",
+        '      tool_calls[0] (add).output: "5" -> "6"',
+        "        also in: step output, next request",
+    ]
+
+
+def _readme_example() -> list[str]:
+    """The diff the README shows for a one-word docstring change, without the plugin's
+    header line and its indentation."""
+    readme = (SCENARIOS.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("So a one-word docstring change reads like this")[1]
+    lines = block.split("```\n")[1].splitlines()
+    return [line.removeprefix("  ") for line in lines[1:]]
+
+
+def test_the_readmes_docstring_example_is_what_the_diff_shows(tmp_path, monkeypatch):
+    source = (SCENARIOS.parent / "mocks" / "tools.py").read_text(encoding="utf-8")
+    (tmp_path / "readme_tools.py").write_text(
+        source.replace('"""Add two integers."""', '"""Add two whole numbers."""'),
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = tmp_path / "single_tool_call.yaml"
+    scenario.write_text((SCENARIOS / "single_tool_call.yaml").read_text(encoding="utf-8")
+                        .replace("mocks.tools:add", "readme_tools:add"), encoding="utf-8")
+
+    lines = _lines(run_scenario(scenario, "react").trace.to_json(), _trace().to_json())
+
+    assert lines == _readme_example()
 
 
 def test_a_diff_between_scenarios_runs_names_the_inserted_step():
@@ -74,7 +120,7 @@ def test_a_diff_between_scenarios_runs_names_the_inserted_step():
 
     lines = _lines(received, stored)
 
-    assert lines[0] == "trace differs from the snapshot (step-aligned; snapshot -> now):"
+    assert lines[0] == 'turn 1 ("What are the populations of Paris, Rome and Lima?"):'
     assert any(": inserted + " in line for line in lines)
     assert 'agent: "function_calling" -> "react"' in lines
 
@@ -123,9 +169,20 @@ def test_the_report_shows_an_older_snapshot_as_one_line(tmp_path):
     path = tmp_path / "react.json"
     path.write_text(json.dumps(_written_by_agentkit_1(trace)), encoding="utf-8")
 
-    assert compare_with_snapshot(trace.to_dict(), path) == ("changed", [
+    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("changed", [
         "this snapshot was written by an older agentkit (trace format 1); run "
-        "--snapshot-update to rewrite it"])
+        "--snapshot-update to rewrite it"], stored=None)
+
+
+def test_a_changed_snapshot_is_compared_step_by_step_and_kept_for_another_style(tmp_path):
+    stored = _trace().to_dict()
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    current = json.loads(json.dumps(stored))
+    current["turns"][0]["response"] = "five"
+
+    assert compare_with_snapshot(current, path) == SnapshotComparison("changed", [
+        'turn 1 ("What is 2 + 3?"):', '    response: "2 + 3 = 5" -> "five"'], stored)
 
 
 def test_traces_of_two_formats_differ_in_one_line_not_step_by_step():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -220,6 +221,22 @@ def test_a_module_next_to_the_scenario_file_is_importable(write_file, isolated_i
 
     assert result.passed, result.problems
     assert [c.output for c in result.trace.tool_calls] == ["105"]
+
+
+def test_the_scenario_folder_goes_last_on_sys_path_so_it_shadows_no_installed_module(
+        write_file, isolated_imports, tmp_path, monkeypatch):
+    installed = tmp_path / "site"
+    (installed / "shadowed_helper_xyz.py").parent.mkdir()
+    (installed / "shadowed_helper_xyz.py").write_text('WHO = "installed"\n')
+    monkeypatch.syspath_prepend(str(installed))
+    write_file("scenario/shadowed_helper_xyz.py", 'WHO = "the scenario folder"\n')
+    write_file("scenario/own_tools_xyz.py", "def add(a: int, b: int) -> int:\n"
+                                            "    return a + b\n")
+
+    resolve_ref("own_tools_xyz:add", tmp_path / "scenario")
+
+    assert sys.path[-1] == str(tmp_path / "scenario")
+    assert importlib.import_module("shadowed_helper_xyz").WHO == "installed"
 
 
 def test_a_package_in_a_folder_above_the_scenario_file_is_importable(write_file,

@@ -59,9 +59,11 @@ def test_mypy_reports_each_mistake_in_a_public_constructor(
 
 def test_workflow_agent_options_are_the_base_agent_keywords_with_their_types() -> None:
     # FunctionAgent/ReActAgent type their **options by WorkflowAgentOptions: it must not
-    # drift from the parameters BaseWorkflowAgent.__init__ takes
+    # drift from the parameters BaseWorkflowAgent.__init__ takes (its **fields carries a
+    # subclass's own fields, which the subclass types itself)
     parameters = inspect.signature(BaseWorkflowAgent.__init__).parameters
-    base = {name: p.annotation for name, p in parameters.items() if name != "self"}
+    base = {name: p.annotation for name, p in parameters.items()
+            if name != "self" and p.kind is not p.VAR_KEYWORD}
     options = {name: getattr(t, "__forward_arg__", t)
                for name, t in WorkflowAgentOptions.__annotations__.items()}
     assert options == base

@@ -1,6 +1,9 @@
 """Workflow events: pydantic models that read like dicts."""
 
+from collections.abc import KeysView
+
 import pytest
+from pydantic import PrivateAttr
 
 from agentkit.workflow import Event, HumanResponseEvent, StartEvent, StopEvent
 
@@ -48,13 +51,29 @@ def test_setting_an_unknown_key_adds_an_extra():
     assert ev.to_dict() == {"late": 1, "later": 2}
 
 
-def test_keys_list_fields_then_extras():
-    assert list(Scored(b=1, a=2)) == ["score", "b", "a"]
+def test_keys_is_a_view_of_the_extras_as_upstream():
+    ev = Scored(b=1, a=2)
+    keys = ev.keys()
+    ev["c"] = 3
+    assert (isinstance(keys, KeysView), list(keys), list(ev)) == (True, ["b", "a", "c"],
+                                                                  ["b", "a", "c"])
 
 
-def test_items_and_len_cover_fields_and_extras():
+def test_values_items_and_len_cover_the_extras_only():
     ev = Scored(score=3, a=1)
-    assert (ev.items(), len(ev)) == ([("score", 3), ("a", 1)], 2)
+    assert (list(ev.values()), list(ev.items()), len(ev)) == ([1], [("a", 1)], 1)
+
+
+def test_to_dict_holds_fields_then_extras():
+    assert Scored(score=3, a=1).to_dict() == {"score": 3, "a": 1}
+
+
+def test_a_private_attribute_passed_to_the_constructor_is_set():
+    class Secretive(Event):
+        _token: str = PrivateAttr(default="none")
+
+    ev = Secretive(_token="abc", shown=1)
+    assert (ev._token, list(ev.keys())) == ("abc", ["shown"])
 
 
 def test_an_empty_event_is_truthy():

@@ -225,9 +225,9 @@ class NotAnEvent(Workflow):
         return 42  # type: ignore[return-value]
 
 
-def test_a_step_returning_a_non_event_fails_the_run():
+def test_a_step_returning_a_non_event_fails_the_run_in_upstreams_words():
     with pytest.raises(WorkflowRuntimeError,
-                       match=r"^Error in step 'begin': the step returned int, not an Event"):
+                       match=r"^Step function begin returned int instead of an Event instance\.$"):
         NotAnEvent().run_sync()
 
 

@@ -9,6 +9,7 @@ from agentkit.workflow import (
     StartEvent,
     StopEvent,
     Workflow,
+    WorkflowConfigurationError,
     WorkflowValidationError,
     step,
 )
@@ -31,14 +32,15 @@ def test_no_step_taking_start_event_is_rejected():
         @step
         async def only(self, ev: Ping) -> StopEvent: ...
 
-    with pytest.raises(WorkflowValidationError,
-                       match=r"^No step of W accepts StartEvent: a run begins with a StartEvent, "
-                             r".*\(steps: 'only'\)$"):
+    with pytest.raises(WorkflowConfigurationError,
+                       match=r"^At least one Event of type StartEvent must be received by any "
+                             r"step\. \(No step of W accepts StartEvent: .*steps: 'only'\)$"):
         W()
 
 
 def test_a_workflow_without_steps_is_rejected():
-    with pytest.raises(WorkflowValidationError, match=r"^No step of Workflow accepts StartEvent"):
+    with pytest.raises(WorkflowValidationError,
+                       match=r"^At least one Event of type StartEvent must be received"):
         Workflow()
 
 
@@ -118,10 +120,35 @@ def test_two_different_start_event_types_are_rejected():
         @step
         async def custom(self, ev: Custom) -> StopEvent: ...
 
-    with pytest.raises(WorkflowValidationError,
-                       match=r"^Steps of W accept different start events \(StartEvent in 'plain', "
-                             r"Custom in 'custom'\)"):
+    with pytest.raises(WorkflowConfigurationError,
+                       match=r"^Only one type of StartEvent is allowed per workflow, found 2: "
+                             r"StartEvent in 'plain', Custom in 'custom'\."):
         W()
+
+
+def test_two_different_stop_event_types_are_rejected():
+    class Verdict(StopEvent):
+        pass
+
+    class W(Workflow):
+        @step
+        async def begin(self, ev: StartEvent) -> Ping | StopEvent: ...
+
+        @step
+        async def judge(self, ev: Ping) -> Verdict: ...
+
+    with pytest.raises(WorkflowConfigurationError,
+                       match=r"^Only one type of StopEvent is allowed per workflow, found 2: "
+                             r"StopEvent from 'begin', Verdict from 'judge'\."):
+        W()
+
+
+def test_a_step_on_a_free_function_needs_its_workflow():
+    with pytest.raises(WorkflowValidationError,
+                       match=r"^To decorate loose please pass a workflow class to the @step "
+                             r"decorator\.$"):
+        @step
+        async def loose(ev: StartEvent) -> StopEvent: ...
 
 
 def test_a_start_event_subclass_becomes_the_start_event_type():
@@ -188,7 +215,8 @@ def test_adding_a_step_twice_under_one_name_is_rejected():
     async def begin(ev: StartEvent) -> StopEvent: ...
 
     with pytest.raises(WorkflowValidationError,
-                       match=r"^A step named 'begin' is already part of W; choose another name$"):
+                       match=r"^A step begin is already part of this workflow, please choose "
+                             r"another name\. \(W has a step named 'begin'\.\)$"):
         step(workflow=W)(begin)
 
 
@@ -200,7 +228,7 @@ def test_adding_an_undecorated_function_is_rejected():
     async def loose(ev: StartEvent) -> StopEvent: ...
 
     with pytest.raises(WorkflowValidationError,
-                       match=r"^Step function loose is missing the `@step` decorator$"):
+                       match=r"^Step function loose is missing the `@step` decorator\.$"):
         W.add_step(loose)
 
 

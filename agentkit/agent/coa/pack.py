@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentkit.agent.coa.step import CoAAgentWorker
+from agentkit.agent.pack import BaseLlamaPack
 from agentkit.agent.runner.base import AgentRunner
 from agentkit.agent.types import AgentChatResponse
 from agentkit.instrumentation import CallbackManager
@@ -15,7 +16,7 @@ from agentkit.tools import BaseTool
 __all__ = ["CoAAgentPack"]
 
 
-class CoAAgentPack:
+class CoAAgentPack(BaseLlamaPack):
     """A :class:`CoAAgentWorker` over ``tools`` and ``llm`` inside an :class:`AgentRunner`;
     ``run(q)`` is ``agent.chat(q)``.
 

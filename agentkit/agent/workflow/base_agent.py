@@ -10,13 +10,23 @@ workflow runs the same loop over several agents and calls the agent's three hook
 * ``handle_tool_call_results(ctx, results, memory)``: record the tool results in the scratch;
 * ``finalize(ctx, output, memory) -> AgentOutput``: move the scratch into memory (at the end
   of the run, and before a hand-off).
+
+Agents are pydantic models, as upstream's: their settings are fields (``model_dump(exclude=
+{"llm"})``, ``model_copy(update={"system_prompt": ...})`` work; a copy gets its own run
+bookkeeping). An agent can be built without an ``llm`` -- code that builds agents first and
+gives only some of them a model works -- and the first step that needs the model says which
+agent lacks it. There is no global default model (upstream's ``Settings.llm``), so nothing can
+reach a paid API by accident.
 """
 
 from __future__ import annotations
 
-from abc import ABCMeta, abstractmethod
+import copy
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentkit.agent.workflow.events import (
     HANDOFF_TOOL_NAME,
@@ -67,11 +77,30 @@ class WorkflowAgentOptions(TypedDict, total=False):
     streaming: bool
     timeout: float | None
     verbose: bool
+    num_concurrent_runs: int | None
 
 
-class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
+class BaseWorkflowAgent(AgentLoop, BaseModel):
     """An agent of an agent workflow (see the module docstring); run alone, it is the only
     agent of its own loop (no hand-offs)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str = DEFAULT_AGENT_NAME
+    description: str = DEFAULT_AGENT_DESCRIPTION
+    system_prompt: str | None = None
+    tools: list[BaseTool] | None = None
+    tool_retriever: Any = None
+    can_handoff_to: list[str] | None = None
+    llm: LLM | None = None
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    state_prompt: PromptTemplate = Field(
+        default_factory=lambda: checked_prompt("state_prompt", DEFAULT_STATE_PROMPT))
+    streaming: bool = True
+
+    # the store keys an agent keeps its scratch under (``context_store_schema``), and the
+    # classes its scratch holds (restorable from a saved context)
+    context_types: ClassVar[tuple[type, ...]] = ()
 
     def __init__(self, name: str = DEFAULT_AGENT_NAME,
                  description: str = DEFAULT_AGENT_DESCRIPTION, system_prompt: str | None = None,
@@ -80,33 +109,52 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
                  can_handoff_to: list[str] | None = None, llm: LLM | None = None,
                  initial_state: dict[str, Any] | None = None,
                  state_prompt: str | PromptTemplate | None = None, streaming: bool = True,
-                 timeout: float | None = None, verbose: bool = False) -> None:
-        super().__init__(timeout=timeout, verbose=verbose)
-        if llm is None:
-            raise ValueError(f"{type(self).__name__} needs an llm (pass llm=...)")
+                 timeout: float | None = None, verbose: bool = False,
+                 num_concurrent_runs: int | None = None, **fields: Any) -> None:
         if tool_retriever is not None and not hasattr(tool_retriever, "aretrieve"):
             raise TypeError(f"tool_retriever must be an ObjectRetriever, got "
                             f"{type(tool_retriever).__name__}")
-        self.name = name
-        self.description = description
-        self.system_prompt = system_prompt
-        self.tools = tools
-        self.tool_retriever = tool_retriever
-        self.can_handoff_to = list(can_handoff_to) if can_handoff_to is not None else None
-        self.llm = llm
-        self.initial_state = dict(initial_state or {})
-        self.state_prompt = checked_prompt("state_prompt", state_prompt or DEFAULT_STATE_PROMPT)
-        self.handoff_output_prompt = PromptTemplate("")
-        self.streaming = streaming
+        BaseModel.__init__(
+            self, name=name, description=description, system_prompt=system_prompt,
+            tools=_as_tools(tools), tool_retriever=tool_retriever,
+            can_handoff_to=list(can_handoff_to) if can_handoff_to is not None else None,
+            llm=llm, initial_state=dict(initial_state or {}),
+            state_prompt=checked_prompt("state_prompt", state_prompt or DEFAULT_STATE_PROMPT),
+            streaming=streaming, **fields)
+        AgentLoop.__init__(self, timeout=timeout, verbose=verbose,
+                           num_concurrent_runs=num_concurrent_runs)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """The workflow half of the agent (also for ``model_validate``, which skips
+        ``__init__``); ``__init__`` sets the timeout and the rest after this."""
+        AgentLoop.__init__(self)
+
+    def __copy__(self) -> BaseWorkflowAgent:
+        copied = super().__copy__()
+        copied._copy_runtime_from(self)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> BaseWorkflowAgent:
+        copied = self.__copy__()
+        for name in type(self).model_fields:  # the settings, not the run bookkeeping
+            copied.__dict__[name] = copy.deepcopy(self.__dict__[name], memo)
+        return copied
+
+    def _require_llm(self) -> LLM:
+        """The agent's model; the error names the agent when it has none."""
+        if self.llm is None:
+            raise ValueError(f"{type(self).__name__} {self.name!r} needs an llm: it was built "
+                             "without one (pass llm=... when building it, or set agent.llm)")
+        return self.llm
 
     @property
-    def tools(self) -> list[BaseTool] | None:
-        """The agent's tools (functions given are FunctionTools here)."""
-        return self._tools
+    def handoff_output_prompt(self) -> PromptTemplate:  # type: ignore[override]
+        """Empty: an agent alone hands off to nobody."""
+        return PromptTemplate("")
 
-    @tools.setter
-    def tools(self, tools: Sequence[BaseTool | Callable[..., Any]] | None) -> None:
-        self._tools = _as_tools(tools)
+    def context_store_schema(self) -> dict[str, Any]:
+        """The types of the scratch this agent keeps in the store (none by default)."""
+        return {}
 
     # the loop's view: this agent alone
     @property
@@ -119,7 +167,7 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
 
     async def get_tools(self, input_str: str | None = None) -> list[BaseTool]:
         """The agent's tools, plus those its retriever picks for ``input_str``."""
-        tools = list(self._tools or [])
+        tools = list(_as_tools(self.tools) or [])
         if self.tool_retriever is not None:
             tools.extend(await self.tool_retriever.aretrieve(input_str or ""))
         return tools
@@ -168,3 +216,4 @@ class BaseWorkflowAgent(AgentLoop, metaclass=ABCMeta):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+

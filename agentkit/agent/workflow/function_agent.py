@@ -26,18 +26,23 @@ class FunctionAgent(BaseWorkflowAgent):
     concurrently); ``initial_tool_choice`` forces a tool on the first call of a run.
     """
 
-    scratchpad_key = "scratchpad"
+    allow_parallel_tool_calls: bool = True
+    initial_tool_choice: str | None = None
+    scratchpad_key: str = "scratchpad"
 
     def __init__(self, *, allow_parallel_tool_calls: bool = True,
-                 initial_tool_choice: str | None = None,
+                 initial_tool_choice: str | None = None, scratchpad_key: str = "scratchpad",
                  **options: Unpack[WorkflowAgentOptions]) -> None:
-        super().__init__(**options)
-        self.allow_parallel_tool_calls = allow_parallel_tool_calls
-        self.initial_tool_choice = initial_tool_choice
+        super().__init__(allow_parallel_tool_calls=allow_parallel_tool_calls,
+                         initial_tool_choice=initial_tool_choice, scratchpad_key=scratchpad_key,
+                         **options)
+
+    def context_store_schema(self) -> dict[str, Any]:
+        return {self.scratchpad_key: list[ChatMessage]}
 
     async def take_step(self, ctx: Context, llm_input: list[ChatMessage], tools: Sequence[Any],
                         memory: BaseMemory) -> AgentOutput:
-        if not self.llm.metadata.is_function_calling_model:
+        if not self._require_llm().metadata.is_function_calling_model:
             raise ValueError("LLM must be a FunctionCallingLLM")
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         messages = [*llm_input, *scratchpad]
@@ -46,7 +51,7 @@ class FunctionAgent(BaseWorkflowAgent):
                                   "allow_parallel_tool_calls": self.allow_parallel_tool_calls}
         if self.initial_tool_choice is not None and messages[-1].role == MessageRole.USER:
             kwargs["tool_choice"] = self.initial_tool_choice
-        llm: Any = self.llm
+        llm: Any = self._require_llm()
         if self.streaming:
             response = await self._streamed(ctx, await llm.astream_chat_with_tools(tools, **kwargs))
         else:
@@ -58,7 +63,7 @@ class FunctionAgent(BaseWorkflowAgent):
                            current_agent_name=self.name)
 
     def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
-        llm: Any = self.llm
+        llm: Any = self._require_llm()
         calls: list[ToolSelection] = llm.get_tool_calls_from_response(
             response, error_on_no_tool_call=False)
         return calls

@@ -12,7 +12,11 @@ The context store holds (upstream's keys): ``memory``, ``state`` (shared state, 
 ``initial_state``), ``current_agent_name``, ``agents``, ``can_handoff_to``,
 ``handoff_output_prompt``, ``user_msg_str`` (the run's query), ``max_iterations``,
 ``num_iterations``, ``num_tool_calls``, ``current_tool_calls``, ``next_agent``; agents keep
-their scratch (``scratchpad``, ``current_reasoning``) there too.
+their scratch (``scratchpad``, ``current_reasoning``) there too. ``context_store_schema()``
+names the type of each, so a restored context (a paused run, a checkpoint) is checked
+against them; ``ChatMemoryBuffer`` and the agents' ``context_types`` are restorable (a
+memory of another class passed to ``run(memory=...)`` needs
+``workflow.register_context_types(ThatMemory)``).
 
 Fixes over LlamaIndex (SPEC §8): ``max_iterations`` counts agent outputs and only a step that
 would need another one fails, so ``max_iterations=1`` allows a direct answer; the state prompt
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentkit.agent.workflow.bus import (
     AgentHandoffEvent,
@@ -38,6 +42,7 @@ from agentkit.agent.workflow.events import (
     AgentInput,
     AgentOutput,
     AgentSetup,
+    AgentStream,
     AgentWorkflowStartEvent,
     ToolCall,
     ToolCallResult,
@@ -49,6 +54,8 @@ from agentkit.memory import BaseMemory, ChatMemoryBuffer
 from agentkit.tools import BaseTool, ToolArgumentsError, ToolErrorWording, ToolRunner
 from agentkit.workflow import Context, StopEvent, Workflow, WorkflowRuntimeError, step
 from agentkit.workflow.handler import WorkflowHandler
+from agentkit.workflow.runtime import CheckpointCallback
+from agentkit.workflow.serialize import model_closure
 
 if TYPE_CHECKING:
     from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
@@ -87,15 +94,48 @@ class AgentLoop(Workflow):
     take part: ``agents`` (by name), ``root_agent``, ``initial_state``, ``state_prompt``,
     ``handoff_output_prompt`` and, for teams, ``_handoff_tool(agent)``."""
 
-    agents: dict[str, BaseWorkflowAgent]
-    root_agent: str
-    initial_state: dict[str, Any]
-    state_prompt: PromptTemplate
-    handoff_output_prompt: PromptTemplate
+    if TYPE_CHECKING:  # set by subclasses (fields of the pydantic agents: no annotations here)
+        agents: dict[str, BaseWorkflowAgent]
+        root_agent: str
+        initial_state: dict[str, Any]
+        state_prompt: PromptTemplate
+        handoff_output_prompt: PromptTemplate
 
-    def __init__(self, timeout: float | None = None, verbose: bool = False) -> None:
-        super().__init__(timeout=timeout, verbose=verbose)
+    # the default memory, and the stream's deltas (no step takes them, so none names them)
+    context_types: ClassVar[tuple[type, ...]] = (ChatMemoryBuffer, AgentStream)
+
+    def __init__(self, timeout: float | None = None, disable_validation: bool = False,
+                 verbose: bool = False, num_concurrent_runs: int | None = None) -> None:
+        super().__init__(timeout=timeout, disable_validation=disable_validation,
+                         verbose=verbose, num_concurrent_runs=num_concurrent_runs)
+
+    def _reset_runtime(self) -> None:
+        super()._reset_runtime()
         self._runners: dict[str, tuple[Any, Any, ToolRunner]] = {}
+
+    # ------------------------------------------------------------------ saved contexts
+    def restorable_types(self) -> dict[str, type]:
+        """The loop's own, plus what each agent keeps in the store (``context_types``)."""
+        types = super().restorable_types()
+        for agent in self.agents.values():
+            types.update(model_closure(agent.context_types))
+        return types
+
+    def context_store_schema(self) -> dict[str, Any]:
+        """The loop's store keys (see the module docstring) and each agent's scratch."""
+        names = tuple(self.agents)
+        agent_name: Any = Literal[names]
+        schema: dict[str, Any] = {
+            "memory": BaseMemory, "memory_at_start": list[ChatMessage],
+            "state": dict[str, Any], "current_agent_name": agent_name,
+            "agents": list[str], "can_handoff_to": dict[str, list[str] | None],
+            "handoff_output_prompt": str, "user_msg_str": str, "max_iterations": int,
+            "num_iterations": int, "num_tool_calls": int,
+            "current_tool_calls": list[ToolSelection], "pending_tool_ids": list[str],
+            "next_agent": agent_name | None}
+        for agent in self.agents.values():
+            schema.update(agent.context_store_schema())
+        return schema
 
     # ------------------------------------------------------------------ tools
     def _handoff_tool(self, agent: BaseWorkflowAgent) -> BaseTool | None:
@@ -122,11 +162,13 @@ class AgentLoop(Workflow):
     # ------------------------------------------------------------------ running
     def run(self, user_msg: str | ChatMessage | None = None,  # type: ignore[override]
             chat_history: Sequence[ChatMessage] | None = None, memory: BaseMemory | None = None,
-            ctx: Context | None = None, max_iterations: int | None = None,
+            ctx: Context | None = None, stepwise: bool = False,
+            checkpoint_callback: CheckpointCallback | None = None,
+            max_iterations: int | None = None,
             start_event: AgentWorkflowStartEvent | None = None,
             **kwargs: Any) -> WorkflowHandler:
         """Start a run (LlamaIndex's signature). With a context holding a paused run, resume
-        it: no other argument may be given then."""
+        it: no argument but ``stepwise`` and ``checkpoint_callback`` may be given then."""
         if ctx is not None and ctx.is_running:
             given = [name for name, value in (("user_msg", user_msg), ("chat_history", chat_history),
                                               ("memory", memory), ("max_iterations", max_iterations),
@@ -135,7 +177,7 @@ class AgentLoop(Workflow):
                 raise WorkflowRuntimeError(
                     f"This Context holds a paused run; resume it with run(ctx=ctx) alone (got "
                     f"{', '.join([*given, *kwargs])})")
-            return super().run(ctx=ctx)
+            return super().run(ctx=ctx, stepwise=stepwise, checkpoint_callback=checkpoint_callback)
         if max_iterations is not None and (isinstance(max_iterations, bool) or not isinstance(
                 max_iterations, int) or max_iterations < 1):
             raise ValueError(f"max_iterations must be an int >= 1, got {max_iterations!r}")
@@ -145,7 +187,8 @@ class AgentLoop(Workflow):
                                                   **kwargs)
         elif any(v is not None for v in (user_msg, chat_history, memory, max_iterations)) or kwargs:
             raise WorkflowRuntimeError("run() takes a start_event or the run's arguments, not both")
-        return super().run(ctx=ctx, start_event=start_event)
+        return super().run(ctx=ctx, stepwise=stepwise, checkpoint_callback=checkpoint_callback,
+                           start_event=start_event)
 
     async def _on_run_end(self, ctx: Context, error: BaseException | None) -> None:
         """A failed run puts back the memory it started with and drops the agents' scratch."""

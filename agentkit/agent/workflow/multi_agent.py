@@ -81,8 +81,8 @@ class AgentWorkflow(AgentLoop):
                  handoff_prompt: str | PromptTemplate | None = None,
                  handoff_output_prompt: str | PromptTemplate | None = None,
                  state_prompt: str | PromptTemplate | None = None, timeout: float | None = None,
-                 verbose: bool = False) -> None:
-        super().__init__(timeout=timeout, verbose=verbose)
+                 verbose: bool = False, num_concurrent_runs: int | None = None) -> None:
+        super().__init__(timeout=timeout, verbose=verbose, num_concurrent_runs=num_concurrent_runs)
         agents = list(agents)
         if not agents:
             raise ValueError("At least one agent must be provided")

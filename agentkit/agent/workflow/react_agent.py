@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Unpack
+from typing import Any, ClassVar, Unpack
+
+from pydantic import Field
 
 from agentkit.agent.react.formatter import ReActChatFormatter
 from agentkit.agent.react.output_parser import ReActOutputParser
@@ -40,21 +42,34 @@ class ReActAgent(BaseWorkflowAgent):
     the scratch, where the next ReAct agent read it as its own).
     """
 
-    reasoning_key = "current_reasoning"
+    reasoning_key: str = "current_reasoning"
+    output_parser: ReActOutputParser = Field(default_factory=ReActOutputParser)
+    formatter: ReActChatFormatter = Field(default_factory=ReActChatFormatter.from_defaults)
+
+    context_types: ClassVar[tuple[type, ...]] = (ActionReasoningStep, ObservationReasoningStep,
+                                                 ResponseReasoningStep)
 
     def __init__(self, *, formatter: ReActChatFormatter | None = None,
                  output_parser: ReActOutputParser | None = None,
+                 reasoning_key: str = "current_reasoning",
                  **options: Unpack[WorkflowAgentOptions]) -> None:
-        super().__init__(**options)
-        self.output_parser = output_parser or ReActOutputParser()
-        self.formatter = formatter or ReActChatFormatter.from_defaults()
+        super().__init__(formatter=formatter or ReActChatFormatter.from_defaults(),
+                         output_parser=output_parser or ReActOutputParser(),
+                         reasoning_key=reasoning_key, **options)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """The system prompt goes into the formatter's context block."""
+        super().model_post_init(context)
         if self.system_prompt:
-            context = self.formatter.context.strip()
-            if self.system_prompt not in context:
-                self.formatter.context = (f"{self.system_prompt}\n\n{context}" if context
+            block = self.formatter.context.strip()
+            if self.system_prompt not in block:
+                self.formatter.context = (f"{self.system_prompt}\n\n{block}" if block
                                           else self.system_prompt)
         if self.formatter.context and "{context}" not in self.formatter.system_header:
             self.formatter.system_header = CONTEXT_REACT_CHAT_SYSTEM_HEADER
+
+    def context_store_schema(self) -> dict[str, Any]:
+        return {self.reasoning_key: list[BaseReasoningStep]}
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, PromptTemplate]:
@@ -76,10 +91,11 @@ class ReActAgent(BaseWorkflowAgent):
         messages = self.formatter.format(tools, chat_history=llm_input,
                                          current_reasoning=reasoning)
         ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
+        llm = self._require_llm()
         if self.streaming:
-            response = await self._streamed(ctx, await self.llm.astream_chat(messages))
+            response = await self._streamed(ctx, await llm.astream_chat(messages))
         else:
-            response = await self.llm.achat(messages)
+            response = await llm.achat(messages)
         message = response.message
         text = message.content
         if not text:

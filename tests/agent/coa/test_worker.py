@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agentkit.agent import AgentRunner
+from agentkit.agent import AgentRunner, BaseLlamaPack
 from agentkit.agent.coa import (
     REASONING_PROMPT_TEMPLATE,
     REFINE_REASONING_PROMPT_TEMPLATE,
@@ -579,6 +579,20 @@ def test_the_pack_passes_worker_and_runner_arguments_on():
                         agent_runner_kwargs={"delete_task_on_finish": True})
 
     assert pack.agent_worker.verbose is True and pack.agent.delete_task_on_finish is True
+
+
+def test_the_pack_is_a_llama_pack():
+    assert isinstance(CoAAgentPack(TOOLS, ScriptedLLM([])), BaseLlamaPack)
+
+
+def test_a_llama_pack_must_give_its_modules_and_run():
+    class Half(BaseLlamaPack):
+        def run(self, *args, **kwargs):
+            return None
+
+    assert Half.__abstractmethods__ == frozenset({"get_modules"})
+    with pytest.raises(TypeError):
+        Half()  # type: ignore[abstract]
 
 
 def test_the_pack_needs_an_llm():
