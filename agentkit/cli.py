@@ -333,7 +333,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             result, verdict = _attempt(scenario, name, snapshots)
             total += 1
             print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
-            _print_verdict(verdict, out, _record_hint(scenario, name, verdict))
+            if verdict.kind == "input" and result is None:  # bad input: said as such
+                hint = _record_hint(scenario, name, verdict)
+                print(f"agentkit: error: {verdict.stopped_by}"
+                      + (f"\n  {hint}" if hint else ""), file=sys.stderr)
+            else:
+                _print_verdict(verdict, out, _record_hint(scenario, name, verdict))
             counts[verdict.outcome] += 1
             counts["input"] += verdict.kind == "input"
             counts["snapshot"] += verdict.snapshot_differs
@@ -434,7 +439,8 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     files = recording_files(scenario, args.agent)
     cassettes = ", ".join(map(str, files[1:] if scenario.path else files))
     if args.mode != "once" or not all(p.exists() for p in files[1 if scenario.path else 0:]):
-        print(f"recording {name} with {args.model} at {where} (mode {args.mode}) -> "
+        print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} (mode "
+              f"{args.mode}) -> "
               f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,

@@ -479,7 +479,7 @@ class _SyrupySnapshots:
             test_location=trace_snapshot.test_location, index=0))
         stale = stale_snapshot(location)
         if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
-            return "changed", [f"{_shown(location, self.root)}: {stale}"], None
+            return "stale", [f"{_shown(location, self.root)}: {stale}"], None
         return "changed", list(trace_snapshot.get_assert_diff()), None
 
     def keep(self, path: Path | None) -> None:
@@ -521,11 +521,10 @@ def _failure(title: str, verdict: Verdict, result: ScenarioResult | None, nodeid
     lines = verdict.lines()
     if verdict.stopped_by is not None:
         assert result is not None
-        body = [verdict.stopped_by]
         if cassette_miss(result) is not None:
-            body.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
-        body.append("(expectations and the snapshot are checked once the run gets through)")
-        return f"{title} failed: " + "\n".join(body)
+            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+        lines.append("(expectations and the snapshot are checked once the run gets through)")
+        return f"{title} failed: " + "\n".join(lines)
     return f"{title} failed:\n" + "\n".join(lines)
 
 
@@ -545,7 +544,8 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
         except BaseException:
             snapshots.keep(path)  # a bug or Ctrl-C: the snapshot stays as it is
             raise
-        if verdict.outcome == "error" and verdict.stopped_by is not None:
+        if (verdict.outcome == "error" and verdict.stopped_by is not None
+                and not _recording(request.config)):
             hint = _record_hint(verdict.stopped_by, scenario, agent_type, nodeid)
             if hint is not None:
                 raise ScenarioFailure(f"{title} could not run:\n{hint}")

@@ -459,6 +459,19 @@ class CassetteLLM(FunctionCallingLLM):
             yield chunk
 
 
+def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
+    """``response`` with its tool calls' ids derived from the request (its hash ``key``) and
+    their place, instead of the provider's: a live model gives new ids on every call, which
+    the next request carries back -- so without this, re-recording an unchanged conversation
+    would change every request after the first tool call."""
+    calls = response.message.tool_calls
+    if calls:
+        response.message.additional_kwargs["tool_calls"] = [
+            call.model_copy(update={"tool_id": f"call_{key[:12]}_{index}"})
+            for index, call in enumerate(calls, start=1)]
+    return response
+
+
 class RecordingLLM(FunctionCallingLLM):
     """Wraps a live backend and records its exchanges to a cassette, per ``mode``.
 
@@ -571,7 +584,7 @@ class RecordingLLM(FunctionCallingLLM):
             return _response_from(exchange)[0]
         watch = Stopwatch.start()
         try:
-            response = await self.llm._achat(request)
+            response = _with_stable_ids(await self.llm._achat(request), key)
         except Exception as exc:
             self._store(request, canonical, key, watch, None, None, exc)
             raise
@@ -592,10 +605,10 @@ class RecordingLLM(FunctionCallingLLM):
         last: ChatResponse | None = None
         try:
             async for chunk in self.llm._astream_chat(request):
-                last = chunk
+                last = _with_stable_ids(chunk, key)
                 if chunk.delta:
                     chunks.append(chunk.delta)
-                yield chunk
+                yield last
         except Exception as exc:
             self._store(request, canonical, key, watch, None, None, exc)
             raise

@@ -51,7 +51,7 @@ def _name_of_broken(path: Path) -> str:
 
 #: A row's snapshot field: a snapshot the run wrote is the run's trace, so the same.
 _ROW_SNAPSHOT: dict[SnapshotState, Literal["same", "changed", "missing", "not_checked"]] = {
-    "same": "same", "created": "same", "updated": "same", "changed": "changed",
+    "same": "same", "created": "same", "updated": "same", "changed": "changed", "stale": "changed",
     "missing": "missing", "not_checked": "not_checked"}
 
 

@@ -38,7 +38,8 @@ __all__ = ["Verdict", "SnapshotCheck", "SnapshotFiles", "SnapshotPolicy", "Snaps
            "judge", "judge_error", "attempt"]
 
 SnapshotPolicy = Literal["check", "report", "off"]
-SnapshotState = Literal["same", "changed", "missing", "created", "updated", "not_checked"]
+SnapshotState = Literal["same", "changed", "stale", "missing", "created", "updated",
+                        "not_checked"]
 Compared = tuple[SnapshotState, list[str], dict[str, Any] | None]
 """What :meth:`SnapshotCheck.compare` finds: state, diff lines, the stored trace if read."""
 Outcome = Literal["pass", "fail", "error"]
@@ -98,6 +99,8 @@ class Verdict:
     problems: tuple[str, ...] = ()
     stopped_by: str | None = None
     """The unexpected error the run stopped on (or could not start for), when it did."""
+    stopped_in: int | None = None
+    """The turn (1-based) the run stopped in; None when it could not start."""
     kind: ErrorKind | None = None
     """Whose problem the stopping error is (:mod:`agentkit.core.errors`), when there is one."""
     snapshot: SnapshotState | None = None
@@ -108,6 +111,7 @@ class Verdict:
     hint: str | None = None
     """What to run to accept a snapshot change (or re-record), for messages."""
     snapshot_fails: bool = field(default=False, repr=False)
+    snapshot_at: Path | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -115,7 +119,14 @@ class Verdict:
 
     @property
     def snapshot_differs(self) -> bool:
-        return self.snapshot in ("changed", "missing")
+        return self.snapshot in ("changed", "stale", "missing")
+
+    def _where(self) -> str:
+        if self.snapshot_at is None:
+            return ""
+        cwd = Path.cwd()
+        at = self.snapshot_at
+        return f" ({at.relative_to(cwd) if at.is_relative_to(cwd) else at})"
 
     def snapshot_problems(self) -> list[str]:
         """The snapshot difference as one problem line, when it fails the run (its diff is
@@ -123,7 +134,9 @@ class Verdict:
         if not self.snapshot_fails:
             return []
         if self.snapshot == "missing":
-            return [f"no snapshot of this trace yet; create it with {self.hint}"]
+            return [f"no snapshot of this trace yet{self._where()}; create it with {self.hint}"]
+        if self.snapshot == "stale":
+            return list(self.snapshot_diff)
         return [f"the trace differs from its snapshot; accept the change with {self.hint}"]
 
     def lines(self) -> list[str]:
@@ -131,10 +144,15 @@ class Verdict:
         command's output: the root cause alone when the run stopped, else the unmet
         expectations, then the snapshot difference."""
         if self.stopped_by is not None:
-            return [self.stopped_by]
+            if self.stopped_in is None:
+                return [self.stopped_by]
+            return [f"the run stopped on an error in turn {self.stopped_in}:", self.stopped_by]
         lines = [f"- {problem}" for problem in self.problems]
         if self.snapshot == "missing":
-            lines.append(f"- no snapshot of this trace yet; create it with {self.hint}")
+            lines.append(f"- no snapshot of this trace yet{self._where()}; create it with "
+                         f"{self.hint}")
+        elif self.snapshot == "stale":
+            lines += [f"- {line}" for line in self.snapshot_diff]
         elif self.snapshot == "changed" and self.snapshot_diff:
             lines.append(f"- the trace differs from its snapshot (accept the change with "
                          f"{self.hint}):")
@@ -152,16 +170,16 @@ def judge(result: ScenarioResult, snapshots: SnapshotCheck | None,
             snapshots.keep(snapshot_path)
         turn = next(i for i, t in enumerate(result.trace.turns, start=1) if t.error)
         kind = next(t.error_kind for t in result.trace.turns if t.error)
-        return Verdict("fail", tuple(result.problems),
-                       stopped_by=f"the run stopped on an error in turn {turn}: {stopped}",
+        return Verdict("fail", tuple(result.problems), stopped_by=stopped, stopped_in=turn,
                        kind=kind, snapshot="not_checked" if snapshots else None)
     if snapshots is None or snapshots.policy == "off":
         return Verdict("fail" if result.problems else "pass", tuple(result.problems))
     state, diff, stored = snapshots.compare(result.trace, snapshot_path)
-    fails = snapshots.policy == "check" and state in ("changed", "missing")
+    fails = snapshots.policy == "check" and state in ("changed", "stale", "missing")
     return Verdict("fail" if result.problems or fails else "pass", tuple(result.problems),
                    snapshot=state, snapshot_diff=tuple(diff), snapshot_stored=stored,
-                   hint=snapshots.update_hint(), snapshot_fails=fails)
+                   hint=snapshots.update_hint(), snapshot_fails=fails,
+                   snapshot_at=snapshot_path)
 
 
 def judge_error(error: HarnessError, snapshots: SnapshotCheck | None = None,

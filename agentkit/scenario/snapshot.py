@@ -25,7 +25,7 @@ from agentkit.scenario.trace import TRACE_FORMAT, Trace
 __all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
            "compare_with_snapshot", "stale_snapshot"]
 
-SnapshotStatus = Literal["same", "changed", "missing"]
+SnapshotStatus = Literal["same", "changed", "stale", "missing"]
 
 
 @dataclass(frozen=True)
@@ -134,5 +134,5 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
         return SnapshotComparison("changed", [f"the snapshot {path} is not a trace"])
     stale = _stale(stored)
     if stale is not None:
-        return SnapshotComparison("changed", [stale])
+        return SnapshotComparison("stale", [f"{path}: {stale}"])
     return SnapshotComparison("changed", diff_traces(stored, current), stored)
