@@ -1,5 +1,3 @@
-import sys
+from agentkit.cli import run
 
-from agentkit.cli import main
-
-sys.exit(main())
+run()

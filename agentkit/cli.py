@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ from agentkit.core import fmt
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class CLIError(Exception):
@@ -87,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--trace-dir", type=Path,
                      help="also write each run's trace as <dir>/<scenario>.<agent>.json")
     sub.add_argument("-v", "--verbose", action="store_true", help="print every trace")
+    _snapshot_options(sub, "run")
+    sub.add_argument("--snapshot-update", action="store_true",
+                     help="write the snapshot of each run that differs from it or has none "
+                          "(never of a run that stopped on an error), as pytest "
+                          "--snapshot-update does")
 
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
@@ -157,7 +164,16 @@ def build_parser() -> argparse.ArgumentParser:
                           "that fails where it passed, or costs more than its thresholds allow "
                           "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
                           "in `thresholds:`), is a regression (exit 1)")
+    _snapshot_options(sub, "report")
     return parser
+
+
+def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
+    sub.add_argument("--snapshots", choices=["check", "report", "off"], default="check",
+                     help="compare each run's trace with its committed snapshot "
+                          "(__snapshots__/<scenario file>/<agent type>.json, as pytest does): "
+                          "check (default: a difference or a missing snapshot fails the run), "
+                          "report (shown, not failing), off (not compared)")
 
 
 def _shown(path: Path) -> Path:
@@ -220,12 +236,22 @@ def _source(spec: Any) -> str:
     return source + (f", backend {spec.backend}" if spec.backend != "scripted" else "")
 
 
-def _result_line(result: Any) -> str:
+def _result_line(name: str, result: Any, verdict: Any) -> str:
+    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace)."""
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[verdict.outcome]
+    if result is None:
+        return f"{status}  {name}"
     totals = result.trace.totals()
-    status = "PASS" if result.passed else "FAIL"
-    return (f"{status}  {result.name:<45} steps={totals.steps} llm={totals.llm_calls} "
+    return (f"{status}  {name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
             f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}")
+
+
+def _print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
+    for line in verdict.lines():
+        print("      " + line.replace("\n", "\n      "), file=out)
+    if hint is not None:
+        print(f"      {hint}", file=out)
 
 
 def _check_agent_types(names: list[str] | None) -> None:
@@ -238,24 +264,25 @@ def _check_agent_types(names: list[str] | None) -> None:
             raise CLIError(f"--agents: {exc}") from None
 
 
-def _run_one(scenario: Any, agent_type: str, **kwargs: Any) -> Any:
-    """``run_scenario``; a malformed scenario or cassette, or a missing cassette (with how to
-    record it), is a :class:`CLIError`."""
-    from agentkit.llms.cassette import CassetteError
-    from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.runner import recording_files, run_scenario
+def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
+    """Run and judge one scenario × agent type (:func:`agentkit.scenario.judge.attempt`)."""
+    from agentkit.scenario.judge import attempt
+    from agentkit.scenario.layout import snapshot_path
+    from agentkit.scenario.runner import run_scenario
 
-    try:
-        return run_scenario(scenario, agent_type, **kwargs)
-    except CassetteError as exc:
-        hint = ""
-        if (scenario.agents[agent_type].recorded()
-                and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
-            hint = (f"\n  fix: record it with `agentkit record {scenario.path} --agent "
-                    f"{agent_type}`")
-        raise CLIError(f"{exc}{hint}") from None
-    except ScenarioError as exc:
-        raise CLIError(str(exc)) from None
+    return attempt(lambda: run_scenario(scenario, agent_type, snapshots=snapshots), snapshots,
+                   snapshot_path(scenario, agent_type))
+
+
+def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
+    """How to record a missing cassette, for a run that could not start without one."""
+    from agentkit.scenario.layout import recording_files
+
+    spec = scenario.agents[agent_type]
+    if (verdict.outcome == "error" and spec.recorded()
+            and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
+        return f"fix: record it with `agentkit record {scenario.path} --agent {agent_type}`"
+    return None
 
 
 def _writable_folder(path: Path, option: str) -> None:
@@ -288,30 +315,65 @@ def _writable_folder(path: Path, option: str) -> None:
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
+    from agentkit.scenario.judge import SnapshotFiles
+    from agentkit.scenario.layout import trace_file
 
     _check_agent_types(args.agents)
     if args.trace_dir:
         _writable_folder(args.trace_dir, "--trace-dir")
-    failed = total = 0
+    snapshots = SnapshotFiles(args.snapshots, update=args.snapshot_update)
+    counts = dict.fromkeys(("pass", "fail", "error", "input", "snapshot", "written"), 0)
+    total = 0
     for path in _paths(args):
-        scenario = _load(path)
+        scenario = _load_or_report(path, counts)
+        if scenario is None:
+            continue
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
-        for result in (_run_one(scenario, name) for name in names):
+        for name in names:
+            result, verdict = _attempt(scenario, name, snapshots)
             total += 1
-            print(_result_line(result), file=out)
-            for problem in result.problems:
-                print(f"      - {problem}", file=out)
-            failed += not result.passed
+            print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
+            if verdict.kind == "input" and result is None:  # bad input: said as such
+                hint = _record_hint(scenario, name, verdict)
+                print(f"agentkit: error: {verdict.stopped_by}"
+                      + (f"\n  {hint}" if hint else ""), file=sys.stderr)
+            else:
+                _print_verdict(verdict, out, _record_hint(scenario, name, verdict))
+            counts[verdict.outcome] += 1
+            counts["input"] += verdict.kind == "input"
+            counts["snapshot"] += verdict.snapshot_differs
+            counts["written"] += verdict.snapshot in ("created", "updated")
+            if result is None:
+                continue
             trace = result.trace.to_json() if args.trace_dir or args.verbose else ""
             if args.trace_dir:
-                atomic_write_text(args.trace_dir / f"{scenario.name}.{result.agent_type}.json",
-                                  trace)
+                atomic_write_text(trace_file(args.trace_dir, scenario, name), trace)
             if args.verbose:
                 print(trace, file=out)
-    if not total:
+    if not total and not counts["input"]:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
-    print(f"{total - failed} passed, {failed} failed", file=out)
-    return EXIT_FAILED if failed else EXIT_OK
+    summary = f"{counts['pass']} passed, {counts['fail']} failed"
+    if counts["error"]:
+        summary += f", {counts['error']} could not run"
+    if counts["snapshot"] and args.snapshots != "off":
+        summary += f", {counts['snapshot']} differ from their snapshots"
+    if counts["written"]:
+        summary += f", {counts['written']} snapshots written"
+    print(summary, file=out)
+    if counts["input"]:
+        return EXIT_USAGE
+    return EXIT_FAILED if counts["fail"] or counts["error"] else EXIT_OK
+
+
+def _load_or_report(path: Path, counts: dict[str, int]) -> Any:
+    """The scenario at ``path``, or None after printing why it cannot be loaded (bad input:
+    the command goes on with the other files and exits 2)."""
+    try:
+        return _load(path)
+    except CLIError as exc:
+        print(f"agentkit: error: {exc}", file=sys.stderr)
+        counts["input"] += 1
+        return None
 
 
 class _Progress:
@@ -345,12 +407,11 @@ class _Progress:
 
 
 def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.llms.cassette import CassetteError
+    from agentkit.core.errors import BadInputError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.record import record_scenario
-    from agentkit.scenario.runner import recording_files
+    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario.record import record_scenario, rerecord_command
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -373,27 +434,40 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
                       **sampling)
     except (LLMError, ValueError) as exc:
         raise CLIError(str(exc)) from None
-    cassette = ", ".join(map(str, recording_files(scenario, args.agent)[1:]))
     where = args.base_url or "OpenAI"
-    print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} "
-          f"(mode {args.mode}) -> {cassette}", file=out, flush=True)
+    name = f"{scenario.name}[{args.agent}]"
+    files = recording_files(scenario, args.agent)
+    cassettes = ", ".join(map(str, files[1:] if scenario.path else files))
+    if args.mode != "once" or not all(p.exists() for p in files[1 if scenario.path else 0:]):
+        print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} (mode "
+              f"{args.mode}) -> "
+              f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,
                                     listener=_Progress(out))
-    except (CassetteError, ScenarioError) as exc:
+    except BadInputError as exc:
         raise CLIError(str(exc)) from None
+    if recording.existing:
+        replay = recording.replay
+        assert replay is not None
+        print(f"{cassettes}: cassette exists, nothing recorded (mode once records only what is "
+              "missing); use --mode rewrite to record it again, or --mode new_episodes to add "
+              "requests it lacks", file=out)
+        if recording.written:
+            print(f"wrote the missing snapshot {recording.snapshot}", file=out)
+        if not replay.passed:
+            print(_result_line(name, replay, replay.verdict), file=out)
+            _print_verdict(replay.verdict, out,
+                           f"to re-record: {rerecord_command(scenario, args.agent)}")
+            return EXIT_FAILED
+        return EXIT_OK
     if recording.live is not None:
-        print(_result_line(recording.live), file=out)
+        print(_result_line(name, recording.live, recording.live.verdict), file=out)
     if not recording.ok:
         for problem in recording.problems:
             print(f"FAIL  {problem}", file=out)
         print(f"      nothing written: {recording.files} are as they were", file=out)
         return EXIT_FAILED
-    if not recording.written:
-        print(f"{cassette} is already recorded (mode {args.mode} records only what is "
-              "missing) and its replay reproduces the recorded trace; re-record it with "
-              "--mode rewrite", file=out)
-        return EXIT_OK
     print(f"wrote {recording.files}", file=out)
     print("      the offline replay reproduces the recorded trace", file=out)
     return EXIT_OK
@@ -418,9 +492,9 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.scenario.diff import diff_traces
-    from agentkit.scenario.record import cassette_miss
-    from agentkit.scenario.runner import recording_files
+    from agentkit.scenario.judge import SnapshotFiles
+    from agentkit.scenario.layout import legacy_recorded_trace, snapshot_path
+    from agentkit.scenario.record import cassette_miss, rerecord_command
 
     scenario = _load(args.scenario)
     names = ([args.agent] if args.agent
@@ -431,30 +505,41 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     for name in names:
         if name not in scenario.agents or not scenario.agents[name].recorded():
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
-        recorded = recording_files(scenario, name)[0]
-        result = _run_one(scenario, name)
-        print(_result_line(result), file=out)
+        again = f"to re-record: {rerecord_command(scenario, name)}"
+        recorded = snapshot_path(scenario, name)
+        result, verdict = _attempt(scenario, name, SnapshotFiles("report", hint=again))
+        print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
+        if result is None:
+            if verdict.kind == "input":
+                raise CLIError(f"{verdict.stopped_by}" + (
+                    f"\n  {hint}" if (hint := _record_hint(scenario, name, verdict)) else ""))
+            _print_verdict(verdict, out)
+            status = EXIT_FAILED
+            continue
         miss = cassette_miss(result)
         if miss is not None:
             status = EXIT_FAILED
             print("      cassette miss: " + miss.replace("\n", "\n        "), file=out)
-            print(f"      to re-record: agentkit record {args.scenario} --agent {name}",
-                  file=out)
+            print(f"      {again}", file=out)
             continue
-        differences = (diff_traces(_read_trace(recorded), result.trace.to_dict())
-                       if recorded.exists() else [])
-        if not recorded.exists():
+        if verdict.snapshot == "missing":
+            legacy = legacy_recorded_trace(scenario, name)
             print(f"      (no recorded trace at {recorded}; nothing to compare)", file=out)
-        elif differences:
+            if legacy is not None:
+                print(f"      {legacy} is where agentkit < 0.2 kept it: move it to {recorded}",
+                      file=out)
+        elif verdict.snapshot == "changed":
             status = EXIT_FAILED
             print(f"      replay differs from the recorded trace {recorded}:", file=out)
-            for line in differences:
+            for line in verdict.snapshot_diff:
                 print(f"      {line}", file=out)
+            print(f"      {again}", file=out)
         else:
             print(f"      replay reproduces the recorded trace ({recorded})", file=out)
-        for problem in result.problems:
-            print(f"      - {problem}", file=out)
-        if not result.passed:
+        for line in (verdict.lines() if verdict.stopped_by else
+                     [f"- {problem}" for problem in verdict.problems]):
+            print(f"      {line}", file=out)
+        if verdict.outcome != "pass":
             status = EXIT_FAILED
     return status
 
@@ -509,6 +594,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         write_report,
     )
     from agentkit.report.render import REPORT_MARKER
+    from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.loader import ScenarioError
 
     _writable_folder(args.out, "--out")
@@ -520,7 +606,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
         comparison = run_comparison(_paths(args), args.agents,
-                                    progress=counter if counter.on else None)
+                                    progress=counter if counter.on else None,
+                                    snapshots=SnapshotFiles(args.snapshots))
         written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
@@ -529,13 +616,24 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     for summary in comparison.summaries():
         print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
     for row in comparison.failures:
-        print(f"FAIL  {row.scenario}[{row.agent_type}]", file=out)
+        print(f"{row.status.upper()}  {row.scenario}[{row.agent_type or '?'}]", file=out)
         for problem in row.problems:
-            print(f"      - {problem}", file=out)
+            print("      - " + problem.replace("\n", "\n        "), file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     for delta in regressions:
         for reason in delta.reasons:
             print(f"REGRESSION  {delta.key}: {reason}", file=out)
+    rows = comparison.rows
+    failed = sum(row.status == "fail" for row in rows)
+    errors = sum(row.status == "error" for row in rows)
+    differ = sum(row.snapshot in ("changed", "missing") for row in rows)
+    totals = (f"{len(rows)} runs: {len(rows) - failed - errors} passed, {failed} failed, "
+              f"{errors} could not run, {len(regressions)} regressed")
+    if args.snapshots != "off":
+        totals += f", {differ} differ from their snapshots"
+        if differ and args.snapshots == "report":
+            totals += " (--snapshots report: not failing)"
+    print(totals, file=out)
     for path in written.values():
         print(f"wrote {path}", file=out)
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
@@ -574,7 +672,29 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except KeyboardInterrupt:  # files are written atomically: what was there stays
+        print("agentkit: interrupted (files written before are intact)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        print("agentkit: terminated (files written before are intact)", file=sys.stderr)
+        return EXIT_TERMINATED
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is so that it unwinds like Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def run() -> None:
+    """The console script: :func:`main`, with SIGTERM ending it like Ctrl-C (one line, exit
+    143) instead of silently."""
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

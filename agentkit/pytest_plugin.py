@@ -58,18 +58,21 @@ from syrupy.assertion import DiffMode
 from agentkit._pytest.cassettes import MARKER as CASSETTE_MARKER
 from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.network import AllowedHosts, LiveModelBlockedError, block_network
+from agentkit.core.errors import HarnessError
 from agentkit.core.sim import run, simulation
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
-from agentkit.llms.errors import LLMError
 from agentkit.llms.mock import ScriptedLLM, track_scripts
+from agentkit.scenario.judge import Compared, SnapshotCheck, SnapshotPolicy, Verdict, attempt
+from agentkit.scenario.layout import recording_files, snapshot_path
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
 from agentkit.scenario.record import cassette_miss, record_scenario
-from agentkit.scenario.runner import ScenarioResult, load, recording_files
+from agentkit.scenario.runner import ScenarioResult, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
-from agentkit.scenario.snapshot import TraceSnapshotExtension, stale_snapshot
+from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
+from agentkit.scenario.trace import Trace
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -151,6 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "agentkit_virtual_time(seed=0): run the test in an agentkit simulation; an async "
             "def test runs on a virtual-time loop, so simulated calls overlap"):
         config.addinivalue_line("markers", line)
+    config.pluginmanager.register(_SnapshotGuard(config), "agentkit-snapshot-guard")
     try:
         config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
                                                      *config.getoption("allowed_hosts")])
@@ -391,11 +395,12 @@ class RecordingFailed(Exception):
 
 
 def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
-         agent_type: str | None = None, state: Mapping[str, Any] | None = None
-         ) -> ScenarioResult:
+         agent_type: str | None = None, state: Mapping[str, Any] | None = None, *,
+         snapshots: SnapshotCheck | None = None) -> ScenarioResult:
     """Run one scenario × agent type; with a record mode, record it first (the same
     :func:`~agentkit.scenario.record.record_scenario` as ``agentkit record``: cassette and
-    trace written together, only when the recording replays) and return the replay."""
+    snapshot written together, only when the recording replays) and return the replay,
+    judged with ``snapshots``."""
     loaded = load(scenario)
     mode = request.config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
@@ -405,9 +410,7 @@ def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
                                   f"{recording.files} are as they were)")
-        assert recording.replay is not None
-        return recording.replay
-    return _run_scenario(loaded, agent_type, state=state)
+    return _run_scenario(loaded, agent_type, state=state, snapshots=snapshots)
 
 
 @pytest.fixture
@@ -447,81 +450,160 @@ class ScenarioFailure(AssertionError):
     """A scenario item failed: unmet expectations and/or a changed trace."""
 
 
-def _cannot_run(exc: Exception, scenario: Scenario, agent_type: str, nodeid: str) -> str:
+class _SyrupySnapshots:
+    """The scenario items' :class:`~agentkit.scenario.judge.SnapshotCheck`: syrupy's
+    ``snapshot`` fixture with the trace extension, so ``--snapshot-update`` accepts a change
+    and syrupy counts every snapshot it compared or kept as used."""
+
+    policy: SnapshotPolicy = "check"
+
+    def __init__(self, snapshot: Any, root: Path, item: pytest.Item, *, create: bool) -> None:
+        self.snapshot = snapshot
+        self.root = root
+        self.item = item
+        self.create = create  # a recording run creates a missing snapshot from its trace
+
+    def _handled(self, how: str) -> None:
+        # read by the controller (also under xdist, where user_properties travel with reports)
+        self.item.user_properties.append((SNAPSHOT_PROPERTY, how))
+
+    def compare(self, trace: Trace, path: Path | None) -> Compared:
+        self._handled("compared")
+        trace_snapshot = self.snapshot.use_extension(TraceSnapshotExtension)
+        trace_snapshot.update_new_snapshots_only = self.create
+        if trace_snapshot == trace:
+            return "same", [], None
+        if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
+            return "missing", [], None
+        location = Path(trace_snapshot.extension.get_location(
+            test_location=trace_snapshot.test_location, index=0))
+        stale = stale_snapshot(location)
+        if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
+            return "stale", [f"{_shown(location, self.root)}: {stale}"], None
+        return "changed", list(trace_snapshot.get_assert_diff()), None
+
+    def keep(self, path: Path | None) -> None:
+        """Count the stored snapshot as used, comparing it with its own text: never written,
+        never reported unused, never deleted by ``--snapshot-update``."""
+        self._handled("kept")
+        if path is None or not path.is_file():
+            return
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return  # unreadable: the session's cleanup is off for it (see pytest_sessionfinish)
+        kept = self.snapshot.use_extension(TraceSnapshotExtension)
+        kept.update_snapshots = False
+        kept == Verbatim(text)  # noqa: B015  (registers the snapshot; equal by construction)
+
+    def update_hint(self) -> str:
+        return "--snapshot-update"
+
+
+def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
+    """For a run that could not start without its cassette: how to record it."""
     spec = scenario.agents[agent_type]
-    if isinstance(exc, CassetteError) and spec.recorded():
-        missing = [p for p in recording_files(scenario, agent_type)[1:] if not p.exists()]
-        if missing:
-            field = "recording" if spec.team is None else "team"
-            return (f"{scenario.path}: agents.{agent_type}.{field}: no cassette at "
-                    f"{', '.join(map(str, missing))}; record it once with "
-                    f"`pytest --record-mode=once {nodeid}` (then it replays offline)")
-    return str(exc)
+    if not spec.recorded():
+        return None
+    missing = [p for p in recording_files(scenario, agent_type)[1:] if not p.exists()]
+    if not missing:
+        return None
+    field = "recording" if spec.team is None else "team"
+    return (f"{scenario.path}: agents.{agent_type}.{field}: no cassette at "
+            f"{', '.join(map(str, missing))}; record it once with "
+            f"`pytest --record-mode=once {nodeid}` (then it replays offline)")
 
 
-def _snapshot_problems(snapshot: Any, trace: Any, root: Path, *, create: bool) -> list[str]:
-    """What is wrong with ``trace`` against its snapshot; ``create`` writes a missing one
-    (a recording run: its trace is what later runs must reproduce)."""
-    trace_snapshot = snapshot.use_extension(TraceSnapshotExtension)
-    trace_snapshot.update_new_snapshots_only = create
-    if trace_snapshot == trace:
-        return []
-    location = Path(trace_snapshot.extension.get_location(
-        test_location=trace_snapshot.test_location, index=0))
-    if trace_snapshot.get_assert_diff(diff_mode=DiffMode.DISABLED):  # only "does not exist"
-        return [f"- no snapshot of this trace yet ({_shown(location, root)}); create it with "
-                "--snapshot-update"]
-    stale = stale_snapshot(location)
-    if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
-        return [f"- {_shown(location, root)}: {stale}"]
-    return (["- the trace differs from its snapshot (accept the change with --snapshot-update):"]
-            + [f"  {line}" for line in trace_snapshot.get_assert_diff()])
-
-
-def _leave_snapshot(snapshot: Any, trace: Any) -> None:
-    """Leave the snapshot as it is -- never written from a run that stopped on an error --
-    while syrupy still counts it as used (else ``--snapshot-update`` would delete it)."""
-    kept = snapshot.use_extension(TraceSnapshotExtension)
-    kept.update_snapshots = False
-    kept == trace  # noqa: B015  (the comparison registers the snapshot; its result is moot)
-
-
-def _stopped(title: str, result: ScenarioResult, nodeid: str) -> str:
-    """The root cause alone, briefly: the error the run stopped on and how to fix it; the
-    expectations and the trace diff that follow from it would only bury it."""
-    error = result.stopped_by or ""
-    turn = next(i for i, t in enumerate(result.trace.turns, start=1) if t.error)
-    lines = [f"{title} failed: the run stopped on an error in turn {turn}:", error]
-    if cassette_miss(result) is not None:
-        lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
-    lines.append("(expectations and the snapshot are checked once the run gets through)")
-    return "\n".join(lines)
+def _failure(title: str, verdict: Verdict, result: ScenarioResult | None, nodeid: str) -> str:
+    """One header, then what the verdict says (the root cause alone when the run stopped)."""
+    if verdict.outcome == "error":
+        return f"{title} could not run:\n{verdict.stopped_by}"
+    lines = verdict.lines()
+    if verdict.stopped_by is not None:
+        assert result is not None
+        if cassette_miss(result) is not None:
+            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+        lines.append("(expectations and the snapshot are checked once the run gets through)")
+        return f"{title} failed: " + "\n".join(lines)
+    return f"{title} failed:\n" + "\n".join(lines)
 
 
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
+        nodeid = request.node.nodeid
+        snapshots = _SyrupySnapshots(snapshot, request.config.rootpath, request.node,
+                                     create=_recording(request.config))
+        path = snapshot_path(scenario, agent_type)
         try:
-            result = _run(request, scenario, agent_type)
+            result, verdict = attempt(lambda: _run(request, scenario, agent_type,
+                                                   snapshots=snapshots), snapshots, path)
         except RecordingFailed as exc:
+            snapshots.keep(path)
             raise ScenarioFailure(f"{title} could not be recorded:\n{exc}") from None
-        except (ScenarioError, CassetteError, LLMError) as exc:
-            raise ScenarioFailure(f"{title} could not run:\n"
-                                  f"{_cannot_run(exc, scenario, agent_type, request.node.nodeid)}"
-                                  ) from None
-        if result.stopped_by is not None:
-            _leave_snapshot(snapshot, result.trace)
-            raise ScenarioFailure(_stopped(title, result, request.node.nodeid))
-        problems = [f"- {p}" for p in result.problems]
-        problems += _snapshot_problems(snapshot, result.trace, request.config.rootpath,
-                                       create=_recording(request.config))
-        if problems:
-            raise ScenarioFailure(f"{title} failed:\n" + "\n".join(problems))
+        except BaseException:
+            snapshots.keep(path)  # a bug or Ctrl-C: the snapshot stays as it is
+            raise
+        if (verdict.outcome == "error" and verdict.stopped_by is not None
+                and not _recording(request.config)):
+            hint = _record_hint(verdict.stopped_by, scenario, agent_type, nodeid)
+            if hint is not None:
+                raise ScenarioFailure(f"{title} could not run:\n{hint}")
+        if not verdict.passed:
+            raise ScenarioFailure(_failure(title, verdict, result, nodeid))
 
     test.__module__ = "agentkit.scenarios"
     test.__name__ = agent_type
     test.__doc__ = scenario.description or None
     return test
+
+
+# ---------------------------------------------------------------- snapshots are never lost
+#: ``item.user_properties`` entry of a scenario item whose snapshot was compared or kept
+SNAPSHOT_PROPERTY = "agentkit_snapshot"
+
+
+def _is_scenario_node(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0].endswith((".yaml", ".yml"))
+
+
+class _SnapshotGuard:
+    """Keeps syrupy from deleting a scenario's snapshot that only looks unused: when a
+    scenario file could not be collected, an item stopped before its snapshot could be
+    checked (or kept), or the session was cut short (Ctrl-C, ``-x``), unused-snapshot
+    detection is off for the session (as ``--snapshot-disable-unused``) and the terminal
+    summary says why. Runs where the reports arrive (the controller, under xdist)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.reasons: list[str] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and _is_scenario_node(report.nodeid):
+            self.reasons.append(f"{report.nodeid} could not be collected")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if (report.failed and report.when in ("setup", "call") and "::" in report.nodeid
+                and _is_scenario_node(report.nodeid)
+                and not any(name == SNAPSHOT_PROPERTY for name, _ in report.user_properties)):
+            self.reasons.append(f"{report.nodeid} failed before its snapshot was checked")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session,
+                             exitstatus: int) -> Generator[None, None, None]:
+        # a wrapper: this runs before syrupy's own sessionfinish looks for unused snapshots
+        if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail:
+            self.reasons.append("the session was stopped before every test ran")
+        if self.reasons and hasattr(self.config.option, "disable_unused_snapshots"):
+            self.config.option.disable_unused_snapshots = True
+        return (yield)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.reasons:
+            more = f" and {len(self.reasons) - 1} more" if len(self.reasons) > 1 else ""
+            terminalreporter.write_line(
+                "agentkit: unused-snapshot cleanup is off for this session, so no snapshot is "
+                f"deleted ({self.reasons[0]}{more})")
 
 
 class ScenarioFile(pytest.File):
@@ -531,6 +613,8 @@ class ScenarioFile(pytest.File):
         try:
             scenario = load(self.path)
         except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        except HarnessError as exc:
             raise self.CollectError(str(exc)) from None
         for agent_type in scenario.agents:
             item = ScenarioItem.from_parent(self, name=agent_type,

@@ -129,6 +129,8 @@ class ToolCallEndEvent(Event):
     is_error: bool = False
     latency: float = 0.0
     agent: str | None = None
+    exception: BaseException | None = None
+    """What the tool raised, when the call failed that way (the output holds its text)."""
 
 
 @dataclass(kw_only=True, slots=True)

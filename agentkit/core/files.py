@@ -91,17 +91,18 @@ def _sync_folder(folder: Path) -> None:
 
 
 def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
-    """Replace each ``(path, text)`` as one change (the paths share a folder; a symlink is
-    written through, so its target's folder holds that file's pending copy).
+    """Replace each ``(path, text)`` as one change (the paths may be in several folders; a
+    symlink is written through, so its target's folder holds that file's pending copy).
 
     Every new text is first written, atomically and in order, to a hidden ``.<name>.pending``
     beside its file; then each pending file is renamed over its file, in order. A crash while
     the pending files are written leaves the first of them: :func:`settle` deletes them all
     (every old file stays). A crash while renaming leaves the first one renamed already:
-    :func:`settle` renames the rest (every file is new). Writers of the same folder take
-    turns (a lock the kernel releases if the holder dies)."""
+    :func:`settle` renames the rest (every file is new). Writers of the same files take
+    turns (a lock on the first file's folder, which the kernel releases if the holder dies)."""
     paths = [_through_links(path) for path, _ in files]
-    for folder in dict.fromkeys(path.parent for path in paths):
+    folders = list(dict.fromkeys(path.parent for path in paths))
+    for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
     with _locked(paths[0].parent):
         _settle(paths)
@@ -109,7 +110,7 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
             atomic_write_text(_pending(path), text, mode_of=path)
         for path in paths:
             os.replace(_pending(path), path)
-        for folder in dict.fromkeys(path.parent for path in paths):
+        for folder in folders:
             _sync_folder(folder)
 
 
@@ -117,7 +118,7 @@ def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
     files = [_through_links(path) for path in paths]
-    if not files[0].parent.is_dir():
+    if not files[0].parent.is_dir():  # the first pending file is written first: nothing was
         return
     with _locked(files[0].parent):
         _settle(files)

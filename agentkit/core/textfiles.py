@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, YamlLocations, depth_error, parse_yaml
 
 __all__ = ["TextFileError", "JsonLimitError", "read_text", "parse_json", "loads_json",
@@ -30,7 +31,7 @@ __all__ = ["TextFileError", "JsonLimitError", "read_text", "parse_json", "loads_
 MAX_TEXT_BYTES = 256 << 20
 
 
-class TextFileError(ValueError):
+class TextFileError(BadInputError):
     """A file that cannot be read as what it should be; the message says where and why."""
 
 

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
@@ -77,7 +79,7 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-class CassetteMissError(LookupError):
+class CassetteMissError(RecordingMismatchError, LookupError):
     """A request is not on the cassette (and the record mode does not allow recording it)."""
 
 
@@ -91,6 +93,21 @@ class RecordedLLMError(RuntimeError):
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without what must not be written down: user, password, query and fragment."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, parts.path, "", "")) or None
 
 
 def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> dict[str, Any]:
@@ -154,6 +171,9 @@ class Cassette:
     test: str | None = None
     recorded_at: str | None = None
     agentkit_version: str | None = None
+    base_url: str | None = None
+    """The server it was recorded against (scheme, host, port and path; never credentials or
+    a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
 
@@ -205,10 +225,11 @@ class Cassette:
         owner = {key: value for key, value in (("agent_type", self.agent_type),
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
+        server = {"base_url": self.base_url} if self.base_url is not None else {}
         return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
-                "recorded_at": self.recorded_at, "redactions": sorted(self.redactions),
+                "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
                 "exchanges": [e.to_dict() for e in self.exchanges]}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
@@ -438,6 +459,19 @@ class CassetteLLM(FunctionCallingLLM):
             yield chunk
 
 
+def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
+    """``response`` with its tool calls' ids derived from the request (its hash ``key``) and
+    their place, instead of the provider's: a live model gives new ids on every call, which
+    the next request carries back -- so without this, re-recording an unchanged conversation
+    would change every request after the first tool call."""
+    calls = response.message.tool_calls
+    if calls:
+        response.message.additional_kwargs["tool_calls"] = [
+            call.model_copy(update={"tool_id": f"call_{key[:12]}_{index}"})
+            for index, call in enumerate(calls, start=1)]
+    return response
+
+
 class RecordingLLM(FunctionCallingLLM):
     """Wraps a live backend and records its exchanges to a cassette, per ``mode``.
 
@@ -479,6 +513,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agent_type = agent_type or self.cassette.agent_type
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
+        self.cassette.base_url = public_url(getattr(llm, "base_url", None))
         self._player = _CassettePlayer(self.cassette)
         self.autosave = autosave
         self.recorded = 0
@@ -549,7 +584,7 @@ class RecordingLLM(FunctionCallingLLM):
             return _response_from(exchange)[0]
         watch = Stopwatch.start()
         try:
-            response = await self.llm._achat(request)
+            response = _with_stable_ids(await self.llm._achat(request), key)
         except Exception as exc:
             self._store(request, canonical, key, watch, None, None, exc)
             raise
@@ -570,10 +605,10 @@ class RecordingLLM(FunctionCallingLLM):
         last: ChatResponse | None = None
         try:
             async for chunk in self.llm._astream_chat(request):
-                last = chunk
+                last = _with_stable_ids(chunk, key)
                 if chunk.delta:
                     chunks.append(chunk.delta)
-                yield chunk
+                yield last
         except Exception as exc:
             self._store(request, canonical, key, watch, None, None, exc)
             raise

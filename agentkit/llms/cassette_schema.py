@@ -19,13 +19,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 
 __all__ = ["CassetteError", "CassetteData", "ExchangeData", "check_cassette"]
 
-class CassetteError(ValueError):
+class CassetteError(BadInputError):
     """A cassette file is malformed or cannot be used; the message says where and why."""
 
 
@@ -121,6 +122,7 @@ class CassetteData(_Strict):
     test: str | None = None
     recorded_at: str | None = None
     agentkit_version: str | None = None
+    base_url: str | None = None
     redactions: list[str] = Field(default_factory=list)
     exchanges: list[ExchangeData]
 

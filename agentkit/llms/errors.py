@@ -25,6 +25,8 @@ themselves and redact what the server said.
 
 from __future__ import annotations
 
+from agentkit.core.errors import BadInputError, InfrastructureError
+
 __all__ = [
     "LLMError",
     "MissingAPIKeyError",
@@ -73,7 +75,7 @@ class LLMError(Exception):
         return f"{type(self).__name__}({self.message!r}{details})"
 
 
-class MissingAPIKeyError(LLMError, ValueError):
+class MissingAPIKeyError(LLMError, BadInputError):
     """No API key was given and none is in the environment."""
 
 
@@ -91,24 +93,24 @@ class NotFoundError(BadRequestError):
     default_status = 404
 
 
-class AuthenticationError(APIStatusError):
+class AuthenticationError(APIStatusError, BadInputError):
     """HTTP 401: the API key is invalid (the message never contains the key)."""
 
     default_status = 401
 
 
-class PermissionDeniedError(APIStatusError):
+class PermissionDeniedError(APIStatusError, BadInputError):
     default_status = 403
 
 
-class ConflictError(APIStatusError):
+class ConflictError(APIStatusError, InfrastructureError):
     """HTTP 409: the request conflicts with another in progress (a lock timeout); retried."""
 
     default_status = 409
     retryable = True
 
 
-class RateLimitError(APIStatusError):
+class RateLimitError(APIStatusError, InfrastructureError):
     default_status = 429
     retryable = True
 
@@ -119,12 +121,12 @@ class QuotaExceededError(RateLimitError):
     retryable = False
 
 
-class ServerError(APIStatusError):
+class ServerError(APIStatusError, InfrastructureError):
     default_status = 500
     retryable = True
 
 
-class APIConnectionError(LLMError):
+class APIConnectionError(LLMError, InfrastructureError):
     """The server could not be reached or dropped the connection."""
 
     retryable = True
@@ -134,7 +136,7 @@ class APITimeoutError(APIConnectionError, TimeoutError):
     """The request timed out."""
 
 
-class MalformedResponseError(LLMError):
+class MalformedResponseError(LLMError, InfrastructureError):
     """The server answered, but not with something the backend can read: a body or stream
     event that is not JSON, or JSON of another shape. Not retried: the same server will
     likely answer the same way."""

@@ -29,6 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.ids import new_id
 from agentkit.core.sim import asleep
 from agentkit.llms.base import (
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(RecordingMismatchError, RuntimeError):
     """A :class:`ScriptedLLM` was called more often than its script allows."""
 
 

@@ -113,6 +113,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
             dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id,
                                                arguments=arguments, agent=agent))
         started = now()
+        raised: BaseException | None = None
         if arguments_error is not None:  # the caller's reason not to run it is the news
             output = _error(name, arguments, wording.bad_arguments(arguments_error))
         elif tool is None:
@@ -121,6 +122,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
             try:
                 result = await _invoke(tool, arguments, context)
             except Exception as exc:  # noqa: BLE001 (a failing tool is an observation, not a crash)
+                raised = exc
                 output = _error(name, arguments, wording.failure(exc),
                                 raw_output=wording.raw_failure(exc))
             else:
@@ -131,7 +133,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
             dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id,
                                              arguments=arguments, output=output,
                                              is_error=output.is_error, latency=now() - started,
-                                             agent=agent))
+                                             agent=agent, exception=raised))
     return output
 
 

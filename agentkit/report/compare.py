@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
-from agentkit.llms.cassette import CassetteError, CassetteMissError
 from agentkit.report.model import AgentSummary, Comparison, Row, speedup
 from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
@@ -24,11 +24,10 @@ from agentkit.scenario import (
     run_scenario,
 )
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
-from agentkit.scenario.snapshot import compare_with_snapshot, snapshot_path
+from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState, attempt
+from agentkit.scenario.layout import snapshot_path
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
-
-_RUN_ERRORS = (ScenarioError, CassetteError, CassetteMissError)
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -50,31 +49,42 @@ def _name_of_broken(path: Path) -> str:
     return name if isinstance(name, str) and name else path.stem.removesuffix(".scenario")
 
 
+#: A row's snapshot field: a snapshot the run wrote is the run's trace, so the same.
+_ROW_SNAPSHOT: dict[SnapshotState, Literal["same", "changed", "missing", "not_checked"]] = {
+    "same": "same", "created": "same", "updated": "same", "changed": "changed", "stale": "changed",
+    "missing": "missing", "not_checked": "not_checked"}
+
+
 def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
     return Row(scenario=scenario, agent_type=agent_type, status="error", problems=[message])
 
 
-def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0) -> Row:
-    """Run one scenario × agent type and turn its trace totals into a row."""
-    return _run_row(scenario, agent_type, seed)[0]
+def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
+                    snapshots: SnapshotCheck | None = None) -> Row:
+    """Run one scenario × agent type and turn its judgement and trace totals into a row."""
+    return _run_row(scenario, agent_type, seed, snapshots or SnapshotFiles("report"))[0]
 
 
-def _run_row(scenario: Scenario, agent_type: str, seed: int | str) -> tuple[Row, str | None]:
+def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
+             snapshots: SnapshotCheck) -> tuple[Row, str | None]:
     """The row of one run, and the run's workflow diagram (workflow agent types)."""
-    try:
-        result = run_scenario(scenario, agent_type, seed=seed)
-    except _RUN_ERRORS as exc:
-        return _error_row(scenario.name, agent_type, str(exc)), None
+    result, verdict = attempt(
+        lambda: run_scenario(scenario, agent_type, seed=seed, snapshots=snapshots),
+        snapshots, snapshot_path(scenario, agent_type))
+    if result is None:
+        return _error_row(scenario.name, agent_type, verdict.stopped_by or ""), None
     totals = result.trace.totals()
     trace = result.trace.to_dict()
-    snapshot = snapshot_path(scenario, agent_type)
-    against = compare_with_snapshot(trace, snapshot) if snapshot is not None else None
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
+    problems = ([verdict.stopped_by] if verdict.stopped_by is not None
+                else list(verdict.problems) + verdict.snapshot_problems())
+    state = verdict.snapshot
     return Row(scenario=scenario.name, agent_type=agent_type,
-               status="pass" if result.passed else "fail", problems=list(result.problems),
-               thresholds=own, snapshot=against.status if against else None,
-               snapshot_diff=against.diff if against else [],
-               snapshot_trace=against.stored if against else None,
+               status="pass" if verdict.passed else "fail", problems=problems,
+               thresholds=own,
+               snapshot=None if state is None else _ROW_SNAPSHOT[state],
+               snapshot_diff=list(verdict.snapshot_diff),
+               snapshot_trace=verdict.snapshot_stored,
                trace=trace, timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,
@@ -89,9 +99,12 @@ Progress = Callable[[int, int, Row], None]
 
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
                    agent_types: list[str] | None = None, *, seed: int | str = 0,
-                   progress: Progress | None = None) -> Comparison:
+                   progress: Progress | None = None,
+                   snapshots: SnapshotCheck | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
-    type it declares (only those in ``agent_types``, if given) and collect the rows.
+    type it declares (only those in ``agent_types``, if given) and collect the rows, each run
+    judged with ``snapshots`` (default: compared with its snapshot file, a difference failing
+    the run: :class:`~agentkit.scenario.judge.SnapshotFiles`).
 
     Rows follow the (sorted) scenario files, then the agent-type order: ``agent_types`` as
     given, else the order in which the scenarios first declare them. A path that does not
@@ -132,7 +145,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
             rows.append(step)
             continue
         scenario, name = step
-        row, diagram = _run_row(scenario, name, seed)
+        row, diagram = _run_row(scenario, name, seed, snapshots or SnapshotFiles("check"))
         rows.append(row)
         if diagram is not None:
             diagrams.setdefault(name, diagram)

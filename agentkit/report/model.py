@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 import agentkit
+from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.report.timeline import Span
@@ -36,7 +37,7 @@ __all__ = [
 REPORT_FORMAT: Final = 1
 
 
-class ReportError(ValueError):
+class ReportError(BadInputError):
     """A report or baseline file is malformed; the message names the file and the problem."""
 
 
@@ -105,8 +106,9 @@ class Row(_Strict):
     speedup: float | None = None
     thresholds: Thresholds | None = None
     """The scenario's own cost-regression thresholds (None: the defaults)."""
-    snapshot: Literal["same", "changed", "missing"] | None = None
-    """How the trace compares with its committed snapshot (None: not compared)."""
+    snapshot: Literal["same", "changed", "missing", "not_checked"] | None = None
+    """How the trace compares with its committed snapshot (None: not compared;
+    ``not_checked``: the run stopped on an error, so its snapshot was left as it is)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
     snapshot_trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)

@@ -48,6 +48,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.events import Event as BusEvent
 from agentkit.llms.base import LLM
 from agentkit.scenario.families import BUILT_IN, WIRE_FORMATS
@@ -116,7 +117,7 @@ class AgentContext:
 AgentFactory = Callable[[AgentContext], ChatAgent]
 
 
-class AgentTypeError(ValueError):
+class AgentTypeError(BadInputError):
     """An agent type cannot be used: its import ref fails, or it is not a factory."""
 
 

@@ -8,17 +8,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.core.fmt import seconds
+from agentkit.core.textdiff import short
 from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
     MessageExpect,
+    TextMatch,
     ToolCallsExpect,
     ToolCallSpec,
     Turn,
 )
-from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace import ToolCallTrace, Trace
 
 __all__ = ["check_expectations"]
+
+_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -28,11 +32,29 @@ class _Call:
     name: str
     args: dict[str, Any]
     agent: str | None = None
+    output: str = ""
+    is_error: bool = False
+    start: float = 0.0
+    end: float = 0.0
+
+    @classmethod
+    def of(cls, call: ToolCallTrace) -> _Call:
+        return cls(call.name, call.args, call.agent, call.output, call.is_error, call.started,
+                   call.ended)
 
 
 def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
     shown = f"{name}({json.dumps(args, sort_keys=True, default=str)})"
     return f"{agent}: {shown}" if agent else shown
+
+
+def _spec(spec: ToolCallSpec) -> str:
+    return _call(spec.name, spec.args, spec.agent) + spec.describe_outcome()
+
+
+def _made(call: _Call) -> str:
+    outcome = f" -> error {short(call.output, 80)!r}" if call.is_error else ""
+    return _call(call.name, call.args, call.agent) + outcome
 
 
 def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> bool:
@@ -43,16 +65,27 @@ def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> 
     return expected == actual
 
 
+def _outcome_matches(spec: ToolCallSpec, call: _Call) -> bool:
+    if spec.error is True:
+        return call.is_error
+    if isinstance(spec.error, TextMatch):
+        return call.is_error and spec.error.matches(call.output)
+    if spec.error is False and call.is_error:
+        return False
+    return spec.output is None or (not call.is_error and spec.output.matches(call.output))
+
+
 def _matches(spec: ToolCallSpec, call: _Call, args_mode: str) -> bool:
     return (spec.name == call.name and _args_match(args_mode, spec.args, call.args)
-            and (spec.agent is None or spec.agent == call.agent))
+            and (spec.agent is None or spec.agent == call.agent)
+            and _outcome_matches(spec, call))
 
 
 def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[_Call],
-            args_mode: str) -> tuple[list[int], list[int]]:
+            args_mode: str) -> dict[int, int]:
     """A maximum one-to-one matching of expected specs to actual calls (augmenting paths, so
-    a loose spec never takes the only call a stricter one could match); returns (unmatched
-    expected idx, unmatched actual idx)."""
+    a loose spec never takes the only call a stricter one could match): expected index ->
+    actual index, for the specs matched."""
     fits = [[j for j, call in enumerate(actual) if _matches(spec, call, args_mode)]
             for spec in expected]
     owner: dict[int, int] = {}  # actual idx -> expected idx
@@ -66,37 +99,83 @@ def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[_Call],
                     return True
         return False
 
-    missing = [index for index in range(len(expected)) if not place(index, set())]
-    free = [j for j in range(len(actual)) if j not in owner]
-    return missing, free
+    for index in range(len(expected)):
+        place(index, set())
+    return {index: j for j, index in owner.items()}
 
 
 def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
-                      label: str | None = None) -> list[str]:
+                      label: str | None = None) -> tuple[list[str], dict[int, int]]:
+    """The problems, and which actual call each matched spec is (expected idx -> actual idx)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
-    shown = ", ".join(_call(c.name, c.args, c.agent) for c in actual) or "none"
+    shown = ", ".join(_made(c) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
+        matched: dict[int, int] = {}
         for index in range(max(len(expect.calls), len(actual))):
             want = expect.calls[index] if index < len(expect.calls) else None
             got = actual[index] if index < len(actual) else None
             if want is not None and got is not None and _matches(want, got, expect.args):
+                matched[index] = index
                 continue
-            wanted = _call(want.name, want.args, want.agent) if want else "no call"
-            gotten = _call(got.name, got.args, got.agent) if got else "no call"
+            wanted = _spec(want) if want else "no call"
+            gotten = _made(got) if got else "no call"
             problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}")
             break
-        return problems
-    missing, extra = _assign(expect.calls, actual, expect.args)
+        return problems, matched
+    matched = _assign(expect.calls, actual, expect.args)
+    missing = [i for i in range(len(expect.calls)) if i not in matched]
+    extra = [j for j in range(len(actual)) if j not in matched.values()]
     problems = []
     if expect.match in ("unordered", "subset") and missing:
-        wanted = ", ".join(_call(expect.calls[i].name, expect.calls[i].args, expect.calls[i].agent)
-                           for i in missing)
+        wanted = ", ".join(_spec(expect.calls[i]) for i in missing)
         problems.append(f"{label}: expected {wanted} but it was not made (made: {shown})")
     if expect.match in ("unordered", "superset") and extra:
-        unexpected = ", ".join(_call(actual[i].name, actual[i].args, actual[i].agent)
-                               for i in extra)
+        unexpected = ", ".join(_made(actual[i]) for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")
+    return problems, matched
+
+
+def _check_order(expect: ToolCallsExpect, actual: list[_Call],
+                 matched: dict[int, int]) -> list[str]:
+    """``after:``: each matched call started once the calls it must follow had finished."""
+    problems = []
+    for index, spec in enumerate(expect.calls):
+        if index not in matched:
+            continue
+        call = actual[matched[index]]
+        for earlier in spec.after:
+            if earlier - 1 not in matched:
+                continue  # that expected call was not made: reported as missing
+            before = actual[matched[earlier - 1]]
+            if call.start < before.end - _TOLERANCE:
+                problems.append(
+                    f"tool call {_call(call.name, call.args, call.agent)} (expected call "
+                    f"{index + 1}) started at {seconds(call.start)}, before expected call "
+                    f"{earlier} {_call(before.name, before.args, before.agent)} finished at "
+                    f"{seconds(before.end)} (after: {spec.after})")
+                break
+    return problems
+
+
+def _check_tool_errors(trace: Trace, expect: Expect, expected: set[int]) -> list[str]:
+    """Failed tool calls the scenario does not expect: not scheduled by the tool world
+    (``failures:``), not matched by a ``tool_calls`` entry with ``error``, and more than
+    ``tool_errors`` allows."""
+    if expect.tool_errors == "allow":
+        return []
+    calls = trace.tool_calls
+    unexpected = [(number, call) for number, call in enumerate(calls, start=1)
+                  if call.is_error and not call.scheduled and number - 1 not in expected]
+    allowed = expect.tool_errors or 0
+    if len(unexpected) <= allowed:
+        return []
+    fix = ("expect it with `error: true` (or `error: {contains: ...}`) on its `expect."
+           "tool_calls` entry, or allow failures with `expect.tool_errors: allow` (or a maximum)")
+    limit = f" (tool_errors allows {allowed})" if allowed else ""
+    problems = [f"tool call {number} {_call(call.name, call.args, call.agent)} failed "
+                f"unexpectedly{limit}: {short(call.output, 200)}" for number, call in unexpected]
+    problems[-1] += f"\n  fix: {fix}"
     return problems
 
 
@@ -105,8 +184,9 @@ def _check_handoffs(expect: HandoffsExpect, trace: Trace) -> list[str]:
     actual = [_Call(f"{h['from']} -> {h['to']}", {}) for turn in trace.turns
               for h in turn.details.get("handoffs", [])]
     specs = [ToolCallSpec(name=f"{h.from_} -> {h.to}") for h in expect.calls]
-    problems = _check_tool_calls(ToolCallsExpect(match=expect.match, args="ignore", calls=specs),
-                                 actual, label=f"handoffs ({expect.match})")
+    problems, _ = _check_tool_calls(ToolCallsExpect(match=expect.match, args="ignore",
+                                                    calls=specs),
+                                    actual, label=f"handoffs ({expect.match})")
     return [p.replace("({})", "") for p in problems]
 
 
@@ -147,9 +227,14 @@ def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> l
         problems.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
     if expect.answer is not None and last is not None and not expect.answer.matches(last.response):
         problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
+    expected_errors: set[int] = set()
     if expect.tool_calls is not None:
-        problems += _check_tool_calls(expect.tool_calls, [_Call(c.name, c.args, c.agent)
-                                                          for c in trace.tool_calls])
+        actual = [_Call.of(c) for c in trace.tool_calls]
+        found, matched = _check_tool_calls(expect.tool_calls, actual)
+        problems += found + _check_order(expect.tool_calls, actual, matched)
+        expected_errors = {matched[i] for i, spec in enumerate(expect.tool_calls.calls)
+                           if i in matched and spec.error not in (None, False)}
+    problems += _check_tool_errors(trace, expect, expected_errors)
     if expect.handoffs is not None:
         problems += _check_handoffs(expect.handoffs, trace)
     totals = trace.totals()

@@ -34,13 +34,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.textdiff import PLAIN, Change, Line, Style, changes, edits, render, short
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlLocations
 
 __all__ = ["diff_traces", "trace_diff", "step_signature", "check_trace", "TraceError"]
 
 
-class TraceError(ValueError):
+class TraceError(BadInputError):
     """A trace file that is not an agentkit trace; the message says where and why."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
@@ -25,7 +26,7 @@ __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_
            "YamlLocations", "load_yaml", "build_tools", "located_error"]
 
 
-class ScenarioError(ValueError):
+class ScenarioError(BadInputError):
     """A scenario (or cassette) file is malformed; the message says where and how to fix it."""
 
 

@@ -6,6 +6,7 @@ each with its own LLM script or recording. See ``scenarios/README.md`` for the f
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -133,9 +134,45 @@ class Turn(_Strict):
 
 
 class ToolCallSpec(_Strict):
+    """One expected tool call: its name and arguments (as ``args`` mode says), and optionally
+    the agent that makes it, whether it fails (``error``), what it returns (``output``) and
+    which earlier expected calls must have finished before it starts (``after``)."""
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     agent: str | None = Field(default=None, description="the team agent that must make the call")
+    error: bool | TextMatch | None = Field(
+        default=None, description="true: the call fails (its error is expected); or what its "
+                                  "error text must match; false: it must not fail")
+    output: TextMatch | None = Field(default=None, description="what a successful call returns")
+    after: list[int] = Field(default_factory=list, description=(
+        "numbers (1-based, in this list) of the calls that must have finished before this "
+        "one starts, on the simulated clock"))
+
+    @field_validator("error", mode="before")
+    @classmethod
+    def _flag_or_match(cls, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, dict, TextMatch)):
+            return value
+        raise ValueError(f"expected `true`, `false` or what the error text must match "
+                         f"(`{{contains: ...}}`, `{{equals: ...}}`, `{{regex: ...}}`), got {value!r}")
+
+    @model_validator(mode="after")
+    def _output_or_error(self) -> ToolCallSpec:
+        if self.output is not None and self.error not in (None, False):
+            raise ValueError("`output` is what a successful call returns; a call expected to "
+                             "fail (`error`) has none: give one of them")
+        return self
+
+    def describe_outcome(self) -> str:
+        """`` -> error`` / `` -> output contains 'x'`` (empty when neither is expected)."""
+        if self.error is True:
+            return " -> error"
+        if isinstance(self.error, TextMatch):
+            return f" -> error {self.error.describe()}"
+        if self.output is not None:
+            return f" -> output {self.output.describe()}"
+        return ""
 
 
 class HandoffSpec(_Strict):
@@ -167,6 +204,9 @@ class MessageExpect(_Strict):
 
 
 class Expect(_Strict):
+    """What a run must do. Tool calls that fail are unexpected unless something here (or the
+    tool's failure schedule) expects them: see :func:`agentkit.scenario.check.check_expectations`."""
+
     answer: TextMatch | None = Field(default=None, description="the final turn's answer")
     error: TextMatch | None = Field(default=None, description="the final turn fails with this error")
     tool_calls: ToolCallsExpect | None = None
@@ -175,6 +215,19 @@ class Expect(_Strict):
     max_llm_calls: int | None = Field(default=None, ge=0)
     max_wall_time: Seconds | None = None
     memory: list[MessageExpect] | None = Field(default=None, description="memory after the last turn")
+    tool_errors: Literal["allow"] | int | None = Field(
+        default=None, description="failed tool calls the run may make besides those expected "
+                                  "per call: `allow` (any number) or a maximum (default 0)")
+
+    @field_validator("tool_errors", mode="before")
+    @classmethod
+    def _allow_or_count(cls, value: Any) -> Any:
+        if value is None or value == "allow" or (
+                isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return value
+        close = difflib.get_close_matches(str(value), ["allow"], n=1)
+        hint = "; did you mean `allow`?" if close else ""
+        raise ValueError(f"expected `allow` or a whole number >= 0, got {value!r}{hint}")
 
     def merged(self, override: Expect | None) -> Expect:
         if override is None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.core.errors import BadInputError
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     UnknownTrajectoryFormatError,
@@ -54,7 +55,7 @@ _KEYS = ("scenarios", "agent_types", "image_folders")
 _REF = re.compile(r"[\w.]+:[\w.]+")
 
 
-class ProjectError(ValueError):
+class ProjectError(BadInputError):
     """The ``[tool.agentkit]`` table is malformed; the message says where and how to fix it."""
 
 

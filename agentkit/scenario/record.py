@@ -4,11 +4,18 @@ the pytest plugin's ``--record-mode``.
 :func:`record_scenario` runs the scenario's turns through a live backend with every exchange
 kept in memory, replays the fresh cassette offline, and only when the recording is good --
 the live run met its expectations, the replay used every exchange and reproduced the live
-trace -- replaces the cassette and its recorded trace (``<cassette>.trace.json``) together
-(:func:`agentkit.core.files.replace_together`). Anything else writes nothing: a good
-recording is never replaced by a failed one, and a recording killed halfway leaves the old
-pair as it was. A team records each agent with a ``recording:`` into its own cassette; all of
-them and the team's trace (``<scenario>.<agent type>.trace.json``) are replaced together.
+trace -- replaces the cassette and the scenario's snapshot of that agent type (the recorded
+trace, :mod:`agentkit.scenario.layout`) together (:func:`agentkit.core.files.replace_together`),
+so ``pytest`` and ``agentkit replay`` are green right after a good recording. Anything else
+writes nothing: a good recording is never replaced by a failed one, and a recording killed
+halfway leaves the old files as they were. A team records each agent with a ``recording:``
+into its own cassette; all of them and the team's snapshot are replaced together.
+
+Re-recording does not churn: an exchange recorded again with the same request and the same
+answer keeps its old latency (a live model's timing differs on every call), and a cassette
+whose exchanges all came back the same keeps its ``recorded_at`` -- so a re-record of an
+unchanged conversation leaves every file byte for byte as it was, and a changed one shows only
+what changed.
 
 A live backend that cannot be reached, or refuses the key, stops the recording with that
 error at once (it is not recorded, and the OpenAI backend does not retry a refused
@@ -25,13 +32,14 @@ variable.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.files import replace_together
+from agentkit.core.files import atomic_write_text, replace_together
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import real_time
 from agentkit.core.yamlsafe import parse_yaml
@@ -39,32 +47,43 @@ from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import (
     Cassette,
+    CassetteError,
     CassetteLLM,
     CassetteMissError,
+    Exchange,
     RecordingLLM,
     RecordMode,
 )
 from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.layout import (
+    cassette_path,
+    legacy_recorded_trace,
+    recording_files,
+    snapshot_path,
+)
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult, load, recording_files, run_scenario
+from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 
-__all__ = ["Recording", "record_scenario", "cassette_miss"]
+__all__ = ["Recording", "record_scenario", "cassette_miss", "rerecord_command"]
 
 
 @dataclass
 class Recording:
     """What :func:`record_scenario` did: the live run, the replay of what it recorded, whether
-    the cassettes and trace were written, and why not (``problems``). ``cassettes`` are the
-    agent type's cassette, or a team's, one per agent with a ``recording`` (team order)."""
+    the cassettes and the snapshot were written, and why not (``problems``). ``cassettes`` are
+    the agent type's cassette, or a team's, one per agent with a ``recording`` (team order);
+    ``snapshot`` is None for a scenario not loaded from a file."""
 
     cassettes: list[Path]
-    trace: Path
+    snapshot: Path | None
     live: ScenarioResult | None = None
     replay: ScenarioResult | None = None
     written: bool = False
     recorded: int = 0
     problems: list[str] = field(default_factory=list)
+    existing: bool = False
+    """Mode ``once`` found every cassette recorded already: nothing was asked of the model."""
 
     @property
     def ok(self) -> bool:
@@ -72,9 +91,9 @@ class Recording:
 
     @property
     def files(self) -> str:
-        """The files it writes, for messages: ``a.yaml and a.trace.json``."""
-        paths = [*map(str, self.cassettes), str(self.trace)]
-        return ", ".join(paths[:-1]) + f" and {paths[-1]}"
+        """The files it writes, for messages: ``a.yaml and __snapshots__/s/t.json``."""
+        paths = [*map(str, self.cassettes), *([str(self.snapshot)] if self.snapshot else [])]
+        return ", ".join(paths[:-1]) + f" and {paths[-1]}" if len(paths) > 1 else paths[0]
 
 
 def cassette_miss(result: ScenarioResult) -> str | None:
@@ -84,6 +103,21 @@ def cassette_miss(result: ScenarioResult) -> str | None:
         if turn.error and turn.error.startswith(prefix):
             return str(turn.error).removeprefix(prefix)
     return None
+
+
+def rerecord_command(scenario: Scenario, agent_type: str) -> str:
+    """The ``agentkit record`` command that records ``agent_type`` again from scratch, against
+    the model and server its cassette was recorded with (read from the cassette's header)."""
+    spec = scenario.agents[agent_type]
+    members = spec.recorded() or [None]
+    header = _previous(cassette_path(scenario, agent_type, members[0]))
+    words = ["agentkit", "record", str(scenario.path or scenario.name), "--agent", agent_type,
+             "--mode", "rewrite"]
+    if header is not None and header.model != "unknown":
+        words += ["--model", header.model]
+    if header is not None and header.base_url is not None:
+        words += ["--base-url", header.base_url]
+    return shlex.join(words)
 
 
 def record_scenario(scenario: Scenario | str | Path, agent_type: str,
@@ -96,8 +130,11 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     A team (``agent_workflow``) records each of its agents with a ``recording:`` into its own
     cassette through ``live`` -- one model for all of them, as ``agentkit record --model`` and
     the plugin's ``live_llm`` give -- or through ``live[name]`` when ``live`` maps team agent
-    names to models; agents with a ``script:`` keep it. The cassettes and the trace are
-    replaced together, so they live in one folder."""
+    names to models; agents with a ``script:`` keep it. The cassettes and the snapshot are
+    replaced together.
+
+    Mode ``once`` with every cassette there records nothing (``existing``): it only replays
+    them; ``rewrite`` or ``new_episodes`` record over them."""
     scenario = load(scenario)
     members = scenario.agents[agent_type].recorded() if agent_type in scenario.agents else []
     if not members:
@@ -106,10 +143,19 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
                 else "has no `recording:` (a cassette path) to record into")
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
                             f"{what}")
-    trace_path, *cassettes = recording_files(scenario, agent_type)
-    _check_one_folder(scenario, agent_type, [trace_path, *cassettes])
+    files = recording_files(scenario, agent_type)
+    snapshot = snapshot_path(scenario, agent_type)
+    cassettes = files[1:] if snapshot is not None else files
     models = {member: _live_model(scenario, agent_type, live, member) for member in members}
-    outcome = Recording(cassettes=cassettes, trace=trace_path)
+    outcome = Recording(cassettes=cassettes, snapshot=snapshot)
+    if mode == "once" and all(path.exists() for path in cassettes):
+        outcome.existing = True  # `once` records what is missing: nothing is
+        outcome.replay = run_scenario(scenario, agent_type, state=state)
+        if snapshot is not None and not snapshot.exists() and outcome.replay.passed:
+            atomic_write_text(snapshot, outcome.replay.trace.to_json())
+            outcome.written = True  # the snapshot a good recording comes with
+        return outcome
+    old = {member: _previous(path) for member, path in zip(members, cassettes, strict=True)}
     recorders = {member: RecordingLLM(models[member], path, mode, agent_type=agent_type,
                                       scenario=scenario.name, autosave=False)
                  for member, path in zip(members, cassettes, strict=True)}
@@ -125,11 +171,7 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         return outcome
     texts = {member: recorder.cassette.dumps(secrets=models[member].secrets)
              for member, recorder in recorders.items()}
-    fresh: dict[str | None, LLM] = {}
-    for member, path in zip(members, cassettes, strict=True):
-        data, where = parse_yaml(texts[member])  # replay exactly what the files will hold
-        fresh[member] = CassetteLLM(Cassette.from_dict(data, path, where))
-    outcome.replay = _run_with(scenario, agent_type, fresh, state)
+    outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
     secrets = {name: value for model in models.values() for name, value in model.secrets.items()}
     redactor = Redactor(secrets=secrets)
     recorded_trace = outcome.live.trace.to_dict(redactor)
@@ -137,13 +179,65 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     outcome.problems = [redactor.text(problem) for problem in
                         _problems(outcome.live, outcome.replay, recorded_trace,
                                   list(recorders.values()))]
-    if outcome.problems or (outcome.recorded == 0 and trace_path.exists()):
-        return outcome  # refused, or nothing new (mode `once` with a recording)
-    replace_together([(trace_path, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
-                       + "\n"), *((path, texts[member])
-                                  for member, path in zip(members, cassettes, strict=True))])
+    if outcome.problems:
+        return outcome
+    if any(_keep_unchanged(recorder.cassette, old[member])
+           for member, recorder in recorders.items()):
+        # old latencies kept: the snapshot is what the cassette that is written replays to
+        texts = {member: recorder.cassette.dumps(secrets=models[member].secrets)
+                 for member, recorder in recorders.items()}
+        outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
+        recorded_trace = outcome.replay.trace.to_dict(redactor)
+    writes = [(path, texts[member]) for member, path in zip(members, cassettes, strict=True)]
+    if snapshot is not None:
+        writes.insert(0, (snapshot, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
+                          + "\n"))
+    replace_together(writes)
+    legacy = legacy_recorded_trace(scenario, agent_type)
+    if legacy is not None:
+        legacy.unlink()  # the old layout's copy of the trace: the snapshot holds it now
     outcome.written = True
     return outcome
+
+
+def _previous(path: Path) -> Cassette | None:
+    """The cassette a re-record replaces, if it is there and readable."""
+    try:
+        return Cassette.load(path) if path.exists() else None
+    except CassetteError:
+        return None
+
+
+def _keep_unchanged(cassette: Cassette, old: Cassette | None) -> bool:
+    """Give each re-recorded exchange that came back the same (same request, same answer) its
+    old latency, and an unchanged cassette its old ``recorded_at``; whether a latency changed."""
+    if old is None:
+        return False
+    before: dict[str, list[Exchange]] = {}
+    for exchange in old.exchanges:
+        before.setdefault(exchange.request_hash, []).append(exchange)
+    changed = False
+    for exchange in cassette.exchanges:
+        same = next((e for e in before.get(exchange.request_hash, [])
+                     if e.response == exchange.response and e.error == exchange.error), None)
+        if same is not None and same.latency != exchange.latency:
+            exchange.latency = same.latency
+            changed = True
+    if [e.to_dict() for e in cassette.exchanges] == [e.to_dict() for e in old.exchanges]:
+        cassette.recorded_at = old.recorded_at
+        cassette.agentkit_version = old.agentkit_version
+    return changed
+
+
+def _replay(scenario: Scenario, agent_type: str, members: list[str | None],
+            cassettes: list[Path], texts: Mapping[str | None, str],
+            state: Mapping[str, Any] | None) -> ScenarioResult:
+    """The scenario replayed from ``texts`` -- exactly what the cassette files will hold."""
+    fresh: dict[str | None, LLM] = {}
+    for member, path in zip(members, cassettes, strict=True):
+        data, where = parse_yaml(texts[member])
+        fresh[member] = CassetteLLM(Cassette.from_dict(data, path, where))
+    return _run_with(scenario, agent_type, fresh, state)
 
 
 def _run_with(scenario: Scenario, agent_type: str, models: Mapping[str | None, LLM],
@@ -165,15 +259,6 @@ def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LL
         f"no live model for team agent `{member}` (given: {', '.join(live) or 'none'})")
     raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: {missing};"
                         " give one LLM, or (a team) one for each agent it records")
-
-
-def _check_one_folder(scenario: Scenario, agent_type: str, files: list[Path]) -> None:
-    """The files a recording replaces together share a folder (one lock, one rename set)."""
-    folders = sorted({str(path.parent) for path in files})
-    if len(folders) > 1:
-        raise ScenarioError(f"{scenario.where('agents', agent_type, 'team')}: agents.{agent_type}"
-                            f".team: the team's recordings are written together, so they must be "
-                            f"in one folder; they are in {', '.join(folders)}")
 
 
 def _kind(error: BaseException) -> str:

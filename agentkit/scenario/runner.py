@@ -1,4 +1,22 @@
-"""Run a scenario under one agent type and check it: the harness's main entry point."""
+"""Run a scenario under one agent type and judge it: the harness's main entry point.
+
+:func:`run_scenario` is a sequence of named stages, each with its own kind of failure:
+
+1. **plan** -- the agent type resolved, the turns and team checked against what it can take,
+   an interrupted recording settled (bad input: :class:`ScenarioError`);
+2. **world** -- the tools built from their refs, the trajectory compiled and the agent type's
+   script rendered from it (bad input);
+3. **agent** -- each model (script, recording, or the one given), then the agent type's
+   factory, and the scenario's ``history`` put into the agent's memory (a factory that raises
+   is an :class:`~agentkit.core.errors.AgentFailedError` naming the factory; bad params or a
+   ``history`` the agent cannot take are bad input);
+4. **turns** -- the user turns; an exception of the agent stops the run and is recorded in the
+   trace (its kind kept for the judgement);
+5. **judge** -- the run's own checks (expectations, trajectory, unexpected tool errors, the
+   order of calls, unused script) and, when a command passes its
+   :class:`~agentkit.scenario.judge.SnapshotCheck`, the snapshot: one
+   :class:`~agentkit.scenario.judge.Verdict` (``result.verdict``) every command reports.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.files import settle
+from agentkit.core.errors import AgentFailedError, ErrorKind, HarnessError, kind_of
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
@@ -26,20 +44,34 @@ from agentkit.scenario.agent_types import (
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.families.workflow import WorkflowChatAgent
 from agentkit.scenario.images import turn_images
+from agentkit.scenario.judge import SnapshotCheck, Verdict, judge
+from agentkit.scenario.layout import (
+    cassette_path,
+    llm_source,
+    recording_files,
+    snapshot_path,
+)
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
-from agentkit.scenario.trajectory_run import check_trajectory, render_script, trajectory_outputs
+from agentkit.scenario.trajectory_run import (
+    TrajectoryOutputs,
+    check_trajectory,
+    render_script,
+    trajectory_outputs,
+)
+from agentkit.tools import BaseTool
 from agentkit.workflow import draw_workflow
 
-__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recorded_trace_path",
-           "recording_files", "load"]
+__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recording_files",
+           "load"]
 
 
 @dataclass
 class ScenarioResult:
-    """A run of one scenario under one agent type: its trace and what failed."""
+    """A run of one scenario under one agent type: its trace, what its own checks found
+    (``problems``) and the judgement of it (``verdict``)."""
 
     scenario: Scenario
     agent_type: str
@@ -48,10 +80,11 @@ class ScenarioResult:
     llm: LLM | None = field(default=None, repr=False)
     diagram: str | None = field(default=None, repr=False)
     """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
+    verdict: Verdict = field(default_factory=lambda: Verdict("pass"), repr=False)
 
     @property
     def passed(self) -> bool:
-        return not self.problems
+        return self.verdict.passed
 
     @property
     def name(self) -> str:
@@ -62,7 +95,7 @@ class ScenarioResult:
         """The error the run stopped on when the scenario did not expect one (a cassette
         miss, a script that ran out, an LLM error): the root cause to report first, since the
         unmet expectations and the changed trace that follow from it only repeat it."""
-        if self.passed or self.scenario.expect_for(self.agent_type).error is not None:
+        if self.scenario.expect_for(self.agent_type).error is not None:
             return None
         return next((turn.error for turn in self.trace.turns if turn.error), None)
 
@@ -72,43 +105,6 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     if isinstance(scenario, Scenario):
         return scenario
     return load_scenario(scenario, check_agent_types=True)
-
-
-def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
-    """Where the agent type's recording (or its team agent ``member``'s) lives: its
-    ``recording:`` path (relative to the scenario file), or
-    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
-    base = Path(scenario.path).parent if scenario.path else Path.cwd()
-    source = _llm_source(scenario.agents[agent_type], member)
-    if source.recording:
-        return base / source.recording
-    suffix = f".{member}" if member is not None else ""
-    return base / "cassettes" / f"{scenario.name}.{agent_type}{suffix}.yaml"
-
-
-def _llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
-    if member is None:
-        return spec
-    return next(agent for agent in spec.team or () if agent.name == member)
-
-
-def recorded_trace_path(cassette: Path) -> Path:
-    """Where a recording keeps the trace it recorded: ``<cassette>.trace.json`` beside it."""
-    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".trace.json")
-
-
-def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
-    """The files a recording of the agent type replaces together: its trace, then its cassette
-    -- a team's, one cassette per agent with a ``recording`` (team order) and the trace
-    ``<scenario>.<agent type>.trace.json`` beside the first -- after finishing or undoing a
-    replacement a crash interrupted (:func:`agentkit.core.files.settle`)."""
-    members = scenario.agents[agent_type].recorded()
-    cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
-    trace = (recorded_trace_path(cassettes[0]) if members in ([], [None])
-             else cassettes[0].with_name(f"{scenario.name}.{agent_type}.trace.json"))
-    files = [trace, *cassettes]
-    settle(files)
-    return files
 
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
@@ -137,19 +133,62 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     return ScriptedLLM(items, latency=spec.latency, name=name)
 
 
+@dataclass
+class _Plan:
+    """Stage 1: what runs -- the scenario, the agent type and its kind, whose models."""
+
+    scenario: Scenario
+    agent_type: str
+    kind: AgentType
+    spec: AgentSpec
+    members: list[str | None]
+    given: dict[str | None, LLM]
+
+
+@dataclass
+class _World:
+    """Stage 2: the tools and the trajectory (with the script rendered from it)."""
+
+    tools: list[BaseTool]
+    outputs: TrajectoryOutputs | None
+    rendered: list[Any] | None
+
+
+@dataclass
+class _Agent:
+    """Stage 3: the models and the agent built on them."""
+
+    models: dict[str | None, LLM]
+    agent: Any
+
+
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
                  seed: int | str = 0, llm: LLM | None = None,
                  llms: Mapping[str, LLM] | None = None,
-                 state: Mapping[str, Any] | None = None) -> ScenarioResult:
-    """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and check it.
+                 state: Mapping[str, Any] | None = None,
+                 snapshots: SnapshotCheck | None = None) -> ScenarioResult:
+    """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
+    (the stages are in the module docstring).
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
     fake endpoint) or its recording (a cassette), unless ``llm`` is given; a team's agents
     take theirs from ``llms`` (by agent name) where it names them. To record against a live
     model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
-    type's factory as ``context.state`` (:class:`AgentContext`).
+    type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
+    comparison with the committed snapshot to the verdict. A run that cannot start raises a
+    :class:`~agentkit.core.errors.HarnessError`
+    (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
     """
-    scenario = load(scenario)
+    plan = _plan(load(scenario), agent_type, llm, llms)
+    with simulation(seed):
+        world = _world(plan)
+        built = _agent(plan, world, state)
+        trace = _turns(plan, world, built.agent)
+    return _judge(plan, world, built, trace, snapshots)
+
+
+def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
+          llms: Mapping[str, LLM] | None) -> _Plan:
     if agent_type is None:
         if len(scenario.agents) != 1:
             raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` runs under "
@@ -177,51 +216,104 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
         given[None] = llm
     if spec.recorded():
         recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
-    with simulation(seed):
-        tools = build_tools(scenario)
-        outputs = trajectory_outputs(scenario, tools)
-        rendered = (render_script(scenario, agent_type, tools, outputs)
-                    if llm is None and _renders(spec) else None)
-        models: dict[str | None, LLM] = {
-            member: given[member] if member in given
-            else _default_llm(scenario, agent_type, _llm_source(spec, member), member,
-                              rendered=rendered)
-            for member in members}
-        scripted = [m for m in models.values() if isinstance(m, ScriptedLLM)]
-        team = {name: model for name, model in models.items() if name is not None}
-        context = AgentContext(agent_type=agent_type,
-                               llm=models[spec.root if spec.root else members[0]],
-                               llms=team, tools=tuple(tools), params=spec.params,
-                               images=tuple(image for turn in scenario.turns
-                                            for image in turn_images(scenario, turn)),
-                               scenario=scenario, state=state or {})
+    return _Plan(scenario, agent_type, kind, spec, members, given)
+
+
+def _world(plan: _Plan) -> _World:
+    tools = build_tools(plan.scenario)
+    outputs = trajectory_outputs(plan.scenario, tools)
+    rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
+                if None not in plan.given and _renders(plan.spec) else None)
+    return _World(list(tools), outputs, rendered)
+
+
+def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agent:
+    scenario, agent_type, spec = plan.scenario, plan.agent_type, plan.spec
+    models: dict[str | None, LLM] = {
+        member: plan.given[member] if member in plan.given
+        else _default_llm(scenario, agent_type, llm_source(spec, member), member,
+                          rendered=world.rendered)
+        for member in plan.members}
+    team = {name: model for name, model in models.items() if name is not None}
+    context = AgentContext(agent_type=agent_type,
+                           llm=models[spec.root if spec.root else plan.members[0]],
+                           llms=team, tools=tuple(world.tools), params=spec.params,
+                           images=tuple(image for turn in scenario.turns
+                                        for image in turn_images(scenario, turn)),
+                           scenario=scenario, state=state or {})
+    try:
         try:
             agent = build_agent(context)
-            if scenario.history:
-                # not part of ChatAgent: only scenarios with history need a memory
-                agent.memory.set([ChatMessage(role=m.role, content=m.content)  # type: ignore[attr-defined]
-                                  for m in scenario.history])
-        except (TypeError, ValueError) as exc:
-            for unused in scripted:
-                unused.strict = False  # the run never started: its script is not at fault
-            if isinstance(exc, ScenarioError):
-                raise
-            raise ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
-                                f"agents.{agent_type}.params: {exc}") from None
-        with outputs.observing() if outputs is not None else nullcontext():
-            trace = _run_turns(scenario, agent_type, agent, kind.images)
+        except HarnessError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (a user's factory may raise anything)
+            raise _factory_error(plan, exc) from None
+        if scenario.history:
+            _set_history(scenario, agent_type, agent)
+    except BaseException:
+        _excuse(models)  # the run never started: its script is not at fault
+        raise
+    return _Agent(models, agent)
+
+
+def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
+    """A factory that raised: the scenario's ``params`` when they are what it rejected (an
+    unknown or missing keyword, a value it refused that names one), else the factory."""
+    scenario, agent_type, params = plan.scenario, plan.agent_type, plan.spec.params
+    text = f"{type(exc).__name__}: {exc}"
+    if params and isinstance(exc, (TypeError, ValueError)) and (
+            "keyword argument" in str(exc) or any(name in str(exc) for name in params)):
+        return ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
+                             f"agents.{agent_type}.params: {exc}")
+    factory = plan.kind.factory
+    name = (f"{getattr(factory, '__module__', '?')}:"
+            f"{getattr(factory, '__qualname__', type(factory).__name__)}")
+    given = f" (params given: {', '.join(params)})" if params else ""
+    return AgentFailedError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: the "
+                            f"agent type's factory {name} raised {text}{given}")
+
+
+def _excuse(models: Mapping[str | None, LLM]) -> None:
+    for model in models.values():
+        if isinstance(model, ScriptedLLM):
+            model.strict = False
+
+
+def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:
+    """Put ``history:`` into the agent's memory (``agent.memory.set(messages)``)."""
+    setter = getattr(getattr(agent, "memory", None), "set", None)
+    if not callable(setter):
+        raise ScenarioError(
+            f"{scenario.where('history')}: history: agent type `{agent_type}` builds "
+            f"{type(agent).__name__}, which has no `memory.set(messages)`; a scenario with "
+            "`history:` needs an agent whose `memory` has `set(list[ChatMessage])` (see "
+            "\"Test your own agent\" in the README), or drop `history:`")
+    setter([ChatMessage(role=m.role, content=m.content) for m in scenario.history])
+
+
+def _turns(plan: _Plan, world: _World, agent: Any) -> Trace:
+    # rendered scripts read the outputs of the calls the agent makes as it makes them
+    with world.outputs.observing() if world.outputs is not None else nullcontext():
+        return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images)
+
+
+def _judge(plan: _Plan, world: _World, built: _Agent, trace: Trace,
+           snapshots: SnapshotCheck | None) -> ScenarioResult:
+    scenario, agent_type = plan.scenario, plan.agent_type
     if any(t.error for t in trace.turns):
-        for unused in scripted:
-            unused.strict = False  # replies after the failure could not be used (see _leftovers)
+        _excuse(built.models)  # replies after the failure could not be used (see _leftovers)
     expect = scenario.expect_for(agent_type)
     problems = check_expectations(trace, scenario.turns, expect)
-    if outputs is not None:
-        problems += check_trajectory(trace, outputs.trajectory, expect)
-    for used in models.values():
+    if world.outputs is not None:
+        problems += check_trajectory(trace, world.outputs.trajectory, expect)
+    for used in built.models.values():
         problems += _leftovers(used, trace)
-    diagram = draw_workflow(agent.workflow) if isinstance(agent, WorkflowChatAgent) else None
-    return ScenarioResult(scenario, agent_type, trace, problems, next(iter(models.values())),
-                          diagram)
+    diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
+               else None)
+    result = ScenarioResult(scenario, agent_type, trace, problems,
+                            next(iter(built.models.values())), diagram)
+    result.verdict = judge(result, snapshots, snapshot_path(scenario, agent_type))
+    return result
 
 
 def _renders(spec: AgentSpec) -> bool:
@@ -278,6 +370,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         watch = Stopwatch.start()
         response: str | None = None
         error: str | None = None
+        kind: ErrorKind | None = None
         with collect_events() as events:
             try:
                 if turn.stream:
@@ -288,10 +381,11 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                 else:
                     response = str(agent.chat(turn.user, **options))
             except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
-                error = f"{type(exc).__name__}: {exc}"
+                error, kind = f"{type(exc).__name__}: {exc}", kind_of(exc)
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
-                                      serial_time=watch.serial, warnings=watch.warnings))
+                                      serial_time=watch.serial, warnings=watch.warnings,
+                                      error_kind=kind))
         if error is not None:
             break
     return trace

@@ -9,21 +9,31 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.model import Scenario
+from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.trace import TRACE_FORMAT, Trace
 
-__all__ = ["TraceSnapshotExtension", "SnapshotStatus", "SnapshotComparison", "snapshot_path",
+__all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
            "compare_with_snapshot", "stale_snapshot"]
 
-SnapshotStatus = Literal["same", "changed", "missing"]
+SnapshotStatus = Literal["same", "changed", "stale", "missing"]
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A snapshot's stored text, serialized as itself: comparing it with the snapshot makes
+    syrupy count the snapshot as used without writing it (a run that stopped keeps it)."""
+
+    text: str
 
 
 class TraceSnapshotExtension(JSONSnapshotExtension):
@@ -34,7 +44,15 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
     says once what differs. A snapshot in another trace format is reported as such
     (:func:`stale_snapshot`), not diffed."""
 
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        """The folder of the test's snapshots: :func:`agentkit.scenario.layout.snapshot_file`'s
+        (one rule for syrupy and the commands)."""
+        return str(snapshot_file(Path(test_location.filepath), "-").parent)
+
     def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
+        if isinstance(data, Verbatim):
+            return data.text
         if isinstance(data, Trace):
             data = _ordered(data.to_dict())  # syrupy keeps an OrderedDict's key order
         return super().serialize(data, **kwargs)
@@ -89,16 +107,6 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def snapshot_path(scenario: Scenario, agent_type: str) -> Path | None:
-    """Where the pytest plugin keeps the trace snapshot of ``scenario`` × ``agent_type``:
-    ``__snapshots__/<file stem>/<agent type>.json`` beside the scenario file (None for a
-    scenario that was not loaded from a file)."""
-    if not scenario.path:
-        return None
-    path = Path(scenario.path)
-    return path.parent / "__snapshots__" / path.stem / f"{agent_type}.json"
-
-
 class SnapshotComparison(NamedTuple):
     """How a trace compares with its committed snapshot."""
 
@@ -126,5 +134,5 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
         return SnapshotComparison("changed", [f"the snapshot {path} is not a trace"])
     stale = _stale(stored)
     if stale is not None:
-        return SnapshotComparison("changed", [stale])
+        return SnapshotComparison("stale", [f"{path}: {stale}"])
     return SnapshotComparison("changed", diff_traces(stored, current), stored)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agentkit.core.errors import ErrorKind
 from agentkit.core.events import (
     AgentStepEndEvent,
     AgentStepStartEvent,
@@ -27,6 +28,7 @@ from agentkit.core.events import (
 )
 from agentkit.core.secrets import Redactor
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
+from agentkit.scenario.world import SimulatedToolError
 
 __all__ = [
     "LLMCallTrace",
@@ -112,6 +114,15 @@ class ToolCallTrace:
     started: float = field(default=0.0, repr=False)
     agent: str | None = None
     """The agent of a multi-agent workflow that made the call (omitted when None)."""
+    scheduled: bool = field(default=False, repr=False)
+    """The failure was injected by the scenario's schedule (a tool's ``failures:``): an
+    expected error. Not written to the trace (its output says so)."""
+    issued: int = field(default=0, repr=False)
+    """The call's place among the turn's calls in the order they were started (not written)."""
+
+    @property
+    def ended(self) -> float:
+        return self.started + self.latency
 
 
 @dataclass
@@ -144,6 +155,8 @@ class TurnTrace:
     warnings: list[str] = field(default_factory=list)
     """Why the turn's numbers may mislead (latency that ran where calls cannot overlap);
     written last, and only when not empty."""
+    error_kind: ErrorKind | None = field(default=None, repr=False)
+    """Whose problem ``error`` is (:func:`agentkit.core.errors.kind_of`); not written."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -225,6 +238,8 @@ class Trace:
 
 def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("started", None)
+    data.pop("scheduled", None)
+    data.pop("issued", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
 
@@ -357,6 +372,8 @@ class TurnBuilder:
         if self.orphans.llm_calls or self.orphans.tool_calls or self.orphans.details:
             self.orphans.index = len(self.order)
             self.order.append(self.orphans)
+        for step in self.order:  # in the order they started, not the order they finished
+            step.tool_calls.sort(key=lambda call: (call.started, call.issued))
         return self.order
 
 
@@ -381,6 +398,8 @@ def _step_end(turn: TurnBuilder, event: AgentStepEndEvent) -> None:
 def _call_start(turn: TurnBuilder, event: Event) -> None:
     if event.span_id:
         turn.starts[event.span_id] = event
+        issued: dict[str, int] = turn.state.setdefault("issued", {})
+        issued[event.span_id] = len(issued)
 
 
 @trace_handler(LLMCallStartEvent)
@@ -410,16 +429,18 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
 
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
+    issued = turn.state.get("issued", {}).get(event.span_id or "", len(turn.starts))
     turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
-        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent))
+        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
+        scheduled=isinstance(event.exception, SimulatedToolError), issued=issued))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
                wall_time: float, serial_time: float,
-               warnings: Sequence[str] = ()) -> TurnTrace:
+               warnings: Sequence[str] = (), error_kind: ErrorKind | None = None) -> TurnTrace:
     """Assemble one turn from its events (see :func:`trace_handler`)."""
     turn = TurnBuilder(events, ids)
     for event in events:
@@ -427,4 +448,4 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
-                     warnings=list(warnings))
+                     warnings=list(warnings), error_kind=error_kind)

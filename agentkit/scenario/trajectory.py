@@ -102,10 +102,14 @@ class _WithThought(_Strict):
 
 
 class TrajectoryCallSpec(_WithThought):
-    """One tool call of a trajectory as written: ``{call: name, args: {...}, thought: ...}``."""
+    """One tool call of a trajectory as written: ``{call: name, args: {...}, thought: ...,
+    after: [N, ...]}``."""
 
     call: str
     args: dict[str, Any] = Field(default_factory=dict)
+    after: list[int] = Field(default_factory=list, description=(
+        "numbers of earlier calls that must have finished before this one starts (besides "
+        "those whose outputs it uses)"))
 
 
 class TrajectoryStep(_WithThought):
@@ -117,6 +121,9 @@ class TrajectoryStep(_WithThought):
     parallel: list[TrajectoryCallSpec] | None = Field(
         None, min_length=2, description="calls made together (two or more)")
     answer: str | None = Field(default=None, description="the final answer; {$N} is call N's output")
+    after: list[int] = Field(default_factory=list, description=(
+        "numbers of earlier calls that must have finished before this call (each call of this "
+        "parallel group) starts"))
 
     @model_validator(mode="after")
     def _one_kind(self) -> TrajectoryStep:
@@ -131,6 +138,8 @@ class TrajectoryStep(_WithThought):
             raise ValueError("put thoughts on the calls of a parallel group")
         if self.answer is not None and not self.answer.strip():
             raise ValueError("the answer is empty; write the text the agent should answer")
+        if self.after and self.answer is not None:
+            raise ValueError("`after` orders calls; the answer comes after every call anyway")
         return self
 
 
@@ -182,11 +191,18 @@ class TrajectoryCall:
     group: int
     loc: Loc
     thought: str | None = None
+    after: tuple[int, ...] = ()
+    """Earlier calls that must have finished before it starts (``after:``), besides ``refs``."""
 
     @property
     def refs(self) -> tuple[int, ...]:
         """The calls whose outputs it uses, sorted."""
         return tuple(sorted(set(_refs_in(dict(self.args)))))
+
+    @property
+    def prerequisites(self) -> tuple[int, ...]:
+        """Every call that must have finished before it starts: its refs and ``after``."""
+        return tuple(sorted({*self.refs, *self.after}))
 
     def arguments(self, outputs: CallOutputs) -> dict[str, Any]:
         """The arguments with each ``$N`` replaced by call N's output value."""
@@ -275,11 +291,12 @@ class _Compiler:
                 first = len(self.calls) + 1
                 for number, spec in enumerate(step.parallel):
                     self._call(spec.call, spec.args, spec.thought, index,
-                               (*loc, "parallel", number), first)
+                               (*loc, "parallel", number), first, [*step.after, *spec.after],
+                               (loc if step.after else (*loc, "parallel", number)))
             else:
                 assert step.call is not None
                 self._call(step.call, step.args or {}, step.thought, index, loc,
-                           len(self.calls) + 1)
+                           len(self.calls) + 1, step.after, loc)
         if answer is None:
             self.problems.append((("trajectory",), "the trajectory has no `answer`; end it with "
                                                    "`- answer: <the final answer>`"))
@@ -294,12 +311,20 @@ class _Compiler:
         return Trajectory(tuple(self.calls), answer)
 
     def _call(self, name: str, raw_args: Mapping[str, Any], thought: str | None, group: int,
-              loc: Loc, group_start: int) -> None:
+              loc: Loc, group_start: int, after: Sequence[int], after_loc: Loc) -> None:
         number = len(self.calls) + 1
         args = {key: self._value(value, (*loc, "args", key), number, group_start)
                 for key, value in raw_args.items()}
         self._check_tool(name, args, loc)
-        self.calls.append(TrajectoryCall(number, name, args, group, loc, thought))
+        for index, earlier in enumerate(after):
+            if not 1 <= earlier < group_start:
+                where = ("it is in the same parallel group" if group_start <= earlier < number
+                         else f"call {number} can only follow calls 1 to {group_start - 1}"
+                         if group_start > 1 else "it is the first call")
+                self.problems.append(((*after_loc, "after", index),
+                                      f"after: {earlier} names no earlier call ({where})"))
+        self.calls.append(TrajectoryCall(number, name, args, group, loc, thought,
+                                         tuple(sorted(set(after)))))
 
     def _value(self, value: Any, loc: Loc, number: int, group_start: int) -> Any:
         """An argument value as a literal or a :class:`Ref`, its problems noted."""

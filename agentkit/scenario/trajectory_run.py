@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.events import Event, ToolCallEndEvent, dispatcher
+from agentkit.core.fmt import seconds
 from agentkit.scenario.loader import ScenarioError, located_error
 from agentkit.scenario.model import Expect, Scenario
 from agentkit.scenario.trace import Trace
@@ -55,7 +57,7 @@ class ObservedCall:
         return f"{self.name}({json.dumps(dict(self.args), ensure_ascii=False, default=str)})"
 
 
-class TrajectoryDeviationError(RuntimeError):
+class TrajectoryDeviationError(RecordingMismatchError, RuntimeError):
     """A rendered script needs the output of a trajectory call the agent has not made."""
 
 
@@ -157,11 +159,14 @@ def _check_calls(outputs: TrajectoryOutputs) -> list[str]:
             problems.append(f"trajectory call {call.number} {call.describe()} was not made "
                             f"(made: {outputs.made()})")
             continue
-        early = [ref for ref in call.refs if ref in outputs.matched
+        early = [ref for ref in call.prerequisites if ref in outputs.matched
                  and observed.start < outputs.matched[ref].end - _TOLERANCE]
         if early:
-            problems.append(f"trajectory call {call.number} {call.describe()} started before "
-                            f"call {early[0]}, whose output it uses, finished")
+            before = outputs.matched[early[0]]
+            why = "whose output it uses" if early[0] in call.refs else "which it must follow"
+            problems.append(f"trajectory call {call.number} {call.describe()} started at "
+                            f"{seconds(observed.start)}, before call {early[0]} "
+                            f"{before.describe()} ({why}) finished at {seconds(before.end)}")
     problems += [f"unexpected tool call {c.describe()} (not in the trajectory)"
                  for c in outputs.unexpected]
     return problems

@@ -65,7 +65,7 @@ def test_list_without_paths_lists_the_projects_scenario_folders(
 
 def test_run_runs_the_projects_agent_type_declared_in_pyproject(
         cli: Callable[..., Outcome], my_project: Path) -> None:
-    result = cli("run", "--agents", "my_agent")
+    result = cli("run", "--agents", "my_agent", "--snapshots", "off")
 
     assert result.code == 0, result.err
     assert result.out.splitlines()[0].startswith("PASS  adding[my_agent] ")
@@ -76,7 +76,7 @@ def test_the_project_is_found_from_a_folder_below_its_root(
     (my_project / "docs").mkdir()
     monkeypatch.chdir(my_project / "docs")
 
-    result = cli("run")
+    result = cli("run", "--snapshots", "off")
 
     assert result.code == 0, result.err
     assert result.out.endswith("2 passed, 0 failed\n")
@@ -84,7 +84,7 @@ def test_the_project_is_found_from_a_folder_below_its_root(
 
 def test_the_projects_agent_types_and_import_path_last_only_for_the_command(
         cli: Callable[..., Outcome], my_project: Path) -> None:
-    assert cli("run").code == 0
+    assert cli("run", "--snapshots", "off").code == 0
 
     assert "my_agent" not in agent_type_names()
     assert str(my_project) not in sys.path
@@ -123,7 +123,7 @@ def test_an_agent_type_that_cannot_be_imported_fails_naming_its_pyproject_line(
     (my_project / "my_project" / "agents.py").write_text("import not_installed_xyz\n",
                                                           encoding="utf-8")
 
-    result = cli("run", "--agents", "my_agent")
+    result = cli("run", "--agents", "my_agent", "--snapshots", "off")
 
     assert result.code == 2
     assert (f"agents.my_agent: agent type `my_agent` ({my_project / 'pyproject.toml'}:8): "

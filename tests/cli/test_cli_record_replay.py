@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from agentkit.llms.mock import tool_call
+from agentkit.llms.mock import ScriptedResponse, tool_call
 from cli_helpers import FAKE_URL, Outcome
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
@@ -22,7 +23,8 @@ def _cassette(adding: Path) -> Path:
 
 
 def _trace(adding: Path) -> Path:
-    return adding.parent / "cassettes" / "adding.function_calling.trace.json"
+    """The recorded trace: the agent type's snapshot, written with the cassette."""
+    return adding.parent / "__snapshots__" / "adding" / "function_calling.json"
 
 
 @pytest.fixture
@@ -212,7 +214,8 @@ def test_replay_cassette_miss_exits_1_naming_the_nearest_recorded_request(
     assert lines[2].startswith("        nearest recorded: exchanges[0] (hash ")
     assert lines[3] == ("        first difference (recorded -> now), at messages[0].content: "
                         '"What is 2 + 3?" -> "What is 2 + 4?"')
-    assert lines[5] == f"      to re-record: agentkit record {recorded} --agent function_calling"
+    assert lines[5] == (f"      to re-record: agentkit record {recorded} --agent function_calling "
+                        f"--mode rewrite --model gpt-4o-mini --base-url {FAKE_URL}")
 
 
 def test_replay_of_an_agent_type_without_recording_exits_2(cli: Callable[..., Outcome],
@@ -305,7 +308,7 @@ def test_record_of_a_team_writes_each_agents_cassette_and_the_team_trace_and_rep
     fake_openai_endpoint(TEAM_ANSWERS)
     folder = team.parent / "cassettes"
     files = [folder / "team.planner.yaml", folder / "team.calculator.yaml",
-             folder / "team.agent_workflow.trace.json"]
+             team.parent / "__snapshots__" / "team" / "agent_workflow.json"]
 
     recorded = cli("record", team, "--agent", "agent_workflow", "--base-url", FAKE_URL)
 
@@ -339,3 +342,103 @@ def test_list_shows_where_each_team_agents_answers_come_from(
 
     assert result.out.splitlines()[1] == ("  - agent_workflow: team: planner (script, 1 replies), "
                                           "calculator (recording cassettes/team.calculator.yaml)")
+
+
+def test_after_a_recording_run_and_pytest_find_its_snapshot_and_pass(
+        cli: Callable[..., Outcome], recorded: Path) -> None:
+    result = cli("run", recorded, "--agents", "function_calling")
+
+    assert result.code == 0, result.out + result.err
+    assert result.out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def _answers(*, latency: float, final: str = "2 + 3 = 5") -> list[ScriptedResponse]:
+    """The `adding` conversation as a live model answers it, taking ``latency`` per answer."""
+    return [ScriptedResponse(tool_calls=[tool_call("add", a=2, b=3)], latency=latency),
+            ScriptedResponse(text=final, latency=latency)]
+
+
+def test_record_once_over_an_existing_cassette_says_nothing_was_recorded(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    server = fake_openai_endpoint()
+    assert cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL).code == 0
+    before = _cassette(adding).read_bytes()
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[0] == (
+        f"{_cassette(adding)}: cassette exists, nothing recorded (mode once records only what "
+        "is missing); use --mode rewrite to record it again, or --mode new_episodes to add "
+        "requests it lacks")
+    assert "deterministic" not in result.out
+    assert server.calls == 2 and _cassette(adding).read_bytes() == before
+
+
+def test_re_recording_an_unchanged_conversation_leaves_every_file_byte_for_byte(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    # a live model never takes the same time twice
+    fake_openai_endpoint(_answers(latency=0.25) + _answers(latency=0.75))
+    record = ("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+    assert cli(*record).code == 0
+    before = {p: p.read_bytes() for p in (_cassette(adding), _trace(adding))}
+
+    result = cli(*record, "--mode", "rewrite")
+
+    assert result.code == 0, result.out
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_changed_answer_re_records_only_what_changed(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint(_answers(latency=0.25) + _answers(latency=0.75, final="It is 5."))
+    record = ("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL)
+    assert cli(*record).code == 0
+    old = yaml.safe_load(_cassette(adding).read_text(encoding="utf-8"))["exchanges"]
+
+    result = cli(*record, "--mode", "rewrite")
+
+    assert result.code == 0, result.out
+    new = yaml.safe_load(_cassette(adding).read_text(encoding="utf-8"))["exchanges"]
+    assert new[0] == old[0]  # same request, same answer: its recorded latency kept
+    assert new[1]["response"]["message"]["content"] == "It is 5."
+    assert (old[1]["latency"], new[1]["latency"]) == (0.25, 0.75)
+
+
+def test_the_cassette_keeps_the_server_it_was_recorded_with_without_credentials(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint()
+    with_password = FAKE_URL.replace("http://", "http://me:hunter2@")
+
+    result = cli("record", adding, "--agent", "function_calling", "--base-url", with_password)
+
+    assert result.code == 0, result.out + result.err
+    text = _cassette(adding).read_text(encoding="utf-8")
+    assert yaml.safe_load(text)["base_url"] == FAKE_URL
+    assert "hunter2" not in text
+
+
+def test_the_re_record_command_replay_prints_re_records_as_printed(
+        cli: Callable[..., Outcome], adding: Path,
+        fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:
+    fake_openai_endpoint([tool_call("add", a=2, b=3), "2 + 3 = 5",
+                          tool_call("add", a=2, b=4), "2 + 4 = 6"])
+    assert cli("record", adding, "--agent", "function_calling", "--base-url", FAKE_URL).code == 0
+    adding.write_text(adding.read_text(encoding="utf-8").replace("2 + 3?", "2 + 4?")
+                      .replace('{contains: "5"}', '{contains: "6"}')
+                      .replace("{a: 2, b: 3}", "{a: 2, b: 4}"), encoding="utf-8")
+    replayed = cli("replay", adding)
+    assert replayed.code == 1
+    hint = next(line.strip().removeprefix("to re-record: ")
+                for line in replayed.out.splitlines() if "to re-record:" in line)
+    argv = shlex.split(hint)
+    assert argv[:2] == ["agentkit", "record"]
+
+    rerecorded = cli(*argv[2:] and argv[1:])
+
+    assert rerecorded.code == 0, rerecorded.out + rerecorded.err
+    assert cli("replay", adding).code == 0

@@ -46,7 +46,7 @@ def test_an_existing_folder_that_is_not_a_report_is_refused_and_its_traces_kept(
     scenario = _only_react(adding)
     before = _tree(tmp_path)
 
-    result = cli("report", scenario, "--out", mine)
+    result = cli("report", scenario, "--out", mine, "--snapshots", "off")
 
     assert result.code == 2 and result.out == ""
     assert result.err == (
@@ -66,7 +66,7 @@ def test_the_current_folder_and_the_one_above_are_refused(
     scenario = _only_react(adding)
     before = _tree(tmp_path)
 
-    result = cli("report", scenario, f"--out={out}")
+    result = cli("report", scenario, f"--out={out}", "--snapshots", "off")
 
     assert result.code == 2 and result.out == ""
     assert result.err.startswith(f"agentkit: error: --out {Path(out)}: is the current folder "
@@ -82,7 +82,7 @@ def test_a_symlink_to_a_folder_that_is_not_a_report_is_refused_and_left_a_link(
     scenario = _only_react(adding)
     before = _tree(tmp_path)
 
-    result = cli("report", scenario, "--out", tmp_path / "latest")
+    result = cli("report", scenario, "--out", tmp_path / "latest", "--snapshots", "off")
 
     assert result.code == 2 and "no .agentkit-report file" in result.err
     assert _tree(tmp_path) == before
@@ -92,10 +92,10 @@ def test_a_symlink_to_a_report_folder_writes_through_the_link(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)
     target = tmp_path / "reports" / "monday"
-    assert cli("report", scenario, "--out", target).code == 0
+    assert cli("report", scenario, "--out", target, "--snapshots", "off").code == 0
     (tmp_path / "latest").symlink_to(target)
 
-    result = cli("report", scenario, "--out", tmp_path / "latest")
+    result = cli("report", scenario, "--out", tmp_path / "latest", "--snapshots", "off")
 
     assert result.code == 0
     assert f"wrote {tmp_path / 'latest' / 'report.md'}" in result.out
@@ -108,9 +108,9 @@ def test_a_symlink_to_a_report_folder_writes_through_the_link(
 def test_a_report_folder_is_replaced_by_the_next_report(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)
-    assert cli("report", scenario, "--out", tmp_path / "out").code == 0
+    assert cli("report", scenario, "--out", tmp_path / "out", "--snapshots", "off").code == 0
 
-    assert cli("report", scenario, "--out", tmp_path / "out").code == 0
+    assert cli("report", scenario, "--out", tmp_path / "out", "--snapshots", "off").code == 0
 
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == REPORT_FILES
 
@@ -119,6 +119,6 @@ def test_an_empty_folder_takes_a_report(cli: Callable[..., Outcome], adding: Pat
                                         tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
 
-    assert cli("report", _only_react(adding), "--out", tmp_path / "out").code == 0
+    assert cli("report", _only_react(adding), "--out", tmp_path / "out", "--snapshots", "off").code == 0
 
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == REPORT_FILES

@@ -32,7 +32,7 @@ def test_report_counts_runs_on_a_terminal_and_clears_the_line_at_the_end(
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
 
-    result = cli("report", _two_runs(write, adding), "--out", tmp_path / "out")
+    result = cli("report", _two_runs(write, adding), "--out", tmp_path / "out", "--snapshots", "off")
 
     assert result.code == 0
     assert terminal.getvalue() == ("\r\x1b[K[1/2] adding[react] pass"
@@ -42,6 +42,6 @@ def test_report_counts_runs_on_a_terminal_and_clears_the_line_at_the_end(
 def test_report_writes_no_progress_when_stderr_is_not_a_terminal(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path], adding: Path,
         tmp_path: Path) -> None:
-    result = cli("report", _two_runs(write, adding), "--out", tmp_path / "out")
+    result = cli("report", _two_runs(write, adding), "--out", tmp_path / "out", "--snapshots", "off")
 
     assert result.code == 0 and result.err == ""

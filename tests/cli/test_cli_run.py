@@ -46,7 +46,7 @@ def test_run_prints_the_problems_and_exits_1_when_a_scenario_fails(
     adding.write_text(adding.read_text(encoding="utf-8").replace("Answer: 2 + 3 = 5",
                                                                  "Answer: 6"), encoding="utf-8")
 
-    result = cli("run", adding)
+    result = cli("run", adding, "--snapshots", "off")
 
     assert result.code == 1
     lines = result.out.splitlines()
@@ -57,7 +57,7 @@ def test_run_prints_the_problems_and_exits_1_when_a_scenario_fails(
 
 def test_run_agents_filter_runs_only_those_agent_types(cli: Callable[..., Outcome],
                                                        adding: Path) -> None:
-    result = cli("run", adding, "--agents", "react")
+    result = cli("run", adding, "--agents", "react", "--snapshots", "off")
 
     assert result.code == 0
     assert [line.split()[1] for line in result.out.splitlines()[:-1]] == ["adding[react]"]
@@ -83,7 +83,8 @@ def test_run_with_agent_types_no_scenario_declares_is_a_usage_error(
 
 def test_run_trace_dir_writes_one_trace_per_scenario_and_agent_type(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
-    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "traces")
+    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "traces",
+                 "--snapshots", "off")
 
     assert result.code == 0
     assert [p.name for p in (tmp_path / "traces").iterdir()] == ["adding.react.json"]
@@ -206,12 +207,12 @@ def test_run_prints_times_in_the_one_seconds_format(cli: Callable[..., Outcome],
 def test_report_against_a_baseline_exits_1_on_a_cost_regression_naming_it(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)
-    assert cli("report", scenario, "--out", tmp_path / "old").code == 0
+    assert cli("report", scenario, "--out", tmp_path / "old", "--snapshots", "off").code == 0
     scenario.write_text(scenario.read_text(encoding="utf-8").replace(
         "  react:\n", "  react:\n    latency: 2.0\n"), encoding="utf-8")
 
     result = cli("report", scenario, "--out", tmp_path / "new", "--baseline",
-                 tmp_path / "old" / "report.json")
+                 tmp_path / "old" / "report.json", "--snapshots", "off")
 
     assert result.code == 1
     assert ("REGRESSION  adding[react]: wall time 0.00s → 4.00s (+4.00s; allowed: +10% or "
@@ -221,13 +222,13 @@ def test_report_against_a_baseline_exits_1_on_a_cost_regression_naming_it(
 def test_report_against_a_baseline_within_the_thresholds_exits_0(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)
-    cli("report", scenario, "--out", tmp_path / "old")
+    cli("report", scenario, "--out", tmp_path / "old", "--snapshots", "off")
     scenario.write_text(scenario.read_text(encoding="utf-8").replace(
         "  react:\n", "  react:\n    latency: 2.0\n") + "thresholds:\n  wall_time: {absolute: 5}\n",
         encoding="utf-8")
 
     result = cli("report", scenario, "--out", tmp_path / "new", "--baseline",
-                 tmp_path / "old" / "report.json")
+                 tmp_path / "old" / "report.json", "--snapshots", "off")
 
     assert result.code == 0 and "REGRESSION" not in result.out
 
@@ -235,14 +236,15 @@ def test_report_against_a_baseline_within_the_thresholds_exits_0(
 def test_report_against_a_baseline_with_a_5000_digit_integer_exits_2_naming_its_place(
         cli: Callable[..., Outcome], adding: Path, tmp_path: Path) -> None:
     scenario = _only_react(adding)
-    assert cli("report", scenario, "--out", tmp_path / "old").code == 0
+    assert cli("report", scenario, "--out", tmp_path / "old", "--snapshots", "off").code == 0
     baseline = tmp_path / "old" / "report.json"
     text = baseline.read_text(encoding="utf-8")
     baseline.write_text(text.replace('"steps": 2', '"steps": ' + "9" * 5_000, 1),
                         encoding="utf-8")
     line = next(i for i, t in enumerate(baseline.read_text().splitlines(), 1) if "999" in t)
 
-    result = cli("report", scenario, "--out", tmp_path / "new", "--baseline", baseline)
+    result = cli("report", scenario, "--out", tmp_path / "new", "--baseline", baseline,
+                 "--snapshots", "off")
 
     assert result.code == 2 and "Traceback" not in result.err
     assert result.err.startswith(f"agentkit: error: {baseline}:{line}:")

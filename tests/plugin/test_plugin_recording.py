@@ -105,12 +105,14 @@ def test_record_mode_creates_a_missing_snapshot_without_snapshot_update(
     recording_project.runpytest("scenarios/recorded.yaml").assert_outcomes(passed=1)
 
 
-def test_record_mode_writes_the_trace_beside_the_cassette_as_agentkit_record_does(
+def test_record_mode_writes_the_snapshot_with_the_cassette_as_agentkit_record_does(
         recording_project: pytest.Pytester) -> None:
     recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
 
-    trace = recording_project.path / CASSETTE.replace(".yaml", ".trace.json")
-    assert yaml.safe_load(trace.read_text(encoding="utf-8"))["agent"] == "function_calling"
+    snapshot = (recording_project.path / "scenarios" / "__snapshots__" / "recorded"
+                / "function_calling.json")
+    assert yaml.safe_load(snapshot.read_text(encoding="utf-8"))["agent"] == "function_calling"
+    assert not (recording_project.path / CASSETTE.replace(".yaml", ".trace.json")).exists()
 
 
 def test_a_recording_that_fails_keeps_the_good_cassette_and_fails_the_item(
@@ -181,5 +183,5 @@ def test_record_mode_records_each_team_agents_cassette_and_the_team_trace(
     exchanges = [len(yaml.safe_load((cassettes / name).read_text(encoding="utf-8"))["exchanges"])
                  for name in ("team.planner.yaml", "team.calculator.yaml")]
     assert exchanges == [1, 2]
-    assert (cassettes / "team.agent_workflow.trace.json").exists()
+    assert (project.path / "scenarios" / "__snapshots__" / "team" / "agent_workflow.json").exists()
     project.runpytest("scenarios/team.yaml").assert_outcomes(passed=1)  # offline replay

@@ -8,6 +8,7 @@ import pytest
 
 from agentkit.report import run_comparison
 from agentkit.scenario import ScenarioError, discover_scenarios, load_scenario, run_scenario
+from agentkit.scenario.judge import SnapshotFiles
 
 from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
 
@@ -134,7 +135,7 @@ def test_unloadable_scenario_file_becomes_an_error_row_and_the_rest_still_run(wr
     write_scenario("a_good.yaml", passing_scenario("a_good"))
     broken = write_scenario("broken.yaml", "format: 1\nname: broken\nturns: [\n")
 
-    comparison = run_comparison(broken.parent)
+    comparison = run_comparison(broken.parent, snapshots=SnapshotFiles("off"))
 
     assert [(r.key, r.status) for r in comparison.rows] == [
         ("a_good[function_calling]", "pass"), ("broken", "error")]
@@ -159,7 +160,8 @@ def test_second_scenario_with_the_same_name_is_an_error_row(write_scenario):
     write_scenario("a.yaml", passing_scenario("twin"))
     write_scenario("b.yaml", passing_scenario("twin"))
 
-    comparison = run_comparison(write_scenario("c.yaml", passing_scenario("c")).parent)
+    comparison = run_comparison(write_scenario("c.yaml", passing_scenario("c")).parent,
+                                snapshots=SnapshotFiles("off"))
 
     assert [(r.key, r.status) for r in comparison.rows] == [
         ("twin[function_calling]", "pass"), ("twin", "error"), ("c[function_calling]", "pass")]

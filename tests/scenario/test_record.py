@@ -1,7 +1,7 @@
 """record_scenario: the one recording function of `agentkit record` and the pytest plugin.
 
 The live backend here is a ScriptedLLM (offline); what matters is what reaches the disk: the
-cassette and its trace are written together, only for a recording that replays, and a
+cassette and its trace (the snapshot) are written together, only for a recording that replays, and a
 recording that fails or is killed (kill -9 of a subprocess) leaves the old pair."""
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def scenario(write_file) -> Path:
 
 
 def _files(scenario: Path) -> tuple[Path, Path]:
-    return scenario.parent / "cassettes" / "rec.yaml", scenario.parent / "cassettes" / "rec.trace.json"
+    """The cassette and the recorded trace (the agent type's snapshot)."""
+    return (scenario.parent / "cassettes" / "rec.yaml",
+            scenario.parent / "__snapshots__" / "rec" / "function_calling.json")
 
 
 def _contents(scenario: Path) -> tuple[str, str]:
@@ -57,8 +59,10 @@ def _replays(scenario: Path) -> bool:
 
 
 def _stray_files(scenario: Path) -> list[str]:
-    return sorted(p.name for p in _files(scenario)[0].parent.iterdir()
-                  if p.name not in ("rec.yaml", "rec.trace.json"))
+    """Anything beside the cassette and the snapshot (pending or temporary files)."""
+    files = _files(scenario)
+    return sorted(p.name for folder in {f.parent for f in files} if folder.is_dir()
+                  for p in folder.iterdir() if p not in files)
 
 
 def test_a_good_recording_writes_the_cassette_and_its_trace_and_replays(scenario):
@@ -201,7 +205,8 @@ def test_a_killed_once_does_not_block_the_next_once(scenario):
     assert recording.written and _replays(scenario)
 
 
-# the commit's renames: 1 and 2 write the pending files, 3 renames the trace, 4 the cassette
+# the commit's renames: 1 and 2 write the pending files, 3 renames the snapshot (the recorded
+# trace), 4 the cassette
 @pytest.mark.parametrize("kill_at_replace, answer_now", [(3, "2 + 3 = 5"), (4, "5, of course")])
 def test_a_recording_killed_while_writing_its_files_settles_to_one_pair_that_replays(
         scenario, kill_at_replace, answer_now):

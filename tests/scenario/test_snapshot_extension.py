@@ -169,8 +169,8 @@ def test_the_report_shows_an_older_snapshot_as_one_line(tmp_path):
     path = tmp_path / "react.json"
     path.write_text(json.dumps(_written_by_agentkit_1(trace)), encoding="utf-8")
 
-    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("changed", [
-        "this snapshot was written by an older agentkit (trace format 1); run "
+    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("stale", [
+        f"{path}: this snapshot was written by an older agentkit (trace format 1); run "
         "--snapshot-update to rewrite it"], stored=None)
 
 

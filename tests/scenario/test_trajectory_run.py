@@ -234,8 +234,8 @@ agents:
 
     problems = run_scenario(scenario, "function_calling").problems
 
-    assert problems == ["trajectory call 3 add(a=$1, b=$2) started before call 1, whose output "
-                        "it uses, finished"]
+    assert problems == ["trajectory call 3 add(a=$1, b=$2) started at 0.00s, before call 1 "
+                        'population({"city": "Paris"}) (whose output it uses) finished at 1.00s']
 
 
 def test_a_wrong_answer_fails_the_trajectory(write_file):

@@ -1,0 +1,67 @@
+"""The root of the errors agentkit's harness reports, sorted by what the user must do.
+
+Every command (the pytest items, ``agentkit run``/``replay``/``record``/``report``) judges a
+run and reports a problem by these four kinds, so none of them keeps its own list of what to
+catch:
+
+* :class:`BadInputError` -- a file, argument or setting is wrong (a malformed scenario or
+  cassette, an import ref that does not import, an unknown agent type): fix the input.
+  Commands exit 2.
+* :class:`RecordingMismatchError` -- the recording no longer fits the agent (a request the
+  cassette does not have, a script that ran out): the agent changed; re-record if that was
+  meant. The run fails (exit 1).
+* :class:`AgentFailedError` -- the user's own code failed (the agent type's factory raised):
+  that run fails, the others go on (exit 1).
+* :class:`InfrastructureError` -- what the run needs is not there (a live model server that
+  does not answer, times out or keeps rate-limiting): nobody's code is at fault; reported
+  apart from failures of the agent.
+
+A class elsewhere joins a kind by deriving from it (``ScenarioError`` is a ``BadInputError``,
+``CassetteMissError`` a ``RecordingMismatchError``); :func:`kind_of` tells the kind of any
+exception.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+__all__ = ["HarnessError", "BadInputError", "RecordingMismatchError", "AgentFailedError",
+           "InfrastructureError", "ErrorKind", "kind_of"]
+
+ErrorKind = Literal["input", "recording", "agent", "infrastructure"]
+
+
+class HarnessError(Exception):
+    """An error the harness reports about a run; ``kind`` says whose it is."""
+
+    kind: ClassVar[ErrorKind] = "agent"
+
+
+class BadInputError(HarnessError, ValueError):
+    """A file, argument or setting is wrong; the message says where and how to fix it."""
+
+    kind: ClassVar[ErrorKind] = "input"
+
+
+class RecordingMismatchError(HarnessError):
+    """A recording (cassette, script) no longer fits what the agent does."""
+
+    kind: ClassVar[ErrorKind] = "recording"
+
+
+class AgentFailedError(HarnessError):
+    """The user's code (an agent type's factory) raised; the message names it."""
+
+    kind: ClassVar[ErrorKind] = "agent"
+
+
+class InfrastructureError(HarnessError):
+    """A service the run needs failed (unreachable, timing out, rate-limiting)."""
+
+    kind: ClassVar[ErrorKind] = "infrastructure"
+
+
+def kind_of(error: BaseException) -> ErrorKind:
+    """The kind of ``error``: its class's, or ``agent`` for anything else (an exception the
+    agent's own code raised)."""
+    return error.kind if isinstance(error, HarnessError) else "agent"

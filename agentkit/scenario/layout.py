@@ -1,0 +1,96 @@
+"""Where a scenario's files live on disk: the one place that knows the layout.
+
+Beside a scenario file ``scenarios/shop.yaml``:
+
+* ``scenarios/__snapshots__/shop/<agent type>.json`` -- the committed trace of each agent
+  type (:func:`snapshot_path`): what every run is compared with (the pytest items through
+  syrupy, ``agentkit run`` and ``agentkit report`` directly). For a recorded agent type it is
+  also the recorded trace: ``agentkit record`` writes it with the cassette, and ``agentkit
+  replay`` compares the replay with it -- one file, not a copy beside the cassette;
+* ``scenarios/cassettes/shop.<agent type>.yaml`` -- the recording of an agent type without an
+  explicit ``recording:`` path (:func:`cassette_path`); a team agent's
+  ``...<agent type>.<agent>.yaml``;
+* ``<dir>/shop.<agent type>.json`` -- a trace ``agentkit run --trace-dir <dir>`` writes
+  (:func:`trace_file`).
+
+Before agentkit 0.2 a recording kept its trace in ``<cassette>.trace.json`` beside the
+cassette; :func:`legacy_recorded_trace` finds such a file so the commands can say it is no
+longer read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentkit.core.files import settle
+from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
+
+__all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "snapshot_file", "snapshot_path", "llm_source",
+           "cassette_path", "recording_files", "trace_file", "legacy_recorded_trace"]
+
+SNAPSHOT_FOLDER = "__snapshots__"
+CASSETTE_FOLDER = "cassettes"
+
+
+def snapshot_file(scenario_file: Path, agent_type: str) -> Path:
+    """The snapshot of ``agent_type`` for the scenario file ``scenario_file``."""
+    return scenario_file.parent / SNAPSHOT_FOLDER / scenario_file.stem / f"{agent_type}.json"
+
+
+def snapshot_path(scenario: Scenario, agent_type: str) -> Path | None:
+    """The snapshot of ``scenario`` × ``agent_type`` (None for a scenario that was not loaded
+    from a file: it has nowhere to keep one)."""
+    if not scenario.path:
+        return None
+    return snapshot_file(Path(scenario.path), agent_type)
+
+
+def _base(scenario: Scenario) -> Path:
+    return Path(scenario.path).parent if scenario.path else Path.cwd()
+
+
+def llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
+    if member is None:
+        return spec
+    return next(agent for agent in spec.team or () if agent.name == member)
+
+
+def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
+    """Where the agent type's recording (or its team agent ``member``'s) lives: its
+    ``recording:`` path (relative to the scenario file), or
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
+    source = llm_source(scenario.agents[agent_type], member)
+    if source.recording:
+        return _base(scenario) / source.recording
+    suffix = f".{member}" if member is not None else ""
+    return _base(scenario) / CASSETTE_FOLDER / f"{scenario.name}.{agent_type}{suffix}.yaml"
+
+
+def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording of the agent type replaces together: its snapshot (the recorded
+    trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
+    per agent with a ``recording`` (team order) -- after finishing or undoing a replacement a
+    crash interrupted (:func:`agentkit.core.files.settle`)."""
+    members = scenario.agents[agent_type].recorded()
+    cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
+    snapshot = snapshot_path(scenario, agent_type)
+    files = ([snapshot] if snapshot is not None else []) + cassettes
+    settle(files)
+    return files
+
+
+def trace_file(folder: Path, scenario: Scenario, agent_type: str) -> Path:
+    """The file ``agentkit run --trace-dir folder`` writes the run's trace to."""
+    return folder / f"{scenario.name}.{agent_type}.json"
+
+
+def legacy_recorded_trace(scenario: Scenario, agent_type: str) -> Path | None:
+    """A recorded trace of the old layout (``<cassette>.trace.json``, or a team's
+    ``<scenario>.<agent type>.trace.json``) if one is on disk."""
+    members = scenario.agents[agent_type].recorded()
+    if not members:
+        return None
+    first = cassette_path(scenario, agent_type, members[0])
+    old = (first.with_name(first.name.removesuffix(".yaml") + ".trace.json") if members == [None]
+           else first.with_name(f"{scenario.name}.{agent_type}.trace.json"))
+    return old if old.is_file() else None
