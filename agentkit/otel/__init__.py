@@ -28,7 +28,7 @@ def require_sdk(option: str) -> None:
     """Raise :class:`OtelMissingError` naming ``option`` unless the SDK and the OTLP/HTTP
     exporter can be imported."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as exc:
         raise OtelMissingError(f"{option}: exporting spans needs the OpenTelemetry SDK and "

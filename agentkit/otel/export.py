@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from agentkit.core.events import (
     AgentChatEndEvent,
@@ -39,39 +39,11 @@ from agentkit.scenario.trace import IdNormalizer, Trace, TurnTrace, build_turn
 if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult
 
-__all__ = ["OtelExport", "record_of_result", "record_of_test", "resolve_endpoint",
-           "content_from_env", "CONTENT_ENV", "DEFAULT_TIMEOUT"]
-
-CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-"""The environment variable GenAI instrumentations read to capture message content."""
+__all__ = ["OtelExport", "record_of_result", "record_of_test", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds an export to an endpoint may take, retries included, unless
 ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT``/``OTEL_EXPORTER_OTLP_TIMEOUT`` say otherwise."""
-
-
-def content_from_env(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the environment asks for message content (``CONTENT_ENV=true``)."""
-    value = (os.environ if environ is None else environ).get(CONTENT_ENV, "")
-    return value.strip().lower() in ("1", "true", "yes", "on")
-
-
-def resolve_endpoint(option: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The traces URL to send to: ``option``, else the standard variables
-    (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as is, ``OTEL_EXPORTER_OTLP_ENDPOINT`` plus
-    ``/v1/traces``), else None. A URL without a path gets ``/v1/traces`` (a collector's or
-    Phoenix's address works as given)."""
-    env = os.environ if environ is None else environ
-    if option:
-        parts = urlsplit(option)
-        if parts.path in ("", "/"):
-            return urlunsplit(parts._replace(path="/v1/traces"))
-        return option
-    if env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        return env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
-    if env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        return env["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
-    return None
 
 
 def _shown_url(url: str) -> str:
@@ -268,17 +240,28 @@ class OtelExport:
             try:
                 exporter = OTLPSpanExporter(endpoint=self.endpoint, timeout=timeout)
                 result = exporter.export(spans)
-                exporter.shutdown()
+                exporter.shutdown()  # type: ignore[no-untyped-call]
             except Exception as exc:  # noqa: BLE001 (a broken exporter must not fail the run)
                 said.append(f"{type(exc).__name__}: {exc}")
                 result = SpanExportResult.FAILURE
         if result == SpanExportResult.SUCCESS:
             return True
-        reason = Redactor().text(said[-1]) if said else "the exporter gave no reason"
         self.warn(f"could not send the spans of {len(self.records)} runs to "
-                  f"{_shown_url(self.endpoint)} ({reason[:300]}); the runs' results are not "
+                  f"{_shown_url(self.endpoint)} ({_reason(said)}); the runs' results are not "
                   "affected")
         return False
+
+
+def _reason(said: Sequence[str]) -> str:
+    """Why the export failed, in a few words, from the SDK's log lines: the socket's error
+    (``[Errno 111] Connection refused``) when there is one, else its first line."""
+    if not said:
+        return "the exporter gave no reason"
+    for line in said:
+        found = re.search(r"\[Errno -?\d+\] [^\"')]+", line)
+        if found:
+            return found.group(0).strip()
+    return Redactor().text(said[0])[:200]
 
 
 def _runs(request: Mapping[str, Any]) -> int:

@@ -201,7 +201,7 @@ class SpanBuilder:
                           **self._messages_in_out(turn)}, error=turn.error)
         handoffs = list(turn.details.get("handoffs", []))
         cursor = start
-        for index, (name, steps) in enumerate(segments):
+        for index, (member, steps) in enumerate(segments):
             children = self._step_nodes(steps, turn)
             last = index == len(segments) - 1
             stop = end if last else max([cursor, *(c.end for c in children)])
@@ -211,7 +211,7 @@ class SpanBuilder:
                 attributes.update({"agentkit.handoff.from": str(handoff.get("from")),
                                    "agentkit.handoff.reason": self._text(
                                        str(handoff.get("reason") or ""))})
-            node = self._agent_node(name or record.agent, cursor, stop, attributes)
+            node = self._agent_node(member or record.agent, cursor, stop, attributes)
             node.children = children
             if last:
                 node.error = turn.error
@@ -243,6 +243,7 @@ class SpanBuilder:
         if plan is None and chain is None:
             return None
         members = chats[:1]
+        error: str | None = None
         if plan is not None:
             planned = {task.get("call") for task in plan.get("tasks", ())}
             members += [node for node, call in zip(tools, step.tool_calls, strict=True)
@@ -261,7 +262,7 @@ class SpanBuilder:
             attributes = {"agentkit.chain": self._json(chain)}
             if step.details.get("chain_levels"):
                 attributes["agentkit.chain.levels"] = self._json(step.details["chain_levels"])
-            name, error = "chain", None
+            name = "chain"
         for node in members:
             (chats if node in chats else tools).remove(node)
         start = min((n.start for n in members), default=0.0)
