@@ -117,7 +117,7 @@ class Receiver:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 owner.requests.append({"path": self.path, "body": self.rfile.read(length),
                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
