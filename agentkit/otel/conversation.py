@@ -153,6 +153,33 @@ def _indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]
     return [items[i] for i in sorted(items)]
 
 
+def _nested(attributes: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """``prefix.a.b = v`` flattened attributes as one nested dict (``{"a": {"b": v}}``)."""
+    found: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix + "."):
+            continue
+        node = found
+        parts = key[len(prefix) + 1:].split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            node = child if isinstance(child, dict) else {}
+        node[parts[-1]] = value
+    return found
+
+
+def _is_call(span: SpanData) -> bool:
+    """Whether an LLM span is a call of the model: a GenAI ``chat`` span always; an
+    OpenInference one when it has messages or token counts (LlamaIndex also marks the
+    preparation of a call as an LLM span)."""
+    a = span.attributes
+    if a.get(g.OPERATION) in ("chat", "text_completion", "generate_content"):
+        return True
+    return any(key.startswith(("llm.input_messages.", "llm.output_messages.",
+                               "llm.token_count.", "gen_ai.prompt.", "gen_ai.completion.",
+                               "gen_ai.usage.")) for key in a)
+
+
 @dataclass
 class _Message:
     role: str
@@ -261,8 +288,14 @@ def _tool_record(span: SpanData) -> ToolRecord:
     if g.TOOL_ARGUMENTS in a:
         args = _args(a[g.TOOL_ARGUMENTS])
     else:
-        args = _args(a.get("tool.parameters") if "input.value" not in a else a["input.value"])
-    result = a.get(g.TOOL_RESULT, a.get(g.OI_OUTPUT, a.get("traceloop.entity.output", "")))
+        args = _args(a.get(g.OI_INPUT, a.get("traceloop.entity.input")))
+        if set(args) <= {"args", "kwargs"} and isinstance(args.get("kwargs"), Mapping) \
+                and not args.get("args"):
+            args = dict(args["kwargs"])  # LlamaIndex's FunctionTool input: {"kwargs": {...}}
+    if g.TOOL_RESULT in a:
+        result: Any = a[g.TOOL_RESULT]
+    else:
+        result = _tool_output(a.get(g.OI_OUTPUT, a.get("traceloop.entity.output", "")))
     output = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     error = None
     if span.status_code == 2:
@@ -278,6 +311,21 @@ def _function(item: Mapping[str, Any]) -> Mapping[str, Any]:
     itself when it is flat."""
     inner = item.get("function")
     return inner if isinstance(inner, Mapping) else item
+
+
+def _tool_output(value: Any) -> Any:
+    """A tool span's ``output.value``: the text of a serialised tool output (``content``, or
+    its text ``blocks``, or ``raw_output``) when it is one, else the value."""
+    parsed = _loads(value)
+    if isinstance(parsed, Mapping):
+        if isinstance(parsed.get("content"), str):
+            return parsed["content"]
+        blocks = parsed.get("blocks")
+        if isinstance(blocks, list) and blocks and all(isinstance(b, Mapping) for b in blocks):
+            return "".join(str(b.get("text", "")) for b in blocks)
+        if "raw_output" in parsed:
+            return parsed["raw_output"]
+    return value
 
 
 def _tool_specs(spans: Iterable[SpanData]) -> dict[str, dict[str, Any]]:
@@ -304,9 +352,10 @@ def _tool_specs(spans: Iterable[SpanData]) -> dict[str, dict[str, Any]]:
             name = str(a.get(g.TOOL_NAME) or a.get(g.OI_TOOL_NAME) or "")
             if name and name not in specs and (a.get(g.TOOL_DESCRIPTION)
                                                or a.get("tool.description")):
+                parameters = _loads(a.get("tool.json_schema")) or _nested(a, "tool.parameters")
                 specs[name] = {"description": a.get(g.TOOL_DESCRIPTION)
                                or a.get("tool.description") or "",
-                               "parameters": _loads(a.get("tool.json_schema")) or {}}
+                               "parameters": parameters or {}}
     return specs
 
 
@@ -343,10 +392,11 @@ def _outermost(spans: Sequence[SpanData], role: SpanRole,
     nests the client library's LLM span inside its own)."""
     chosen = []
     for span in spans:
-        if _role(span) != role:
+        if _role(span) != role or (role == "llm" and not _is_call(span)):
             continue
         parent = by_id.get(span.parent_id or "")
-        while parent is not None and _role(parent) != role:
+        while parent is not None and (_role(parent) != role
+                                      or (role == "llm" and not _is_call(parent))):
             parent = by_id.get(parent.parent_id or "")
         if parent is None:
             chosen.append(span)
@@ -444,8 +494,21 @@ def _turn(root: SpanData | None, llms: Sequence[SpanData], tools: Sequence[SpanD
             stream=bool(span.attributes.get(g.REQUEST_STREAM))))
         issued += reply.tool_calls
     turn.tools = [_tool_record(span) for span in tools]
+    answers = _tool_answers(llms)
     if not turn.tools and issued:
-        turn.tools = _tools_from_messages(issued, llms)
+        turn.tools = [ToolRecord(name, args, answers.get(str(call_id), ""), None, 0.0)
+                      for name, args, call_id in issued]
+    else:  # what the model was told a call returned is the output that matters to a replay
+        pending = list(issued)
+        for span, record in zip(tools, turn.tools, strict=True):
+            match = next((c for c in pending if c[0] == record.name and c[1] == record.args),
+                         None)
+            if match is None:
+                continue
+            pending.remove(match)
+            if (g.TOOL_RESULT not in span.attributes and record.error is None
+                    and str(match[2]) in answers):
+                record.output = answers[str(match[2])]
     if root is not None:
         answer = _messages(root, "output")
         if answer:
@@ -457,14 +520,12 @@ def _turn(root: SpanData | None, llms: Sequence[SpanData], tools: Sequence[SpanD
     return turn
 
 
-def _tools_from_messages(issued: Sequence[tuple[str, dict[str, Any], str | None]],
-                         llms: Sequence[SpanData]) -> list[ToolRecord]:
-    """Tool calls from the conversation itself when the tools were not traced: each call the
-    model made, answered by the tool message that carries its id in a later request."""
+def _tool_answers(llms: Sequence[SpanData]) -> dict[str, str]:
+    """What each tool call returned, by call id, as the conversation told the model (the tool
+    messages of later requests)."""
     answers: dict[str, str] = {}
     for span in llms:
         for message in _messages(span, "input") or []:
             if message.responds_to is not None:
                 answers.setdefault(str(message.responds_to), message.text)
-    return [ToolRecord(name, args, answers.get(str(call_id), ""), None, 0.0)
-            for name, args, call_id in issued]
+    return answers

@@ -1,0 +1,42 @@
+"""Traces written by other tools (tests/otel/fixtures, made with the real packages) import into
+scenarios that replay offline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from conftest import FIXTURES
+
+
+def test_a_llamaindex_run_exported_from_phoenix_imports_and_replays(cli, tmp_path):
+    shutil.copy(FIXTURES / "llamaindex_phoenix.json", tmp_path)
+
+    imported = cli("import-trace", "llamaindex_phoenix.json", "--out", "refund_case.yaml")
+    assert imported.code == 0, imported.out + imported.err
+    assert "3 LLM calls, 2 tool calls" in imported.out
+    replayed = cli("run", "refund_case.yaml")
+
+    assert replayed.code == 0, replayed.out + replayed.err
+    data = yaml.safe_load(Path("refund_case.yaml").read_text())
+    assert data["turns"] == [{"user": "Order A17 arrived broken; please refund it."}]
+    assert data["expect"]["tool_calls"]["calls"] == [
+        {"name": "lookup_order", "args": {"order_id": "A17"}},
+        {"name": "refund", "args": {"order_id": "A17", "amount": 42.5}}]
+    assert data["expect"]["answer"] == {
+        "equals": "I refunded 42.5 on order A17; sorry it arrived broken."}
+    assert list(data["agents"]) == ["function_calling"]
+
+
+def test_llamaindex_tool_outputs_are_what_the_model_was_told(cli, tmp_path):
+    shutil.copy(FIXTURES / "llamaindex_phoenix.json", tmp_path)
+    cli("import-trace", "llamaindex_phoenix.json", "--out", "refund_case.yaml")
+
+    namespace: dict = {}
+    exec(Path("refund_case_tools.py").read_text(), namespace)  # our own output, data only
+    assert namespace["lookup_order"].call(order_id="A17").content == \
+        '{"order_id": "A17", "status": "delivered", "amount": 42.5}'
+    assert namespace["refund"].metadata.get_parameters_dict()["required"] == ["order_id",
+                                                                             "amount"]
