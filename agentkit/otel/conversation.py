@@ -14,6 +14,7 @@ what is missing and how to capture it.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -194,20 +195,30 @@ def _from_parts(message: Mapping[str, Any]) -> _Message:
     texts: list[str] = []
     parts = message.get("parts")
     if isinstance(parts, list):
+        response_text: str | None = None
         for part in parts:
             if not isinstance(part, Mapping):
                 continue
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("content"), str):
-                texts.append(part["content"])
+                embedded = _embedded_message(part["content"])
+                if embedded is not None and found.role == "assistant":
+                    inner = _from_parts(embedded)
+                    texts.append(inner.text)
+                    found.tool_calls += inner.tool_calls
+                else:
+                    texts.append(part["content"])
             elif kind == "tool_call":
                 found.tool_calls.append((str(part.get("name")), _args(part.get("arguments")),
                                          part.get("id")))
             elif kind == "tool_call_response":
                 found.responds_to = part.get("id")
-                response = part.get("response")
-                texts.append(response if isinstance(response, str)
-                             else json.dumps(response, ensure_ascii=False))
+                # the schema says `response`; some instrumentations write `result`
+                response = part.get("response", part.get("result"))
+                response_text = (response if isinstance(response, str)
+                                 else json.dumps(response, ensure_ascii=False))
+        if response_text is not None:
+            texts = [response_text]  # a text part beside it repeats it
     else:
         content = message.get("content")
         if isinstance(content, str):
@@ -220,6 +231,23 @@ def _from_parts(message: Mapping[str, Any]) -> _Message:
         found.responds_to = message.get("tool_call_id")
     found.text = "".join(texts)
     return found
+
+
+def _embedded_message(text: str) -> Mapping[str, Any] | None:
+    """An OpenAI message dict written as a text part's content (JSON, or a Python dict's
+    repr, as an instrumentation of the OpenAI Agents SDK does for replies with tool calls),
+    or None. Only literals are read (``ast.literal_eval``), never code."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}") and "tool_calls" in stripped):
+        return None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(stripped)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, Mapping) and "tool_calls" in value and "parts" not in value:
+            return {**value, "content": value.get("content") or ""}
+    return None
 
 
 def _from_openinference(item: Mapping[str, Any]) -> _Message:

@@ -19,6 +19,7 @@ speaks the trace's format: ``function_calling`` when the model called tools thro
 
 from __future__ import annotations
 
+import math
 import pprint
 import re
 import sys
@@ -78,6 +79,12 @@ def choose_agent_type(run: ImportedRun, given: str | None = None) -> str:
     return "function_calling"
 
 
+def _ms(seconds: float) -> float:
+    """A traced duration in whole milliseconds, rounded up: the grid recorded latencies live
+    on (:mod:`agentkit.llms.cassette`), so the recording and its replay keep the same times."""
+    return math.ceil(round(seconds * 1000, 6)) / 1000
+
+
 def _identifier(text: str) -> str:
     name = re.sub(r"\W+", "_", text).strip("_") or "imported"
     return name if not name[0].isdigit() else f"t_{name}"
@@ -95,7 +102,7 @@ def _tools_module_text(run: ImportedRun, source: str, scenario_file: str) -> str
             else:
                 entry["output"] = record.output
             if record.latency:
-                entry["latency"] = round(record.latency, 6)
+                entry["latency"] = _ms(record.latency)
             tables.setdefault(record.name, []).append(entry)
     for turn in run.turns:  # a tool the model asked for but never ran still exists
         for exchange in turn.exchanges:
@@ -168,7 +175,7 @@ def _answers(run: ImportedRun) -> list[ScriptedResponse]:
                                    tool_kwargs=args)
                      for i, (name, args) in enumerate(exchange.tool_calls)]
             items.append(ScriptedResponse(text=exchange.content, tool_calls=calls,
-                                          usage=exchange.usage, latency=exchange.latency))
+                                          usage=exchange.usage, latency=_ms(exchange.latency)))
     return items
 
 

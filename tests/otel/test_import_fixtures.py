@@ -40,3 +40,31 @@ def test_llamaindex_tool_outputs_are_what_the_model_was_told(cli, tmp_path):
         '{"order_id": "A17", "status": "delivered", "amount": 42.5}'
     assert namespace["refund"].metadata.get_parameters_dict()["required"] == ["order_id",
                                                                              "amount"]
+
+
+def test_an_openai_agents_run_traced_by_the_genai_instrumentation_imports_and_replays(
+        cli, tmp_path):
+    shutil.copy(FIXTURES / "openai_agents_genai.json", tmp_path)
+
+    imported = cli("import-trace", "openai_agents_genai.json", "--out", "umbrella_case.yaml")
+    assert imported.code == 0, imported.out + imported.err
+    replayed = cli("run", "umbrella_case.yaml")
+
+    assert replayed.code == 0, replayed.out + replayed.err
+    data = yaml.safe_load(Path("umbrella_case.yaml").read_text())
+    assert data["turns"] == [{"user": "Do I need an umbrella in Lyon today?"}]
+    assert data["expect"]["tool_calls"]["calls"] == [
+        {"name": "get_forecast", "args": {"city": "Lyon"}},
+        {"name": "umbrella_advice", "args": {"forecast": "Lyon: rain from noon, 14 C"}}]
+    assert data["expect"]["answer"] == {
+        "equals": "Yes: rain is forecast in Lyon from noon, so take an umbrella."}
+
+
+def test_the_replayed_conversation_keeps_the_traced_usage(cli, tmp_path):
+    shutil.copy(FIXTURES / "openai_agents_genai.json", tmp_path)
+    cli("import-trace", "openai_agents_genai.json", "--out", "umbrella_case.yaml")
+
+    cassette = yaml.safe_load(Path("cassettes/umbrella_case.function_calling.yaml").read_text())
+    assert [e["response"]["usage"]["prompt_tokens"] for e in cassette["exchanges"]] == [30, 46,
+                                                                                        58]
+    assert cassette["model"] == "gpt-4o-mini"
