@@ -155,3 +155,13 @@ def test_a_run_exported_from_phoenix_imports_into_a_scenario_that_replays(
     code, out = _run("run", "from_phoenix_case.yaml")
     assert code == 0, out
     assert "1 passed, 0 failed" in out
+
+
+def test_the_guides_phoenix_commands_run(phoenix: str, tmp_path: Path) -> None:
+    # last in this module: the guide's `scripts/phoenix stop` stops the server the lane started
+    from tests.otel.test_otel_doc import doc_commands, needs_phoenix, run_in_copy
+
+    commands = [c for c in doc_commands() if needs_phoenix(c)]
+    run_in_copy([*commands[:-1], 'test "$url" = "' + phoenix + '"', commands[-1]], tmp_path)
+
+    assert (tmp_path / "reports" / "latest" / "report.md").is_file()
