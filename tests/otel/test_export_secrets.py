@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import attrs, spans_of
+from otel_helpers import attrs, spans_of
 
 
 def _scenario(tmp_path: Path, user: str, tool_output: str = "5") -> Path:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import Outcome, attrs, seconds, spans_of, tree
+from otel_helpers import Outcome, attrs, seconds, spans_of, tree
 
 
 def _export(cli: Callable[..., Outcome], scenario: Path, agent: str, *extra: str) -> list[dict]:

@@ -11,7 +11,7 @@ import pytest
 
 from agentkit.otel import OtelMissingError, require_sdk
 from agentkit.otel.settings import resolve_endpoint
-from conftest import Receiver, spans_of
+from otel_helpers import Receiver, spans_of
 
 
 @pytest.mark.agentkit_allow_loopback

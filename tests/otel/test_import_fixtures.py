@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import FIXTURES
+from otel_helpers import FIXTURES
 
 
 def test_a_llamaindex_run_exported_from_phoenix_imports_and_replays(cli, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import attrs, spans_of
+from otel_helpers import attrs, spans_of
 
 
 def _export(cli, scenario: Path, agent: str, out: str = "f.json") -> Path:
