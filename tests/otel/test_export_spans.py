@@ -158,3 +158,19 @@ def test_every_run_of_a_command_is_its_own_trace_in_order_of_name(cli, bundled):
     roots = [s["name"] for s in spans if "parentSpanId" not in s]
     assert roots == ["single_tool_call[function_calling]", "single_tool_call[react]"]
     assert len({s["traceId"] for s in spans}) == 2
+
+
+def test_a_run_that_stops_on_an_error_ends_its_turn_span_in_error(cli, bundled):
+    spans = _export(cli, bundled("max_iterations"), "react")
+
+    agent = next(s for s in spans if s["name"] == "invoke_agent react")
+    assert agent["status"]["code"] == 2
+    assert "Reached max iterations" in agent["status"]["message"]
+    assert attrs(agent)["error.type"] == "ValueError"
+
+
+def test_a_streamed_call_says_so(cli, bundled):
+    spans = _export(cli, bundled("streamed_answer"), "react")
+
+    chats = [attrs(s) for s in spans if s["name"].startswith("chat ")]
+    assert chats and all(chat["gen_ai.request.stream"] is True for chat in chats)

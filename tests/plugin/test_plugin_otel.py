@@ -90,3 +90,17 @@ def test_under_xdist_the_file_is_the_one_a_serial_run_writes(
     result.assert_outcomes(passed=4)
     assert (project.path / "spread.json").read_bytes() == \
         (project.path / "serial.json").read_bytes()
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_a_collector_that_is_down_is_one_warning_in_the_summary(project: pytest.Pytester) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = project.runpytest("scenarios", "--snapshot-update", "--agentkit-otlp-endpoint",
+                               f"http://127.0.0.1:{port}/v1/traces")
+
+    result.assert_outcomes(passed=2)
+    assert result.stdout.str().count("agentkit: warning: could not send the spans of 2 runs") == 1
