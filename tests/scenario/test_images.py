@@ -195,6 +195,13 @@ def test_without_a_pyproject_the_project_is_the_scenarios_folder(write_file, tmp
     assert f"is not in {tmp_path / 'scenarios'})" in _error(path)
 
 
+def test_a_malformed_project_table_is_an_error_at_the_first_image(write_file, tmp_path):
+    path = _in_project(write_file, "dog.png", "[tool.agentkit]\nimage_folder = ['x']\n")
+
+    assert _error(path).startswith(f"{path}:7: turns.0.images: cannot tell where its images may "
+                                   f"be: {tmp_path / 'project' / 'pyproject.toml'}:2: ")
+
+
 def test_a_folder_listed_in_image_folders_may_hold_images(write_file, tmp_path):
     outside = _outside(tmp_path)
     path = _in_project(write_file, str(outside),
