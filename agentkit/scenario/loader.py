@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import re
@@ -277,19 +278,20 @@ def _raised(report: _Report) -> ScenarioError:
 def build_tools(scenario: Scenario) -> list[SimulatedTool]:
     """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
     naming its ``ref`` (every such tool, one line each)."""
-    tools, problems = _built_tools(scenario.tools, scenario.path)
+    tools, problems = _built_tools(enumerate(scenario.tools), scenario.path)
     if problems:
         raise located_error(scenario, problems)
     return tools
 
 
-def _built_tools(specs: Iterable[ToolSpec], scenario_path: str | None,
+def _built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None,
                  ) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
-    """The tools of ``specs``, and a ``(field path, message)`` for each that cannot be built."""
+    """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
+    message)`` for each that cannot be built."""
     search_from = Path(scenario_path).parent if scenario_path else None
     tools: list[SimulatedTool] = []
     problems: list[tuple[Path_, str]] = []
-    for index, spec in enumerate(specs):
+    for index, spec in specs:
         try:
             tools.append(build_tool(spec, search_from))
         except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
@@ -429,17 +431,15 @@ def _trajectory_tools(data: dict[str, Any], report: _Report) -> list[SimulatedTo
     raw = data.get("tools", [])
     if not isinstance(raw, list):
         return None
-    specs = []
-    for entry in raw:
-        try:
-            specs.append(ToolSpec.model_validate(
-                {key: entry[key] for key in ("ref", "name") if key in entry}))
-        except (TypeError, ValidationError):  # not a mapping, or a bad ref or name
-            return None
-    tools, problems = _built_tools(specs, str(report.path))
+    specs: dict[int, ToolSpec] = {}
+    for index, entry in enumerate(raw):
+        with contextlib.suppress(TypeError, ValidationError):  # not a mapping, a bad ref...
+            specs[index] = ToolSpec.model_validate(
+                {key: entry[key] for key in ("ref", "name") if key in entry})
+    tools, problems = _built_tools(specs.items(), str(report.path))
     for loc, message in problems:
         report.add(loc, message)
-    return None if problems else tools
+    return None if problems or len(specs) < len(raw) else tools
 
 
 def _raw_calls(steps: list[Any]) -> Iterable[tuple[Path_, str, list[str]]]:

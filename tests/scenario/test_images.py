@@ -132,6 +132,13 @@ def test_every_broken_image_is_reported_on_its_own_line(write_file):
         [f"{path}:8", "turns.0.images.0"], [f"{path}:11", "turns.1.images.0"]]
 
 
+def test_an_image_path_with_a_nul_character_is_a_load_error(write_file):
+    path = write_file("s.yaml", PICTURE.replace("[images/dog.png]", '["dog\\0.png"]'))
+
+    assert _error(path) == (f"{path}:7: turns.0.images.0: image path 'dog\\x00.png' holds a NUL "
+                            "character; write the file's path")
+
+
 def test_images_that_are_not_a_list_are_a_load_error(write_file):
     path = write_file("s.yaml", PICTURE.replace("[images/dog.png]", "{file: dog.png}"))
 
