@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentkit.core.errors import BadInputError
+from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
@@ -156,7 +156,7 @@ def check_cassette(data: dict[str, Any], path: Path | None,
         except ValidationError as exc:
             problems += _describe(path, exc, where, ("exchanges", index, "response", "message"))
     if problems or checked is None:
-        lines = dict.fromkeys(text for _, text in sorted(problems, key=lambda p: p[0]))
+        lines = dict.fromkeys(one_line(text) for _, text in sorted(problems, key=lambda p: p[0]))
         raise CassetteError("\n".join(lines))
     return checked
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agentkit.core.errors import BadInputError
+from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
@@ -187,7 +187,7 @@ class _Report:
 
     def note(self, line: int, message: str) -> None:
         """A problem of the file at ``line`` that no one field has."""
-        self._found.append((line, f"{self.path}:{line}: {message}"))
+        self._found.append((line, one_line(f"{self.path}:{line}: {message}")))
 
     def at(self, line: int, loc: Path_, message: str) -> None:
         """A problem of the field ``loc`` at ``line``."""

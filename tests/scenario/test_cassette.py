@@ -730,3 +730,11 @@ def test_a_duplicate_key_in_a_cassette_is_an_error_naming_both_lines(tmp_path):
     message = _load_error(path, "format: 1\nmodel: a\nexchanges: []\nmodel: b\n")
 
     assert message == (f"{path}:4: model: duplicate key `model` (first at line 2); remove one")
+
+
+def test_a_cassette_problem_quoting_a_line_break_stays_on_one_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    message = _load_error(path, 'format: 1\n"mo\\ndel": x\nexchanges: []\n')
+
+    assert message.splitlines() == [
+        f"{path}:2: mo\\ndel: unknown field `mo\\ndel`; did you mean `model`?"]

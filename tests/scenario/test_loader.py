@@ -670,3 +670,11 @@ def test_tool_errors_is_allow_or_a_count(write_file, value, hint):
 
     assert _error(path) == (f"{path}:13: expect.tool_errors: expected `allow` or a whole number "
                             f">= 0, got {value if value == '-1' else repr(value)}{hint}")
+
+
+def test_a_problem_quoting_a_line_break_of_the_file_stays_on_one_line(write_file):
+    path = write_file("nl.yaml", _variant("  function_calling:", '  "fn\\ncalling":'))
+
+    assert _error(path).splitlines() == [
+        f"{path}:8: agents.fn\\ncalling: unknown agent type `fn\\ncalling`; did you mean "
+        f"`function_calling`? {_KNOWN}"]
