@@ -203,18 +203,19 @@ class _Report:
         """Each problem pydantic found (once; a type mismatch with one member of a union is
         left out when another member got further: ``error: {contain: x}`` is a misspelt
         text match, not a wrong boolean)."""
-        items = []
+        placed = []
         for item in error.errors():
             raw_loc = tuple(item["loc"])
             loc, _, member_at = _walk(model, raw_loc)
-            union = (raw_loc[:member_at], raw_loc[member_at]) if member_at is not None else None
+            branch = None if member_at is None else (raw_loc[:member_at], raw_loc[member_at])
+            # a type mismatch with the member itself, not with something inside it
             shallow = (member_at is not None and item["type"].endswith("_type")
                        and len(_walk(model, raw_loc[:member_at + 1])[0]) == len(loc))
-            items.append((item, raw_loc, loc, union, shallow))
-        for item, raw_loc, loc, union, shallow in items:
-            if shallow and union is not None and any(
-                    other is not None and other[0] == union[0] and other[1] != union[1]
-                    for _, _, _, other, other_shallow in items if not other_shallow):
+            placed.append((item, raw_loc, loc, branch, shallow))
+        further = {branch for *_, branch, shallow in placed if branch is not None and not shallow}
+        for item, raw_loc, loc, branch, shallow in placed:
+            if shallow and branch is not None and any(
+                    point == branch[0] and member != branch[1] for point, member in further):
                 continue
             if item["type"] == "extra_forbidden":
                 line = self.where.line(loc, key=True)
