@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+import regex as _regex
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
 
@@ -88,8 +90,20 @@ class ToolSpec(_Strict):
         return value
 
 
+#: Real seconds one expectation's regex may take on one text: far beyond any sane pattern
+#: (microseconds), far below a hang. ``(a+)+$`` on 30 ``a``s and a ``b`` takes minutes.
+REGEX_TIMEOUT = 2.0
+
+
+class SlowRegexError(BadInputError):
+    """An expectation's regex took longer than :data:`REGEX_TIMEOUT` on a text (catastrophic
+    backtracking, e.g. ``(a+)+$``): the scenario's pattern must be simplified."""
+
+
 class TextMatch(_Strict):
-    """Exactly one of equals / contains / regex."""
+    """Exactly one of equals / contains / regex. A regex runs on the ``regex`` engine, which
+    can stop a match that takes too long (Python's ``re`` cannot), in its ``re``-compatible
+    mode."""
 
     equals: str | None = None
     contains: str | None = None
@@ -102,18 +116,26 @@ class TextMatch(_Strict):
             raise ValueError("give exactly one of `equals`, `contains` or `regex`")
         if self.regex is not None:
             try:
-                re.compile(self.regex)
-            except re.error as exc:
+                _regex.compile(self.regex, flags=_regex.VERSION0)
+            except _regex.error as exc:
                 raise ValueError(f"invalid regex {self.regex!r}: {exc}") from None
         return self
 
     def matches(self, text: str | None) -> bool:
+        """Whether ``text`` matches; :class:`SlowRegexError` when the regex takes too long."""
         text = text or ""
         if self.equals is not None:
             return text == self.equals
         if self.contains is not None:
             return self.contains in text
-        return re.search(self.regex or "", text) is not None
+        try:
+            return _regex.search(self.regex or "", text, flags=_regex.VERSION0,
+                                 timeout=REGEX_TIMEOUT) is not None
+        except TimeoutError:
+            raise SlowRegexError(
+                f"regex {self.regex!r} took more than {REGEX_TIMEOUT:g} s on a "
+                f"{len(text):,}-character text (nested repetition such as `(a+)+` backtracks "
+                "without end); write it without a repetition inside a repetition") from None
 
     def describe(self) -> str:
         for key in ("equals", "contains", "regex"):
