@@ -248,9 +248,13 @@ class WireTrace:
             if turn.closed:
                 raise RequestError(f"{self.where(turn)} has ended: the harness took the answer "
                                    "already", status=409, code="turn_ended")
-            answered = [(turn._asked.pop(m.additional_kwargs["tool_call_id"]), m.content or "")
-                        for m in request.messages if m.role == MessageRole.TOOL
-                        and m.additional_kwargs.get("tool_call_id") in turn._asked]
+            outputs = {m.additional_kwargs.get("tool_call_id"): m.content or ""
+                       for m in request.messages if m.role == MessageRole.TOOL}
+            # in the order the model asked for them, whatever order the agent sends them in
+            answered = [(asked, outputs[tool_id]) for tool_id, asked in turn._asked.items()
+                        if tool_id in outputs]
+            for asked, _ in answered:
+                del turn._asked[asked.tool_id]
             turn.exchanges += 1
             first = turn.exchanges == 1
         for asked, output in answered:
