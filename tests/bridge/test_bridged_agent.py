@@ -126,7 +126,7 @@ class _AsksOnce:
         self.context = context
 
     def chat(self, message: str) -> str:
-        reply = self.context.client.chat.completions.create(
+        self.context.client.chat.completions.create(
             model="m", messages=[{"role": "user", "content": message}]).choices[0].message
         return "answered without the model"
 

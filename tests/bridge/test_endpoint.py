@@ -124,7 +124,7 @@ def test_bridges_in_two_threads_never_answer_each_others_requests():
 
 # ----------------------------------------------------------------- models
 def test_models_lists_the_bridges_model():
-    bridge, client, _ = scripted_bridge([])
+    _bridge, client, _ = scripted_bridge([])
 
     assert [m.id for m in client.models.list()] == ["script"]
     assert client.models.retrieve("script").owned_by == "agentkit"
@@ -163,7 +163,7 @@ def test_a_malformed_body_is_a_400_naming_the_field_and_costs_no_reply():
 
 
 def test_a_model_call_outside_a_turn_is_refused_not_left_waiting():
-    bridge, client, _ = scripted_bridge(["never sent"], strict=False)
+    _bridge, client, _ = scripted_bridge(["never sent"], strict=False)
 
     with pytest.raises(openai.ConflictError, match="no turn is running"):
         ask(client)
