@@ -20,7 +20,7 @@ from agentkit.scenario import register_agent_type, run_scenario
 from agentkit.scenario.agent_types import AGENT_TYPES
 from agentkit.scenario.judge import SnapshotFiles
 from agentkit.scenario.record import cassette_miss, record_scenario
-from examples.openai_sdk_agent import ToolLoopAgent
+from examples.tool_loop_agent import ToolLoopAgent
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
 
