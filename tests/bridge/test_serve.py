@@ -262,3 +262,30 @@ def test_the_server_listens_on_the_loopback_interface_only():
         assert server._server.socket.getsockname()[0] == "127.0.0.1"
     finally:
         server.close()
+
+
+def test_the_readmes_serve_commands_run_as_it_says(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**An agent in another process**", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.DOTALL).group(1)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = block.replace("8765", str(port)).replace("/tmp/served.json",
+                                                       str(tmp_path / "served.json"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    done = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"http://127.0.0.1:{port}/v1"
+    answer = json.loads(next(line for line in lines if line.startswith("{")))
+    (call,) = answer["choices"][0]["message"]["tool_calls"]
+    assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == (
+        "add", {"a": 2, "b": 3})
+    assert "FAIL  single_tool_call[function_calling]" in done.stdout
+    assert "steps=1 llm=1 tools=1" in done.stdout
+    assert "- the script has 1 unused reply" in done.stdout
+    assert done.stdout.rstrip().endswith("exit 1")
+    assert (tmp_path / "served.json").is_file()
