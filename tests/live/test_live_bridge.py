@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.live.test_live_lane import LIVE_SCENARIOS, _agentkit, _live, live_url  # noqa: F401
+from tests.live import test_live_lane as lane
 
 pytestmark = pytest.mark.live
+live_url = lane.live_url  # the lane's fixture: the local model's URL, or a skip saying why
 
 SCENARIO = "live_openai_sdk"
 AGENT = "openai_sdk_agent"
@@ -28,7 +29,7 @@ def _copy(tmp_path: Path) -> tuple[Path, Path]:
     folder = tmp_path / "scenarios"
     folder.mkdir()
     path = folder / f"{SCENARIO}.yaml"
-    shutil.copy(LIVE_SCENARIOS / f"{SCENARIO}.yaml", path)
+    shutil.copy(lane.LIVE_SCENARIOS / f"{SCENARIO}.yaml", path)
     return path, folder / "cassettes" / f"{SCENARIO}.{AGENT}.yaml"
 
 
@@ -36,7 +37,7 @@ def test_the_bridged_sdk_agent_records_against_the_live_model_and_replays_offlin
                                                                                  live_url):
     path, cassette = _copy(tmp_path)
 
-    recorded = _agentkit("record", str(path), "--agent", AGENT, *_live(live_url))
+    recorded = lane._agentkit("record", str(path), "--agent", AGENT, *lane._live(live_url))
 
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     exchanges = yaml.safe_load(cassette.read_text())["exchanges"]
@@ -51,7 +52,7 @@ def test_the_bridged_sdk_agent_records_against_the_live_model_and_replays_offlin
     assert [[c["name"] for c in s["tool_calls"]] for s in turn["steps"]] == [["add"], []]
     assert all(c["latency"] > 0 for s in turn["steps"] for c in s["llm_calls"])
 
-    replayed = _agentkit("replay", str(path), "--agent", AGENT)
+    replayed = lane._agentkit("replay", str(path), "--agent", AGENT)
     assert "replay reproduces the recorded trace" in replayed.stdout, replayed.stdout
 
 
@@ -60,8 +61,8 @@ def test_recording_the_bridged_agent_twice_records_the_same_conversation(tmp_pat
 
     conversations = []
     for _ in range(2):
-        recorded = _agentkit("record", str(path), "--agent", AGENT, "--mode", "rewrite",
-                             *_live(live_url))
+        recorded = lane._agentkit("record", str(path), "--agent", AGENT, "--mode", "rewrite",
+                             *lane._live(live_url))
         assert recorded.returncode == 0, recorded.stdout + recorded.stderr
         exchanges = yaml.safe_load(cassette.read_text())["exchanges"]
         conversations.append([(e["request_hash"], e["response"]) for e in exchanges])
