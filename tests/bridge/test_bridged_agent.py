@@ -5,6 +5,7 @@ memory -- so expectations, trajectories, snapshots and reports work as for agent
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from agentkit.bridge import BridgeContext, bridged
 from agentkit.core.errors import AgentFailedError
+from agentkit.core.sim import run
 from agentkit.llms.mock import tool_call
 from agentkit.llms.tool_calling import call_tool
 from agentkit.report import run_comparison
@@ -20,7 +22,7 @@ from agentkit.scenario import register_agent_type, run_scenario
 from agentkit.scenario.agent_types import AGENT_TYPES
 from agentkit.scenario.judge import SnapshotFiles
 from agentkit.scenario.record import cassette_miss, record_scenario
-from examples.tool_loop_agent import ToolLoopAgent
+from examples.tool_loop_agent import SCHEMAS, ToolLoopAgent
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
 
@@ -278,6 +280,52 @@ agents:
     assert [[c.id for c in t.tool_calls] for t in trace.turns] == [["call_1"], ["call_2"]]
     assert [t.steps[0].input for t in trace.turns] == ["What is 2 + 3?", "And 5 + 5?"]
     assert len(trace.turns[1].memory) == 8  # the whole conversation so far
+
+
+class _AsyncAgent:
+    """The same loop on the async client, run on agentkit's virtual-time loop."""
+
+    def __init__(self, context: BridgeContext) -> None:
+        self.client = context.async_client
+
+    def chat(self, message: str) -> str:
+        return run(self._chat(message))
+
+    async def _chat(self, message: str) -> str:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": message}]
+        while True:
+            reply = (await self.client.chat.completions.create(
+                model="m", messages=messages, tools=SCHEMAS)).choices[0].message
+            if not reply.tool_calls:
+                return reply.content or ""
+            messages.append({"role": "assistant", "content": "",
+                             "tool_calls": [c.model_dump() for c in reply.tool_calls]})
+            messages += [{"role": "tool", "tool_call_id": c.id, "content": "5"}
+                         for c in reply.tool_calls]
+
+
+class _ThreadedAgent(ToolLoopAgent):
+    """Makes each model call from a thread of its own (as some SDK wrappers do)."""
+
+    def chat(self, message: str) -> str:
+        answer: list[str] = []
+        worker = threading.Thread(target=lambda: answer.append(super(_ThreadedAgent, self)
+                                                               .chat(message)))
+        worker.start()
+        worker.join()
+        return answer[0]
+
+
+@pytest.mark.parametrize("agent", [_AsyncAgent, lambda c: _ThreadedAgent(c.client, c.model)],
+                         ids=["async client", "another thread"])
+def test_the_trace_is_built_whichever_client_or_thread_the_agent_calls_from(tmp_path, agent):
+    register_agent_type("wire_agent", bridged(agent))
+
+    result = run_scenario(_write(tmp_path, ADDING), "wire_agent")
+
+    assert result.passed, result.verdict.lines()
+    assert [len(s["llm_calls"]) for s in _steps(result)] == [1, 1]
+    assert [(c.name, c.output) for c in result.trace.tool_calls] == [("add", "5")]
 
 
 # ----------------------------------------------------------------- failures

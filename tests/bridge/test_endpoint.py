@@ -232,3 +232,22 @@ def test_a_failing_script_item_is_a_500_and_fails_the_run():
     assert "agentkit bridge: scenario `adding`, turn 1" in caught.value.body["message"]
     assert caught.value.response.headers["x-should-retry"] == "false"
     assert isinstance(running.failure, KeyError)
+
+
+def test_an_agent_in_another_process_waiting_for_a_turn_gets_a_503_not_a_hang(monkeypatch):
+    monkeypatch.setattr("agentkit.bridge.wire_trace.TURN_WAIT", 0.01)
+    _bridge, client, _ = scripted_bridge(["never sent"], strict=False, external=True)
+
+    with pytest.raises(openai.InternalServerError) as caught:
+        ask(client)
+
+    assert caught.value.status_code == 503
+    assert caught.value.body["message"] == "no turn of the scenario began within 0.01 s"
+
+
+def test_a_stopped_bridge_answers_503():
+    bridge, client, _ = scripted_bridge(["never sent"], strict=False, external=True)
+    bridge.stop()
+
+    with pytest.raises(openai.InternalServerError, match="is stopping"):
+        ask(client)

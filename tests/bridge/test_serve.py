@@ -289,3 +289,15 @@ def test_the_readmes_serve_commands_run_as_it_says(tmp_path):
     assert "- the script has 1 unused reply" in done.stdout
     assert done.stdout.rstrip().endswith("exit 1")
     assert (tmp_path / "served.json").is_file()
+
+
+@pytest.mark.parametrize("length, status", [("abc", 400), (str(1 << 40), 413)])
+def test_a_request_with_a_bad_content_length_is_refused_unread(length, status):
+    with LoopbackServer(0) as server, socket.create_connection(("127.0.0.1", server.port),
+                                                               timeout=30) as sock:
+        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                     f"Content-Length: {length}\r\n\r\n".encode())
+        answer = b"".join(iter(lambda: sock.recv(65536), b"")).decode()  # it closes
+
+    assert answer.startswith(f"HTTP/1.1 {status} ")
+    assert "Content-Length" in answer.split("\r\n\r\n", 1)[1]
