@@ -679,6 +679,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     scenario = _load(args.scenario)
     trace_out = args.trace_out or trace_file(Path.cwd(), scenario, args.agent)
+    if trace_out.is_dir():
+        raise CLIError(f"--trace-out {trace_out}: is a folder; give the trace file's path")
     _writable_folder(trace_out.parent, "--trace-out")
     try:
         session = ServeSession(scenario, args.agent, port=args.port)

@@ -8,7 +8,7 @@ cassettes, snapshots and reports as agentkit's own agents are.
 * :class:`BridgeTransport` / :func:`openai_clients` (:mod:`agentkit.bridge.transport`): the
   bridge in-process, for httpx and ``openai`` clients;
 * :class:`LoopbackServer` (:mod:`agentkit.bridge.server`): the bridge on 127.0.0.1, behind
-  ``agentkit serve``;
+  ``agentkit serve`` (:class:`agentkit.bridge.serve.ServeSession`);
 * :class:`WireTrace` (:mod:`agentkit.bridge.wire_trace`): the agent's trace from its exchanges;
 * :func:`bridged` and :class:`BridgeContext` (:mod:`agentkit.bridge.agent`): the agent type of
   "my agent, through the bridge".
@@ -16,9 +16,10 @@ cassettes, snapshots and reports as agentkit's own agents are.
 
 from agentkit.bridge.agent import BridgeContext, BridgedAgent, BridgeFactory, bridged
 from agentkit.bridge.endpoint import API_KEY, DEFAULT_BASE_URL, Bridge, HTTPAnswer
+from agentkit.bridge.server import LoopbackServer, PortInUseError
 from agentkit.bridge.transport import BridgeTransport, openai_clients
 from agentkit.bridge.wire_trace import WireTrace, WireTurn
 
 __all__ = ["Bridge", "HTTPAnswer", "DEFAULT_BASE_URL", "API_KEY", "BridgeTransport",
            "openai_clients", "WireTrace", "WireTurn", "BridgeContext", "BridgeFactory",
-           "BridgedAgent", "bridged"]
+           "BridgedAgent", "bridged", "LoopbackServer", "PortInUseError"]

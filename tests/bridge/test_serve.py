@@ -301,3 +301,12 @@ def test_a_request_with_a_bad_content_length_is_refused_unread(length, status):
 
     assert answer.startswith(f"HTTP/1.1 {status} ")
     assert "Content-Length" in answer.split("\r\n\r\n", 1)[1]
+
+
+def test_a_trace_out_that_is_a_folder_is_refused_before_serving(tmp_path):
+    served = Served("scenarios/single_tool_call.yaml", "--agent", "function_calling",
+                    "--trace-out", str(tmp_path))
+
+    assert (served.process.wait(timeout=60), served.url) == (2, "")
+    assert served.process.stderr.read() == (f"agentkit: error: --trace-out {tmp_path}: is a "
+                                            "folder; give the trace file's path\n")
