@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Threshold",
     "Thresholds",
     "Scenario",
+    "given_agents",
 ]
 
 SCENARIO_FORMAT = 1
@@ -176,15 +178,21 @@ class ToolCallSpec(_Strict):
     def _flag_or_match(cls, value: Any) -> Any:
         if value is None or isinstance(value, (bool, dict, TextMatch)):
             return value
+        close = difflib.get_close_matches(str(value).lower(), ["true", "false"], n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
         raise ValueError(f"expected `true`, `false` or what the error text must match "
-                         f"(`{{contains: ...}}`, `{{equals: ...}}`, `{{regex: ...}}`), got {value!r}")
+                         f"(`{{contains: ...}}`, `{{equals: ...}}`, `{{regex: ...}}`), got "
+                         f"{value!r}{hint}")
 
-    @model_validator(mode="after")
-    def _output_or_error(self) -> ToolCallSpec:
-        if self.output is not None and self.error not in (None, False):
+    @field_validator("output")
+    @classmethod
+    def _output_or_error(cls, value: TextMatch | None, info: ValidationInfo) -> TextMatch | None:
+        # a field validator (`error` is validated before `output`), so the problem is
+        # reported at `output`, the line to change
+        if value is not None and info.data.get("error") not in (None, False):
             raise ValueError("`output` is what a successful call returns; a call expected to "
                              "fail (`error`) has none: give one of them")
-        return self
+        return value
 
     def describe_outcome(self) -> str:
         """`` -> error`` / `` -> output contains 'x'`` (empty when neither is expected)."""
@@ -424,6 +432,20 @@ class Thresholds(_Strict):
     wall_time: Threshold | None = None
 
 
+def given_agents(data: dict[str, Any]) -> Any:
+    """The ``agents`` of a scenario file's data as a mapping of agent type to its settings
+    (``{}`` for a type named without any), as :class:`Scenario` reads them; other values as
+    they are (validation reports them)."""
+    agents = data.get("agents")
+    if agents is None and data.get("trajectory") is not None:
+        agents = renderable_agent_types()
+    if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
+        agents = dict.fromkeys(agents)
+    if isinstance(agents, dict):
+        return {name: {} if spec is None else spec for name, spec in agents.items()}
+    return agents
+
+
 class Scenario(_Strict):
     format: int
     name: str
@@ -465,15 +487,8 @@ class Scenario(_Strict):
         render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
         if not isinstance(data, dict):
             return data
-        agents = data.get("agents")
-        if agents is None and data.get("trajectory") is not None:
-            agents = renderable_agent_types()
-        if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
-            agents = dict.fromkeys(agents)
-        if isinstance(agents, dict):
-            data = {**data, "agents": {name: {} if spec is None else spec
-                                       for name, spec in agents.items()}}
-        return data
+        agents = given_agents(data)
+        return {**data, "agents": agents} if isinstance(agents, dict) else data
 
     @field_validator("format")
     @classmethod
