@@ -104,3 +104,22 @@ def test_a_collector_that_is_down_is_one_warning_in_the_summary(project: pytest.
 
     result.assert_outcomes(passed=2)
     assert result.stdout.str().count("agentkit: warning: could not send the spans of 2 runs") == 1
+
+
+def test_a_phoenix_export_imported_as_a_scenario_replays_offline_in_pytest(
+        project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import shutil
+
+    from agentkit.cli import main
+
+    fixture = Path(__file__).parents[1] / "otel" / "fixtures" / "llamaindex_phoenix.json"
+    shutil.copy(fixture, project.path / "phoenix_export.json")
+    monkeypatch.chdir(project.path)
+    assert main(["import-trace", "phoenix_export.json", "--out", "scenarios/phoenix_case.yaml"],
+                out=io.StringIO()) == 0
+
+    result = project.runpytest("scenarios/phoenix_case.yaml", "-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*phoenix_case.yaml::function_calling PASSED*"])
