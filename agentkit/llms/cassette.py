@@ -14,6 +14,11 @@ backend and records through it according to a VCR-style mode:
 A miss is one short message: the request, the nearest recorded one, and where it first differs
 (as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
+
+Each request's messages are written once (format 2, :mod:`agentkit.core.reflists`): a run of
+messages an earlier request of the cassette holds is a reference to it, so a cassette of N
+exchanges of a conversation grows with N, not with N times its memory window. Format 1 (every
+request in full) is read too.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import yaml
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.files import atomic_write_text
+from agentkit.core.reflists import ListReader, ListRefError, ListWriter
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
@@ -58,7 +64,9 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 1
+CASSETTE_FORMAT = 2
+_READS = (1, 2)
+"""The cassette formats this agentkit reads."""
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -176,6 +184,21 @@ class Cassette:
     a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
+    _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                      compare=False)
+    """Every request message of the cassette, each once by its content (:meth:`shared`)."""
+
+    def shared(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``request`` with each of its messages the cassette's one object of that content:
+        a long recording holds each message once, and writes it once (:meth:`to_dict`)."""
+        messages = request.get("messages")
+        if not isinstance(messages, list):
+            return request
+        kept = []
+        for message in messages:
+            key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+            kept.append(self._messages.setdefault(key, message))
+        return {**request, "messages": kept}
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -207,19 +230,33 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") != CASSETTE_FORMAT:
+        if data.get("format") not in _READS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
-                                f"{data.get('format')!r} (this agentkit reads format "
-                                f"{CASSETTE_FORMAT}); re-record it")
+                                f"{data.get('format')!r} (this agentkit reads formats "
+                                f"{' and '.join(map(str, _READS))}); re-record it")
         checked = check_cassette(data, path, where)
-        exchanges = [Exchange(request=item["request"],
-                              request_hash=exchange.request_hash or request_hash(item["request"]),
-                              response=item.get("response"), error=item.get("error"),
-                              latency=exchange.latency)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         # the header fields of CassetteData are this class's, by name
-        return cls(path=path, exchanges=exchanges,
-                   **checked.model_dump(exclude={"format", "exchanges"}))
+        cassette = cls(path=path, **checked.model_dump(exclude={"format", "exchanges"}))
+        lists = ListReader()
+        for index, (item, exchange) in enumerate(
+                zip(data["exchanges"], checked.exchanges, strict=True)):
+            request = item["request"]
+            if isinstance(request, dict) and "messages" in request:
+                try:
+                    messages = lists.read(f"/exchanges/{index}/request/messages",
+                                          request["messages"])
+                except ListRefError as exc:
+                    at = ("exchanges", index, "request", "messages", exc.index)
+                    line = f":{where.line(at)}" if where else ""
+                    raise CassetteError(
+                        f"{path or '<cassette>'}{line}: exchanges.{index}.request.messages."
+                        f"{exc.index}: {exc.problem}; re-record the cassette") from None
+                request = cassette.shared({**request, "messages": list(messages)})
+            cassette.exchanges.append(Exchange(
+                request=request, request_hash=exchange.request_hash or request_hash(request),
+                response=item.get("response"), error=item.get("error"),
+                latency=exchange.latency))
+        return cassette
 
     def to_dict(self) -> dict[str, Any]:
         owner = {key: value for key, value in (("agent_type", self.agent_type),
@@ -230,7 +267,7 @@ class Cassette:
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": [e.to_dict() for e in self.exchanges]}
+                "exchanges": _exchanges_dict(self.exchanges)}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -255,6 +292,20 @@ class Cassette:
         atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
+
+
+def _exchanges_dict(exchanges: list[Exchange]) -> list[dict[str, Any]]:
+    """The exchanges as written: each request's messages once (module docstring)."""
+    lists = ListWriter()
+    written = []
+    for index, exchange in enumerate(exchanges):
+        data = exchange.to_dict()
+        messages = exchange.request.get("messages")
+        if isinstance(messages, list):
+            data["request"] = {**exchange.request, "messages": lists.write(
+                f"/exchanges/{index}/request/messages", messages)}
+        written.append(data)
+    return written
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -557,7 +608,8 @@ class RecordingLLM(FunctionCallingLLM):
             self.cassette.exchanges = [e for e in self.cassette.exchanges
                                        if e.request_hash != key]
         self._recorded_hashes.add(key)
-        exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6))
+        exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
+                            latency=round(watch.wall, 6))
         if error is not None:
             exchange.error = _error_dict(error)
         else:

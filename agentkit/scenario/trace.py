@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from agentkit.core.errors import ErrorKind
-from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.events import (
     AgentStepEndEvent,
     AgentStepStartEvent,
@@ -33,6 +32,7 @@ from agentkit.core.events import (
     ToolCallStartEvent,
     ToolsOfferedEvent,
 )
+from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 from agentkit.scenario.world import SimulatedToolError
