@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> list[dict[s
                         "record peak MiB", "replay s", "replay peak MiB", "replays"]), file=out)
     long = sorted((r for r in rows if r["name"] != "long_answer"), key=lambda r: r["turns"])
     linear = all(b["trace_bytes"] <= LINEAR_TOLERANCE * a["trace_bytes"] * b["turns"] / a["turns"]
-                 for a, b in zip(long, long[1:], strict=False))
+                 for a, b in pairwise(long))
     within = all(r["replay"] and r["replay"]["ok"] and max(
         r["record"]["peak_mib"], r["replay"]["peak_mib"]) <= args.budget_mib for r in rows)
     print(f"\ntarget: trace bytes linear in the turns (k times the turns, at most "
