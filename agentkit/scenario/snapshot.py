@@ -18,9 +18,10 @@ from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
-from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.diff import TraceError, diff_traces
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.trace import TRACE_FORMAT, Trace
+from agentkit.scenario.trace_read import expand_trace
 
 __all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
            "compare_with_snapshot", "stale_snapshot"]
@@ -72,8 +73,13 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         if stale is not None:
             yield stale
             return
+        try:
+            lines = diff_traces(stored, received)
+        except TraceError as exc:
+            yield f"the snapshot cannot be read: {exc}"
+            return
         # no header of its own: syrupy's assertion or the caller says what is compared
-        yield from diff_traces(stored, received) or [
+        yield from lines or [
             "the trace is the same; only the snapshot file's formatting differs (key order or "
             "whitespace): rewrite it with --snapshot-update"]
 
@@ -135,4 +141,11 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
     stale = _stale(stored)
     if stale is not None:
         return SnapshotComparison("stale", [f"{path}: {stale}"])
-    return SnapshotComparison("changed", diff_traces(stored, current), stored)
+    try:
+        expand_trace(stored, str(path))  # a reference it cannot follow is named in the file
+        diff = diff_traces(stored, current)
+    except TraceError as exc:
+        return SnapshotComparison("changed", [f"the snapshot cannot be read: {exc}"])
+    if not diff:  # the same messages, referenced otherwise (written by hand or another writer)
+        return SnapshotComparison("same", [])
+    return SnapshotComparison("changed", diff, stored)
