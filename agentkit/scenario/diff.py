@@ -398,7 +398,7 @@ def _usage_alone(tools: list[_Entry], turns: list[tuple[Line, list[_Item] | None
             and all(isinstance(item, Line) for item in header))
 
 
-_SAME_CONTENT = {2, 3}
+_SAME_CONTENT = (2, 3)
 """Trace formats that hold the same things (3 only writes repeated messages as references)."""
 
 
@@ -409,8 +409,8 @@ def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
     :class:`TraceError`."""
     if old == new:
         return []
-    if old.get("format") != new.get("format") and not {
-            old.get("format"), new.get("format")} <= _SAME_CONTENT:
+    formats = old.get("format"), new.get("format")
+    if formats[0] != formats[1] and not all(f in _SAME_CONTENT for f in formats):
         return [Line.of(f"trace format {old.get('format')} -> {new.get('format')}: the traces "
                         "were written by different agentkit versions, which keep different "
                         "things; write both with one agentkit to compare them step by step")]
