@@ -298,7 +298,8 @@ def _describe(request: dict[str, Any]) -> str:
         params = request.get("params") or {}
         tool = f" {params.get('name')}" if isinstance(params, dict) and "name" in params else ""
         arguments = params.get("arguments") if isinstance(params, dict) else None
-        shown = f" {short(json.dumps(arguments, sort_keys=True), 70)}" if arguments else ""
+        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        shown = f" {text if len(text) <= 70 else text[:67] + '...'}" if arguments else ""
         return f"MCP server {request.get('server')}: {request.get('method')}{tool}{shown}"
     messages = request.get("messages") or []
     text = f"{'stream ' if request.get('stream') else ''}{request.get('kind', 'request')}, " \

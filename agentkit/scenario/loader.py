@@ -8,7 +8,7 @@ import types
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +21,9 @@ from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
 from agentkit.scenario.project import ProjectError
 from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory, trajectory_renderer
 from agentkit.scenario.world import SimulatedTool, build_tool
+
+if TYPE_CHECKING:
+    from agentkit.scenario.mcp import MCPWorld
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
            "YamlLocations", "load_yaml", "build_tools", "located_error"]
@@ -199,21 +202,58 @@ def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scena
     _check_images(scenario, path, where)
     scenario.path = str(path)
     scenario.set_locations(where.line)
+    _check_mcp(scenario)
     _check_trajectory(scenario)
     return scenario
 
 
-def build_tools(scenario: Scenario) -> list[SimulatedTool]:
+def _check_mcp(scenario: Scenario) -> None:
+    """The MCP servers of the tool world are told apart by name (:mod:`agentkit.scenario.mcp`)."""
+    from agentkit.scenario.mcp import mcp_problems
+
+    problems = mcp_problems(scenario)
+    if problems:
+        raise located_error(scenario, problems)
+
+
+def build_tools(scenario: Scenario, mcp: MCPWorld | None = None) -> list[SimulatedTool]:
     """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
-    naming its ``ref``."""
+    naming its ``ref``. MCP tools come from ``mcp``, the run's servers
+    (:func:`agentkit.scenario.mcp.open_mcp`)."""
     search_from = Path(scenario.path).parent if scenario.path else None
-    tools = []
+    tools: list[SimulatedTool] = []
     for index, spec in enumerate(scenario.tools):
+        if spec.mcp is not None:
+            tools += _mcp_tools(scenario, index, mcp, tools)
+            continue
         try:
             tools.append(build_tool(spec, search_from))
         except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
                                 f"cannot use `{spec.ref}`: {exc}") from None
+    return tools
+
+
+def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
+               built: list[SimulatedTool]) -> list[SimulatedTool]:
+    """The MCP tools of ``tools[index]``, each with the entry's latency and failure schedule;
+    a name another tool of the world has already is an error."""
+    spec = scenario.tools[index]
+    if mcp is None:
+        raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: an "
+                            "MCP server's tools exist only in a run (run_scenario starts or "
+                            "replays the servers)")
+    taken = {tool.metadata.name for tool in built}
+    tools = []
+    for tool in mcp.tools(index, spec):
+        if tool.metadata.name in taken:
+            raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: "
+                                f"the MCP tool `{tool.metadata.name}` has the name of another "
+                                "tool of the world; leave one out with `only:`, or rename it "
+                                "(`only: [<tool>]` and `name:`)")
+        taken.add(tool.metadata.name)
+        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
+                                   error=spec.error))
     return tools
 
 
@@ -239,11 +279,18 @@ def _check_trajectory(scenario: Scenario) -> None:
                                               f"scenario has {len(scenario.turns)}; give "
                                               "multi-turn scenarios a script per agent type"))
         try:
-            compile_trajectory(scenario.trajectory, build_tools(scenario))
+            # MCP tools are known only in a run (their names and schemas come from the
+            # servers or the cassette): the world stage checks the trajectory against them
+            compile_trajectory(scenario.trajectory,
+                               None if _has_mcp(scenario) else build_tools(scenario))
         except TrajectoryError as exc:
             problems += exc.problems
     if problems:
         raise located_error(scenario, problems)
+
+
+def _has_mcp(scenario: Scenario) -> bool:
+    return any(spec.mcp is not None for spec in scenario.tools)
 
 
 def located_error(scenario: Scenario,

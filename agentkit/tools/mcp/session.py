@@ -117,6 +117,8 @@ class MCPSession:
         self._connection = connection
         self._owns_connection = connection is None
         self._redactor_secrets = server.secrets()
+        self.listed: list[dict[str, Any]] | None = None
+        """The server's tools once :meth:`list_tools` has asked (asked once per session)."""
 
     # ---------------------------------------------------------------- live server
     def connection(self) -> LiveConnection:
@@ -145,6 +147,11 @@ class MCPSession:
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools (``tools/list``, every page), as MCP tool objects (JSON)."""
+        if self.listed is None:
+            self.listed = self._list_tools()
+        return self.listed
+
+    def _list_tools(self) -> list[dict[str, Any]]:
         canonical, exchange = self._request("tools/list", None)
         if exchange is not None:
             return _tools_of(self.server, _answer(self.server, None, exchange))
@@ -180,7 +187,9 @@ class MCPSession:
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
-            return _answer(self.server, name, exchange)
+            answer = _answer(self.server, name, exchange)
+            _check_result(self.server, name, answer)
+            return answer
         connection = self.connection()
         watch = Stopwatch.start()
         started = time.monotonic()
