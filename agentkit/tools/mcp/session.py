@@ -45,8 +45,14 @@ _SDK_LOCAL_CODES = frozenset({-32000, -32001})
 
 
 def _canonical(value: Any) -> Any:
-    """Plain JSON with sorted keys (the one spelling of a request or result on disk)."""
+    """Plain JSON with sorted keys: the one spelling of a request (its hash decides a match)."""
     return json.loads(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON in the server's own key order (a schema's ``properties`` order is the order
+    of positional arguments for agent types that pass them so)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def canonical_mcp_request(server: str, method: Method, params: dict[str, Any] | None = None,
@@ -171,7 +177,7 @@ class MCPSession:
                               for t in tools]}
 
         try:
-            result = _canonical(connection.submit(listing).result())
+            result = _plain(connection.submit(listing).result())
         except BaseException as exc:
             raise _live_error(connection, exc, None) from None
         tools = _tools_of(self.server, result)  # checked before it is kept
@@ -208,12 +214,15 @@ class MCPSession:
             return dumped
 
         try:
-            answer = _canonical(await await_future(connection.submit(calling)))
+            answer = _plain(await await_future(connection.submit(calling)))
         except BaseException as exc:
             raise _live_error(connection, exc, name) from None
-        # a live call's time passed as real I/O: count it as latency, as the replay will
-        watch.clock.count_latency(max(0.0, watch.wall - watch.serial))
+        # a live call's time passed as real I/O (the virtual clock moved by it): count all
+        # of it as this call's latency, as the replay's sleep will -- not less the latency
+        # of other calls that overlapped it
         latency = watch.wall if watch.wall > 0 else time.monotonic() - started
+        if watch.wall > 0:
+            watch.clock.count_latency(watch.wall)
         error = answer.get("__error__") if isinstance(answer, dict) else None
         if error is None:
             _check_result(self.server, name, answer)
