@@ -276,10 +276,9 @@ def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
 
 def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
-    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario.layout import recording_files, records
 
-    spec = scenario.agents[agent_type]
-    if (verdict.outcome == "error" and spec.recorded()
+    if (verdict.outcome == "error" and records(scenario, agent_type)
             and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
         return f"fix: record it with `agentkit record {scenario.path} --agent {agent_type}`"
     return None
@@ -410,7 +409,7 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.errors import BadInputError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario.layout import recording_files, records
     from agentkit.scenario.record import record_scenario, rerecord_command
 
     scenario = _load(args.scenario)
@@ -418,29 +417,32 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
                        f"{', '.join(scenario.agents)})")
     spec = scenario.agents[args.agent]
-    if spec.team is not None and not spec.recorded():
+    mcp_only = not spec.recorded() and records(scenario, args.agent)
+    if spec.team is not None and not spec.recorded() and not mcp_only:
         raise CLIError(f"{args.scenario}: agents.{args.agent}: every team agent has a `script`; "
                        f"set `recording: cassettes/{scenario.name}.{args.agent}.<agent>.yaml` "
                        "(instead of `script`) on each team agent to record")
-    if not spec.recorded():
+    if not spec.recorded() and not mcp_only:
         raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
-    try:
-        sampling: dict[str, Any] = ({"temperature": args.temperature}
-                                    if args.temperature is not None else {})
-        live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
-                      additional_kwargs={"seed": args.seed} if args.seed is not None else None,
-                      **sampling)
-    except (LLMError, ValueError) as exc:
-        raise CLIError(str(exc)) from None
-    where = args.base_url or "OpenAI"
+    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
+    if not mcp_only:
+        try:
+            sampling: dict[str, Any] = ({"temperature": args.temperature}
+                                        if args.temperature is not None else {})
+            live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                          additional_kwargs=({"seed": args.seed} if args.seed is not None
+                                             else None), **sampling)
+        except (LLMError, ValueError) as exc:
+            raise CLIError(str(exc)) from None
+    where = "its MCP servers (the model is scripted)" if mcp_only else (
+        f"{args.model} at {args.base_url or 'OpenAI'}")
     name = f"{scenario.name}[{args.agent}]"
     files = recording_files(scenario, args.agent)
     cassettes = ", ".join(map(str, files[1:] if scenario.path else files))
     if args.mode != "once" or not all(p.exists() for p in files[1 if scenario.path else 0:]):
-        print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} (mode "
-              f"{args.mode}) -> "
+        print(f"recording {scenario.name} [{args.agent}] with {where} (mode {args.mode}) -> "
               f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,
@@ -493,17 +495,17 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.judge import SnapshotFiles
-    from agentkit.scenario.layout import legacy_recorded_trace, snapshot_path
+    from agentkit.scenario.layout import legacy_recorded_trace, records, snapshot_path
     from agentkit.scenario.record import cassette_miss, rerecord_command
 
     scenario = _load(args.scenario)
     names = ([args.agent] if args.agent
-             else [n for n, s in scenario.agents.items() if s.recorded()])
+             else [n for n in scenario.agents if records(scenario, n)])
     if not names:
         raise CLIError(f"{args.scenario}: no agent type has a `recording` to replay")
     status = EXIT_OK
     for name in names:
-        if name not in scenario.agents or not scenario.agents[name].recorded():
+        if name not in scenario.agents or not records(scenario, name):
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         again = f"to re-record: {rerecord_command(scenario, name)}"
         recorded = snapshot_path(scenario, name)

@@ -48,6 +48,7 @@ from agentkit.scenario.judge import SnapshotCheck, Verdict, judge
 from agentkit.scenario.layout import (
     cassette_path,
     llm_source,
+    records,
     recording_files,
     snapshot_path,
 )
@@ -220,7 +221,7 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     given: dict[str | None, LLM] = dict((llms or {}).items())
     if llm is not None:
         given[None] = llm
-    if spec.recorded():
+    if records(scenario, agent_type):
         recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
     return _Plan(scenario, agent_type, kind, spec, members, given)
 
