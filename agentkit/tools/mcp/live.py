@@ -89,13 +89,15 @@ class LiveConnection:
                                         name=f"agentkit-mcp-{self.server.name}", daemon=True)
         self._thread.start()
         if not self._ready.wait(self.server.timeout):
+            error = self.error(f"did not complete the MCP handshake within "
+                               f"{self.server.timeout:g} s")
             self.close()
-            raise self.error(f"did not complete the MCP handshake within "
-                             f"{self.server.timeout:g} s")
+            raise error
         if self._failure is not None:
-            failure = self._failure
+            self._thread.join(_CLOSE_TIMEOUT)  # its loop has ended; its stderr is complete
+            error = self.error(f"did not start: {_reason(self._failure)}")
             self.close()
-            raise self.error(f"did not start: {_reason(failure)}")
+            raise error
 
     def close(self) -> None:
         """Stop the server (idempotent; blocking until the SDK has shut it down)."""

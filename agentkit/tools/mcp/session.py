@@ -18,12 +18,13 @@ happens before the agent runs and takes no simulated time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any, Literal
 
 from agentkit.core.secrets import Redactor
-from agentkit.core.sim import Stopwatch, asleep
+from agentkit.core.sim import Stopwatch, VirtualTimeLoop, asleep
 from agentkit.llms.cassette import (
     Cassette,
     CassetteMissError,
@@ -82,25 +83,34 @@ class MCPRecording:
         self.player = CassettePlayer(cassette, "mcp_exchanges")
         self.recorded = 0
         self._recorded_hashes: set[str] = set()
+        self._kept = list(cassette.mcp_exchanges)
+        self._new: list[tuple[int, Exchange]] = []
+        self._requests = 0
 
-    def take(self, canonical: dict[str, Any]) -> Exchange | None:
-        """The recorded exchange for ``canonical`` (consumed), or None when it must be made
-        live; a :class:`CassetteMissError` when it is not there and may not be recorded."""
+    def take(self, canonical: dict[str, Any]) -> tuple[int, Exchange | None]:
+        """The request's number in this run, and the recorded exchange for ``canonical``
+        (consumed), or None when it must be made live; a :class:`CassetteMissError` when it
+        is not there and may not be recorded."""
+        self._requests += 1
         exchange = self.player.take(canonical, request_hash(canonical)) if self.replay else None
         if exchange is None and not self.record:
             raise self.player.miss(canonical)
-        return exchange
+        return self._requests, exchange
 
-    def store(self, canonical: dict[str, Any], latency: float,
+    def store(self, number: int, canonical: dict[str, Any], latency: float,
               response: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        """Keep request ``number``'s exchange. Exchanges are kept in the order of their
+        requests, not of their answers: concurrent calls finish in any order, and the file of
+        an unchanged re-recording must come out the same."""
         key = request_hash(canonical)
         if self.mode == "all" and key not in self._recorded_hashes:
-            self.cassette.mcp_exchanges = [e for e in self.cassette.mcp_exchanges
-                                           if e.request_hash != key]
+            self._kept = [e for e in self._kept if e.request_hash != key]
         self._recorded_hashes.add(key)
-        self.cassette.mcp_exchanges.append(Exchange(
-            request=canonical, request_hash=key, response=response, error=error,
-            latency=round(latency, 6)))
+        self._new.append((number, Exchange(request=canonical, request_hash=key,
+                                           response=response, error=error,
+                                           latency=round(latency, 6))))
+        self._new.sort(key=lambda item: item[0])
+        self.cassette.mcp_exchanges = [*self._kept, *(e for _, e in self._new)]
         self.recorded += 1
 
     @property
@@ -145,11 +155,13 @@ class MCPSession:
 
     # ---------------------------------------------------------------- requests
     def _request(self, method: Method, params: dict[str, Any] | None
-                 ) -> tuple[dict[str, Any], Exchange | None]:
+                 ) -> tuple[dict[str, Any], int, Exchange | None]:
         redactor = Redactor(secrets=self._redactor_secrets)
         canonical = canonical_mcp_request(self.server.name, method, params, redactor)
-        exchange = self.recording.take(canonical) if self.recording is not None else None
-        return canonical, exchange
+        if self.recording is None:
+            return canonical, 0, None
+        number, exchange = self.recording.take(canonical)
+        return canonical, number, exchange
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools (``tools/list``, every page), as MCP tool objects (JSON)."""
@@ -158,21 +170,27 @@ class MCPSession:
         return self.listed
 
     def _list_tools(self) -> list[dict[str, Any]]:
-        canonical, exchange = self._request("tools/list", None)
+        canonical, number, exchange = self._request("tools/list", None)
         if exchange is not None:
             return _tools_of(self.server, _answer(self.server, None, exchange))
         connection = self.connection()
         started = time.monotonic()
 
         async def listing(client: Any) -> dict[str, Any]:
+            from pydantic import ValidationError
+
             tools: list[Any] = []
             cursor: str | None = None
-            for _ in range(100):  # a server whose pages never end cannot hang the run
-                page = await client.list_tools(cursor=cursor)
-                tools += page.tools
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
+            try:
+                for _ in range(100):  # a server whose pages never end cannot hang the run
+                    page = await client.list_tools(cursor=cursor)
+                    tools += page.tools
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        break
+            except ValidationError as exc:
+                # the SDK says where, not which tool: the server's own JSON names it
+                return {"__rejected__": str(exc), "raw": await _raw_listing(client)}
             return {"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
                               for t in tools]}
 
@@ -180,16 +198,23 @@ class MCPSession:
             result = _plain(connection.submit(listing).result())
         except BaseException as exc:
             raise _live_error(connection, exc, None) from None
+        if "__rejected__" in result:
+            if isinstance(result["raw"], dict):
+                _tools_of(self.server, result["raw"])  # names the tool, when agentkit sees why
+            raise connection.error(f"sent a tools/list result that is not MCP-shaped: "
+                                   f"{' '.join(result['__rejected__'].split())}",
+                                   cls=MCPProtocolError)
         tools = _tools_of(self.server, result)  # checked before it is kept
         if self.recording is not None:
-            self.recording.store(canonical, time.monotonic() - started, result, None)
+            self.recording.store(number, canonical, time.monotonic() - started, result, None)
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The result of ``tools/call`` (an MCP ``CallToolResult`` as JSON); a JSON-RPC error
         the server answered is an :class:`MCPCallError` (the agent sees it as the tool's
         error)."""
-        canonical, exchange = self._request("tools/call", {"name": name, "arguments": arguments})
+        canonical, number, exchange = self._request("tools/call",
+                                                    {"name": name, "arguments": arguments})
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
@@ -217,20 +242,35 @@ class MCPSession:
             answer = _plain(await await_future(connection.submit(calling)))
         except BaseException as exc:
             raise _live_error(connection, exc, name) from None
-        # a live call's time passed as real I/O (the virtual clock moved by it): count all
-        # of it as this call's latency, as the replay's sleep will -- not less the latency
-        # of other calls that overlapped it
-        latency = watch.wall if watch.wall > 0 else time.monotonic() - started
-        if watch.wall > 0:
-            watch.clock.count_latency(watch.wall)
+        # on a virtual-time loop a live call's time passed as real I/O and moved the clock
+        # (by whole milliseconds; an answer already there when the loop looked, by nothing):
+        # that is its latency, counted whole as the replay's sleep will count it -- not less
+        # the latency of calls that overlapped it. Elsewhere the clock stood still: the real
+        # time is recorded, for replays.
+        if isinstance(asyncio.get_running_loop(), VirtualTimeLoop):
+            latency = watch.wall
+            watch.clock.count_latency(latency)
+        else:
+            latency = time.monotonic() - started
         error = answer.get("__error__") if isinstance(answer, dict) else None
         if error is None:
             _check_result(self.server, name, answer)
         if self.recording is not None:
-            self.recording.store(canonical, latency, None if error else answer, error)
+            self.recording.store(number, canonical, latency, None if error else answer, error)
         if error is not None:
             raise MCPCallError(self.server.name, name, int(error["code"]), str(error["message"]))
         return answer
+
+
+async def _raw_listing(client: Any) -> Any:
+    """The server's ``tools/list`` result as it sent it, unchecked (None if it cannot be had):
+    only to name the tool a rejected listing got wrong. It goes below the SDK's typed API to
+    its session's dispatcher (a private attribute of mcp 2.x, pinned in pyproject.toml)."""
+    try:
+        dispatcher = client.session._dispatcher
+        return await dispatcher.send_raw_request("tools/list", None, {})
+    except Exception:  # noqa: BLE001 (a better message is all that is lost)
+        return None
 
 
 def _answer(server: MCPServer, tool: str | None, exchange: Exchange) -> dict[str, Any]:

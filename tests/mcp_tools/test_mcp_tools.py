@@ -20,7 +20,7 @@ from agentkit.tools.mcp import (
     canonical_mcp_request,
     result_text,
 )
-from tests.mcp import toy
+from tests.mcp_tools import toy
 
 NOWHERE = MCPServer(name="toy", command="no-such-mcp-server-anywhere")
 

@@ -12,7 +12,7 @@ from agentkit.llms.cassette import CassetteError
 from agentkit.scenario import load_scenario, run_scenario
 from agentkit.scenario.layout import recording_files, records
 from agentkit.scenario.loader import ScenarioError
-from tests.mcp import toy
+from tests.mcp_tools import toy
 
 AGENT_TYPES = ["react", "function_calling", "llm_compiler", "coa", "function_agent",
                "react_agent", "react_multimodal"]

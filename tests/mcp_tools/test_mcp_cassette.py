@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from agentkit.llms.cassette import Cassette, CassetteError, Exchange
-from tests.mcp import toy
+from tests.mcp_tools import toy
 
 
 def test_a_cassette_with_mcp_exchanges_is_written_as_format_2_and_read_back(tmp_path):
