@@ -4,8 +4,9 @@ A cassette file (YAML) has a versioned header and a list of exchanges, each a ca
 request, its hash, and the response (message, usage, stream chunks) or error, with the
 latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
 exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; a
-cassette without them is still written as format 1, and both formats are read. :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any
-backend and records through it according to a VCR-style mode:
+cassette without them is still written as format 1, and both formats are read.
+:class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any backend and records
+through it according to a VCR-style mode:
 
 * ``none`` -- replay only; a request not on the cassette fails (the default);
 * ``once`` -- record if the cassette does not exist yet, else replay only;

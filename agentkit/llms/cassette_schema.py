@@ -134,7 +134,7 @@ class _MCPToolData(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
     description: str | None = None
-    inputSchema: dict[str, Any]  # noqa: N815 (MCP's own spelling)
+    inputSchema: dict[str, Any]
 
 
 class _MCPContentData(BaseModel):

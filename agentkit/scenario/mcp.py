@@ -92,7 +92,7 @@ _session_lock = threading.Lock()
 def _session_connection(server: MCPServer) -> LiveConnection:
     with _session_lock:
         connection = _session_servers.get(server.key())
-        if connection is None or not connection.alive and connection._thread is not None:
+        if connection is None or (not connection.alive and connection._thread is not None):
             connection = LiveConnection(server)
             _session_servers[server.key()] = connection
         return connection
@@ -137,9 +137,9 @@ class MCPWorld:
         tools = []
         for number, name in enumerate(names):
             if name not in listed:
-                exc = UnknownMCPToolError(session.server.name, name, list(listed))
+                unknown = UnknownMCPToolError(session.server.name, name, list(listed))
                 raise ScenarioError(f"{self.scenario.where('tools', index, 'only', number)}: "
-                                    f"tools.{index}.only.{number}: {exc}")
+                                    f"tools.{index}.only.{number}: {unknown}")
             try:
                 tools.append(MCPTool(session, listed[name], name=spec.name,
                                      description=spec.description,

@@ -48,8 +48,8 @@ from agentkit.scenario.judge import SnapshotCheck, Verdict, judge
 from agentkit.scenario.layout import (
     cassette_path,
     llm_source,
-    records,
     recording_files,
+    records,
     snapshot_path,
 )
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario

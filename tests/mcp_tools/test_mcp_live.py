@@ -173,12 +173,13 @@ def test_a_slow_calls_latency_is_recorded_and_replayed_on_the_virtual_clock(tmp_
 
 def test_a_refused_call_is_recorded_and_replayed_as_the_tools_error(tmp_path):
     cassette = tmp_path / "c.yaml"
-    with MCPToolset(_misbehaving(), ["refuse"], cassette=cassette, mode="rewrite") as (refuse,):
-        with pytest.raises(MCPCallError, match="refused: this call is not allowed") as live:
-            refuse.call()
-    with MCPToolset(_misbehaving(), ["refuse"], cassette=cassette) as (refuse,):
-        with pytest.raises(MCPCallError) as replayed:
-            refuse.call()
+    recording = MCPToolset(_misbehaving(), ["refuse"], cassette=cassette, mode="rewrite")
+    with recording as (refuse,), pytest.raises(MCPCallError, match="refused: this call is not "
+                                                                  "allowed") as live:
+        refuse.call()
+    with MCPToolset(_misbehaving(), ["refuse"], cassette=cassette) as (refuse,), \
+            pytest.raises(MCPCallError) as replayed:
+        refuse.call()
     assert str(replayed.value) == str(live.value)
 
 
@@ -239,7 +240,11 @@ SCENARIO = """\
 format: 1
 name: bad
 tools:
-  - mcp: {{name: bad, command: python, args: [-m, mocks.mcp.misbehaving, --pidfile, {pidfile}{options}], cwd: {root}}}
+  - mcp:
+      name: bad
+      command: python
+      args: [-m, mocks.mcp.misbehaving, --pidfile, {pidfile}{options}]
+      cwd: {root}
 turns:
   - user: Go.
 agents:
@@ -310,7 +315,7 @@ def _live_recording(path: Path):
 
 def test_a_session_lifetime_server_serves_several_runs_until_the_session_ends(tmp_path):
     path = _scenario(tmp_path, "count")
-    path.write_text(path.read_text().replace("cwd: ", "lifetime: session, cwd: "))
+    path.write_text(path.read_text().replace("      cwd: ", "      lifetime: session\n      cwd: "))
     try:
         outputs = []
         for _ in range(2):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import socket
 import tempfile
@@ -45,10 +46,8 @@ async def await_future(future: concurrent.futures.Future[T]) -> T:
     reader.setblocking(False)
 
     def wake(_: concurrent.futures.Future[T]) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the waiter has gone (cancelled): nothing to wake
             writer.send(b"\0")
-        except OSError:
-            pass  # the waiter has gone (cancelled): nothing to wake
 
     future.add_done_callback(wake)
     try:
@@ -106,16 +105,12 @@ class LiveConnection:
         self._closed = True
         loop, stop, thread = self._loop, self._stop, self._thread
         if loop is not None and stop is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop ended on its own (it failed)
                 loop.call_soon_threadsafe(stop.set)
-            except RuntimeError:
-                pass  # the loop finished on its own (the server failed)
         if thread is not None:
             thread.join(_CLOSE_TIMEOUT)
-        try:
+        with contextlib.suppress(OSError):
             self._stderr_path.unlink()
-        except OSError:
-            pass
 
     @property
     def alive(self) -> bool:

@@ -196,7 +196,7 @@ class MCPSession:
 
         try:
             result = _plain(connection.submit(listing).result())
-        except BaseException as exc:
+        except Exception as exc:  # noqa: BLE001 (what the SDK raised says what broke: kept)
             raise _live_error(connection, exc, None) from None
         if "__rejected__" in result:
             if isinstance(result["raw"], dict):
@@ -218,9 +218,9 @@ class MCPSession:
         if exchange is not None:
             if exchange.latency:
                 await asleep(exchange.latency)
-            answer = _answer(self.server, name, exchange)
-            _check_result(self.server, name, answer)
-            return answer
+            recorded = _answer(self.server, name, exchange)
+            _check_result(self.server, name, recorded)
+            return recorded
         connection = self.connection()
         watch = Stopwatch.start()
         started = time.monotonic()
@@ -239,8 +239,8 @@ class MCPSession:
             return dumped
 
         try:
-            answer = _plain(await await_future(connection.submit(calling)))
-        except BaseException as exc:
+            answer: dict[str, Any] = _plain(await await_future(connection.submit(calling)))
+        except Exception as exc:  # noqa: BLE001 (what the SDK raised says what broke: kept)
             raise _live_error(connection, exc, name) from None
         # on a virtual-time loop a live call's time passed as real I/O and moved the clock
         # (by whole milliseconds; an answer already there when the loop looked, by nothing):
@@ -268,7 +268,8 @@ async def _raw_listing(client: Any) -> Any:
     its session's dispatcher (a private attribute of mcp 2.x, pinned in pyproject.toml)."""
     try:
         dispatcher = client.session._dispatcher
-        return await dispatcher.send_raw_request("tools/list", None, {})
+        raw: Any = await dispatcher.send_raw_request("tools/list", None, {})
+        return raw
     except Exception:  # noqa: BLE001 (a better message is all that is lost)
         return None
 
@@ -281,10 +282,10 @@ def _answer(server: MCPServer, tool: str | None, exchange: Exchange) -> dict[str
     return exchange.response or {}
 
 
-def _live_error(connection: LiveConnection, exc: BaseException, tool: str | None) -> BaseException:
+def _live_error(connection: LiveConnection, exc: Exception, tool: str | None) -> Exception:
     """What a failed live request means for the run: the server's fault (it died, hung, or
     sent something the SDK could not read) as an :class:`MCPServerError` with its stderr."""
-    if isinstance(exc, MCPServerError | CassetteMissError | KeyboardInterrupt):
+    if isinstance(exc, MCPServerError | CassetteMissError):
         return exc
     if isinstance(exc, TimeoutError):
         return connection.error(f"did not answer within {connection.server.timeout:g} s "
