@@ -67,7 +67,10 @@ def test_the_offline_commands_of_the_guide_run_without_the_servers(tmp_path):
     assert "8 passed, 0 failed" in outputs[0]
     assert outputs[1].count("replay reproduces the recorded trace") == 8
     assert "8 passed" in outputs[2]
-    assert (project / "reports" / "mcp-guide" / "report.md").is_file()
+    report = (project / "reports" / "mcp-guide" / "report.md").read_text(encoding="utf-8")
+    # the MCP calls count as tool calls: two per run
+    assert re.search(r"\| mcp_time_git \| llm_compiler +\| pass +\| +1 \| +2 \| +2 \|", report)
+    assert "convert_time" in (project / "reports" / "mcp-guide" / "report.html").read_text()
 
 
 def test_the_python_example_of_the_guide_replays(tmp_path, monkeypatch):

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from agentkit.llms.cassette import CassetteError
+from agentkit.report.timeline import lanes, spans_of
 from agentkit.scenario import load_scenario, run_scenario
 from agentkit.scenario.layout import recording_files, records
 from agentkit.scenario.loader import ScenarioError
 from tests.mcp_tools import toy
 
+BUNDLED = Path(__file__).resolve().parents[2] / "scenarios" / "mcp_time_git.yaml"
 AGENT_TYPES = ["react", "function_calling", "llm_compiler", "coa", "function_agent",
                "react_agent", "react_multimodal"]
 
@@ -191,3 +193,22 @@ def test_entries_naming_the_same_server_share_it(tmp_path):
     path = _world(tmp_path, toy.call("echo", {"text": "hello"}, "HELLO"), text=text)
     result = run_scenario(path)  # one tools/list on the cassette serves both entries
     assert result.passed, result.verdict.lines()
+
+
+def test_the_bundled_mcp_calls_run_side_by_side_in_the_llm_compiler_timeline():
+    result = run_scenario(BUNDLED, "llm_compiler")
+    tools = [span for span in spans_of(result.trace) if span.kind == "tool"]
+    assert sorted(span.label for span in tools) == ["convert_time", "git_log"]
+    assert len(set(lanes(tools))) == 2  # the two calls overlap on the simulated clock
+
+
+def test_the_bundled_mcp_scenario_replays_without_starting_a_server(monkeypatch):
+    from agentkit.tools.mcp import LiveConnection
+
+    def refuse(self):
+        raise AssertionError(f"a replay started MCP server `{self.server.name}`")
+
+    monkeypatch.setattr(LiveConnection, "start", refuse)
+    for agent_type in load_scenario(BUNDLED).agents:
+        result = run_scenario(BUNDLED, agent_type)
+        assert result.passed, (agent_type, result.verdict.lines())
