@@ -13,6 +13,7 @@ from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
     MessageExpect,
+    SlowRegexError,
     TextMatch,
     ToolCallsExpect,
     ToolCallSpec,
@@ -207,7 +208,15 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
 
 
 def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
-    """All ways ``trace`` falls short of the expectations (empty: it passes)."""
+    """All ways ``trace`` falls short of the expectations (empty: it passes); a regex that
+    takes too long is one problem naming it (the expectations cannot all be checked)."""
+    try:
+        return _check_expectations(trace, turns, expect)
+    except SlowRegexError as exc:
+        return [f"an expectation could not be checked: {exc}"]
+
+
+def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
     problems: list[str] = []
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if turn.answer is not None and not turn.answer.matches(record.response):

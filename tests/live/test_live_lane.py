@@ -77,7 +77,7 @@ def test_a_live_recording_replays_offline_to_the_same_trace(tmp_path, live_url, 
 
     cassette = folder / "cassettes" / f"{scenario}.{agent}.yaml"
     exchanges = yaml.safe_load(cassette.read_text())["exchanges"]
-    trace = json.loads(cassette.with_name(f"{scenario}.{agent}.trace.json").read_text())
+    trace = json.loads((folder / "__snapshots__" / scenario / f"{agent}.json").read_text())
     llm_calls = [c for t in trace["turns"] for s in t["steps"] for c in s["llm_calls"]]
     assert len(exchanges) == len(llm_calls) >= 1
     assert all(c["latency"] > 0 and c["usage"]["completion_tokens"] > 0 for c in llm_calls)
@@ -95,8 +95,8 @@ def test_forced_tool_choice_makes_the_live_model_call_the_tool(tmp_path, live_ur
     assert _agentkit("record", str(path), "--agent", "function_calling",
                      *_live(live_url)).returncode == 0
 
-    trace = json.loads((folder / "cassettes" /
-                        "live_function_calling.function_calling.trace.json").read_text())
+    trace = json.loads((folder / "__snapshots__" / "live_function_calling" /
+                        "function_calling.json").read_text())
     first_step = trace["turns"][0]["steps"][0]
     assert [c["name"] for c in first_step["tool_calls"]] == ["add"]
     assert set(first_step["tool_calls"][0]["args"]) <= {"a", "b"}
