@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agentkit.llms.cassette import Cassette, CassetteError
-from agentkit.scenario.layout import cassette_path
+from agentkit.scenario.layout import cassette_path, has_mcp
 from agentkit.scenario.model import Scenario, ToolSpec
 from agentkit.tools.mcp import (
     LiveConnection,
@@ -31,11 +31,6 @@ from agentkit.tools.mcp.tools import MCPTool
 
 __all__ = ["MCPWorld", "open_mcp", "has_mcp", "mcp_servers", "server_of", "mcp_problems",
            "close_session_servers", "mcp_cassette"]
-
-
-def has_mcp(scenario: Scenario) -> bool:
-    """Whether the scenario's world has MCP tools."""
-    return any(spec.mcp is not None for spec in scenario.tools)
 
 
 def _base(scenario: Scenario) -> Path:

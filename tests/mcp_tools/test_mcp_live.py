@@ -366,3 +366,32 @@ def test_a_streamable_http_server_records_and_replays_and_its_headers_stay_off_d
         replayed = [greet.call(name="Ada").content, whoami.call().content]
     assert live == replayed == ["Hello, Ada!", "authorised"]
     assert "abcdefghijklmnop123" not in cassette.read_text()
+
+
+# ------------------------------------------------------------------ pytest --record-mode
+def test_pytest_record_mode_records_the_servers_and_the_default_run_replays_them(pytester):
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "echo.yaml").write_text(f"""\
+format: 1
+name: echo
+tools:
+  - mcp: {{name: bad, command: python, args: [-m, mocks.mcp.misbehaving], cwd: {ROOT}}}
+    only: [echo]
+turns:
+  - user: Echo hi.
+trajectory:
+  - call: echo
+    args: {{text: hi}}
+  - answer: "It said {{$1}}."
+agents: [function_calling]
+""")
+    recorded = pytester.runpytest_subprocess("--record-mode=rewrite", "-p", "no:cacheprovider")
+    recorded.assert_outcomes(passed=1)
+    cassette = pytester.path / "scenarios" / "cassettes" / "echo.function_calling.yaml"
+    assert "tools/call" in cassette.read_text()
+    (pytester.path / "scenarios" / "echo.yaml").write_text(
+        (pytester.path / "scenarios" / "echo.yaml").read_text().replace(
+            "command: python", "command: no-such-server"))  # replays need no server
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    replayed.assert_outcomes(passed=1)

@@ -113,6 +113,11 @@ class LiveConnection:
             self._stderr_path.unlink()
 
     @property
+    def ended(self) -> bool:
+        """Whether it was started and is not running any more (stopped, failed or dead)."""
+        return self._thread is not None and not self.alive
+
+    @property
     def alive(self) -> bool:
         return (self._thread is not None and self._thread.is_alive() and not self._closed
                 and self._failure is None)
