@@ -87,7 +87,7 @@ _session_lock = threading.Lock()
 def _session_connection(server: MCPServer) -> LiveConnection:
     with _session_lock:
         connection = _session_servers.get(server.key())
-        if connection is None or (not connection.alive and connection._thread is not None):
+        if connection is None or connection.ended:
             connection = LiveConnection(server)
             _session_servers[server.key()] = connection
         return connection
