@@ -277,7 +277,7 @@ def test_a_server_that_dies_mid_run_stops_it_as_an_infrastructure_error(tmp_path
 
 def test_a_server_that_does_not_start_in_a_scenario_names_its_place(tmp_path):
     path = _scenario(tmp_path, "echo", "--exit-at-start")
-    with pytest.raises(MCPServerError, match=rf"{path}:4: tools.0.mcp: MCP server `bad`"):
+    with pytest.raises(MCPServerError, match=rf"{path}:5: tools.0.mcp: MCP server `bad`"):
         record_scenario(path, "function_calling", {}, "rewrite")
 
 
