@@ -185,3 +185,14 @@ def test_describe_names_the_command_line_or_the_url_without_credentials():
                      env={"TOKEN": "secret"}).describe() == "mcp-server-time --local-timezone UTC"
     assert MCPServer(name="h", url="http://u:p@127.0.0.1:8000/mcp?k=1").describe() == \
         "http://127.0.0.1:8000/mcp"
+
+
+def test_a_live_server_without_the_sdk_installed_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mcp" else real(name, *a))
+    with pytest.raises(MCPServerError, match=r"the MCP SDK is not installed; pip install "
+                                             r"'agentkit\[mcp\]'"):
+        MCPToolset(NOWHERE).__enter__()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib.util
 import os
 import socket
 import tempfile
@@ -83,6 +84,10 @@ class LiveConnection:
         :class:`MCPServerError` naming the command and its stderr if it does not come up."""
         if self._thread is not None:
             return
+        if importlib.util.find_spec("mcp") is None:
+            raise MCPServerError(f"MCP server `{self.server.name}` ({self.server.describe()}) "
+                                 "cannot be started: the MCP SDK is not installed; pip install "
+                                 "'agentkit[mcp]' (replaying a cassette needs no SDK)")
         executable = self.server.executable() if self.server.command is not None else None
         self._thread = threading.Thread(target=self._thread_main, args=(executable,),
                                         name=f"agentkit-mcp-{self.server.name}", daemon=True)
