@@ -1,4 +1,5 @@
-"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios.
+"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios, and serve
+one's model to an agent in another process.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
 failures/regressions; 2 bad usage or a malformed file (the message says where).
@@ -165,7 +166,36 @@ def build_parser() -> argparse.ArgumentParser:
                           "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
                           "in `thresholds:`), is a regression (exit 1)")
     _snapshot_options(sub, "report")
+
+    sub = commands.add_parser(
+        "serve", help="serve a scenario's model on a loopback URL for an agent in another "
+                      "process, then judge the agent's run",
+        description="Answer OpenAI-compatible requests (POST /v1/chat/completions, GET "
+                    "/v1/models) on 127.0.0.1 with the scenario's model for the agent type "
+                    "(its script, trajectory or recording), so an agent in another process or "
+                    "language is tested by pointing it at the URL, printed as the first line. "
+                    "Serves until stopped (Ctrl-C, SIGTERM), then writes the agent's trace, "
+                    "built from its requests, and checks the scenario's expectations on it "
+                    "(exit 1 when they fail).")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", required=True, help="the agent type whose model to serve")
+    sub.add_argument("--port", type=_port, default=0,
+                     help="port on 127.0.0.1 (default 0: any free port; a port in use is an "
+                          "error)")
+    sub.add_argument("--trace-out", type=Path,
+                     help="where to write the trace (default: <scenario>.<agent>.json in the "
+                          "current folder)")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 65535")
+    return value
 
 
 def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
@@ -641,8 +671,50 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import threading
+
+    from agentkit.bridge.serve import ServeSession
+    from agentkit.core.errors import BadInputError
+    from agentkit.core.files import atomic_write_text
+    from agentkit.scenario.layout import trace_file
+
+    scenario = _load(args.scenario)
+    trace_out = args.trace_out or trace_file(Path.cwd(), scenario, args.agent)
+    if trace_out.is_dir():
+        raise CLIError(f"--trace-out {trace_out}: is a folder; give the trace file's path")
+    _writable_folder(trace_out.parent, "--trace-out")
+    try:
+        session = ServeSession(scenario, args.agent, port=args.port)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    stop = threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    with contextlib.suppress(ValueError):  # not the main thread: the caller stops it otherwise
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        result, verdict = session.run(stop, lambda url: print(url, file=out, flush=True))
+    finally:
+        for stopped, handler in previous.items():
+            signal.signal(stopped, handler)
+        session.close()
+    name = f"{scenario.name}[{args.agent}]"
+    if result is None:
+        if verdict.kind == "input":
+            raise CLIError(str(verdict.stopped_by))
+        print(_result_line(name, None, verdict), file=out)
+        _print_verdict(verdict, out)
+        return EXIT_FAILED
+    atomic_write_text(trace_out, result.trace.to_json())
+    print(_result_line(name, result, verdict), file=out)
+    _print_verdict(verdict, out)
+    print(f"wrote {_shown(trace_out.resolve())}", file=out)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
-             "diff": _cmd_diff, "report": _cmd_report}
+             "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -23,7 +23,6 @@ from agentkit.scenario.trace import ToolCallTrace, Trace
 
 __all__ = ["check_expectations"]
 
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -37,11 +36,20 @@ class _Call:
     is_error: bool = False
     start: float = 0.0
     end: float = 0.0
+    turn: int = 0
+    source: ToolCallTrace | None = None
 
     @classmethod
-    def of(cls, call: ToolCallTrace) -> _Call:
+    def of(cls, call: ToolCallTrace, turn: int) -> _Call:
         return cls(call.name, call.args, call.agent, call.output, call.is_error, call.started,
-                   call.ended)
+                   call.ended, turn, call)
+
+    def ended_before(self, other: _Call) -> bool:
+        """Whether this call had finished when ``other`` started (an earlier turn's had)."""
+        if self.turn != other.turn:
+            return self.turn < other.turn
+        assert self.source is not None and other.source is not None
+        return self.source.ended_before(other.source)
 
 
 def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
@@ -149,7 +157,7 @@ def _check_order(expect: ToolCallsExpect, actual: list[_Call],
             if earlier - 1 not in matched:
                 continue  # that expected call was not made: reported as missing
             before = actual[matched[earlier - 1]]
-            if call.start < before.end - _TOLERANCE:
+            if not before.ended_before(call):
                 problems.append(
                     f"tool call {_call(call.name, call.args, call.agent)} (expected call "
                     f"{index + 1}) started at {seconds(call.start)}, before expected call "
@@ -238,7 +246,8 @@ def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> 
         problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
     expected_errors: set[int] = set()
     if expect.tool_calls is not None:
-        actual = [_Call.of(c) for c in trace.tool_calls]
+        actual = [_Call.of(c, turn) for turn, record in enumerate(trace.turns)
+                  for c in record.tool_calls]
         found, matched = _check_tool_calls(expect.tool_calls, actual)
         problems += found + _check_order(expect.tool_calls, actual, matched)
         expected_errors = {matched[i] for i, spec in enumerate(expect.tool_calls.calls)

@@ -54,6 +54,10 @@ def _round(seconds: float) -> float:
     return round(seconds, 6)
 
 
+_SAME_TIME = 1e-9
+"""Simulated times closer than this are the same time."""
+
+
 class IdNormalizer:
     """Maps run-specific ids (tool-call ids) to stable names in order of first appearance."""
 
@@ -118,7 +122,19 @@ class ToolCallTrace:
     """The failure was injected by the scenario's schedule (a tool's ``failures:``): an
     expected error. Not written to the trace (its output says so)."""
     issued: int = field(default=0, repr=False)
-    """The call's place among the turn's calls in the order they were started (not written)."""
+    """The place of the call's start among the turn's events (not written)."""
+    finished: int = field(default=0, repr=False)
+    """The place of the call's end among the turn's events (not written): with ``issued``, it
+    orders calls that start and end at the same simulated time."""
+
+    def ended_before(self, other: ToolCallTrace) -> bool:
+        """Whether this call (of the same turn) had finished when ``other`` started: on the
+        simulated clock, and at the same simulated time by the order of the events."""
+        if other.started > self.ended + _SAME_TIME:
+            return True
+        if other.started < self.ended - _SAME_TIME:
+            return False
+        return self.finished < other.issued
 
     @property
     def ended(self) -> float:
@@ -240,6 +256,7 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("started", None)
     data.pop("scheduled", None)
     data.pop("issued", None)
+    data.pop("finished", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
 
@@ -340,6 +357,8 @@ class TurnBuilder:
         self.state: dict[str, Any] = {}
         """Handlers' own bookkeeping across events of the turn (never written to the trace)."""
         self.tools: list[dict[str, Any]] = []
+        self.seq = 0
+        """How many events were fed so far: the place of the current one."""
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
         """Note tools the agent offered (name, description, parameters), each once."""
@@ -364,6 +383,7 @@ class TurnBuilder:
         return self.orphans
 
     def feed(self, event: Event) -> None:
+        self.seq += 1
         handler = _handler_for(type(event))
         if handler is not None:
             handler(self, event)
@@ -399,7 +419,7 @@ def _call_start(turn: TurnBuilder, event: Event) -> None:
     if event.span_id:
         turn.starts[event.span_id] = event
         issued: dict[str, int] = turn.state.setdefault("issued", {})
-        issued[event.span_id] = len(issued)
+        issued[event.span_id] = turn.seq
 
 
 @trace_handler(LLMCallStartEvent)
@@ -429,12 +449,13 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
 
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
-    issued = turn.state.get("issued", {}).get(event.span_id or "", len(turn.starts))
+    issued = turn.state.get("issued", {}).get(event.span_id or "", turn.seq)
     turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
         latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
-        scheduled=isinstance(event.exception, SimulatedToolError), issued=issued))
+        scheduled=isinstance(event.exception, SimulatedToolError), issued=issued,
+        finished=turn.seq))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
