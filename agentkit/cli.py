@@ -185,6 +185,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--trace-out", type=Path,
                      help="where to write the trace (default: <scenario>.<agent>.json in the "
                           "current folder)")
+
+    sub = commands.add_parser(
+        "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
+                          "exchanges into a cassette, or answer them from it",
+        description="Started by an agent in the place of an MCP server's command (over "
+                    "stdio), keep the server's tools/list and tools/call exchanges in the "
+                    "cassette's mcp_exchanges, as scenarios do (docs/mcp.md). With --mode none "
+                    "(the default) no server runs: the handshake and every tool request are "
+                    "answered from the cassette, and a request it lacks is answered with an "
+                    "error naming the nearest recorded one (exit 1 at the end). With another "
+                    "mode the server after `--` is started and every line relayed; the "
+                    "cassette is written when the agent closes the connection.")
+    sub.add_argument("--cassette", type=Path, required=True, help="the cassette file")
+    sub.add_argument("--name", required=True, help="the server's name in the cassette")
+    sub.add_argument("--mode", choices=["none", "once", "new_episodes", "all", "rewrite"],
+                     default="none", help="record mode (default none: replay only, no server)")
+    sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="an environment variable of the server (never recorded)")
+    sub.add_argument("server", nargs=argparse.REMAINDER,
+                     help="-- then the server's command and arguments (to record)")
     return parser
 
 
@@ -713,8 +733,31 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
+def _cmd_mcp_proxy(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.tools.mcp import MCPServer
+    from agentkit.tools.mcp.proxy import run_proxy
+
+    command = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if args.mode != "none" and not command:
+        raise CLIError(f"mcp-proxy --mode {args.mode}: give the server's command after `--` "
+                       "(it is started to record)")
+    env = {}
+    for pair in args.env:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CLIError(f"mcp-proxy --env {pair!r}: write KEY=VALUE")
+        env[key] = value
+    try:
+        server = MCPServer(name=args.name, command=command[0] if command else "-",
+                           args=tuple(command[1:]), env=env, cwd=os.getcwd())
+    except ValueError as exc:
+        raise CLIError(f"mcp-proxy: {exc}") from None
+    return run_proxy(server, args.cassette, args.mode)
+
+
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
-             "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve}
+             "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve,
+             "mcp-proxy": _cmd_mcp_proxy}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

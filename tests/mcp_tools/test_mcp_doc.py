@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -47,10 +48,10 @@ def _project(tmp_path: Path, *, servers: bool) -> Path:
     return tmp_path
 
 
-def _run(command: str, cwd: Path) -> str:
+def _run(command: str, cwd: Path, stdin: str | None = None) -> str:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, input=stdin)
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -62,8 +63,11 @@ def test_the_readme_links_the_mcp_guide():
 def test_the_offline_commands_of_the_guide_run_without_the_servers(tmp_path):
     project = _project(tmp_path, servers=False)
     commands = _commands(live=False)
-    assert len(commands) == 4
+    assert len(commands) == 5
     outputs = [_run(command, project) for command in commands]
+    replies = [json.loads(line) for line in outputs[4].splitlines()]  # the proxy, replaying
+    assert replies[0]["result"]["serverInfo"]["name"] == "time"
+    assert "T18:30:00+09:00" in replies[1]["result"]["content"][0]["text"]
     assert "8 passed, 0 failed" in outputs[0]
     assert outputs[1].count("replay reproduces the recorded trace") == 8
     assert "8 passed" in outputs[2]
@@ -87,7 +91,12 @@ def test_the_python_example_of_the_guide_replays(tmp_path, monkeypatch):
 def test_the_recording_commands_of_the_guide_record_against_the_live_servers(tmp_path):
     project = _project(tmp_path, servers=True)
     commands = _commands(live=True)
-    assert len(commands) == 2
-    for command in commands:
+    assert len(commands) == 3
+    for command in commands[:2]:
         out = _run(command, project)
         assert "the offline replay reproduces the recorded trace" in out, out
+    # the proxy, as an agent would drive it: the requests of the guide's offline example
+    requests = re.findall(r"'(\{.*?\})'", _commands(live=False)[4])
+    out = _run(commands[2], project, stdin="".join(f"{r}\n" for r in requests))
+    assert "T18:30:00+09:00" in out
+    assert "convert_time" in (project / "cassettes" / "my_agent.mcp.yaml").read_text()

@@ -395,3 +395,46 @@ agents: [function_calling]
             "command: python", "command: no-such-server"))  # replays need no server
     replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     replayed.assert_outcomes(passed=1)
+
+
+# ------------------------------------------------------------- the recording stdio proxy
+def _proxied(cassette: Path, mode: str, *server: str) -> MCPServer:
+    """The misbehaving server behind `agentkit mcp-proxy`, as an agent of another framework
+    would start it (its own MCP client, here the SDK's, talks to the proxy)."""
+    command = ["-m", "agentkit", "mcp-proxy", "--cassette", str(cassette), "--name", "bad",
+               "--mode", mode]
+    if server:
+        command += ["--", *server]
+    return MCPServer(name="proxied", command="python", args=tuple(command), cwd=str(ROOT))
+
+
+def test_the_proxy_records_a_servers_exchanges_and_replays_them_without_it(tmp_path):
+    cassette = tmp_path / "proxy.yaml"
+    live = _proxied(cassette, "rewrite", sys.executable, "-m", "mocks.mcp.misbehaving")
+    with MCPToolset(live, ["count", "echo"]) as (count, echo):
+        recorded = [count.call().content, count.call().content, echo.call(text="hi").content]
+    with MCPToolset(_proxied(cassette, "none"), ["count", "echo"]) as (count, echo):
+        replayed = [count.call().content, count.call().content, echo.call(text="hi").content]
+    assert recorded == replayed == ["1", "2", "hi"]
+
+
+def test_the_proxys_cassette_replays_in_agentkit_itself(tmp_path):
+    cassette = tmp_path / "proxy.yaml"
+    live = _proxied(cassette, "rewrite", sys.executable, "-m", "mocks.mcp.misbehaving")
+    with MCPToolset(live, ["echo"]) as (echo,):
+        echo.call(text="hi")
+    nowhere = MCPServer(name="bad", command="no-such-server")  # the name the proxy recorded
+    with MCPToolset(nowhere, ["echo"], cassette=cassette) as (echo,):
+        assert echo.call(text="hi").content == "hi"
+
+
+def test_a_request_the_proxys_cassette_lacks_is_an_error_naming_the_nearest(tmp_path):
+    cassette = tmp_path / "proxy.yaml"
+    live = _proxied(cassette, "rewrite", sys.executable, "-m", "mocks.mcp.misbehaving")
+    with MCPToolset(live, ["echo"]) as (echo,):
+        echo.call(text="hi")
+    with MCPToolset(_proxied(cassette, "none"), ["echo"]) as (echo,), \
+            pytest.raises(MCPCallError) as caught:
+        echo.call(text="bye")
+    assert "no recorded exchange matches this request" in str(caught.value)
+    assert "first difference (recorded -> now), at params.arguments.text" in str(caught.value)
