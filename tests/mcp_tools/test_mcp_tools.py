@@ -196,3 +196,10 @@ def test_a_live_server_without_the_sdk_installed_says_how_to_install_it(monkeypa
     with pytest.raises(MCPServerError, match=r"the MCP SDK is not installed; pip install "
                                              r"'agentkit\[mcp\]'"):
         MCPToolset(NOWHERE).__enter__()
+
+
+def test_a_replay_matches_whatever_secrets_this_machines_environment_holds(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOME_API_TOKEN", "hello-there-value")  # a secret-looking variable
+    path = _cassette(tmp_path, toy.call("echo", {"text": "hello-there-value"}, "ok"))
+    with MCPToolset(NOWHERE, cassette=path) as tools:
+        assert tools[0].call(text="hello-there-value").content == "ok"

@@ -81,7 +81,7 @@ class _Proxy:
             params = message.get("params")
             if method == "tools/list":
                 params = None  # a cursor is the SDK's paging, not part of what was asked
-            redactor = Redactor(secrets=self.server.secrets())
+            redactor = Redactor(environ={}, secrets=self.server.secrets())
             canonical = canonical_mcp_request(self.server.name, method, params, redactor)
             try:
                 number, exchange = self.recording.take(canonical)

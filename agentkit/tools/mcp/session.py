@@ -156,7 +156,9 @@ class MCPSession:
     # ---------------------------------------------------------------- requests
     def _request(self, method: Method, params: dict[str, Any] | None
                  ) -> tuple[dict[str, Any], int, Exchange | None]:
-        redactor = Redactor(secrets=self._redactor_secrets)
+        # the server's own secrets (its env values, headers), never this machine's
+        # environment: a replay in CI must hash a request as the recording did
+        redactor = Redactor(environ={}, secrets=self._redactor_secrets)
         canonical = canonical_mcp_request(self.server.name, method, params, redactor)
         if self.recording is None:
             return canonical, 0, None
