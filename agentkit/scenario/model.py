@@ -81,7 +81,8 @@ class MCPServerSpec(_Strict):
     headers: dict[str, str] = Field(default_factory=dict,
                                     description="HTTP headers (never recorded)")
     timeout: Seconds = Field(default=60.0, gt=0, description="real seconds a live request may "
-                                                            "take before the run stops")
+                                                            "take before the run stops (the "
+                                                            "start: at least a minute)")
     lifetime: Literal["run", "session"] = Field(
         default="run", description="a live server lives for one run, or for the whole session")
 

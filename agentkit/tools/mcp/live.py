@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from agentkit.tools.mcp.server import MCPServer, MCPServerError
 
-__all__ = ["LiveConnection", "await_future", "STDERR_LINES"]
+__all__ = ["LiveConnection", "await_future", "STDERR_LINES", "START_TIMEOUT"]
 
 T = TypeVar("T")
 
@@ -37,6 +37,10 @@ STDERR_LINES = 12
 """How many of the server's last stderr lines an error shows."""
 
 _CLOSE_TIMEOUT = 15.0  # the SDK's own shutdown is bounded (stdin close, SIGTERM, SIGKILL)
+
+START_TIMEOUT = 60.0
+"""Real seconds a server has to start and complete the MCP handshake (at least its
+``timeout``, which bounds each request): an interpreter starting on a busy machine is slow."""
 
 
 async def await_future(future: concurrent.futures.Future[T]) -> T:
@@ -92,9 +96,9 @@ class LiveConnection:
         self._thread = threading.Thread(target=self._thread_main, args=(executable,),
                                         name=f"agentkit-mcp-{self.server.name}", daemon=True)
         self._thread.start()
-        if not self._ready.wait(self.server.timeout):
-            error = self.error(f"did not complete the MCP handshake within "
-                               f"{self.server.timeout:g} s")
+        started = max(self.server.timeout, START_TIMEOUT)
+        if not self._ready.wait(started):
+            error = self.error(f"did not complete the MCP handshake within {started:g} s")
             self.close()
             raise error
         if self._failure is not None:
