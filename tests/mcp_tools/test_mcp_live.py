@@ -300,6 +300,18 @@ def test_the_server_is_stopped_when_the_run_is_interrupted(tmp_path):
     assert _gone(_pid(tmp_path / "pid"))
 
 
+def test_the_server_is_stopped_when_the_agent_fails(tmp_path):
+    path = _scenario(tmp_path, "count")
+
+    def broken(messages, tools):
+        raise RuntimeError("the model broke")
+
+    result = run_scenario(path, "function_calling", llm=ScriptedLLM([tool_call("count"), broken]),
+                          mcp=_live_recording(path))
+    assert result.trace.turns[0].error == "RuntimeError: the model broke"
+    assert _gone(_pid(tmp_path / "pid"))
+
+
 def test_a_server_that_ignores_the_end_of_its_input_is_still_stopped(tmp_path):
     recording = record_scenario(_scenario(tmp_path, "count", "--hang-on-close"),
                                 "function_calling", {}, "rewrite")
