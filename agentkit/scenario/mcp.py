@@ -113,7 +113,9 @@ class MCPWorld:
         self.recording = recording
         self.sessions: dict[str, MCPSession] = {}
         for name, server in mcp_servers(scenario).items():
-            shared = _session_connection(server) if server.lifetime == "session" else None
+            # a replay starts no server: only a recording run shares a session-long one
+            shared = (_session_connection(server)
+                      if server.lifetime == "session" and recording.record else None)
             self.sessions[name] = MCPSession(server, recording, shared)
 
     def tools(self, index: int, spec: ToolSpec) -> list[MCPTool]:

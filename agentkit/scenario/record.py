@@ -225,7 +225,7 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
 
 def _mcp_only_cassette(path: Path, mode: RecordMode, agent_type: str, scenario: str) -> Cassette:
     """The cassette of an agent type whose model is scripted: only MCP exchanges."""
-    if path.exists() and mode not in ("rewrite",):
+    if path.exists() and mode != "rewrite":
         return Cassette.load(path)
     return Cassette(path=path, agent_type=agent_type, scenario=scenario)
 

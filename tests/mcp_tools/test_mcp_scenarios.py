@@ -212,3 +212,17 @@ def test_the_bundled_mcp_scenario_replays_without_starting_a_server(monkeypatch)
     for agent_type in load_scenario(BUNDLED).agents:
         result = run_scenario(BUNDLED, agent_type)
         assert result.passed, (agent_type, result.verdict.lines())
+
+
+def test_a_replay_of_a_session_lifetime_server_prepares_no_live_server(tmp_path, monkeypatch):
+    from agentkit.tools.mcp import LiveConnection
+
+    def refuse(self, server):
+        raise AssertionError(f"a replay prepared live MCP server `{server.name}`")
+
+    monkeypatch.setattr(LiveConnection, "__init__", refuse)
+    text = toy.SCENARIO.replace("command: no-such-mcp-server-anywhere}",
+                                "command: no-such-mcp-server-anywhere, lifetime: session}")
+    path = _world(tmp_path, toy.call("echo", {"text": "hello"}, "HELLO"), text=text)
+    result = run_scenario(path)
+    assert result.passed, result.verdict.lines()
