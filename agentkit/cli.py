@@ -543,11 +543,12 @@ class _Progress:
 
 
 def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.core.errors import BadInputError
+    from agentkit.core.errors import BadInputError, HarnessError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
+    from agentkit.scenario.judge import judge_error
     from agentkit.scenario.layout import recording_files, records
-    from agentkit.scenario.record import record_scenario, rerecord_command
+    from agentkit.scenario.record import Recording, record_scenario, rerecord_command
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -586,6 +587,13 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
                                     listener=_Progress(out))
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
+    except HarnessError as exc:  # it could not start (an MCP server that did not come up)
+        verdict = judge_error(exc)
+        print(_result_line(name, None, verdict), file=out)
+        written = Recording(cassettes=files[1:] if scenario.path else files,
+                            snapshot=files[0] if scenario.path else None)
+        _print_verdict(verdict, out, f"nothing written: {written.files} are as they were")
+        return EXIT_FAILED
     if recording.existing:
         replay = recording.replay
         assert replay is not None

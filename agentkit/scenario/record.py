@@ -318,6 +318,10 @@ def _kind(error: BaseException) -> str:
 def _problems(live: ScenarioResult, replay: ScenarioResult, recorded_trace: dict[str, Any],
               recorders: list[RecordingLLM], mode: RecordMode) -> list[str]:
     """Why this recording must not be kept (empty when it is good)."""
+    if live.verdict.stopped_by is not None:
+        # the root cause alone, as every command reports a stopped run: the unmet expectations
+        # and the replay that misses where the live run broke off would only repeat it
+        return ["the recorded run failed: " + " ".join(live.verdict.lines())]
     problems = [f"the recorded run failed: {problem}" for problem in live.problems]
     miss = cassette_miss(replay)
     if miss is not None:

@@ -9,7 +9,9 @@ middle of the call; ``malformed()`` answers a result whose ``content`` is not a 
 Options: ``--exit-at-start`` writes a line to stderr and exits before any handshake;
 ``--bad-schema`` lists a tool whose input schema is not an object schema; ``--pidfile PATH``
 writes the server's process id there (tests check that no server outlives its run);
-``--hang-on-close`` ignores the end of its stdin and SIGTERM (the harness must still stop it).
+``--hang-on-close`` ignores the end of its stdin and SIGTERM (the harness must still stop it);
+``--print-env NAME`` writes ``NAME=<its value>`` to stderr first (a server's diagnostics may
+hold its credentials).
 """
 
 from __future__ import annotations
@@ -57,7 +59,11 @@ def main() -> None:
     parser.add_argument("--bad-schema", action="store_true")
     parser.add_argument("--hang-on-close", action="store_true")
     parser.add_argument("--pidfile")
+    parser.add_argument("--print-env")
     options = parser.parse_args()
+    if options.print_env:
+        print(f"{options.print_env}={os.environ.get(options.print_env, '')}", file=sys.stderr,
+              flush=True)
     if options.pidfile:
         with open(options.pidfile, "w") as file:
             file.write(str(os.getpid()))

@@ -276,6 +276,41 @@ def test_a_server_that_dies_mid_run_stops_it_as_an_infrastructure_error(tmp_path
     assert _gone(_pid(tmp_path / "pid"))
 
 
+def test_a_recording_stopped_by_its_server_reports_that_alone(tmp_path):
+    recording = record_scenario(_scenario(tmp_path, "crash"), "function_calling", {}, "rewrite")
+    assert len(recording.problems) == 1, recording.problems
+    assert recording.problems[0].startswith("the recorded run failed: the run stopped on an "
+                                            "error in turn 1: MCPServerError: MCP server `bad`")
+
+
+def test_agentkit_record_of_a_server_that_does_not_start_says_so_and_writes_nothing(
+        tmp_path, monkeypatch):
+    path = _scenario(tmp_path, "echo", "--exit-at-start")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    code = main(["record", str(path), "--agent", "function_calling", "--mode", "rewrite"], out)
+    lines = out.getvalue().splitlines()
+    assert code == 1
+    assert lines[1] == "ERROR  bad[function_calling]"
+    assert lines[2].startswith(f"      {path}:5: tools.0.mcp: MCP server `bad` (python -m "
+                               "mocks.mcp.misbehaving")
+    assert "misbehaving: refusing to start (--exit-at-start)" in out.getvalue()
+    assert lines[-1] == (f"      nothing written: {tmp_path}/cassettes/bad.function_calling.yaml"
+                         f" and {tmp_path}/__snapshots__/bad/function_calling.json are as they "
+                         "were")
+    assert not (tmp_path / "cassettes").exists() and not (tmp_path / "__snapshots__").exists()
+
+
+def test_a_servers_stderr_in_an_error_holds_none_of_its_secrets():
+    secret = "s3cret-value-0123456"
+    server = _misbehaving("--print-env", "MY_SERVICE", "--exit-at-start",
+                          env={"MY_SERVICE": secret})
+    with pytest.raises(MCPServerError) as caught:
+        MCPToolset(server).__enter__()
+    assert "MY_SERVICE=<redacted" in str(caught.value)
+    assert secret not in str(caught.value)
+
+
 def test_a_server_that_does_not_start_in_a_scenario_names_its_place(tmp_path):
     path = _scenario(tmp_path, "echo", "--exit-at-start")
     with pytest.raises(MCPServerError, match=rf"{path}:5: tools.0.mcp: MCP server `bad`"):

@@ -8,7 +8,8 @@ socket, which that loop treats as real I/O: the virtual clock moves by the real 
 took (as for a live model), so concurrent calls overlap as they did for real and a replay of
 the recorded latencies lands on the same clock values.
 
-The server's stderr goes to a temporary file; its last lines are in every error about it.
+The server's stderr goes to a temporary file; its last lines, secrets redacted, are in every
+error about it.
 :meth:`LiveConnection.close` stops the server on every exit path (the SDK closes its stdin,
 then terminates its process group); a failed start leaves no process behind.
 """
@@ -27,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentkit.core.secrets import Redactor
 from agentkit.tools.mcp.server import MCPServer, MCPServerError
 
 __all__ = ["LiveConnection", "await_future", "STDERR_LINES", "START_TIMEOUT"]
@@ -195,7 +197,9 @@ class LiveConnection:
         """An error about this server: ``MCP server `x` (`command`) <what>``, then stderr."""
         about = f" calling `{tool}`" if tool is not None else ""
         text = f"MCP server `{self.server.name}` ({self.server.describe()}){about} {what}"
-        tail = self.stderr_tail()
+        # a server may print its own credentials (its env values, headers) in a diagnostic
+        redactor = Redactor(secrets=self.server.secrets())
+        tail = [redactor.text(line) for line in self.stderr_tail()]
         if tail:
             text += "\n  its last stderr lines:\n" + "\n".join(f"    {line}" for line in tail)
         else:
