@@ -863,8 +863,9 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_mcp_proxy(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.tools.mcp import MCPServer
-    from agentkit.tools.mcp.proxy import run_proxy
+    from agentkit.core.errors import BadInputError
+    from agentkit.tools.mcp import MCPServer, MCPServerError
+    from agentkit.tools.mcp.proxy import ProxyError, run_proxy
 
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if args.mode != "none" and not command:
@@ -881,7 +882,10 @@ def _cmd_mcp_proxy(args: argparse.Namespace, out: TextIO) -> int:
                            args=tuple(command[1:]), env=env, cwd=os.getcwd())
     except ValueError as exc:
         raise CLIError(f"mcp-proxy: {exc}") from None
-    return run_proxy(server, args.cassette, args.mode)
+    try:
+        return run_proxy(server, args.cassette, args.mode)
+    except (ProxyError, BadInputError, MCPServerError) as exc:  # before it read or started
+        raise CLIError(f"mcp-proxy: {exc}") from None
 
 
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
