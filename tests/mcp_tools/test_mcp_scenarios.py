@@ -226,3 +226,29 @@ def test_a_replay_of_a_session_lifetime_server_prepares_no_live_server(tmp_path,
     path = _world(tmp_path, toy.call("echo", {"text": "hello"}, "HELLO"), text=text)
     result = run_scenario(path)
     assert result.passed, result.verdict.lines()
+
+
+def test_an_entrys_latency_adds_to_the_recorded_one_and_its_error_names_scheduled_failures(
+        tmp_path):
+    text = toy.SCENARIO.replace("command: no-such-mcp-server-anywhere}",
+                                "command: no-such-mcp-server-anywhere}\n    latency: 2\n"
+                                "    failures: [1]\n    error: the toy server is busy")
+    text = text.replace("agents: [function_calling]", """agents:
+  function_calling:
+    script:
+      - tool_calls: [{name: echo, args: {text: hello}}]
+      - tool_calls: [{name: echo, args: {text: hello}}]
+      - It said HELLO.
+expect:
+  tool_errors: 1""")
+    text = text.replace("trajectory:\n  - call: echo\n    args: {text: hello}\n"
+                        "  - answer: \"It said {$1}.\"\n", "")
+    path = _world(tmp_path, toy.call("echo", {"text": "hello"}, "HELLO", latency=0.5), text=text)
+
+    result = run_scenario(path)
+
+    assert result.passed, result.verdict.lines()
+    calls = [call for step in result.trace.turns[0].steps for call in step.tool_calls]
+    assert [c.output for c in calls] == ["Error: the toy server is busy (call 1 of `echo`)",
+                                         "HELLO"]
+    assert calls[1].latency == pytest.approx(2.5)
