@@ -2,8 +2,12 @@
 
 A cassette file (YAML) has a versioned header and a list of exchanges, each a canonical
 request, its hash, and the response (message, usage, stream chunks) or error, with the
-latency it took. :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any
-backend and records through it according to a VCR-style mode:
+latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
+exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; format 3
+writes request messages with references (below). A cassette is written in the lowest format
+that holds it, and every format is read.
+:class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any backend and records
+through it according to a VCR-style mode:
 
 * ``none`` -- replay only; a request not on the cassette fails (the default);
 * ``once`` -- record if the cassette does not exist yet, else replay only;
@@ -15,10 +19,10 @@ A miss is one short message: the request, the nearest recorded one, and where it
 (as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
 
-Each request's messages are written once (format 2, :mod:`agentkit.core.reflists`): a run of
+Each request's messages are written once (format 3, :mod:`agentkit.core.reflists`): a run of
 messages an earlier request of the cassette holds is a reference to it, so a cassette of N
-exchanges of a conversation grows with N, not with N times its memory window. Format 1 (every
-request in full) is read too.
+exchanges of a conversation grows with N, not with N times its memory window. Formats 1 and 2
+hold every request in full.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +42,7 @@ import yaml
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.files import atomic_write_text
-from agentkit.core.reflists import ListReader, ListRefError, ListWriter
+from agentkit.core.reflists import ListReader, ListRefError, ListWriter, is_ref
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
@@ -46,17 +50,24 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
-from agentkit.llms.cassette_schema import CassetteError, check_cassette
+from agentkit.llms.cassette_schema import (
+    CassetteError,
+    ExchangeData,
+    MCPExchangeData,
+    check_cassette,
+)
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
     "CASSETTE_FORMAT",
+    "CASSETTE_FORMATS",
     "RecordMode",
     "RECORD_MODES",
     "Cassette",
     "Exchange",
     "CassetteError",
     "CassetteMissError",
+    "CassettePlayer",
     "RecordedLLMError",
     "CassetteLLM",
     "RecordingLLM",
@@ -64,9 +75,11 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 2
-_READS = (1, 2)
-"""The cassette formats this agentkit reads."""
+CASSETTE_FORMAT = 3
+"""The newest cassette format: 2 adds ``mcp_exchanges``; 3 writes each request message once,
+then references it (module docstring). A cassette is written in the lowest format that holds
+it, so LLM-only cassettes with no repeated message stay format 1 (:data:`CASSETTE_FORMATS`)."""
+CASSETTE_FORMATS = (1, 2, 3)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -184,6 +197,8 @@ class Cassette:
     a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
+    mcp_exchanges: list[Exchange] = field(default_factory=list)
+    """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
     _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                       compare=False)
     """Every request message of the cassette, each once by its content (:meth:`shared`)."""
@@ -230,32 +245,28 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") not in _READS:
+        if data.get("format") not in CASSETTE_FORMATS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
                                 f"{data.get('format')!r} (this agentkit reads formats "
-                                f"{' and '.join(map(str, _READS))}); re-record it")
+                                f"{', '.join(map(str, CASSETTE_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
         # the header fields of CassetteData are this class's, by name
-        cassette = cls(path=path, **checked.model_dump(exclude={"format", "exchanges"}))
-        lists = ListReader()
-        for index, (item, exchange) in enumerate(
-                zip(data["exchanges"], checked.exchanges, strict=True)):
-            request = item["request"]
-            if isinstance(request, dict) and "messages" in request:
-                try:
-                    messages = lists.read(f"/exchanges/{index}/request/messages",
-                                          request["messages"])
-                except ListRefError as exc:
-                    at = ("exchanges", index, "request", "messages", exc.index)
-                    line = f":{where.line(at)}" if where else ""
-                    raise CassetteError(
-                        f"{path or '<cassette>'}{line}: exchanges.{index}.request.messages."
-                        f"{exc.index}: {exc.problem}; re-record the cassette") from None
-                request = cassette.shared({**request, "messages": list(messages)})
-            cassette.exchanges.append(Exchange(
-                request=request, request_hash=exchange.request_hash or request_hash(request),
-                response=item.get("response"), error=item.get("error"),
-                latency=exchange.latency))
+        cassette = cls(path=path, **checked.model_dump(
+            exclude={"format", "exchanges", "mcp_exchanges"}))
+        lists = ListReader() if data["format"] >= 3 else None  # references: format 3
+        kinds: list[tuple[str, Sequence[ExchangeData | MCPExchangeData], list[Exchange]]] = [
+            ("exchanges", checked.exchanges, cassette.exchanges),
+            ("mcp_exchanges", checked.mcp_exchanges, cassette.mcp_exchanges)]
+        for key, found, into in kinds:
+            for index, (item, exchange) in enumerate(
+                    zip(data.get(key) or [], found, strict=True)):
+                request = item["request"]
+                if key == "exchanges" and isinstance(request, dict) and "messages" in request:
+                    request = cassette.shared(_read_messages(request, index, lists, path, where))
+                into.append(Exchange(
+                    request=request, request_hash=exchange.request_hash or request_hash(request),
+                    response=item.get("response"), error=item.get("error"),
+                    latency=exchange.latency))
         return cassette
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,11 +274,16 @@ class Cassette:
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
-        return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
+        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
+               if self.mcp_exchanges else {})
+        exchanges, referenced = _exchanges_dict(self.exchanges)
+        written = 3 if referenced else 2 if self.mcp_exchanges else 1
+        return {"format": written,
+                "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": _exchanges_dict(self.exchanges)}
+                "exchanges": exchanges, **mcp}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -294,18 +310,37 @@ class Cassette:
         return target
 
 
-def _exchanges_dict(exchanges: list[Exchange]) -> list[dict[str, Any]]:
-    """The exchanges as written: each request's messages once (module docstring)."""
+def _exchanges_dict(exchanges: list[Exchange]) -> tuple[list[dict[str, Any]], bool]:
+    """The exchanges as written, each request's messages once (module docstring), and whether
+    a reference was written (then the cassette is format 3)."""
     lists = ListWriter()
     written = []
+    referenced = False
     for index, exchange in enumerate(exchanges):
         data = exchange.to_dict()
         messages = exchange.request.get("messages")
         if isinstance(messages, list):
-            data["request"] = {**exchange.request, "messages": lists.write(
-                f"/exchanges/{index}/request/messages", messages)}
+            segments = lists.write(f"/exchanges/{index}/request/messages", messages)
+            referenced = referenced or any(is_ref(segment) for segment in segments)
+            data["request"] = {**exchange.request, "messages": segments}
         written.append(data)
-    return written
+    return written, referenced
+
+
+def _read_messages(request: dict[str, Any], index: int, lists: ListReader | None,
+                   path: Path | None, where: YamlLocations | None) -> dict[str, Any]:
+    """``request`` (of exchange ``index``) with its messages' references followed (format 3;
+    ``lists`` is None for older formats, which hold every message in full)."""
+    if lists is None:
+        return request
+    try:
+        messages = lists.read(f"/exchanges/{index}/request/messages", request["messages"])
+    except ListRefError as exc:
+        at = ("exchanges", index, "request", "messages", exc.index)
+        line = f":{where.line(at)}" if where else ""
+        raise CassetteError(f"{path or '<cassette>'}{line}: exchanges.{index}.request.messages."
+                            f"{exc.index}: {exc.problem}; re-record the cassette") from None
+    return {**request, "messages": list(messages)}
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -327,7 +362,15 @@ def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list
 
 
 def _describe(request: dict[str, Any]) -> str:
-    """A request in a few words: kind, messages, the last message, the tools offered."""
+    """A request in a few words: kind, messages, the last message, the tools offered (an MCP
+    request: its server, method, tool and arguments)."""
+    if "method" in request:
+        params = request.get("params") or {}
+        tool = f" {params.get('name')}" if isinstance(params, dict) and "name" in params else ""
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        shown = f" {text if len(text) <= 70 else text[:67] + '...'}" if arguments else ""
+        return f"MCP server {request.get('server')}: {request.get('method')}{tool}{shown}"
     messages = request.get("messages") or []
     text = f"{'stream ' if request.get('stream') else ''}{request.get('kind', 'request')}, " \
            f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
@@ -351,13 +394,17 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
     return structural, 1.0 - text
 
 
-class _CassettePlayer:
-    """Replay state: exchanges by request hash, each consumed in recorded order."""
+class CassettePlayer:
+    """Replay state: exchanges by request hash, each consumed in recorded order; ``part`` is
+    the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``)."""
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
+                 = "exchanges") -> None:
         self.cassette = cassette
+        self.part = part
+        self.exchanges: list[Exchange] = getattr(cassette, part)
         self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
-        for exchange in cassette.exchanges:
+        for exchange in self.exchanges:
             self._queues[exchange.request_hash].append(exchange)
 
     def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
@@ -369,23 +416,25 @@ class _CassettePlayer:
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
         where = self.cassette.path or "<cassette>"
-        if not self.cassette.exchanges:
-            return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
+        part = self.part
+        if not self.exchanges:
+            what = "exchanges" if part == "exchanges" else "MCP exchanges"
+            return CassetteMissError(f"{where}: the cassette has no recorded {what}; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
-        index = self.cassette.exchanges.index(nearest)
+        nearest = min(self.exchanges, key=lambda e: _distance(e.request, canonical))
+        index = self.exchanges.index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in self.cassette.exchanges)
+            times = sum(e.request == canonical for e in self.exchanges)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
-                f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
+                f"{part}[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
         used = "" if self._queues.get(nearest.request_hash) else ", already replayed"
         return CassetteMissError("\n".join([
             f"{where}: no recorded exchange matches this request (hash "
             f"{request_hash(canonical)}: {_describe(canonical)})",
-            f"nearest recorded: exchanges[{index}] (hash {nearest.request_hash}{used}: "
+            f"nearest recorded: {part}[{index}] (hash {nearest.request_hash}{used}: "
             f"{_describe(nearest.request)})",
             *_first_difference(nearest.request, canonical),
             "If the change is intended, re-record with record mode `new_episodes` or "
@@ -459,7 +508,7 @@ class CassetteLLM(FunctionCallingLLM):
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -565,7 +614,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []

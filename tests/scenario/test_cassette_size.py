@@ -117,3 +117,14 @@ def test_a_reference_that_cannot_be_followed_is_a_cassette_error_at_its_line(
 
     assert str(caught.value) == (f"{path}:{line}: exchanges.1.request.messages.0: {problem}; "
                                  "re-record the cassette")
+
+
+def test_a_cassette_with_references_is_written_as_format_3_and_one_without_stays_format_1(
+        tmp_path):
+    _conversation(tmp_path / "long.yaml", 2)
+    _conversation(tmp_path / "short.yaml", 1)
+
+    formats = [yaml.safe_load((tmp_path / name).read_text("utf-8"))["format"]
+               for name in ("long.yaml", "short.yaml")]
+
+    assert formats == [3, 1]
