@@ -1,5 +1,5 @@
 """A cassette grows with its exchanges, not with each request's memory window: each request
-message is written once, then referenced (cassette format 2); format 1 is still read."""
+message is written once, then referenced (cassette format 3); formats 1 and 2 are still read."""
 
 from __future__ import annotations
 
