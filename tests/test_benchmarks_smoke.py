@@ -25,6 +25,7 @@ def _load(name: str) -> ModuleType:
 
 bench_agents = _load("bench_agents")  # puts benchmarks/ on sys.path for the helpers below
 bench_long = _load("bench_long_conversation")
+bench_trace = _load("bench_trace_size")
 harness = importlib.import_module("_harness")
 agentkit_side = importlib.import_module("_agentkit_side")
 conversation = importlib.import_module("_conversation")
@@ -356,3 +357,17 @@ def test_bench_bridge_replays_the_same_conversation_from_a_vcrpy_cassette():
 
     assert all(row["vcrpy"]["digest"] == row["bridge"]["digest"] for row in result.values())
     assert "bridge runs/s >= 2x vcrpy" in out.getvalue()
+
+
+def test_bench_trace_size_records_and_replays_each_scenario_and_checks_linear_growth():
+    out = io.StringIO()
+
+    rows = bench_trace.main(["--turns", "4", "8", "--answer-mb", "0.01"], out=out)
+
+    assert [(row["name"], row["turns"]) for row in rows] == [
+        ("long4", 4), ("long8", 8), ("long_answer", 1)]
+    assert all(row["record"]["ok"] and row["replay"]["ok"] for row in rows)
+    assert 0 < rows[1]["trace_bytes"] <= 2.2 * rows[0]["trace_bytes"]
+    assert all(row["cassette_bytes"] > 0 for row in rows)
+    target = out.getvalue().split("target:")[1]
+    assert target.count(": met") == 2

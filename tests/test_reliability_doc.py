@@ -42,6 +42,8 @@ def test_every_benchmark_command_of_the_doc_runs():
         script, *args = command.split()[1:]
         tiny = " ".join(args)
         tiny = re.sub(r"--(chats|block) \d+", r"--\1 3", tiny)
+        tiny = re.sub(r"--turns( \d+)+", "--turns 4 8", tiny)
+        tiny = re.sub(r"--answer-mb [\d.]+", "--answer-mb 0.01", tiny)
         spec = importlib.util.spec_from_file_location("_doc_bench", ROOT / script)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

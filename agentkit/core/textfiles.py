@@ -10,7 +10,9 @@ A problem is a :class:`TextFileError` whose message starts ``file:line:column:``
 * :func:`loads_json` -- the same limits for JSON that is not a file (a server's answer):
   :class:`JsonLimitError`, never a ``RecursionError`` or a bare ``ValueError``;
 * :func:`json_locations` -- the line of every field of a JSON document, for errors about its
-  content (JSON is read as YAML for this: close enough for line numbers).
+  content (JSON is read as YAML for this: close enough for line numbers);
+* :func:`too_large_to_read` -- for a writer: whether a text it is about to write would be
+  refused by :func:`read_text`, so that nothing is written that agentkit cannot read back.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from agentkit.core.errors import BadInputError
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, YamlLocations, depth_error, parse_yaml
 
 __all__ = ["TextFileError", "JsonLimitError", "read_text", "parse_json", "loads_json",
-           "json_locations", "MAX_TEXT_BYTES"]
+           "json_locations", "too_large_to_read", "MAX_TEXT_BYTES"]
 
 #: The largest file :func:`read_text` reads (a cassette of a long conversation is a few MB).
 MAX_TEXT_BYTES = 256 << 20
@@ -62,6 +64,18 @@ def read_text(path: str | Path) -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise TextFileError(f"{path}:{line}:{column}: not UTF-8 text (byte "
                             f"0x{data[exc.start]:02x}); save the file as UTF-8") from None
+
+
+def too_large_to_read(path: str | Path, text: str) -> str | None:
+    """Why ``text`` must not be written to ``path`` (``None`` when it may): its UTF-8 bytes
+    are more than :data:`MAX_TEXT_BYTES`, which :func:`read_text` refuses."""
+    if len(text) * 4 <= MAX_TEXT_BYTES:  # at most 4 bytes a character: no need to encode
+        return None
+    size = len(text.encode("utf-8"))
+    if size <= MAX_TEXT_BYTES:
+        return None
+    return (f"{path} would be {size / (1 << 20):,.1f} MiB, more than the "
+            f"{MAX_TEXT_BYTES / (1 << 20):g} MiB agentkit reads back (MAX_TEXT_BYTES)")
 
 
 def parse_json(path: str | Path, text: str) -> Any:

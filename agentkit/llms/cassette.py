@@ -3,8 +3,9 @@
 A cassette file (YAML) has a versioned header and a list of exchanges, each a canonical
 request, its hash, and the response (message, usage, stream chunks) or error, with the
 latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
-exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; a
-cassette without them is still written as format 1, and both formats are read.
+exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; format 3
+writes request messages with references (below). A cassette is written in the lowest format
+that holds it, and every format is read.
 :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any backend and records
 through it according to a VCR-style mode:
 
@@ -17,6 +18,11 @@ through it according to a VCR-style mode:
 A miss is one short message: the request, the nearest recorded one, and where it first differs
 (as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
+
+Each request's messages are written once (format 3, :mod:`agentkit.core.reflists`): a run of
+messages an earlier request of the cassette holds is a reference to it, so a cassette of N
+exchanges of a conversation grows with N, not with N times its memory window. Formats 1 and 2
+hold every request in full.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +42,7 @@ import yaml
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.files import atomic_write_text
+from agentkit.core.reflists import ListReader, ListRefError, ListWriter, is_ref
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
@@ -43,7 +50,12 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
-from agentkit.llms.cassette_schema import CassetteError, check_cassette
+from agentkit.llms.cassette_schema import (
+    CassetteError,
+    ExchangeData,
+    MCPExchangeData,
+    check_cassette,
+)
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
@@ -63,10 +75,11 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 2
-"""The newest cassette format: 2 adds ``mcp_exchanges``. A cassette without MCP exchanges is
-written as format 1 (:data:`CASSETTE_FORMATS`), so LLM-only cassettes stay as they were."""
-CASSETTE_FORMATS = (1, 2)
+CASSETTE_FORMAT = 3
+"""The newest cassette format: 2 adds ``mcp_exchanges``; 3 writes each request message once,
+then references it (module docstring). A cassette is written in the lowest format that holds
+it, so LLM-only cassettes with no repeated message stay format 1 (:data:`CASSETTE_FORMATS`)."""
+CASSETTE_FORMATS = (1, 2, 3)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -186,6 +199,21 @@ class Cassette:
     exchanges: list[Exchange] = field(default_factory=list)
     mcp_exchanges: list[Exchange] = field(default_factory=list)
     """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
+    _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                      compare=False)
+    """Every request message of the cassette, each once by its content (:meth:`shared`)."""
+
+    def shared(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``request`` with each of its messages the cassette's one object of that content:
+        a long recording holds each message once, and writes it once (:meth:`to_dict`)."""
+        messages = request.get("messages")
+        if not isinstance(messages, list):
+            return request
+        kept = []
+        for message in messages:
+            key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+            kept.append(self._messages.setdefault(key, message))
+        return {**request, "messages": kept}
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -222,18 +250,24 @@ class Cassette:
                                 f"{data.get('format')!r} (this agentkit reads formats "
                                 f"{', '.join(map(str, CASSETTE_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
-
-        def exchanges_of(key: str, found: list[Any]) -> list[Exchange]:
-            return [Exchange(request=item["request"],
-                             request_hash=exchange.request_hash or request_hash(item["request"]),
-                             response=item.get("response"), error=item.get("error"),
-                             latency=exchange.latency)
-                    for item, exchange in zip(data.get(key) or [], found, strict=True)]
-
         # the header fields of CassetteData are this class's, by name
-        return cls(path=path, exchanges=exchanges_of("exchanges", checked.exchanges),
-                   mcp_exchanges=exchanges_of("mcp_exchanges", checked.mcp_exchanges),
-                   **checked.model_dump(exclude={"format", "exchanges", "mcp_exchanges"}))
+        cassette = cls(path=path, **checked.model_dump(
+            exclude={"format", "exchanges", "mcp_exchanges"}))
+        lists = ListReader() if data["format"] >= 3 else None  # references: format 3
+        kinds: list[tuple[str, Sequence[ExchangeData | MCPExchangeData], list[Exchange]]] = [
+            ("exchanges", checked.exchanges, cassette.exchanges),
+            ("mcp_exchanges", checked.mcp_exchanges, cassette.mcp_exchanges)]
+        for key, found, into in kinds:
+            for index, (item, exchange) in enumerate(
+                    zip(data.get(key) or [], found, strict=True)):
+                request = item["request"]
+                if key == "exchanges" and isinstance(request, dict) and "messages" in request:
+                    request = cassette.shared(_read_messages(request, index, lists, path, where))
+                into.append(Exchange(
+                    request=request, request_hash=exchange.request_hash or request_hash(request),
+                    response=item.get("response"), error=item.get("error"),
+                    latency=exchange.latency))
+        return cassette
 
     def to_dict(self) -> dict[str, Any]:
         owner = {key: value for key, value in (("agent_type", self.agent_type),
@@ -242,12 +276,14 @@ class Cassette:
         server = {"base_url": self.base_url} if self.base_url is not None else {}
         mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
                if self.mcp_exchanges else {})
-        return {"format": 2 if self.mcp_exchanges else 1,
+        exchanges, referenced = _exchanges_dict(self.exchanges)
+        written = 3 if referenced else 2 if self.mcp_exchanges else 1
+        return {"format": written,
                 "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": [e.to_dict() for e in self.exchanges], **mcp}
+                "exchanges": exchanges, **mcp}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -272,6 +308,39 @@ class Cassette:
         atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
+
+
+def _exchanges_dict(exchanges: list[Exchange]) -> tuple[list[dict[str, Any]], bool]:
+    """The exchanges as written, each request's messages once (module docstring), and whether
+    a reference was written (then the cassette is format 3)."""
+    lists = ListWriter()
+    written = []
+    referenced = False
+    for index, exchange in enumerate(exchanges):
+        data = exchange.to_dict()
+        messages = exchange.request.get("messages")
+        if isinstance(messages, list):
+            segments = lists.write(f"/exchanges/{index}/request/messages", messages)
+            referenced = referenced or any(is_ref(segment) for segment in segments)
+            data["request"] = {**exchange.request, "messages": segments}
+        written.append(data)
+    return written, referenced
+
+
+def _read_messages(request: dict[str, Any], index: int, lists: ListReader | None,
+                   path: Path | None, where: YamlLocations | None) -> dict[str, Any]:
+    """``request`` (of exchange ``index``) with its messages' references followed (format 3;
+    ``lists`` is None for older formats, which hold every message in full)."""
+    if lists is None:
+        return request
+    try:
+        messages = lists.read(f"/exchanges/{index}/request/messages", request["messages"])
+    except ListRefError as exc:
+        at = ("exchanges", index, "request", "messages", exc.index)
+        line = f":{where.line(at)}" if where else ""
+        raise CassetteError(f"{path or '<cassette>'}{line}: exchanges.{index}.request.messages."
+                            f"{exc.index}: {exc.problem}; re-record the cassette") from None
+    return {**request, "messages": list(messages)}
 
 
 def _message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -588,7 +657,8 @@ class RecordingLLM(FunctionCallingLLM):
             self.cassette.exchanges = [e for e in self.cassette.exchanges
                                        if e.request_hash != key]
         self._recorded_hashes.add(key)
-        exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6))
+        exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
+                            latency=round(watch.wall, 6))
         if error is not None:
             exchange.error = _error_dict(error)
         else:

@@ -178,7 +178,7 @@ class MCPExchangeData(_Strict):
 class CassetteData(_Strict):
     """A cassette file's header and exchanges."""
 
-    format: Literal[1, 2]
+    format: Literal[1, 2, 3]
     model: str = "unknown"
     function_calling: bool = True
     context_window: int = Field(default=3900, ge=1)

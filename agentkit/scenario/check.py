@@ -199,7 +199,7 @@ def _check_handoffs(expect: HandoffsExpect, trace: Trace) -> list[str]:
     return [p.replace("({})", "") for p in problems]
 
 
-def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -> list[str]:
+def _check_memory(expected: list[MessageExpect], memory: Sequence[dict[str, Any]]) -> list[str]:
     if len(expected) != len(memory):
         roles = " > ".join(m.get("role", "?") for m in memory)
         return [f"memory: expected {len(expected)} messages, got {len(memory)} ({roles})"]

@@ -34,15 +34,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentkit.core.errors import BadInputError
+from agentkit.core.reflists import Shared
 from agentkit.core.textdiff import PLAIN, Change, Line, Style, changes, edits, render, short
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlLocations
+from agentkit.scenario.trace_read import TraceError, expand_trace
 
 __all__ = ["diff_traces", "trace_diff", "step_signature", "check_trace", "TraceError"]
-
-
-class TraceError(BadInputError):
-    """A trace file that is not an agentkit trace; the message says where and why."""
 
 
 class _Open(BaseModel):
@@ -94,6 +91,7 @@ def check_trace(data: Any, source: str, where: YamlLocations | None = None) -> d
         message = first["msg"]
         raise TraceError(f"{source}:{line}: {dotted}: {message}; not an agentkit trace "
                          f"(a snapshot or --trace-dir output)") from None
+    expand_trace(data, source, where)  # every reference between its messages can be followed
     return data
 
 
@@ -400,16 +398,26 @@ def _usage_alone(tools: list[_Entry], turns: list[tuple[Line, list[_Item] | None
             and all(isinstance(item, Line) for item in header))
 
 
+_SAME_CONTENT = (2, 3)
+"""Trace formats that hold the same things (3 only writes repeated messages as references)."""
+
+
 def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
     """How trace ``new`` differs from ``old``, as marked lines (empty when equal); see
-    :func:`diff_traces`."""
-    if old.get("format") != new.get("format"):
+    :func:`diff_traces`. Messages are compared as they read, references expanded
+    (:mod:`agentkit.scenario.trace_read`); a reference that cannot be followed is a
+    :class:`TraceError`."""
+    if old == new:
+        return []
+    formats = old.get("format"), new.get("format")
+    if formats[0] != formats[1] and not all(f in _SAME_CONTENT for f in formats):
         return [Line.of(f"trace format {old.get('format')} -> {new.get('format')}: the traces "
                         "were written by different agentkit versions, which keep different "
                         "things; write both with one agentkit to compare them step by step")]
     # the tools first: a changed description is the cause of the prompt changes
     tools = _entries(_by_name({"tools": old.get("tools", [])}),
                      _by_name({"tools": new.get("tools", [])}), _Place())
+    old, new = expand_trace(old, "the old trace"), expand_trace(new, "the new trace")
     old_turns, new_turns = old.get("turns", []), new.get("turns", [])
     turns: list[tuple[Line, list[_Item] | None]] = []  # None: a turn inserted or dropped
     for index in range(max(len(old_turns), len(new_turns))):
@@ -421,7 +429,10 @@ def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
             turns.append((Line.of(f"turn {index + 1}: dropped - "
                                   f"{short(old_turns[index].get('user'))}", "old"), None))
             continue
-        before, after = old_turns[index], new_turns[index]
+        before, after = _listed(old_turns[index]), _listed(new_turns[index])
+        if before == after:  # most turns of a long run: no need to walk them
+            turns.append((Line.of(f"turn {index + 1}:"), []))
+            continue
         rest = _entries({k: v for k, v in before.items() if k != "steps"},
                         {k: v for k, v in after.items() if k != "steps"}, _Place(index + 1))
         # the user's message begins what the turn's steps and memory repeat of it
@@ -438,6 +449,13 @@ def trace_diff(old: dict[str, Any], new: dict[str, Any]) -> list[Line]:
         if body or items is None:
             lines += [title, *body]
     return lines + _render(header, "", count, alone)
+
+
+def _listed(turn: Any) -> Any:
+    """A turn whose memory (a shared view, once expanded) is a list, as the diff walks it."""
+    if isinstance(turn, dict) and isinstance(turn.get("memory"), Shared):
+        return {**turn, "memory": list(turn["memory"])}
+    return turn
 
 
 def diff_traces(old: dict[str, Any], new: dict[str, Any], style: Style = PLAIN) -> list[str]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
 from agentkit.core.files import atomic_write_text
+from agentkit.core.textfiles import too_large_to_read
 from agentkit.scenario.snapshot_compare import compare_with_snapshot
 
 if TYPE_CHECKING:
@@ -81,7 +82,12 @@ class SnapshotFiles:
             return "not_checked", [], None
         state, diff, stored = compare_with_snapshot(trace.to_dict(), path)
         if self.update and state != "same":
-            atomic_write_text(path, trace.to_json())
+            text = trace.to_json()
+            too_large = too_large_to_read(path, text)
+            if too_large is not None:  # a snapshot no later run could read: not written
+                return "stale", [f"the snapshot was not written: {too_large}; split the "
+                                 "scenario's turns into several scenarios"], None
+            atomic_write_text(path, text)
             return ("created" if state == "missing" else "updated"), diff, stored
         return state, diff, stored
 

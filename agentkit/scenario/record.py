@@ -42,6 +42,7 @@ from typing import Any
 from agentkit.core.files import atomic_write_text, replace_together
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import real_time
+from agentkit.core.textfiles import too_large_to_read
 from agentkit.core.yamlsafe import parse_yaml
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM
@@ -160,8 +161,11 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         outcome.existing = True  # `once` records what is missing: nothing is
         outcome.replay = run_scenario(scenario, agent_type, state=state)
         if snapshot is not None and not snapshot.exists() and outcome.replay.passed:
-            atomic_write_text(snapshot, outcome.replay.trace.to_json())
-            outcome.written = True  # the snapshot a good recording comes with
+            text = outcome.replay.trace.to_json()
+            outcome.problems = _too_large([(snapshot, text)])
+            if not outcome.problems:
+                atomic_write_text(snapshot, text)
+                outcome.written = True  # the snapshot a good recording comes with
         return outcome
     llm_paths = [cassette_path(scenario, agent_type, member) for member in members]
     old = {path: _previous(path) for path in cassettes}
@@ -215,6 +219,9 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     if snapshot is not None:
         writes.insert(0, (snapshot, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
                           + "\n"))
+    outcome.problems = _too_large(writes)
+    if outcome.problems:
+        return outcome
     replace_together(writes)
     legacy = legacy_recorded_trace(scenario, agent_type)
     if legacy is not None:
@@ -309,6 +316,18 @@ def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LL
         f"no live model for team agent `{member}` (given: {', '.join(live) or 'none'})")
     raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: {missing};"
                         " give one LLM, or (a team) one for each agent it records")
+
+
+def _too_large(writes: list[tuple[Path, str]]) -> list[str]:
+    """Why files a recording is about to write must not be (empty when they may): one that
+    ``agentkit replay`` would refuse to read (:func:`~agentkit.core.textfiles.read_text`)."""
+    found = [problem for path, text in writes
+             if (problem := too_large_to_read(path, text)) is not None]
+    if not found:
+        return []
+    return [f"the recording is too large to keep: {'; '.join(found)}, so its replay could not "
+            "read it; nothing was written. Record a shorter conversation (split the scenario's "
+            "turns into several scenarios) or ask for shorter answers"]
 
 
 def _kind(error: BaseException) -> str:

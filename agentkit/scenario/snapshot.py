@@ -17,7 +17,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
-from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.diff import TraceError, diff_traces
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.snapshot_compare import (
     SnapshotComparison,
@@ -76,8 +76,13 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         if stale is not None:
             yield stale
             return
+        try:
+            lines = diff_traces(stored, received)
+        except TraceError as exc:
+            yield f"the snapshot cannot be read: {exc}"
+            return
         # no header of its own: syrupy's assertion or the caller says what is compared
-        yield from diff_traces(stored, received) or [
+        yield from lines or [
             "the trace is the same; only the snapshot file's formatting differs (key order or "
             "whitespace): rewrite it with --snapshot-update"]
 

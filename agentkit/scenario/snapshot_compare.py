@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
-from agentkit.scenario.diff import diff_traces
+from agentkit.scenario.diff import TraceError, diff_traces
 from agentkit.scenario.trace import TRACE_FORMAT
+from agentkit.scenario.trace_read import expand_trace
 
 __all__ = ["SnapshotStatus", "SnapshotComparison", "compare_with_snapshot", "stale_snapshot",
            "stale_reason"]
@@ -66,4 +67,11 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
     stale = stale_reason(stored)
     if stale is not None:
         return SnapshotComparison("stale", [f"{path}: {stale}"])
-    return SnapshotComparison("changed", diff_traces(stored, current), stored)
+    try:
+        expand_trace(stored, str(path))  # a reference it cannot follow is named in the file
+        diff = diff_traces(stored, current)
+    except TraceError as exc:
+        return SnapshotComparison("changed", [f"the snapshot cannot be read: {exc}"])
+    if not diff:  # the same messages, referenced otherwise (written by hand or another writer)
+        return SnapshotComparison("same", [])
+    return SnapshotComparison("changed", diff, stored)

@@ -6,13 +6,19 @@ JSON schema of each, from :class:`ToolsOfferedEvent` and LLM requests) are kept 
 in the trace's ``tools``, so a changed docstring is a change of the trace. Ids are normalised
 (``call_1``, ``call_2``... in order of first appearance) and times are virtual, so the JSON of
 a trace is byte-identical across runs of the same scenario.
+
+A trace writes each message once (:mod:`agentkit.core.reflists`): an LLM request's messages and
+a turn's memory are lists in which what an earlier list of the trace holds is a reference to it
+(``{"ref": "/turns/0/memory", "start": 0, "count": 4}``), so a trace grows with the turns, not
+with their square. :mod:`agentkit.scenario.trace_read` expands them again for whoever reads
+messages (diffs).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from agentkit.core.errors import ErrorKind
@@ -26,6 +32,7 @@ from agentkit.core.events import (
     ToolCallStartEvent,
     ToolsOfferedEvent,
 )
+from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 from agentkit.scenario.world import SimulatedToolError
@@ -44,10 +51,12 @@ __all__ = [
     "TurnBuilder",
 ]
 
-TRACE_FORMAT = 2
-"""The version of a trace's JSON (``"format"``): 2 since traces hold the run's ``tools`` (each
-tool's name, description and schema); 1 before. A snapshot or recorded trace of another
-format is reported as written by another agentkit, not diffed."""
+TRACE_FORMAT = 3
+"""The version of a trace's JSON (``"format"``): 3 since messages are written once, then
+referenced (module docstring); 2 since traces hold the run's ``tools`` (each tool's name,
+description and schema); 1 before. Formats 2 and 3 hold the same things and diff with each
+other; a snapshot of another format than this one is reported as written by another agentkit
+(run ``--snapshot-update``)."""
 
 
 def _round(seconds: float) -> float:
@@ -59,10 +68,15 @@ _SAME_TIME = 1e-9
 
 
 class IdNormalizer:
-    """Maps run-specific ids (tool-call ids) to stable names in order of first appearance."""
+    """Maps run-specific ids (tool-call ids) to stable names in order of first appearance, and
+    the run's messages to what a trace keeps of them: equal messages as one object, and each
+    turn's memory as a :class:`~agentkit.core.reflists.Shared` view extending the last one,
+    so a run of N turns holds N messages of memory, not N²."""
 
     def __init__(self) -> None:
         self._names: dict[str, str] = {}
+        self._messages: dict[str, dict[str, Any]] = {}
+        self._memory: tuple[list[ChatMessage], Shared[dict[str, Any]]] | None = None
 
     def __call__(self, raw: str | None) -> str | None:
         if raw is None:
@@ -88,7 +102,22 @@ class IdNormalizer:
             data["tool_call_id"] = self(extra["tool_call_id"])
         if "name" in extra and message.role.value == "tool":
             data["name"] = extra["name"]
-        return data
+        key = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        return self._messages.setdefault(key, data)
+
+    def memory(self, messages: Sequence[ChatMessage]) -> Shared[dict[str, Any]]:
+        """The memory after a turn, sharing the previous turn's when it extends it (the
+        common case: checked on the message objects, without converting them again)."""
+        current = list(messages)
+        if self._memory is not None:
+            before, view = self._memory
+            if len(current) >= len(before) and current[:len(before)] == before:
+                extended = view.extended(self.message(m) for m in current[len(before):])
+                self._memory = current, extended
+                return extended
+        fresh = Shared(self.message(m) for m in current)
+        self._memory = current, fresh
+        return fresh
 
 
 def _jsonable(value: Any) -> Any:
@@ -164,7 +193,9 @@ class TurnTrace:
     steps: list[StepTrace]
     response: str | None
     error: str | None
-    memory: list[dict[str, Any]]
+    memory: Sequence[dict[str, Any]]
+    """What the agent's memory holds after the turn (a :class:`Shared` view when built by
+    :func:`build_turn`)."""
     wall_time: float
     serial_time: float
     details: dict[str, Any] = field(default_factory=dict)
@@ -248,9 +279,11 @@ class Trace:
         turn or returned by a tool. Values of this machine's environment are not looked at, so
         a trace is the same on every machine; a recording passes a ``redactor`` that also takes
         out its backend's secrets and those values, as in its cassette."""
+        lists = ListWriter()
         redacted: dict[str, Any] = (redactor or Redactor(environ={})).data({
             "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
-            "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
+            "tools": self.tools,
+            "turns": [_turn_dict(t, f"/turns/{i}", lists) for i, t in enumerate(self.turns)],
             "totals": asdict(self.totals())})
         return redacted
 
@@ -267,12 +300,20 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
 
-def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
+def _call_dict(call: LLMCallTrace, pointer: str, lists: ListWriter) -> dict[str, Any]:
+    data = _drop_internal(asdict(replace(call, messages=[])))  # messages: shared, not copied
+    data["messages"] = lists.write(f"{pointer}/messages", call.messages)
+    return data
+
+
+def _turn_dict(turn: TurnTrace, pointer: str, lists: ListWriter) -> dict[str, Any]:
     steps = []
-    for step in turn.steps:
+    for number, step in enumerate(turn.steps):
+        at = f"{pointer}/steps/{number}/llm_calls"
         item = {"index": step.index, "input": step.input, "is_last": step.is_last,
                 "output": step.output,
-                "llm_calls": [_drop_internal(asdict(c)) for c in step.llm_calls],
+                "llm_calls": [_call_dict(c, f"{at}/{i}", lists)
+                              for i, c in enumerate(step.llm_calls)],
                 "tool_calls": [_drop_internal(asdict(c)) for c in step.tool_calls]}
         if step.error is not None:
             item["error"] = step.error
@@ -282,7 +323,7 @@ def _turn_dict(turn: TurnTrace) -> dict[str, Any]:
     if turn.error is not None:
         data["error"] = turn.error
     _add_details(data, turn.details)
-    data["memory"] = turn.memory
+    data["memory"] = lists.write(f"{pointer}/memory", turn.memory)
     data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
     if turn.warnings:
         data["warnings"] = list(turn.warnings)
@@ -476,6 +517,6 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
-                     memory=[ids.message(m) for m in memory], wall_time=wall_time,
+                     memory=ids.memory(memory), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
                      warnings=list(warnings), error_kind=error_kind, started=started)

@@ -22,6 +22,7 @@ from agentkit.scenario import register_agent_type, run_scenario
 from agentkit.scenario.agent_types import AGENT_TYPES
 from agentkit.scenario.judge import SnapshotFiles
 from agentkit.scenario.record import cassette_miss, record_scenario
+from agentkit.scenario.trace_read import expand_trace
 from examples.tool_loop_agent import SCHEMAS, ToolLoopAgent
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
@@ -152,7 +153,8 @@ agents:
 def test_the_answer_is_the_last_reply_and_memory_the_last_request_with_it(tmp_path):
     register_agent_type("wire_agent", bridged(_sdk_agent))
 
-    turn = run_scenario(_write(tmp_path, ADDING), "wire_agent").trace.to_dict()["turns"][0]
+    trace = run_scenario(_write(tmp_path, ADDING), "wire_agent").trace.to_dict()
+    turn = expand_trace(trace)["turns"][0]
 
     assert turn["response"] == "2 + 3 = 5"
     assert [(m["role"], m["content"]) for m in turn["memory"]] == [

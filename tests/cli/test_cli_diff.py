@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from agentkit.cli import main
 from agentkit.core import textfiles
 from agentkit.scenario.runner import run_scenario
+from agentkit.scenario.trace_read import expand_trace
 from cli_helpers import Outcome
 from tests.fuzz import mutated
 
@@ -190,6 +191,40 @@ def test_a_trace_that_never_ends_exits_2_instead_of_reading_forever(
 
     assert result.code == 2
     assert "/dev/zero:1: larger than 1 MiB, the most agentkit reads" in result.err
+
+
+def test_a_reference_that_cannot_be_followed_exits_2_naming_file_line_and_field(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path]) -> None:
+    old = trace_of("old")
+    data = json.loads(old.read_text(encoding="utf-8"))
+    data["turns"][0]["memory"][0] = {"ref": "/turns/7/memory", "start": 0, "count": 1}
+    old.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    line = next(number for number, text in enumerate(old.read_text().splitlines(), start=1)
+                if '"/turns/7/memory"' in text) - 1  # the item's opening brace
+
+    result = cli("diff", old, trace_of("new"))
+
+    assert result.code == 2
+    assert result.err == (f"agentkit: error: {old}:{line}: turns.0.memory.0: `ref` "
+                          "'/turns/7/memory' is not a list written before this one; not an "
+                          "agentkit trace (a snapshot or --trace-dir output)\n")
+
+
+def test_a_trace_of_format_2_diffs_step_by_step_with_one_of_format_3(
+        cli: Callable[..., Outcome], trace_of: Callable[..., Path],
+        write: Callable[[str, str], Path]) -> None:
+    new = trace_of("new", replace=("Answer: 2 + 3 = 5", "Answer: five"))
+    expanded = expand_trace(json.loads(trace_of("old").read_text(encoding="utf-8")))
+    old = write("old2.json", json.dumps({**expanded, "format": 2, "turns": [
+        {**turn, "memory": list(turn["memory"])} for turn in expanded["turns"]]}, indent=2))
+
+    result = cli("diff", old, new)
+
+    assert result.code == 1
+    assert result.out.splitlines()[:3] == [
+        'turn 1 ("What is 2 + 3?"):', "    step 2: changed",
+        "      llm_calls[0].response.content:"]
+    assert "format: 2 -> 3" in result.out
 
 
 # ----------------------------------------------------------------- fuzzed input

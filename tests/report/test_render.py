@@ -413,9 +413,9 @@ def test_snapshot_changes_are_listed_with_their_diff(write_scenario):
 def test_the_page_marks_the_changed_words_of_a_snapshot_diff_in_elements_with_a_class(bundled):
     row = next(r for r in bundled.rows if r.key == "single_tool_call[react]")
     stored = json.loads(json.dumps(row.trace))
-    for step in stored["turns"][0]["steps"]:
-        message = step["llm_calls"][0]["messages"][0]
-        message["content"] = message["content"].replace("a capable", "a <careful> & capable")
+    # the system prompt, written once (the next request refers to it)
+    message = stored["turns"][0]["steps"][0]["llm_calls"][0]["messages"][0]
+    message["content"] = message["content"].replace("a capable", "a <careful> & capable")
     changed = row.model_copy(update={"snapshot": "changed", "snapshot_trace": stored,
                                      "snapshot_diff": diff_traces(stored, row.trace)})
     page = render_html(bundled.model_copy(update={"rows": [changed]}))

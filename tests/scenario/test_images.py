@@ -24,6 +24,7 @@ from agentkit.scenario import (
 )
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.record import record_scenario
+from agentkit.scenario.trace_read import expand_trace
 
 PNG = b"\x89PNG\r\n\x1a\n a picture of a dog"
 OTHER_PNG = b"\x89PNG\r\n\x1a\n a picture of a cat"  # same size, other bytes
@@ -244,7 +245,7 @@ def test_turn_images_reach_the_openai_backend_as_image_url_parts(picture):
 
 
 def test_a_trace_keeps_an_image_as_mime_type_size_and_sha256(picture):
-    trace = run_scenario(picture).trace.to_dict()
+    trace = expand_trace(run_scenario(picture).trace.to_dict())
 
     digest = {"block_type": "image", "image_mimetype": "image/png", "size": len(PNG),
               "sha256": SHA}

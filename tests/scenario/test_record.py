@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.core import textfiles
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.llms.openai import OpenAI
 from agentkit.scenario import run_scenario
@@ -111,6 +112,23 @@ def test_a_recording_that_fails_its_expectations_leaves_the_old_pair(scenario):
     assert _contents(scenario) == before
 
 
+def test_a_recording_its_replay_could_not_read_is_refused_before_anything_is_written(
+        scenario, monkeypatch):
+    monkeypatch.setattr(textfiles, "MAX_TEXT_BYTES", 64 << 10)  # 64 KiB stands for 256 MiB
+    long_answer = "2 + 3 = 5. " + "Five is the sum. " * 5000  # about 85 KB
+
+    recording = _record(scenario, answers=[tool_call("add", a=2, b=3), long_answer])
+
+    assert not recording.written and not any(path.exists() for path in _files(scenario))
+    [problem] = recording.problems
+    assert problem.startswith("the recording is too large to keep: ")
+    assert (f"{_files(scenario)[1]} would be 0.3 MiB, more than the 0.0625 MiB agentkit reads "
+            "back (MAX_TEXT_BYTES)") in problem
+    assert problem.endswith(
+        "so its replay could not read it; nothing was written. Record a shorter conversation "
+        "(split the scenario's turns into several scenarios) or ask for shorter answers")
+
+
 def test_mode_all_after_the_conversation_changed_is_refused_not_reported_as_success(scenario):
     _record(scenario)
     before = _contents(scenario)
@@ -155,6 +173,7 @@ def test_an_unreachable_model_stops_the_recording_with_its_connection_error(scen
 # ----------------------------------------------------------------- kill -9
 _KILLED_RECORDER = """\
 import os, signal, sys
+from agentkit.core import textfiles
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.scenario.record import record_scenario
 

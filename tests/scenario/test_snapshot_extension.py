@@ -206,3 +206,41 @@ def test_text_that_is_not_json_falls_back_to_syrupys_diff():
 
     assert _lines(received, stored) == list(
         JSONSnapshotExtension().diff_lines(received, stored))
+
+
+def _with_bad_reference(trace) -> dict:
+    stored = trace.to_dict()
+    stored["turns"][0]["memory"][0] = {"ref": "/turns/5/memory", "start": 0, "count": 1}
+    return stored
+
+
+def test_a_snapshot_whose_reference_cannot_be_followed_is_a_change_saying_so(tmp_path):
+    trace = _trace()
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(_with_bad_reference(trace)), encoding="utf-8")
+
+    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("changed", [
+        f"the snapshot cannot be read: {path}:1: turns.0.memory.0: `ref` "
+        "'/turns/5/memory' is not a list written before this one; not an agentkit trace (a "
+        "snapshot or --trace-dir output)"])
+
+
+def test_syrupy_shows_a_snapshot_whose_reference_cannot_be_followed_as_one_line():
+    trace = _trace()
+
+    assert _lines(trace.to_json(), json.dumps(_with_bad_reference(trace))) == [
+        "the snapshot cannot be read: the old trace:1: turns.0.memory.0: `ref` "
+        "'/turns/5/memory' is not a list written before this one; not an agentkit trace (a "
+        "snapshot or --trace-dir output)"]
+
+
+def test_a_snapshot_holding_the_same_messages_referenced_otherwise_is_the_same(tmp_path):
+    trace = _trace()
+    stored = trace.to_dict()
+    full = stored["turns"][0]["steps"][0]["llm_calls"][0]["messages"]
+    stored["turns"][0]["steps"][1]["llm_calls"][0]["messages"][0:1] = json.loads(
+        json.dumps(full))  # the reference written out in full
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(stored), encoding="utf-8")
+
+    assert compare_with_snapshot(trace.to_dict(), path) == SnapshotComparison("same", [])
