@@ -140,13 +140,17 @@ class AgentType:
     import ref of one, or the name of a bundled wire format or agent type to render like
     (:func:`trajectory_renderer_for`). ``trace_handlers`` maps event classes of its own to
     how they go into traces: ``handler(turn: TurnBuilder, event)`` files what the trace needs
-    into a step's or the turn's ``details`` (see the module docstring)."""
+    into a step's or the turn's ``details`` (see the module docstring). ``workflow=True`` if
+    its agents are workflows behind the harness's chat adapter
+    (:class:`~agentkit.scenario.families.workflow.WorkflowChatAgent`), whose runs can be
+    checkpointed: only such types can be resumed, or resumed from (``resume_from:``)."""
 
     factory: AgentFactory
     images: bool = False
     team: bool = False
     origin: str = "register_agent_type"
     human: bool = False
+    workflow: bool = field(default=False, kw_only=True)
     trajectory: TrajectoryRenderer | str | None = field(default=None, kw_only=True)
     trace_handlers: Mapping[type[BusEvent], TraceHandler] = field(
         default_factory=dict, kw_only=True, hash=False)
