@@ -224,8 +224,9 @@ def _md_diagrams(comparison: Comparison) -> list[str]:
 
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """Summary per agent type, the scenario × agent type table (with Δ columns against
-    ``baseline``), the workflows, resumed runs beside the recorded ones, the failures with their problems, the regressions against ``baseline``
-    (failures and costs past their thresholds), then the snapshot changes."""
+    ``baseline``), the workflows, resumed runs beside the recorded ones, the failures with
+    their problems, the regressions against ``baseline`` (failures and costs past their
+    thresholds), then the snapshot changes."""
     diff = _diff(comparison, baseline)
     lines = [f"# {_TITLE}", "",
              f"agentkit {comparison.agentkit_version} · agent types: "

@@ -62,6 +62,7 @@ from agentkit.scenario.trace import StepTrace, TraceHandler, TurnBuilder
 from agentkit.workflow import (
     Checkpoint,
     Context,
+    ContextSerdeError,
     Event,
     HumanResponseEvent,
     InputRequiredEvent,
@@ -161,7 +162,13 @@ class WorkflowChatAgent:
         prefix.announce()
         # through its saved form, as a checkpoint written to disk and resumed elsewhere: the
         # continuation holds nothing of the recorded run's objects
-        checkpoint = Checkpoint.from_dict(self.workflow, stop.checkpoint.to_dict())
+        try:
+            checkpoint = Checkpoint.from_dict(self.workflow, stop.checkpoint.to_dict())
+        except ContextSerdeError as exc:
+            raise ContextSerdeError(
+                f"the checkpoint after step {prefix.total} of the recorded run of "
+                f"`{prefix.recording}` does not fit this agent type's workflow (it needs the "
+                f"recorded run's agents, by name): {exc}") from None
         handler = self.workflow.run_from(checkpoint)
         self._ctx = handler.ctx
         return await self._drive(handler, answers)
