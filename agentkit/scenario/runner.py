@@ -309,10 +309,11 @@ def _judge(plan: _Plan, world: _World, built: _Agent, trace: Trace,
     if any(t.error for t in trace.turns):
         _excuse(built.models)  # replies after the failure could not be used (see _leftovers)
     expect = scenario.expect_for(agent_type)
-    problems = check_expectations(trace, scenario.turns, expect)
+    # a changed recording first: what else this run got wrong follows from it
+    problems = prefix_problems(trace, scenario, agent_type)
+    problems += check_expectations(trace, scenario.turns, expect)
     if world.outputs is not None:
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
-    problems += prefix_problems(trace, scenario, agent_type)
     for used in built.models.values():
         problems += _leftovers(used, trace)
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
