@@ -75,7 +75,7 @@ def test_a_changed_recording_fails_the_resumed_run_of_agentkit_run(
     assert outcome.code == 1
     problems = outcome.out.split("FAIL  checkpoint_resume[agent_workflow]")[1].splitlines()
     assert problems[1].strip().startswith(f"- {CHANGED}")  # the root cause comes first
-    assert "args.b: 3 -> 4" in problems
+    assert "args.b: 3 -> 4" in problems[4]
 
 
 def test_a_changed_recording_fails_the_resumed_row_of_the_report(
