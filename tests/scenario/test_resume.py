@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.scenario import ScenarioError, load_scenario, run_scenario
+from agentkit.scenario.agent_types import register_agent_type, resolve_agent_type
 from agentkit.scenario.record import record_scenario
 
 REPO = Path(__file__).parents[2]
@@ -281,3 +282,40 @@ def test_loading_without_checks_still_reports_the_resume_at_run_time(bundled):
                                             "agent"):
         run_scenario(scenario, "function_calling")
 
+
+
+def test_an_agent_type_registered_as_a_workflow_can_resume(bundled, restore_agent_types):
+    register_agent_type("my_flow", resolve_agent_type("function_agent").factory, workflow=True)
+    _edit(bundled, "  agent_workflow:", "  my_flow:\n    resume_from: {recording: function_agent, "
+                                        "step: 2}\n    script: [It is 20.]\n  agent_workflow:")
+
+    result = run_scenario(bundled, "my_flow")
+
+    assert result.passed, result.verdict.lines()
+    assert result.trace.turns[0].response == "It is 20."
+
+
+def test_a_factory_registered_without_workflow_cannot_resume(bundled, restore_agent_types):
+    register_agent_type("my_flow", resolve_agent_type("function_agent").factory)
+    _edit(bundled, "  agent_workflow:", "  my_flow:\n    resume_from: {recording: function_agent, "
+                                        "step: 2}\n    script: [It is 20.]\n  agent_workflow:")
+
+    assert "agents.my_flow.resume_from: agent type `my_flow` is not a workflow agent" in \
+        _error(bundled)
+
+
+def test_recording_a_resumed_agent_type_records_only_its_continuation(bundled):
+    _edit(bundled, "        latency: 1.0\n        script:", "        recording: cassettes/x.yaml"
+                                                           "\n        script:")
+    text = bundled.read_text()
+    bundled.write_text(text[:text.index("        script:", text.index("recording: cassettes/x"))])
+    live = ScriptedLLM([ScriptedResponse(tool_calls=[tool_call("multiply", a=5, b=4)]),
+                        "20, from another model."])
+
+    recording = record_scenario(bundled, "agent_workflow", live)
+
+    assert recording.written, recording.problems
+    assert len(live.requests) == 2  # the recorded step 1 came from the first cassette
+    replay = run_scenario(bundled, "agent_workflow")
+    assert replay.passed, replay.verdict.lines()
+    assert replay.trace.turns[0].response == "20, from another model."
