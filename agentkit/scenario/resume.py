@@ -109,7 +109,13 @@ def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[s
     lines = diff_traces(_first_steps(recorded, resume.step),
                         _first_steps(trace.to_dict(), resume.step))
     if not lines:
-        return []
+        resumed = any("resumed" in turn.details for turn in trace.turns)
+        if resumed or any(turn.error for turn in trace.turns):
+            return []
+        return [f"the run ended before the resume point: the replay of `{resume.recording}`'s "
+                f"recording took {len(trace.steps)} step{'s' if len(trace.steps) != 1 else ''}, "
+                f"and its recorded trace ({path}) has more; nothing was resumed after step "
+                f"{resume.step}"]
     return [f"the recording of `{resume.recording}` changed: replaying its first {resume.step} "
             f"step{'s' if resume.step != 1 else ''} no longer gives its recorded trace ({path}), "
             "so this run does not go on from the recorded run; record "

@@ -3,6 +3,7 @@ continuation from the checkpoint, determinism, the loader's errors and a changed
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -319,3 +320,19 @@ def test_recording_a_resumed_agent_type_records_only_its_continuation(bundled):
     replay = run_scenario(bundled, "agent_workflow")
     assert replay.passed, replay.verdict.lines()
     assert replay.trace.turns[0].response == "20, from another model."
+
+
+@pytest.mark.agentkit_allow_unused_script  # the continuation never ran
+def test_a_recorded_trace_longer_than_its_replay_says_nothing_was_resumed(bundled):
+    snapshot = bundled.parent / "__snapshots__" / "checkpoint_resume" / "function_agent.json"
+    trace = json.loads(snapshot.read_text())
+    trace["turns"][0]["steps"].append(trace["turns"][0]["steps"][-1])
+    snapshot.write_text(json.dumps(trace))
+    _edit(bundled, "step: 1}", "step: 3}")
+
+    result = run_scenario(bundled, "agent_workflow")
+
+    assert not result.passed
+    assert result.problems[0].startswith(
+        "the run ended before the resume point: the replay of `function_agent`'s recording took "
+        "3 steps")
