@@ -336,3 +336,39 @@ def test_a_recorded_trace_longer_than_its_replay_says_nothing_was_resumed(bundle
     assert result.problems[0].startswith(
         "the run ended before the resume point: the replay of `function_agent`'s recording took "
         "3 steps")
+
+
+def test_a_recorded_step_that_waited_for_a_human_is_replayed_with_the_turns_answer(write_file):
+    path = write_file("scenarios/asks.yaml", """\
+        format: 1
+        name: asks
+        tools: [{ref: "mocks.tools:ask_human"}, {ref: "mocks.tools:lookup_order"}]
+        turns:
+          - user: Cancel my order please.
+            human: ["A-1002"]
+        agents:
+          function_agent:
+            recording: cassettes/asks.function_agent.yaml
+          agent_workflow:
+            resume_from: {recording: function_agent, step: 1}
+            team:
+              - name: Agent
+                description: Orders.
+                script:
+                  - tool_calls: [{name: lookup_order, args: {order_id: A-1002}}]
+                  - A-1002 can be cancelled.
+        """)
+    recording = record_scenario(path, "function_agent", ScriptedLLM([
+        ScriptedResponse(tool_calls=[tool_call("ask_human", question="Which order id?")]),
+        ScriptedResponse(tool_calls=[tool_call("lookup_order", order_id="A-1002")]),
+        "Order A-1002 is processing."]))
+    assert recording.written, recording.problems
+
+    result = run_scenario(path, "agent_workflow")
+
+    assert result.passed, result.verdict.lines()
+    turn = result.trace.turns[0]
+    assert turn.details["human"] == [{"request": "Which order id?", "response": "A-1002"}]
+    assert [c.name for c in turn.tool_calls] == ["ask_human", "lookup_order"]
+    assert turn.tool_calls[0].output == "A-1002"
+    assert turn.response == "A-1002 can be cancelled."
