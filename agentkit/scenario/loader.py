@@ -46,7 +46,8 @@ from agentkit.scenario.trajectory import (
 from agentkit.scenario.world import SimulatedTool, build_tool
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
-           "YamlLocations", "load_yaml", "build_tools", "located_error"]
+           "YamlLocations", "load_yaml", "build_tools", "located_error", "recorded_steps",
+           "not_a_workflow"]
 
 
 class ScenarioError(BadInputError):
@@ -552,7 +553,7 @@ def _check_resume(agents: dict[Any, Any], unknown: set[str], report: _Report, *,
             continue
         if check_agent_types:
             for who, loc in ((name, place), (source, (*place, "recording"))):
-                problem = None if who in unknown else _not_workflow(who)
+                problem = None if who in unknown else not_a_workflow(who)
                 if problem is not None:
                     report.add(loc, problem)
         steps = recorded_steps(report.path, source)
@@ -565,8 +566,9 @@ def _check_resume(agents: dict[Any, Any], unknown: set[str], report: _Report, *,
                    else "needs a step after the one it follows")))
 
 
-def _not_workflow(agent_type: str) -> str | None:
-    """Why ``agent_type`` cannot take part in a resume (None: it can, or cannot be told)."""
+def not_a_workflow(agent_type: str) -> str | None:
+    """Why ``agent_type`` cannot take part in a resume, as it is not a workflow agent type
+    (None: it is one, or cannot be imported, which is reported where it is used)."""
     try:
         kind = AGENT_TYPES[agent_type]
     except (AgentTypeError, KeyError):

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.textfiles import TextFileError, read_text
-from agentkit.scenario.agent_types import AgentType, resolve_agent_type
+from agentkit.scenario.agent_types import resolve_agent_type
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.families.workflow import WorkflowChatAgent
 from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.loader import ScenarioError, recorded_steps
+from agentkit.scenario.loader import ScenarioError, not_a_workflow, recorded_steps
 from agentkit.scenario.model import ResumeFrom, Scenario
 from agentkit.scenario.trace import Trace
 
@@ -41,7 +41,7 @@ def _where(scenario: Scenario, agent_type: str, *field: str) -> str:
     return f"{scenario.where(*loc)}: {'.'.join(loc)}"
 
 
-def check_resume(scenario: Scenario, agent_type: str, kind: AgentType) -> None:
+def check_resume(scenario: Scenario, agent_type: str) -> None:
     """Before a resumed agent type runs: both agent types are workflow agent types, and the
     recorded run has a recorded trace with a step after the resume point (a
     :class:`ScenarioError` at the ``resume_from`` field otherwise)."""
@@ -54,11 +54,11 @@ def check_resume(scenario: Scenario, agent_type: str, kind: AgentType) -> None:
         raise ScenarioError(f"{_where(scenario, agent_type, 'recording')}: unknown recording "
                             f"`{source}`: no agent type of this scenario with a `recording:` "
                             "is called that")
-    for who, kind_of_who in ((agent_type, kind), (source, resolve_agent_type(source))):
-        if not kind_of_who.workflow:
-            raise ScenarioError(f"{_where(scenario, agent_type)}: agent type `{who}` is not a "
-                                "workflow agent: checkpoints are taken and resumed by workflow "
-                                "agent types only")
+    resolve_agent_type(source)  # a recorded type that cannot be imported says so here
+    for who, field in ((agent_type, ()), (source, ("recording",))):
+        problem = not_a_workflow(who)
+        if problem is not None:
+            raise ScenarioError(f"{_where(scenario, agent_type, *field)}: {problem}")
     steps = recorded_steps(Path(scenario.path), source) if scenario.path else None
     if steps is None:
         command = shlex.join(["agentkit", "record", scenario.path or scenario.name, "--agent",

@@ -206,7 +206,7 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     _check_turns(scenario, agent_type, kind)
     spec = scenario.agents[agent_type]
     _check_team(scenario, agent_type, kind.team)
-    check_resume(scenario, agent_type, kind)
+    check_resume(scenario, agent_type)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     strangers = sorted(set(llms or {}) - set(members))
     if strangers:
