@@ -49,6 +49,7 @@ from agentkit.agent.workflow import (
     WorkflowAgentOutputEvent,
 )
 from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
+from agentkit.core.errors import HarnessError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
@@ -70,6 +71,7 @@ from agentkit.workflow import (
     WorkflowHandler,
     WorkflowRunEndEvent,
     WorkflowRunStartEvent,
+    WorkflowRuntimeError,
     WorkflowStepStartEvent,
 )
 
@@ -123,15 +125,25 @@ class WorkflowChatAgent:
 
     def chat(self, message: str, *, human: Sequence[str] = ()) -> AgentChatResponse:
         """Run the workflow on ``message``; ``human`` answers its input requests in order."""
-        output, _ = run_sync(self._turn(message, list(human)))
+        output, _ = run_sync(self._arun(message, list(human)))
         return AgentChatResponse(response=str(output))
 
     def stream_chat(self, message: str, *, human: Sequence[str] = ()) -> StreamingAgentChatResponse:
         """The final answer as a stream: the last agent step's deltas when they spell it."""
-        output, deltas = run_sync(self._turn(message, list(human)))
+        output, deltas = run_sync(self._arun(message, list(human)))
         answer = AgentChatResponse(response=str(output))
         spelled = "".join(deltas) == answer.response
         return StreamingAgentChatResponse.from_answer(answer, deltas if spelled else None)
+
+    async def _arun(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
+        try:
+            return await self._turn(message, answers)
+        except WorkflowRuntimeError as exc:
+            # the harness's own trouble inside a step (a cassette miss, a dead MCP server)
+            # stops the turn as itself, with its kind, not as a failure of the agent's step
+            if isinstance(exc.__cause__, HarnessError):
+                raise exc.__cause__ from None
+            raise
 
     async def _turn(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
         """One turn: this agent's run, or (resuming) the recorded run's until the resume point
