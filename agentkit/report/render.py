@@ -36,6 +36,7 @@ from agentkit.report.model import (
     load_comparison,
     trace_file,
 )
+from agentkit.report.resumed import html_continuations, markdown_continuations
 from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
 
 __all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
@@ -223,8 +224,9 @@ def _md_diagrams(comparison: Comparison) -> list[str]:
 
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """Summary per agent type, the scenario × agent type table (with Δ columns against
-    ``baseline``), the failures with their problems, the regressions against ``baseline``
-    (failures and costs past their thresholds), then the snapshot changes."""
+    ``baseline``), the workflows, resumed runs beside the recorded ones, the failures with
+    their problems, the regressions against ``baseline`` (failures and costs past their
+    thresholds), then the snapshot changes."""
     diff = _diff(comparison, baseline)
     lines = [f"# {_TITLE}", "",
              f"agentkit {comparison.agentkit_version} · agent types: "
@@ -240,6 +242,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     lines += [_md_rows(comparison, diff), ""]
     lines += _md_diagrams(comparison)
+    lines += markdown_continuations(comparison)
     lines += _md_failures(comparison)
     if diff is not None:
         lines += _md_baseline(diff)
@@ -518,7 +521,8 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     if diff is not None:
         sections.append('<p class="note">Δ: current minus baseline, shown where a value changed; '
                         "red is more cost (or less speedup), green less.</p>")
-    sections += [_html_rows(comparison, diff), *_html_diagrams(comparison), "<h2>Failures</h2>",
+    sections += [_html_rows(comparison, diff), *_html_diagrams(comparison),
+                 *html_continuations(comparison), "<h2>Failures</h2>",
                  _html_failures(comparison, diff), *_html_snapshots(comparison),
                  "<h2>Runs</h2>",
                  '<p class="note">Each scenario × agent type: its costs, its calls on '

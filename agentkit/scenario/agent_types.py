@@ -140,13 +140,17 @@ class AgentType:
     import ref of one, or the name of a bundled wire format or agent type to render like
     (:func:`trajectory_renderer_for`). ``trace_handlers`` maps event classes of its own to
     how they go into traces: ``handler(turn: TurnBuilder, event)`` files what the trace needs
-    into a step's or the turn's ``details`` (see the module docstring)."""
+    into a step's or the turn's ``details`` (see the module docstring). ``workflow=True`` if
+    its agents are workflows behind the harness's chat adapter
+    (:class:`~agentkit.scenario.families.workflow.WorkflowChatAgent`), whose runs can be
+    checkpointed: only such types can be resumed, or resumed from (``resume_from:``)."""
 
     factory: AgentFactory
     images: bool = False
     team: bool = False
     origin: str = "register_agent_type"
     human: bool = False
+    workflow: bool = field(default=False, kw_only=True)
     trajectory: TrajectoryRenderer | str | None = field(default=None, kw_only=True)
     trace_handlers: Mapping[type[BusEvent], TraceHandler] = field(
         default_factory=dict, kw_only=True, hash=False)
@@ -507,28 +511,29 @@ AGENT_TYPES = AgentTypeRegistry(BUILT_IN)
 
 
 def register_agent_type(name: str, factory: AgentFactory | AgentType, *, images: bool = False,
-                        team: bool = False, human: bool = False,
+                        team: bool = False, human: bool = False, workflow: bool = False,
                         trajectory: TrajectoryRenderer | str | None = None,
                         trace_handlers: Mapping[type[BusEvent], TraceHandler] | None = None,
                         ) -> None:
     """Make ``name`` usable under ``agents:`` in scenario files: ``factory(context)`` builds
     the agent. ``images=True`` if its chats take the turns' images as ``image_docs=``;
     ``human=True`` if they take a turn's ``human:`` answers as ``human=``; ``team=True`` if
-    it runs a ``team:`` of agents (see :class:`AgentType`); ``trajectory`` renders its LLM
-    script from a scenario's ``trajectory:`` -- a renderer, or the name of a bundled wire
-    format or agent type whose format it speaks (``trajectory="function_calling"``;
-    :func:`trajectory_renderer_for`); ``trace_handlers`` file its own bus events into traces
-    (``{MyEvent: handler}``). ``factory`` may also be a whole :class:`AgentType` declaration
-    (the keywords add to it)."""
+    it runs a ``team:`` of agents; ``workflow=True`` if its agents are workflows behind the
+    harness's chat adapter, which can resume a recorded run (see :class:`AgentType`);
+    ``trajectory`` renders its LLM script from a scenario's ``trajectory:`` -- a renderer, or
+    the name of a bundled wire format or agent type whose format it speaks
+    (``trajectory="function_calling"``; :func:`trajectory_renderer_for`); ``trace_handlers``
+    file its own bus events into traces (``{MyEvent: handler}``). ``factory`` may also be a
+    whole :class:`AgentType` declaration (the keywords add to it)."""
     if isinstance(factory, AgentType):
         kind = dataclasses.replace(
             factory, images=factory.images or images, team=factory.team or team,
-            human=factory.human or human,
+            human=factory.human or human, workflow=factory.workflow or workflow,
             trajectory=trajectory if trajectory is not None else factory.trajectory,
             trace_handlers={**factory.trace_handlers, **(trace_handlers or {})})
     else:
-        kind = AgentType(factory, images=images, team=team, human=human, trajectory=trajectory,
-                         trace_handlers=trace_handlers or {})
+        kind = AgentType(factory, images=images, team=team, human=human, workflow=workflow,
+                         trajectory=trajectory, trace_handlers=trace_handlers or {})
     AGENT_TYPES[name] = kind
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import functools
+import json
 import re
 import types
 import typing
@@ -17,11 +18,19 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
-from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
+from agentkit.scenario.agent_types import (
+    AGENT_TYPES,
+    AgentTypeError,
+    UnknownAgentTypeError,
+    check_agent_type,
+)
 from agentkit.scenario.images import image_folders, image_problem
+from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.model import (
     SCENARIO_FORMAT,
     SCRIPT_ITEM_TAGS,
+    AgentSpec,
+    ResumeFrom,
     Scenario,
     ToolCallSpec,
     ToolSpec,
@@ -40,7 +49,8 @@ if TYPE_CHECKING:
     from agentkit.scenario.mcp import MCPWorld
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
-           "YamlLocations", "load_yaml", "build_tools", "located_error"]
+           "YamlLocations", "load_yaml", "build_tools", "located_error", "recorded_steps",
+           "not_a_workflow"]
 
 
 class ScenarioError(BadInputError):
@@ -381,6 +391,7 @@ def _check_parts(data: dict[str, Any], report: _Report, *, check_agent_types: bo
     _check_images(data.get("turns"), report)
     _check_trajectory(data, agents, unknown, report)
     _check_order(data, agents, report)
+    _check_resume(agents, unknown, report, check_agent_types=check_agent_types)
 
 
 def _agent_line(data: dict[str, Any], name: str) -> Path_:
@@ -539,6 +550,80 @@ def _after_problem(number: int, entry: int, count: int) -> str | None:
         return (f"after: {number} is a later entry ({can}); list the calls that must happen "
                 "first before the ones that follow them")
     return None
+
+
+def _recorded(spec: Any) -> bool:
+    """Whether an agent type's settings (as written) give it a recording to resume."""
+    if not isinstance(spec, dict):
+        return False
+    team = spec.get("team")
+    members = team if isinstance(team, list) else []
+    return spec.get("recording") is not None or any(
+        isinstance(m, dict) and m.get("recording") is not None for m in members)
+
+
+def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:
+    """How many agent steps the recorded run of ``agent_type`` took: the steps of its recorded
+    trace (its snapshot), over all turns; None when there is no readable recorded trace."""
+    try:
+        trace = json.loads(read_text(snapshot_file(scenario_file, agent_type)))
+        return sum(len(turn["steps"]) for turn in trace["turns"])
+    except (OSError, TextFileError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _check_resume(agents: dict[Any, Any], unknown: set[str], report: _Report, *,
+                  check_agent_types: bool) -> None:
+    """``resume_from:`` names another agent type of the scenario that has a recording, both
+    are workflow agent types (when agent types are checked), and the step is one after which
+    the recorded run went on (when its recorded trace is there: recording it comes first)."""
+    with_recording = sorted(str(n) for n, spec in agents.items() if _recorded(spec))
+    for name, spec in agents.items():
+        if not isinstance(name, str) or not isinstance(spec, dict):
+            continue
+        resume = _valid(AgentSpec, "resume_from", spec.get("resume_from"))
+        if not isinstance(resume, ResumeFrom):
+            continue
+        place = ("agents", name, "resume_from")
+        source = resume.recording
+        if source == name:
+            report.add((*place, "recording"), f"`{name}` cannot resume its own recorded run; "
+                                              "name another agent type of this scenario")
+            continue
+        if source not in agents or not _recorded(agents[source]):
+            known = ", ".join(n for n in with_recording if n != name) or "none"
+            what = ("has no `recording:`" if source in agents
+                    else "is not an agent type of this scenario")
+            report.add((*place, "recording"), f"unknown recording `{source}`: it {what}; "
+                                              f"agent types with a recording: {known}")
+            continue
+        if check_agent_types:
+            for who, loc in ((name, place), (source, (*place, "recording"))):
+                problem = None if who in unknown else not_a_workflow(who)
+                if problem is not None:
+                    report.add(loc, problem)
+        steps = recorded_steps(report.path, source)
+        if steps is not None and resume.step >= steps:
+            recorded_trace = snapshot_file(report.path, source)
+            report.add((*place, "step"), (
+                f"step {resume.step} is out of range: the recorded run of `{source}` has "
+                f"{steps} step{'s' if steps != 1 else ''} ({recorded_trace}), and a resume "
+                + (f"follows one of steps 1 to {steps - 1}" if steps > 1
+                   else "needs a step after the one it follows")))
+
+
+def not_a_workflow(agent_type: str) -> str | None:
+    """Why ``agent_type`` cannot take part in a resume, as it is not a workflow agent type
+    (None: it is one, or cannot be imported, which is reported where it is used)."""
+    try:
+        kind = AGENT_TYPES[agent_type]
+    except (AgentTypeError, KeyError):
+        return None  # reported where its name is, or when it runs
+    if kind.workflow:
+        return None
+    workflows = ", ".join(n for n, k in AGENT_TYPES.loaded().items() if k.workflow)
+    return (f"agent type `{agent_type}` is not a workflow agent: checkpoints are taken and "
+            f"resumed by workflow agent types only ({workflows})")
 
 
 _SNIFF_BYTES = 1 << 20

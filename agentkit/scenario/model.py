@@ -42,6 +42,7 @@ __all__ = [
     "ScriptReply",
     "LLMSource",
     "TeamAgent",
+    "ResumeFrom",
     "HandoffSpec",
     "HandoffsExpect",
     "AgentSpec",
@@ -450,18 +451,37 @@ class TeamAgent(LLMSource):
         return self
 
 
+class ResumeFrom(_Strict):
+    """Where a workflow agent type takes over a recorded run: the agent type of this scenario
+    whose recording is replayed (``recording``) and the number of its recorded steps that are
+    replayed before this agent type's own script or model goes on (``step``; steps are
+    counted over the turns, from 1)."""
+
+    recording: str = Field(description="the agent type (of this scenario) whose recorded run "
+                                       "is resumed")
+    step: int = Field(ge=1, description="how many of its recorded steps are replayed first")
+
+
 class AgentSpec(LLMSource):
     """How one agent type runs the scenario: its parameters and its LLM script or recording
     (or, for a multi-agent workflow, its ``team`` of agents and their ``root``). With neither
-    script nor recording, its script is rendered from the scenario's ``trajectory``."""
+    script nor recording, its script is rendered from the scenario's ``trajectory``. With
+    ``resume_from``, it goes on from a checkpoint of another agent type's recorded run
+    (:mod:`agentkit.scenario.resume`)."""
 
     params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
     team: list[TeamAgent] | None = Field(default=None, min_length=1)
     root: str | None = Field(default=None, description="the team agent that starts each run")
+    resume_from: ResumeFrom | None = Field(
+        default=None, description="replay another agent type's recorded run up to a step, "
+                                  "then go on with this agent type's script or model")
 
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
+        if self.resume_from is not None and self.team is None and not self._sources():
+            raise ValueError("a resumed agent type goes on with a `script` or `recording` of "
+                             "its own (a trajectory renders a whole run, not its continuation)")
         if self.team is None:
             if len(self._sources()) > 1:
                 raise ValueError("give each agent type exactly one of `script` or `recording`")

@@ -55,6 +55,7 @@ from agentkit.scenario.layout import (
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
 from agentkit.scenario.mcp import MCPWorld, open_mcp
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
+from agentkit.scenario.resume import check_resume, prefix_problems, resume_agent
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.scenario.trajectory_run import (
@@ -212,6 +213,7 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     _check_turns(scenario, agent_type, kind)
     spec = scenario.agents[agent_type]
     _check_team(scenario, agent_type, kind.team)
+    check_resume(scenario, agent_type)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     strangers = sorted(set(llms or {}) - set(members))
     if strangers:
@@ -257,6 +259,10 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
             raise _factory_error(plan, exc) from None
         if scenario.history:
             _set_history(scenario, agent_type, agent)
+        if spec.resume_from is not None:  # the recorded run, on its cassette, goes first
+            recorded = _agent(_plan(scenario, spec.resume_from.recording, None, None), world,
+                              state)
+            resume_agent(agent, recorded.agent, spec.resume_from)
     except BaseException:
         _excuse(models)  # the run never started: its script is not at fault
         raise
@@ -310,7 +316,9 @@ def _judge(plan: _Plan, world: _World, built: _Agent, trace: Trace,
     if any(t.error for t in trace.turns):
         _excuse(built.models)  # replies after the failure could not be used (see _leftovers)
     expect = scenario.expect_for(agent_type)
-    problems = check_expectations(trace, scenario.turns, expect)
+    # a changed recording first: what else this run got wrong follows from it
+    problems = prefix_problems(trace, scenario, agent_type)
+    problems += check_expectations(trace, scenario.turns, expect)
     if world.outputs is not None:
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
     for used in built.models.values():

@@ -31,6 +31,7 @@ the step it failed in. Runner agents emit none of these events, so their traces 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,10 +61,14 @@ from agentkit.scenario.families.react import render_react
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.trace import StepTrace, TraceHandler, TurnBuilder
 from agentkit.workflow import (
+    Checkpoint,
     Context,
+    ContextSerdeError,
+    Event,
     HumanResponseEvent,
     InputRequiredEvent,
     Workflow,
+    WorkflowHandler,
     WorkflowRunEndEvent,
     WorkflowRunStartEvent,
     WorkflowRuntimeError,
@@ -71,7 +76,7 @@ from agentkit.workflow import (
 )
 
 __all__ = ["FUNCTION_AGENT", "REACT_AGENT", "AGENT_WORKFLOW", "WorkflowChatAgent",
-           "HumanInputEvent"]
+           "HumanInputEvent", "ResumedRunEvent"]
 
 
 # ---------------------------------------------------------------------------- the adapter
@@ -88,6 +93,15 @@ def _request_text(event: InputRequiredEvent) -> str:
     return str(prefix) if prefix is not None else str(event.to_dict())
 
 
+@dataclass(kw_only=True, slots=True)
+class ResumedRunEvent(BusEvent):
+    """A resumed agent type took over: ``step`` agent steps of agent type ``recording``'s
+    recorded run were replayed, and the run goes on from its checkpoint there."""
+
+    recording: str
+    step: int
+
+
 class WorkflowChatAgent:
     """A workflow (an ``AgentWorkflow`` or a stand-alone workflow agent) as a chat agent;
     ``max_iterations`` goes to every run."""
@@ -97,10 +111,17 @@ class WorkflowChatAgent:
         self.max_iterations = max_iterations
         self.memory: BaseMemory = ChatMemoryBuffer.from_defaults()
         self._ctx = Context(workflow)
+        self._prefix: _Prefix | None = None
 
     @property
     def chat_history(self) -> list[ChatMessage]:
         return self.memory.get_all()
+
+    def resume_after(self, recorded: WorkflowChatAgent, steps: int, recording: str) -> None:
+        """Have ``recorded`` (the agent of a recorded run, replaying it) take this agent's
+        turns through its first ``steps`` agent steps; this agent goes on from the checkpoint
+        there (its workflow restores the recorded run's saved context and carries on)."""
+        self._prefix = _Prefix(recorded, steps, steps, recording)
 
     def chat(self, message: str, *, human: Sequence[str] = ()) -> AgentChatResponse:
         """Run the workflow on ``message``; ``human`` answers its input requests in order."""
@@ -114,9 +135,9 @@ class WorkflowChatAgent:
         spelled = "".join(deltas) == answer.response
         return StreamingAgentChatResponse.from_answer(answer, deltas if spelled else None)
 
-    async def _arun(self, message: str, answers: list[str]) -> tuple[AgentOutput, list[str]]:
+    async def _arun(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
         try:
-            return await self._arun_workflow(message, answers)
+            return await self._turn(message, answers)
         except WorkflowRuntimeError as exc:
             # the harness's own trouble inside a step (a cassette miss, a dead MCP server)
             # stops the turn as itself, with its kind, not as a failure of the agent's step
@@ -124,11 +145,52 @@ class WorkflowChatAgent:
                 raise exc.__cause__ from None
             raise
 
-    async def _arun_workflow(self, message: str,
-                             answers: list[str]) -> tuple[AgentOutput, list[str]]:
-        handler = self.workflow.run(user_msg=message, ctx=self._ctx, memory=self.memory,
-                                    max_iterations=self.max_iterations)
+    async def _turn(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
+        """One turn: this agent's run, or (resuming) the recorded run's until the resume point
+        and this agent's from its checkpoint."""
+        prefix = self._prefix
+        if prefix is not None and prefix.left == 0:  # the resume point ended the last turn
+            self._prefix = None
+            self._ctx = Context.from_dict(self.workflow, prefix.agent._ctx.to_dict())
+            self.memory = await self._ctx.store.get("memory")
+            prefix.announce()
+        if self._prefix is None:
+            handler = self.workflow.run(user_msg=message, ctx=self._ctx, memory=self.memory,
+                                        max_iterations=self.max_iterations)
+            return await self._drive(handler, answers)
+        assert prefix is not None
+        recorded = prefix.agent
+        stop = _StopAfter(prefix.left)
+        handler = recorded.workflow.run(user_msg=message, ctx=recorded._ctx,
+                                        memory=recorded.memory,
+                                        max_iterations=recorded.max_iterations,
+                                        checkpoint_callback=stop.record)
+        result = await recorded._drive(handler, answers, stop)
+        if stop.checkpoint is None:  # the recorded turn ended before the resume point
+            prefix.left -= stop.done
+            self.memory = recorded.memory
+            return result
+        self._prefix = None
+        prefix.announce()
+        # through its saved form, as a checkpoint written to disk and resumed elsewhere: the
+        # continuation holds nothing of the recorded run's objects
+        try:
+            checkpoint = Checkpoint.from_dict(self.workflow, stop.checkpoint.to_dict())
+        except ContextSerdeError as exc:
+            raise ContextSerdeError(
+                f"the checkpoint after step {prefix.total} of the recorded run of "
+                f"`{prefix.recording}` does not fit this agent type's workflow (it needs the "
+                f"recorded run's agents, by name): {exc}") from None
+        handler = self.workflow.run_from(checkpoint)
+        self._ctx = handler.ctx
+        return await self._drive(handler, answers)
+
+    async def _drive(self, handler: WorkflowHandler, answers: list[str],
+                     stop: _StopAfter | None = None) -> tuple[Any, list[str]]:
+        """Run ``handler``'s run to its end (answering input requests from ``answers``), or
+        until ``stop`` takes its checkpoint (then the run is cancelled and the output None)."""
         deltas: list[str] = []
+        callback = stop.record if stop is not None else None
         while True:
             request = None
             async for event in handler.stream_events():
@@ -139,6 +201,9 @@ class WorkflowChatAgent:
                 elif isinstance(event, InputRequiredEvent):
                     request = event
                     break
+                elif isinstance(event, _ResumePoint):
+                    await handler.cancel_run()
+                    return None, deltas
             if request is None:
                 break
             if not answers:
@@ -149,7 +214,7 @@ class WorkflowChatAgent:
             saved = handler.ctx.to_dict()
             await handler.cancel_run()
             self._ctx = Context.from_dict(self.workflow, saved)
-            handler = self.workflow.run(ctx=self._ctx)
+            handler = self.workflow.run(ctx=self._ctx, checkpoint_callback=callback)
             dispatcher.emit(HumanInputEvent(request=_request_text(request), response=answer))
             handler.ctx.send_event(HumanResponseEvent(response=answer))
             deltas = []
@@ -158,6 +223,49 @@ class WorkflowChatAgent:
         if answers:
             raise RuntimeError(f"{len(answers)} scripted `human` answer(s) were never asked for")
         return output, deltas
+
+
+class _ResumePoint(Event):
+    """Streamed by :class:`_StopAfter` when it has taken its checkpoint: the caller stops the
+    run there."""
+
+
+@dataclass
+class _StopAfter:
+    """A checkpoint callback that takes the checkpoint after ``steps`` agent steps (their tool
+    calls done, the next agent step's input returned) and holds the run there."""
+
+    steps: int
+    done: int = 0
+    checkpoint: Checkpoint | None = None
+
+    async def record(self, run_id: str, last_completed_step: str | None,
+                     input_ev: Event | None, output_ev: Event | None, ctx: Context) -> None:
+        if last_completed_step == "run_agent_step":
+            self.done += 1
+        if self.done < self.steps or not isinstance(output_ev, AgentInput):
+            return
+        self.checkpoint = Checkpoint(id_=f"{run_id}:resume", run_id=run_id,
+                                     last_completed_step=last_completed_step,
+                                     input_event=input_ev, output_event=output_ev,
+                                     ctx_state=ctx.to_dict())
+        ctx.write_event_to_stream(_ResumePoint())
+        # the step's output is never delivered: the caller cancels the run while it waits
+        await asyncio.get_running_loop().create_future()
+
+
+@dataclass
+class _Prefix:
+    """The recorded run a resumed agent replays first: its agent, how many agent steps are
+    replayed (``total``) and how many are still to come (``left``)."""
+
+    agent: WorkflowChatAgent
+    total: int
+    left: int
+    recording: str
+
+    def announce(self) -> None:
+        dispatcher.emit(ResumedRunEvent(recording=self.recording, step=self.total))
 
 
 # ---------------------------------------------------------------------------- the factories
@@ -286,20 +394,27 @@ def _human(turn: TurnBuilder, event: HumanInputEvent) -> None:
                                                  "response": event.response})
 
 
+def _resumed(turn: TurnBuilder, event: ResumedRunEvent) -> None:
+    """The turn in which a resumed agent type took over says from which recorded step."""
+    turn.details["resumed"] = {"from": event.recording, "after_step": event.step}
+
+
 _TRACE_HANDLERS: dict[type[BusEvent], TraceHandler] = {
     WorkflowRunStartEvent: _run_start, WorkflowAgentInputEvent: _agent_input,
     WorkflowStepStartEvent: _workflow_step, WorkflowAgentOutputEvent: _agent_output,
-    AgentHandoffEvent: _handoff, WorkflowRunEndEvent: _run_end, HumanInputEvent: _human}
+    AgentHandoffEvent: _handoff, WorkflowRunEndEvent: _run_end, HumanInputEvent: _human,
+    ResumedRunEvent: _resumed}
 """Shared by the family's agent types: an event goes into traces one way whoever emits it."""
 
-FUNCTION_AGENT = AgentType(_one_agent_workflow("function"), human=True,
+FUNCTION_AGENT = AgentType(_one_agent_workflow("function"), human=True, workflow=True,
                            trajectory=render_tool_calls, trace_handlers=_TRACE_HANDLERS)
 """``function_agent``: a one-agent workflow around a ``FunctionAgent``."""
 
-REACT_AGENT = AgentType(_one_agent_workflow("react"), human=True, trajectory=render_react,
+REACT_AGENT = AgentType(_one_agent_workflow("react"), human=True, workflow=True,
+                        trajectory=render_react,
                         trace_handlers=_TRACE_HANDLERS)
 """``react_agent``: a one-agent workflow around the workflow ``ReActAgent``."""
 
-AGENT_WORKFLOW = AgentType(_agent_workflow, team=True, human=True,
+AGENT_WORKFLOW = AgentType(_agent_workflow, team=True, human=True, workflow=True,
                            trace_handlers=_TRACE_HANDLERS)
 """``agent_workflow``: the multi-agent workflow of a scenario's ``team:`` and ``root:``."""
