@@ -22,7 +22,9 @@ What the wire cannot show -- how long each tool ran, whether it failed, tools th
 hears of -- an integration adds by running its tool calls inside :meth:`WireTrace.step_of`
 through agentkit's tool calling (:func:`agentkit.llms.tool_calling.acall_tool`), or by emitting
 the tool-call events itself there: a call it reports under the model's ``tool_call_id`` is
-taken from its events, not built from the wire.
+taken from its events, not built from the wire. A framework that runs a tool without telling
+it the call's id finds the id with :meth:`WireTrace.claim` (the call the model asked for by
+that name with those arguments).
 
 A turn (:meth:`WireTrace.turn`) is a block in which the agent talks to the model: the harness
 opens one per scenario turn around the agent's ``chat()``. Its context (virtual clock, id
@@ -91,6 +93,7 @@ class _Asked:
     arguments: dict[str, Any]
     step: Span
     asked_at: float
+    claimed: bool = False
 
 
 @dataclass
@@ -108,6 +111,8 @@ class WireTurn:
     ending: bool = False
     closed: bool = False
     _asked: dict[str, _Asked] = field(default_factory=dict, repr=False)
+    _asked_by: dict[str, Span] = field(default_factory=dict, repr=False)
+    """The step that asked for each tool call of the turn (filed or not)."""
     _steps: list[Span] = field(default_factory=list, repr=False)
     _request: list[ChatMessage] = field(default_factory=list, repr=False)
     _reply: ChatMessage | None = field(default=None, repr=False)
@@ -286,6 +291,7 @@ class WireTrace:
             for call in calls:
                 turn._asked[call.tool_id] = _Asked(call.tool_id, call.tool_name,
                                                    dict(call.tool_kwargs), step.span, at)
+                turn._asked_by[call.tool_id] = step.span
 
     def failed(self, step: WireStep, error: BaseException, *, fails_run: bool) -> None:
         """The model call failed; ``fails_run`` when the harness could not answer (the run
@@ -306,10 +312,23 @@ class WireTrace:
         integration reports a tool call of its own (module docstring)."""
         with self._cond:
             turn = self._current
-            asked = turn._asked.get(tool_call_id or "") if turn is not None else None
-            span = asked.step if asked is not None else (
+            asker = turn._asked_by.get(tool_call_id or "") if turn is not None else None
+            span = asker if asker is not None else (
                 turn._steps[-1] if turn is not None and turn._steps else None)
         return dispatcher.resume(span) if span is not None else nullcontext()
+
+    def claim(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """The id of the current turn's first call, not claimed before, that the model asked
+        for by ``name`` with ``arguments`` (None if there is none): for an integration whose
+        framework runs a tool without handing it the call's id. Claiming it is what keeps two
+        identical calls of one reply apart."""
+        with self._cond:
+            turn = self._current
+            for asked in turn._asked.values() if turn is not None else ():
+                if not asked.claimed and asked.name == name and asked.arguments == arguments:
+                    asked.claimed = True
+                    return asked.tool_id
+        return None
 
     def _reported(self, event: Event) -> None:
         """A tool call the agent's own code reported (an integration): not built from the
