@@ -197,14 +197,17 @@ class ScenarioTools:
         return self.bridge.tools
 
     async def call(self, tool: BaseTool, arguments: dict[str, Any],
-                   tool_id: str | None = None, *, agent: str | None = None) -> ToolOutput:
+                   tool_id: str | None = None, *, agent: str | None = None,
+                   arguments_error: str | None = None) -> ToolOutput:
         """Run ``tool`` on ``arguments`` as call ``tool_id`` of the model (found among the calls
-        the model asked for when the framework does not say)."""
+        the model asked for when the framework does not say); ``arguments_error``: the
+        arguments could not be read, so the call fails with that message without running."""
         wire = self.bridge.bridge.wire
         if tool_id is None:
             tool_id = wire.claim(tool.metadata.name, arguments)
         with self.bridge.step_of(tool_id):
-            return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent)
+            return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
+                                    arguments_error=arguments_error)
 
 
 # ---------------------------------------------------------------------------- the agent
