@@ -105,6 +105,9 @@ class LLMCallTrace:
     tools: list[str] | None = None
     error: str | None = None
     started: float = field(default=0.0, repr=False)
+    model: str | None = field(default=None, repr=False)
+    """The model the call went to (not written: a trace stays the same whichever model
+    name a script or cassette carries; OpenTelemetry spans name it)."""
 
 
 @dataclass
@@ -173,6 +176,9 @@ class TurnTrace:
     written last, and only when not empty."""
     error_kind: ErrorKind | None = field(default=None, repr=False)
     """Whose problem ``error`` is (:func:`agentkit.core.errors.kind_of`); not written."""
+    started: float = field(default=0.0, repr=False)
+    """Virtual time the turn began (not written; a timeline of spans starts each turn
+    here)."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -256,6 +262,7 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("started", None)
     data.pop("scheduled", None)
     data.pop("issued", None)
+    data.pop("model", None)
     data.pop("finished", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
@@ -444,7 +451,7 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
         usage=event.usage.model_dump() if event.usage is not None else None,
         latency=_round(event.latency), error=event.error,
         tools=[t["name"] for t in tools] if tools is not None else None,
-        started=event.time - event.latency))
+        started=event.time - event.latency, model=event.model))
 
 
 @trace_handler(ToolCallEndEvent)
@@ -461,12 +468,14 @@ def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
                wall_time: float, serial_time: float,
-               warnings: Sequence[str] = (), error_kind: ErrorKind | None = None) -> TurnTrace:
-    """Assemble one turn from its events (see :func:`trace_handler`)."""
+               warnings: Sequence[str] = (), error_kind: ErrorKind | None = None,
+               started: float = 0.0) -> TurnTrace:
+    """Assemble one turn from its events (see :func:`trace_handler`); ``started`` is the
+    virtual time the turn began."""
     turn = TurnBuilder(events, ids)
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
-                     warnings=list(warnings), error_kind=error_kind)
+                     warnings=list(warnings), error_kind=error_kind, started=started)
