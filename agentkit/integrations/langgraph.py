@@ -68,7 +68,8 @@ def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
 
     return load("langchain_core.tools").StructuredTool(
         name=metadata.name, description=metadata.description,
-        args_schema=metadata.get_parameters_dict(), coroutine=run)
+        args_schema=metadata.get_parameters_dict(), coroutine=run,
+        return_direct=metadata.return_direct)
 
 
 class _Run:

@@ -153,7 +153,10 @@ def openai_agents_agent(factory: Callable[[FrameworkContext], Any] | None = None
 
 
 def _agent(context: FrameworkContext) -> Any:
-    params = {"name": "Agent", **context.params}
+    params: dict[str, Any] = {"name": "Agent", **context.params}
+    direct = [tool.metadata.name for tool in context.bridge.tools if tool.metadata.return_direct]
+    if direct:  # the SDK's return_direct is the agent's, not the tool's
+        params.setdefault("tool_use_behavior", {"stop_at_tool_names": direct})
     return load("agents").Agent(model=context.model, tools=context.tools, **params)
 
 
