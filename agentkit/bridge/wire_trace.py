@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +94,8 @@ class _Asked:
     step: Span
     asked_at: float
     claimed: bool = False
+    agent: str | None = None
+    """The agent of a multi-agent framework whose reply asked for it (:meth:`WireTrace.name_agent`)."""
 
 
 @dataclass
@@ -330,6 +332,23 @@ class WireTrace:
                     return asked.tool_id
         return None
 
+    def name_agent(self, tool_call_ids: Sequence[str], agent: str) -> None:
+        """Note that ``agent`` (of a framework's multi-agent run) asked for these calls of the
+        current turn: each is filed with it, by the wire or by :meth:`agent_of`'s caller."""
+        with self._cond:
+            turn = self._current
+            for tool_call_id in tool_call_ids:
+                asked = turn._asked.get(tool_call_id) if turn is not None else None
+                if asked is not None:
+                    asked.agent = agent
+
+    def agent_of(self, tool_call_id: str | None) -> str | None:
+        """The agent :meth:`name_agent` named for a call of the current turn (None if none)."""
+        with self._cond:
+            turn = self._current
+            asked = turn._asked.get(tool_call_id or "") if turn is not None else None
+            return asked.agent if asked is not None else None
+
     def _reported(self, event: Event) -> None:
         """A tool call the agent's own code reported (an integration): not built from the
         wire."""
@@ -349,7 +368,8 @@ class WireTrace:
                                                arguments=asked.arguments))
             dispatcher.emit(ToolCallEndEvent(tool_name=asked.name, tool_id=asked.tool_id,
                                              arguments=asked.arguments, output=result,
-                                             latency=max(now() - asked.asked_at, 0.0)))
+                                             latency=max(now() - asked.asked_at, 0.0),
+                                             agent=asked.agent))
 
 
 def _last_user_text(messages: list[ChatMessage]) -> str:

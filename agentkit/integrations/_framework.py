@@ -174,6 +174,7 @@ family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``hando
 def note_step(bridge: BridgeContext, agent: str, tool_ids: Sequence[str] = ()) -> None:
     """File that ``agent`` made a model call: the call that asked for ``tool_ids[0]``, or with
     no tool call, the turn's latest one (a framework tells of a step after its model call)."""
+    bridge.bridge.wire.name_agent(tool_ids, agent)
     with bridge.step_of(tool_ids[0] if tool_ids else None):
         dispatcher.emit(FrameworkStepEvent(agent=agent))
 
@@ -205,6 +206,8 @@ class ScenarioTools:
         wire = self.bridge.bridge.wire
         if tool_id is None:
             tool_id = wire.claim(tool.metadata.name, arguments)
+        if agent is None:
+            agent = wire.agent_of(tool_id)
         with self.bridge.step_of(tool_id):
             return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
                                     arguments_error=arguments_error)

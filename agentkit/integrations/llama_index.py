@@ -51,8 +51,8 @@ from agentkit.tools import BaseTool
 __all__ = ["FRAMEWORK", "MODEL_NAME", "llama_index_agent", "LI_FUNCTION", "LI_REACT"]
 
 FRAMEWORK = Framework("LlamaIndex", "llama-index", (
-    Requirement("llama-index-core", "llama_index.core", "0.14.5", "0.15"),
-    Requirement("llama-index-llms-openai", "llama_index.llms.openai", "0.8", "0.9")))
+    Requirement("llama-index-core", "llama_index.core", "0.14.25", "0.15"),
+    Requirement("llama-index-llms-openai", "llama_index.llms.openai", "0.8.3", "0.9")))
 """What ``agentkit[llama-index]`` installs, and the versions it was tested with."""
 
 MODEL_NAME = "gpt-4o-mini"
