@@ -94,6 +94,9 @@ class _Asked:
     step: Span
     asked_at: float
     claimed: bool = False
+    offered: bool = True
+    """Whether the request the model answered offered a tool of this name: a call of any
+    other is filed as failed, whatever the agent answered it with."""
     agent: str | None = None
     """The agent of a multi-agent framework whose reply asked for it (:meth:`WireTrace.name_agent`)."""
 
@@ -290,9 +293,11 @@ class WireTrace:
             turn = step.turn
             turn._request = list(request.messages)
             turn._reply = reply
+            offered = {tool.metadata.name for tool in request.tools or ()}
             for call in calls:
                 turn._asked[call.tool_id] = _Asked(call.tool_id, call.tool_name,
-                                                   dict(call.tool_kwargs), step.span, at)
+                                                   dict(call.tool_kwargs), step.span, at,
+                                                   offered=call.tool_name in offered)
                 turn._asked_by[call.tool_id] = step.span
 
     def failed(self, step: WireStep, error: BaseException, *, fails_run: bool) -> None:
@@ -362,14 +367,17 @@ class WireTrace:
         """The tool-call events of ``asked``, under the step that asked for it."""
         result = ToolOutput(content=output, tool_name=asked.name,
                             raw_input={"args": (), "kwargs": asked.arguments},
-                            raw_output=_value(output))
+                            raw_output=_value(output), is_error=not asked.offered)
+        if not asked.offered:  # what the agent answered is kept, after the reason
+            result.content = f"the model asked for tool '{asked.name}', which the agent did " \
+                             f"not offer; the agent answered: {output}"
         with dispatcher.resume(asked.step), dispatcher.span():
             dispatcher.emit(ToolCallStartEvent(tool_name=asked.name, tool_id=asked.tool_id,
                                                arguments=asked.arguments))
             dispatcher.emit(ToolCallEndEvent(tool_name=asked.name, tool_id=asked.tool_id,
                                              arguments=asked.arguments, output=result,
                                              latency=max(now() - asked.asked_at, 0.0),
-                                             agent=asked.agent))
+                                             is_error=result.is_error, agent=asked.agent))
 
 
 def _last_user_text(messages: list[ChatMessage]) -> str:
