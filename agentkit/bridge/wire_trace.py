@@ -293,11 +293,13 @@ class WireTrace:
             turn = step.turn
             turn._request = list(request.messages)
             turn._reply = reply
+            # a request offering no tools says nothing of the agent's (a client may keep its
+            # tool list to itself): only a listed set makes another name a missing tool
             offered = {tool.metadata.name for tool in request.tools or ()}
             for call in calls:
-                turn._asked[call.tool_id] = _Asked(call.tool_id, call.tool_name,
-                                                   dict(call.tool_kwargs), step.span, at,
-                                                   offered=call.tool_name in offered)
+                turn._asked[call.tool_id] = _Asked(
+                    call.tool_id, call.tool_name, dict(call.tool_kwargs), step.span, at,
+                    offered=not offered or call.tool_name in offered)
                 turn._asked_by[call.tool_id] = step.span
 
     def failed(self, step: WireStep, error: BaseException, *, fails_run: bool) -> None:
