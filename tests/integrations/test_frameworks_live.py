@@ -1,17 +1,18 @@
 """The live lane for the framework integrations (``pytest -m live``, after the frameworks lane
-installed the extras): an OpenAI Agents SDK agent and a LangGraph graph recorded against the
-real local model through ``agentkit record`` and replayed offline to the same trace.
+installed the extras): framework agents recorded against the real local model through
+``agentkit record`` and replayed offline to the same trace.
 
-LlamaIndex's FunctionAgent and pydantic-ai are not recorded live: against SmolLM2-135M the
-former's streamed tool-calling request ended with no event, and pydantic-ai called ``add``
-again after every result until the run was stopped (it has no call limit an agent type's
-``params`` can set); both record and replay through the bridge against a scripted server in
-test_frameworks.py."""
+The OpenAI Agents SDK agent and the LangGraph graph are offered the ``add`` tool (SmolLM2-135M
+answers them in text); pydantic-ai is asked a question without tools, because with ``add``
+it called the tool again after every result until the run was stopped (it has no call limit
+an agent type's ``params`` can set). LlamaIndex is not recorded live: its streamed request
+through the bridge to llama.cpp ended with no event, and without streaming it too called
+``add`` until FunctionAgent's 20 iterations ran out. All four record and replay through the
+bridge against a scripted server in test_frameworks.py."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,14 +21,20 @@ from tests.live import test_live_lane as lane
 pytestmark = [pytest.mark.live, pytest.mark.frameworks]
 live_url = lane.live_url  # the lane's fixture: the local model's URL, or a skip saying why
 
-SCENARIO = """\
-format: 1
-name: live_framework
+TOOLS = """\
 tools:
   - ref: mocks.tools:add
 turns:
   - user: What is 2 + 3? Use the add tool.
-expect:
+"""
+NO_TOOLS = """\
+turns:
+  - user: What is the capital of France?
+"""
+SCENARIO = """\
+format: 1
+name: live_framework
+{turns}expect:
   max_llm_calls: 4
 agents:
   {agent}:
@@ -35,12 +42,13 @@ agents:
 """
 
 
-@pytest.mark.parametrize("agent", ["openai_agents", "langgraph"])
+@pytest.mark.parametrize("agent, turns", [("openai_agents", TOOLS), ("langgraph", TOOLS),
+                                          ("pydantic_ai", NO_TOOLS)])
 def test_a_framework_agent_records_against_the_live_model_and_replays_offline(tmp_path, live_url,
-                                                                            agent):
+                                                                            agent, turns):
     path = tmp_path / "scenarios" / "live_framework.yaml"
     path.parent.mkdir()
-    path.write_text(SCENARIO.format(agent=agent))
+    path.write_text(SCENARIO.format(agent=agent, turns=turns))
 
     recorded = lane._agentkit("record", str(path), "--agent", agent, *lane._live(live_url))
 
