@@ -236,3 +236,33 @@ agents:
     assert replay.passed and cassette_miss(replay) is None, replay.problems
     assert json.dumps(replay.trace.to_dict()["turns"][0]["steps"][0]["tool_calls"][0]["args"]) \
         == '{"a": 2, "b": 3}'
+
+
+def test_agentkits_function_agent_and_llama_indexs_send_the_same_requests_but_tool_schemas(
+        tmp_path):
+    # one trajectory under both; each difference of their model requests is listed with why
+    bundled = Path(__file__).resolve().parents[2] / "examples/frameworks/scenarios/trajectory.yaml"
+    text = bundled.read_text().split("\nagents:\n")[0]
+    path = _write(tmp_path, text + "\nagents:\n  function_agent: {}\n  li_function: {}\n")
+    ours, theirs = (run_scenario(path, agent).trace.to_dict()
+                    for agent in ("function_agent", "li_function"))
+
+    def requests(trace: dict[str, Any]) -> list[Any]:
+        return [(c["messages"], c["tools"]) for turn in trace["turns"]
+                for step in turn["steps"] for c in step["llm_calls"]]
+
+    assert requests(ours) == requests(theirs)  # the same messages, the same tools, 4 calls
+    schemas = {t["name"]: t["parameters"] for t in ours["tools"]}
+    # llama-index-llms-openai closes every tool's schema (additionalProperties: false, what
+    # OpenAI's strict mode requires); agentkit's FunctionAgent sends get_parameters_dict() as
+    # it is. Nothing else differs but the prompt tokens those schemas take.
+    assert {t["name"]: t["parameters"] for t in theirs["tools"]} == {
+        name: {**schema, "additionalProperties": False} for name, schema in schemas.items()}
+
+    def rest(trace: dict[str, Any]) -> dict[str, Any]:
+        totals = {k: v for k, v in trace["totals"].items() if k != "prompt_tokens"}
+        return {**{k: v for k, v in trace.items() if k not in ("agent", "tools", "turns")},
+                "totals": totals}
+
+    assert rest(ours) == rest(theirs)
+    assert ours["totals"]["prompt_tokens"] < theirs["totals"]["prompt_tokens"]
