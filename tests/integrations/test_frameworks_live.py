@@ -5,10 +5,11 @@ installed the extras): framework agents recorded against the real local model th
 The OpenAI Agents SDK agent and the LangGraph graph are offered the ``add`` tool (SmolLM2-135M
 answers them in text); pydantic-ai is asked a question without tools, because with ``add``
 it called the tool again after every result until the run was stopped (it has no call limit
-an agent type's ``params`` can set). LlamaIndex is not recorded live: its streamed request
-through the bridge to llama.cpp ended with no event, and without streaming it too called
-``add`` until FunctionAgent's 20 iterations ran out. All four record and replay through the
-bridge against a scripted server in test_frameworks.py."""
+an agent type's ``params`` can set). LlamaIndex is not recorded live yet: with ``add`` and
+without streaming it too called the tool until FunctionAgent's 20 iterations ran out, and its
+streamed attempts failed while the local server was restarting, so no passing recording was
+seen. All four record and replay through the bridge against a scripted server in
+test_frameworks.py."""
 
 from __future__ import annotations
 
