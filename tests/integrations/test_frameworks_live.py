@@ -3,13 +3,11 @@ installed the extras): framework agents recorded against the real local model th
 ``agentkit record`` and replayed offline to the same trace.
 
 The OpenAI Agents SDK agent and the LangGraph graph are offered the ``add`` tool (SmolLM2-135M
-answers them in text); pydantic-ai is asked a question without tools, because with ``add``
-it called the tool again after every result until the run was stopped (it has no call limit
-an agent type's ``params`` can set). LlamaIndex is not recorded live yet: with ``add`` and
-without streaming it too called the tool until FunctionAgent's 20 iterations ran out, and its
-streamed attempts failed while the local server was restarting, so no passing recording was
-seen. All four record and replay through the bridge against a scripted server in
-test_frameworks.py."""
+answers them in text); LlamaIndex's FunctionAgent and pydantic-ai are asked a question without
+tools, because with ``add`` each called the tool again after every result until the run was
+stopped (FunctionAgent's 20 iterations; pydantic-ai has no call limit an agent type's
+``params`` can set). All four also record and replay through the bridge against a scripted
+server in test_frameworks.py."""
 
 from __future__ import annotations
 
@@ -44,6 +42,7 @@ agents:
 
 
 @pytest.mark.parametrize("agent, turns", [("openai_agents", TOOLS), ("langgraph", TOOLS),
+                                          ("li_function", NO_TOOLS),
                                           ("pydantic_ai", NO_TOOLS)])
 def test_a_framework_agent_records_against_the_live_model_and_replays_offline(tmp_path, live_url,
                                                                             agent, turns):
