@@ -2,8 +2,11 @@
 
 A cassette file (YAML) has a versioned header and a list of exchanges, each a canonical
 request, its hash, and the response (message, usage, stream chunks) or error, with the
-latency it took. :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any
-backend and records through it according to a VCR-style mode:
+latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
+exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; a
+cassette without them is still written as format 1, and both formats are read.
+:class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any backend and records
+through it according to a VCR-style mode:
 
 * ``none`` -- replay only; a request not on the cassette fails (the default);
 * ``once`` -- record if the cassette does not exist yet, else replay only;
@@ -45,12 +48,14 @@ from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
     "CASSETTE_FORMAT",
+    "CASSETTE_FORMATS",
     "RecordMode",
     "RECORD_MODES",
     "Cassette",
     "Exchange",
     "CassetteError",
     "CassetteMissError",
+    "CassettePlayer",
     "RecordedLLMError",
     "CassetteLLM",
     "RecordingLLM",
@@ -58,7 +63,10 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 1
+CASSETTE_FORMAT = 2
+"""The newest cassette format: 2 adds ``mcp_exchanges``. A cassette without MCP exchanges is
+written as format 1 (:data:`CASSETTE_FORMATS`), so LLM-only cassettes stay as they were."""
+CASSETTE_FORMATS = (1, 2)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -176,6 +184,8 @@ class Cassette:
     a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
+    mcp_exchanges: list[Exchange] = field(default_factory=list)
+    """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -207,30 +217,37 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") != CASSETTE_FORMAT:
+        if data.get("format") not in CASSETTE_FORMATS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
-                                f"{data.get('format')!r} (this agentkit reads format "
-                                f"{CASSETTE_FORMAT}); re-record it")
+                                f"{data.get('format')!r} (this agentkit reads formats "
+                                f"{', '.join(map(str, CASSETTE_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
-        exchanges = [Exchange(request=item["request"],
-                              request_hash=exchange.request_hash or request_hash(item["request"]),
-                              response=item.get("response"), error=item.get("error"),
-                              latency=exchange.latency)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
+
+        def exchanges_of(key: str, found: list[Any]) -> list[Exchange]:
+            return [Exchange(request=item["request"],
+                             request_hash=exchange.request_hash or request_hash(item["request"]),
+                             response=item.get("response"), error=item.get("error"),
+                             latency=exchange.latency)
+                    for item, exchange in zip(data.get(key) or [], found, strict=True)]
+
         # the header fields of CassetteData are this class's, by name
-        return cls(path=path, exchanges=exchanges,
-                   **checked.model_dump(exclude={"format", "exchanges"}))
+        return cls(path=path, exchanges=exchanges_of("exchanges", checked.exchanges),
+                   mcp_exchanges=exchanges_of("mcp_exchanges", checked.mcp_exchanges),
+                   **checked.model_dump(exclude={"format", "exchanges", "mcp_exchanges"}))
 
     def to_dict(self) -> dict[str, Any]:
         owner = {key: value for key, value in (("agent_type", self.agent_type),
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
-        return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
+        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
+               if self.mcp_exchanges else {})
+        return {"format": 2 if self.mcp_exchanges else 1,
+                "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": [e.to_dict() for e in self.exchanges]}
+                "exchanges": [e.to_dict() for e in self.exchanges], **mcp}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -276,7 +293,15 @@ def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list
 
 
 def _describe(request: dict[str, Any]) -> str:
-    """A request in a few words: kind, messages, the last message, the tools offered."""
+    """A request in a few words: kind, messages, the last message, the tools offered (an MCP
+    request: its server, method, tool and arguments)."""
+    if "method" in request:
+        params = request.get("params") or {}
+        tool = f" {params.get('name')}" if isinstance(params, dict) and "name" in params else ""
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        shown = f" {text if len(text) <= 70 else text[:67] + '...'}" if arguments else ""
+        return f"MCP server {request.get('server')}: {request.get('method')}{tool}{shown}"
     messages = request.get("messages") or []
     text = f"{'stream ' if request.get('stream') else ''}{request.get('kind', 'request')}, " \
            f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
@@ -300,13 +325,17 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
     return structural, 1.0 - text
 
 
-class _CassettePlayer:
-    """Replay state: exchanges by request hash, each consumed in recorded order."""
+class CassettePlayer:
+    """Replay state: exchanges by request hash, each consumed in recorded order; ``part`` is
+    the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``)."""
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
+                 = "exchanges") -> None:
         self.cassette = cassette
+        self.part = part
+        self.exchanges: list[Exchange] = getattr(cassette, part)
         self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
-        for exchange in cassette.exchanges:
+        for exchange in self.exchanges:
             self._queues[exchange.request_hash].append(exchange)
 
     def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
@@ -318,23 +347,25 @@ class _CassettePlayer:
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
         where = self.cassette.path or "<cassette>"
-        if not self.cassette.exchanges:
-            return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
+        part = self.part
+        if not self.exchanges:
+            what = "exchanges" if part == "exchanges" else "MCP exchanges"
+            return CassetteMissError(f"{where}: the cassette has no recorded {what}; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
-        index = self.cassette.exchanges.index(nearest)
+        nearest = min(self.exchanges, key=lambda e: _distance(e.request, canonical))
+        index = self.exchanges.index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in self.cassette.exchanges)
+            times = sum(e.request == canonical for e in self.exchanges)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
-                f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
+                f"{part}[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
         used = "" if self._queues.get(nearest.request_hash) else ", already replayed"
         return CassetteMissError("\n".join([
             f"{where}: no recorded exchange matches this request (hash "
             f"{request_hash(canonical)}: {_describe(canonical)})",
-            f"nearest recorded: exchanges[{index}] (hash {nearest.request_hash}{used}: "
+            f"nearest recorded: {part}[{index}] (hash {nearest.request_hash}{used}: "
             f"{_describe(nearest.request)})",
             *_first_difference(nearest.request, canonical),
             "If the change is intended, re-record with record mode `new_episodes` or "
@@ -408,7 +439,7 @@ class CassetteLLM(FunctionCallingLLM):
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -514,7 +545,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []

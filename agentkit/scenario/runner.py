@@ -49,9 +49,11 @@ from agentkit.scenario.layout import (
     cassette_path,
     llm_source,
     recording_files,
+    records,
     snapshot_path,
 )
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
+from agentkit.scenario.mcp import MCPWorld, open_mcp
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
@@ -62,6 +64,7 @@ from agentkit.scenario.trajectory_run import (
     trajectory_outputs,
 )
 from agentkit.tools import BaseTool
+from agentkit.tools.mcp import MCPRecording
 from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recording_files",
@@ -152,6 +155,7 @@ class _World:
     tools: list[BaseTool]
     outputs: TrajectoryOutputs | None
     rendered: list[Any] | None
+    mcp: MCPWorld | None = None
 
 
 @dataclass
@@ -166,7 +170,8 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                  seed: int | str = 0, llm: LLM | None = None,
                  llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None,
-                 snapshots: SnapshotCheck | None = None) -> ScenarioResult:
+                 snapshots: SnapshotCheck | None = None,
+                 mcp: MCPRecording | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
     (the stages are in the module docstring).
 
@@ -175,13 +180,15 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     take theirs from ``llms`` (by agent name) where it names them. To record against a live
     model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
     type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
-    comparison with the committed snapshot to the verdict. A run that cannot start raises a
+    comparison with the committed snapshot to the verdict. MCP tools replay the agent type's
+    cassette unless ``mcp`` says where their exchanges come from (a recording: live servers,
+    started for the run and stopped when it ends). A run that cannot start raises a
     :class:`~agentkit.core.errors.HarnessError`
     (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
-    with simulation(seed):
-        world = _world(plan)
+    with simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers:
+        world = _world(plan, servers)
         built = _agent(plan, world, state)
         trace = _turns(plan, world, built.agent)
     return _judge(plan, world, built, trace, snapshots)
@@ -214,17 +221,17 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     given: dict[str | None, LLM] = dict((llms or {}).items())
     if llm is not None:
         given[None] = llm
-    if spec.recorded():
+    if records(scenario, agent_type):
         recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
     return _Plan(scenario, agent_type, kind, spec, members, given)
 
 
-def _world(plan: _Plan) -> _World:
-    tools = build_tools(plan.scenario)
+def _world(plan: _Plan, servers: MCPWorld | None) -> _World:
+    tools = build_tools(plan.scenario, servers)
     outputs = trajectory_outputs(plan.scenario, tools)
     rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    return _World(list(tools), outputs, rendered)
+    return _World(list(tools), outputs, rendered, servers)
 
 
 def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agent:
@@ -308,6 +315,8 @@ def _judge(plan: _Plan, world: _World, built: _Agent, trace: Trace,
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
     for used in built.models.values():
         problems += _leftovers(used, trace)
+    if world.mcp is not None and not any(t.error for t in trace.turns):
+        problems += world.mcp.leftovers()
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,
