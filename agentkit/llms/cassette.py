@@ -14,6 +14,15 @@ backend and records through it according to a VCR-style mode:
 A miss is one short message: the request, the nearest recorded one, and where it first differs
 (as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
+
+**Samples.** A cassette may hold several independent runs of the same conversation against a
+live model (``samples: N``, file format 2): every exchange carries the index of its sample,
+and a replay (``CassetteLLM(..., sample=i)``) or a recording (``RecordingLLM(...,
+sample=i)``) sees only that sample's exchanges -- the same request in two samples is two
+answers, never one answer served twice. ``complete`` lists the samples whose run went to its
+end (an interrupted evaluation resumes the others); ``sampling`` keeps how they were drawn
+(temperature, the seed of sample 0: sample i used ``seed + i``). A cassette with one run is
+written as before (format 1, no sample keys), and both formats are read.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +54,7 @@ from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
     "CASSETTE_FORMAT",
+    "READ_FORMATS",
     "RecordMode",
     "RECORD_MODES",
     "Cassette",
@@ -58,7 +68,9 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 1
+CASSETTE_FORMAT = 2
+"""The newest cassette format this agentkit writes (2: sampled; a single run is written as 1)."""
+READ_FORMATS: tuple[int, ...] = (1, 2)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -144,9 +156,12 @@ class Exchange:
     response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
     error: dict[str, Any] | None = None  # {"type": ..., "message": ..., "status_code"?}
     latency: float = 0.0
+    sample: int = 0
+    """The sample (run) it belongs to; always 0 in a cassette of one run."""
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"request_hash": self.request_hash, "request": self.request}
+    def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"sample": self.sample} if sampled else {}
+        data.update({"request_hash": self.request_hash, "request": self.request})
         if self.response is not None:
             data["response"] = self.response
         if self.error is not None:
@@ -176,6 +191,25 @@ class Cassette:
     a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
+    samples: int | None = None
+    """How many independent runs it holds (None: one run, the format-1 file)."""
+    sampling: dict[str, Any] | None = None
+    """How the samples were drawn: ``temperature`` and ``seed`` (sample i used seed + i)."""
+    complete: list[int] = field(default_factory=list)
+    """The samples whose run went to its end (a sampled cassette only)."""
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples is not None
+
+    def sample_exchanges(self, sample: int) -> list[Exchange]:
+        """The exchanges of one sample, in recorded order."""
+        return [e for e in self.exchanges if e.sample == sample]
+
+    def drop_sample(self, sample: int) -> None:
+        """Forget what a sample recorded (to record it again from its start)."""
+        self.exchanges = [e for e in self.exchanges if e.sample != sample]
+        self.complete = [i for i in self.complete if i != sample]
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -207,15 +241,15 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") != CASSETTE_FORMAT:
+        if data.get("format") not in READ_FORMATS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
-                                f"{data.get('format')!r} (this agentkit reads format "
-                                f"{CASSETTE_FORMAT}); re-record it")
+                                f"{data.get('format')!r} (this agentkit reads formats "
+                                f"{' and '.join(map(str, READ_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
         exchanges = [Exchange(request=item["request"],
                               request_hash=exchange.request_hash or request_hash(item["request"]),
                               response=item.get("response"), error=item.get("error"),
-                              latency=exchange.latency)
+                              latency=exchange.latency, sample=exchange.sample or 0)
                      for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         # the header fields of CassetteData are this class's, by name
         return cls(path=path, exchanges=exchanges,
@@ -226,11 +260,20 @@ class Cassette:
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
-        return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
+        runs: dict[str, Any] = {}
+        if self.samples is not None:
+            runs = {"samples": self.samples, "sampling": dict(self.sampling or {}),
+                    "complete": sorted(set(self.complete))}
+        # a sampled cassette lists its exchanges by sample (each sample's in recorded order),
+        # so samples recorded concurrently are written the same as one after another
+        exchanges = (sorted(self.exchanges, key=lambda e: e.sample) if self.sampled
+                     else self.exchanges)
+        return {"format": 2 if self.sampled else 1, "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
-                "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": [e.to_dict() for e in self.exchanges]}
+                "recorded_at": self.recorded_at, **server, **runs,
+                "redactions": sorted(self.redactions),
+                "exchanges": [e.to_dict(sampled=self.sampled) for e in exchanges]}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -301,13 +344,24 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
 
 
 class _CassettePlayer:
-    """Replay state: exchanges by request hash, each consumed in recorded order."""
+    """Replay state: exchanges by request hash, each consumed in recorded order; of one
+    sample only (``sample``; a cassette of one run has only sample 0)."""
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, sample: int = 0) -> None:
         self.cassette = cassette
+        self.sample = sample
         self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
-        for exchange in cassette.exchanges:
+        for exchange in self._exchanges:
             self._queues[exchange.request_hash].append(exchange)
+
+    @property
+    def _exchanges(self) -> list[Exchange]:
+        return self.cassette.sample_exchanges(self.sample)
+
+    @property
+    def _where(self) -> str:
+        where = str(self.cassette.path or "<cassette>")
+        return f"{where} (sample {self.sample})" if self.cassette.sampled else where
 
     def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
         queue = self._queues.get(key)
@@ -317,14 +371,15 @@ class _CassettePlayer:
         return sum(len(q) for q in self._queues.values())
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
-        where = self.cassette.path or "<cassette>"
-        if not self.cassette.exchanges:
+        where = self._where
+        recorded = self._exchanges
+        if not recorded:
             return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
+        nearest = min(recorded, key=lambda e: _distance(e.request, canonical))
         index = self.cassette.exchanges.index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in self.cassette.exchanges)
+            times = sum(e.request == canonical for e in recorded)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
                 f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
@@ -379,8 +434,10 @@ async def _replay_stream(response: ChatResponse, chunks: list[str] | None) -> As
 
 def _worth_recording(error: BaseException) -> bool:
     """An API's answer (a 429, a 500 after retries...) is recorded; failing to reach it at
-    all, or a missing/invalid key, is a problem of the recording session, not of the model."""
-    return not isinstance(error, (llm_errors.APIConnectionError, llm_errors.AuthenticationError))
+    all, a missing/invalid key, or a request that was never sent (a spent budget) is a problem
+    of the recording session, not of the model."""
+    return not isinstance(error, (llm_errors.APIConnectionError, llm_errors.AuthenticationError,
+                                  llm_errors.NotSentError))
 
 
 class CassetteLLM(FunctionCallingLLM):
@@ -389,12 +446,14 @@ class CassetteLLM(FunctionCallingLLM):
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
     that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
     until :meth:`save` (a caller that keeps a recording only when it turned out good);
-    ``test`` names the test whose recording it is in the cassette's header.
+    ``test`` names the test whose recording it is in the cassette's header. A cassette of
+    several samples replays one of them, ``sample`` (replaying one without saying which is a
+    :class:`CassetteError`).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
                  llm: LLM | None = None, *, autosave: bool = True,
-                 test: str | None = None) -> None:
+                 test: str | None = None, sample: int | None = None) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -408,7 +467,7 @@ class CassetteLLM(FunctionCallingLLM):
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = _CassettePlayer(self.cassette)
+        self._player = _CassettePlayer(self.cassette, _sample_of(self.cassette, sample))
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -459,6 +518,24 @@ class CassetteLLM(FunctionCallingLLM):
             yield chunk
 
 
+def _sample_of(cassette: Cassette, sample: int | None) -> int:
+    """The sample to replay of ``cassette``, checked against what it holds."""
+    where = cassette.path or "<cassette>"
+    if cassette.samples is None:
+        if sample not in (None, 0):
+            raise CassetteError(f"{where}: holds one run, not samples; there is no sample "
+                                f"{sample} to replay")
+        return 0
+    if sample is None:
+        raise CassetteError(f"{where}: holds {cassette.samples} samples (independent runs); "
+                            "replay each with sample=0, 1, ... (agentkit's commands and the "
+                            "pytest plugin replay all of them)")
+    if not 0 <= sample < cassette.samples:
+        raise CassetteError(f"{where}: holds samples 0-{cassette.samples - 1}; there is no "
+                            f"sample {sample}")
+    return sample
+
+
 def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
     """``response`` with its tool calls' ids derived from the request (its hash ``key``) and
     their place, instead of the provider's: a live model gives new ids on every call, which
@@ -484,26 +561,38 @@ class RecordingLLM(FunctionCallingLLM):
     replayed trace shows the same latencies as the recorded one.
 
     ``recorded`` counts the exchanges recorded; ``unrecorded`` keeps the errors that were not
-    (the model could not be reached, the key was refused); ``request_secrets`` names the
-    environment variables and backend secrets whose values were redacted from a request.
+    (the model could not be reached, the key was refused, the request was never sent);
+    ``request_secrets`` names the environment variables and backend secrets whose values were
+    redacted from a request.
+
+    Samples: given a :class:`Cassette` object (shared by the recorders of its samples) and
+    ``sample``, it replays and records that sample's exchanges only; ``on_record`` is called
+    after each recorded exchange (e.g. to save the shared cassette under a lock).
     """
 
-    def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
+    def __init__(self, llm: LLM, cassette: str | Path | Cassette, mode: RecordMode = "none", *,
                  agent_type: str | None = None, scenario: str | None = None,
-                 test: str | None = None, autosave: bool = True) -> None:
+                 test: str | None = None, autosave: bool = True, sample: int | None = None,
+                 on_record: Callable[[], None] | None = None) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
         self.mode = mode
-        path = Path(cassette)
-        exists = path.exists()
-        if mode == "rewrite" or not exists:
-            if mode == "none":
-                raise CassetteMissError(f"{path}: cassette not found and record mode is `none`; "
-                                        "record it with --record-mode once")
-            self.cassette = Cassette(path=path)
+        self.sample = sample or 0
+        self.on_record = on_record
+        if isinstance(cassette, Cassette):
+            exists = cassette.path is not None and cassette.path.exists()
+            self.cassette = cassette
         else:
-            self.cassette = Cassette.load(path)
+            path = Path(cassette)
+            exists = path.exists()
+            if mode == "rewrite" or not exists:
+                if mode == "none":
+                    raise CassetteMissError(f"{path}: cassette not found and record mode is "
+                                            "`none`; record it with --record-mode once")
+                self.cassette = Cassette(path=path)
+            else:
+                self.cassette = Cassette.load(path)
         self._record = mode in ("all", "rewrite", "new_episodes") or (mode == "once" and not exists)
         self._replay = mode in ("none", "new_episodes") or (mode == "once" and exists)
         meta = llm.metadata
@@ -514,7 +603,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = _CassettePlayer(self.cassette)
+        self._player = _CassettePlayer(self.cassette, self.sample)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []
@@ -555,9 +644,10 @@ class RecordingLLM(FunctionCallingLLM):
         if self.mode == "all" and key not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
             self.cassette.exchanges = [e for e in self.cassette.exchanges
-                                       if e.request_hash != key]
+                                       if e.request_hash != key or e.sample != self.sample]
         self._recorded_hashes.add(key)
-        exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6))
+        exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6),
+                            sample=self.sample)
         if error is not None:
             exchange.error = _error_dict(error)
         else:
@@ -575,6 +665,8 @@ class RecordingLLM(FunctionCallingLLM):
         self._stamp()
         if self.autosave:
             self.cassette.save(secrets=self.llm.secrets)
+        if self.on_record is not None:
+            self.on_record()
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

@@ -97,6 +97,7 @@ class _ErrorData(_Strict):
 class ExchangeData(_Strict):
     """One recorded exchange: a request and its response (or error), with its latency."""
 
+    sample: int | None = Field(default=None, ge=0)
     request: dict[str, Any]
     request_hash: str | None = None
     response: _ResponseData | None = None
@@ -110,10 +111,16 @@ class ExchangeData(_Strict):
         return self
 
 
-class CassetteData(_Strict):
-    """A cassette file's header and exchanges."""
+class _SamplingData(_Strict):
+    temperature: float | None = None
+    seed: int | None = None
 
-    format: Literal[1]
+
+class CassetteData(_Strict):
+    """A cassette file's header and exchanges (format 2: several samples, each exchange
+    naming its own)."""
+
+    format: Literal[1, 2]
     model: str = "unknown"
     function_calling: bool = True
     context_window: int = Field(default=3900, ge=1)
@@ -123,8 +130,35 @@ class CassetteData(_Strict):
     recorded_at: str | None = None
     agentkit_version: str | None = None
     base_url: str | None = None
+    samples: int | None = Field(default=None, ge=1)
+    sampling: _SamplingData | None = None
+    complete: list[int] = Field(default_factory=list)
     redactions: list[str] = Field(default_factory=list)
     exchanges: list[ExchangeData]
+
+    @model_validator(mode="after")
+    def _samples_fit(self) -> CassetteData:
+        if self.format == 1:
+            if self.samples is not None or self.sampling is not None or self.complete:
+                raise ValueError("`samples`, `sampling` and `complete` belong to a sampled "
+                                 "cassette: set `format: 2`")
+            if any(e.sample is not None for e in self.exchanges):
+                raise ValueError("an exchange's `sample` belongs to a sampled cassette: set "
+                                 "`format: 2` and `samples`")
+            return self
+        if self.samples is None:
+            raise ValueError("a format-2 cassette gives `samples`: how many runs it holds")
+        for index, exchange in enumerate(self.exchanges):
+            if exchange.sample is None:
+                raise ValueError(f"exchanges.{index}: needs `sample` (which run it belongs to)")
+            if exchange.sample >= self.samples:
+                raise ValueError(f"exchanges.{index}.sample: {exchange.sample} is not one of "
+                                 f"the {self.samples} samples (0-{self.samples - 1})")
+        outside = [i for i in self.complete if not 0 <= i < self.samples]
+        if outside:
+            raise ValueError(f"complete: sample {outside[0]} is not one of the {self.samples} "
+                             f"samples (0-{self.samples - 1})")
+        return self
 
 
 def check_cassette(data: dict[str, Any], path: Path | None,

@@ -32,7 +32,7 @@ from agentkit.scenario.snapshot import compare_with_snapshot
 
 if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult
-    from agentkit.scenario.trace import Trace
+    from agentkit.scenario.trace import SampledTrace, Trace
 
 __all__ = ["Verdict", "SnapshotCheck", "SnapshotFiles", "SnapshotPolicy", "SnapshotState",
            "judge", "judge_error", "attempt"]
@@ -50,9 +50,10 @@ class SnapshotCheck(Protocol):
 
     policy: SnapshotPolicy
 
-    def compare(self, trace: Trace, path: Path | None) -> Compared:
+    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
         """``same``/``changed``/``missing`` (or ``created``/``updated`` when it writes), how
-        the trace differs (step-aligned, snapshot -> now) and the stored trace when known."""
+        the trace (or a sampled recording's traces) differs (step-aligned, snapshot -> now)
+        and the stored trace when known."""
         ...
 
     def keep(self, path: Path | None) -> None:
@@ -75,7 +76,7 @@ class SnapshotFiles:
     update: bool = False
     hint: str = "agentkit run --snapshot-update"
 
-    def compare(self, trace: Trace, path: Path | None) -> Compared:
+    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
         if path is None:
             return "not_checked", [], None
         state, diff, stored = compare_with_snapshot(trace.to_dict(), path)

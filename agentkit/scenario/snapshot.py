@@ -20,10 +20,10 @@ from syrupy.types import SerializedData
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.trace import TRACE_FORMAT, Trace
+from agentkit.scenario.trace import TRACE_FORMAT, SampledTrace, Trace
 
 __all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
-           "compare_with_snapshot", "stale_snapshot"]
+           "compare_with_snapshot", "stale_snapshot", "diff_snapshots"]
 
 SnapshotStatus = Literal["same", "changed", "stale", "missing"]
 
@@ -53,7 +53,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
     def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
         if isinstance(data, Verbatim):
             return data.text
-        if isinstance(data, Trace):
+        if isinstance(data, (Trace, SampledTrace)):
             data = _ordered(data.to_dict())  # syrupy keeps an OrderedDict's key order
         return super().serialize(data, **kwargs)
 
@@ -64,8 +64,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         except (TypeError, ValueError):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
-        if not (isinstance(received, dict) and "turns" in received
-                and isinstance(stored, dict) and "turns" in stored):
+        if not (_is_snapshot(received) and _is_snapshot(stored)):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
         stale = _stale(stored)
@@ -73,9 +72,33 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
             yield stale
             return
         # no header of its own: syrupy's assertion or the caller says what is compared
-        yield from diff_traces(stored, received) or [
+        yield from diff_snapshots(stored, received) or [
             "the trace is the same; only the snapshot file's formatting differs (key order or "
             "whitespace): rewrite it with --snapshot-update"]
+
+
+def _is_snapshot(data: Any) -> bool:
+    """A trace (``turns``) or the traces of a sampled recording (``samples``)."""
+    return isinstance(data, dict) and ("turns" in data or "samples" in data)
+
+
+def diff_snapshots(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """How ``current`` differs from the ``stored`` snapshot, step-aligned: one trace's diff,
+    or, for sampled recordings, each sample's diff under ``sample N:``."""
+    old, new = stored.get("samples"), current.get("samples")
+    if not isinstance(old, list) and not isinstance(new, list):
+        return diff_traces(stored, current)
+    if not isinstance(old, list) or not isinstance(new, list):
+        was, now = (("one run", f"{len(new)} samples") if isinstance(new, list)
+                    else (f"{len(old)} samples", "one run"))
+        return [f"the snapshot holds {was}; the recording now holds {now}: accept it with "
+                "--snapshot-update"]
+    lines = [f"samples: {len(old)} -> {len(new)}"] if len(old) != len(new) else []
+    for index, (before, after) in enumerate(zip(old, new, strict=False)):
+        found = diff_traces(before, after)
+        if found:
+            lines += [f"sample {index}:", *(f"  {line}" for line in found)]
+    return lines
 
 
 def _stale(stored: Any) -> str | None:
@@ -135,4 +158,6 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
     stale = _stale(stored)
     if stale is not None:
         return SnapshotComparison("stale", [f"{path}: {stale}"])
+    if "samples" in stored or "samples" in current:  # no step-aligned single diff to redraw
+        return SnapshotComparison("changed", diff_snapshots(stored, current))
     return SnapshotComparison("changed", diff_traces(stored, current), stored)
