@@ -53,6 +53,16 @@ def _agent_list(text: str) -> list[str]:
     return names
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _temperature(text: str) -> float:
     try:
         value = float(text)
@@ -125,7 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "--seed makes a local model record the same conversation every time")
     sub.add_argument("--seed", type=int, default=None,
                      help="sampling seed sent with every request (servers that honour it, "
-                          "llama.cpp and OpenAI among them, then sample reproducibly)")
+                          "llama.cpp and OpenAI among them, then sample reproducibly); with "
+                          "--samples, sample i uses seed + i (default seed 0)")
+    sub.add_argument("--samples", type=_positive, default=None, metavar="N",
+                     help="record N independent runs into the one cassette (format 2) and "
+                          "their N traces into the snapshot; every replay then judges all N "
+                          "(pass rate, interval, min_pass_rate). Use --temperature > 0 so "
+                          "they differ. 1 is a plain recording")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -274,6 +290,16 @@ def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
                    snapshot_path(scenario, agent_type))
 
 
+def _sampled_case(scenario: Any, agent_type: str, snapshots: Any) -> Any:
+    """The judgement of all samples of a sampled recording (None: the agent type's recording,
+    if any, is one run)."""
+    from agentkit.eval.samples import run_samples, sample_count
+
+    if sample_count(scenario, agent_type) is None:
+        return None
+    return run_samples(scenario, agent_type, snapshots=snapshots)
+
+
 def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
     from agentkit.scenario.layout import recording_files
@@ -330,6 +356,19 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             continue
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
         for name in names:
+            sampled = _sampled_case(scenario, name, snapshots)
+            if sampled is not None:
+                total += 1
+                _print_sampled(f"{scenario.name}[{name}]", sampled, out)
+                verdict = sampled.verdict
+                counts[verdict.outcome] += 1
+                counts["input"] += verdict.kind == "input"
+                counts["snapshot"] += verdict.snapshot_differs
+                counts["written"] += verdict.snapshot in ("created", "updated")
+                if args.trace_dir and sampled.trace is not None:
+                    atomic_write_text(trace_file(args.trace_dir, scenario, name),
+                                      sampled.trace.to_json())
+                continue
             result, verdict = _attempt(scenario, name, snapshots)
             total += 1
             print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
@@ -434,6 +473,8 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
                       **sampling)
     except (LLMError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    if args.samples is not None and args.samples > 1:
+        return _record_samples(args, scenario, live, out)
     where = args.base_url or "OpenAI"
     name = f"{scenario.name}[{args.agent}]"
     files = recording_files(scenario, args.agent)
@@ -473,6 +514,68 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: TextIO) -> int:
+    """``record --samples N``: N runs, sample i with seed ``--seed`` + i, written together
+    with the snapshot of their traces when every one replays to its live run."""
+    from agentkit.core.errors import BadInputError
+    from agentkit.eval.samples import record_samples
+    from agentkit.llms.openai import OpenAI
+
+    base = args.seed if args.seed is not None else 0
+
+    def model(index: int) -> Any:
+        return OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                      temperature=live.temperature, additional_kwargs={"seed": base + index})
+
+    name = f"{scenario.name}[{args.agent}]"
+    where = args.base_url or "OpenAI"
+    print(f"recording {args.samples} samples of {name} with {args.model} at {where} "
+          f"(temperature {live.temperature:g}, seeds {base}-{base + args.samples - 1}, mode "
+          f"{args.mode})", file=out, flush=True)
+    progress = _Progress(out)
+    try:
+        recording = record_samples(scenario, args.agent, model, args.samples, args.mode,
+                                   sampling={"temperature": live.temperature, "seed": base},
+                                   listener=progress)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    replay = recording.replay
+    if recording.existing:
+        print(f"{recording.cassette}: {args.samples} samples of {args.model} are recorded "
+              "already, nothing recorded (mode once records only what is missing); use --mode "
+              "rewrite to record them again", file=out)
+    if not recording.ok:
+        for problem in recording.problems:
+            print(f"FAIL  {problem}", file=out)
+        print(f"      nothing written: {recording.files} are as they were", file=out)
+        return EXIT_FAILED
+    assert replay is not None
+    _print_sampled(name, replay, out)
+    if recording.written:
+        print(f"wrote {recording.files}", file=out)
+        print(f"      the offline replay reproduces the recorded trace of all {args.samples} "
+              "samples", file=out)
+    return EXIT_OK if replay.passed else EXIT_FAILED
+
+
+def _sampled_line(name: str, sampled: Any) -> str:
+    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky``."""
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
+    stats = sampled.stats
+    counts = f"{stats.samples} samples"
+    if stats.infra_errors:
+        counts += f" ({stats.infra_errors} infrastructure errors, not counted)"
+    missing = f", {len(sampled.missing)} not recorded" if sampled.missing else ""
+    return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
+            f"{stats.case_class}")
+
+
+def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
+    print(_sampled_line(name, sampled), file=out)
+    if not sampled.passed:
+        _print_verdict(sampled.verdict, out)
+
+
 def _read_trace(path: Path) -> dict[str, Any]:
     """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
     from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
@@ -507,6 +610,10 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         again = f"to re-record: {rerecord_command(scenario, name)}"
         recorded = snapshot_path(scenario, name)
+        sampled = _sampled_case(scenario, name, SnapshotFiles("report", hint=again))
+        if sampled is not None:
+            status = max(status, _replay_sampled(scenario, name, sampled, again, out))
+            continue
         result, verdict = _attempt(scenario, name, SnapshotFiles("report", hint=again))
         print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
         if result is None:
@@ -542,6 +649,28 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         if verdict.outcome != "pass":
             status = EXIT_FAILED
     return status
+
+
+def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: TextIO) -> int:
+    """``replay`` of a sampled recording: every sample against its recorded trace."""
+    verdict = sampled.verdict
+    print(_sampled_line(f"{scenario.name}[{name}]", sampled), file=out)
+    if verdict.outcome == "error" and verdict.kind == "input":
+        raise CLIError(str(verdict.stopped_by))
+    count = len(sampled.runs)
+    misses = [p for p in verdict.problems if "the recording no longer fits" in p]
+    if verdict.snapshot == "same" and not misses:
+        print(f"      replay reproduces the recorded traces of all {count} samples "
+              f"({verdict.snapshot_at})", file=out)
+    elif verdict.snapshot == "changed":
+        print(f"      replay differs from the recorded traces {verdict.snapshot_at}:", file=out)
+        for line in verdict.snapshot_diff:
+            print(f"      {line}", file=out)
+    for line in verdict.lines() if verdict.stopped_by else [f"- {p}" for p in verdict.problems]:
+        print("      " + line.replace("\n", "\n      "), file=out)
+    if misses or verdict.snapshot == "changed":
+        print(f"      {again}", file=out)
+    return EXIT_OK if verdict.passed and verdict.snapshot != "changed" else EXIT_FAILED
 
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
