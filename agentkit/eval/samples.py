@@ -412,15 +412,16 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
     recorded = Cassette.from_dict(data, path, where)
     outcome.replay = run_samples(scenario, agent_type, cassette=recorded, state=state)
     redactor = Redactor(secrets=book.secrets)
-    for run, result in zip(outcome.replay.runs, outcome.live, strict=True):
-        assert result is not None
+    for run, live_result in zip(outcome.replay.runs, outcome.live, strict=True):
+        assert live_result is not None
         miss = cassette_miss(run.result) if run.result is not None else run.verdict.stopped_by
         if miss is not None:
             outcome.problems.append(f"sample {run.index}: the fresh recording does not replay "
                                     f"(are the agent's requests deterministic?): {miss}")
             continue
         assert run.result is not None
-        differences = diff_traces(result.trace.to_dict(redactor), run.result.trace.to_dict())
+        differences = diff_traces(live_result.trace.to_dict(redactor),
+                                  run.result.trace.to_dict())
         if differences:
             outcome.problems.append(f"sample {run.index}: replaying the fresh recording gives a "
                                     "different trace:\n" + "\n".join(f"  {line}"

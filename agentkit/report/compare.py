@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
-from agentkit.report.model import AgentSummary, Comparison, Row, speedup
+from agentkit.eval.samples import SampledResult, run_samples, sample_count
+from agentkit.report.model import AgentSummary, Comparison, CostSpread, Row, speedup
 from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
     Scenario,
@@ -27,7 +28,8 @@ from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_typ
 from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState, attempt
 from agentkit.scenario.layout import snapshot_path
 
-__all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
+__all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
+           "row_from_samples"]
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -65,9 +67,55 @@ def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
     return _run_row(scenario, agent_type, seed, snapshots or SnapshotFiles("report"))[0]
 
 
+def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
+    """The row of a case judged on its samples: its statistics, and as metrics the means
+    over the samples that say something about the agent."""
+    scenario, stats, verdict = sampled.scenario, sampled.stats, sampled.verdict
+    interval = stats.interval
+    common: dict[str, Any] = {
+        "scenario": scenario.name, "agent_type": sampled.agent_type, "model": model,
+        "samples": stats.samples, "passes": stats.passed, "infra_errors": stats.infra_errors,
+        "not_recorded": len(sampled.missing) or None, "pass_rate": _rate(stats.pass_rate),
+        "interval": interval, "confidence": stats.confidence,
+        "min_pass_rate": scenario.min_pass_rate,
+        "pass_at_k": {str(k): v for k, v in stats.pass_at_k.items()} or None,
+        "pass_all_k": {str(k): v for k, v in stats.pass_all_k.items()} or None,
+        "class": stats.case_class,
+        "sample_outcomes": [run.outcome for run in sampled.runs if run.outcome is not None]}
+    trace = sampled.trace
+    means = sampled.mean_totals()
+    if verdict.outcome == "error" or not means:
+        return Row(status="error", problems=[verdict.stopped_by or "no sample could run"],
+                   **common)
+    own = scenario.thresholds if scenario.thresholds.model_fields_set else None
+    state = verdict.snapshot
+    problems = list(verdict.problems) + verdict.snapshot_problems()
+    metrics: dict[str, Any] = {key: _count(value) for key, value in means.items()}
+    return Row(status="pass" if verdict.passed else "fail", problems=problems, thresholds=own,
+               snapshot=None if state is None else _ROW_SNAPSHOT[state],
+               snapshot_diff=list(verdict.snapshot_diff),
+               trace=trace.to_dict() if trace is not None else None,
+               cost={key: CostSpread(**value.to_dict())
+                     for key, value in sampled.spread().items()},
+               speedup=speedup(means["serial_time"], means["wall_time"]), **metrics, **common)
+
+
+def _rate(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _count(value: float) -> float | int:
+    """A mean shown as an int when it is one (5.0 steps in every sample: 5)."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
              snapshots: SnapshotCheck) -> tuple[Row, str | None]:
-    """The row of one run, and the run's workflow diagram (workflow agent types)."""
+    """The row of one run (of all samples of a sampled recording), and the run's workflow
+    diagram (workflow agent types)."""
+    if sample_count(scenario, agent_type) is not None:
+        return row_from_samples(run_samples(scenario, agent_type, seed=seed,
+                                            snapshots=snapshots)), None
     result, verdict = attempt(
         lambda: run_scenario(scenario, agent_type, seed=seed, snapshots=snapshots),
         snapshots, snapshot_path(scenario, agent_type))

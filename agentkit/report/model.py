@@ -1,7 +1,13 @@
-"""The comparison data: one row per scenario × agent type, summaries, and its JSON form.
+"""The comparison data: one row per scenario × agent type (× model, for an evaluation),
+summaries, and its JSON form.
 
-The JSON form is versioned (``"format": 1``) and carries no timestamps, so the same runs give
-byte-identical files; it is read back (validated) to serve as a baseline.
+A row of a sampled case (a sampled recording, an evaluation) carries its statistics --
+``samples``, ``pass_rate``, ``interval``, ``pass_at_k``, ``pass_all_k``, ``class`` and the
+spread of each cost -- and its metrics are the means over its samples.
+
+The JSON form is versioned (``"format": 2``; format 1, before samples and models, is still
+read) and carries no timestamps, so the same runs give byte-identical files; it is read back
+(validated) to serve as a baseline or to be merged with other shards.
 """
 
 from __future__ import annotations
@@ -9,32 +15,47 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 import agentkit
 from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
+from agentkit.eval.cases import CaseClass, SampleOutcome
 from agentkit.report.timeline import Span
 from agentkit.scenario.diff import TraceError, check_trace
+from agentkit.scenario.layout import file_safe
 from agentkit.scenario.model import Thresholds
 
 __all__ = [
     "REPORT_FORMAT",
+    "READ_REPORT_FORMATS",
     "METRICS",
+    "Contender",
     "Metric",
     "ReportError",
     "Row",
     "AgentSummary",
+    "Compared",
+    "CostSpread",
     "Comparison",
+    "contender_label",
     "load_comparison",
     "speedup",
     "trace_file",
 ]
 
-REPORT_FORMAT: Final = 1
+REPORT_FORMAT: Final = 2
+READ_REPORT_FORMATS: Final = (1, 2)
 
 
 class ReportError(BadInputError):
@@ -83,23 +104,57 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Contender = tuple[str, str | None]
+"""What a report compares: an agent type, and the model it ran with (None: its script or
+recording, whatever model that was)."""
+
+def _number(value: Any) -> Any:
+    """One clear error for a count that is not a number (not one per member of the union)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    return value
+
+
+Count = Annotated[int | float, BeforeValidator(_number)]
+"""A count metric: a run's own (int) or the mean over a sampled case's samples (float)."""
+
+_SAMPLED = ("samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
+            "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class_", "cost",
+            "sample_outcomes")
+
+
+class CostSpread(_Strict):
+    """How one cost varied over a case's samples."""
+
+    mean: float
+    sd: float
+    min: float
+    max: float
+
+
 class Row(_Strict):
-    """One scenario under one agent type: passed, failed (with problems) or could not run.
+    """One scenario under one agent type (and ``model``, in an evaluation): passed, failed
+    (with problems) or could not run.
 
     An ``error`` row has no metrics; its ``agent_type`` is None when the scenario file could
-    not be loaded at all (so its agent types are unknown).
+    not be loaded at all (so its agent types are unknown). A sampled case has its statistics
+    (module docstring); an ``error`` row of one whose samples all hit infrastructure errors
+    has ``class`` ``infra_error``.
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     scenario: str
     agent_type: str | None
+    model: str | None = None
     status: Literal["pass", "fail", "error"]
     problems: list[str] = []
-    steps: int | None = None
-    llm_calls: int | None = None
-    tool_calls: int | None = None
-    tool_errors: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    steps: Count | None = None
+    llm_calls: Count | None = None
+    tool_calls: Count | None = None
+    tool_errors: Count | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
     wall_time: float | None = None
     serial_time: float | None = None
     critical_path: float | None = None
@@ -118,6 +173,23 @@ class Row(_Strict):
     """The run's trace (kept beside report.json in ``traces/``, not in it)."""
     timeline: list[Span] | None = Field(default=None, exclude=True, repr=False)
     """The run's calls on simulated time (for the page; not written to report.json)."""
+    samples: int | None = None
+    """Sampled cases: the samples with a result (infrastructure errors included)."""
+    passes: int | None = None
+    infra_errors: int | None = None
+    not_recorded: int | None = None
+    """Samples asked for but not recorded (a budget ran out): a partial result."""
+    pass_rate: float | None = None
+    interval: tuple[float, float] | None = None
+    """The Wilson interval of ``pass_rate`` at ``confidence``."""
+    confidence: float | None = None
+    min_pass_rate: float | None = None
+    pass_at_k: dict[str, float] | None = None
+    pass_all_k: dict[str, float] | None = None
+    class_: CaseClass | None = Field(default=None, alias="class")
+    cost: dict[str, CostSpread] | None = None
+    """Per cost (steps, llm_calls, tool_calls, tokens, wall_time, serial_time): its spread."""
+    sample_outcomes: list[SampleOutcome] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -137,8 +209,34 @@ class Row(_Strict):
 
     @property
     def key(self) -> str:
-        """``scenario[agent type]`` (just ``scenario`` for a file that did not load)."""
-        return self.scenario if self.agent_type is None else f"{self.scenario}[{self.agent_type}]"
+        """``scenario[agent type]``, ``scenario[agent type@model]`` in an evaluation (just
+        ``scenario`` for a file that did not load)."""
+        if self.agent_type is None:
+            return self.scenario
+        return f"{self.scenario}[{contender_label(self.contender, '@')}]"
+
+    @property
+    def contender(self) -> Contender:
+        return (self.agent_type or "", self.model)
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples is not None
+
+    @property
+    def judged(self) -> int:
+        """The runs that say something about the agent: a sampled case's passes and failures,
+        one for a run that ran, none for one that could not."""
+        if self.samples is not None:
+            return self.samples - (self.infra_errors or 0)
+        return 1 if self.has_metrics else 0
+
+    @property
+    def passed_runs(self) -> int:
+        """Of :attr:`judged`, how many passed."""
+        if self.samples is not None:
+            return self.passes or 0
+        return 1 if self.passed else 0
 
     @property
     def passed(self) -> bool:
@@ -153,8 +251,20 @@ class Row(_Strict):
         return value
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: the metrics, then thresholds and snapshot only where there are any."""
-        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff"})
+        """The JSON form: the metrics, then thresholds, snapshot, model and the statistics of
+        a sampled case only where there are any."""
+        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
+                                        *_SAMPLED})
+        if self.model is not None:
+            data = {"scenario": self.scenario, "agent_type": self.agent_type,
+                    "model": self.model, **data}
+        sampled = self.model_dump(include=set(_SAMPLED), by_alias=True, exclude_none=True)
+        if "interval" in sampled:
+            sampled["interval"] = list(sampled["interval"])
+        data.update({key: sampled[key] for key in (
+            "samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
+            "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class", "cost",
+            "sample_outcomes") if key in sampled})
         if self.thresholds is not None:
             data["thresholds"] = self.thresholds.model_dump(exclude_none=True)
         if self.snapshot is not None:
@@ -164,15 +274,25 @@ class Row(_Strict):
         return data
 
 
+def contender_label(contender: Contender, joiner: str = " @ ") -> str:
+    """``react``, or ``react @ gpt-4o-mini`` for an agent type with a model."""
+    agent_type, model = contender
+    return agent_type if model is None else f"{agent_type}{joiner}{model}"
+
+
 def trace_file(row: Row) -> str:
     """Where a report folder keeps the trace of ``row``: ``traces/<scenario>.<agent>.json``
-    (the names ``agentkit run --trace-dir`` uses)."""
-    return f"traces/{row.scenario}.{row.agent_type}.json"
+    (the names ``agentkit run --trace-dir`` uses), ``...<agent>.<model>.json`` in an
+    evaluation; a sampled case's file holds every sample's trace."""
+    model = f".{file_safe(row.model)}" if row.model is not None else ""
+    return f"traces/{row.scenario}.{row.agent_type}{model}.json"
 
 
 @dataclass(frozen=True)
 class AgentSummary:
-    """Per agent type: how many runs passed, metric totals and means over the runs that ran.
+    """Per compared agent type (and model), over the scenarios every compared one ran
+    (:meth:`Comparison.compared`): how many runs passed, the pooled pass rate of their runs
+    and samples (``passes`` of ``judged``), metric totals and means over the runs that ran.
 
     The summary speedup is total serial time over total wall time.
     """
@@ -184,14 +304,30 @@ class AgentSummary:
     errors: int
     total: dict[str, float | int]
     mean: dict[str, float]
+    model: str | None = None
+    passes: int = 0
+    judged: int = 0
+
+    @property
+    def contender(self) -> Contender:
+        return (self.agent_type, self.model)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.judged if self.judged else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent_type": self.agent_type, "runs": self.runs, "passed": self.passed,
-                "failed": self.failed, "errors": self.errors, "total": dict(self.total),
+        head: dict[str, Any] = {"agent_type": self.agent_type}
+        if self.model is not None:
+            head["model"] = self.model
+        rate = ({"pass_rate": _round(self.passes / self.judged), "passes": self.passes,
+                 "judged": self.judged} if self.judged else {})
+        return {**head, "runs": self.runs, "passed": self.passed, "failed": self.failed,
+                "errors": self.errors, **rate, "total": dict(self.total),
                 "mean": dict(self.mean)}
 
 
-def _summarize(agent_type: str, rows: list[Row]) -> AgentSummary:
+def _summarize(contender: Contender, rows: list[Row]) -> AgentSummary:
     ran = [r for r in rows if r.has_metrics]
     total: dict[str, float | int] = {}
     for key in _SUMMED:
@@ -199,18 +335,33 @@ def _summarize(agent_type: str, rows: list[Row]) -> AgentSummary:
         total[key] = _round(value) if isinstance(value, float) else value
     total["speedup"] = speedup(float(total["serial_time"]), float(total["wall_time"]))
     mean = {key: _round(total[key] / len(ran)) if ran else 0.0 for key in _SUMMED}
-    return AgentSummary(agent_type=agent_type, runs=len(rows),
+    return AgentSummary(agent_type=contender[0], model=contender[1], runs=len(rows),
                         passed=sum(r.status == "pass" for r in rows),
                         failed=sum(r.status == "fail" for r in rows),
-                        errors=sum(r.status == "error" for r in rows), total=total, mean=mean)
+                        errors=sum(r.status == "error" for r in rows), total=total, mean=mean,
+                        passes=sum(r.passed_runs for r in rows),
+                        judged=sum(r.judged for r in rows))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What a report compares head to head: the agent types (and models) and the scenarios
+    every one of them ran; those left out (they share no scenario with the rest) and why."""
+
+    contenders: list[Contender]
+    scenarios: list[str]
+    left_out: list[tuple[Contender, str]]
 
 
 class Comparison(_Strict):
-    """Every scenario × agent type run of one report, in scenario-file then agent-type order."""
+    """Every scenario × agent type (× model) run of one report, in scenario-file, agent-type,
+    then model order."""
 
-    format: Literal[1] = REPORT_FORMAT
+    format: Literal[1, 2] = REPORT_FORMAT
     agentkit_version: str = agentkit.__version__
     agent_types: list[str]
+    models: list[str] = []
+    """The models of an evaluation, in order (empty: the rows ran their scripts/recordings)."""
     rows: list[Row]
     diagrams: dict[str, str] = {}
     """Mermaid flowcharts of the workflow agent types' workflows, by agent type."""
@@ -221,7 +372,42 @@ class Comparison(_Strict):
             if row.agent_type is not None and row.agent_type not in self.agent_types:
                 raise ValueError(f"rows.{index}.agent_type: `{row.agent_type}` is not one of "
                                  f"agent_types ({', '.join(self.agent_types) or 'none'})")
+            if row.model is not None and row.model not in self.models:
+                raise ValueError(f"rows.{index}.model: `{row.model}` is not one of models "
+                                 f"({', '.join(self.models) or 'none'})")
         return self
+
+    @property
+    def contenders(self) -> list[Contender]:
+        """Each agent type (× model) with a row, in agent-type then model order."""
+        present = {r.contender for r in self.rows if r.agent_type is not None}
+        models: list[str | None] = list(self.models) or [None]
+        return [(agent_type, model) for agent_type in self.agent_types
+                for model in models if (agent_type, model) in present]
+
+    def compared(self) -> Compared:
+        """The contenders compared head to head and the scenarios all of them ran.
+
+        Totals over different scenario sets compare nothing, so the summary and the
+        head-to-head table are over the scenarios every compared contender ran. When no
+        scenario is shared by all, the contender that ran the fewest scenarios is left out
+        (and named, with why) until some are."""
+        ran: dict[Contender, list[str]] = {c: [] for c in self.contenders}
+        for row in self.rows:
+            if row.agent_type is not None:
+                ran[row.contender].append(row.scenario)
+        contenders = list(ran)
+        left_out: list[tuple[Contender, str]] = []
+        while contenders:
+            shared = [s for s in self.scenarios if all(s in ran[c] for c in contenders)]
+            if shared or len(contenders) == 1:
+                return Compared(contenders, shared, left_out)
+            fewest = min(reversed(contenders), key=lambda c: len(ran[c]))
+            contenders.remove(fewest)
+            count = len(ran[fewest])
+            left_out.append((fewest, f"ran {count} scenario{'s' if count != 1 else ''}, none "
+                                     "of them run by all the others"))
+        return Compared([], [], left_out)
 
     @property
     def passed(self) -> bool:
@@ -238,19 +424,30 @@ class Comparison(_Strict):
         """Scenario names in row order, each once."""
         return list(dict.fromkeys(r.scenario for r in self.rows))
 
-    def row(self, scenario: str, agent_type: str | None) -> Row | None:
-        return next((r for r in self.rows
-                     if r.scenario == scenario and r.agent_type == agent_type), None)
+    def row(self, scenario: str, agent_type: str | None, model: str | None = None) -> Row | None:
+        return next((r for r in self.rows if r.scenario == scenario
+                     and r.agent_type == agent_type and r.model == model), None)
 
     def summaries(self) -> list[AgentSummary]:
-        """One summary per agent type of the report (load errors belong to no agent type)."""
-        return [_summarize(name, [r for r in self.rows if r.agent_type == name])
-                for name in self.agent_types]
+        """One summary per compared agent type (× model), over the scenarios all of them ran
+        (:meth:`compared`; load errors belong to no agent type)."""
+        compared = self.compared()
+        return [_summarize(contender, [r for r in self.rows if r.contender == contender
+                                       and r.agent_type is not None
+                                       and r.scenario in compared.scenarios])
+                for contender in compared.contenders]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form; ``summary`` is derived from the rows and recomputed when read back."""
-        return {"format": self.format, "agentkit_version": self.agentkit_version,
+        """The JSON form; ``summary`` and ``compared`` are derived from the rows and
+        recomputed when read back."""
+        compared = self.compared()
+        return {"format": REPORT_FORMAT, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
+                **({"models": list(self.models)} if self.models else {}),
+                "compared": {"scenarios": list(compared.scenarios),
+                             "left_out": [{"agent_type": c[0],
+                                           **({"model": c[1]} if c[1] is not None else {}),
+                                           "reason": reason} for c, reason in compared.left_out]},
                 "summary": [s.to_dict() for s in self.summaries()],
                 "rows": [r.to_dict() for r in self.rows],
                 **({"diagrams": dict(self.diagrams)} if self.diagrams else {})}
@@ -271,10 +468,12 @@ class Comparison(_Strict):
                               f"`format: {REPORT_FORMAT}`, got {type(data).__name__}")
         if "format" not in data:
             raise ReportError(f"{at()}: not an agentkit report: no `format` field")
-        if data["format"] != REPORT_FORMAT:
+        if data["format"] not in READ_REPORT_FORMATS:
             raise ReportError(f"{at('format')}: report format {data['format']!r} is not "
-                              f"supported (this agentkit reads format {REPORT_FORMAT})")
-        fields = {k: v for k, v in data.items() if k not in ("summary", "baseline")}
+                              f"supported (this agentkit reads formats "
+                              f"{' and '.join(map(str, READ_REPORT_FORMATS))})")
+        fields = {k: v for k, v in data.items()
+                  if k not in ("summary", "baseline", "compared", "head_to_head")}
         try:
             comparison = cls.model_validate(fields)
         except ValidationError as exc:

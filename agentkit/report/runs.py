@@ -44,12 +44,20 @@ def run_anchor(row: Row) -> str:
     return "run-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", row.key).strip("-")
 
 
+def _count(value: float | None) -> str:
+    """A count, or a sampled case's mean count (one decimal when it is not whole)."""
+    value = value or 0
+    return count(int(value)) if float(value).is_integer() else f"{value:,.1f}"
+
+
 def metrics_line(row: Row) -> str:
-    """A run's costs in one line, in the report's one number format."""
-    return (f"{count(row.steps or 0)} steps · {count(row.llm_calls or 0)} LLM calls · "
-            f"{count(row.tool_calls or 0)} tool calls ({count(row.tool_errors or 0)} "
-            f"failed) · {count(row.prompt_tokens or 0)} tokens in, "
-            f"{count(row.completion_tokens or 0)} out · wall {seconds(row.wall_time or 0)},"
+    """A run's costs in one line, in the report's one number format (a sampled case's: the
+    means over its samples)."""
+    mean = "mean per sample: " if row.sampled else ""
+    return (f"{mean}{_count(row.steps)} steps · {_count(row.llm_calls)} LLM calls · "
+            f"{_count(row.tool_calls)} tool calls ({_count(row.tool_errors)} "
+            f"failed) · {_count(row.prompt_tokens)} tokens in, "
+            f"{_count(row.completion_tokens)} out · wall {seconds(row.wall_time or 0)},"
             f" serial {seconds(row.serial_time or 0)}, speedup {ratio(row.speedup or 1)}")
 
 

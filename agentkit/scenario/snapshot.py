@@ -90,7 +90,7 @@ def diff_snapshots(stored: dict[str, Any], current: dict[str, Any]) -> list[str]
         return diff_traces(stored, current)
     if not isinstance(old, list) or not isinstance(new, list):
         was, now = (("one run", f"{len(new)} samples") if isinstance(new, list)
-                    else (f"{len(old)} samples", "one run"))
+                    else (f"{len(old or [])} samples", "one run"))
         return [f"the snapshot holds {was}; the recording now holds {now}: accept it with "
                 "--snapshot-update"]
     lines = [f"samples: {len(old)} -> {len(new)}"] if len(old) != len(new) else []
