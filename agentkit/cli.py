@@ -37,7 +37,7 @@ from agentkit.core import fmt
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the snapshot of each run that differs from it or has none "
                           "(never of a run that stopped on an error), as pytest "
                           "--snapshot-update does")
+    _ci_options(sub)
 
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
@@ -181,7 +182,94 @@ def build_parser() -> argparse.ArgumentParser:
                           "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
                           "in `thresholds:`), is a regression (exit 1)")
     _snapshot_options(sub, "report")
+    _ci_options(sub)
+    sub.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                     help="join the report folders of a run's shards (each written with "
+                          "--shard i/n) into the report of the whole run, as it would have been "
+                          "unsplit (no scenario runs)")
+
+    sub = commands.add_parser(
+        "eval", help="evaluate agent types × models on N live samples each",
+        description="Run every scenario under every agent type (--agents) with every model "
+                    "(--models), N samples each (--samples), recording what is missing against "
+                    "a live model (--base-url), then judge each case on all its samples "
+                    "offline: pass rate with its interval, pass@k, pass^k, class (stable_pass, "
+                    "flaky, stable_fail, infra_error), and a report saying which is best. The "
+                    "samples are kept in cassettes (cassettes/eval/ beside each scenario), "
+                    "saved after every call: an interrupted run resumes without repeating a "
+                    "call; with everything recorded it runs offline.",
+        epilog="Exit codes: 0 every case met its min_pass_rate; 1 a case failed, or a pass-rate "
+               "regression against --baseline; 2 bad usage or input (also: a cassette of "
+               "another model or sample count, an unknown model, a budget below one run); 3 "
+               "incomplete: the budget ran out, the model could not be reached, or samples hit "
+               "infrastructure errors (a partial report is written; run again to resume).")
+    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("--agents", type=_agent_list, required=True,
+                     help="agent types to compare, comma-separated")
+    sub.add_argument("--models", type=_name_list, required=True,
+                     help="models to compare, comma-separated (as the server names them)")
+    sub.add_argument("--samples", type=_positive, required=True, metavar="N",
+                     help="independent runs per scenario × agent type × model")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server to record missing samples from (default: "
+                          "$OPENAI_BASE_URL; none: offline, every sample must be recorded)")
+    sub.add_argument("--temperature", type=_temperature, default=0.8,
+                     help="sampling temperature of new samples (default 0.8: samples differ)")
+    sub.add_argument("--seed", type=int, default=0,
+                     help="seed of sample 0; sample i uses seed + i (default 0), so a re-record "
+                          "draws the same samples from a server that honours seeds")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds a server may take to connect and per read (default 120)")
+    sub.add_argument("--max-calls", type=_positive, help="live-call budget: stop cleanly "
+                     "(keeping what was recorded) once this many calls were made")
+    sub.add_argument("--max-tokens", type=_positive, help="token budget (prompt + completion "
+                     "tokens of live calls), as --max-calls")
+    sub.add_argument("--concurrency", type=_positive, default=20, metavar="N",
+                     help="requests in flight to start with (default 20); it backs off ×0.8 "
+                          "per rate-limit episode and grows back while calls succeed")
+    sub.add_argument("--max-concurrency", type=_positive, default=100, metavar="N",
+                     help="the most requests in flight ever (default 100): a shard's share of "
+                          "a rate limit shared with other shards")
+    sub.add_argument("--cooldown", type=float, default=15.0,
+                     help="seconds after a rate-limit cut before the next cut or any growth "
+                          "(default 15; longer when the server's Retry-After says so)")
+    sub.add_argument("--cassettes", type=Path,
+                     help="keep the samples in this folder (default: cassettes/eval/ beside "
+                          "each scenario file)")
+    sub.add_argument("--out", type=Path, default=Path("reports/eval"),
+                     help="report folder (default: reports/eval)")
+    sub.add_argument("--baseline", type=Path,
+                     help="an earlier report.json: a pass-rate drop beyond noise is a "
+                          "regression (exit 1)")
+    _ci_options(sub)
     return parser
+
+
+def _ci_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--junit-xml", type=Path, metavar="PATH",
+                     help="also write the results as JUnit XML (a testcase per scenario × agent "
+                          "type, failures with their problems, a sampled case's statistics as "
+                          "properties)")
+    sub.add_argument("--shard", type=_shard, metavar="I/N",
+                     help="run only shard I of N (each scenario × agent type lands in the same "
+                          "shard whatever else changes; `agentkit report --merge` joins the "
+                          "shards' report folders)")
+
+
+def _name_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give names as a comma-separated list")
+    return names
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from agentkit.eval.matrix import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
@@ -339,8 +427,19 @@ def _writable_folder(path: Path, option: str) -> None:
                        f"{longest} bytes per name)")
 
 
+def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0) -> Any:
+    """A JUnit test case for one ``run`` verdict."""
+    from agentkit.report.junit import JUnitCase
+
+    lines = verdict.lines()
+    outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
+    return JUnitCase(scenario, agent_type, outcome, lines[0].removeprefix("- ") if lines else "",
+                     "\n".join(lines), seconds)
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
+    from agentkit.eval.matrix import shard_of
     from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.layout import trace_file
 
@@ -350,17 +449,22 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     snapshots = SnapshotFiles(args.snapshots, update=args.snapshot_update)
     counts = dict.fromkeys(("pass", "fail", "error", "input", "snapshot", "written"), 0)
     total = 0
+    junit: list[Any] = []
     for path in _paths(args):
         scenario = _load_or_report(path, counts)
         if scenario is None:
             continue
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
+        if args.shard is not None:
+            names = [n for n in names
+                     if shard_of(f"{scenario.name}[{n}]", args.shard[1]) == args.shard[0]]
         for name in names:
             sampled = _sampled_case(scenario, name, snapshots)
             if sampled is not None:
                 total += 1
                 _print_sampled(f"{scenario.name}[{name}]", sampled, out)
                 verdict = sampled.verdict
+                junit.append(_junit_case(scenario.name, name, verdict))
                 counts[verdict.outcome] += 1
                 counts["input"] += verdict.kind == "input"
                 counts["snapshot"] += verdict.snapshot_differs
@@ -371,6 +475,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             result, verdict = _attempt(scenario, name, snapshots)
             total += 1
+            junit.append(_junit_case(scenario.name, name, verdict,
+                                     result.trace.totals().wall_time if result else 0.0))
             print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
             if verdict.kind == "input" and result is None:  # bad input: said as such
                 hint = _record_hint(scenario, name, verdict)
@@ -389,8 +495,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                 atomic_write_text(trace_file(args.trace_dir, scenario, name), trace)
             if args.verbose:
                 print(trace, file=out)
-    if not total and not counts["input"]:
+    if not total and not counts["input"] and args.shard is None:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
+    if args.junit_xml:
+        from agentkit.report.junit import write_junit
+
+        print(f"wrote {write_junit(args.junit_xml, junit)}", file=out)
     summary = f"{counts['pass']} passed, {counts['fail']} failed"
     if counts["error"]:
         summary += f", {counts['error']} could not run"
@@ -713,12 +823,50 @@ class _Counter:
             self.stream.flush()
 
 
+def _report_json(folder: Path) -> Path:
+    """The report.json of a report folder given to ``--merge`` (or the file itself)."""
+    path = folder / "report.json" if folder.is_dir() else folder
+    if not path.is_file():
+        raise CLIError(f"--merge {folder}: no report.json there (give the --out folder of "
+                       "each shard)")
+    return path
+
+
+def _print_summaries(comparison: Any, out: TextIO) -> None:
+    """One line per compared agent type (× model): passed runs over the shared scenarios."""
+    from agentkit.report.model import contender_label
+
+    compared = comparison.compared()
+    for summary in comparison.summaries():
+        rate = (f", pass rate {summary.passes}/{summary.judged}" if summary.judged
+                != summary.runs else "")
+        print(f"{contender_label(summary.contender):<20} {summary.passed}/{summary.runs} passed"
+              f"{rate}", file=out)
+    if compared.scenarios and len(compared.scenarios) < len(comparison.scenarios):
+        print(f"(those totals are over the {len(compared.scenarios)} scenarios every compared "
+              "agent type ran)", file=out)
+    for (agent_type, model), reason in compared.left_out:
+        name = agent_type if model is None else f"{agent_type} @ {model}"
+        print(f"{name} is left out of the comparison: it {reason}", file=out)
+
+
+def _junit_report(args: argparse.Namespace, comparison: Any, regressions: list[Any],
+                  out: TextIO) -> None:
+    if not args.junit_xml:
+        return
+    from agentkit.report.junit import junit_cases, write_junit
+
+    reasons = {delta.key: delta.reasons for delta in regressions}
+    print(f"wrote {write_junit(args.junit_xml, junit_cases(comparison, reasons))}", file=out)
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.report import (
         ReportError,
         compare_to_baseline,
         load_comparison,
+        merge_shards,
         run_comparison,
         write_report,
     )
@@ -731,24 +879,32 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         replaceable_folder(args.out, REPORT_MARKER)
     except FolderRefused as exc:
         raise CLIError(f"--out {args.out}: {exc}") from None
+    if args.merge and (args.paths or args.agents or args.shard):
+        raise CLIError("--merge joins report folders: give no scenario paths, --agents or "
+                       "--shard with it")
     counter = _Counter(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
-        comparison = run_comparison(_paths(args), args.agents,
-                                    progress=counter if counter.on else None,
-                                    snapshots=SnapshotFiles(args.snapshots))
+        if args.merge:
+            comparison = merge_shards([load_comparison(_report_json(d)) for d in args.merge],
+                                      [str(d) for d in args.merge])
+        else:
+            comparison = run_comparison(_paths(args), args.agents,
+                                        progress=counter if counter.on else None,
+                                        snapshots=SnapshotFiles(args.snapshots),
+                                        shard=args.shard)
         written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
     finally:
         counter.close()
-    for summary in comparison.summaries():
-        print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
+    _print_summaries(comparison, out)
     for row in comparison.failures:
-        print(f"{row.status.upper()}  {row.scenario}[{row.agent_type or '?'}]", file=out)
+        print(f"{row.status.upper()}  {row.key}", file=out)
         for problem in row.problems:
             print("      - " + problem.replace("\n", "\n        "), file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
+    _junit_report(args, comparison, regressions, out)
     for delta in regressions:
         for reason in delta.reasons:
             print(f"REGRESSION  {delta.key}: {reason}", file=out)
@@ -768,8 +924,191 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
+class _EvalProgress:
+    """``agentkit eval``'s progress on a terminal: one line on stderr, rewritten after each
+    recorded sample -- done/total, pass rate so far, calls and tokens spent, the concurrency
+    limit and rate limits met, ETA -- and cleared at the end. Off when stderr is not a
+    terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.on = stream.isatty()
+        self.shown = False
+        self.first: int | None = None
+
+    def __call__(self, evaluation: Any) -> None:
+        import time
+
+        done = evaluation.recorded
+        if self.first is None:
+            self.first = done
+        rate = (f"pass {evaluation.passed / evaluation.judged:.0%}" if evaluation.judged
+                else "pass —")
+        new = done - self.first
+        elapsed = time.monotonic() - evaluation.started_at
+        left = evaluation.total - done
+        eta = (f"ETA {fmt.seconds(elapsed / new * left)}" if new and left else "ETA —")
+        line = (f"[{done:>{len(str(evaluation.total))}}/{evaluation.total}] {rate} · "
+                f"{evaluation.budget.calls:,} calls · {evaluation.budget.tokens:,} tokens · "
+                f"limit {evaluation.limiter.limit} ({evaluation.limiter.rate_limits} rate "
+                f"limits) · {eta}")
+        columns = shutil.get_terminal_size().columns - 1
+        self.stream.write(f"\r\x1b[K{line[:columns]}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _served_models(base_url: str, timeout: float) -> list[str] | None:
+    """The models an OpenAI-compatible server lists at ``/models`` (None: it lists none)."""
+    import httpx
+
+    try:
+        answer = httpx.get(base_url.rstrip("/") + "/models", timeout=min(timeout, 30.0))
+        data = answer.json() if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.errors import BadInputError
+    from agentkit.core.files import FolderRefused, replaceable_folder
+    from agentkit.eval.live import AdaptiveConcurrency, Budget
+    from agentkit.eval.matrix import Evaluation, plan, shard_of
+    from agentkit.llms.openai import OpenAI
+    from agentkit.report import (
+        ReportError,
+        compare_to_baseline,
+        eval_comparison,
+        load_comparison,
+        write_report,
+    )
+    from agentkit.report.render import REPORT_MARKER
+
+    _writable_folder(args.out, "--out")
+    try:
+        replaceable_folder(args.out, REPORT_MARKER)
+    except FolderRefused as exc:
+        raise CLIError(f"--out {args.out}: {exc}") from None
+    if args.concurrency > args.max_concurrency:
+        raise CLIError(f"--concurrency {args.concurrency} is above --max-concurrency "
+                       f"{args.max_concurrency}")
+    try:
+        baseline = load_comparison(args.baseline) if args.baseline else None
+        cases = plan(_paths(args), args.agents, args.models, cassettes=args.cassettes)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    keys = [case.key for case in cases]
+    if args.shard is not None:
+        cases = [c for c in cases if shard_of(c.key, args.shard[1]) == args.shard[0]]
+
+    def live(model: str, seed: int) -> Any:
+        return OpenAI(model=model, base_url=args.base_url, timeout=args.timeout,
+                      temperature=args.temperature, max_retries=0,
+                      additional_kwargs={"seed": seed})
+
+    progress = _EvalProgress(sys.stderr)
+    evaluation = Evaluation(
+        cases, args.samples, live if args.base_url else None,
+        sampling={"temperature": args.temperature, "seed": args.seed},
+        limiter=AdaptiveConcurrency(args.concurrency, maximum=args.max_concurrency,
+                                    cooldown=args.cooldown),
+        budget=Budget(args.max_calls, args.max_tokens), workers=args.max_concurrency,
+        progress=progress if progress.on else None)
+    try:
+        evaluation.open()
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    todo = evaluation.todo
+    shard = f" (shard {args.shard[0]}/{args.shard[1]})" if args.shard else ""
+    print(f"evaluating {len(cases)} cases{shard} × {args.samples} samples: "
+          f"{evaluation.recorded} recorded, {len(todo)} to record", file=out, flush=True)
+    if todo and args.base_url:
+        served = _served_models(args.base_url, args.timeout)
+        unknown = [m for m in args.models if served is not None and m not in served
+                   and any(case.model == m for case, _ in todo)]
+        if unknown:
+            raise CLIError(f"--models: unknown model {unknown[0]!r}: the server at "
+                           f"{args.base_url} serves {', '.join(served or []) or 'none'}")
+        print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
+              f"with seed {args.seed} + i, {args.concurrency} requests in flight to start)",
+              file=out, flush=True)
+    try:
+        evaluation.record()
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
+              "recorded and kept; run the same command again to record the rest (no recorded "
+              "call is asked again)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+    spent = evaluation.budget
+    if todo:
+        limiter = evaluation.limiter
+        print(f"live: {spent.calls:,} calls, {spent.tokens:,} tokens, {limiter.rate_limits} "
+              f"rate limits in {limiter.episodes} episodes (requests in flight: "
+              f"{limiter.limit} at the end)", file=out)
+    left = evaluation.missing()
+    if spent.exhausted and left and evaluation.done == 0 and evaluation.recorded == 0:
+        raise CLIError(f"the budget ({spent.describe()}) ran out before one run of a sample "
+                       "finished: it is below what one run takes; give a larger --max-calls / "
+                       "--max-tokens")
+    try:
+        comparison = eval_comparison(evaluation.results(), args.agents, args.models,
+                                     shard=args.shard, plan=keys)
+        written = write_report(comparison, args.out, baseline=baseline)
+    except ReportError as exc:
+        raise CLIError(str(exc)) from None
+    for row in comparison.rows:
+        status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[row.status]
+        rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged}, "
+                f"{(row.confidence or 0.95):.0%} interval {row.interval[0]:.0%}-"
+                f"{row.interval[1]:.0%})" if row.pass_rate is not None and row.interval
+                else "no pass rate")
+        extra = "".join([f", {row.infra_errors} infrastructure errors" if row.infra_errors
+                         else "", f", {row.not_recorded} not recorded" if row.not_recorded
+                         else ""])
+        print(f"{status}  {row.key:<45} {row.samples} samples{extra}: {rate} · {row.class_}",
+              file=out)
+        if row.status != "pass":
+            for problem in row.problems[:3]:
+                print("      - " + problem.replace("\n", "\n        "), file=out)
+    _print_summaries(comparison, out)
+    regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
+    for delta in regressions:
+        for reason in delta.reasons:
+            print(f"REGRESSION  {delta.key}: {reason}", file=out)
+    _junit_report(args, comparison, regressions, out)
+    for path in written.values():
+        print(f"wrote {path}", file=out)
+    incomplete = bool(left) or evaluation.unreachable is not None
+    if evaluation.unreachable is not None:
+        print(f"INCOMPLETE  the model could not be reached: {evaluation.unreachable}", file=out)
+    if left:
+        missing = sum(left.values())
+        why = ("the budget ran out (" + spent.describe() + ")" if spent.exhausted
+               else "samples hit infrastructure errors" if evaluation.infra else "stopped")
+        detail = ", ".join(f"{key}: {count}" for key, count in list(left.items())[:5])
+        print(f"INCOMPLETE  {why}: {missing} of {evaluation.total} samples not recorded "
+              f"({detail}{', ...' if len(left) > 5 else ''}); the report is partial. Run the "
+              "same command again to record them (nothing recorded is asked again).", file=out)
+    if not comparison.passed or regressions:
+        return EXIT_FAILED
+    return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
-             "diff": _cmd_diff, "report": _cmd_report}
+             "diff": _cmd_diff, "report": _cmd_report, "eval": _cmd_eval}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

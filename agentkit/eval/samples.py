@@ -150,10 +150,12 @@ def _outcome(verdict: Verdict) -> SampleOutcome | None:
 
 
 def _judge_case(scenario: Scenario, agent_type: str, runs: list[SampleRun],
-                snapshots: SnapshotCheck | None, path: Path | None) -> tuple[CaseStats, Verdict]:
+                snapshots: SnapshotCheck | None, path: Path | None,
+                infra: Mapping[int, str]) -> tuple[CaseStats, Verdict]:
     """The statistics of the samples and the verdict on the case (module docstring)."""
-    stats = case_stats((run.outcome for run in runs if run.outcome is not None),
-                       scenario.confidence)
+    outcomes: list[SampleOutcome] = [run.outcome for run in runs if run.outcome is not None]
+    outcomes += ["infra"] * len(infra)
+    stats = case_stats(outcomes, scenario.confidence)
     broken = next((run for run in runs if run.verdict.outcome == "error"), None)
     if broken is not None:
         if snapshots is not None and snapshots.policy != "off":
@@ -166,7 +168,8 @@ def _judge_case(scenario: Scenario, agent_type: str, runs: list[SampleRun],
     if not stats.judged and not problems:
         if snapshots is not None and snapshots.policy != "off":
             snapshots.keep(path)
-        first = next((run.verdict.stopped_by for run in runs if run.outcome == "infra"), "")
+        first = next((run.verdict.stopped_by for run in runs if run.outcome == "infra"),
+                     next(iter(infra.values()), ""))
         return stats, Verdict("error", stopped_by=f"all {stats.samples} samples hit "
                                                   f"infrastructure errors; the first: {first}",
                               kind="infrastructure")
@@ -192,10 +195,13 @@ def _first(verdict: Verdict) -> str:
 
 def run_samples(scenario: Scenario | str | Path, agent_type: str, *,
                 cassette: Cassette | None = None, snapshots: SnapshotCheck | None = None,
-                seed: int | str = 0, state: Mapping[str, Any] | None = None) -> SampledResult:
+                seed: int | str = 0, state: Mapping[str, Any] | None = None,
+                infra: Mapping[int, str] | None = None) -> SampledResult:
     """Replay every sample of ``agent_type``'s sampled recording (or of ``cassette``, an
     evaluation's) offline and judge the case on them (module docstring); samples the cassette
-    does not list as complete are ``missing`` and not run."""
+    does not list as complete are ``missing`` and not run, except those in ``infra`` (index:
+    error), which hit infrastructure errors while being recorded and count as such."""
+    infra = dict(infra or {})
     scenario = load(scenario)
     spec = scenario.agents[agent_type]
     if spec.team is not None:
@@ -221,9 +227,9 @@ def run_samples(scenario: Scenario | str | Path, agent_type: str, *,
 
         result, verdict = attempt(run, None, None)
         runs.append(SampleRun(index, result, verdict, _outcome(verdict)))
-    stats, verdict = _judge_case(scenario, agent_type, runs, snapshots, path)
+    stats, verdict = _judge_case(scenario, agent_type, runs, snapshots, path, infra)
     return SampledResult(scenario, agent_type, runs, stats, verdict,
-                         missing=[i for i in range(count) if i not in done])
+                         missing=[i for i in range(count) if i not in done and i not in infra])
 
 
 class Seeded(FunctionCallingLLM):
@@ -303,14 +309,17 @@ class SampleBook:
         if self.autosave:
             self.save()
 
-    def finish(self, sample: int, *, complete: bool) -> None:
-        """Mark ``sample`` recorded to its end, or forget what it recorded (it failed for
-        reasons of the recording session: it is recorded again next time)."""
+    def finish(self, sample: int, how: Literal["complete", "paused", "failed"]) -> None:
+        """After a sample's run: ``complete`` (it went to its end), ``paused`` (stopped before
+        a request was sent -- a spent budget, Ctrl-C: what it recorded stays, so it resumes
+        without asking anything twice) or ``failed`` (the model's answer was an
+        infrastructure error: that answer is forgotten, to be asked again next time)."""
         with self._lock:
-            if complete:
+            if how == "complete":
                 self.cassette.complete = sorted({*self.cassette.complete, sample})
-            else:
-                self.cassette.drop_sample(sample)
+            elif how == "failed":
+                self.cassette.exchanges = [e for e in self.cassette.exchanges
+                                           if e.sample != sample or e.error is None]
         if self.autosave:
             self.save()
 
@@ -406,7 +415,7 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
             error = recorder.unrecorded[0]
             outcome.problems = [f"sample {index}: {type(error).__name__}: {error}"]
             return outcome
-        book.finish(index, complete=True)
+        book.finish(index, "complete")
     text = book.text()
     data, where = parse_yaml(text)
     recorded = Cassette.from_dict(data, path, where)

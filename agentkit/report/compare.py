@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
+from agentkit.eval.matrix import CaseResult, shard_of
 from agentkit.eval.samples import SampledResult, run_samples, sample_count
 from agentkit.report.model import AgentSummary, Comparison, CostSpread, Row, speedup
 from agentkit.report.timeline import spans_of
@@ -29,7 +30,7 @@ from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState,
 from agentkit.scenario.layout import snapshot_path
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
-           "row_from_samples"]
+           "row_from_samples", "eval_comparison"]
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -148,7 +149,8 @@ Progress = Callable[[int, int, Row], None]
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
                    agent_types: list[str] | None = None, *, seed: int | str = 0,
                    progress: Progress | None = None,
-                   snapshots: SnapshotCheck | None = None) -> Comparison:
+                   snapshots: SnapshotCheck | None = None,
+                   shard: tuple[int, int] | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows, each run
     judged with ``snapshots`` (default: compared with its snapshot file, a difference failing
@@ -158,7 +160,9 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     given, else the order in which the scenarios first declare them. A path that does not
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
-    ``progress`` knows the total.
+    ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
+    (:func:`agentkit.eval.matrix.shard_of`: by the row's key, stable as the suite changes);
+    the comparison keeps the whole run's plan, for :func:`~agentkit.report.model.merge_shards`.
     """
     for name in agent_types or ():
         try:
@@ -184,6 +188,10 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
             order += [name for name in scenario.agents if name not in order]
         plan += [(scenario, name) for name in
                  sorted((n for n in scenario.agents if n in order), key=order.index)]
+    keys = [step.key if isinstance(step, Row) else f"{step[0].name}[{step[1]}]" for step in plan]
+    if shard is not None:
+        plan = [step for step, key in zip(plan, keys, strict=True)
+                if shard_of(key, shard[1]) == shard[0]]
     total = sum(not isinstance(step, Row) for step in plan)
     rows: list[Row] = []
     diagrams: dict[str, str] = {}
@@ -201,4 +209,16 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         if progress is not None:
             progress(done, total, row)
     return Comparison(agent_types=order, rows=rows,
-                      diagrams={n: diagrams[n] for n in order if n in diagrams})
+                      diagrams={n: diagrams[n] for n in order if n in diagrams},
+                      shard=shard, plan=keys if shard is not None else [])
+
+
+def eval_comparison(results: Sequence[CaseResult], agent_types: Sequence[str],
+                    models: Sequence[str], *, shard: tuple[int, int] | None = None,
+                    plan: Sequence[str] = ()) -> Comparison:
+    """The comparison of an evaluation: a row per case, judged on its samples
+    (:class:`~agentkit.eval.matrix.Evaluation`); ``plan`` is the whole matrix's case keys when
+    ``shard`` is given."""
+    return Comparison(agent_types=list(agent_types), models=list(models),
+                      rows=[row_from_samples(r.sampled, model=r.case.model) for r in results],
+                      shard=shard, plan=list(plan) if shard is not None else [])

@@ -38,6 +38,7 @@ from agentkit.report.charts import (
 )
 from agentkit.report.model import (
     METRICS,
+    SHARD_FILE,
     AgentSummary,
     Comparison,
     Contender,
@@ -46,15 +47,17 @@ from agentkit.report.model import (
     Row,
     contender_label,
     load_comparison,
+    shard_details,
     trace_file,
 )
 from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
 from agentkit.report.standings import HeadToHead, Line, head_to_head
 
-__all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
-           "REPORT_MARKER", "CHART_TITLES"]
+__all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
+           "REPORT_FILES", "REPORT_MARKER", "CHART_TITLES", "RATE_CHART_TITLES"]
 
-REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html"}
+REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html",
+                "summary": "summary.md"}
 #: The file that marks a folder as a report's: only such a folder (or an empty or missing one)
 #: is replaced by the next report, so a user's folder given by mistake is never emptied.
 REPORT_MARKER = ".agentkit-report"
@@ -372,6 +375,38 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     if diff is not None:
         lines += _md_baseline(diff)
     lines += _md_snapshots(comparison)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_summary(comparison: Comparison, baseline: Comparison | None = None) -> str:
+    """A short Markdown summary for a pull-request comment: the verdict, what needs
+    attention, which agent type is best, and the failures folded away."""
+    diff = _diff(comparison, baseline)
+    table = head_to_head(comparison)
+    regressions = diff.regressions if diff is not None else []
+    ok = comparison.passed and not regressions
+    verdict = "✅ passed" if ok else "❌ failed"
+    lines = [f"### agentkit: {verdict}", "", _counts(comparison)
+             + (f"; against the baseline: {_baseline_line(diff)}" if diff is not None else ""),
+             ""]
+    items = _attention(comparison, diff)
+    if items:
+        lines += ["**Needs attention**", "",
+                  *(f"- {_ATTENTION_TITLES[kind]} `{key}`: {_md_text(why)}"
+                    for kind, key, _, why in items), ""]
+    if table.contenders and table.scenarios and len(table.contenders) > 1:
+        lines += ["**Which is best** (★: best, several ★: a tie within noise)", "",
+                  tabulate([[line.label, *(_h2h_cell(line, c) for c in table.contenders)]
+                            for line in table.lines],
+                           ["", *(contender_label(c) for c in table.contenders)],
+                           tablefmt="github", disable_numparse=True), ""]
+    if comparison.failures:
+        lines += [f"<details><summary>{_plural(len(comparison.failures), 'failure')}"
+                  "</summary>", ""]
+        for row in comparison.failures:
+            first = row.problems[0].splitlines()[0] if row.problems else ""
+            lines.append(f"- `{row.key}` {_STATUS[row.status]}: {_md_text(first)}")
+        lines += ["", "</details>", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -776,7 +811,8 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
 
 def write_report(comparison: Comparison, out_dir: str | Path,
                  baseline: Comparison | str | Path | None = None) -> dict[str, Path]:
-    """Write report.md, report.json, report.html and each run's trace
+    """Write report.md, report.json, report.html, summary.md (for a pull-request comment)
+    and each run's trace
     (``traces/<scenario>.<agent type>.json``, what a later ``--baseline`` diffs against) into
     ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
     report.md beside an old report.json, even if the process is killed).
@@ -792,11 +828,14 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     out = Path(out_dir)
     texts = {"markdown": render_markdown(comparison, baseline),
              "json": render_json(comparison, baseline),
-             "html": render_html(comparison, baseline)}
+             "html": render_html(comparison, baseline),
+             "summary": render_summary(comparison, baseline)}
     files = {REPORT_MARKER: _MARKER_TEXT}
     files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
     files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
                   for row in comparison.rows if row.trace is not None})
+    if comparison.shard is not None:
+        files[SHARD_FILE] = shard_details(comparison)
     try:
         written = replace_folder(out, files, marker=REPORT_MARKER)
     except FolderRefused as exc:

@@ -106,6 +106,30 @@ def _steps_table(trace: dict[str, Any]) -> str:
             f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
+def _samples_table(row: Row) -> str:
+    """One line per sample of a sampled case: its outcome, costs and answer."""
+    assert row.trace is not None
+    outcomes = row.sample_outcomes or []
+    lines = []
+    for index, trace in enumerate(row.trace["samples"]):
+        totals = trace.get("totals") or {}
+        turns = trace.get("turns") or []
+        last = turns[-1] if turns else {}
+        said = last.get("error") or last.get("response") or ""
+        outcome = outcomes[index] if index < len(outcomes) else "—"
+        css = ' class="err"' if outcome == "fail" else ""
+        tokens = totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0)
+        lines.append(f'<tr><td class="n">{index}</td><td{css}>{escape(outcome)}</td>'
+                     f'<td class="n">{count(totals.get("steps", 0))}</td>'
+                     f'<td class="n">{count(totals.get("llm_calls", 0))}</td>'
+                     f'<td class="n">{count(tokens)}</td>'
+                     f'<td class="n">{seconds(totals.get("wall_time", 0))}</td>'
+                     f"<td>{escape(short(said, 120))}</td></tr>")
+    return ('<div class="wrap"><table class="steps"><thead><tr><th>Sample</th><th>Outcome</th>'
+            "<th>Steps</th><th>LLM calls</th><th>Tokens</th><th>Wall</th><th>Answer or error"
+            f"</th></tr></thead><tbody>{''.join(lines)}</tbody></table></div>")
+
+
 def _pre(lines: list[Line]) -> str:
     """Diff lines with their changed words marked."""
     return f'<pre class="diff">{chr(10).join(render(lines, HTML))}</pre>'
@@ -157,7 +181,9 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
         parts.append("<h4>Timeline (simulated time; one lane per concurrent call)</h4>"
                      + (svg or '<p class="note">No simulated time passed: every call took '
                                 "0 s.</p>"))
-    if row.trace is not None:
+    if row.trace is not None and isinstance(row.trace.get("samples"), list):
+        parts.append("<h4>Samples</h4>" + _samples_table(row))
+    elif row.trace is not None:
         parts.append("<h4>Steps</h4>" + _steps_table(row.trace))
     parts.append(_against_snapshot(row))
     if diff is not None and row.has_metrics:

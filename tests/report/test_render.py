@@ -85,7 +85,8 @@ def test_write_report_writes_markdown_json_and_html(bundled, tmp_path):
     paths = write_report(bundled, tmp_path / "out")
 
     assert {k: p.name for k, p in paths.items()} == {
-        "markdown": "report.md", "json": "report.json", "html": "report.html"}
+        "markdown": "report.md", "json": "report.json", "html": "report.html",
+        "summary": "summary.md"}
     assert all(p.read_text(encoding="utf-8") for p in paths.values())
 
 
