@@ -970,7 +970,7 @@ def _served_models(base_url: str, timeout: float) -> list[str] | None:
     try:
         answer = httpx.get(base_url.rstrip("/") + "/models", timeout=min(timeout, 30.0))
         data = answer.json() if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except Exception:  # noqa: BLE001 (a probe: a server that cannot list its models is not checked)
         return None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return None
@@ -1102,8 +1102,13 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         print(f"INCOMPLETE  {why}: {missing} of {evaluation.total} samples not recorded "
               f"({detail}{', ...' if len(left) > 5 else ''}); the report is partial. Run the "
               "same command again to record them (nothing recorded is asked again).", file=out)
-    if not comparison.passed or regressions:
+    # infrastructure errors and samples not recorded yet make the run incomplete, never a
+    # failure of the agent
+    failed = [row for row in comparison.rows if row.status == "fail"
+              or (row.status == "error" and row.samples and row.class_ != "infra_error")]
+    if failed or regressions:
         return EXIT_FAILED
+    incomplete = incomplete or any(row.status == "error" for row in comparison.rows)
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 

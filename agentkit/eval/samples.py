@@ -168,6 +168,8 @@ def _judge_case(scenario: Scenario, agent_type: str, runs: list[SampleRun],
     if not stats.judged and not problems:
         if snapshots is not None and snapshots.policy != "off":
             snapshots.keep(path)
+        if not stats.samples:
+            return stats, Verdict("error", stopped_by="no sample is recorded yet")
         first = next((run.verdict.stopped_by for run in runs if run.outcome == "infra"),
                      next(iter(infra.values()), ""))
         return stats, Verdict("error", stopped_by=f"all {stats.samples} samples hit "

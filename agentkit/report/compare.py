@@ -81,7 +81,7 @@ def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
         "min_pass_rate": scenario.min_pass_rate,
         "pass_at_k": {str(k): v for k, v in stats.pass_at_k.items()} or None,
         "pass_all_k": {str(k): v for k, v in stats.pass_all_k.items()} or None,
-        "class": stats.case_class,
+        "class": stats.case_class if stats.samples else None,
         "sample_outcomes": [run.outcome for run in sampled.runs if run.outcome is not None]}
     trace = sampled.trace
     means = sampled.mean_totals()
