@@ -328,3 +328,17 @@ def test_side_session_reports_a_failing_script_with_its_error(tmp_path):
     with (pytest.raises(RuntimeError, match="no llama here"),
           measure.side_session(sys.executable, script, []) as ask):
         ask({"n": 1})
+
+
+bench_rate_limit = _load("bench_rate_limit")
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_bench_rate_limit_drives_its_rate_limited_server_and_reports_goodput_and_429s():
+    out = io.StringIO()
+
+    figures = bench_rate_limit.main(["--quick", "--seconds", "2"], out=out)
+
+    assert figures["answered"] > 0 and figures["gave_up"] == 0
+    text = out.getvalue()
+    assert "goodput:" in text and "of the limit" in text and "429s:" in text

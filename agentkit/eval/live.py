@@ -1,18 +1,24 @@
 """What every live call of an evaluation goes through: adaptive concurrency, budgets, retries.
 
 :class:`AdaptiveConcurrency` limits how many requests are in flight at once and finds a
-server's sustainable load by itself (the behaviour of inspect_ai's adaptive connections,
-re-derived here): it starts at ``start`` requests, and
+server's sustainable load by itself (inspect_ai's adaptive connections are the model; the
+rules below are re-derived, with two additions measured in ``benchmarks/bench_rate_limit.py``):
+it starts at ``start`` requests, and
 
 * **grows** when calls succeed: each *clean round* -- as many successes in a row as the
   limit, none of them retried, while the requests in flight reached 80 % of the limit (a
   limit the workload never used proves nothing) -- doubles the limit until the first rate
-  limit (slow start), then adds one;
+  limit (slow start), then adds one -- quickly back up to the number of requests the server
+  had taken when the last rate limit came, then slowly: one step up per ``cooldown`` at most,
+  so the limit rests at the server's rate instead of knocking on it every few seconds;
 * **backs off** on a rate limit (HTTP 429): the limit is multiplied by ``decrease`` (0.8)
   once per *episode*: the many 429s of one burst make one cut, because after a cut a
   ``cooldown`` (``cooldown`` seconds, longer if the server's ``Retry-After`` says so) passes
-  before the next cut or any growth; successes of requests sent before the cut say nothing
-  about the new limit and are not counted;
+  before the next cut or any growth beyond the requests the server had taken; successes of
+  requests sent before the cut say nothing about the new limit and are not counted. Every 429 also brings the limit down to the
+  requests still in flight (a refused request comes back at once, so those are the ones the
+  server took): new requests then start only as accepted ones finish, which ends a burst of
+  429s within one round trip instead of one cooldown;
 * **holds** every new request until the time a ``Retry-After`` names, so the requests queued
   behind a 429 do not meet the same wall.
 
@@ -55,7 +61,8 @@ ROUND_FLOOR = 4
 @dataclass(frozen=True)
 class LimitChange:
     """One change of the concurrency limit: when (seconds since the start), from, to, why
-    (``slow_start``, ``grow`` or ``rate_limit``)."""
+    (``slow_start``, ``grow``, ``rate_limit`` or ``in_flight``: down to the requests in
+    flight, on a 429 within an episode)."""
 
     at: float
     old: int
@@ -88,6 +95,8 @@ class AdaptiveConcurrency:
         self._began = clock()
         self._condition = threading.Condition()
         self._slow_start = True
+        self._ceiling: int | None = None  # requests the server took at the last rate limit
+        self._last_change = clock()
         self._cool_until = -math.inf
         self._hold_until = -math.inf
         self._generation = 0  # bumped by every cut: requests sent before it are stale
@@ -119,8 +128,11 @@ class AdaptiveConcurrency:
         """A request sent in ``generation`` succeeded (after ``retried`` attempts, if any)."""
         with self._condition:
             now = self.clock()
-            if retried or generation != self._generation or now < self._cool_until:
-                return  # neutral: retried, or sent before the last cut, or cooling down
+            if retried or generation != self._generation:
+                return  # neutral: retried, or sent before the last cut
+            below = self._ceiling is not None and self.limit < self._ceiling
+            if now < self._cool_until and not below:
+                return  # cooling down (back up to what the server took is allowed)
             self._round += 1
             if self._round < max(self.limit, ROUND_FLOOR):
                 return
@@ -128,6 +140,9 @@ class AdaptiveConcurrency:
             self._round, self._peak = 0, self.in_flight
             if not saturated or self.limit >= self.maximum:
                 return
+            near = self._ceiling is not None and self.limit >= self._ceiling
+            if near and now - self._last_change < self.cooldown:
+                return  # above where the last rate limit left it: probe slowly
             new = min(self.maximum, self.limit * 2 if self._slow_start else self.limit + 1)
             self._change(new, "slow_start" if self._slow_start else "grow", now)
 
@@ -138,22 +153,28 @@ class AdaptiveConcurrency:
             self.rate_limits += 1
             wait_for = max(retry_after or 0.0, 0.0)
             self._hold_until = max(self._hold_until, now + wait_for)
+            taken = max(self.minimum, self.in_flight)
             if now < self._cool_until:  # the same episode
                 self._cool_until = max(self._cool_until, now + wait_for)
+                if taken < self.limit:
+                    self._change(taken, "in_flight", now)
+                self._ceiling = min(self._ceiling or taken, taken)
                 return
             self.episodes += 1
             self._slow_start = False
             self._generation += 1
             self._round, self._peak = 0, self.in_flight
             self._cool_until = now + max(self.cooldown, wait_for)
-            self._change(max(self.minimum, math.floor(self.limit * self.decrease)),
-                         "rate_limit", now)
+            cut = max(self.minimum, math.floor(self.limit * self.decrease))
+            self._change(min(cut, taken), "rate_limit", now)
+            self._ceiling = taken
 
     def _change(self, new: int, reason: str, now: float) -> None:
         if new != self.limit:
             self.history.append(LimitChange(round(now - self._began, 3), self.limit, new,
                                             reason))
             self.limit = new
+            self._last_change = now
             self._condition.notify_all()
 
 

@@ -44,6 +44,12 @@ def _round(controller: AdaptiveConcurrency, *, saturated: bool = True,
         controller.success(generations[index % len(generations)], retried=retried)
 
 
+def _busy(controller: AdaptiveConcurrency, count: int) -> None:
+    """``count`` requests in flight (the server took them: they have not come back)."""
+    for _ in range(count):
+        controller.acquire()
+
+
 def test_it_starts_at_the_given_number_of_requests_in_flight():
     controller, _ = _controller(start=20)
     assert controller.limit == 20
@@ -61,14 +67,25 @@ def test_before_the_first_rate_limit_each_clean_round_doubles_the_limit():
 
 def test_a_rate_limit_cuts_the_limit_to_eight_tenths():
     controller, _ = _controller(start=20)
+    _busy(controller, 19)
 
     controller.rate_limited()
 
     assert (controller.limit, controller.episodes) == (16, 1)
 
 
+def test_a_rate_limit_brings_the_limit_down_to_the_requests_still_in_flight():
+    controller, _ = _controller(start=20)
+    _busy(controller, 9)
+
+    controller.rate_limited()
+
+    assert controller.limit == 9
+
+
 def test_the_many_429s_of_one_episode_make_one_cut():
     controller, clock = _controller(start=20, cooldown=15)
+    _busy(controller, 19)
 
     for _ in range(10):
         controller.rate_limited()
@@ -79,6 +96,7 @@ def test_the_many_429s_of_one_episode_make_one_cut():
 
 def test_after_the_cooldown_a_new_rate_limit_cuts_again():
     controller, clock = _controller(start=20, cooldown=15)
+    _busy(controller, 19)
     controller.rate_limited()
     clock.now = 16
 
@@ -89,6 +107,7 @@ def test_after_the_cooldown_a_new_rate_limit_cuts_again():
 
 def test_a_retry_after_longer_than_the_cooldown_extends_it():
     controller, clock = _controller(start=20, cooldown=5)
+    _busy(controller, 19)
     controller.rate_limited(retry_after=30)
     clock.now = 10
 
@@ -97,29 +116,51 @@ def test_a_retry_after_longer_than_the_cooldown_extends_it():
     assert controller.episodes == 1
 
 
-def test_after_the_first_rate_limit_a_clean_round_adds_one():
-    controller, clock = _controller(start=20, cooldown=15)
+def _cut(controller: AdaptiveConcurrency, taken: int) -> None:
+    """A rate limit while ``taken`` requests were in flight (they then come back)."""
+    _busy(controller, taken)
     controller.rate_limited()
-    clock.now = 16
-
-    _round(controller)
-
-    assert controller.limit == 17 and controller.history[-1].reason == "grow"
+    for _ in range(taken):
+        controller.release()
 
 
-def test_successes_during_the_cooldown_do_not_grow_the_limit():
+def test_a_429_with_nothing_else_in_flight_brings_the_limit_to_the_minimum():
     controller, _ = _controller(start=20, cooldown=15)
-    controller.rate_limited()
+    _cut(controller, 15)
+
+    controller.rate_limited()  # the same episode, nothing in flight
+
+    assert controller.limit == 1
+
+
+def test_below_what_the_server_took_clean_rounds_grow_back_even_while_cooling_down():
+    controller, _ = _controller(start=10, cooldown=15)
+    _cut(controller, 9)  # the server took 9: the cut to 8 is below it
+    assert controller.limit == 8
 
     _round(controller)
+    _round(controller)
 
-    assert controller.limit == 16
+    assert controller.limit == 9  # back to 9 at once, no further while cooling down
+
+
+def test_at_what_the_server_took_it_grows_only_once_per_cooldown():
+    controller, clock = _controller(start=20, cooldown=15)
+    _cut(controller, 12)
+
+    _round(controller)
+    assert controller.limit == 12  # cooling down, at the level the server took
+    clock.now = 16
+    _round(controller)
+    _round(controller)
+
+    assert controller.limit == 13  # one step per cooldown above it
 
 
 def test_successes_of_requests_sent_before_a_cut_are_not_counted():
     controller, clock = _controller(start=8, cooldown=1)
     stale = controller.acquire()
-    controller.release()
+    _busy(controller, 6)
     controller.rate_limited()
     clock.now = 2
 
@@ -151,7 +192,7 @@ def test_the_limit_never_leaves_its_bounds():
     assert controller.limit == 3
     for _ in range(5):
         clock.now += 1
-        controller.rate_limited()
+        controller.rate_limited()  # nothing in flight: as low as the minimum allows
     assert controller.limit == 2
 
 
