@@ -1,7 +1,9 @@
-"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios.
+"""The ``agentkit`` command: list, run, record, replay, diff, report and eval scenarios.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
-failures/regressions; 2 bad usage or a malformed file (the message says where).
+failures/regressions (pass-rate regressions included); 2 bad usage or a malformed file (the
+message says where); 3 an evaluation is incomplete (a spent budget, an unreachable model,
+infrastructure errors: the partial report is written and the same command resumes).
 
 * ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
   the cassette and, beside it, ``<cassette>.trace.json`` (the live run's trace, secrets
@@ -79,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Deterministic, offline tests for LLM agents: run scenario files, record "
                     "them against a live model, replay recordings, diff traces and compare "
                     "agent types.",
-        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input.")
+        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input, 3 an "
+               "evaluation is incomplete.")
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -1046,9 +1049,17 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(str(exc)) from None
     except KeyboardInterrupt:
         progress.close()
+        print(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
+              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
+              "way)", file=sys.stderr, flush=True)
+        try:
+            evaluation.drain()
+        except KeyboardInterrupt:
+            os._exit(EXIT_INTERRUPTED)  # every cassette was written atomically: nothing is lost
         print(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
-              "recorded and kept; run the same command again to record the rest (no recorded "
-              "call is asked again)", file=sys.stderr)
+              f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
+              "same command again to record the rest (no recorded call is asked again)",
+              file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         progress.close()

@@ -15,10 +15,11 @@ it starts at ``start`` requests, and
   once per *episode*: the many 429s of one burst make one cut, because after a cut a
   ``cooldown`` (``cooldown`` seconds, longer if the server's ``Retry-After`` says so) passes
   before the next cut or any growth beyond the requests the server had taken; successes of
-  requests sent before the cut say nothing about the new limit and are not counted. Every 429 also brings the limit down to the
-  requests still in flight (a refused request comes back at once, so those are the ones the
-  server took): new requests then start only as accepted ones finish, which ends a burst of
-  429s within one round trip instead of one cooldown;
+  requests sent before the cut say nothing about the new limit and are not counted. Every
+  429 also brings the limit down to the requests still in flight (a refused request comes
+  back at once, so those are the ones the server took): new requests then start only as
+  accepted ones finish, which ends a burst of 429s within one round trip instead of one
+  cooldown;
 * **holds** every new request until the time a ``Retry-After`` names, so the requests queued
   behind a 429 do not meet the same wall.
 

@@ -164,6 +164,7 @@ class Evaluation:
     started_at: float = field(default_factory=time.monotonic)
     _books: dict[str, SampleBook] = field(default_factory=dict)
     _todo: list[tuple[Case, int]] = field(default_factory=list)
+    _pool: ThreadPoolExecutor | None = None
 
     def open(self) -> None:
         """Open (or create) every case's cassette and find what is left to record; a
@@ -199,8 +200,9 @@ class Evaluation:
 
     def record(self) -> None:
         """Record every sample left, concurrently; stops early (leaving the rest for the next
-        run) when the budget is spent or :attr:`stop` is set. Ctrl-C sets :attr:`stop`, lets
-        the requests in flight finish and re-raises."""
+        run) when the budget is spent or :attr:`stop` is set. On Ctrl-C it sets :attr:`stop`
+        and re-raises at once: the requests in flight finish in the background
+        (:meth:`drain` waits for them), and no new one is sent."""
         if not self._todo:
             return
         if self.live is None:
@@ -211,23 +213,38 @@ class Evaluation:
                 f"{first.cassette}); give --base-url to record them against the model")
         if self.progress is not None:
             self.progress(self)
-        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(self._todo))),
-                                thread_name_prefix="agentkit-eval") as pool:
-            pending: set[Future[None]] = {pool.submit(self._record, case, index)
-                                          for case, index in self._todo}
-            try:
-                while pending:
-                    finished, pending = wait_futures(pending, timeout=0.5,
-                                                     return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        future.result()
-                    if self.budget.exhausted:
-                        self.stop.set()
-            except BaseException:
-                self.stop.set()
-                for future in pending:
-                    future.cancel()
-                raise
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(self._todo))),
+                                        thread_name_prefix="agentkit-eval")
+        pending: set[Future[None]] = {self._pool.submit(self._record, case, index)
+                                      for case, index in self._todo}
+        try:
+            while pending:
+                finished, pending = wait_futures(pending, timeout=0.5,
+                                                 return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                if self.budget.exhausted:
+                    self.stop.set()
+        except BaseException:
+            self.stop.set()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        self._pool.shutdown(wait=True)
+
+    def in_flight(self) -> int:
+        """Requests sent and not answered yet."""
+        return self.limiter.in_flight
+
+    def drain(self) -> None:
+        """Wait for the samples still running after an interruption (their requests in
+        flight finish and are saved; nothing new is sent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def calls_kept(self) -> int:
+        """Exchanges the cassettes hold (complete samples and the started ones)."""
+        return sum(len(book.cassette.exchanges) for book in self._books.values())
 
     def _record(self, case: Case, index: int) -> None:
         if self.stop.is_set() or self.budget.exhausted:

@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import Outcome
 
-COMMANDS = ["list", "run", "record", "replay", "diff", "report"]
+COMMANDS = ["list", "run", "record", "replay", "diff", "report", "eval"]
 
 
 def test_installed_agentkit_help_lists_every_command() -> None:
@@ -24,8 +24,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     assert "Deterministic, offline tests for LLM agents" in done.stdout
     for command in COMMANDS:
         assert f"    {command} " in done.stdout
-    assert "Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input." in \
-        done.stdout
+    assert ("Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input, 3 an "
+            "evaluation is incomplete.") in " ".join(done.stdout.split())
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -40,7 +40,11 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     ("replay", ["from its cassette", "the trace equals the one `record` saved",
                 "cassette miss", "--agent"]),
     ("diff", ["inserted/dropped/changed steps", "old", "new", "trace JSON"]),
-    ("report", ["report.md", "report.json", "report.html", "--out", "--baseline"]),
+    ("report", ["report.md", "report.json", "report.html", "--out", "--baseline", "--merge",
+                "--shard", "--junit-xml"]),
+    ("eval", ["every agent type", "--agents", "--models", "--samples", "--base-url",
+              "--max-calls", "--max-tokens", "--concurrency", "--shard", "--junit-xml",
+              "Exit codes", "3"]),
 ])
 def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome], command: str,
                                                      expected: list[str]) -> None:
