@@ -215,16 +215,24 @@ class Evaluation:
             self.progress(self)
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(self._todo))),
                                         thread_name_prefix="agentkit-eval")
-        pending: set[Future[None]] = {self._pool.submit(self._record, case, index)
-                                      for case, index in self._todo}
+        waiting = list(self._todo)
+        pending: set[Future[None]] = set()
         try:
-            while pending:
+            while waiting or pending:
+                # as many samples run as requests may be in flight: a sample mostly waits for
+                # one call at a time, and a server that keeps a conversation's prompt cached
+                # (llama.cpp) answers far faster when conversations do not interleave
+                while waiting and len(pending) < min(self.workers, max(1, self.limiter.limit)):
+                    case, index = waiting.pop(0)
+                    pending.add(self._pool.submit(self._record, case, index))
                 finished, pending = wait_futures(pending, timeout=0.5,
                                                  return_when=FIRST_COMPLETED)
                 for future in finished:
                     future.result()
                 if self.budget.exhausted:
                     self.stop.set()
+                if self.stop.is_set():
+                    waiting.clear()
         except BaseException:
             self.stop.set()
             self._pool.shutdown(wait=False, cancel_futures=True)

@@ -13,7 +13,6 @@ import respx
 
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
-from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,30 +25,6 @@ pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_SCENARIOS = ROOT / "scenarios" / "live"
 MODEL = os.environ.get("AGENTKIT_LIVE_MODEL", "smollm2-135m-instruct")
-
-
-def _reachable(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/models", timeout=5) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def live_url() -> str:
-    url = os.environ.get("AGENTKIT_LIVE_BASE_URL")
-    if not url:
-        found = subprocess.run([sys.executable, str(ROOT / "scripts" / "live-model"), "url"],
-                               capture_output=True, text=True)
-        url = found.stdout.strip() if found.returncode == 0 else ""
-    if url and _reachable(url):
-        return url
-    reason = ("no live model server is answering: start one with `scripts/live-model start` "
-              "or set AGENTKIT_LIVE_BASE_URL to an OpenAI-compatible /v1 URL")
-    if os.environ.get("AGENTKIT_LIVE_REQUIRED"):
-        pytest.fail(f"AGENTKIT_LIVE_REQUIRED is set but {reason}")
-    pytest.skip(reason)
 
 
 def _live(url: str) -> tuple[str, ...]:
@@ -77,7 +52,7 @@ def test_a_live_recording_replays_offline_to_the_same_trace(tmp_path, live_url, 
 
     cassette = folder / "cassettes" / f"{scenario}.{agent}.yaml"
     exchanges = yaml.safe_load(cassette.read_text())["exchanges"]
-    trace = json.loads(cassette.with_name(f"{scenario}.{agent}.trace.json").read_text())
+    trace = json.loads((folder / "__snapshots__" / scenario / f"{agent}.json").read_text())
     llm_calls = [c for t in trace["turns"] for s in t["steps"] for c in s["llm_calls"]]
     assert len(exchanges) == len(llm_calls) >= 1
     assert all(c["latency"] > 0 and c["usage"]["completion_tokens"] > 0 for c in llm_calls)
@@ -95,8 +70,8 @@ def test_forced_tool_choice_makes_the_live_model_call_the_tool(tmp_path, live_ur
     assert _agentkit("record", str(path), "--agent", "function_calling",
                      *_live(live_url)).returncode == 0
 
-    trace = json.loads((folder / "cassettes" /
-                        "live_function_calling.function_calling.trace.json").read_text())
+    trace = json.loads((folder / "__snapshots__" / "live_function_calling" /
+                        "function_calling.json").read_text())
     first_step = trace["turns"][0]["steps"][0]
     assert [c["name"] for c in first_step["tool_calls"]] == ["add"]
     assert set(first_step["tool_calls"][0]["args"]) <= {"a", "b"}

@@ -1,0 +1,43 @@
+"""The evaluation bundled under scenarios/live (recorded with `agentkit eval ... --samples 10`
+against SmolLM2-135M, see docs/evaluation.md) replays offline over all ten samples of every
+case: the judgement a pull request gets without a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentkit.eval.matrix import Evaluation, plan
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "smollm2-135m-instruct"
+
+
+def _bundled() -> Evaluation:
+    cases = plan([ROOT / "scenarios" / "live"], ["react", "function_calling"], [MODEL])
+    evaluation = Evaluation(cases, 10)  # no live model: everything must be recorded
+    evaluation.open()
+    return evaluation
+
+
+def test_every_case_of_the_bundled_evaluation_has_its_ten_samples_recorded():
+    evaluation = _bundled()
+
+    assert [case.key for case in evaluation.cases] == [
+        f"live_compare[react@{MODEL}]", f"live_compare[function_calling@{MODEL}]",
+        f"live_function_calling[function_calling@{MODEL}]", f"live_react[react@{MODEL}]"]
+    assert evaluation.todo == [] and evaluation.missing() == {}
+
+
+def test_the_bundled_evaluation_replays_offline_judging_all_ten_samples_of_each_case():
+    results = _bundled().results()
+
+    assert [len(r.sampled.runs) for r in results] == [10, 10, 10, 10]
+    assert all(r.sampled.stats.judged + r.sampled.stats.infra_errors == 10 for r in results)
+    assert all(r.sampled.verdict.outcome != "error" for r in results)
+
+
+def test_the_bundled_samples_are_independent_runs_not_copies_of_one():
+    for result in _bundled().results():
+        traces = {str(run.result.trace.to_dict()) for run in result.sampled.runs
+                  if run.result is not None}
+        assert len(traces) > 1, result.case.key
