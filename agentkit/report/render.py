@@ -274,7 +274,8 @@ def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
                 cells.append(_delta(m, delta))
         table.append(cells)
     lead = 3 + bool(comparison.models)
-    colalign = ("left",) * lead + tuple("right" for _ in headers[lead:])
+    colalign = (("left",) * lead + (("right", "left") if sampled else ())
+                + tuple("right" for _ in headers[lead + 2 * sampled:]))
     return tabulate(table, headers, tablefmt="github", disable_numparse=True, colalign=colalign)
 
 

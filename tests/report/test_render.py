@@ -333,7 +333,7 @@ def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled,
 
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        [".agentkit-report", "report.html", "report.json", "report.md", "traces"]
+        [".agentkit-report", "report.html", "report.json", "report.md", "summary.md", "traces"]
 
 
 # ----------------------------------------------------------------- traces and runs
