@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel, StoppedError
 from agentkit.llms.errors import LLMError
@@ -51,7 +51,7 @@ class RateLimitedServer:
             def log_message(self, *args: Any) -> None:
                 return None
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
                 wait = server.admit()
@@ -95,7 +95,7 @@ class RateLimitedServer:
             self.refused.append(now)
             return (1 - self.tokens) / self.rate
 
-    def __enter__(self) -> RateLimitedServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
