@@ -37,7 +37,7 @@ from agentkit.core.sim import real_time
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
 from agentkit.eval.samples import SampleBook, SampledResult, run_samples
 from agentkit.llms.base import LLM
-from agentkit.llms.errors import APIConnectionError
+from agentkit.llms.errors import APIConnectionError, NotSentError
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.layout import eval_cassette_path
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
@@ -266,9 +266,7 @@ class Evaluation:
         with real_time():
             result = run_scenario(case.scenario, case.agent_type, llm=recorder)
         stopped = any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
-        not_sent = any(turn.error and turn.error.startswith(("BudgetExhaustedError",
-                                                             "StoppedError"))
-                       for turn in result.trace.turns)
+        not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
         refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)
                         and not e.retryable), None)
         if refused is not None:  # nothing answers there: stop instead of failing every sample
