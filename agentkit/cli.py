@@ -1066,7 +1066,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     spent = evaluation.budget
     if todo:
         limiter = evaluation.limiter
-        print(f"live: {spent.calls:,} calls, {spent.tokens:,} tokens, {limiter.rate_limits} "
+        retried = f" ({spent.retried} of them retries)" if spent.retried else ""
+        print(f"live: {spent.calls:,} calls{retried}, {spent.tokens:,} tokens, "
+              f"{limiter.rate_limits} "
               f"rate limits in {limiter.episodes} episodes (requests in flight: "
               f"{limiter.limit} at the end)", file=out)
     left = evaluation.missing()

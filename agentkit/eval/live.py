@@ -198,6 +198,8 @@ class Budget:
     calls: int = 0
     tokens: int = 0
     refused: int = 0
+    retried: int = 0
+    """Of ``calls``, the attempts that failed and were made again (a 429, a 5xx, a timeout)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -212,6 +214,11 @@ class Budget:
                 self.refused += 1
                 raise BudgetExhaustedError(f"the budget is spent ({self.describe()})")
             self.calls += 1
+
+    def count_retry(self) -> None:
+        """The last call failed and is made again."""
+        with self._lock:
+            self.retried += 1
 
     def spend_tokens(self, count: int) -> None:
         with self._lock:
@@ -263,6 +270,7 @@ class LiveModel(FunctionCallingLLM):
             self.limiter.rate_limited(error.retry_after)
         if not error.retryable or attempt >= self.retries:
             raise error
+        self.budget.count_retry()
         delay = error.retry_after if error.retry_after else self.backoff * 2 ** attempt
         await wait(min(delay, 60.0))
 

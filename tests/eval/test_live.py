@@ -272,7 +272,8 @@ def test_the_live_model_retries_a_429_reports_it_and_counts_every_attempt():
 
     answer = _chat(LiveModel(backend, limiter, budget, backoff=0.0))
 
-    assert (answer, budget.calls, limiter.rate_limits, limiter.in_flight) == ("hello", 2, 1, 0)
+    assert (answer, budget.calls, budget.retried, limiter.rate_limits, limiter.in_flight) == (
+        "hello", 2, 1, 1, 0)
 
 
 def test_the_live_model_does_not_retry_what_cannot_succeed():
