@@ -633,18 +633,23 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
     from agentkit.core.errors import BadInputError
     from agentkit.eval.samples import record_samples
     from agentkit.llms.openai import OpenAI
+    from agentkit.scenario.layout import cassette_path
 
     base = args.seed if args.seed is not None else 0
+    records = args.mode != "once" or not cassette_path(scenario, args.agent).exists()
 
     def model(index: int) -> Any:
+        if records:
+            print(f"  sample {index} (seed {base + index})", file=out, flush=True)
         return OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
                       temperature=live.temperature, additional_kwargs={"seed": base + index})
 
     name = f"{scenario.name}[{args.agent}]"
     where = args.base_url or "OpenAI"
-    print(f"recording {args.samples} samples of {name} with {args.model} at {where} "
-          f"(temperature {live.temperature:g}, seeds {base}-{base + args.samples - 1}, mode "
-          f"{args.mode})", file=out, flush=True)
+    if records:
+        print(f"recording {args.samples} samples of {name} with {args.model} at {where} "
+              f"(temperature {live.temperature:g}, seeds {base}-{base + args.samples - 1}, "
+              f"mode {args.mode})", file=out, flush=True)
     progress = _Progress(out)
     try:
         recording = record_samples(scenario, args.agent, model, args.samples, args.mode,

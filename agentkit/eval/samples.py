@@ -397,7 +397,8 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
     path = cassette_path(scenario, agent_type)
     snapshot = snapshot_path(scenario, agent_type)
     outcome = SampledRecording(cassette=path, snapshot=snapshot)
-    model = live(0).metadata.model_name
+    first = live(0)
+    model = first.metadata.model_name
     if mode == "once" and path.is_file():
         check_recorded(Cassette.load(path), path, model=model, samples=samples)
         outcome.existing = True
@@ -406,7 +407,7 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
     book = SampleBook(path, model=model, samples=samples, scenario=scenario.name,
                       agent_type=agent_type, sampling=sampling, mode="rewrite")
     for index in range(samples):
-        recorder = book.recorder(live(index), index)
+        recorder = book.recorder(first if index == 0 else live(index), index)
         with ExitStack() as stack:
             stack.enter_context(real_time())
             if listener is not None:
