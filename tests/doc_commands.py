@@ -7,11 +7,13 @@ scripts, with this interpreter's ``bin`` first on PATH (``agentkit``, ``python``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +40,18 @@ def blocks(guide: Path) -> list[Block]:
 
 def project(folder: Path) -> Path:
     """A copy of what the guides' commands need: scenarios/live (recordings included),
-    mocks/, scripts/ and a pyproject.toml naming no settings."""
-    for name in ("scenarios/live", "mocks", "scripts"):
+    mocks/, examples/, scripts/ and a pyproject.toml declaring only the project's own agent
+    types (a bundled live scenario runs the example openai-SDK agent)."""
+    for name in ("scenarios/live", "mocks", "examples", "scripts"):
         shutil.copytree(ROOT / name, folder / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (folder / "pyproject.toml").write_text('[project]\nname = "guide"\nversion = "0"\n',
-                                           encoding="utf-8")
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    types = settings.get("tool", {}).get("agentkit", {}).get("agent_types", {})
+    lines = ['[project]', 'name = "guide"', 'version = "0"', "", "[tool.agentkit.agent_types]"]
+    for name, fields in types.items():
+        inline = ", ".join(f"{key} = {json.dumps(value)}" for key, value in fields.items())
+        lines.append(f"{name} = {{ {inline} }}")
+    (folder / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 
 

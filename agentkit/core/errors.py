@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 __all__ = ["HarnessError", "BadInputError", "RecordingMismatchError", "AgentFailedError",
-           "InfrastructureError", "ErrorKind", "kind_of"]
+           "InfrastructureError", "ErrorKind", "kind_of", "one_line"]
 
 ErrorKind = Literal["input", "recording", "agent", "infrastructure"]
 
@@ -65,3 +65,15 @@ def kind_of(error: BaseException) -> ErrorKind:
     """The kind of ``error``: its class's, or ``agent`` for anything else (an exception the
     agent's own code raised)."""
     return error.kind if isinstance(error, HarnessError) else "agent"
+
+
+#: Every character :meth:`str.splitlines` breaks a line at, and how it is shown instead.
+_BREAKS = {ord(char): repr(char)[1:-1]
+           for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks shown as escapes (``\\n``): a problem quoting the input
+    (a key with a newline in it, an exception's multi-line message) stays one line of a
+    report that lists one problem per line."""
+    return text.translate(_BREAKS)

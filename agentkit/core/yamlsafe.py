@@ -17,6 +17,7 @@ A problem is a :class:`YamlError` with the 1-based line (and column) where it is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,7 +124,14 @@ def _error_from(exc: yaml.YAMLError, text: str) -> YamlError:
         problem += f" ({context} at line {context_mark.line + 1})"
     if mark is None:
         return YamlError(str(problem), fix=_SYNTAX_FIX)
+    lines = _LINE_BREAK.split(text)
+    if mark.line >= len(lines):  # libyaml puts the end of a last line without a newline after it
+        return YamlError(str(problem), len(lines), len(lines[-1]) + 1, fix=_SYNTAX_FIX)
     return YamlError(str(problem), mark.line + 1, mark.column + 1, fix=_SYNTAX_FIX)
+
+
+#: What YAML counts as a line break.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 _SYNTAX_FIX = ("check the indentation and quoting there (quote strings containing ': ' or '#', "

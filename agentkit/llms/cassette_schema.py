@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentkit.core.errors import BadInputError
+from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
@@ -164,43 +164,58 @@ class CassetteData(_Strict):
 def check_cassette(data: dict[str, Any], path: Path | None,
                    where: YamlLocations | None) -> CassetteData:
     """The checked header and exchanges of a cassette file's data (each recorded message also
-    as a full :class:`ChatMessage`, blocks and all), or a :class:`CassetteError`."""
+    as a full :class:`ChatMessage`, blocks and all), or a :class:`CassetteError` listing every
+    problem, one line each, in file order."""
+    problems: list[tuple[int, str]] = []
+    place = str(path or "<cassette>")
+    for key, line, first in where.duplicates if where is not None else ():
+        problems.append((line, f"{place}:{line}: {'.'.join(map(str, key))}: duplicate key "
+                               f"`{key[-1]}` (first at line {first}); remove one"))
+    checked = None
+    broken: set[Any] = set()  # the exchanges whose message has a problem already
     try:
         checked = CassetteData.model_validate(data)
     except ValidationError as exc:
-        raise CassetteError(_describe(path, exc, where)) from None
-    for index, exchange in enumerate(data["exchanges"]):
-        message = (exchange.get("response") or {}).get("message")
-        if message is None:
+        problems += _describe(path, exc, where)
+        broken = {item["loc"][1] for item in exc.errors() if len(item["loc"]) >= 4
+                  and (item["loc"][0], *item["loc"][2:4]) == ("exchanges", "response", "message")}
+    exchanges = data.get("exchanges")
+    for index, exchange in enumerate(exchanges if isinstance(exchanges, list) else ()):
+        response = exchange.get("response") if isinstance(exchange, dict) else None
+        message = response.get("message") if isinstance(response, dict) else None
+        if message is None or index in broken:
             continue
         try:
             ChatMessage.model_validate(message)
         except ValidationError as exc:
-            raise CassetteError(_describe(path, exc, where,
-                                          ("exchanges", index, "response", "message"))) from None
+            problems += _describe(path, exc, where, ("exchanges", index, "response", "message"))
+    if problems or checked is None:
+        lines = dict.fromkeys(one_line(text) for _, text in sorted(problems, key=lambda p: p[0]))
+        raise CassetteError("\n".join(lines))
     return checked
 
 
 def _describe(path: Path | None, error: ValidationError, where: YamlLocations | None,
-                    prefix: tuple[str | int, ...] = ()) -> str:
+              prefix: tuple[str | int, ...] = ()) -> list[tuple[int, str]]:
     """``file:line: field.path: what is wrong`` for each problem (``field.path`` from the top
-    of the file)."""
+    of the file), with its line."""
     lines = []
     for item in error.errors():
         loc = (*prefix, *(p for p in item["loc"]
                           if not (isinstance(p, str) and p.startswith(("function-", "union[")))))
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         place = str(path or "<cassette>")
+        line = where.line(loc) if where is not None else 0
         if where is not None:
-            place += f":{where.line(loc)}"
+            place += f":{line}"
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = _unknown_field(str(loc[-1]), loc[:-1])
         elif "input" in item and item["type"] not in ("missing", "value_error"):
             shown = repr(item["input"])
             message += f", got {shown if len(shown) <= 60 else shown[:57] + '...'}"
-        lines.append(f"{place}: {dotted}: {message}")
-    return "\n".join(dict.fromkeys(lines))
+        lines.append((line, f"{place}: {dotted}: {message}"))
+    return lines
 
 
 def _unknown_field(name: str, parent: tuple[str | int, ...]) -> str:

@@ -13,6 +13,7 @@ from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
     MessageExpect,
+    SlowRegexError,
     TextMatch,
     ToolCallsExpect,
     ToolCallSpec,
@@ -20,9 +21,8 @@ from agentkit.scenario.model import (
 )
 from agentkit.scenario.trace import ToolCallTrace, Trace
 
-__all__ = ["check_expectations"]
+__all__ = ["check_expectations", "expectation_results", "ExpectationResult"]
 
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,20 @@ class _Call:
     is_error: bool = False
     start: float = 0.0
     end: float = 0.0
+    turn: int = 0
+    source: ToolCallTrace | None = None
 
     @classmethod
-    def of(cls, call: ToolCallTrace) -> _Call:
+    def of(cls, call: ToolCallTrace, turn: int) -> _Call:
         return cls(call.name, call.args, call.agent, call.output, call.is_error, call.started,
-                   call.ended)
+                   call.ended, turn, call)
+
+    def ended_before(self, other: _Call) -> bool:
+        """Whether this call had finished when ``other`` started (an earlier turn's had)."""
+        if self.turn != other.turn:
+            return self.turn < other.turn
+        assert self.source is not None and other.source is not None
+        return self.source.ended_before(other.source)
 
 
 def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
@@ -148,7 +157,7 @@ def _check_order(expect: ToolCallsExpect, actual: list[_Call],
             if earlier - 1 not in matched:
                 continue  # that expected call was not made: reported as missing
             before = actual[matched[earlier - 1]]
-            if call.start < before.end - _TOLERANCE:
+            if not before.ended_before(call):
                 problems.append(
                     f"tool call {_call(call.name, call.args, call.agent)} (expected call "
                     f"{index + 1}) started at {seconds(call.start)}, before expected call "
@@ -206,47 +215,86 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
     return []
 
 
+@dataclass(frozen=True)
+class ExpectationResult:
+    """One expectation of a scenario, checked: its name (``answer``, ``tool_calls``,
+    ``turn 2 answer``...) and what fell short (empty: it holds)."""
+
+    name: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
 def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
-    """All ways ``trace`` falls short of the expectations (empty: it passes)."""
-    problems: list[str] = []
+    """All ways ``trace`` falls short of the expectations (empty: it passes); a regex that
+    takes too long is one problem naming it (the expectations cannot all be checked)."""
+    try:
+        return [p for result in expectation_results(trace, turns, expect) for p in result.problems]
+    except SlowRegexError as exc:
+        return [f"an expectation could not be checked: {exc}"]
+
+
+def expectation_results(trace: Trace, turns: Sequence[Turn],
+                        expect: Expect) -> list[ExpectationResult]:
+    """Each expectation the scenario declares, checked on ``trace`` (and ``turns``, that the
+    run's turns all ran and that no tool call failed unexpectedly, which always hold), in the
+    order :func:`check_expectations` reports their problems. A regex that takes too long
+    raises :class:`~agentkit.scenario.model.SlowRegexError`."""
+    results: list[ExpectationResult] = []
+
+    def add(name: str, problems: Sequence[str]) -> None:
+        results.append(ExpectationResult(name, tuple(problems)))
+
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
-        if turn.answer is not None and not turn.answer.matches(record.response):
-            problems.append(f"turn {number}: answer {record.response!r} does not match "
-                            f"{turn.answer.describe()}")
+        if turn.answer is not None:
+            add(f"turn {number} answer", [] if turn.answer.matches(record.response) else [
+                f"turn {number}: answer {record.response!r} does not match "
+                f"{turn.answer.describe()}"])
     last = trace.turns[-1] if trace.turns else None
     failed = next((t for t in trace.turns if t.error), None)
     if expect.error is not None:
         if last is None or last.error is None:
-            problems.append(f"expected the run to fail with an error matching "
-                            f"{expect.error.describe()}, but it succeeded")
-        elif not expect.error.matches(last.error):
-            problems.append(f"error {last.error!r} does not match {expect.error.describe()}")
-    elif failed is not None:
-        problems.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
+            add("error", [f"expected the run to fail with an error matching "
+                          f"{expect.error.describe()}, but it succeeded"])
+        else:
+            add("error", [] if expect.error.matches(last.error) else [
+                f"error {last.error!r} does not match {expect.error.describe()}"])
+    ran: list[str] = []
+    if expect.error is None and failed is not None:
+        ran.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
     if len(trace.turns) < len(turns) and failed is None:
-        problems.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
-    if expect.answer is not None and last is not None and not expect.answer.matches(last.response):
-        problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
+        ran.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
+    add("turns", ran)
+    if expect.answer is not None and last is not None:
+        add("answer", [] if expect.answer.matches(last.response) else [
+            f"final answer {last.response!r} does not match {expect.answer.describe()}"])
     expected_errors: set[int] = set()
     if expect.tool_calls is not None:
-        actual = [_Call.of(c) for c in trace.tool_calls]
+        actual = [_Call.of(c, turn) for turn, record in enumerate(trace.turns)
+                  for c in record.tool_calls]
         found, matched = _check_tool_calls(expect.tool_calls, actual)
-        problems += found + _check_order(expect.tool_calls, actual, matched)
+        add("tool_calls", found + _check_order(expect.tool_calls, actual, matched))
         expected_errors = {matched[i] for i, spec in enumerate(expect.tool_calls.calls)
                            if i in matched and spec.error not in (None, False)}
-    problems += _check_tool_errors(trace, expect, expected_errors)
+    add("tool_errors", _check_tool_errors(trace, expect, expected_errors))
     if expect.handoffs is not None:
-        problems += _check_handoffs(expect.handoffs, trace)
+        add("handoffs", _check_handoffs(expect.handoffs, trace))
     totals = trace.totals()
-    if expect.max_steps is not None and totals.steps > expect.max_steps:
-        problems.append(f"{totals.steps} steps, more than max_steps {expect.max_steps}")
-    if expect.max_llm_calls is not None and totals.llm_calls > expect.max_llm_calls:
-        problems.append(f"{totals.llm_calls} LLM calls, more than max_llm_calls "
-                        f"{expect.max_llm_calls}")
-    if expect.max_wall_time is not None and totals.wall_time > expect.max_wall_time + 1e-9:
-        problems.append(f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
-                        f"{seconds(expect.max_wall_time)} (serial time "
-                        f"{seconds(totals.serial_time)})")
+    if expect.max_steps is not None:
+        add("max_steps", [f"{totals.steps} steps, more than max_steps {expect.max_steps}"]
+            if totals.steps > expect.max_steps else [])
+    if expect.max_llm_calls is not None:
+        add("max_llm_calls", [f"{totals.llm_calls} LLM calls, more than max_llm_calls "
+                              f"{expect.max_llm_calls}"]
+            if totals.llm_calls > expect.max_llm_calls else [])
+    if expect.max_wall_time is not None:
+        add("max_wall_time", [
+            f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
+            f"{seconds(expect.max_wall_time)} (serial time {seconds(totals.serial_time)})"]
+            if totals.wall_time > expect.max_wall_time + 1e-9 else [])
     if expect.memory is not None and last is not None:
-        problems += _check_memory(expect.memory, last.memory)
-    return problems
+        add("memory", _check_memory(expect.memory, last.memory))
+    return results

@@ -35,6 +35,8 @@ def image_problem(scenario_file: Path, name: str,
                   folders: tuple[Path, ...] | None = None) -> str | None:
     """What is wrong with the turn image ``name`` of ``scenario_file`` (None if nothing);
     ``folders`` are where it may be (default: :func:`image_folders`)."""
+    if "\0" in name:  # no file system takes it; os.path would raise
+        return f"image path {name!r} holds a NUL character; write the file's path"
     path = scenario_file.parent / name
     folders = image_folders(scenario_file) if folders is None else folders
     real = Path(os.path.realpath(path))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import re
 import types
 import typing
@@ -10,16 +12,28 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agentkit.core.errors import BadInputError
+from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.images import image_folders, image_problem
-from agentkit.scenario.model import SCENARIO_FORMAT, SCRIPT_ITEM_TAGS, Scenario
+from agentkit.scenario.model import (
+    SCENARIO_FORMAT,
+    SCRIPT_ITEM_TAGS,
+    Scenario,
+    ToolCallSpec,
+    ToolSpec,
+    given_agents,
+)
 from agentkit.scenario.project import ProjectError
-from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory, trajectory_renderer
+from agentkit.scenario.trajectory import (
+    TrajectoryError,
+    compile_trajectory,
+    tool_call_problems,
+    trajectory_renderer,
+)
 from agentkit.scenario.world import SimulatedTool, build_tool
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
@@ -49,7 +63,7 @@ def _unwrap(annotation: Any) -> Any:
         if typing.get_origin(annotation) is typing.Annotated:
             annotation = typing.get_args(annotation)[0]
             continue
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        if _is_union(annotation):
             options = [a for a in typing.get_args(annotation) if a is not type(None)]
             if len(options) == 1:
                 annotation = options[0]
@@ -57,26 +71,48 @@ def _unwrap(annotation: Any) -> Any:
         return annotation
 
 
-def _annotation_at(model: type[BaseModel], path: Path_) -> Any:
-    """The type expected at ``path`` (a pydantic error location) inside ``model``."""
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _member(annotation: Any, part: str | int) -> Any:
+    """The member of the union ``annotation`` that pydantic's location part ``part`` names
+    (``bool``, ``TextMatch``, ``function-after[_one(), TextMatch]``), if it names one."""
+    if not isinstance(part, str) or not _is_union(annotation):
+        return None
+    for option in typing.get_args(annotation):
+        name = getattr(_unwrap(option), "__name__", None)
+        if name is not None and (part == name or part.endswith(f", {name}]")):
+            return option
+    return None
+
+
+def _walk(model: type[BaseModel], raw_loc: Path_) -> tuple[Path_, Any, int | None]:
+    """Where a pydantic error is, as the user wrote it: the field path (pydantic's names of
+    union members and validators left out), the type expected there, and the index in
+    ``raw_loc`` of the union member it went into last (None if none)."""
     annotation: Any = model
-    for part in path:
+    loc: list[str | int] = []
+    member_at = None
+    for index, part in enumerate(raw_loc):
         if isinstance(part, str) and part in SCRIPT_ITEM_TAGS:
             annotation = SCRIPT_ITEM_TAGS[part]
             continue
         annotation = _unwrap(annotation)
+        option = _member(annotation, part)
+        if option is not None:
+            annotation, member_at = option, index
+            continue
+        if isinstance(part, str) and part.startswith(("function-", "union[")):
+            continue
+        loc.append(part)
         if typing.get_origin(annotation) in (list, dict):
             args = typing.get_args(annotation)
             annotation = args[-1] if args else None
             continue
         fields = getattr(_model_in(annotation), "model_fields", {})
         annotation = fields[part].annotation if part in fields else None
-    return _unwrap(annotation)
-
-
-def _field_names(model: type[BaseModel], path: Path_) -> list[str]:
-    """The field names valid at ``path`` inside ``model`` (for "did you mean" hints)."""
-    return list(getattr(_model_in(_annotation_at(model, path)), "model_fields", {}))
+    return tuple(loc), _unwrap(annotation), member_at
 
 
 def _model_in(annotation: Any) -> Any:
@@ -108,7 +144,7 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
     kind = item["type"]
     if kind == "extra_forbidden":
         name = str(loc[-1])
-        known = _field_names(model, raw_loc[:-1])
+        known = list(getattr(_model_in(_walk(model, raw_loc[:-1])[1]), "model_fields", {}))
         close = difflib.get_close_matches(name, known, n=1)
         hint = (f"did you mean `{close[0]}`?" if close
                 else f"known fields here: {', '.join(sorted(known))}")
@@ -116,7 +152,7 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
     if kind == "missing":
         return f"required field `{loc[-1]}` is missing; add it"
     if kind == "literal_error":
-        options = [str(o) for o in typing.get_args(_annotation_at(model, raw_loc))]
+        options = [str(o) for o in typing.get_args(_walk(model, raw_loc)[1])]
         close = difflib.get_close_matches(str(item["input"]), options, n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         return f"{_shown(item['input'])} is not one of {', '.join(options)}{hint}"
@@ -140,33 +176,66 @@ _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
            "less_than_equal": ("<=", "le"), "less_than": ("<", "lt")}
 
 
-def format_validation_error(path: Path, error: ValidationError, where: YamlLocations,
-                            model: type[BaseModel]) -> str:
-    """One line per problem: ``file:line: field.path: what is wrong`` plus a fix."""
-    lines = []
-    seen: set[tuple[Path_, str]] = set()
-    for item in error.errors():
-        raw_loc = tuple(item["loc"])
-        loc = tuple(p for p in raw_loc if not (isinstance(p, str) and (
-            p in SCRIPT_ITEM_TAGS or p.startswith(("function-", "union[")))))
-        dotted = ".".join(str(p) for p in loc) or "(top level)"
-        message = _problem(item, model, raw_loc, loc)
-        if item["type"] == "extra_forbidden":
-            line = where.line(loc, key=True)
-        elif item["type"] == "missing":
-            line = where.line(loc[:-1])
-        else:
-            line = where.line(loc)
-        if (loc, message) in seen:
-            continue
-        seen.add((loc, message))
-        lines.append(f"{path}:{line}: {dotted}: {message}")
-    return "\n".join(lines)
+class _Report:
+    """The problems found in one scenario file, each ``file:line: field.path: what is wrong``:
+    every check adds to it, and it is reported whole, in file order."""
+
+    def __init__(self, path: Path, where: YamlLocations) -> None:
+        self.path = path
+        self.where = where
+        self._found: list[tuple[int, str]] = []
+
+    def note(self, line: int, message: str) -> None:
+        """A problem of the file at ``line`` that no one field has."""
+        self._found.append((line, one_line(f"{self.path}:{line}: {message}")))
+
+    def at(self, line: int, loc: Path_, message: str) -> None:
+        """A problem of the field ``loc`` at ``line``."""
+        self.note(line, f"{'.'.join(map(str, loc)) or '(top level)'}: {message}")
+
+    def add(self, loc: Path_, message: str, *, key: bool = False,
+            line_of: Path_ | None = None) -> None:
+        """A problem of the field ``loc``, at the line of its value (its key's with ``key``;
+        ``line_of``'s when the field is written elsewhere, e.g. an agent type in a list)."""
+        self.at(self.where.line(loc if line_of is None else line_of, key=key), loc, message)
+
+    def invalid(self, error: ValidationError, model: type[BaseModel]) -> None:
+        """Each problem pydantic found (once; a type mismatch with one member of a union is
+        left out when another member got further: ``error: {contain: x}`` is a misspelt
+        text match, not a wrong boolean)."""
+        placed = []
+        for item in error.errors():
+            raw_loc = tuple(item["loc"])
+            loc, _, member_at = _walk(model, raw_loc)
+            branch = None if member_at is None else (raw_loc[:member_at], raw_loc[member_at])
+            # a type mismatch with the member itself, not with something inside it
+            shallow = (member_at is not None and item["type"].endswith("_type")
+                       and len(_walk(model, raw_loc[:member_at + 1])[0]) == len(loc))
+            placed.append((item, raw_loc, loc, branch, shallow))
+        further = {branch for *_, branch, shallow in placed if branch is not None and not shallow}
+        for item, raw_loc, loc, branch, shallow in placed:
+            if shallow and branch is not None and any(
+                    point == branch[0] and member != branch[1] for point, member in further):
+                continue
+            if item["type"] == "extra_forbidden":
+                line = self.where.line(loc, key=True)
+            elif item["type"] == "missing":
+                line = self.where.line(loc[:-1])
+            else:
+                line = self.where.line(loc)
+            self.at(line, loc, _problem(item, model, raw_loc, loc))
+
+    def error(self) -> ScenarioError | None:
+        """All problems, one line each, in file order (each once), or None if there are none."""
+        lines = dict.fromkeys(text for _, text in sorted(self._found, key=lambda p: p[0]))
+        return ScenarioError("\n".join(lines)) if lines else None
 
 
 def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scenario:
     """Read and validate one scenario file; with ``check_agent_types``, an agent type that
-    does not exist (:func:`~agentkit.scenario.agent_types.check_agent_type`) is an error."""
+    does not exist (:func:`~agentkit.scenario.agent_types.check_agent_type`) is an error.
+    Every problem the file has is reported at once (:class:`ScenarioError`, one line each):
+    what needs a valid part of the file runs on each part that is valid."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -175,75 +244,60 @@ def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scena
     except TextFileError as exc:
         raise ScenarioError(str(exc)) from None
     data, where = load_yaml(path, text)
-    if where.duplicates:  # YAML keeps the last silently; a lost block is a bug to surface
-        raise ScenarioError("\n".join(
-            f"{path}:{line}: {'.'.join(map(str, key))}: duplicate key `{key[-1]}` (first at "
-            f"line {first}); merge the two or remove one" for key, line, first in where.duplicates))
+    report = _Report(path, where)
+    for key, line, first in where.duplicates:  # YAML keeps the last silently: surface it
+        report.at(line, key, f"duplicate key `{key[-1]}` (first at line {first}); merge the "
+                             "two or remove one")
     if not isinstance(data, dict):
-        raise ScenarioError(f"{path}:1: a scenario file must be a mapping with `format: "
-                            f"{SCENARIO_FORMAT}`, `name`, `turns` and `agents`")
+        report.note(1, f"a scenario file must be a mapping with `format: {SCENARIO_FORMAT}`, "
+                       "`name`, `turns` and `agents`")
+        raise _raised(report)
     if "format" not in data:
-        raise ScenarioError(f"{path}:1: missing `format: {SCENARIO_FORMAT}` (the scenario "
-                            "format version); add it as the first line")
+        report.note(1, f"missing `format: {SCENARIO_FORMAT}` (the scenario format version); "
+                       "add it as the first line")
+        data = {"format": SCENARIO_FORMAT, **data}  # the rest is checked as this format
     data.setdefault("name", path.stem.removesuffix(".scenario"))
+    scenario = None
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(format_validation_error(path, exc, where, Scenario)) from None
-    for name in scenario.agents if check_agent_types else ():
-        try:
-            check_agent_type(name)
-        except UnknownAgentTypeError as exc:
-            raise ScenarioError(f"{path}:{where.line(('agents', name), key=True)}: "
-                                f"agents.{name}: {exc}") from None
-    _check_images(scenario, path, where)
+        report.invalid(exc, Scenario)
+    _check_parts(data, report, check_agent_types=check_agent_types)
+    if scenario is None or report.error() is not None:
+        raise _raised(report)
     scenario.path = str(path)
     scenario.set_locations(where.line)
-    _check_trajectory(scenario)
     return scenario
+
+
+def _raised(report: _Report) -> ScenarioError:
+    error = report.error()
+    assert error is not None, "a file that does not validate has a problem to report"
+    return error
 
 
 def build_tools(scenario: Scenario) -> list[SimulatedTool]:
     """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
-    naming its ``ref``."""
-    search_from = Path(scenario.path).parent if scenario.path else None
-    tools = []
-    for index, spec in enumerate(scenario.tools):
-        try:
-            tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
-            raise ScenarioError(f"{scenario.where('tools', index, 'ref')}: tools.{index}.ref: "
-                                f"cannot use `{spec.ref}`: {exc}") from None
+    naming its ``ref`` (every such tool, one line each)."""
+    tools, problems = _built_tools(enumerate(scenario.tools), scenario.path)
+    if problems:
+        raise located_error(scenario, problems)
     return tools
 
 
-def _check_trajectory(scenario: Scenario) -> None:
-    """Every agent type has a script, a recording, or a renderer for the scenario's
-    trajectory; the trajectory fits one turn and names the scenario's tools correctly."""
-    problems: list[tuple[tuple[str | int, ...], str]] = []
-    for name, spec in scenario.agents.items():
-        if spec.team is not None or spec.script is not None or spec.recording is not None:
-            continue
-        if scenario.trajectory is None:
-            problems.append((("agents", name), "give each agent type exactly one of `script` "
-                                               "or `recording` (or give the scenario a "
-                                               "`trajectory:` to render its script from)"))
-        elif trajectory_renderer(name) is None:
-            problems.append((("agents", name), f"agent type `{name}` cannot render a trajectory "
-                                               "(it has no renderer): give it a `script`, or "
-                                               "register one with register_agent_type(..., "
-                                               "trajectory=renderer)"))
-    if scenario.trajectory is not None:
-        if len(scenario.turns) != 1:
-            problems.append((("trajectory",), f"a trajectory describes one turn, and this "
-                                              f"scenario has {len(scenario.turns)}; give "
-                                              "multi-turn scenarios a script per agent type"))
+def _built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None,
+                 ) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
+    """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
+    message)`` for each that cannot be built."""
+    search_from = Path(scenario_path).parent if scenario_path else None
+    tools: list[SimulatedTool] = []
+    problems: list[tuple[Path_, str]] = []
+    for index, spec in specs:
         try:
-            compile_trajectory(scenario.trajectory, build_tools(scenario))
-        except TrajectoryError as exc:
-            problems += exc.problems
-    if problems:
-        raise located_error(scenario, problems)
+            tools.append(build_tool(spec, search_from))
+        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
+            problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
+    return tools, problems
 
 
 def located_error(scenario: Scenario,
@@ -253,22 +307,192 @@ def located_error(scenario: Scenario,
                                    for loc, message in problems))
 
 
-def _check_images(scenario: Scenario, path: Path, where: YamlLocations) -> None:
+# ---------------------------------------------------------------------------- checks by part
+# These run whether or not the whole file validated, each on the parts it needs (the raw data,
+# or a part validated on its own), so one pass finds every problem; a part pydantic rejected
+# is skipped here (its problem is reported already).
+
+@functools.cache
+def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    field = model.model_fields[name]
+    annotation: Any = field.annotation
+    if field.metadata:  # constraints such as min_length
+        annotation = typing.Annotated[(annotation, *field.metadata)]
+    return TypeAdapter(annotation)
+
+
+def _valid(model: type[BaseModel], name: str, value: Any) -> Any:
+    """``value`` validated as the field ``name`` of ``model``, or None if it is not valid."""
+    try:
+        return _adapter(model, name).validate_python(value)
+    except ValidationError:
+        return None
+
+
+def _check_parts(data: dict[str, Any], report: _Report, *, check_agent_types: bool) -> None:
+    given = given_agents(data)
+    agents = given if isinstance(given, dict) else {}
+    unknown = _check_agent_names(agents, data, report) if check_agent_types else set()
+    _check_images(data.get("turns"), report)
+    _check_trajectory(data, agents, unknown, report)
+    _check_order(data, agents, report)
+
+
+def _agent_line(data: dict[str, Any], name: str) -> Path_:
+    """Where the agent type ``name`` is written: its key, or its item in a list of names."""
+    given = data.get("agents")
+    if isinstance(given, list) and name in given:
+        return ("agents", given.index(name))
+    return ("agents", name)
+
+
+def _check_agent_names(agents: dict[Any, Any], data: dict[str, Any],
+                       report: _Report) -> set[str]:
+    """Agent types that do not exist, reported; their names returned."""
+    unknown = set()
+    for name in agents:
+        if not isinstance(name, str):
+            continue  # pydantic reports a name that is not a string
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            report.add(("agents", name), str(exc), key=True, line_of=_agent_line(data, name))
+            unknown.add(name)
+    return unknown
+
+
+def _check_images(turns: Any, report: _Report) -> None:
     """Every turn image is a readable image file in the project: a broken one is a load
     error, never a crash in the middle of a run."""
-    if not any(turn.images for turn in scenario.turns):
+    images = [(("turns", index, "images", number), name)
+              for index, turn in enumerate(turns if isinstance(turns, list) else ())
+              if isinstance(turn, dict) and isinstance(turn.get("images"), list)
+              for number, name in enumerate(turn["images"]) if isinstance(name, str)]
+    if not images:
         return
     try:
-        folders = image_folders(path)
+        folders = image_folders(report.path)
     except ProjectError as exc:
-        raise ScenarioError(f"{path}: cannot tell where its images may be: {exc}") from None
-    problems = [f"{path}:{where.line(('turns', index, 'images', number))}: "
-                f"turns.{index}.images.{number}: {problem}"
-                for index, turn in enumerate(scenario.turns)
-                for number, name in enumerate(turn.images)
-                if (problem := image_problem(path, name, folders)) is not None]
-    if problems:
-        raise ScenarioError("\n".join(problems))
+        loc = images[0][0]
+        report.add(loc[:-1], f"cannot tell where its images may be: {exc}", line_of=loc)
+        return
+    for loc, name in images:
+        problem = image_problem(report.path, name, folders)
+        if problem is not None:
+            report.add(loc, problem)
+
+
+def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], unknown: set[str],
+                      report: _Report) -> None:
+    """Every agent type has a script, a recording, or a renderer for the scenario's
+    trajectory; the trajectory fits one turn and names the scenario's tools correctly."""
+    trajectory = data.get("trajectory")
+    for name, spec in agents.items():
+        if (not isinstance(name, str) or name in unknown or not isinstance(spec, dict)
+                or any(spec.get(k) is not None for k in ("team", "script", "recording"))):
+            continue
+        place = _agent_line(data, name)
+        if trajectory is None:
+            report.add(("agents", name), "give each agent type exactly one of `script` or "
+                                         "`recording` (or give the scenario a `trajectory:` to "
+                                         "render its script from)", line_of=place)
+        elif trajectory_renderer(name) is None:
+            report.add(("agents", name), f"agent type `{name}` cannot render a trajectory (it "
+                                         "has no renderer): give it a `script`, or register "
+                                         "one with register_agent_type(..., "
+                                         "trajectory=renderer)", line_of=place)
+    if trajectory is None:
+        return
+    turns = data.get("turns")
+    if isinstance(turns, list) and len(turns) > 1:
+        report.add(("trajectory",), f"a trajectory describes one turn, and this scenario has "
+                                    f"{len(turns)}; give multi-turn scenarios a script per "
+                                    "agent type")
+    tools = _trajectory_tools(data, report)
+    steps = _valid(Scenario, "trajectory", trajectory)
+    if steps is not None:
+        try:
+            compile_trajectory(steps, tools)
+        except TrajectoryError as exc:
+            for loc, message in exc.problems:
+                report.add(loc, message)
+    elif tools is not None and isinstance(trajectory, list):
+        by_name = {tool.metadata.name: tool for tool in tools}
+        for loc, name, args in _raw_calls(trajectory):
+            for where, message in tool_call_problems(name, args, by_name, loc,
+                                                     complete=False):
+                report.add(where, message)
+
+
+def _trajectory_tools(data: dict[str, Any], report: _Report) -> list[SimulatedTool] | None:
+    """The scenario's tools, to check the trajectory's calls against (a tool's name and
+    parameters come from its ``ref`` and ``name``: a mistake in its other fields does not
+    hide them); None when one cannot be told (reported), so calls to it are not called
+    unknown."""
+    raw = data.get("tools", [])
+    if not isinstance(raw, list):
+        return None
+    specs: dict[int, ToolSpec] = {}
+    for index, entry in enumerate(raw):
+        with contextlib.suppress(TypeError, ValidationError):  # not a mapping, a bad ref...
+            specs[index] = ToolSpec.model_validate(
+                {key: entry[key] for key in ("ref", "name") if key in entry})
+    tools, problems = _built_tools(specs.items(), str(report.path))
+    for loc, message in problems:
+        report.add(loc, message)
+    return None if problems or len(specs) < len(raw) else tools
+
+
+def _raw_calls(steps: list[Any]) -> Iterable[tuple[Path_, str, list[str]]]:
+    """The calls of a trajectory that did not validate, as written: each call's place, tool
+    name and argument names (where they are written as such)."""
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        calls: list[tuple[Path_, dict[Any, Any]]] = [(("trajectory", index), step)]
+        if isinstance(step.get("parallel"), list):
+            calls += [(("trajectory", index, "parallel", number), call)
+                      for number, call in enumerate(step["parallel"]) if isinstance(call, dict)]
+        for loc, call in calls:
+            args = call.get("args")
+            if isinstance(call.get("call"), str) and isinstance(args, dict | None):
+                yield loc, call["call"], [k for k in args or {} if isinstance(k, str)]
+
+
+def _check_order(data: dict[str, Any], agents: dict[Any, Any], report: _Report) -> None:
+    """``after:`` on an expected tool call names earlier entries of its ``calls`` list (the
+    check of a run follows only those: a missing, its own or a later entry is a mistake)."""
+    places = [(("expect",), data.get("expect"))] + [
+        (("agents", name, "expect"), spec.get("expect")) for name, spec in agents.items()
+        if isinstance(spec, dict)]
+    for place, expect in places:
+        tool_calls = expect.get("tool_calls") if isinstance(expect, dict) else None
+        calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
+        if not isinstance(calls, list):
+            continue
+        for index, call in enumerate(calls):
+            after = (_valid(ToolCallSpec, "after", call.get("after", []))
+                     if isinstance(call, dict) else None)
+            for position, number in enumerate(after or ()):
+                problem = _after_problem(number, index + 1, len(calls))
+                if problem is not None:
+                    report.add((*place, "tool_calls", "calls", index, "after", position), problem)
+
+
+def _after_problem(number: int, entry: int, count: int) -> str | None:
+    """What is wrong with ``after: [number]`` on entry ``entry`` of ``count`` (None: nothing)."""
+    can = ("it is the first entry, which follows none" if entry == 1
+           else f"entry {entry} can only follow entry 1" if entry == 2
+           else f"entry {entry} can only follow entries 1 to {entry - 1}")
+    if not 1 <= number <= count:
+        return (f"after: {number} names no entry of `calls` (entries are numbered from 1; "
+                f"this list has {count})")
+    if number == entry:
+        return f"after: {number} is this entry itself ({can})"
+    if number > entry:
+        return (f"after: {number} is a later entry ({can}); list the calls that must happen "
+                "first before the ones that follow them")
+    return None
 
 
 _SNIFF_BYTES = 1 << 20

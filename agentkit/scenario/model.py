@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+import regex as _regex
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -18,10 +19,12 @@ from pydantic import (
     Field,
     PrivateAttr,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
 
@@ -45,6 +48,7 @@ __all__ = [
     "Threshold",
     "Thresholds",
     "Scenario",
+    "given_agents",
 ]
 
 SCENARIO_FORMAT = 1
@@ -86,8 +90,20 @@ class ToolSpec(_Strict):
         return value
 
 
+#: Real seconds one expectation's regex may take on one text: far beyond any sane pattern
+#: (microseconds), far below a hang. ``(a+)+$`` on 30 ``a``s and a ``b`` takes minutes.
+REGEX_TIMEOUT = 2.0
+
+
+class SlowRegexError(BadInputError):
+    """An expectation's regex took longer than :data:`REGEX_TIMEOUT` on a text (catastrophic
+    backtracking, e.g. ``(a+)+$``): the scenario's pattern must be simplified."""
+
+
 class TextMatch(_Strict):
-    """Exactly one of equals / contains / regex."""
+    """Exactly one of equals / contains / regex. A regex runs on the ``regex`` engine, which
+    can stop a match that takes too long (Python's ``re`` cannot), in its ``re``-compatible
+    mode."""
 
     equals: str | None = None
     contains: str | None = None
@@ -100,18 +116,26 @@ class TextMatch(_Strict):
             raise ValueError("give exactly one of `equals`, `contains` or `regex`")
         if self.regex is not None:
             try:
-                re.compile(self.regex)
-            except re.error as exc:
+                _regex.compile(self.regex, flags=_regex.VERSION0)
+            except _regex.error as exc:
                 raise ValueError(f"invalid regex {self.regex!r}: {exc}") from None
         return self
 
     def matches(self, text: str | None) -> bool:
+        """Whether ``text`` matches; :class:`SlowRegexError` when the regex takes too long."""
         text = text or ""
         if self.equals is not None:
             return text == self.equals
         if self.contains is not None:
             return self.contains in text
-        return re.search(self.regex or "", text) is not None
+        try:
+            return _regex.search(self.regex or "", text, flags=_regex.VERSION0,
+                                 timeout=REGEX_TIMEOUT) is not None
+        except TimeoutError:
+            raise SlowRegexError(
+                f"regex {self.regex!r} took more than {REGEX_TIMEOUT:g} s on a "
+                f"{len(text):,}-character text (nested repetition such as `(a+)+` backtracks "
+                "without end); write it without a repetition inside a repetition") from None
 
     def describe(self) -> str:
         for key in ("equals", "contains", "regex"):
@@ -154,15 +178,21 @@ class ToolCallSpec(_Strict):
     def _flag_or_match(cls, value: Any) -> Any:
         if value is None or isinstance(value, (bool, dict, TextMatch)):
             return value
+        close = difflib.get_close_matches(str(value).lower(), ["true", "false"], n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
         raise ValueError(f"expected `true`, `false` or what the error text must match "
-                         f"(`{{contains: ...}}`, `{{equals: ...}}`, `{{regex: ...}}`), got {value!r}")
+                         f"(`{{contains: ...}}`, `{{equals: ...}}`, `{{regex: ...}}`), got "
+                         f"{value!r}{hint}")
 
-    @model_validator(mode="after")
-    def _output_or_error(self) -> ToolCallSpec:
-        if self.output is not None and self.error not in (None, False):
+    @field_validator("output")
+    @classmethod
+    def _output_or_error(cls, value: TextMatch | None, info: ValidationInfo) -> TextMatch | None:
+        # a field validator (`error` is validated before `output`), so the problem is
+        # reported at `output`, the line to change
+        if value is not None and info.data.get("error") not in (None, False):
             raise ValueError("`output` is what a successful call returns; a call expected to "
                              "fail (`error`) has none: give one of them")
-        return self
+        return value
 
     def describe_outcome(self) -> str:
         """`` -> error`` / `` -> output contains 'x'`` (empty when neither is expected)."""
@@ -402,6 +432,20 @@ class Thresholds(_Strict):
     wall_time: Threshold | None = None
 
 
+def given_agents(data: dict[str, Any]) -> Any:
+    """The ``agents`` of a scenario file's data as a mapping of agent type to its settings
+    (``{}`` for a type named without any), as :class:`Scenario` reads them; other values as
+    they are (validation reports them)."""
+    agents = data.get("agents")
+    if agents is None and data.get("trajectory") is not None:
+        agents = renderable_agent_types()
+    if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
+        agents = dict.fromkeys(agents)
+    if isinstance(agents, dict):
+        return {name: {} if spec is None else spec for name, spec in agents.items()}
+    return agents
+
+
 class Scenario(_Strict):
     format: int
     name: str
@@ -451,15 +495,8 @@ class Scenario(_Strict):
         render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
         if not isinstance(data, dict):
             return data
-        agents = data.get("agents")
-        if agents is None and data.get("trajectory") is not None:
-            agents = renderable_agent_types()
-        if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
-            agents = dict.fromkeys(agents)
-        if isinstance(agents, dict):
-            data = {**data, "agents": {name: {} if spec is None else spec
-                                       for name, spec in agents.items()}}
-        return data
+        agents = given_agents(data)
+        return {**data, "agents": agents} if isinstance(agents, dict) else data
 
     @field_validator("format")
     @classmethod

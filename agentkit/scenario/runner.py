@@ -392,7 +392,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
-                                      error_kind=kind))
+                                      error_kind=kind, started=watch.started_at))
         if error is not None:
             break
     return trace

@@ -63,6 +63,7 @@ __all__ = [
     "compile_trajectory",
     "map_refs",
     "renderable_agent_types",
+    "tool_call_problems",
     "trajectory_renderer",
 ]
 
@@ -359,28 +360,37 @@ class _Compiler:
         return value
 
     def _check_tool(self, name: str, args: Mapping[str, Any], loc: Loc) -> None:
-        if self.tools is None:
-            return
-        tool = self.tools.get(name)
-        if tool is None:
-            close = difflib.get_close_matches(name, list(self.tools), n=1)
+        if self.tools is not None:
+            self.problems += tool_call_problems(name, args, self.tools, loc)
+
+
+def tool_call_problems(name: str, arg_names: Iterable[str], tools: Mapping[str, Any],
+                       loc: Loc, *, complete: bool = True) -> list[tuple[Loc, str]]:
+    """What is wrong with a trajectory call of ``name`` with these arguments at ``loc`` among
+    ``tools`` (by name): an unknown tool, an unknown parameter, a required one left out
+    (unless the arguments are not ``complete``: a step written wrongly may hold them
+    elsewhere)."""
+    tool = tools.get(name)
+    if tool is None:
+        close = difflib.get_close_matches(name, list(tools), n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        return [((*loc, "call"), f"unknown tool `{name}`; {hint}(the scenario's tools: "
+                                 f"{', '.join(tools) or 'none'})")]
+    problems: list[tuple[Loc, str]] = []
+    schema = tool.metadata.get_parameters_dict()
+    known = list(schema.get("properties") or {})
+    given = list(arg_names)
+    for key in given:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean `{close[0]}`? " if close else ""
-            self.problems.append(((*loc, "call"), f"unknown tool `{name}`; {hint}(the scenario's "
-                                                  f"tools: {', '.join(self.tools) or 'none'})"))
-            return
-        schema = tool.metadata.get_parameters_dict()
-        known = list(schema.get("properties") or {})
-        for key in args:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f"did you mean `{close[0]}`? " if close else ""
-                self.problems.append(((*loc, "args", key), f"`{name}` has no parameter `{key}`; "
-                                                           f"{hint}(its parameters: "
-                                                           f"{', '.join(known) or 'none'})"))
-        missing = [p for p in schema.get("required") or () if p not in args]
-        if missing:
-            self.problems.append(((*loc, "args"), f"`{name}` needs {', '.join(missing)}; add "
-                                                  f"{'it' if len(missing) == 1 else 'them'}"))
+            problems.append(((*loc, "args", key), f"`{name}` has no parameter `{key}`; {hint}"
+                                                  f"(its parameters: {', '.join(known) or 'none'})"))
+    missing = [p for p in schema.get("required") or () if p not in given]
+    if missing and complete:
+        problems.append(((*loc, "args"), f"`{name}` needs {', '.join(missing)}; add "
+                                         f"{'it' if len(missing) == 1 else 'them'}"))
+    return problems
 
 
 def compile_trajectory(steps: Sequence[TrajectoryStep],

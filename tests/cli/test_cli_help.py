@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import Outcome
 
-COMMANDS = ["list", "run", "record", "replay", "diff", "report", "eval"]
+COMMANDS = ["list", "run", "record", "replay", "diff", "report", "eval", "serve"]
 
 
 def test_installed_agentkit_help_lists_every_command() -> None:
@@ -45,6 +45,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     ("eval", ["every agent type", "--agents", "--models", "--samples", "--base-url",
               "--max-calls", "--max-tokens", "--concurrency", "--shard", "--junit-xml",
               "Exit codes", "3"]),
+    ("serve", ["/v1/chat/completions", "127.0.0.1", "first line", "SIGTERM",
+               "exit 1 when they fail", "--agent", "--port", "--trace-out"]),
 ])
 def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome], command: str,
                                                      expected: list[str]) -> None:

@@ -113,6 +113,13 @@ def test_a_syntax_error_names_line_and_column_and_how_to_fix_it():
     assert "quote" in (info.value.fix or "")
 
 
+def test_an_error_at_the_end_of_a_last_line_without_a_newline_is_on_that_line(loader):
+    with pytest.raises(YamlError) as info:
+        parse_yaml("a: 1\nb: [")
+
+    assert (info.value.line, info.value.column) == (2, 5)
+
+
 def test_a_control_character_is_an_error_with_its_line_and_column():
     with pytest.raises(YamlError, match="character #x0007 is not allowed") as info:
         parse_yaml("a: 1\nb: x\x07\n")

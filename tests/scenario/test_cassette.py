@@ -692,3 +692,49 @@ def test_a_cassette_that_is_not_utf8_is_a_cassette_error_at_its_line(tmp_path):
         Cassette.load(path)
 
     assert str(info.value) == f"{path}:3:8: not UTF-8 text (byte 0xff); save the file as UTF-8"
+
+
+def test_every_problem_of_a_cassette_is_reported_at_once_in_file_order(tmp_path):
+    path = tmp_path / "c.yaml"
+    message = _load_error(path, "format: 1\nmodle: x\nexchanges:\n  - request: {}\n"
+                                "    response:\n      message: {role: user, content: hi}\n"
+                                "  - request: {}\n    lantecy: 2\n    response: {}\n"
+                                "context_window: lots\n")
+
+    assert message.splitlines()[:3] == [
+        f"{path}:2: modle: unknown field `modle`; did you mean `model`?",
+        f"{path}:6: exchanges.0.response.message.role: a recorded answer is the assistant's "
+        "(role: assistant), got 'user'",
+        f"{path}:8: exchanges.1.lantecy: unknown field `lantecy`; did you mean `latency`?",
+    ]
+    # what is wrong with `lots` is pydantic's wording; the place and the value are agentkit's
+    assert re.fullmatch(rf"{re.escape(str(path))}:10: context_window: .+, got 'lots'",
+                        message.splitlines()[3])
+
+
+def test_a_message_problem_is_reported_with_the_header_problems(tmp_path):
+    path = tmp_path / "c.yaml"
+    message = _load_error(path, "format: 1\nmodle: x\nexchanges:\n  - request: {}\n"
+                                "    response:\n      message:\n        content: hi\n"
+                                "        blocks: [{block_type: nope}]\n")
+
+    assert message.splitlines() == [
+        f"{path}:2: modle: unknown field `modle`; did you mean `model`?",
+        f"{path}:7: exchanges.0.response.message: give a ChatMessage either `content` or "
+        "`blocks`, not both",
+    ]
+
+
+def test_a_duplicate_key_in_a_cassette_is_an_error_naming_both_lines(tmp_path):
+    path = tmp_path / "c.yaml"
+    message = _load_error(path, "format: 1\nmodel: a\nexchanges: []\nmodel: b\n")
+
+    assert message == (f"{path}:4: model: duplicate key `model` (first at line 2); remove one")
+
+
+def test_a_cassette_problem_quoting_a_line_break_stays_on_one_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    message = _load_error(path, 'format: 1\n"mo\\ndel": x\nexchanges: []\n')
+
+    assert message.splitlines() == [
+        f"{path}:2: mo\\ndel: unknown field `mo\\ndel`; did you mean `model`?"]

@@ -300,3 +300,22 @@ def test_every_failed_expectation_is_reported():
                               **_calls("strict", "exact", ADD)})
 
     assert len(problems) == 3
+
+
+def test_a_regex_that_backtracks_without_end_is_one_problem_naming_it_not_a_hang():
+    trace = _trace(_turn("a" * 60 + "b"))
+
+    problems = _check(trace, {"answer": {"regex": "^(a|aa)+$"}})
+
+    assert problems == [
+        "an expectation could not be checked: regex '^(a|aa)+$' took more than 2 s on a "
+        "61-character text (nested repetition such as `(a+)+` backtracks without end); write "
+        "it without a repetition inside a repetition"]
+
+
+def test_a_nested_repetition_that_hangs_python_re_is_matched_as_written():
+    # `(a+)+$` backtracks for minutes in `re` on this text; the regex engine answers it
+    trace = _trace(_turn("a" * 40 + "b"))
+
+    assert _check(trace, {"answer": {"regex": "^(a+)+$"}}) == [
+        f"final answer {'a' * 40 + 'b'!r} does not match regex '^(a+)+$'"]

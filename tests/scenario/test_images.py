@@ -132,6 +132,13 @@ def test_every_broken_image_is_reported_on_its_own_line(write_file):
         [f"{path}:8", "turns.0.images.0"], [f"{path}:11", "turns.1.images.0"]]
 
 
+def test_an_image_path_with_a_nul_character_is_a_load_error(write_file):
+    path = write_file("s.yaml", PICTURE.replace("[images/dog.png]", '["dog\\0.png"]'))
+
+    assert _error(path) == (f"{path}:7: turns.0.images.0: image path 'dog\\x00.png' holds a NUL "
+                            "character; write the file's path")
+
+
 def test_images_that_are_not_a_list_are_a_load_error(write_file):
     path = write_file("s.yaml", PICTURE.replace("[images/dog.png]", "{file: dog.png}"))
 
@@ -193,6 +200,13 @@ def test_without_a_pyproject_the_project_is_the_scenarios_folder(write_file, tmp
 
     assert "is outside the project (" in _error(path)
     assert f"is not in {tmp_path / 'scenarios'})" in _error(path)
+
+
+def test_a_malformed_project_table_is_an_error_at_the_first_image(write_file, tmp_path):
+    path = _in_project(write_file, "dog.png", "[tool.agentkit]\nimage_folder = ['x']\n")
+
+    assert _error(path).startswith(f"{path}:7: turns.0.images: cannot tell where its images may "
+                                   f"be: {tmp_path / 'project' / 'pyproject.toml'}:2: ")
 
 
 def test_a_folder_listed_in_image_folders_may_hold_images(write_file, tmp_path):

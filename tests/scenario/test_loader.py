@@ -11,8 +11,9 @@ import pytest
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.loader import is_scenario_file
 from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
+from tests.scenario_text import adding_scenario
 
-from .conftest import MINIMAL
+from .conftest import MINIMAL, TRAJECTORY_SCENARIO
 
 #: agentkit's fix line under a YAML syntax error.
 _SYNTAX_FIX = ("  fix: check the indentation and quoting there (quote strings containing ': ' or "
@@ -477,3 +478,203 @@ def test_a_scenario_file_that_is_not_utf8_is_an_error_at_its_line(tmp_path):
 
     assert _error(path) == (f"{path}:2:10: not UTF-8 text (byte 0xe9); save the file as UTF-8")
 
+
+
+# ----------------------------------------------------------------- every problem in one pass
+_KNOWN = (f"(known: {', '.join(sorted(AGENT_TYPES))}; add yours under "
+          "[tool.agentkit.agent_types] in pyproject.toml)")
+
+_MANY_MISTAKES = """\
+format: 1
+name: multi
+tools:
+  - ref: mocks.tools:add
+turns:
+  - user: What is 2 + 3?
+    images: [cat.png]
+trajectory:
+  - call: ad
+    args: {a: 2, b: 3}
+  - answer: "2 + 3 = {$1}"
+expect:
+  max_step: 3
+agents: [react, reakt]
+name: again
+"""
+
+
+def test_a_file_with_a_problem_in_every_stage_reports_them_all_at_once_in_file_order(
+        write_file, tmp_path):
+    path = write_file("multi.yaml", _MANY_MISTAKES)
+
+    assert _error(path).splitlines() == [
+        f"{path}:7: turns.0.images.0: no image file `cat.png` ({tmp_path / 'cat.png'} does not "
+        "exist; image paths are relative to the scenario file)",
+        f"{path}:9: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
+        "tools: add)",
+        f"{path}:13: expect.max_step: unknown field `max_step`; did you mean `max_steps`?",
+        f"{path}:14: agents.reakt: unknown agent type `reakt`; did you mean `react`? {_KNOWN}",
+        f"{path}:15: name: duplicate key `name` (first at line 2); merge the two or remove one",
+    ]
+
+
+def test_a_missing_format_is_reported_with_the_files_other_problems(write_file):
+    path = write_file("noformat.yaml", MINIMAL.replace("format: 1\n", "") + "tags: basic\n")
+
+    assert _error(path).splitlines() == [
+        f"{path}:1: missing `format: 1` (the scenario format version); add it as the first line",
+        f"{path}:11: tags: expected a list (`[a, b]` or one `- item` per line), got 'basic'",
+    ]
+
+
+def test_a_wrong_tool_name_is_found_in_a_trajectory_with_a_malformed_step(write_file):
+    path = write_file("traj.yaml", adding_scenario("traj", """\
+trajectory:
+  - call: ad
+    args: {a: 2, c: 3}
+  - answr: done
+agents: [react]
+"""))
+
+    assert _error(path).splitlines() == [
+        f"{path}:8: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
+        "tools: add)",
+        f"{path}:10: trajectory.1.answr: unknown field `answr`; did you mean `answer`?",
+    ]
+
+
+def test_a_wrong_argument_name_is_found_in_a_trajectory_with_a_malformed_step(write_file):
+    path = write_file("traj.yaml", adding_scenario("traj", """\
+trajectory:
+  - call: add
+    args: {a: 2, c: 3}
+  - answr: done
+agents: [react]
+"""))
+
+    assert _error(path).splitlines() == [
+        f"{path}:9: trajectory.0.args.c: `add` has no parameter `c`; (its parameters: a, b)",
+        f"{path}:10: trajectory.1.answr: unknown field `answr`; did you mean `answer`?",
+    ]
+
+
+def test_a_malformed_field_of_a_tool_does_not_hide_a_wrong_tool_name(write_file):
+    path = write_file("traj.yaml", adding_scenario("traj", """\
+trajectory:
+  - {call: ad, args: {a: 2, b: 3}}
+  - answer: done
+agents: [react]
+""").replace("  - ref: mocks.tools:add\n", "  - ref: mocks.tools:add\n    latency: -1\n"))
+
+    assert _error(path).splitlines() == [
+        f"{path}:5: tools.0.latency: must be >= 0, got -1",
+        f"{path}:9: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
+        "tools: add)",
+    ]
+
+
+def test_an_unknown_agent_type_named_in_a_list_is_reported_at_its_item(write_file):
+    path = write_file("list.yaml", TRAJECTORY_SCENARIO.replace("agents: [mine]\n",
+                                                               "agents:\n  - react\n  - reakt\n"))
+
+    assert _error(path) == (f"{path}:13: agents.reakt: unknown agent type `reakt`; did you mean "
+                            f"`react`? {_KNOWN}")
+
+
+# ----------------------------------------------------------------- expected tool calls
+def _expecting(calls: str) -> str:
+    """MINIMAL expecting these ``expect.tool_calls.calls`` entries (the first on line 15)."""
+    return MINIMAL + "expect:\n  tool_calls:\n    calls:\n" + calls
+
+
+@pytest.mark.parametrize("number", [0, 3])
+def test_after_naming_no_entry_is_an_error_at_the_after_element(write_file, number):
+    path = write_file("after.yaml", _expecting(f"      - {{name: add}}\n"
+                                               f"      - {{name: add, after: [1, {number}]}}\n"))
+
+    assert _error(path) == (f"{path}:16: expect.tool_calls.calls.1.after.1: after: {number} "
+                            "names no entry of `calls` (entries are numbered from 1; this list "
+                            "has 2)")
+
+
+def test_after_naming_its_own_entry_is_an_error(write_file):
+    path = write_file("after.yaml", _expecting("      - {name: add}\n"
+                                               "      - name: add\n        after:\n"
+                                               "          - 2\n"))
+
+    assert _error(path) == (f"{path}:18: expect.tool_calls.calls.1.after.0: after: 2 is this "
+                            "entry itself (entry 2 can only follow entry 1)")
+
+
+def test_after_naming_a_later_entry_is_an_error(write_file):
+    path = write_file("after.yaml", _expecting("      - {name: add, after: [2]}\n"
+                                               "      - {name: add}\n"))
+
+    assert _error(path) == (f"{path}:15: expect.tool_calls.calls.0.after.0: after: 2 is a later "
+                            "entry (it is the first entry, which follows none); list the calls "
+                            "that must happen first before the ones that follow them")
+
+
+def test_after_naming_earlier_entries_loads(write_file):
+    path = write_file("after.yaml", _expecting("      - {name: add}\n      - {name: add}\n"
+                                               "      - {name: add, after: [1, 2]}\n"))
+
+    calls = load_scenario(path).expect.tool_calls.calls
+
+    assert [call.after for call in calls] == [[], [], [1, 2]]
+
+
+def test_after_in_an_agent_types_expect_counts_the_entries_of_its_own_list(write_file):
+    path = write_file("after.yaml", MINIMAL + "    expect:\n      tool_calls:\n        calls:\n"
+                                              "          - {name: add, after: [1]}\n")
+
+    assert _error(path) == (f"{path}:15: agents.function_calling.expect.tool_calls.calls.0."
+                            "after.0: after: 1 is this entry itself (it is the first entry, "
+                            "which follows none)")
+
+
+def test_a_misspelt_error_flag_suggests_true(write_file):
+    path = write_file("err.yaml", _expecting("      - {name: add, error: tru}\n"))
+
+    assert _error(path) == (f"{path}:15: expect.tool_calls.calls.0.error: expected `true`, "
+                            "`false` or what the error text must match (`{contains: ...}`, "
+                            "`{equals: ...}`, `{regex: ...}`), got 'tru'; did you mean `true`?")
+
+
+def test_an_unknown_key_in_an_expected_error_is_reported_once_with_a_did_you_mean(write_file):
+    path = write_file("err.yaml", _expecting("      - {name: add, error: {contain: x}}\n"))
+
+    assert _error(path) == (f"{path}:15: expect.tool_calls.calls.0.error.contain: unknown field "
+                            "`contain`; did you mean `contains`?")
+
+
+def test_an_unknown_key_in_an_expected_output_gets_a_did_you_mean(write_file):
+    path = write_file("out.yaml", _expecting("      - {name: add, output: {equal: '5'}}\n"))
+
+    assert _error(path) == (f"{path}:15: expect.tool_calls.calls.0.output.equal: unknown field "
+                            "`equal`; did you mean `equals`?")
+
+
+def test_an_output_on_a_call_expected_to_fail_is_an_error_at_the_output_line(write_file):
+    path = write_file("both.yaml", _expecting("      - name: add\n        error: true\n"
+                                              "        output: {contains: '5'}\n"))
+
+    assert _error(path) == (f"{path}:17: expect.tool_calls.calls.0.output: `output` is what a "
+                            "successful call returns; a call expected to fail (`error`) has "
+                            "none: give one of them")
+
+
+@pytest.mark.parametrize("value, hint", [("alow", "; did you mean `allow`?"), ("-1", "")])
+def test_tool_errors_is_allow_or_a_count(write_file, value, hint):
+    path = write_file("te.yaml", MINIMAL + f"expect:\n  tool_errors: {value}\n")
+
+    assert _error(path) == (f"{path}:13: expect.tool_errors: expected `allow` or a whole number "
+                            f">= 0, got {value if value == '-1' else repr(value)}{hint}")
+
+
+def test_a_problem_quoting_a_line_break_of_the_file_stays_on_one_line(write_file):
+    path = write_file("nl.yaml", _variant("  function_calling:", '  "fn\\ncalling":'))
+
+    assert _error(path).splitlines() == [
+        f"{path}:8: agents.fn\\ncalling: unknown agent type `fn\\ncalling`; did you mean "
+        f"`function_calling`? {_KNOWN}"]

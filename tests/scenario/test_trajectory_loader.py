@@ -207,7 +207,8 @@ def test_a_trajectory_describes_one_turn(write_file):
 def test_an_unknown_agent_type_is_reported_as_unknown_not_as_unrenderable(write_file):
     path, message = _error(write_file, TRAJECTORY + "agents:\n  react:\n  mystery:\n")
 
-    assert message.startswith(f"{path}:19: agents.mystery: unknown agent type `mystery`")
+    [line] = message.splitlines()
+    assert line.startswith(f"{path}:19: agents.mystery: unknown agent type `mystery`")
 
 
 def test_a_registered_type_without_a_renderer_needs_a_script(write_file, monkeypatch):
@@ -224,3 +225,12 @@ def test_a_tool_that_cannot_be_imported_is_a_load_error(write_file):
                                                                 "mocks.tools:nothing_here"))
 
     assert message.startswith(f"{path}:5: tools.1.ref: cannot use `mocks.tools:nothing_here`")
+
+
+def test_every_tool_that_cannot_be_imported_is_reported(write_file):
+    head = HEAD.replace("mocks.tools:population", "mocks.tools:nowhere").replace(
+        "mocks.tools:add", "mocks.tools:nothing_here")
+    path, message = _error(write_file, TRAJECTORY, head)
+
+    assert [line.split(": ", 2)[:2] for line in message.splitlines()] == [
+        [f"{path}:4", "tools.0.ref"], [f"{path}:5", "tools.1.ref"]]
