@@ -3,7 +3,10 @@ budgeted, offline, sharded and merged; and the CI options of ``run`` and ``repor
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -235,3 +238,41 @@ def test_run_with_a_shard_runs_only_that_shards_cases(cli: Callable[..., Outcome
     whole = cli("run", *paths, "--agents", "react,coa")
     assert sorted(seen) == sorted(line.split()[1] for line in whole.out.splitlines()
                                   if line.startswith(("PASS", "FAIL")))
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_eval_shows_its_progress_on_a_terminal_and_clears_it_at_the_end(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", *["2 + 3 = 5"] * 4))
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("COLUMNS", "200")
+
+    _eval(cli, suite, "--base-url", FAKE_URL)
+
+    shown = terminal.getvalue()
+    assert shown.endswith("\r\x1b[K")
+    lines = shown.removesuffix("\r\x1b[K").split("\r\x1b[K")[1:]
+    # one line before the first sample, then one per sample: done/total, the pass rate so far,
+    # calls and tokens spent, the concurrency limit and rate limits met, the time left
+    assert lines[0] == "[0/6] pass — · 0 calls · 0 tokens · limit 1 (0 rate limits) · ETA —"
+    assert [line[:5] for line in lines[1:]] == [f"[{n}/6]" for n in range(1, 7)]
+    assert lines[1].startswith("[1/6] pass 100% · 2 calls · ")
+    assert lines[2].startswith("[2/6] pass 50% · 4 calls · ")
+    assert re.fullmatch(r"\[6/6\] pass 83% · 12 calls · [1-9][\d,]* tokens · limit 1 "
+                        r"\(0 rate limits\) · ETA —", lines[-1])
+    assert all(re.search(r" · ETA \d", line) for line in lines[1:-1])
+
+
+def test_eval_writes_no_progress_when_stderr_is_not_a_terminal(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
+
+    result = _eval(cli, suite, "--base-url", FAKE_URL)
+
+    assert result.code == 0 and "\x1b[K" not in result.err
