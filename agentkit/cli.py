@@ -801,6 +801,9 @@ def _sampled_line(name: str, sampled: Any) -> str:
     if stats.infra_errors:
         counts += f" ({stats.infra_errors} infrastructure errors, not counted)"
     missing = f", {len(sampled.missing)} not recorded" if sampled.missing else ""
+    if not stats.samples and sampled.runs:
+        return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
+                "replays to its end, so no pass rate")
     return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
             f"{stats.case_class}")
 
@@ -964,7 +967,7 @@ def _print_summaries(comparison: Any, out: TextIO) -> None:
     compared = comparison.compared()
     for summary in comparison.summaries():
         rate = (f", pass rate {summary.passes}/{summary.judged}" if summary.judged
-                != summary.runs else "")
+                and summary.judged != summary.runs else "")
         print(f"{contender_label(summary.contender):<20} {summary.passed}/{summary.runs} passed"
               f"{rate}", file=out)
     if compared.scenarios and len(compared.scenarios) < len(comparison.scenarios):
@@ -1133,6 +1136,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     keys = [case.key for case in cases]
+    cassettes = {case.key: case.cassette for case in cases}
     if args.shard is not None:
         cases = [c for c in cases if shard_of(c.key, args.shard[1]) == args.shard[0]]
 
@@ -1211,15 +1215,21 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged}, "
                 f"{(row.confidence or 0.95):.0%} interval {row.interval[0]:.0%}-"
                 f"{row.interval[1]:.0%})" if row.pass_rate is not None and row.interval
+                else "no sample replays to its end, so no pass rate" if row.status == "fail"
                 else "no pass rate")
         extra = "".join([f", {row.infra_errors} infrastructure errors" if row.infra_errors
                          else "", f", {row.not_recorded} not recorded" if row.not_recorded
                          else ""])
-        print(f"{status}  {row.key:<45} {row.samples} samples{extra}: {rate} · {row.class_}",
-              file=out)
+        shown = f" · {row.class_}" if row.class_ else ""
+        counted = f"{row.samples} samples{extra}: " if row.samples or extra else ""
+        print(f"{status}  {row.key:<45} {counted}{rate}{shown}", file=out)
         if row.status != "pass":
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)
+        if any("the recording no longer fits" in problem for problem in row.problems):
+            print(f"      the agent's requests changed since its samples were recorded; if "
+                  f"that is intended, record them anew: remove {cassettes[row.key]} and run "
+                  "this command again with --base-url", file=out)
     _print_summaries(comparison, out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     for delta in regressions:

@@ -89,6 +89,8 @@ class CaseStats:
 
     def describe(self) -> str:
         """``60% (6/10, 95% interval 31-83%)``, or why there is no rate."""
+        if not self.samples:
+            return "no pass rate: no sample was judged"
         if self.pass_rate is None or self.interval is None:
             return f"no pass rate: all {self.samples} samples hit infrastructure errors"
         low, high = self.interval

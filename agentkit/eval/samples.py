@@ -112,11 +112,13 @@ class SampledResult:
         costs = [run.costs() for run in self.runs if run.outcome in ("pass", "fail")]
         return {key: spread([c[key] for c in costs]) for key in COST_KEYS} if costs else {}
 
-    def mean_totals(self) -> dict[str, float]:
+    def mean_totals(self, *, judged_only: bool = True) -> dict[str, float]:
         """Each trace total (steps, LLM calls, tokens in/out, times) averaged over the samples
-        that say something about the agent (empty when none does)."""
-        results = [run.result for run in self.runs
-                   if run.outcome in ("pass", "fail") and run.result is not None]
+        that say something about the agent (empty when none does); with ``judged_only``
+        False, over every sample that has a trace (also those whose recording no longer
+        fits: what they did before the request the recording lacks)."""
+        results = [run.result for run in self.runs if run.result is not None
+                   and (run.outcome in ("pass", "fail") or not judged_only)]
         if not results:
             return {}
         totals = [vars(result.trace.totals()) for result in results]

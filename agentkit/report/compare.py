@@ -84,7 +84,10 @@ def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
         "class": stats.case_class if stats.samples else None,
         "sample_outcomes": [run.outcome for run in sampled.runs if run.outcome is not None]}
     trace = sampled.trace
-    means = sampled.mean_totals()
+    # when no sample replays to its end (the agent no longer fits its recording), the case
+    # failed all the same: its metrics are then those of the partial runs, as a single run's
+    means = sampled.mean_totals() or (sampled.mean_totals(judged_only=False)
+                                      if verdict.outcome == "fail" else {})
     if verdict.outcome == "error" or not means:
         return Row(status="error", problems=[verdict.stopped_by or "no sample could run"],
                    **common)

@@ -116,3 +116,19 @@ def test_the_rerecord_hint_of_a_sampled_recording_records_the_same_samples(
     assert "the recording no longer fits the agent" in result.out
     assert ("--mode rewrite --model gpt-4o-mini --base-url http://fake-openai.test/v1 "
             "--samples 3 --temperature 0.8 --seed 4") in result.out
+
+
+def test_run_fails_a_case_none_of_whose_samples_fits_the_agent_any_more_saying_so(
+        cli: Callable[..., Outcome], adding: Path, fake_openai_endpoint) -> None:
+    fake_openai_endpoint(_script(["2 + 3 = 5"] * 3))
+    _record(cli, adding, "--samples", "3")
+    adding.write_text(adding.read_text("utf-8").replace("What is 2 + 3?", "What is 3 + 2?"),
+                      "utf-8")
+
+    result = cli("run", adding, "--agents", "function_calling")
+
+    assert result.code == 1
+    said = " ".join(result.out.split())
+    assert ("FAIL adding[function_calling] 3 samples recorded: none replays to its end, so no "
+            "pass rate") in said
+    assert "sample 2: the recording no longer fits the agent" in said
