@@ -227,6 +227,31 @@ def test_run_writes_junit_xml(cli: Callable[..., Outcome], adding: Path) -> None
     assert [(c.get("classname"), c.get("name")) for c in cases] == [("adding", "react")]
 
 
+def test_report_writes_junit_xml_with_a_failure_per_failed_row(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path]) -> None:
+    suite = write("scenarios/one.yaml", adding_scenario("one", """\
+expect:
+  answer: {contains: "5"}
+agents:
+  function_calling:
+    script: [{tool_calls: [{name: add, args: {a: 2, b: 3}}]}, "2 + 3 = 5"]
+  react:
+    script: ["Answer: 6"]
+""")).parent
+    junit = suite.parent / "junit.xml"
+
+    result = cli("report", suite, "--out", suite.parent / "report", "--snapshots", "off",
+                 "--junit-xml", junit)
+
+    assert result.code == 1, result.out + result.err
+    cases = ET.parse(junit).getroot().findall(".//testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("one", "function_calling"), ("one", "react")]
+    assert cases[0].find("failure") is None
+    failure = cases[1].find("failure")
+    assert failure is not None and "6" in (failure.text or "") + (failure.get("message") or "")
+
+
 def test_run_with_a_shard_runs_only_that_shards_cases(cli: Callable[..., Outcome]) -> None:
     paths = [ROOT / "scenarios" / name for name in SOME]
     seen = []

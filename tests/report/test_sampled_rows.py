@@ -93,6 +93,16 @@ def test_the_page_draws_the_pass_rate_with_whiskers_for_a_scenario_several_types
     assert "sam[function_calling]: pass rate 75% (3/4)" in chart
 
 
+def test_the_page_plots_cost_against_pass_rate_a_dot_per_agent_type_with_its_interval(sampled):
+    page = render_html(sampled)
+    chart = page.split("<figcaption>Cost against pass rate</figcaption>")[1].split("</svg>")[0]
+
+    assert chart.count("<circle ") == 2 and chart.count('class="spread"') == 2
+    assert "function_calling: " in chart and "tokens per run, pass rate 75% (3/4)" in chart
+    assert "react: 1,054 tokens per run, pass rate 0% (0/1)" in chart
+    assert "tokens per run (mean)" in chart
+
+
 def test_the_page_lists_each_sample_of_a_sampled_run(sampled):
     section = render_html(sampled).split('id="run-sam-function_calling"')[1]
 
