@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentkit.eval.matrix import Evaluation, plan
+from agentkit.eval.samples import sample_count
+from agentkit.scenario.loader import discover_scenarios, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "smollm2-135m-instruct"
@@ -41,3 +43,13 @@ def test_the_bundled_samples_are_independent_runs_not_copies_of_one():
         traces = {str(run.result.trace.to_dict()) for run in result.sampled.runs
                   if run.result is not None}
         assert len(traces) > 1, result.case.key
+
+
+def test_every_recording_of_the_bundled_live_scenarios_holds_at_least_five_samples():
+    recorded = [(scenario, name) for path in discover_scenarios(ROOT / "scenarios" / "live")
+                for scenario in [load_scenario(path)]
+                for name, spec in scenario.agents.items() if spec.recording is not None]
+
+    assert len(recorded) >= 5
+    assert {f"{s.name}[{name}]": sample_count(s, name) for s, name in recorded
+            if (sample_count(s, name) or 0) < 5} == {}
