@@ -25,6 +25,7 @@ def test_every_case_of_the_bundled_evaluation_has_its_ten_samples_recorded():
     evaluation = _bundled()
 
     assert [case.key for case in evaluation.cases] == [
+        f"live_answers[react@{MODEL}]", f"live_answers[function_calling@{MODEL}]",
         f"live_compare[react@{MODEL}]", f"live_compare[function_calling@{MODEL}]",
         f"live_function_calling[function_calling@{MODEL}]", f"live_react[react@{MODEL}]"]
     assert evaluation.todo == [] and evaluation.missing() == {}
@@ -33,9 +34,16 @@ def test_every_case_of_the_bundled_evaluation_has_its_ten_samples_recorded():
 def test_the_bundled_evaluation_replays_offline_judging_all_ten_samples_of_each_case():
     results = _bundled().results()
 
-    assert [len(r.sampled.runs) for r in results] == [10, 10, 10, 10]
+    assert [len(r.sampled.runs) for r in results] == [10] * 6
     assert all(r.sampled.stats.judged + r.sampled.stats.infra_errors == 10 for r in results)
     assert all(r.sampled.verdict.outcome != "error" for r in results)
+
+
+def test_the_bundled_evaluation_has_a_flaky_case_beside_stable_ones():
+    classes = {r.case.key: r.sampled.stats.case_class for r in _bundled().results()}
+
+    assert classes[f"live_answers[react@{MODEL}]"] == "flaky"
+    assert {"stable_pass", "stable_fail"} <= set(classes.values())
 
 
 def test_the_bundled_samples_are_independent_runs_not_copies_of_one():
