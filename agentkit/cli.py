@@ -1,8 +1,10 @@
-"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios, and serve
-one's model to an agent in another process.
+"""The ``agentkit`` command: list, run, record, replay, diff, report and eval scenarios,
+serve one's model to an agent in another process, and import a trace as a scenario.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
-failures/regressions; 2 bad usage or a malformed file (the message says where).
+failures/regressions (pass-rate regressions included); 2 bad usage or a malformed file (the
+message says where); 3 an evaluation is incomplete (a spent budget, an unreachable model,
+infrastructure errors: the partial report is written and the same command resumes).
 
 * ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
   the cassette and, beside it, ``<cassette>.trace.json`` (the live run's trace, secrets
@@ -38,7 +40,7 @@ from agentkit.core import fmt
 
 __all__ = ["main", "build_parser", "otel_options", "otel_export"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
@@ -52,6 +54,16 @@ def _agent_list(text: str) -> list[str]:
         raise argparse.ArgumentTypeError("give agent types as a comma-separated list, e.g. "
                                          "react,function_calling")
     return names
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _temperature(text: str) -> float:
@@ -70,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Deterministic, offline tests for LLM agents: run scenario files, record "
                     "them against a live model, replay recordings, diff traces and compare "
                     "agent types.",
-        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input.")
+        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input, 3 an "
+               "evaluation is incomplete.")
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -95,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the snapshot of each run that differs from it or has none "
                           "(never of a run that stopped on an error), as pytest "
                           "--snapshot-update does")
+    _ci_options(sub)
     otel_options(sub)
 
     sub = commands.add_parser(
@@ -127,7 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "--seed makes a local model record the same conversation every time")
     sub.add_argument("--seed", type=int, default=None,
                      help="sampling seed sent with every request (servers that honour it, "
-                          "llama.cpp and OpenAI among them, then sample reproducibly)")
+                          "llama.cpp and OpenAI among them, then sample reproducibly); with "
+                          "--samples, sample i uses seed + i (default seed 0)")
+    sub.add_argument("--samples", type=_positive, default=None, metavar="N",
+                     help="record N independent runs into the one cassette (format 2) and "
+                          "their N traces into the snapshot; every replay then judges all N "
+                          "(pass rate, interval, min_pass_rate). Use --temperature > 0 so "
+                          "they differ. 1 is a plain recording")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -167,7 +187,67 @@ def build_parser() -> argparse.ArgumentParser:
                           "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
                           "in `thresholds:`), is a regression (exit 1)")
     _snapshot_options(sub, "report")
+    _ci_options(sub)
+    sub.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                     help="join the report folders of a run's shards (each written with "
+                          "--shard i/n) into the report of the whole run, as it would have been "
+                          "unsplit (no scenario runs)")
     otel_options(sub)
+
+    sub = commands.add_parser(
+        "eval", help="evaluate agent types × models on N live samples each",
+        description="Run every scenario under every agent type (--agents) with every model "
+                    "(--models), N samples each (--samples), recording what is missing against "
+                    "a live model (--base-url), then judge each case on all its samples "
+                    "offline: pass rate with its interval, pass@k, pass^k, class (stable_pass, "
+                    "flaky, stable_fail, infra_error), and a report saying which is best. The "
+                    "samples are kept in cassettes (cassettes/eval/ beside each scenario), "
+                    "saved after every call: an interrupted run resumes without repeating a "
+                    "call; with everything recorded it runs offline.",
+        epilog="Exit codes: 0 every case met its min_pass_rate; 1 a case failed, or a pass-rate "
+               "regression against --baseline; 2 bad usage or input (also: a cassette of "
+               "another model or sample count, an unknown model, a budget below one run); 3 "
+               "incomplete: the budget ran out, the model could not be reached, or samples hit "
+               "infrastructure errors (a partial report is written; run again to resume).")
+    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("--agents", type=_agent_list, required=True,
+                     help="agent types to compare, comma-separated")
+    sub.add_argument("--models", type=_name_list, required=True,
+                     help="models to compare, comma-separated (as the server names them)")
+    sub.add_argument("--samples", type=_positive, required=True, metavar="N",
+                     help="independent runs per scenario × agent type × model")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server to record missing samples from (default: "
+                          "$OPENAI_BASE_URL; none: offline, every sample must be recorded)")
+    sub.add_argument("--temperature", type=_temperature, default=0.8,
+                     help="sampling temperature of new samples (default 0.8: samples differ)")
+    sub.add_argument("--seed", type=int, default=0,
+                     help="seed of sample 0; sample i uses seed + i (default 0), so a re-record "
+                          "draws the same samples from a server that honours seeds")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds a server may take to connect and per read (default 120)")
+    sub.add_argument("--max-calls", type=_positive, help="live-call budget: stop cleanly "
+                     "(keeping what was recorded) once this many calls were made")
+    sub.add_argument("--max-tokens", type=_positive, help="token budget (prompt + completion "
+                     "tokens of live calls), as --max-calls")
+    sub.add_argument("--concurrency", type=_positive, default=20, metavar="N",
+                     help="requests in flight to start with (default 20); it backs off ×0.8 "
+                          "per rate-limit episode and grows back while calls succeed")
+    sub.add_argument("--max-concurrency", type=_positive, default=100, metavar="N",
+                     help="the most requests in flight ever (default 100): a shard's share of "
+                          "a rate limit shared with other shards")
+    sub.add_argument("--cooldown", type=float, default=15.0,
+                     help="seconds after a rate-limit cut before the next cut or any growth "
+                          "(default 15; longer when the server's Retry-After says so)")
+    sub.add_argument("--cassettes", type=Path,
+                     help="keep the samples in this folder (default: cassettes/eval/ beside "
+                          "each scenario file)")
+    sub.add_argument("--out", type=Path, default=Path("reports/eval"),
+                     help="report folder (default: reports/eval)")
+    sub.add_argument("--baseline", type=Path,
+                     help="an earlier report.json: a pass-rate drop beyond noise is a "
+                          "regression (exit 1)")
+    _ci_options(sub)
 
     sub = commands.add_parser(
         "import-trace", help="turn an OTLP-JSON trace export into a scenario that replays",
@@ -229,6 +309,33 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("server", nargs=argparse.REMAINDER,
                      help="-- then the server's command and arguments (to record)")
     return parser
+
+
+def _ci_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--junit-xml", type=Path, metavar="PATH",
+                     help="also write the results as JUnit XML (a testcase per scenario × agent "
+                          "type, failures with their problems, a sampled case's statistics as "
+                          "properties)")
+    sub.add_argument("--shard", type=_shard, metavar="I/N",
+                     help="run only shard I of N (each scenario × agent type lands in the same "
+                          "shard whatever else changes; `agentkit report --merge` joins the "
+                          "shards' report folders)")
+
+
+def _name_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give names as a comma-separated list")
+    return names
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from agentkit.eval.matrix import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _port(text: str) -> int:
@@ -406,6 +513,16 @@ def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
                    snapshot_path(scenario, agent_type))
 
 
+def _sampled_case(scenario: Any, agent_type: str, snapshots: Any) -> Any:
+    """The judgement of all samples of a sampled recording (None: the agent type's recording,
+    if any, is one run)."""
+    from agentkit.eval.samples import run_samples, sample_count
+
+    if sample_count(scenario, agent_type) is None:
+        return None
+    return run_samples(scenario, agent_type, snapshots=snapshots)
+
+
 def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
     from agentkit.scenario.layout import recording_files, records
@@ -444,6 +561,16 @@ def _writable_folder(path: Path, option: str) -> None:
                        f"{longest} bytes per name)")
 
 
+def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0) -> Any:
+    """A JUnit test case for one ``run`` verdict."""
+    from agentkit.report.junit import JUnitCase
+
+    lines = verdict.lines()
+    outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
+    return JUnitCase(scenario, agent_type, outcome, lines[0].removeprefix("- ") if lines else "",
+                     "\n".join(lines), seconds)
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     with otel_export(args, out):
         return _run_scenarios(args, out)
@@ -451,6 +578,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
+    from agentkit.eval.matrix import shard_of
     from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.layout import trace_file
 
@@ -460,14 +588,34 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     snapshots = SnapshotFiles(args.snapshots, update=args.snapshot_update)
     counts = dict.fromkeys(("pass", "fail", "error", "input", "snapshot", "written"), 0)
     total = 0
+    junit: list[Any] = []
     for path in _paths(args):
         scenario = _load_or_report(path, counts)
         if scenario is None:
             continue
         names = [n for n in (args.agents or scenario.agents) if n in scenario.agents]
+        if args.shard is not None:
+            names = [n for n in names
+                     if shard_of(f"{scenario.name}[{n}]", args.shard[1]) == args.shard[0]]
         for name in names:
+            sampled = _sampled_case(scenario, name, snapshots)
+            if sampled is not None:
+                total += 1
+                _print_sampled(f"{scenario.name}[{name}]", sampled, out)
+                verdict = sampled.verdict
+                junit.append(_junit_case(scenario.name, name, verdict))
+                counts[verdict.outcome] += 1
+                counts["input"] += verdict.kind == "input"
+                counts["snapshot"] += verdict.snapshot_differs
+                counts["written"] += verdict.snapshot in ("created", "updated")
+                if args.trace_dir and sampled.trace is not None:
+                    atomic_write_text(trace_file(args.trace_dir, scenario, name),
+                                      sampled.trace.to_json())
+                continue
             result, verdict = _attempt(scenario, name, snapshots)
             total += 1
+            junit.append(_junit_case(scenario.name, name, verdict,
+                                     result.trace.totals().wall_time if result else 0.0))
             print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
             if verdict.kind == "input" and result is None:  # bad input: said as such
                 hint = _record_hint(scenario, name, verdict)
@@ -486,8 +634,12 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
                 atomic_write_text(trace_file(args.trace_dir, scenario, name), trace)
             if args.verbose:
                 print(trace, file=out)
-    if not total and not counts["input"]:
+    if not total and not counts["input"] and args.shard is None:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
+    if args.junit_xml:
+        from agentkit.report.junit import write_junit
+
+        print(f"wrote {write_junit(args.junit_xml, junit)}", file=out)
     summary = f"{counts['pass']} passed, {counts['fail']} failed"
     if counts["error"]:
         summary += f", {counts['error']} could not run"
@@ -574,6 +726,11 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
                                              else None), **sampling)
         except (LLMError, ValueError) as exc:
             raise CLIError(str(exc)) from None
+    if args.samples is not None and args.samples > 1:
+        if mcp_only:
+            raise CLIError(f"{args.scenario}: agents.{args.agent} has a scripted model: "
+                           "--samples draws several runs from a live model; record it once")
+        return _record_samples(args, scenario, live, out)
     where = "its MCP servers (the model is scripted)" if mcp_only else (
         f"{args.model} at {args.base_url or 'OpenAI'}")
     name = f"{scenario.name}[{args.agent}]"
@@ -620,6 +777,76 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: TextIO) -> int:
+    """``record --samples N``: N runs, sample i with seed ``--seed`` + i, written together
+    with the snapshot of their traces when every one replays to its live run."""
+    from agentkit.core.errors import BadInputError
+    from agentkit.eval.samples import record_samples
+    from agentkit.llms.openai import OpenAI
+    from agentkit.scenario.layout import cassette_path
+
+    base = args.seed if args.seed is not None else 0
+    records = args.mode != "once" or not cassette_path(scenario, args.agent).exists()
+
+    def model(index: int) -> Any:
+        if records:
+            print(f"  sample {index} (seed {base + index})", file=out, flush=True)
+        return OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                      temperature=live.temperature, additional_kwargs={"seed": base + index})
+
+    name = f"{scenario.name}[{args.agent}]"
+    where = args.base_url or "OpenAI"
+    if records:
+        print(f"recording {args.samples} samples of {name} with {args.model} at {where} "
+              f"(temperature {live.temperature:g}, seeds {base}-{base + args.samples - 1}, "
+              f"mode {args.mode})", file=out, flush=True)
+    progress = _Progress(out)
+    try:
+        recording = record_samples(scenario, args.agent, model, args.samples, args.mode,
+                                   sampling={"temperature": live.temperature, "seed": base},
+                                   listener=progress)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    replay = recording.replay
+    if recording.existing:
+        print(f"{recording.cassette}: {args.samples} samples of {args.model} are recorded "
+              "already, nothing recorded (mode once records only what is missing); use --mode "
+              "rewrite to record them again", file=out)
+    if not recording.ok:
+        for problem in recording.problems:
+            print(f"FAIL  {problem}", file=out)
+        print(f"      nothing written: {recording.files} are as they were", file=out)
+        return EXIT_FAILED
+    assert replay is not None
+    _print_sampled(name, replay, out)
+    if recording.written:
+        print(f"wrote {recording.files}", file=out)
+        print(f"      the offline replay reproduces the recorded trace of all {args.samples} "
+              "samples", file=out)
+    return EXIT_OK if replay.passed else EXIT_FAILED
+
+
+def _sampled_line(name: str, sampled: Any) -> str:
+    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky``."""
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
+    stats = sampled.stats
+    counts = f"{stats.samples} samples"
+    if stats.infra_errors:
+        counts += f" ({stats.infra_errors} infrastructure errors, not counted)"
+    missing = f", {len(sampled.missing)} not recorded" if sampled.missing else ""
+    if not stats.samples and sampled.runs:
+        return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
+                "replays to its end, so no pass rate")
+    return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
+            f"{stats.case_class}")
+
+
+def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
+    print(_sampled_line(name, sampled), file=out)
+    if not sampled.passed:
+        _print_verdict(sampled.verdict, out)
+
+
 def _read_trace(path: Path) -> dict[str, Any]:
     """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
     from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
@@ -654,6 +881,10 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         again = f"to re-record: {rerecord_command(scenario, name)}"
         recorded = snapshot_path(scenario, name)
+        sampled = _sampled_case(scenario, name, SnapshotFiles("report", hint=again))
+        if sampled is not None:
+            status = max(status, _replay_sampled(scenario, name, sampled, again, out))
+            continue
         result, verdict = _attempt(scenario, name, SnapshotFiles("report", hint=again))
         print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
         if result is None:
@@ -689,6 +920,28 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
         if verdict.outcome != "pass":
             status = EXIT_FAILED
     return status
+
+
+def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: TextIO) -> int:
+    """``replay`` of a sampled recording: every sample against its recorded trace."""
+    verdict = sampled.verdict
+    print(_sampled_line(f"{scenario.name}[{name}]", sampled), file=out)
+    if verdict.outcome == "error" and verdict.kind == "input":
+        raise CLIError(str(verdict.stopped_by))
+    count = len(sampled.runs)
+    misses = [p for p in verdict.problems if "the recording no longer fits" in p]
+    if verdict.snapshot == "same" and not misses:
+        print(f"      replay reproduces the recorded traces of all {count} samples "
+              f"({verdict.snapshot_at})", file=out)
+    elif verdict.snapshot == "changed":
+        print(f"      replay differs from the recorded traces {verdict.snapshot_at}:", file=out)
+        for line in verdict.snapshot_diff:
+            print(f"      {line}", file=out)
+    for line in verdict.lines() if verdict.stopped_by else [f"- {p}" for p in verdict.problems]:
+        print("      " + line.replace("\n", "\n      "), file=out)
+    if misses or verdict.snapshot == "changed":
+        print(f"      {again}", file=out)
+    return EXIT_OK if verdict.passed and verdict.snapshot != "changed" else EXIT_FAILED
 
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
@@ -731,12 +984,50 @@ class _Counter:
             self.stream.flush()
 
 
+def _report_json(folder: Path) -> Path:
+    """The report.json of a report folder given to ``--merge`` (or the file itself)."""
+    path = folder / "report.json" if folder.is_dir() else folder
+    if not path.is_file():
+        raise CLIError(f"--merge {folder}: no report.json there (give the --out folder of "
+                       "each shard)")
+    return path
+
+
+def _print_summaries(comparison: Any, out: TextIO) -> None:
+    """One line per compared agent type (× model): passed runs over the shared scenarios."""
+    from agentkit.report.model import contender_label
+
+    compared = comparison.compared()
+    for summary in comparison.summaries():
+        rate = (f", pass rate {summary.passes}/{summary.judged}" if summary.judged
+                and summary.judged != summary.runs else "")
+        print(f"{contender_label(summary.contender):<20} {summary.passed}/{summary.runs} passed"
+              f"{rate}", file=out)
+    if compared.scenarios and len(compared.scenarios) < len(comparison.scenarios):
+        print(f"(those totals are over the {len(compared.scenarios)} scenarios every compared "
+              "agent type ran)", file=out)
+    for (agent_type, model), reason in compared.left_out:
+        name = agent_type if model is None else f"{agent_type} @ {model}"
+        print(f"{name} is left out of the comparison: it {reason}", file=out)
+
+
+def _junit_report(args: argparse.Namespace, comparison: Any, regressions: list[Any],
+                  out: TextIO) -> None:
+    if not args.junit_xml:
+        return
+    from agentkit.report.junit import junit_cases, write_junit
+
+    reasons = {delta.key: delta.reasons for delta in regressions}
+    print(f"wrote {write_junit(args.junit_xml, junit_cases(comparison, reasons))}", file=out)
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.report import (
         ReportError,
         compare_to_baseline,
         load_comparison,
+        merge_shards,
         run_comparison,
         write_report,
     )
@@ -749,25 +1040,34 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         replaceable_folder(args.out, REPORT_MARKER)
     except FolderRefused as exc:
         raise CLIError(f"--out {args.out}: {exc}") from None
+    if args.merge and (args.paths or args.agents or args.shard):
+        raise CLIError("--merge joins report folders: give no scenario paths, --agents or "
+                       "--shard with it")
     counter = _Counter(sys.stderr)
     try:
         with otel_export(args, out):
             baseline = load_comparison(args.baseline) if args.baseline else None
-            comparison = run_comparison(_paths(args), args.agents,
-                                        progress=counter if counter.on else None,
-                                        snapshots=SnapshotFiles(args.snapshots))
+            if args.merge:
+                comparison = merge_shards(
+                    [load_comparison(_report_json(d)) for d in args.merge],
+                    [str(d) for d in args.merge])
+            else:
+                comparison = run_comparison(_paths(args), args.agents,
+                                            progress=counter if counter.on else None,
+                                            snapshots=SnapshotFiles(args.snapshots),
+                                            shard=args.shard)
             written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
     finally:
         counter.close()
-    for summary in comparison.summaries():
-        print(f"{summary.agent_type:<20} {summary.passed}/{summary.runs} passed", file=out)
+    _print_summaries(comparison, out)
     for row in comparison.failures:
-        print(f"{row.status.upper()}  {row.scenario}[{row.agent_type or '?'}]", file=out)
+        print(f"{row.status.upper()}  {row.key}", file=out)
         for problem in row.problems:
             print("      - " + problem.replace("\n", "\n        "), file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
+    _junit_report(args, comparison, regressions, out)
     for delta in regressions:
         for reason in delta.reasons:
             print(f"REGRESSION  {delta.key}: {reason}", file=out)
@@ -785,6 +1085,211 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     for path in written.values():
         print(f"wrote {path}", file=out)
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
+
+
+class _EvalProgress:
+    """``agentkit eval``'s progress on a terminal: one line on stderr, rewritten after each
+    recorded sample -- done/total, pass rate so far, calls and tokens spent, the concurrency
+    limit and rate limits met, ETA -- and cleared at the end. Off when stderr is not a
+    terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.on = stream.isatty()
+        self.shown = False
+        self.first: int | None = None
+
+    def __call__(self, evaluation: Any) -> None:
+        import time
+
+        done = evaluation.recorded
+        if self.first is None:
+            self.first = done
+        rate = (f"pass {evaluation.passed / evaluation.judged:.0%}" if evaluation.judged
+                else "pass —")
+        new = done - self.first
+        elapsed = time.monotonic() - evaluation.started_at
+        left = evaluation.total - done
+        eta = (f"ETA {fmt.seconds(elapsed / new * left)}" if new and left else "ETA —")
+        line = (f"[{done:>{len(str(evaluation.total))}}/{evaluation.total}] {rate} · "
+                f"{evaluation.budget.calls:,} calls · {evaluation.budget.tokens:,} tokens · "
+                f"limit {evaluation.limiter.limit} ({evaluation.limiter.rate_limits} rate "
+                f"limits) · {eta}")
+        columns = shutil.get_terminal_size().columns - 1
+        self.stream.write(f"\r\x1b[K{line[:columns]}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _served_models(base_url: str, timeout: float) -> list[str] | None:
+    """The models an OpenAI-compatible server lists at ``/models`` (None: it lists none)."""
+    import httpx
+
+    try:
+        answer = httpx.get(base_url.rstrip("/") + "/models", timeout=min(timeout, 30.0))
+        data = answer.json() if answer.status_code == 200 else None
+    except Exception:  # noqa: BLE001 (a probe: a server that cannot list its models is not checked)
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.errors import BadInputError
+    from agentkit.core.files import FolderRefused, replaceable_folder
+    from agentkit.eval.live import AdaptiveConcurrency, Budget
+    from agentkit.eval.matrix import Evaluation, plan, shard_of
+    from agentkit.llms.openai import OpenAI
+    from agentkit.report import (
+        ReportError,
+        compare_to_baseline,
+        eval_comparison,
+        load_comparison,
+        write_report,
+    )
+    from agentkit.report.render import REPORT_MARKER
+
+    _writable_folder(args.out, "--out")
+    try:
+        replaceable_folder(args.out, REPORT_MARKER)
+    except FolderRefused as exc:
+        raise CLIError(f"--out {args.out}: {exc}") from None
+    if args.concurrency > args.max_concurrency:
+        raise CLIError(f"--concurrency {args.concurrency} is above --max-concurrency "
+                       f"{args.max_concurrency}")
+    try:
+        baseline = load_comparison(args.baseline) if args.baseline else None
+        cases = plan(_paths(args), args.agents, args.models, cassettes=args.cassettes)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    keys = [case.key for case in cases]
+    cassettes = {case.key: case.cassette for case in cases}
+    if args.shard is not None:
+        cases = [c for c in cases if shard_of(c.key, args.shard[1]) == args.shard[0]]
+
+    def live(model: str, seed: int) -> Any:
+        return OpenAI(model=model, base_url=args.base_url, timeout=args.timeout,
+                      temperature=args.temperature, max_retries=0,
+                      additional_kwargs={"seed": seed})
+
+    progress = _EvalProgress(sys.stderr)
+    evaluation = Evaluation(
+        cases, args.samples, live if args.base_url else None,
+        sampling={"temperature": args.temperature, "seed": args.seed},
+        limiter=AdaptiveConcurrency(args.concurrency, maximum=args.max_concurrency,
+                                    cooldown=args.cooldown),
+        budget=Budget(args.max_calls, args.max_tokens), workers=args.max_concurrency,
+        progress=progress if progress.on else None)
+    try:
+        evaluation.open()
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    todo = evaluation.todo
+    shard = f" (shard {args.shard[0]}/{args.shard[1]})" if args.shard else ""
+    print(f"evaluating {len(cases)} cases{shard} × {args.samples} samples: "
+          f"{evaluation.recorded} recorded, {len(todo)} to record", file=out, flush=True)
+    if todo and args.base_url:
+        served = _served_models(args.base_url, args.timeout)
+        unknown = [m for m in args.models if served is not None and m not in served
+                   and any(case.model == m for case, _ in todo)]
+        if unknown:
+            raise CLIError(f"--models: unknown model {unknown[0]!r}: the server at "
+                           f"{args.base_url} serves {', '.join(served or []) or 'none'}")
+        print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
+              f"with seed {args.seed} + i, {args.concurrency} requests in flight to start)",
+              file=out, flush=True)
+    try:
+        evaluation.record()
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
+              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
+              "way)", file=sys.stderr, flush=True)
+        try:
+            evaluation.drain()
+        except KeyboardInterrupt:
+            os._exit(EXIT_INTERRUPTED)  # every cassette was written atomically: nothing is lost
+        print(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
+              f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
+              "same command again to record the rest (no recorded call is asked again)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+    spent = evaluation.budget
+    if todo:
+        limiter = evaluation.limiter
+        retried = f" ({spent.retried} of them retries)" if spent.retried else ""
+        print(f"live: {spent.calls:,} calls{retried}, {spent.tokens:,} tokens, "
+              f"{limiter.rate_limits} "
+              f"rate limits in {limiter.episodes} episodes (requests in flight: "
+              f"{limiter.limit} at the end)", file=out)
+    left = evaluation.missing()
+    if spent.exhausted and left and evaluation.done == 0 and evaluation.recorded == 0:
+        raise CLIError(f"the budget ({spent.describe()}) ran out before one run of a sample "
+                       "finished: it is below what one run takes; give a larger --max-calls / "
+                       "--max-tokens")
+    try:
+        comparison = eval_comparison(evaluation.results(), args.agents, args.models,
+                                     shard=args.shard, plan=keys)
+        written = write_report(comparison, args.out, baseline=baseline)
+    except ReportError as exc:
+        raise CLIError(str(exc)) from None
+    for row in comparison.rows:
+        status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[row.status]
+        rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged}, "
+                f"{(row.confidence or 0.95):.0%} interval {row.interval[0]:.0%}-"
+                f"{row.interval[1]:.0%})" if row.pass_rate is not None and row.interval
+                else "no sample replays to its end, so no pass rate" if row.status == "fail"
+                else "no pass rate")
+        extra = "".join([f", {row.infra_errors} infrastructure errors" if row.infra_errors
+                         else "", f", {row.not_recorded} not recorded" if row.not_recorded
+                         else ""])
+        shown = f" · {row.class_}" if row.class_ else ""
+        counted = f"{row.samples} samples{extra}: " if row.samples or extra else ""
+        print(f"{status}  {row.key:<45} {counted}{rate}{shown}", file=out)
+        if row.status != "pass":
+            for problem in row.problems[:3]:
+                print("      - " + problem.replace("\n", "\n        "), file=out)
+        if any("the recording no longer fits" in problem for problem in row.problems):
+            print(f"      the agent's requests changed since its samples were recorded; if "
+                  f"that is intended, record them anew: remove {cassettes[row.key]} and run "
+                  "this command again with --base-url", file=out)
+    _print_summaries(comparison, out)
+    regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
+    for delta in regressions:
+        for reason in delta.reasons:
+            print(f"REGRESSION  {delta.key}: {reason}", file=out)
+    _junit_report(args, comparison, regressions, out)
+    for path in written.values():
+        print(f"wrote {path}", file=out)
+    incomplete = bool(left) or evaluation.unreachable is not None
+    if evaluation.unreachable is not None:
+        print(f"INCOMPLETE  the model could not be reached: {evaluation.unreachable}", file=out)
+    if left:
+        missing = sum(left.values())
+        why = ("the budget ran out (" + spent.describe() + ")" if spent.exhausted
+               else "samples hit infrastructure errors" if evaluation.infra else "stopped")
+        detail = ", ".join(f"{key}: {count}" for key, count in list(left.items())[:5])
+        print(f"INCOMPLETE  {why}: {missing} of {evaluation.total} samples not recorded "
+              f"({detail}{', ...' if len(left) > 5 else ''}); the report is partial. Run the "
+              "same command again to record them (nothing recorded is asked again).", file=out)
+    # infrastructure errors and samples not recorded yet make the run incomplete, never a
+    # failure of the agent
+    failed = [row for row in comparison.rows if row.status == "fail"
+              or (row.status == "error" and row.samples and row.class_ != "infra_error")]
+    if failed or regressions:
+        return EXIT_FAILED
+    incomplete = incomplete or any(row.status == "error" for row in comparison.rows)
+    return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 
 def _cmd_import_trace(args: argparse.Namespace, out: TextIO) -> int:
@@ -889,7 +1394,7 @@ def _cmd_mcp_proxy(args: argparse.Namespace, out: TextIO) -> int:
 
 
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
-             "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve,
+             "diff": _cmd_diff, "report": _cmd_report, "eval": _cmd_eval, "serve": _cmd_serve,
              "import-trace": _cmd_import_trace, "mcp-proxy": _cmd_mcp_proxy}
 
 

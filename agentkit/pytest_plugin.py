@@ -45,6 +45,7 @@ a project's other tests: everything here is opt-in, VCR-style.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import os
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -72,7 +73,7 @@ from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.runner import ScenarioResult, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
-from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace import SampledTrace, Trace
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -96,6 +97,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentkit-base-url", default=None,
                     help="OpenAI-compatible base URL the default `live_llm` records against "
                          "(default: $OPENAI_BASE_URL or OpenAI)")
+    group.addoption("--samples", type=_samples_option, default=None, metavar="N",
+                    help="with --record-mode: record N independent runs of each scenario with a "
+                         "`recording:` into its cassette (sample i sampled with seed i, added to "
+                         "the live model's own seed if it has one); replays always judge every "
+                         "recorded sample")
     group.addoption("--block-network", action="store_true", default=False,
                     help="guard every test: opening a network connection fails (agentkit "
                          "guards scenario items and tests using its fixtures anyway)")
@@ -120,6 +126,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("agentkit_scenarios", type="paths", default=[],
                   help="folders whose scenario files are collected (default: `scenarios` of "
                        "[tool.agentkit] in pyproject.toml, else scenarios/ at the rootdir)")
+
+
+def _samples_option(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"give at least 1 sample, got {value}")
+    return value
 
 
 # ---------------------------------------------------------------- the project
@@ -480,7 +496,7 @@ class _SyrupySnapshots:
         # read by the controller (also under xdist, where user_properties travel with reports)
         self.item.user_properties.append((SNAPSHOT_PROPERTY, how))
 
-    def compare(self, trace: Trace, path: Path | None) -> Compared:
+    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
         self._handled("compared")
         trace_snapshot = self.snapshot.use_extension(TraceSnapshotExtension)
         trace_snapshot.update_new_snapshots_only = self.create
@@ -548,6 +564,9 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
         snapshots = _SyrupySnapshots(snapshot, request.config.rootpath, request.node,
                                      create=_recording(request.config))
         path = snapshot_path(scenario, agent_type)
+        if _sampled(request, scenario, agent_type):
+            _sampled_test(request, scenario, agent_type, snapshots, title)
+            return
         try:
             result, verdict = attempt(lambda: _run(request, scenario, agent_type,
                                                    snapshots=snapshots), snapshots, path)
@@ -569,6 +588,58 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     test.__name__ = agent_type
     test.__doc__ = scenario.description or None
     return test
+
+
+def _sampled(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str) -> bool:
+    """Whether the item records (``--samples``) or replays a sampled recording."""
+    from agentkit.eval.samples import sample_count
+
+    spec = scenario.agents[agent_type]
+    if spec.team is not None or spec.recording is None:
+        return False
+    if _recording(request.config) and request.config.getoption("samples") is not None:
+        return True
+    return sample_count(scenario, agent_type) is not None
+
+
+def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str,
+                  snapshots: _SyrupySnapshots, title: str) -> None:
+    """One item judges every sample (:func:`agentkit.eval.samples.run_samples`); with
+    ``--record-mode`` and ``--samples N`` the samples are recorded first, through the
+    ``live_llm`` fixture with seed ``seed + i`` for sample i."""
+    from agentkit.eval.samples import Seeded, record_samples, run_samples
+
+    path = snapshot_path(scenario, agent_type)
+    mode = request.config.getoption("record_mode")
+    samples = request.config.getoption("samples")
+    try:
+        if mode != "none" and samples is not None:
+            live = request.getfixturevalue("live_llm")
+            base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
+            recording = record_samples(
+                scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
+                sampling={"temperature": getattr(live, "temperature", None), "seed": base})
+            if not recording.ok:
+                raise ScenarioFailure(f"{title} could not be recorded:\n"
+                                      + "\n".join(recording.problems)
+                                      + f"\n(nothing written: {recording.files} are as they "
+                                      "were)")
+        sampled = run_samples(scenario, agent_type, snapshots=snapshots)
+    except HarnessError as exc:
+        snapshots.keep(path)
+        raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
+    except BaseException:
+        snapshots.keep(path)
+        raise
+    request.node.user_properties += [("agentkit_samples", sampled.stats.samples),
+                                     ("agentkit_pass_rate", sampled.stats.pass_rate),
+                                     ("agentkit_class", sampled.stats.case_class)]
+    verdict = sampled.verdict
+    if not verdict.passed:
+        header = (f"{title} could not run:" if verdict.outcome == "error"
+                  else f"{title} failed on its samples ({sampled.stats.describe()}):")
+        body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
+        raise ScenarioFailure("\n".join([header, *body]))
 
 
 # ---------------------------------------------------------------- snapshots are never lost

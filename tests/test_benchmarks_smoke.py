@@ -371,3 +371,17 @@ def test_bench_trace_size_records_and_replays_each_scenario_and_checks_linear_gr
     assert all(row["cassette_bytes"] > 0 for row in rows)
     target = out.getvalue().split("target:")[1]
     assert target.count(": met") == 2
+
+
+bench_rate_limit = _load("bench_rate_limit")
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_bench_rate_limit_drives_its_rate_limited_server_and_reports_goodput_and_429s():
+    out = io.StringIO()
+
+    figures = bench_rate_limit.main(["--quick", "--seconds", "2"], out=out)
+
+    assert figures["answered"] > 0 and figures["gave_up"] == 0
+    text = out.getvalue()
+    assert "goodput:" in text and "of the limit" in text and "429s:" in text

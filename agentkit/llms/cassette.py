@@ -21,8 +21,23 @@ redacted before anything is written, and writes are atomic.
 
 Each request's messages are written once (format 3, :mod:`agentkit.core.reflists`): a run of
 messages an earlier request of the cassette holds is a reference to it, so a cassette of N
-exchanges of a conversation grows with N, not with N times its memory window. Formats 1 and 2
-hold every request in full.
+exchanges of a conversation grows with N, not with N times its memory window.
+
+**Samples.** A cassette may hold several independent runs of the same conversation against a
+live model (``samples: N``): every exchange carries the index of its sample,
+and a replay (``CassetteLLM(..., sample=i)``) or a recording (``RecordingLLM(...,
+sample=i)``) sees only that sample's exchanges -- the same request in two samples is two
+answers, never one answer served twice. ``complete`` lists the samples whose run went to its
+end (an interrupted evaluation resumes the others); ``sampling`` keeps how they were drawn
+(temperature, the seed of sample 0: sample i used ``seed + i``). A cassette of one run has
+no sample keys.
+
+**Formats.** The optional parts of a cassette each need a minimum ``format``
+(:data:`~agentkit.llms.cassette_schema.PART_FORMATS`): samples 2, ``mcp_exchanges`` 2,
+message references 3. A cassette is written in the lowest format that holds all its parts
+(the highest of their needs; with none of them, format 1), so a recording keeps the format it
+always had. Formats 1, 2 and 3 are read; a part that needs a higher format than the file
+declares is refused, naming the file, its line and the part.
 """
 
 from __future__ import annotations
@@ -31,7 +46,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +57,7 @@ import yaml
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.files import atomic_write_text
-from agentkit.core.reflists import ListReader, ListRefError, ListWriter, is_ref
+from agentkit.core.reflists import ListReader, ListRefError, ListWriter
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
 from agentkit.core.textdiff import changes, short
@@ -51,10 +66,12 @@ from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
 from agentkit.llms import errors as llm_errors
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
 from agentkit.llms.cassette_schema import (
+    PART_FORMATS,
     CassetteError,
     ExchangeData,
     MCPExchangeData,
     check_cassette,
+    parts_of,
 )
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
@@ -76,9 +93,8 @@ __all__ = [
 ]
 
 CASSETTE_FORMAT = 3
-"""The newest cassette format: 2 adds ``mcp_exchanges``; 3 writes each request message once,
-then references it (module docstring). A cassette is written in the lowest format that holds
-it, so LLM-only cassettes with no repeated message stay format 1 (:data:`CASSETTE_FORMATS`)."""
+"""The newest cassette format (module docstring: each optional part needs a minimum format,
+and a cassette is written in the lowest one that holds all its parts)."""
 CASSETTE_FORMATS = (1, 2, 3)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
@@ -165,9 +181,12 @@ class Exchange:
     response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
     error: dict[str, Any] | None = None  # {"type": ..., "message": ..., "status_code"?}
     latency: float = 0.0
+    sample: int = 0
+    """The sample (run) it belongs to; always 0 in a cassette of one run."""
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"request_hash": self.request_hash, "request": self.request}
+    def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"sample": self.sample} if sampled else {}
+        data.update({"request_hash": self.request_hash, "request": self.request})
         if self.response is not None:
             data["response"] = self.response
         if self.error is not None:
@@ -199,6 +218,12 @@ class Cassette:
     exchanges: list[Exchange] = field(default_factory=list)
     mcp_exchanges: list[Exchange] = field(default_factory=list)
     """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
+    samples: int | None = None
+    """How many independent runs it holds (None: one run)."""
+    sampling: dict[str, Any] | None = None
+    """How the samples were drawn: ``temperature`` and ``seed`` (sample i used seed + i)."""
+    complete: list[int] = field(default_factory=list)
+    """The samples whose run went to its end (a sampled cassette only)."""
     _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                       compare=False)
     """Every request message of the cassette, each once by its content (:meth:`shared`)."""
@@ -214,6 +239,19 @@ class Cassette:
             key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
             kept.append(self._messages.setdefault(key, message))
         return {**request, "messages": kept}
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples is not None
+
+    def sample_exchanges(self, sample: int) -> list[Exchange]:
+        """The exchanges of one sample, in recorded order."""
+        return [e for e in self.exchanges if e.sample == sample]
+
+    def drop_sample(self, sample: int) -> None:
+        """Forget what a sample recorded (to record it again from its start)."""
+        self.exchanges = [e for e in self.exchanges if e.sample != sample]
+        self.complete = [i for i in self.complete if i != sample]
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -266,7 +304,7 @@ class Cassette:
                 into.append(Exchange(
                     request=request, request_hash=exchange.request_hash or request_hash(request),
                     response=item.get("response"), error=item.get("error"),
-                    latency=exchange.latency))
+                    latency=exchange.latency, sample=getattr(exchange, "sample", None) or 0))
         return cassette
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,14 +314,22 @@ class Cassette:
         server = {"base_url": self.base_url} if self.base_url is not None else {}
         mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
                if self.mcp_exchanges else {})
-        exchanges, referenced = _exchanges_dict(self.exchanges)
-        written = 3 if referenced else 2 if self.mcp_exchanges else 1
-        return {"format": written,
-                "agentkit_version": self.agentkit_version,
+        runs: dict[str, Any] = {}
+        if self.samples is not None:
+            runs = {"samples": self.samples, "sampling": dict(self.sampling or {}),
+                    "complete": sorted(set(self.complete))}
+        # a sampled cassette lists its exchanges by sample (each sample's in recorded order),
+        # so samples recorded concurrently are written the same as one after another
+        ordered = (sorted(self.exchanges, key=lambda e: e.sample) if self.sampled
+                   else self.exchanges)
+        exchanges = _exchanges_dict(ordered, sampled=self.sampled)
+        data = {"format": 1, "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
-                "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": exchanges, **mcp}
+                "recorded_at": self.recorded_at, **server, **runs,
+                "redactions": sorted(self.redactions), "exchanges": exchanges, **mcp}
+        data["format"] = max((PART_FORMATS[part] for _, part in parts_of(data)), default=1)
+        return data
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -310,21 +356,19 @@ class Cassette:
         return target
 
 
-def _exchanges_dict(exchanges: list[Exchange]) -> tuple[list[dict[str, Any]], bool]:
-    """The exchanges as written, each request's messages once (module docstring), and whether
-    a reference was written (then the cassette is format 3)."""
+def _exchanges_dict(exchanges: list[Exchange], *, sampled: bool) -> list[dict[str, Any]]:
+    """The exchanges as written (in this order), each request's messages once (module
+    docstring): a message run an earlier exchange holds is a reference to it."""
     lists = ListWriter()
     written = []
-    referenced = False
     for index, exchange in enumerate(exchanges):
-        data = exchange.to_dict()
+        data = exchange.to_dict(sampled=sampled)
         messages = exchange.request.get("messages")
         if isinstance(messages, list):
             segments = lists.write(f"/exchanges/{index}/request/messages", messages)
-            referenced = referenced or any(is_ref(segment) for segment in segments)
             data["request"] = {**exchange.request, "messages": segments}
         written.append(data)
-    return written, referenced
+    return written
 
 
 def _read_messages(request: dict[str, Any], index: int, lists: ListReader | None,
@@ -396,16 +440,29 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
 
 class CassettePlayer:
     """Replay state: exchanges by request hash, each consumed in recorded order; ``part`` is
-    the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``)."""
+    the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``); of the agent's
+    exchanges those of one sample only (``sample``; a cassette of one run has only sample 0)."""
 
     def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
-                 = "exchanges") -> None:
+                 = "exchanges", sample: int = 0) -> None:
         self.cassette = cassette
         self.part = part
-        self.exchanges: list[Exchange] = getattr(cassette, part)
+        self.sample = sample
         self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
         for exchange in self.exchanges:
             self._queues[exchange.request_hash].append(exchange)
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """The recorded exchanges it plays (MCP exchanges are not kept by sample)."""
+        if self.part == "mcp_exchanges":
+            return self.cassette.mcp_exchanges
+        return self.cassette.sample_exchanges(self.sample)
+
+    @property
+    def _where(self) -> str:
+        where = str(self.cassette.path or "<cassette>")
+        return f"{where} (sample {self.sample})" if self.cassette.sampled else where
 
     def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
         queue = self._queues.get(key)
@@ -415,16 +472,17 @@ class CassettePlayer:
         return sum(len(q) for q in self._queues.values())
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
-        where = self.cassette.path or "<cassette>"
+        where = self._where
         part = self.part
-        if not self.exchanges:
+        recorded = self.exchanges
+        if not recorded:
             what = "exchanges" if part == "exchanges" else "MCP exchanges"
             return CassetteMissError(f"{where}: the cassette has no recorded {what}; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(self.exchanges, key=lambda e: _distance(e.request, canonical))
-        index = self.exchanges.index(nearest)
+        nearest = min(recorded, key=lambda e: _distance(e.request, canonical))
+        index = getattr(self.cassette, part).index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in self.exchanges)
+            times = sum(e.request == canonical for e in recorded)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
                 f"{part}[{index}]) was recorded {times} time(s) and every recording of it "
@@ -479,8 +537,10 @@ async def _replay_stream(response: ChatResponse, chunks: list[str] | None) -> As
 
 def _worth_recording(error: BaseException) -> bool:
     """An API's answer (a 429, a 500 after retries...) is recorded; failing to reach it at
-    all, or a missing/invalid key, is a problem of the recording session, not of the model."""
-    return not isinstance(error, (llm_errors.APIConnectionError, llm_errors.AuthenticationError))
+    all, a missing/invalid key, or a request that was never sent (a spent budget) is a problem
+    of the recording session, not of the model."""
+    return not isinstance(error, (llm_errors.APIConnectionError, llm_errors.AuthenticationError,
+                                  llm_errors.NotSentError))
 
 
 class CassetteLLM(FunctionCallingLLM):
@@ -489,12 +549,14 @@ class CassetteLLM(FunctionCallingLLM):
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
     that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
     until :meth:`save` (a caller that keeps a recording only when it turned out good);
-    ``test`` names the test whose recording it is in the cassette's header.
+    ``test`` names the test whose recording it is in the cassette's header. A cassette of
+    several samples replays one of them, ``sample`` (replaying one without saying which is a
+    :class:`CassetteError`).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
                  llm: LLM | None = None, *, autosave: bool = True,
-                 test: str | None = None) -> None:
+                 test: str | None = None, sample: int | None = None) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -508,7 +570,7 @@ class CassetteLLM(FunctionCallingLLM):
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample))
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -559,6 +621,24 @@ class CassetteLLM(FunctionCallingLLM):
             yield chunk
 
 
+def _sample_of(cassette: Cassette, sample: int | None) -> int:
+    """The sample to replay of ``cassette``, checked against what it holds."""
+    where = cassette.path or "<cassette>"
+    if cassette.samples is None:
+        if sample not in (None, 0):
+            raise CassetteError(f"{where}: holds one run, not samples; there is no sample "
+                                f"{sample} to replay")
+        return 0
+    if sample is None:
+        raise CassetteError(f"{where}: holds {cassette.samples} samples (independent runs); "
+                            "replay each with sample=0, 1, ... (agentkit's commands and the "
+                            "pytest plugin replay all of them)")
+    if not 0 <= sample < cassette.samples:
+        raise CassetteError(f"{where}: holds samples 0-{cassette.samples - 1}; there is no "
+                            f"sample {sample}")
+    return sample
+
+
 def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
     """``response`` with its tool calls' ids derived from the request (its hash ``key``) and
     their place, instead of the provider's: a live model gives new ids on every call, which
@@ -584,26 +664,38 @@ class RecordingLLM(FunctionCallingLLM):
     replayed trace shows the same latencies as the recorded one.
 
     ``recorded`` counts the exchanges recorded; ``unrecorded`` keeps the errors that were not
-    (the model could not be reached, the key was refused); ``request_secrets`` names the
-    environment variables and backend secrets whose values were redacted from a request.
+    (the model could not be reached, the key was refused, the request was never sent);
+    ``request_secrets`` names the environment variables and backend secrets whose values were
+    redacted from a request.
+
+    Samples: given a :class:`Cassette` object (shared by the recorders of its samples) and
+    ``sample``, it replays and records that sample's exchanges only; ``on_record`` is called
+    after each recorded exchange (e.g. to save the shared cassette under a lock).
     """
 
-    def __init__(self, llm: LLM, cassette: str | Path, mode: RecordMode = "none", *,
+    def __init__(self, llm: LLM, cassette: str | Path | Cassette, mode: RecordMode = "none", *,
                  agent_type: str | None = None, scenario: str | None = None,
-                 test: str | None = None, autosave: bool = True) -> None:
+                 test: str | None = None, autosave: bool = True, sample: int | None = None,
+                 on_record: Callable[[], None] | None = None) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
         self.mode = mode
-        path = Path(cassette)
-        exists = path.exists()
-        if mode == "rewrite" or not exists:
-            if mode == "none":
-                raise CassetteMissError(f"{path}: cassette not found and record mode is `none`; "
-                                        "record it with --record-mode once")
-            self.cassette = Cassette(path=path)
+        self.sample = sample or 0
+        self.on_record = on_record
+        if isinstance(cassette, Cassette):
+            exists = cassette.path is not None and cassette.path.exists()
+            self.cassette = cassette
         else:
-            self.cassette = Cassette.load(path)
+            path = Path(cassette)
+            exists = path.exists()
+            if mode == "rewrite" or not exists:
+                if mode == "none":
+                    raise CassetteMissError(f"{path}: cassette not found and record mode is "
+                                            "`none`; record it with --record-mode once")
+                self.cassette = Cassette(path=path)
+            else:
+                self.cassette = Cassette.load(path)
         self._record = mode in ("all", "rewrite", "new_episodes") or (mode == "once" and not exists)
         self._replay = mode in ("none", "new_episodes") or (mode == "once" and exists)
         meta = llm.metadata
@@ -614,7 +706,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette, sample=self.sample)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []
@@ -655,10 +747,10 @@ class RecordingLLM(FunctionCallingLLM):
         if self.mode == "all" and key not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
             self.cassette.exchanges = [e for e in self.cassette.exchanges
-                                       if e.request_hash != key]
+                                       if e.request_hash != key or e.sample != self.sample]
         self._recorded_hashes.add(key)
         exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
-                            latency=round(watch.wall, 6))
+                            latency=round(watch.wall, 6), sample=self.sample)
         if error is not None:
             exchange.error = _error_dict(error)
         else:
@@ -676,6 +768,8 @@ class RecordingLLM(FunctionCallingLLM):
         self._stamp()
         if self.autosave:
             self.cassette.save(secrets=self.llm.secrets)
+        if self.on_record is not None:
+            self.on_record()
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

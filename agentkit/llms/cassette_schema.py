@@ -20,11 +20,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentkit.core.errors import BadInputError, one_line
+from agentkit.core.reflists import is_ref
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 
-__all__ = ["CassetteError", "CassetteData", "ExchangeData", "MCPExchangeData", "check_cassette"]
+__all__ = ["CassetteError", "CassetteData", "ExchangeData", "MCPExchangeData", "PART_FORMATS",
+           "check_cassette", "parts_of"]
 
 class CassetteError(BadInputError):
     """A cassette file is malformed or cannot be used; the message says where and why."""
@@ -97,6 +99,7 @@ class _ErrorData(_Strict):
 class ExchangeData(_Strict):
     """One recorded exchange: a request and its response (or error), with its latency."""
 
+    sample: int | None = Field(default=None, ge=0)
     request: dict[str, Any]
     request_hash: str | None = None
     response: _ResponseData | None = None
@@ -175,8 +178,14 @@ class MCPExchangeData(_Strict):
         return self
 
 
+class _SamplingData(_Strict):
+    temperature: float | None = None
+    seed: int | None = None
+
+
 class CassetteData(_Strict):
-    """A cassette file's header and exchanges."""
+    """A cassette file's header and exchanges (its optional parts each need a minimum
+    ``format``: :data:`PART_FORMATS`, checked by :func:`check_cassette`)."""
 
     format: Literal[1, 2, 3]
     model: str = "unknown"
@@ -188,15 +197,89 @@ class CassetteData(_Strict):
     recorded_at: str | None = None
     agentkit_version: str | None = None
     base_url: str | None = None
+    samples: int | None = Field(default=None, ge=1)
+    sampling: _SamplingData | None = None
+    complete: list[int] = Field(default_factory=list)
     redactions: list[str] = Field(default_factory=list)
     exchanges: list[ExchangeData]
     mcp_exchanges: list[MCPExchangeData] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _mcp_needs_format_2(self) -> CassetteData:
-        if self.mcp_exchanges and self.format < 2:
-            raise ValueError("`mcp_exchanges` are cassette format 2; write `format: 2`")
+    def _samples_fit(self) -> CassetteData:
+        if self.samples is None:
+            if self.sampling is not None or self.complete:
+                raise ValueError("`sampling` and `complete` belong to a sampled cassette: give "
+                                 "`samples` (how many runs it holds)")
+            if any(e.sample is not None for e in self.exchanges):
+                raise ValueError("an exchange's `sample` belongs to a sampled cassette: give "
+                                 "`samples` (how many runs it holds)")
+            return self
+        for index, exchange in enumerate(self.exchanges):
+            if exchange.sample is None:
+                raise ValueError(f"exchanges.{index}: needs `sample` (which run it belongs to)")
+            if exchange.sample >= self.samples:
+                raise ValueError(f"exchanges.{index}.sample: {exchange.sample} is not one of "
+                                 f"the {self.samples} samples (0-{self.samples - 1})")
+        outside = [i for i in self.complete if not 0 <= i < self.samples]
+        if outside:
+            raise ValueError(f"complete: sample {outside[0]} is not one of the {self.samples} "
+                             f"samples (0-{self.samples - 1})")
         return self
+
+
+PART_FORMATS: dict[str, int] = {"samples": 2, "mcp_exchanges": 2, "message references": 3}
+"""The lowest cassette format that holds each optional part (the cassette module's
+docstring); a cassette with none of them is format 1."""
+
+_NEEDS = {
+    "samples": "samples (`samples`, `sampling`, `complete`, an exchange's `sample`) are "
+               "cassette format 2",
+    "mcp_exchanges": "`mcp_exchanges` are cassette format 2",
+    "message references": "a message reference belongs to a cassette of `format: 3`",
+}
+
+
+def parts_of(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """The optional parts a cassette's data holds, each with where it first is (the key path):
+    what decides the format it is written in and the format it must declare."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    exchanges = data.get("exchanges")
+    exchanges = exchanges if isinstance(exchanges, list) else []
+    header = next((key for key in ("samples", "sampling", "complete")
+                   if data.get(key) not in (None, [])), None)
+    sampled = next((i for i, e in enumerate(exchanges)
+                    if isinstance(e, dict) and e.get("sample") is not None), None)
+    if header is not None:
+        found.append(((header,), "samples"))
+    elif sampled is not None:
+        found.append((("exchanges", sampled, "sample"), "samples"))
+    if data.get("mcp_exchanges"):
+        found.append((("mcp_exchanges",), "mcp_exchanges"))
+    for index, exchange in enumerate(exchanges):
+        request = exchange.get("request") if isinstance(exchange, dict) else None
+        messages = request.get("messages") if isinstance(request, dict) else None
+        at = next((j for j, m in enumerate(messages) if is_ref(m)), None) \
+            if isinstance(messages, list) else None
+        if at is not None:
+            found.append((("exchanges", index, "request", "messages", at), "message references"))
+            break
+    return found
+
+
+def _format_problems(data: dict[str, Any], declared: int, path: Path | None,
+                     where: YamlLocations | None) -> list[tuple[int, str]]:
+    """A part that needs a higher format than the file declares, at its line."""
+    problems = []
+    for loc, part in parts_of(data):
+        need = PART_FORMATS[part]
+        if need <= declared:
+            continue
+        line = where.line(loc) if where is not None else 0
+        place = f"{path or '<cassette>'}{f':{line}' if where is not None else ''}"
+        problems.append((line, f"{place}: {'.'.join(map(str, loc))}: {_NEEDS[part]}, but the "
+                               f"file says `format: {declared}`; write `format: {need}` (or "
+                               "re-record it)"))
+    return problems
 
 
 def check_cassette(data: dict[str, Any], path: Path | None,
@@ -227,6 +310,8 @@ def check_cassette(data: dict[str, Any], path: Path | None,
             ChatMessage.model_validate(message)
         except ValidationError as exc:
             problems += _describe(path, exc, where, ("exchanges", index, "response", "message"))
+    if checked is not None:
+        problems += _format_problems(data, checked.format, path, where)
     if problems or checked is None:
         lines = dict.fromkeys(one_line(text) for _, text in sorted(problems, key=lambda p: p[0]))
         raise CassetteError("\n".join(lines))

@@ -16,8 +16,9 @@ of errors whatever the provider::
     │   └── ServerError           5xx (retried; raised once retries are spent)
     ├── APIConnectionError        no answer at all (retried)
     │   └── APITimeoutError       the request timed out (also a TimeoutError)
-    └── MalformedResponseError    an answer that cannot be read (not JSON, wrong shape)
-        └── IncompleteStreamError a stream that ended before completion
+    ├── MalformedResponseError    an answer that cannot be read (not JSON, wrong shape)
+    │   └── IncompleteStreamError a stream that ended before completion
+    └── NotSentError              the request was never sent (a spent budget, a shutdown)
 
 No message, repr or attribute of these errors holds an API key: backends build the messages
 themselves and redact what the server said.
@@ -43,6 +44,7 @@ __all__ = [
     "APITimeoutError",
     "MalformedResponseError",
     "IncompleteStreamError",
+    "NotSentError",
     "error_for_status",
 ]
 
@@ -145,6 +147,11 @@ class MalformedResponseError(LLMError, InfrastructureError):
 class IncompleteStreamError(MalformedResponseError):
     """A streamed answer ended before its terminator (no finish_reason, no ``[DONE]``): the
     text so far is not the answer, so nothing of it is kept."""
+
+
+class NotSentError(LLMError, InfrastructureError):
+    """The request was refused before it was sent (a call or token budget is spent, the run
+    is shutting down): no model answered, so a recording never keeps it."""
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {

@@ -11,7 +11,7 @@ Typical use (what ``agentkit report`` does)::
 """
 
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
-from agentkit.report.compare import run_comparison
+from agentkit.report.compare import eval_comparison, run_comparison
 from agentkit.report.model import (
     METRICS,
     REPORT_FORMAT,
@@ -20,6 +20,7 @@ from agentkit.report.model import (
     ReportError,
     Row,
     load_comparison,
+    merge_shards,
 )
 from agentkit.report.render import render_html, render_json, render_markdown, write_report
 from agentkit.report.thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
@@ -36,6 +37,8 @@ __all__ = [
     "Row",
     "RowDelta",
     "compare_to_baseline",
+    "eval_comparison",
+    "merge_shards",
     "cost_regressions",
     "load_comparison",
     "render_html",

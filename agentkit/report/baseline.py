@@ -2,7 +2,11 @@
 
 A row **regresses** when it passed in the baseline and now fails, errors, or is missing, or
 when one of its costs (steps, LLM calls, tokens, simulated wall time) grew past its threshold
-(:mod:`agentkit.report.thresholds`: +10 % by default, per scenario in its file). A missing
+(:mod:`agentkit.report.thresholds`: +10 % by default, per scenario in its file). A sampled
+case (on either side) regresses on its pass rate only when the drop is beyond noise: Fisher's
+exact test, one-sided, at the scenario's confidence level
+(:func:`agentkit.eval.cases.compare_pass_rates`); a drop within noise is reported in words,
+not flagged. A missing
 row counts because a scenario (or agent type) that silently drops out of the run is lost
 coverage; when the removal is intended, write a new baseline. Other metric changes are
 reported as deltas only, and new failing rows are failures of the current run, not
@@ -14,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.eval.cases import CaseStats, PassRateChange, compare_pass_rates
+from agentkit.eval.stats import DEFAULT_CONFIDENCE
 from agentkit.report.model import METRICS, Comparison, Row
 from agentkit.report.thresholds import CostRegression, cost_regressions
 
@@ -40,6 +46,8 @@ class RowDelta:
     """Why a row that passed in the baseline does not pass now (None: it does)."""
     costs: tuple[CostRegression, ...] = ()
     """The costs that grew past their thresholds."""
+    pass_rate: PassRateChange | None = None
+    """A sampled case's pass rate before and after (regressed or within noise)."""
 
     @property
     def regressed(self) -> bool:
@@ -53,7 +61,8 @@ class RowDelta:
 
     @property
     def key(self) -> str:
-        return self.scenario if self.agent_type is None else f"{self.scenario}[{self.agent_type}]"
+        row = self.current or self.baseline
+        return row.key if row is not None else self.scenario
 
     @property
     def change(self) -> Change:
@@ -73,7 +82,17 @@ class RowDelta:
                 "status": {"baseline": self.baseline.status if self.baseline else None,
                            "current": self.current.status if self.current else None},
                 "deltas": dict(self.deltas), "regression": self.regression,
-                "cost_regressions": [c.to_dict() for c in self.costs]}
+                "cost_regressions": [c.to_dict() for c in self.costs],
+                **({"pass_rate_change": _change_dict(self.pass_rate)}
+                   if self.pass_rate is not None else {})}
+
+
+def _change_dict(change: PassRateChange) -> dict[str, Any]:
+    before, after = change.before, change.after
+    return {"before": {"passes": before.passed, "judged": before.judged},
+            "after": {"passes": after.passed, "judged": after.judged},
+            "p_value": change.p_value, "confidence": change.confidence,
+            "regressed": change.regressed, "text": change.describe()}
 
 
 @dataclass(frozen=True)
@@ -111,8 +130,12 @@ class BaselineDiff:
         return [d for d in self.rows if d.fixed]
 
     def for_row(self, row: Row) -> RowDelta | None:
-        return next((d for d in self.rows
-                     if d.scenario == row.scenario and d.agent_type == row.agent_type), None)
+        for delta in self.rows:
+            other = delta.current or delta.baseline
+            if (other is not None and other.scenario == row.scenario
+                    and other.contender == row.contender):
+                return delta
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         return {"agentkit_version": self.baseline_version,
@@ -137,13 +160,25 @@ def _regression(current: Row | None, baseline: Row, load_error: Row | None) -> s
     return f"passed in the baseline; {what} now" + (f": {first}" if first else "")
 
 
+def _counts(row: Row) -> CaseStats:
+    return CaseStats(row.passed_runs, row.judged - row.passed_runs)
+
+
+def _pass_rate_change(current: Row, baseline: Row) -> PassRateChange | None:
+    """The pass-rate change of a sampled case (either side sampled), else None."""
+    if not (current.sampled or baseline.sampled):
+        return None
+    confidence = current.confidence or baseline.confidence or DEFAULT_CONFIDENCE
+    return compare_pass_rates(_counts(baseline), _counts(current), confidence)
+
+
 def compare_to_baseline(current: Comparison, baseline: Comparison) -> BaselineDiff:
     """Pair the rows of ``current`` and ``baseline`` by scenario × agent type.
 
     ``deltas`` (current minus baseline, per metric) are given when both rows ran.
     """
-    before = {(r.scenario, r.agent_type): r for r in baseline.rows}
-    now = {(r.scenario, r.agent_type): r for r in current.rows}
+    before = {(r.scenario, r.agent_type, r.model): r for r in baseline.rows}
+    now = {(r.scenario, r.agent_type, r.model): r for r in current.rows}
     load_errors = {r.scenario: r for r in current.rows if r.agent_type is None}
     diffs = []
     for key, row in now.items():
@@ -152,9 +187,14 @@ def compare_to_baseline(current: Comparison, baseline: Comparison) -> BaselineDi
         if old is not None and old.has_metrics and row.has_metrics:
             deltas = {m.key: _delta(row.metric(m.key), old.metric(m.key))  # type: ignore[arg-type]
                       for m in METRICS}
-        regression = _regression(row, old, None) if old is not None else None
+        change = _pass_rate_change(row, old) if old is not None else None
+        if change is not None:
+            regression = change.describe() if change.regressed else None
+        else:
+            regression = _regression(row, old, None) if old is not None else None
         costs = tuple(cost_regressions(row, old)) if old is not None else ()
-        diffs.append(RowDelta(row.scenario, row.agent_type, row, old, deltas, regression, costs))
+        diffs.append(RowDelta(row.scenario, row.agent_type, row, old, deltas, regression, costs,
+                              change))
     for key, old in before.items():
         if key not in now:
             regression = _regression(None, old, load_errors.get(old.scenario))

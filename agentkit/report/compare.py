@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
-from agentkit.report.model import AgentSummary, Comparison, Row, speedup
+from agentkit.eval.matrix import CaseResult, shard_of
+from agentkit.eval.samples import SampledResult, run_samples, sample_count
+from agentkit.report.model import AgentSummary, Comparison, CostSpread, Row, speedup
 from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
     Scenario,
@@ -27,7 +29,8 @@ from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_typ
 from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState, attempt
 from agentkit.scenario.layout import snapshot_path
 
-__all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result"]
+__all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
+           "row_from_samples", "eval_comparison"]
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -65,9 +68,58 @@ def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
     return _run_row(scenario, agent_type, seed, snapshots or SnapshotFiles("report"))[0]
 
 
+def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
+    """The row of a case judged on its samples: its statistics, and as metrics the means
+    over the samples that say something about the agent."""
+    scenario, stats, verdict = sampled.scenario, sampled.stats, sampled.verdict
+    interval = stats.interval
+    common: dict[str, Any] = {
+        "scenario": scenario.name, "agent_type": sampled.agent_type, "model": model,
+        "samples": stats.samples, "passes": stats.passed, "infra_errors": stats.infra_errors,
+        "not_recorded": len(sampled.missing) or None, "pass_rate": _rate(stats.pass_rate),
+        "interval": interval, "confidence": stats.confidence,
+        "min_pass_rate": scenario.min_pass_rate,
+        "pass_at_k": {str(k): v for k, v in stats.pass_at_k.items()} or None,
+        "pass_all_k": {str(k): v for k, v in stats.pass_all_k.items()} or None,
+        "class": stats.case_class if stats.samples else None,
+        "sample_outcomes": [run.outcome for run in sampled.runs if run.outcome is not None]}
+    trace = sampled.trace
+    # when no sample replays to its end (the agent no longer fits its recording), the case
+    # failed all the same: its metrics are then those of the partial runs, as a single run's
+    means = sampled.mean_totals() or (sampled.mean_totals(judged_only=False)
+                                      if verdict.outcome == "fail" else {})
+    if verdict.outcome == "error" or not means:
+        return Row(status="error", problems=[verdict.stopped_by or "no sample could run"],
+                   **common)
+    own = scenario.thresholds if scenario.thresholds.model_fields_set else None
+    state = verdict.snapshot
+    problems = list(verdict.problems) + verdict.snapshot_problems()
+    metrics: dict[str, Any] = {key: _count(value) for key, value in means.items()}
+    return Row(status="pass" if verdict.passed else "fail", problems=problems, thresholds=own,
+               snapshot=None if state is None else _ROW_SNAPSHOT[state],
+               snapshot_diff=list(verdict.snapshot_diff),
+               trace=trace.to_dict() if trace is not None else None,
+               cost={key: CostSpread(**value.to_dict())
+                     for key, value in sampled.spread().items()},
+               speedup=speedup(means["serial_time"], means["wall_time"]), **metrics, **common)
+
+
+def _rate(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _count(value: float) -> float | int:
+    """A mean shown as an int when it is one (5.0 steps in every sample: 5)."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
              snapshots: SnapshotCheck) -> tuple[Row, str | None]:
-    """The row of one run, and the run's workflow diagram (workflow agent types)."""
+    """The row of one run (of all samples of a sampled recording), and the run's workflow
+    diagram (workflow agent types)."""
+    if sample_count(scenario, agent_type) is not None:
+        return row_from_samples(run_samples(scenario, agent_type, seed=seed,
+                                            snapshots=snapshots)), None
     result, verdict = attempt(
         lambda: run_scenario(scenario, agent_type, seed=seed, snapshots=snapshots),
         snapshots, snapshot_path(scenario, agent_type))
@@ -100,7 +152,8 @@ Progress = Callable[[int, int, Row], None]
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
                    agent_types: list[str] | None = None, *, seed: int | str = 0,
                    progress: Progress | None = None,
-                   snapshots: SnapshotCheck | None = None) -> Comparison:
+                   snapshots: SnapshotCheck | None = None,
+                   shard: tuple[int, int] | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows, each run
     judged with ``snapshots`` (default: compared with its snapshot file, a difference failing
@@ -110,7 +163,9 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     given, else the order in which the scenarios first declare them. A path that does not
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
-    ``progress`` knows the total.
+    ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
+    (:func:`agentkit.eval.matrix.shard_of`: by the row's key, stable as the suite changes);
+    the comparison keeps the whole run's plan, for :func:`~agentkit.report.model.merge_shards`.
     """
     for name in agent_types or ():
         try:
@@ -136,6 +191,10 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
             order += [name for name in scenario.agents if name not in order]
         plan += [(scenario, name) for name in
                  sorted((n for n in scenario.agents if n in order), key=order.index)]
+    keys = [step.key if isinstance(step, Row) else f"{step[0].name}[{step[1]}]" for step in plan]
+    if shard is not None:
+        plan = [step for step, key in zip(plan, keys, strict=True)
+                if shard_of(key, shard[1]) == shard[0]]
     total = sum(not isinstance(step, Row) for step in plan)
     rows: list[Row] = []
     diagrams: dict[str, str] = {}
@@ -153,4 +212,16 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         if progress is not None:
             progress(done, total, row)
     return Comparison(agent_types=order, rows=rows,
-                      diagrams={n: diagrams[n] for n in order if n in diagrams})
+                      diagrams={n: diagrams[n] for n in order if n in diagrams},
+                      shard=shard, plan=keys if shard is not None else [])
+
+
+def eval_comparison(results: Sequence[CaseResult], agent_types: Sequence[str],
+                    models: Sequence[str], *, shard: tuple[int, int] | None = None,
+                    plan: Sequence[str] = ()) -> Comparison:
+    """The comparison of an evaluation: a row per case, judged on its samples
+    (:class:`~agentkit.eval.matrix.Evaluation`); ``plan`` is the whole matrix's case keys when
+    ``shard`` is given."""
+    return Comparison(agent_types=list(agent_types), models=list(models),
+                      rows=[row_from_samples(r.sampled, model=r.case.model) for r in results],
+                      shard=shard, plan=list(plan) if shard is not None else [])

@@ -1,40 +1,64 @@
-"""The comparison data: one row per scenario × agent type, summaries, and its JSON form.
+"""The comparison data: one row per scenario × agent type (× model, for an evaluation),
+summaries, and its JSON form.
 
-The JSON form is versioned (``"format": 1``) and carries no timestamps, so the same runs give
-byte-identical files; it is read back (validated) to serve as a baseline.
+A row of a sampled case (a sampled recording, an evaluation) carries its statistics --
+``samples``, ``pass_rate``, ``interval``, ``pass_at_k``, ``pass_all_k``, ``class`` and the
+spread of each cost -- and its metrics are the means over its samples.
+
+The JSON form is versioned (``"format": 2``; format 1, before samples and models, is still
+read) and carries no timestamps, so the same runs give byte-identical files; it is read back
+(validated) to serve as a baseline or to be merged with other shards.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 import agentkit
 from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
+from agentkit.eval.cases import CaseClass, SampleOutcome
 from agentkit.report.timeline import Span
 from agentkit.scenario.diff import TraceError, check_trace
+from agentkit.scenario.layout import file_safe
 from agentkit.scenario.model import Thresholds
 
 __all__ = [
     "REPORT_FORMAT",
+    "READ_REPORT_FORMATS",
     "METRICS",
+    "Contender",
     "Metric",
     "ReportError",
     "Row",
     "AgentSummary",
+    "Compared",
+    "CostSpread",
     "Comparison",
+    "contender_label",
     "load_comparison",
+    "merge_shards",
+    "shard_details",
+    "SHARD_FILE",
     "speedup",
     "trace_file",
 ]
 
-REPORT_FORMAT: Final = 1
+REPORT_FORMAT: Final = 2
+READ_REPORT_FORMATS: Final = (1, 2)
 
 
 class ReportError(BadInputError):
@@ -83,23 +107,57 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Contender = tuple[str, str | None]
+"""What a report compares: an agent type, and the model it ran with (None: its script or
+recording, whatever model that was)."""
+
+def _number(value: Any) -> Any:
+    """One clear error for a count that is not a number (not one per member of the union)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    return value
+
+
+Count = Annotated[int | float, BeforeValidator(_number)]
+"""A count metric: a run's own (int) or the mean over a sampled case's samples (float)."""
+
+_SAMPLED = ("samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
+            "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class_", "cost",
+            "sample_outcomes")
+
+
+class CostSpread(_Strict):
+    """How one cost varied over a case's samples."""
+
+    mean: float
+    sd: float
+    min: float
+    max: float
+
+
 class Row(_Strict):
-    """One scenario under one agent type: passed, failed (with problems) or could not run.
+    """One scenario under one agent type (and ``model``, in an evaluation): passed, failed
+    (with problems) or could not run.
 
     An ``error`` row has no metrics; its ``agent_type`` is None when the scenario file could
-    not be loaded at all (so its agent types are unknown).
+    not be loaded at all (so its agent types are unknown). A sampled case has its statistics
+    (module docstring); an ``error`` row of one whose samples all hit infrastructure errors
+    has ``class`` ``infra_error``.
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     scenario: str
     agent_type: str | None
+    model: str | None = None
     status: Literal["pass", "fail", "error"]
     problems: list[str] = []
-    steps: int | None = None
-    llm_calls: int | None = None
-    tool_calls: int | None = None
-    tool_errors: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    steps: Count | None = None
+    llm_calls: Count | None = None
+    tool_calls: Count | None = None
+    tool_errors: Count | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
     wall_time: float | None = None
     serial_time: float | None = None
     critical_path: float | None = None
@@ -118,6 +176,23 @@ class Row(_Strict):
     """The run's trace (kept beside report.json in ``traces/``, not in it)."""
     timeline: list[Span] | None = Field(default=None, exclude=True, repr=False)
     """The run's calls on simulated time (for the page; not written to report.json)."""
+    samples: int | None = None
+    """Sampled cases: the samples with a result (infrastructure errors included)."""
+    passes: int | None = None
+    infra_errors: int | None = None
+    not_recorded: int | None = None
+    """Samples asked for but not recorded (a budget ran out): a partial result."""
+    pass_rate: float | None = None
+    interval: tuple[float, float] | None = None
+    """The Wilson interval of ``pass_rate`` at ``confidence``."""
+    confidence: float | None = None
+    min_pass_rate: float | None = None
+    pass_at_k: dict[str, float] | None = None
+    pass_all_k: dict[str, float] | None = None
+    class_: CaseClass | None = Field(default=None, alias="class")
+    cost: dict[str, CostSpread] | None = None
+    """Per cost (steps, llm_calls, tool_calls, tokens, wall_time, serial_time): its spread."""
+    sample_outcomes: list[SampleOutcome] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -137,8 +212,34 @@ class Row(_Strict):
 
     @property
     def key(self) -> str:
-        """``scenario[agent type]`` (just ``scenario`` for a file that did not load)."""
-        return self.scenario if self.agent_type is None else f"{self.scenario}[{self.agent_type}]"
+        """``scenario[agent type]``, ``scenario[agent type@model]`` in an evaluation (just
+        ``scenario`` for a file that did not load)."""
+        if self.agent_type is None:
+            return self.scenario
+        return f"{self.scenario}[{contender_label(self.contender, '@')}]"
+
+    @property
+    def contender(self) -> Contender:
+        return (self.agent_type or "", self.model)
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples is not None
+
+    @property
+    def judged(self) -> int:
+        """The runs that say something about the agent: a sampled case's passes and failures,
+        one for a run that ran, none for one that could not."""
+        if self.samples is not None:
+            return self.samples - (self.infra_errors or 0)
+        return 1 if self.has_metrics else 0
+
+    @property
+    def passed_runs(self) -> int:
+        """Of :attr:`judged`, how many passed."""
+        if self.samples is not None:
+            return self.passes or 0
+        return 1 if self.passed else 0
 
     @property
     def passed(self) -> bool:
@@ -153,8 +254,20 @@ class Row(_Strict):
         return value
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: the metrics, then thresholds and snapshot only where there are any."""
-        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff"})
+        """The JSON form: the metrics, then thresholds, snapshot, model and the statistics of
+        a sampled case only where there are any."""
+        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
+                                        *_SAMPLED})
+        if self.model is not None:
+            data = {"scenario": self.scenario, "agent_type": self.agent_type,
+                    "model": self.model, **data}
+        sampled = self.model_dump(include=set(_SAMPLED), by_alias=True, exclude_none=True)
+        if "interval" in sampled:
+            sampled["interval"] = list(sampled["interval"])
+        data.update({key: sampled[key] for key in (
+            "samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
+            "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class", "cost",
+            "sample_outcomes") if key in sampled})
         if self.thresholds is not None:
             data["thresholds"] = self.thresholds.model_dump(exclude_none=True)
         if self.snapshot is not None:
@@ -164,15 +277,25 @@ class Row(_Strict):
         return data
 
 
+def contender_label(contender: Contender, joiner: str = " @ ") -> str:
+    """``react``, or ``react @ gpt-4o-mini`` for an agent type with a model."""
+    agent_type, model = contender
+    return agent_type if model is None else f"{agent_type}{joiner}{model}"
+
+
 def trace_file(row: Row) -> str:
     """Where a report folder keeps the trace of ``row``: ``traces/<scenario>.<agent>.json``
-    (the names ``agentkit run --trace-dir`` uses)."""
-    return f"traces/{row.scenario}.{row.agent_type}.json"
+    (the names ``agentkit run --trace-dir`` uses), ``...<agent>.<model>.json`` in an
+    evaluation; a sampled case's file holds every sample's trace."""
+    model = f".{file_safe(row.model)}" if row.model is not None else ""
+    return f"traces/{row.scenario}.{row.agent_type}{model}.json"
 
 
 @dataclass(frozen=True)
 class AgentSummary:
-    """Per agent type: how many runs passed, metric totals and means over the runs that ran.
+    """Per compared agent type (and model), over the scenarios every compared one ran
+    (:meth:`Comparison.compared`): how many runs passed, the pooled pass rate of their runs
+    and samples (``passes`` of ``judged``), metric totals and means over the runs that ran.
 
     The summary speedup is total serial time over total wall time.
     """
@@ -184,14 +307,30 @@ class AgentSummary:
     errors: int
     total: dict[str, float | int]
     mean: dict[str, float]
+    model: str | None = None
+    passes: int = 0
+    judged: int = 0
+
+    @property
+    def contender(self) -> Contender:
+        return (self.agent_type, self.model)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.judged if self.judged else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent_type": self.agent_type, "runs": self.runs, "passed": self.passed,
-                "failed": self.failed, "errors": self.errors, "total": dict(self.total),
+        head: dict[str, Any] = {"agent_type": self.agent_type}
+        if self.model is not None:
+            head["model"] = self.model
+        rate = ({"pass_rate": _round(self.passes / self.judged), "passes": self.passes,
+                 "judged": self.judged} if self.judged else {})
+        return {**head, "runs": self.runs, "passed": self.passed, "failed": self.failed,
+                "errors": self.errors, **rate, "total": dict(self.total),
                 "mean": dict(self.mean)}
 
 
-def _summarize(agent_type: str, rows: list[Row]) -> AgentSummary:
+def _summarize(contender: Contender, rows: list[Row]) -> AgentSummary:
     ran = [r for r in rows if r.has_metrics]
     total: dict[str, float | int] = {}
     for key in _SUMMED:
@@ -199,21 +338,40 @@ def _summarize(agent_type: str, rows: list[Row]) -> AgentSummary:
         total[key] = _round(value) if isinstance(value, float) else value
     total["speedup"] = speedup(float(total["serial_time"]), float(total["wall_time"]))
     mean = {key: _round(total[key] / len(ran)) if ran else 0.0 for key in _SUMMED}
-    return AgentSummary(agent_type=agent_type, runs=len(rows),
+    return AgentSummary(agent_type=contender[0], model=contender[1], runs=len(rows),
                         passed=sum(r.status == "pass" for r in rows),
                         failed=sum(r.status == "fail" for r in rows),
-                        errors=sum(r.status == "error" for r in rows), total=total, mean=mean)
+                        errors=sum(r.status == "error" for r in rows), total=total, mean=mean,
+                        passes=sum(r.passed_runs for r in rows),
+                        judged=sum(r.judged for r in rows))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What a report compares head to head: the agent types (and models) and the scenarios
+    every one of them ran; those left out (they share no scenario with the rest) and why."""
+
+    contenders: list[Contender]
+    scenarios: list[str]
+    left_out: list[tuple[Contender, str]]
 
 
 class Comparison(_Strict):
-    """Every scenario × agent type run of one report, in scenario-file then agent-type order."""
+    """Every scenario × agent type (× model) run of one report, in scenario-file, agent-type,
+    then model order."""
 
-    format: Literal[1] = REPORT_FORMAT
+    format: Literal[1, 2] = REPORT_FORMAT
     agentkit_version: str = agentkit.__version__
     agent_types: list[str]
+    models: list[str] = []
+    """The models of an evaluation, in order (empty: the rows ran their scripts/recordings)."""
     rows: list[Row]
     diagrams: dict[str, str] = {}
     """Mermaid flowcharts of the workflow agent types' workflows, by agent type."""
+    shard: tuple[int, int] | None = None
+    """``(i, n)``: this report holds shard i of n (``--shard i/n``); None: the whole run."""
+    plan: list[str] = []
+    """A shard's: the row keys of the whole run, in its order (what a merge puts back)."""
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -221,7 +379,42 @@ class Comparison(_Strict):
             if row.agent_type is not None and row.agent_type not in self.agent_types:
                 raise ValueError(f"rows.{index}.agent_type: `{row.agent_type}` is not one of "
                                  f"agent_types ({', '.join(self.agent_types) or 'none'})")
+            if row.model is not None and row.model not in self.models:
+                raise ValueError(f"rows.{index}.model: `{row.model}` is not one of models "
+                                 f"({', '.join(self.models) or 'none'})")
         return self
+
+    @property
+    def contenders(self) -> list[Contender]:
+        """Each agent type (× model) with a row, in agent-type then model order."""
+        present = {r.contender for r in self.rows if r.agent_type is not None}
+        models: list[str | None] = list(self.models) or [None]
+        return [(agent_type, model) for agent_type in self.agent_types
+                for model in models if (agent_type, model) in present]
+
+    def compared(self) -> Compared:
+        """The contenders compared head to head and the scenarios all of them ran.
+
+        Totals over different scenario sets compare nothing, so the summary and the
+        head-to-head table are over the scenarios every compared contender ran. When no
+        scenario is shared by all, the contender that ran the fewest scenarios is left out
+        (and named, with why) until some are."""
+        ran: dict[Contender, list[str]] = {c: [] for c in self.contenders}
+        for row in self.rows:
+            if row.agent_type is not None:
+                ran[row.contender].append(row.scenario)
+        contenders = list(ran)
+        left_out: list[tuple[Contender, str]] = []
+        while contenders:
+            shared = [s for s in self.scenarios if all(s in ran[c] for c in contenders)]
+            if shared or len(contenders) == 1:
+                return Compared(contenders, shared, left_out)
+            fewest = min(reversed(contenders), key=lambda c: len(ran[c]))
+            contenders.remove(fewest)
+            count = len(ran[fewest])
+            left_out.append((fewest, f"ran {count} scenario{'s' if count != 1 else ''}, none "
+                                     "of them run by all the others"))
+        return Compared([], [], left_out)
 
     @property
     def passed(self) -> bool:
@@ -238,22 +431,35 @@ class Comparison(_Strict):
         """Scenario names in row order, each once."""
         return list(dict.fromkeys(r.scenario for r in self.rows))
 
-    def row(self, scenario: str, agent_type: str | None) -> Row | None:
-        return next((r for r in self.rows
-                     if r.scenario == scenario and r.agent_type == agent_type), None)
+    def row(self, scenario: str, agent_type: str | None, model: str | None = None) -> Row | None:
+        return next((r for r in self.rows if r.scenario == scenario
+                     and r.agent_type == agent_type and r.model == model), None)
 
     def summaries(self) -> list[AgentSummary]:
-        """One summary per agent type of the report (load errors belong to no agent type)."""
-        return [_summarize(name, [r for r in self.rows if r.agent_type == name])
-                for name in self.agent_types]
+        """One summary per compared agent type (× model), over the scenarios all of them ran
+        (:meth:`compared`; load errors belong to no agent type)."""
+        compared = self.compared()
+        return [_summarize(contender, [r for r in self.rows if r.contender == contender
+                                       and r.agent_type is not None
+                                       and r.scenario in compared.scenarios])
+                for contender in compared.contenders]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form; ``summary`` is derived from the rows and recomputed when read back."""
-        return {"format": self.format, "agentkit_version": self.agentkit_version,
+        """The JSON form; ``summary`` and ``compared`` are derived from the rows and
+        recomputed when read back."""
+        compared = self.compared()
+        return {"format": REPORT_FORMAT, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
+                **({"models": list(self.models)} if self.models else {}),
+                "compared": {"scenarios": list(compared.scenarios),
+                             "left_out": [{"agent_type": c[0],
+                                           **({"model": c[1]} if c[1] is not None else {}),
+                                           "reason": reason} for c, reason in compared.left_out]},
                 "summary": [s.to_dict() for s in self.summaries()],
                 "rows": [r.to_dict() for r in self.rows],
-                **({"diagrams": dict(self.diagrams)} if self.diagrams else {})}
+                **({"diagrams": dict(self.diagrams)} if self.diagrams else {}),
+                **({"shard": list(self.shard), "plan": list(self.plan)}
+                   if self.shard is not None else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -271,10 +477,12 @@ class Comparison(_Strict):
                               f"`format: {REPORT_FORMAT}`, got {type(data).__name__}")
         if "format" not in data:
             raise ReportError(f"{at()}: not an agentkit report: no `format` field")
-        if data["format"] != REPORT_FORMAT:
+        if data["format"] not in READ_REPORT_FORMATS:
             raise ReportError(f"{at('format')}: report format {data['format']!r} is not "
-                              f"supported (this agentkit reads format {REPORT_FORMAT})")
-        fields = {k: v for k, v in data.items() if k not in ("summary", "baseline")}
+                              f"supported (this agentkit reads formats "
+                              f"{' and '.join(map(str, READ_REPORT_FORMATS))})")
+        fields = {k: v for k, v in data.items()
+                  if k not in ("summary", "baseline", "compared", "head_to_head")}
         try:
             comparison = cls.model_validate(fields)
         except ValidationError as exc:
@@ -324,15 +532,93 @@ def load_comparison(path: str | Path) -> Comparison:
         comparison = Comparison.from_dict(data, source=str(path))
     except ReportError:  # again, with the lines of the fields
         comparison = Comparison.from_dict(data, source=str(path), where=json_locations(text))
+    kept = _shard_details(path.parent / SHARD_FILE) if comparison.shard is not None else {}
     rows = []
     for row in comparison.rows:
         file = path.parent / trace_file(row)
         if row.has_metrics and file.is_file():
             trace_data, trace_text = _read_json(file, "trace")
             try:
-                trace = check_trace(trace_data, str(file), json_locations(trace_text))
+                if isinstance(trace_data, dict) and isinstance(trace_data.get("samples"), list):
+                    for sample in trace_data["samples"]:  # a sampled case's traces
+                        check_trace(sample, str(file))
+                    trace = trace_data
+                else:
+                    trace = check_trace(trace_data, str(file), json_locations(trace_text))
             except TraceError as exc:
                 raise ReportError(str(exc)) from None
-            row = row.model_copy(update={"trace": trace})
+            row = row.model_copy(update={"trace": trace, **kept.get(row.key, {})})
         rows.append(row)
     return comparison.model_copy(update={"rows": rows})
+
+
+#: In a shard's report folder: what its page shows that report.json does not hold (each
+#: run's timeline, the stored snapshot a changed trace is diffed with), so that a merge
+#: renders the page of the whole run exactly.
+SHARD_FILE = "shard.json"
+
+
+def shard_details(comparison: Comparison) -> str:
+    """The :data:`SHARD_FILE` of a shard's report."""
+    details: dict[str, Any] = {}
+    for row in comparison.rows:
+        found: dict[str, Any] = {}
+        if row.timeline is not None:
+            found["timeline"] = [asdict(span) for span in row.timeline]
+        if row.snapshot_trace is not None:
+            found["snapshot_trace"] = row.snapshot_trace
+        if found:
+            details[row.key] = found
+    return json.dumps(details, indent=1, ensure_ascii=False) + "\n"
+
+
+def _shard_details(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.is_file():
+        return {}
+    data, _ = _read_json(path, "shard details")
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: not the details of a shard's report (a JSON object)")
+    try:
+        return {key: {"timeline": [Span(**span) for span in value.get("timeline") or []]
+                      if "timeline" in value else None,
+                      "snapshot_trace": value.get("snapshot_trace")}
+                for key, value in data.items()}
+    except (TypeError, AttributeError) as exc:
+        raise ReportError(f"{path}: not the details of a shard's report: {exc}") from None
+
+
+def merge_shards(shards: list[Comparison], sources: list[str]) -> Comparison:
+    """The report of the whole run from the reports of its shards (each written with
+    ``--shard i/n``; ``sources`` name them for errors): their rows in the whole run's order,
+    exactly what the run unsplit would have reported. Every shard of the same run must be
+    there, once."""
+    if not shards:
+        raise ReportError("--merge: give the report folders of the shards")
+    first = shards[0]
+    for comparison, source in zip(shards, sources, strict=True):
+        if comparison.shard is None:
+            raise ReportError(f"{source}: not the report of a shard (it was written without "
+                              "--shard i/n)")
+        if (comparison.plan, comparison.shard[1], comparison.agent_types, comparison.models) \
+                != (first.plan, first.shard[1] if first.shard else 0, first.agent_types,
+                    first.models):
+            raise ReportError(f"{source}: a shard of another run than {sources[0]} (its "
+                              "scenarios, agent types, models or shard count differ)")
+    count = first.shard[1] if first.shard else 0
+    seen = sorted(c.shard[0] for c in shards if c.shard is not None)
+    if seen != list(range(1, count + 1)):
+        missing = sorted(set(range(1, count + 1)) - set(seen))
+        twice = sorted({i for i in seen if seen.count(i) > 1})
+        what = (f"shard(s) {', '.join(map(str, missing))} of {count} missing" if missing
+                else f"shard(s) {', '.join(map(str, twice))} given twice")
+        raise ReportError(f"--merge: {what}; merge every shard of the run once")
+    rows = {row.key: row for comparison in shards for row in comparison.rows}
+    absent = [key for key in first.plan if key not in rows]
+    if absent:
+        raise ReportError(f"--merge: no shard holds {', '.join(absent[:3])}"
+                          + (f" and {len(absent) - 3} more" if len(absent) > 3 else ""))
+    diagrams = {name: diagram for comparison in shards
+                for name, diagram in comparison.diagrams.items()}
+    return Comparison(agentkit_version=first.agentkit_version, agent_types=first.agent_types,
+                      models=first.models, rows=[rows[key] for key in first.plan],
+                      diagrams={n: diagrams[n] for n in first.agent_types if n in diagrams})

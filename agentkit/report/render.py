@@ -24,25 +24,41 @@ from agentkit.core.fmt import (
     signed_count,
     signed_seconds,
 )
+from agentkit.eval.cases import percent
+from agentkit.eval.stats import DEFAULT_CONFIDENCE, wilson_interval
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
-from agentkit.report.charts import Bar, Segment, grouped_bar_chart
+from agentkit.report.charts import (
+    Bar,
+    Point,
+    RateBar,
+    Segment,
+    grouped_bar_chart,
+    pass_rate_chart,
+    scatter_chart,
+)
 from agentkit.report.model import (
     METRICS,
+    SHARD_FILE,
     AgentSummary,
     Comparison,
+    Contender,
     Metric,
     ReportError,
     Row,
+    contender_label,
     load_comparison,
+    shard_details,
     trace_file,
 )
 from agentkit.report.resumed import html_continuations, markdown_continuations
 from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
+from agentkit.report.standings import HeadToHead, Line, head_to_head
 
-__all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
-           "REPORT_MARKER", "CHART_TITLES"]
+__all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
+           "REPORT_FILES", "REPORT_MARKER", "CHART_TITLES", "RATE_CHART_TITLES"]
 
-REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html"}
+REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html",
+                "summary": "summary.md"}
 #: The file that marks a folder as a report's: only such a folder (or an empty or missing one)
 #: is replaced by the next report, so a user's folder given by mistake is never emptied.
 REPORT_MARKER = ".agentkit-report"
@@ -50,6 +66,7 @@ _MARKER_TEXT = ("This folder is an agentkit report. `agentkit report --out` repl
                 "without this file it refuses to.\n")
 CHART_TITLES = ("Steps", "LLM calls", "Tool calls", "Tool errors", "Tokens (in + out)",
                 "Simulated latency (wall vs serial)")
+RATE_CHART_TITLES = ("Pass rate per scenario", "Cost against pass rate")
 _TITLE = "Agent comparison report"
 _STATUS = {"pass": "pass", "fail": "FAIL", "error": "ERROR"}
 
@@ -62,7 +79,7 @@ def _value(metric: Metric, value: float | None) -> str:
     if value is None:
         return "—"
     if metric.kind == "count":
-        return count(int(value))
+        return count(int(value)) if float(value).is_integer() else f"{value:,.1f}"
     if metric.kind == "seconds":
         return seconds(value)
     return ratio(value)
@@ -121,7 +138,89 @@ def _snapshot_note(row: Row) -> str:
             else "the trace differs from its committed snapshot")
 
 
+# -- What needs attention, which is best ---------------------------------------------------
+
+def _rate_text(row: Row) -> str:
+    """A sampled row's pass rate in one cell: ``60% (6/10; 31-83%)``."""
+    if row.pass_rate is None or row.interval is None:
+        return "—" if not row.sampled else "no rate"
+    low, high = row.interval
+    return (f"{percent(row.pass_rate)} ({row.passes}/{row.judged}; "
+            f"{low * 100:.0f}-{high * 100:.0f}%)")
+
+
+def _attention(comparison: Comparison,
+               diff: BaselineDiff | None) -> list[tuple[str, str, Row | None, str]]:
+    """What to look at first: regressions, flaky cases, infrastructure errors, samples not
+    recorded -- (kind, key, row, why) each."""
+    items: list[tuple[str, str, Row | None, str]] = []
+    for delta in diff.regressions if diff is not None else []:
+        items += [("regression", delta.key, delta.current, reason) for reason in delta.reasons]
+    for row in comparison.rows:
+        if row.class_ == "flaky":
+            items.append(("flaky", row.key, row, f"pass rate {_rate_text(row)}"))
+    for row in comparison.rows:
+        if row.infra_errors:
+            what = (f"{row.infra_errors} of {row.samples} samples hit infrastructure errors "
+                    "(timeouts, 5xx, rate limits); they are not counted as failures")
+            items.append(("infrastructure", row.key, row, what))
+    for row in comparison.rows:
+        if row.not_recorded:
+            items.append(("partial", row.key, row, f"{row.not_recorded} samples not recorded: "
+                                                  "the result is partial"))
+    return items
+
+
+_ATTENTION_TITLES = {"regression": "Regression", "flaky": "Flaky",
+                     "infrastructure": "Infrastructure errors", "partial": "Partial"}
+_NOTHING = "Nothing: no regression, no flaky case, no infrastructure error."
+
+
+def _h2h_note(table: HeadToHead) -> str:
+    return (f"Pass rates on the {_plural(len(table.scenarios), 'scenario')} every compared "
+            "agent type ran, then the mean cost per run there. ★ marks the best value of each "
+            "line and every value tied with it: for pass rates, not lower beyond noise "
+            f"(Fisher's exact test, one-sided, at {percent(table.confidence)}); for costs, "
+            "within the margin of the two means' standard errors. Several ★ in a line are a "
+            "tie. A pass rate reads `rate (passes/runs; interval)`.")
+
+
+def _h2h_cell(line: Line, contender: Contender) -> str:
+    value = line.values[contender]
+    text = value.text(line.kind)
+    return f"★ {text}" if contender in line.best else text
+
+
+def _left_out_lines(table: HeadToHead) -> list[str]:
+    return [f"{contender_label(c)} is left out: it {reason}." for c, reason in table.left_out]
+
+
 # -- Markdown -------------------------------------------------------------------------------
+
+def _md_attention(comparison: Comparison, diff: BaselineDiff | None) -> list[str]:
+    items = _attention(comparison, diff)
+    lines = ["## Needs attention", ""]
+    if not items:
+        return [*lines, _NOTHING, ""]
+    lines += [f"- **{_ATTENTION_TITLES[kind]}** `{key}`: {_md_text(why)}"
+              for kind, key, _, why in items]
+    return [*lines, ""]
+
+
+def _md_head_to_head(table: HeadToHead) -> list[str]:
+    lines = ["## Which is best", ""]
+    if not table.contenders or not table.scenarios:
+        return [*lines, "No scenario was run by more than one agent type: nothing to compare.",
+                ""]
+    headers = ["", *(contender_label(c) for c in table.contenders)]
+    body = [[line.label, *(_h2h_cell(line, c) for c in table.contenders)]
+            for line in table.lines]
+    lines += [_h2h_note(table), "",
+              tabulate(body, headers, tablefmt="github", disable_numparse=True,
+                       colalign=("left", *("right" for _ in table.contenders))), ""]
+    return [*lines, *_left_out_lines(table), *([""] if table.left_out else [])]
+
+
 
 def _fence(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -134,33 +233,50 @@ def _md_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", " ".join(text.split()))
 
 
+def _summary_rate(summary: AgentSummary) -> str:
+    if summary.pass_rate is None:
+        return "—"
+    return f"{percent(summary.pass_rate)} ({summary.passes}/{summary.judged})"
+
+
 def _md_summary(summaries: list[AgentSummary]) -> str:
-    headers = ["Agent type", "Passed", *(m.label for m in METRICS)]
+    headers = ["Agent type", "Passed", "Pass rate", *(m.label for m in METRICS)]
     table = []
     for s in summaries:
-        cells = [s.agent_type, f"{s.passed}/{s.runs}"]
+        cells = [contender_label(s.contender), f"{s.passed}/{s.runs}", _summary_rate(s)]
         for m in METRICS:
             total = _value(m, s.total[m.key])
             cells.append(total if m.kind == "ratio" else f"{total} ({_mean(m, s.mean[m.key])})")
         table.append(cells)
     return tabulate(table, headers, tablefmt="github", disable_numparse=True,
-                    colalign=("left", "right", *("right" for _ in METRICS)))
+                    colalign=("left", "right", "right", *("right" for _ in METRICS)))
+
+
+def _sampled_columns(comparison: Comparison) -> bool:
+    return any(row.sampled for row in comparison.rows)
 
 
 def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
-    headers = ["Scenario", "Agent type", "Result"]
+    sampled = _sampled_columns(comparison)
+    headers = ["Scenario", "Agent type", *(["Model"] if comparison.models else []), "Result",
+               *(["Pass rate", "Class"] if sampled else [])]
     for m in METRICS:
         headers += [m.label, f"Δ {m.short}"] if diff is not None else [m.label]
     table = []
     for row in comparison.rows:
         delta = diff.for_row(row) if diff is not None else None
-        cells = [row.scenario, row.agent_type or "—", _STATUS[row.status]]
+        cells = [row.scenario, row.agent_type or "—",
+                 *([row.model or "—"] if comparison.models else []), _STATUS[row.status]]
+        if sampled:
+            cells += [_rate_text(row), row.class_ or "—"]
         for m in METRICS:
             cells.append(_value(m, row.metric(m.key)))
             if diff is not None:
                 cells.append(_delta(m, delta))
         table.append(cells)
-    colalign = ("left", "left", "left", *("right" for _ in headers[3:]))
+    lead = 3 + bool(comparison.models)
+    colalign = (("left",) * lead + (("right", "left") if sampled else ())
+                + tuple("right" for _ in headers[lead + 2 * sampled:]))
     return tabulate(table, headers, tablefmt="github", disable_numparse=True, colalign=colalign)
 
 
@@ -222,24 +338,40 @@ def _md_diagrams(comparison: Comparison) -> list[str]:
     return ["## Workflows", "", _DIAGRAM_NOTE, "", *lines] if lines else []
 
 
+def _meta(comparison: Comparison) -> str:
+    models = f" · models: {', '.join(comparison.models)}" if comparison.models else ""
+    return (f"agentkit {comparison.agentkit_version} · agent types: "
+            f"{', '.join(comparison.agent_types) or 'none'}{models} · {_counts(comparison)}")
+
+
+def _summary_note(table: HeadToHead) -> str:
+    return (f"Over the {_plural(len(table.scenarios), 'scenario')} every compared agent type "
+            "ran (the same ones for each, so the numbers compare): passed runs, the pass rate "
+            "of all their runs and samples, metric totals and the mean per run; speedup is "
+            "total serial time over total wall time (simulated seconds).")
+
+
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
-    """Summary per agent type, the scenario × agent type table (with Δ columns against
-    ``baseline``), the workflows, resumed runs beside the recorded ones, the failures with
-    their problems, the regressions against ``baseline`` (failures and costs past their
-    thresholds), then the snapshot changes."""
+    """What needs attention (regressions against ``baseline``, flaky cases, infrastructure
+    errors), which agent type is best (the head-to-head table), the summary over the same
+    scenarios, the scenario × agent type table (with Δ columns against ``baseline``), the
+    workflows, resumed runs beside the recorded ones, the failures with their problems, the
+    regressions in full, then the snapshot changes."""
     diff = _diff(comparison, baseline)
-    lines = [f"# {_TITLE}", "",
-             f"agentkit {comparison.agentkit_version} · agent types: "
-             f"{', '.join(comparison.agent_types) or 'none'} · {_counts(comparison)}", ""]
+    table = head_to_head(comparison)
+    lines = [f"# {_TITLE}", "", _meta(comparison), ""]
     if diff is not None:
         lines += [f"Against the baseline: {_baseline_line(diff)}.", ""]
-    lines += ["## Summary by agent type", "",
-              "Totals over the runs of each agent type, the mean per run in parentheses; "
-              "speedup is total serial time over total wall time (simulated seconds).", "",
+    lines += _md_attention(comparison, diff)
+    lines += _md_head_to_head(table)
+    lines += ["## Summary by agent type", "", _summary_note(table), "",
               _md_summary(comparison.summaries()), "",
               "## Scenarios × agent types", ""]
     if diff is not None:
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
+    if _sampled_columns(comparison):
+        lines += ["A sampled case's metrics are the means over its samples; its pass rate "
+                  "reads `rate (passes/samples; interval)`.", ""]
     lines += [_md_rows(comparison, diff), ""]
     lines += _md_diagrams(comparison)
     lines += markdown_continuations(comparison)
@@ -250,11 +382,45 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def render_summary(comparison: Comparison, baseline: Comparison | None = None) -> str:
+    """A short Markdown summary for a pull-request comment: the verdict, what needs
+    attention, which agent type is best, and the failures folded away."""
+    diff = _diff(comparison, baseline)
+    table = head_to_head(comparison)
+    regressions = diff.regressions if diff is not None else []
+    ok = comparison.passed and not regressions
+    verdict = "✅ passed" if ok else "❌ failed"
+    lines = [f"### agentkit: {verdict}", "", _counts(comparison)
+             + (f"; against the baseline: {_baseline_line(diff)}" if diff is not None else ""),
+             ""]
+    items = _attention(comparison, diff)
+    if items:
+        lines += ["**Needs attention**", "",
+                  *(f"- {_ATTENTION_TITLES[kind]} `{key}`: {_md_text(why)}"
+                    for kind, key, _, why in items), ""]
+    if table.contenders and table.scenarios and len(table.contenders) > 1:
+        lines += ["**Which is best** (★: best, several ★: a tie within noise)", "",
+                  tabulate([[line.label, *(_h2h_cell(line, c) for c in table.contenders)]
+                            for line in table.lines],
+                           ["", *(contender_label(c) for c in table.contenders)],
+                           tablefmt="github", disable_numparse=True), ""]
+    if comparison.failures:
+        lines += [f"<details><summary>{_plural(len(comparison.failures), 'failure')}"
+                  "</summary>", ""]
+        for row in comparison.failures:
+            first = row.problems[0].splitlines()[0] if row.problems else ""
+            lines.append(f"- `{row.key}` {_STATUS[row.status]}: {_md_text(first)}")
+        lines += ["", "</details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 # -- JSON -----------------------------------------------------------------------------------
 
 def render_json(comparison: Comparison, baseline: Comparison | None = None) -> str:
-    """:meth:`Comparison.to_dict`, plus a ``baseline`` section (deltas, regressions) if given."""
+    """:meth:`Comparison.to_dict`, the head-to-head table, and a ``baseline`` section
+    (deltas, regressions) if given."""
     data: dict[str, Any] = comparison.to_dict()
+    data["head_to_head"] = head_to_head(comparison).to_dict()
     diff = _diff(comparison, baseline)
     if diff is not None:
         data["baseline"] = diff.to_dict()
@@ -301,6 +467,12 @@ svg .value.fail{fill:#b3261e;font-weight:600}
 svg .legend{font-size:11px;fill:#1f2328}
 svg .grid{stroke:#d8dee4;stroke-width:1}
 svg .band{fill:#f6f8fa}
+svg .whisker{stroke:#1f2328;stroke-width:1.3}
+svg .spread{stroke-width:2}
+td.best{font-weight:600;background:#dafbe1}
+.b-flaky{background:#fff1c2;color:#7d4e00}
+.b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
+ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;
  padding:8px 10px;margin:4px 0;font-size:12px}
 ul.plain{padding-left:20px;margin:4px 0}
@@ -328,10 +500,11 @@ def _html_summary(summaries: list[AgentSummary]) -> str:
     head = "".join(f"<th>{escape(m.label)}</th>" for m in METRICS)
     body = []
     for s in summaries:
-        cells = [f'<td class="l">{escape(s.agent_type)}</td>',
+        cells = [f'<td class="l">{escape(contender_label(s.contender))}</td>',
                  f"<td>{s.passed}/{s.runs}"
                  + (f'<span class="sub">{s.failed} failed, {s.errors} errors</span>'
-                    if s.failed or s.errors else "") + "</td>"]
+                    if s.failed or s.errors else "") + "</td>",
+                 f"<td>{escape(_summary_rate(s))}</td>"]
         for m in METRICS:
             total = escape(_value(m, s.total[m.key]))
             sub = "" if m.kind == "ratio" else \
@@ -339,10 +512,11 @@ def _html_summary(summaries: list[AgentSummary]) -> str:
             cells.append(f"<td>{total}{sub}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<div class="wrap"><table><thead><tr><th class="l">Agent type</th><th>Passed</th>'
-            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+            f"<th>Pass rate</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
+    sampled = _sampled_columns(comparison)
     head = "".join(f"<th>{escape(m.label)}</th>" for m in METRICS)
     spans: dict[str, int] = {}
     for row in comparison.rows:
@@ -358,42 +532,59 @@ def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
         result = _badge(row.status)
         if delta is not None and delta.regressed:
             result += ' <span class="badge b-regression">regression</span>'
+        name = contender_label(row.contender) if row.agent_type is not None else "—"
         cells += [f'<td class="l"><a class="run-link" href="#{run_anchor(row)}">'
-                  f'{escape(row.agent_type or "—")}</a></td>',
+                  f'{escape(name)}</a></td>',
                   f'<td class="l result">{result}</td>']
+        if sampled:
+            cells += [f"<td>{escape(_rate_text(row))}</td>",
+                      f'<td class="l">{escape(row.class_ or "—")}</td>']
         for m in METRICS:
             cells.append(f"<td>{escape(_value(m, row.metric(m.key)))}"
                          f"{_delta_span(m, delta)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
+    extra = "<th>Pass rate</th><th class=\"l\">Class</th>" if sampled else ""
     return (f'<div class="wrap"><table><thead><tr><th class="l">Scenario</th>'
-            f'<th class="l">Agent type</th><th class="l">Result</th>{head}</tr></thead>'
+            f'<th class="l">Agent type</th><th class="l">Result</th>{extra}{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _charted(comparison: Comparison) -> list[str]:
+    """The scenarios several agent types (× models) ran: the only ones charted, so that no
+    chart has empty slots."""
+    runs: dict[str, int] = {}
+    for row in comparison.rows:
+        if row.agent_type is not None:
+            runs[row.scenario] = runs.get(row.scenario, 0) + 1
+    return [s for s in comparison.scenarios if runs.get(s, 0) > 1]
+
+
+def _series(comparison: Comparison) -> list[str]:
+    return [contender_label(c) for c in comparison.contenders]
 
 
 def _chart_bars(comparison: Comparison,
                 make: Callable[[Row], Bar]) -> dict[tuple[str, str], Bar | str]:
-    bars: dict[tuple[str, str], Bar | str] = {}
-    for row in comparison.rows:
-        targets = comparison.agent_types if row.agent_type is None else [row.agent_type]
-        for name in targets:
-            bars[(row.scenario, name)] = make(row) if row.has_metrics else "error"
-    return bars
+    return {(row.scenario, contender_label(row.contender)):
+            make(row) if row.has_metrics else "error"
+            for row in comparison.rows if row.agent_type is not None}
 
 
 def _count_bar(key: str, label: str) -> Callable[[Row], Bar]:
     def make(row: Row) -> Bar:
-        value = int(row.metric(key) or 0)
-        return Bar([Segment(0, value)], count(value),
-                   f"{row.key}: {count(value)} {label}",
+        value = row.metric(key) or 0
+        text = _value(METRICS[[m.key for m in METRICS].index(key)], value)
+        return Bar([Segment(0, value)], text, f"{row.key}: {text} {label}",
                    failed=row.status == "fail")
     return make
 
 
 def _token_bar(row: Row) -> Bar:
     prompt, completion = row.prompt_tokens or 0, row.completion_tokens or 0
-    return Bar([Segment(0, prompt), Segment(prompt, prompt + completion, 0.45)],
-               count(prompt + completion),
-               f"{row.key}: {count(prompt)} tokens in, {count(completion)} tokens out",
+    total = prompt + completion
+    shown = count(int(total)) if float(total).is_integer() else f"{total:,.1f}"
+    return Bar([Segment(0, prompt), Segment(prompt, prompt + completion, 0.45)], shown,
+               f"{row.key}: {prompt:,.0f} tokens in, {completion:,.0f} tokens out",
                failed=row.status == "fail")
 
 
@@ -406,37 +597,121 @@ def _latency_bar(row: Row) -> Bar:
 
 
 def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
-            groups: list[str] | None = None, notes: list[tuple[str, float]] | None = None,
+            groups: list[str], notes: list[tuple[str, float]] | None = None,
             integral: bool = True, caption: str = "") -> str:
-    groups = comparison.scenarios if groups is None else groups
     bars = {k: v for k, v in _chart_bars(comparison, make).items() if k[0] in groups}
-    svg = grouped_bar_chart(title=title, groups=groups, series=comparison.agent_types,
+    svg = grouped_bar_chart(title=title, groups=groups, series=_series(comparison),
                             bars=bars, integral=integral, notes=notes)
     note = f'<p class="note">{escape(caption)}</p>' if caption else ""
     return f"<figure><figcaption>{escape(title)}</figcaption>{svg}{note}</figure>"
 
 
-def _html_charts(comparison: Comparison) -> str:
-    """Count charts per scenario, tokens (in, out), and latency for the scenarios that have
-    simulated time (wall drawn over serial)."""
-    timed = [g for g in comparison.scenarios
+def _rate_bar(row: Row) -> RateBar | str:
+    if not row.judged:
+        return "error"
+    confidence = row.confidence or DEFAULT_CONFIDENCE
+    low, high = row.interval or wilson_interval(row.passed_runs, row.judged, confidence)
+    rate = row.passed_runs / row.judged
+    label = f"{percent(rate)} ({row.passed_runs}/{row.judged})"
+    return RateBar(rate, low, high, label,
+                   f"{row.key}: pass rate {label}, {percent(confidence)} interval "
+                   f"{low * 100:.0f}-{high * 100:.0f}%")
+
+
+def _rate_figures(comparison: Comparison, groups: list[str], table: HeadToHead) -> list[str]:
+    """The pass rate per charted scenario with its interval, and cost against pass rate."""
+    figures = []
+    if groups:
+        bars = {(row.scenario, contender_label(row.contender)): _rate_bar(row)
+                for row in comparison.rows if row.agent_type is not None
+                and row.scenario in groups}
+        svg = pass_rate_chart(title=RATE_CHART_TITLES[0], groups=groups,
+                              series=_series(comparison), bars=bars)
+        figures.append(f"<figure><figcaption>{RATE_CHART_TITLES[0]}</figcaption>{svg}"
+                       '<p class="note">Bar: the pass rate of the runs (all samples of a sampled '
+                       "case); whiskers: its Wilson interval. One run alone says little: its "
+                       "interval is wide.</p></figure>")
+    pooled = next((line for line in table.lines if line.label.startswith("All ")), None)
+    tokens = next((line for line in table.lines if line.label == "Tokens per run"), None)
+    if pooled is not None and tokens is not None:
+        points = {}
+        for contender in table.contenders:
+            rate, cost = pooled.values[contender], tokens.values[contender]
+            if rate.value is None or cost.value is None or rate.interval is None:
+                continue
+            name = contender_label(contender)
+            points[name] = Point(cost.value, rate.value, *rate.interval,
+                                 f"{name}: {cost.value:,.0f} tokens per run, pass rate "
+                                 f"{percent(rate.value)} ({rate.passes}/{rate.judged})")
+        svg = scatter_chart(title=RATE_CHART_TITLES[1], x_label="tokens per run (mean)",
+                            series=[contender_label(c) for c in table.contenders],
+                            points=points)
+        figures.append(f"<figure><figcaption>{RATE_CHART_TITLES[1]}</figcaption>{svg}"
+                       f'<p class="note">Over the {_plural(len(table.scenarios), "scenario")} '
+                       "every compared agent type ran: up and to the left is better; the "
+                       "whisker is the pass rate's interval.</p></figure>")
+    return figures
+
+
+def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
+    """Pass rates with their intervals, cost against pass rate, then count charts, tokens
+    (in, out) and latency (wall drawn over serial) -- for the scenarios several agent types
+    ran."""
+    groups = _charted(comparison)
+    timed = [g for g in groups
              if any((r.serial_time or 0) > 0 for r in comparison.rows if r.scenario == g)]
-    hidden = len(comparison.scenarios) - len(timed)
     caption = "Simulated seconds; wall below serial means calls overlapped."
-    if timed and hidden:
-        caption += f" {_plural(hidden, 'scenario')} without simulated latency not shown."
-    figures = [
-        _figure(comparison, CHART_TITLES[0], _count_bar("steps", "steps")),
-        _figure(comparison, CHART_TITLES[1], _count_bar("llm_calls", "LLM calls")),
-        _figure(comparison, CHART_TITLES[2], _count_bar("tool_calls", "tool calls")),
-        _figure(comparison, CHART_TITLES[3], _count_bar("tool_errors", "tool errors")),
-        _figure(comparison, CHART_TITLES[4], _token_bar,
-                notes=[("solid: in", 1.0), ("light: out", 0.45)]),
-        _figure(comparison, CHART_TITLES[5], _latency_bar, groups=timed or None,
-                notes=[("solid: wall", 1.0), ("light: serial", 0.3)], integral=False,
-                caption=caption),
-    ]
-    return f'<div class="charts">{"".join(figures)}</div>'
+    if timed and len(groups) - len(timed):
+        caption += (f" {_plural(len(groups) - len(timed), 'scenario')} without simulated "
+                    "latency not shown.")
+    figures = _rate_figures(comparison, groups, table)
+    if groups:
+        figures += [
+            _figure(comparison, CHART_TITLES[0], _count_bar("steps", "steps"), groups=groups),
+            _figure(comparison, CHART_TITLES[1], _count_bar("llm_calls", "LLM calls"),
+                    groups=groups),
+            _figure(comparison, CHART_TITLES[2], _count_bar("tool_calls", "tool calls"),
+                    groups=groups),
+            _figure(comparison, CHART_TITLES[3], _count_bar("tool_errors", "tool errors"),
+                    groups=groups),
+            _figure(comparison, CHART_TITLES[4], _token_bar, groups=groups,
+                    notes=[("solid: in", 1.0), ("light: out", 0.45)]),
+            _figure(comparison, CHART_TITLES[5], _latency_bar, groups=timed or groups,
+                    notes=[("solid: wall", 1.0), ("light: serial", 0.3)], integral=False,
+                    caption=caption),
+        ]
+    alone = len(comparison.scenarios) - len(groups)
+    note = (f'<p class="note">{_plural(alone, "scenario")} run by one agent type only '
+            f"{'is' if alone == 1 else 'are'} in the table below, not charted.</p>"
+            if alone else "")
+    return note + f'<div class="charts">{"".join(figures)}</div>'
+
+
+def _html_attention(comparison: Comparison, diff: BaselineDiff | None) -> str:
+    items = _attention(comparison, diff)
+    if not items:
+        return f'<p class="ok">{escape(_NOTHING)}</p>'
+    lines = "".join(f'<li><span class="badge b-{kind}">{escape(_ATTENTION_TITLES[kind])}'
+                    f"</span> {_link(key, row)}: {escape(why)}</li>"
+                    for kind, key, row, why in items)
+    return f'<ul class="plain attention">{lines}</ul>'
+
+
+def _html_head_to_head(table: HeadToHead) -> str:
+    if not table.contenders or not table.scenarios:
+        return '<p class="note">No scenario was run by more than one agent type: nothing to ' \
+               "compare.</p>"
+    head = "".join(f"<th>{escape(contender_label(c))}</th>" for c in table.contenders)
+    body = []
+    for line in table.lines:
+        cells = "".join(
+            f'<td class="best">{escape(_h2h_cell(line, c))}</td>' if c in line.best
+            else f"<td>{escape(_h2h_cell(line, c))}</td>" for c in table.contenders)
+        body.append(f'<tr><td class="l">{escape(line.label)}</td>{cells}</tr>')
+    left = "".join(f'<p class="note">{escape(text)}</p>' for text in _left_out_lines(table))
+    return (f'<p class="note">{escape(_h2h_note(table))}</p><div class="wrap"><table><thead>'
+            f'<tr><th class="l"></th>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+            f"</table></div>{left}")
 
 
 def _html_failures(comparison: Comparison, diff: BaselineDiff | None) -> str:
@@ -498,24 +773,26 @@ def _html_diagrams(comparison: Comparison) -> list[str]:
 
 
 def render_html(comparison: Comparison, baseline: Comparison | None = None) -> str:
-    """One self-contained page: regressions against ``baseline``, summary, charts comparing
-    the agent types, the scenario table (with Δ), failures, snapshot changes, then a section
-    per run (timeline, steps, trace diffs) that the tables link to."""
+    """One self-contained page: what needs attention (regressions against ``baseline``,
+    flaky cases, infrastructure errors), which agent type is best, the summary, charts
+    comparing the agent types (pass rates with intervals, cost against pass rate, costs), the
+    scenario table (with Δ), failures, snapshot changes, then a section per run (timeline,
+    steps, trace diffs) that the tables link to."""
     diff = _diff(comparison, baseline)
-    meta = (f"agentkit {comparison.agentkit_version} · agent types: "
-            f"{', '.join(comparison.agent_types) or 'none'} · {_counts(comparison)}")
-    sections = [f"<h1>{escape(_TITLE)}</h1>", f'<p class="meta">{escape(meta)}</p>']
+    table = head_to_head(comparison)
+    sections = [f"<h1>{escape(_TITLE)}</h1>", f'<p class="meta">{escape(_meta(comparison))}</p>',
+                "<h2>Needs attention</h2>", _html_attention(comparison, diff)]
     if diff is not None:
         sections.append(f"<h2>Against the baseline</h2>{_html_baseline(diff)}")
     sections += [
+        "<h2>Which is best</h2>", _html_head_to_head(table),
         "<h2>Summary by agent type</h2>",
-        '<p class="note">Totals over the runs of each agent type, the mean per run below; '
-        "times are simulated seconds; speedup is total serial time over total wall time.</p>",
+        f'<p class="note">{escape(_summary_note(table))}</p>',
         _html_summary(comparison.summaries()),
         "<h2>Charts</h2>",
-        '<p class="note">One group per scenario, one bar per agent type; ✗ marks a failed run. '
-        "Hover a bar for its numbers.</p>",
-        _html_charts(comparison),
+        '<p class="note">One group per scenario several agent types ran, one bar per agent '
+        "type that ran it; ✗ marks a failed run. Hover a bar for its numbers.</p>",
+        _html_charts(comparison, table),
         "<h2>Scenarios × agent types</h2>",
     ]
     if diff is not None:
@@ -539,7 +816,8 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
 
 def write_report(comparison: Comparison, out_dir: str | Path,
                  baseline: Comparison | str | Path | None = None) -> dict[str, Path]:
-    """Write report.md, report.json, report.html and each run's trace
+    """Write report.md, report.json, report.html, summary.md (for a pull-request comment)
+    and each run's trace
     (``traces/<scenario>.<agent type>.json``, what a later ``--baseline`` diffs against) into
     ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
     report.md beside an old report.json, even if the process is killed).
@@ -555,11 +833,14 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     out = Path(out_dir)
     texts = {"markdown": render_markdown(comparison, baseline),
              "json": render_json(comparison, baseline),
-             "html": render_html(comparison, baseline)}
+             "html": render_html(comparison, baseline),
+             "summary": render_summary(comparison, baseline)}
     files = {REPORT_MARKER: _MARKER_TEXT}
     files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
     files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
                   for row in comparison.rows if row.trace is not None})
+    if comparison.shard is not None:
+        files[SHARD_FILE] = shard_details(comparison)
     try:
         written = replace_folder(out, files, marker=REPORT_MARKER)
     except FolderRefused as exc:

@@ -44,12 +44,20 @@ def run_anchor(row: Row) -> str:
     return "run-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", row.key).strip("-")
 
 
+def _count(value: float | None) -> str:
+    """A count, or a sampled case's mean count (one decimal when it is not whole)."""
+    value = value or 0
+    return count(int(value)) if float(value).is_integer() else f"{value:,.1f}"
+
+
 def metrics_line(row: Row) -> str:
-    """A run's costs in one line, in the report's one number format."""
-    return (f"{count(row.steps or 0)} steps · {count(row.llm_calls or 0)} LLM calls · "
-            f"{count(row.tool_calls or 0)} tool calls ({count(row.tool_errors or 0)} "
-            f"failed) · {count(row.prompt_tokens or 0)} tokens in, "
-            f"{count(row.completion_tokens or 0)} out · wall {seconds(row.wall_time or 0)},"
+    """A run's costs in one line, in the report's one number format (a sampled case's: the
+    means over its samples)."""
+    mean = "mean per sample: " if row.sampled else ""
+    return (f"{mean}{_count(row.steps)} steps · {_count(row.llm_calls)} LLM calls · "
+            f"{_count(row.tool_calls)} tool calls ({_count(row.tool_errors)} "
+            f"failed) · {_count(row.prompt_tokens)} tokens in, "
+            f"{_count(row.completion_tokens)} out · wall {seconds(row.wall_time or 0)},"
             f" serial {seconds(row.serial_time or 0)}, speedup {ratio(row.speedup or 1)}")
 
 
@@ -96,6 +104,30 @@ def _steps_table(trace: dict[str, Any]) -> str:
     return ('<div class="wrap"><table class="steps"><thead><tr><th>Step</th><th>LLM calls '
             "(latency · tokens in → out · reply)</th><th>Tool calls (args → output · latency)"
             f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _samples_table(row: Row) -> str:
+    """One line per sample of a sampled case: its outcome, costs and answer."""
+    assert row.trace is not None
+    outcomes = row.sample_outcomes or []
+    lines = []
+    for index, trace in enumerate(row.trace["samples"]):
+        totals = trace.get("totals") or {}
+        turns = trace.get("turns") or []
+        last = turns[-1] if turns else {}
+        said = last.get("error") or last.get("response") or ""
+        outcome = outcomes[index] if index < len(outcomes) else "—"
+        css = ' class="err"' if outcome == "fail" else ""
+        tokens = totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0)
+        lines.append(f'<tr><td class="n">{index}</td><td{css}>{escape(outcome)}</td>'
+                     f'<td class="n">{count(totals.get("steps", 0))}</td>'
+                     f'<td class="n">{count(totals.get("llm_calls", 0))}</td>'
+                     f'<td class="n">{count(tokens)}</td>'
+                     f'<td class="n">{seconds(totals.get("wall_time", 0))}</td>'
+                     f"<td>{escape(short(said, 120))}</td></tr>")
+    return ('<div class="wrap"><table class="steps"><thead><tr><th>Sample</th><th>Outcome</th>'
+            "<th>Steps</th><th>LLM calls</th><th>Tokens</th><th>Wall</th><th>Answer or error"
+            f"</th></tr></thead><tbody>{''.join(lines)}</tbody></table></div>")
 
 
 def _pre(lines: list[Line]) -> str:
@@ -149,7 +181,9 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
         parts.append("<h4>Timeline (simulated time; one lane per concurrent call)</h4>"
                      + (svg or '<p class="note">No simulated time passed: every call took '
                                 "0 s.</p>"))
-    if row.trace is not None:
+    if row.trace is not None and isinstance(row.trace.get("samples"), list):
+        parts.append("<h4>Samples</h4>" + _samples_table(row))
+    elif row.trace is not None:
         parts.append("<h4>Steps</h4>" + _steps_table(row.trace))
     parts.append(_against_snapshot(row))
     if diff is not None and row.has_metrics:

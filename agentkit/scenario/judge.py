@@ -34,7 +34,7 @@ from agentkit.scenario.snapshot_compare import compare_with_snapshot
 
 if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult
-    from agentkit.scenario.trace import Trace
+    from agentkit.scenario.trace import SampledTrace, Trace
 
 __all__ = ["Verdict", "SnapshotCheck", "SnapshotFiles", "SnapshotPolicy", "SnapshotState",
            "judge", "judge_error", "attempt", "RunObserver", "observing_runs"]
@@ -52,9 +52,10 @@ class SnapshotCheck(Protocol):
 
     policy: SnapshotPolicy
 
-    def compare(self, trace: Trace, path: Path | None) -> Compared:
+    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
         """``same``/``changed``/``missing`` (or ``created``/``updated`` when it writes), how
-        the trace differs (step-aligned, snapshot -> now) and the stored trace when known."""
+        the trace (or a sampled recording's traces) differs (step-aligned, snapshot -> now)
+        and the stored trace when known."""
         ...
 
     def keep(self, path: Path | None) -> None:
@@ -77,7 +78,7 @@ class SnapshotFiles:
     update: bool = False
     hint: str = "agentkit run --snapshot-update"
 
-    def compare(self, trace: Trace, path: Path | None) -> Compared:
+    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
         if path is None:
             return "not_checked", [], None
         state, diff, stored = compare_with_snapshot(trace.to_dict(), path)

@@ -11,7 +11,10 @@ Beside a scenario file ``scenarios/shop.yaml``:
   explicit ``recording:`` path (:func:`cassette_path`); a team agent's
   ``...<agent type>.<agent>.yaml``;
 * ``<dir>/shop.<agent type>.json`` -- a trace ``agentkit run --trace-dir <dir>`` writes
-  (:func:`trace_file`).
+  (:func:`trace_file`);
+* ``scenarios/cassettes/eval/shop.<agent type>.<model>.yaml`` -- the samples ``agentkit
+  eval`` recorded of the agent type with that model (:func:`eval_cassette_path`; ``--cassettes
+  DIR`` puts them into DIR instead).
 
 Before agentkit 0.2 a recording kept its trace in ``<cassette>.trace.json`` beside the
 cassette; :func:`legacy_recorded_trace` finds such a file so the commands can say it is no
@@ -20,16 +23,19 @@ longer read.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentkit.core.files import settle
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 
-__all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "snapshot_file", "snapshot_path", "llm_source",
-           "cassette_path", "has_mcp", "records", "recording_files", "trace_file", "legacy_recorded_trace"]
+__all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
+           "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "trace_file",
+           "legacy_recorded_trace", "eval_cassette_path", "file_safe"]
 
 SNAPSHOT_FOLDER = "__snapshots__"
 CASSETTE_FOLDER = "cassettes"
+EVAL_FOLDER = "eval"
 
 
 def snapshot_file(scenario_file: Path, agent_type: str) -> Path:
@@ -96,6 +102,21 @@ def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
 def trace_file(folder: Path, scenario: Scenario, agent_type: str) -> Path:
     """The file ``agentkit run --trace-dir folder`` writes the run's trace to."""
     return folder / f"{scenario.name}.{agent_type}.json"
+
+
+def file_safe(name: str) -> str:
+    """``name`` (a model such as ``openai/gpt-4o``) as one file-name part: characters other
+    than letters, digits, ``_``, ``-`` and ``.`` become ``-``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "-"
+
+
+def eval_cassette_path(scenario: Scenario, agent_type: str, model: str,
+                       folder: Path | None = None) -> Path:
+    """Where ``agentkit eval`` keeps the samples of ``agent_type`` with ``model``:
+    ``<folder>/<scenario>.<agent type>.<model>.yaml``, ``folder`` defaulting to
+    ``cassettes/eval`` beside the scenario file."""
+    base = folder if folder is not None else _base(scenario) / CASSETTE_FOLDER / EVAL_FOLDER
+    return base / f"{scenario.name}.{agent_type}.{file_safe(model)}.yaml"
 
 
 def legacy_recorded_trace(scenario: Scenario, agent_type: str) -> Path | None:

@@ -573,6 +573,14 @@ class Scenario(_Strict):
     thresholds: Thresholds = Field(
         default_factory=Thresholds, description="how much more cost than in a report's "
                                                 "baseline is a regression (per metric)")
+    min_pass_rate: float | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False,
+        description="samples (a sampled recording, an evaluation): the pass rate the case must "
+                    "not fall below beyond noise (default: every sample passes)")
+    confidence: float = Field(
+        0.95, gt=0, lt=1, allow_inf_nan=False,
+        description="the confidence level of pass-rate intervals and of the tests that call a "
+                    "difference real (default 0.95)")
     path: str | None = Field(default=None, exclude=True, description="the file it was loaded from")
     _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
 

@@ -110,7 +110,8 @@ def cassette_miss(result: ScenarioResult) -> str | None:
 
 def rerecord_command(scenario: Scenario, agent_type: str) -> str:
     """The ``agentkit record`` command that records ``agent_type`` again from scratch, against
-    the model and server its cassette was recorded with (read from the cassette's header)."""
+    the model and server its cassette was recorded with (read from the cassette's header),
+    with as many samples, drawn the same way, for a sampled one."""
     spec = scenario.agents[agent_type]
     members = spec.recorded() or [None]
     header = _previous(cassette_path(scenario, agent_type, members[0]))
@@ -120,6 +121,12 @@ def rerecord_command(scenario: Scenario, agent_type: str) -> str:
         words += ["--model", header.model]
     if header is not None and header.base_url is not None:
         words += ["--base-url", header.base_url]
+    if header is not None and header.samples is not None:
+        words += ["--samples", str(header.samples)]
+        for key in ("temperature", "seed"):
+            value = (header.sampling or {}).get(key)
+            if value is not None:
+                words += [f"--{key}", f"{value:g}" if isinstance(value, float) else str(value)]
     return shlex.join(words)
 
 

@@ -115,12 +115,14 @@ FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
-                 member: str | None = None, *, rendered: list[Any] | None = None) -> LLM:
-    """The agent type's (or team agent ``member``'s) LLM: its cassette, its ScriptedLLM, or
-    (``backend: openai``) the real OpenAI backend talking to a fake endpoint that serves the
-    script; ``rendered`` is the script rendered from the trajectory when it has none."""
+                 member: str | None = None, *, rendered: list[Any] | None = None,
+                 sample: int | None = None) -> LLM:
+    """The agent type's (or team agent ``member``'s) LLM: its cassette (sample ``sample`` of
+    a sampled one), its ScriptedLLM, or (``backend: openai``) the real OpenAI backend talking
+    to a fake endpoint that serves the script; ``rendered`` is the script rendered from the
+    trajectory when it has none."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type, member))
+        return CassetteLLM(cassette_path(scenario, agent_type, member), sample=sample)
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
@@ -147,6 +149,7 @@ class _Plan:
     spec: AgentSpec
     members: list[str | None]
     given: dict[str | None, LLM]
+    sample: int | None = None
 
 
 @dataclass
@@ -172,7 +175,8 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                  llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None,
                  snapshots: SnapshotCheck | None = None,
-                 mcp: MCPRecording | None = None) -> ScenarioResult:
+                 mcp: MCPRecording | None = None,
+                 sample: int | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
     (the stages are in the module docstring).
 
@@ -183,11 +187,14 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
     comparison with the committed snapshot to the verdict. MCP tools replay the agent type's
     cassette unless ``mcp`` says where their exchanges come from (a recording: live servers,
-    started for the run and stopped when it ends). A run that cannot start raises a
+    started for the run and stopped when it ends). ``sample`` replays that sample of a sampled
+    recording (:func:`agentkit.eval.samples.run_samples` runs all of them and judges them
+    together). A run that cannot start raises a
     :class:`~agentkit.core.errors.HarnessError`
     (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
+    plan.sample = sample
     with simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers:
         world = _world(plan, servers)
         built = _agent(plan, world, state)
@@ -241,7 +248,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     models: dict[str | None, LLM] = {
         member: plan.given[member] if member in plan.given
         else _default_llm(scenario, agent_type, llm_source(spec, member), member,
-                          rendered=world.rendered)
+                          rendered=world.rendered, sample=plan.sample)
         for member in plan.members}
     team = {name: model for name, model in models.items() if name is not None}
     context = AgentContext(agent_type=agent_type,

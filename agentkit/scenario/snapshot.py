@@ -17,19 +17,21 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
-from agentkit.scenario.diff import TraceError, diff_traces
+from agentkit.scenario.diff import TraceError
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.snapshot_compare import (
     SnapshotComparison,
     SnapshotStatus,
     compare_with_snapshot,
+    diff_snapshots,
+    is_snapshot,
     stale_reason,
     stale_snapshot,
 )
-from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace import SampledTrace, Trace
 
 __all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
-           "compare_with_snapshot", "stale_snapshot"]
+           "compare_with_snapshot", "stale_snapshot", "diff_snapshots"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
     def serialize(self, data: Any, **kwargs: Any) -> SerializedData:
         if isinstance(data, Verbatim):
             return data.text
-        if isinstance(data, Trace):
+        if isinstance(data, (Trace, SampledTrace)):
             data = _ordered(data.to_dict())  # syrupy keeps an OrderedDict's key order
         return super().serialize(data, **kwargs)
 
@@ -68,8 +70,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
         except (TypeError, ValueError):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
-        if not (isinstance(received, dict) and "turns" in received
-                and isinstance(stored, dict) and "turns" in stored):
+        if not (is_snapshot(received) and is_snapshot(stored)):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
         stale = stale_reason(stored)
@@ -77,7 +78,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
             yield stale
             return
         try:
-            lines = diff_traces(stored, received)
+            lines = diff_snapshots(stored, received)
         except TraceError as exc:
             yield f"the snapshot cannot be read: {exc}"
             return

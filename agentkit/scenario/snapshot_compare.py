@@ -13,9 +13,33 @@ from agentkit.scenario.trace import TRACE_FORMAT
 from agentkit.scenario.trace_read import expand_trace
 
 __all__ = ["SnapshotStatus", "SnapshotComparison", "compare_with_snapshot", "stale_snapshot",
-           "stale_reason"]
+           "stale_reason", "diff_snapshots", "is_snapshot"]
 
 SnapshotStatus = Literal["same", "changed", "stale", "missing"]
+
+
+def is_snapshot(data: Any) -> bool:
+    """A trace (``turns``) or the traces of a sampled recording (``samples``)."""
+    return isinstance(data, dict) and ("turns" in data or "samples" in data)
+
+
+def diff_snapshots(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """How ``current`` differs from the ``stored`` snapshot, step-aligned: one trace's diff,
+    or, for sampled recordings, each sample's diff under ``sample N:``."""
+    old, new = stored.get("samples"), current.get("samples")
+    if not isinstance(old, list) and not isinstance(new, list):
+        return diff_traces(stored, current)
+    if not isinstance(old, list) or not isinstance(new, list):
+        was, now = (("one run", f"{len(new)} samples") if isinstance(new, list)
+                    else (f"{len(old or [])} samples", "one run"))
+        return [f"the snapshot holds {was}; the recording now holds {now}: accept it with "
+                "--snapshot-update"]
+    lines = [f"samples: {len(old)} -> {len(new)}"] if len(old) != len(new) else []
+    for index, (before, after) in enumerate(zip(old, new, strict=False)):
+        found = diff_traces(before, after)
+        if found:
+            lines += [f"sample {index}:", *(f"  {line}" for line in found)]
+    return lines
 
 
 def stale_reason(stored: Any) -> str | None:
@@ -67,11 +91,23 @@ def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotCompar
     stale = stale_reason(stored)
     if stale is not None:
         return SnapshotComparison("stale", [f"{path}: {stale}"])
+    sampled = "samples" in stored or "samples" in current
     try:
-        expand_trace(stored, str(path))  # a reference it cannot follow is named in the file
-        diff = diff_traces(stored, current)
+        for at, trace in _traces(stored):  # a reference it cannot follow is named in the file
+            expand_trace(trace, f"{path}{at}")
+        diff = diff_snapshots(stored, current)
     except TraceError as exc:
         return SnapshotComparison("changed", [f"the snapshot cannot be read: {exc}"])
     if not diff:  # the same messages, referenced otherwise (written by hand or another writer)
         return SnapshotComparison("same", [])
-    return SnapshotComparison("changed", diff, stored)
+    # a sampled snapshot has no single step-aligned diff to redraw
+    return SnapshotComparison("changed", diff, None if sampled else stored)
+
+
+def _traces(stored: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The traces a snapshot holds (a sampled one's each with where it is)."""
+    samples = stored.get("samples")
+    if not isinstance(samples, list):
+        return [("", stored)]
+    return [(f" (sample {i})", trace) for i, trace in enumerate(samples)
+            if isinstance(trace, dict)]

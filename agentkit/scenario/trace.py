@@ -38,6 +38,7 @@ from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 from agentkit.scenario.world import SimulatedToolError
 
 __all__ = [
+    "SampledTrace",
     "LLMCallTrace",
     "ToolCallTrace",
     "StepTrace",
@@ -286,6 +287,21 @@ class Trace:
             "turns": [_turn_dict(t, f"/turns/{i}", lists) for i, t in enumerate(self.turns)],
             "totals": asdict(self.totals())})
         return redacted
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class SampledTrace:
+    """The traces of a sampled recording's runs, one per sample in sample order: what the
+    snapshot of a sampled agent type holds (``{"format": 2, "samples": [trace, ...]}``)."""
+
+    samples: list[Trace]
+
+    def to_dict(self, redactor: Redactor | None = None) -> dict[str, Any]:
+        return {"format": TRACE_FORMAT,
+                "samples": [trace.to_dict(redactor) for trace in self.samples]}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"

@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import Outcome
 
-COMMANDS = ["list", "run", "record", "replay", "diff", "report", "serve", "mcp-proxy"]
+COMMANDS = ["list", "run", "record", "replay", "diff", "report", "eval", "serve", "mcp-proxy"]
 
 
 def test_installed_agentkit_help_lists_every_command() -> None:
@@ -25,8 +25,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     assert "Deterministic, offline tests for LLM agents" in done.stdout
     for command in COMMANDS:  # a long name has its help on the next line
         assert re.search(rf"^    {command}( |\n)", done.stdout, re.MULTILINE), command
-    assert "Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input." in \
-        done.stdout
+    assert ("Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input, 3 an "
+            "evaluation is incomplete.") in " ".join(done.stdout.split())
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -41,7 +41,11 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     ("replay", ["from its cassette", "the trace equals the one `record` saved",
                 "cassette miss", "--agent"]),
     ("diff", ["inserted/dropped/changed steps", "old", "new", "trace JSON"]),
-    ("report", ["report.md", "report.json", "report.html", "--out", "--baseline"]),
+    ("report", ["report.md", "report.json", "report.html", "--out", "--baseline", "--merge",
+                "--shard", "--junit-xml"]),
+    ("eval", ["every agent type", "--agents", "--models", "--samples", "--base-url",
+              "--max-calls", "--max-tokens", "--concurrency", "--shard", "--junit-xml",
+              "Exit codes", "3"]),
     ("serve", ["/v1/chat/completions", "127.0.0.1", "first line", "SIGTERM",
                "exit 1 when they fail", "--agent", "--port", "--trace-out"]),
     ("mcp-proxy", ["MCP server", "tools/list and tools/call", "--cassette", "--name",

@@ -12,7 +12,8 @@ import pytest
 import agentkit.report
 from cli_helpers import Outcome
 
-REPORT_FILES = [".agentkit-report", "report.html", "report.json", "report.md", "traces"]
+REPORT_FILES = [".agentkit-report", "report.html", "report.json", "report.md", "summary.md",
+                "traces"]
 
 
 def _only_react(adding: Path) -> Path:

@@ -74,3 +74,12 @@ def make_row(scenario: str, agent_type: str | None = "react", status: str = "pas
 def make_comparison(*rows: Row) -> Comparison:
     types = list(dict.fromkeys(r.agent_type for r in rows if r.agent_type is not None))
     return Comparison(agent_types=types, rows=list(rows))
+
+
+@pytest.fixture
+def lone_react(write_scenario: Callable[[str, str], Path]) -> Comparison:
+    """function_calling runs two scenarios, react a third alone: react shares none."""
+    paths = [write_scenario(f"{name}.yaml", passing_scenario(name)) for name in ("one", "two")]
+    paths.append(write_scenario("alone.yaml", passing_scenario("alone").split("agents:")[0]
+                                + "agents:\n  react:\n    script: ['Answer: 5']\n"))
+    return run_comparison(paths, ["function_calling", "react"])

@@ -104,3 +104,43 @@ def test_rows_are_paired_by_scenario_and_agent_type():
 
     assert [(d.key, d.change) for d in diff.rows] == [
         ("a[react]", "new"), ("a[function_calling]", "removed")]
+
+
+def _sampled(scenario: str, passes: int, judged: int, **extra):
+    from agentkit.eval.cases import CaseStats
+
+    stats = CaseStats(passes, judged - passes)
+    return make_row(scenario, status="pass", samples=judged, passes=passes,
+                    pass_rate=stats.pass_rate, interval=stats.interval, confidence=0.95,
+                    **{"class": stats.case_class}, **extra)
+
+
+def test_a_pass_rate_drop_beyond_noise_is_a_regression_said_in_words():
+    baseline = make_comparison(_sampled("a", 10, 10))
+    current = make_comparison(_sampled("a", 5, 10))
+
+    diff = compare_to_baseline(current, baseline)
+
+    assert [d.key for d in diff.regressions] == ["a[react]"]
+    assert diff.regressions[0].reasons == [
+        "pass rate 100% (10/10) -> 50% (5/10): a drop this large happens by chance 1.6% of the "
+        "time (Fisher's exact test, one-sided), under 5%, so it is real"]
+
+
+def test_a_pass_rate_drop_within_noise_is_not_a_regression_but_is_reported():
+    baseline = make_comparison(_sampled("a", 10, 10))
+    current = make_comparison(_sampled("a", 8, 10))
+
+    diff = compare_to_baseline(current, baseline)
+
+    assert diff.regressions == []
+    change = diff.rows[0].to_dict()["pass_rate_change"]
+    assert (change["regressed"], change["p_value"]) == (False, 0.236842)
+    assert "within noise" in change["text"]
+
+
+def test_a_single_run_baseline_against_samples_compares_pass_rates():
+    baseline = make_comparison(make_row("a"))
+    current = make_comparison(_sampled("a", 4, 10))
+
+    assert compare_to_baseline(current, baseline).regressions == []  # 1/1 -> 4/10: one run says little

@@ -26,6 +26,8 @@ def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):
 def test_row_metrics_are_the_trace_totals(bundled):
     files = {load_scenario(p).name: p for p in discover_scenarios(SCENARIOS)}
     for row in bundled.rows:
+        if row.sampled:  # the means over its samples: tests/report/test_sampled_rows.py
+            continue
         trace = run_scenario(files[row.scenario], row.agent_type).trace
         assert (row.steps, row.llm_calls, row.tool_calls) == (
             len(trace.steps), len(trace.llm_calls), len(trace.tool_calls)), row.key
@@ -68,15 +70,44 @@ def test_speedup_is_one_when_no_simulated_time_passed(write_scenario):
     assert (row.wall_time, row.speedup) == (0.0, 1.0)
 
 
-def test_summary_counts_passed_runs_per_agent_type(bundled):
+def _compared_rows(comparison, agent_type):
+    shared = comparison.compared().scenarios
+    return [r for r in comparison.rows if r.agent_type == agent_type and r.scenario in shared]
+
+
+def test_summary_counts_passed_runs_per_agent_type_on_the_shared_scenarios(bundled):
     for summary in bundled.summaries():
-        rows = [r for r in bundled.rows if r.agent_type == summary.agent_type]
+        rows = _compared_rows(bundled, summary.agent_type)
         assert (summary.runs, summary.passed) == (len(rows), sum(r.passed for r in rows))
+
+
+def test_every_summary_totals_the_same_scenarios(bundled):
+    shared = bundled.compared().scenarios
+    assert shared and all(summary.runs == len(shared) for summary in bundled.summaries())
+
+
+def test_an_agent_type_sharing_no_scenario_with_the_others_is_left_out_saying_why(lone_react):
+    left_out = dict(lone_react.compared().left_out)
+
+    assert list(left_out) == [("react", None)]
+    assert "ran 1 scenario, none of them run by all the others" in left_out[("react", None)]
+    assert [s.agent_type for s in lone_react.summaries()] == ["function_calling"]
+
+
+def test_a_scenario_one_agent_type_lacks_is_not_in_the_summary(write_scenario):
+    shared = write_scenario("shared.yaml", passing_scenario("shared"))
+    only = write_scenario("only.yaml", passing_scenario("only").replace(
+        "agents:\n", "agents:\n  react:\n    script: ['Answer: 5']\n"))
+
+    comparison = run_comparison([shared, only], ["function_calling", "react"])
+
+    assert comparison.compared().scenarios == ["only"]  # react did not run `shared`
+    assert [s.runs for s in comparison.summaries()] == [1, 1]
 
 
 def test_summary_totals_and_means_are_over_the_agent_types_rows(bundled):
     for summary in bundled.summaries():
-        rows = [r for r in bundled.rows if r.agent_type == summary.agent_type]
+        rows = _compared_rows(bundled, summary.agent_type)
         assert summary.total["tool_calls"] == sum(r.tool_calls for r in rows)
         assert summary.total["prompt_tokens"] == sum(r.prompt_tokens for r in rows)
         assert summary.mean["steps"] == round(sum(r.steps for r in rows) / len(rows), 6)

@@ -81,10 +81,11 @@ def test_the_example_has_its_sections_and_a_run_section_per_table_row(browser):
     page = browser.open(EXAMPLE)
 
     headings = page.evaluate("[...document.querySelectorAll('h2')].map(h => h.textContent)")
-    rows = page.evaluate("document.querySelectorAll('table')[1].tBodies[0].rows.length")
+    rows = page.evaluate("document.querySelectorAll('table')[2].tBodies[0].rows.length")
     runs = page.evaluate("document.querySelectorAll('section.run').length")
-    assert headings[:6] == ["Summary by agent type", "Charts", "Scenarios × agent types",
-                            "Workflows", "Resumed runs", "Failures"] and headings[-1] == "Runs"
+    assert headings[:8] == ["Needs attention", "Which is best", "Summary by agent type",
+                            "Charts", "Scenarios × agent types", "Workflows", "Resumed runs",
+                            "Failures"] and headings[-1] == "Runs"
     assert runs == rows > 0
 
 

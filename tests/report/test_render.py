@@ -18,7 +18,8 @@ from agentkit.report import (
     write_report,
 )
 from agentkit.report.model import trace_file
-from agentkit.report.render import CHART_TITLES
+from agentkit.report.render import CHART_TITLES, RATE_CHART_TITLES
+from agentkit.report.standings import head_to_head
 from agentkit.scenario.diff import diff_traces
 
 from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario
@@ -84,7 +85,8 @@ def test_write_report_writes_markdown_json_and_html(bundled, tmp_path):
     paths = write_report(bundled, tmp_path / "out")
 
     assert {k: p.name for k, p in paths.items()} == {
-        "markdown": "report.md", "json": "report.json", "html": "report.html"}
+        "markdown": "report.md", "json": "report.json", "html": "report.html",
+        "summary": "summary.md"}
     assert all(p.read_text(encoding="utf-8") for p in paths.values())
 
 
@@ -111,17 +113,28 @@ def test_write_report_reads_a_baseline_path(bundled, tmp_path):
 def test_json_report_is_the_comparison_plus_the_baseline_section(bundled):
     data = json.loads(render_json(bundled, bundled))
 
-    assert {k: v for k, v in data.items() if k != "baseline"} == bundled.to_dict()
+    assert {k: v for k, v in data.items() if k not in ("baseline", "head_to_head")} == \
+        bundled.to_dict()
+    assert data["head_to_head"] == head_to_head(bundled).to_dict()
     assert data["baseline"]["has_regressions"] is False
 
 
-def test_markdown_has_a_summary_table_with_a_line_per_agent_type(bundled):
+def test_markdown_has_a_summary_table_with_a_line_per_compared_agent_type(bundled):
     text = render_markdown(bundled)
     summary = text.split("## Summary by agent type")[1].split("##")[0]
 
     assert "| Agent type " in summary
-    for name in bundled.agent_types:
-        assert sum(line.startswith(f"| {name} ") for line in summary.splitlines()) == 1
+    for agent_type, _ in bundled.compared().contenders:
+        assert sum(line.startswith(f"| {agent_type} ") for line in summary.splitlines()) == 1
+    shared = len(bundled.compared().scenarios)
+    assert f"Over the {shared} scenario{'' if shared == 1 else 's'} every compared agent type " \
+        "ran" in summary
+
+
+def test_markdown_names_an_agent_type_left_out_of_the_comparison_and_why(lone_react):
+    best = render_markdown(lone_react).split("## Which is best")[1].split("\n## ")[0]
+
+    assert "react is left out: it ran 1 scenario, none of them run by all the others." in best
 
 
 def test_markdown_has_a_scenario_table_with_a_line_per_row(bundled):
@@ -163,9 +176,13 @@ def test_markdown_lists_regressions_against_a_baseline():
 def test_html_is_well_formed_with_an_svg_per_chart_and_per_timed_run(bundled):
     checker = _check(render_html(bundled, bundled))
 
-    timed = [r for r in bundled.rows if (r.wall_time or 0) > 0]
+    page = render_html(bundled, bundled)
+    drawn = [title for title in (*RATE_CHART_TITLES, *CHART_TITLES)
+             if f"<figcaption>{title}</figcaption>" in page]
+    timed = [r for r in bundled.rows if (r.wall_time or 0) > 0 and not r.sampled]
     assert (checker.errors, checker.stack) == ([], [])
-    assert checker.svgs == len(CHART_TITLES) + len(timed)
+    assert set(CHART_TITLES) <= set(drawn)
+    assert checker.svgs == len(drawn) + len(timed)
 
 
 def test_html_has_no_scripts_or_external_references(failing):
@@ -181,17 +198,38 @@ def test_html_escapes_text_from_problems(failing):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-def test_html_charts_show_every_scenario(bundled):
+def _shared_by_several(comparison):
+    return [s for s in comparison.scenarios
+            if sum(r.scenario == s and r.agent_type is not None for r in comparison.rows) > 1]
+
+
+def test_html_charts_show_the_scenarios_several_agent_types_ran_and_no_other(bundled):
     page = render_html(bundled)
     steps_chart = page.split("<figcaption>Steps</figcaption>")[1].split("</svg>")[0]
+    several = _shared_by_several(bundled)
 
-    assert all(f">{name}</text>" in steps_chart for name in bundled.scenarios)
+    assert several and all(f">{name}</text>" in steps_chart for name in several)
+    alone = [s for s in bundled.scenarios if s not in several]
+    assert alone and not any(f">{name}</text>" in steps_chart for name in alone)
+    assert f"{len(alone)} scenarios run by one agent type only are in the table" in page
 
 
-def test_html_marks_error_rows_in_charts_and_tables(failing):
-    page = render_html(failing)
+def test_html_charts_have_no_empty_slots_a_group_has_a_bar_per_agent_type_that_ran_it():
+    comparison = make_comparison(make_row("a", "react"), make_row("a", "coa"),
+                                 make_row("b", "react"), make_row("b", "llm_compiler"))
+    steps_chart = render_html(comparison).split("<figcaption>Steps</figcaption>")[1]
+    steps_chart = steps_chart.split("</svg>")[0]
 
-    assert page.count('class="value fail">error</text>') == len(CHART_TITLES)
+    assert steps_chart.count("<rect x=") - steps_chart.count('class="band"') \
+        - len(comparison.agent_types) == 4  # 4 bars (and a swatch per agent type)
+    assert "—" not in steps_chart
+
+
+def test_html_marks_error_rows_in_charts_and_tables():
+    comparison = make_comparison(make_row("a", "react"), make_row("a", "coa", status="error"))
+    page = render_html(comparison)
+
+    assert page.count('class="value fail">error</text>') == len(CHART_TITLES) + 1
     assert '<span class="badge b-error">error</span>' in page
 
 
@@ -249,7 +287,7 @@ def test_empty_scenario_directory_gives_an_empty_but_valid_report(tmp_path):
 
     assert "0 scenarios · 0 runs" in paths["markdown"].read_text(encoding="utf-8")
     checker = _check(paths["html"].read_text(encoding="utf-8"))
-    assert (checker.errors, checker.svgs) == ([], len(CHART_TITLES))
+    assert (checker.errors, checker.svgs) == ([], 0)
 
 
 def test_the_html_page_embeds_the_workflow_diagram_once_per_distinct_workflow(bundled):
@@ -299,7 +337,7 @@ def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled,
 
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        [".agentkit-report", "report.html", "report.json", "report.md", "traces"]
+        [".agentkit-report", "report.html", "report.json", "report.md", "summary.md", "traces"]
 
 
 # ----------------------------------------------------------------- traces and runs

@@ -23,11 +23,19 @@ def test_json_form_carries_the_format_and_agentkit_version(bundled):
     assert (data["format"], data["agentkit_version"]) == (REPORT_FORMAT, agentkit.__version__)
 
 
-def test_json_form_has_a_summary_per_agent_type(bundled):
-    summary = bundled.to_dict()["summary"]
+def test_json_form_has_a_summary_per_compared_agent_type_and_what_it_compares(bundled):
+    data = bundled.to_dict()
+    summary = data["summary"]
 
-    assert [s["agent_type"] for s in summary] == bundled.agent_types
+    assert [s["agent_type"] for s in summary] == [c[0] for c in bundled.compared().contenders]
     assert summary[0]["passed"] == bundled.summaries()[0].passed
+    assert data["compared"]["scenarios"] == bundled.compared().scenarios
+
+
+def test_json_form_names_an_agent_type_left_out_of_the_comparison(lone_react):
+    left_out = lone_react.to_dict()["compared"]["left_out"]
+
+    assert [item["agent_type"] for item in left_out] == ["react"]
 
 
 def test_json_round_trip_gives_the_same_comparison_without_its_traces(bundled):
@@ -98,8 +106,17 @@ def test_unknown_field_in_baseline_is_rejected():
 
 
 def test_unsupported_report_format_is_rejected():
-    with pytest.raises(ReportError, match=r"base\.json: report format 2 is not supported"):
-        Comparison.from_dict({"format": 2, "rows": []}, source="base.json")
+    with pytest.raises(ReportError, match=r"base\.json: report format 3 is not supported "
+                                          r"\(this agentkit reads formats 1 and 2\)"):
+        Comparison.from_dict({"format": 3, "rows": []}, source="base.json")
+
+
+def test_a_format_1_report_is_still_read_as_a_baseline():
+    old = {"format": 1, "agentkit_version": "0.1.0", "agent_types": ["react"],
+           "summary": [], "rows": [{"scenario": "a", "agent_type": "react", "status": "error",
+                                    "problems": ["it broke"]}]}
+
+    assert Comparison.from_dict(old).rows[0].key == "a[react]"
 
 
 def test_file_that_is_not_a_report_is_rejected(tmp_path):

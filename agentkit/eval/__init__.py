@@ -1,0 +1,16 @@
+"""Evaluation on live models: samples, statistics, the model × agent-type matrix.
+
+* :mod:`agentkit.eval.stats` -- Wilson intervals, pass@k and pass^k, Fisher's exact test,
+  the spread of a cost;
+* :mod:`agentkit.eval.cases` -- a case judged on its samples (class, ``min_pass_rate``, the
+  words for a change of pass rate);
+* :mod:`agentkit.eval.samples` -- sampled cassettes: recording N runs, replaying and judging
+  all of them;
+* :mod:`agentkit.eval.live` -- what live calls go through: adaptive concurrency (back off on
+  429, grow on success), call and token budgets;
+* :mod:`agentkit.eval.matrix` -- every scenario × agent type × model, recorded where a sample
+  is missing, shards.
+
+It sits between :mod:`agentkit.scenario` (which it runs) and :mod:`agentkit.report` (which
+presents its statistics): the report imports it, never the reverse.
+"""

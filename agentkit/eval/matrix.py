@@ -1,0 +1,300 @@
+"""The evaluation matrix: every scenario × agent type × model, N samples each.
+
+:func:`plan` finds the cases (the agent types each scenario declares, among those asked, for
+every model) and :func:`shard` keeps one CI job's share of them. :class:`Evaluation` then
+
+1. opens each case's sampled cassette (``cassettes/eval/<scenario>.<agent type>.<model>.yaml``
+   beside the scenario, or in a folder of your choice) and checks it holds the samples and
+   the model asked, before anything is spent;
+2. records the samples not recorded yet against the live model -- concurrently, every request
+   through one :class:`~agentkit.eval.live.AdaptiveConcurrency` limiter and one
+   :class:`~agentkit.eval.live.Budget` -- saving each cassette after every exchange, so an
+   interrupted evaluation (Ctrl-C, a spent budget, a crash) resumes where it stopped without
+   asking the model anything twice;
+3. replays every recorded sample offline and judges each case on them
+   (:func:`~agentkit.eval.samples.run_samples`): the same judgement however the samples were
+   recorded, in one run or several, on one machine or split into shards.
+
+A sample whose model call ended in an infrastructure error (a timeout, a 5xx, a rate limit
+after every retry) is counted apart and asked again by the next run; its answers before the
+error are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.errors import BadInputError
+from agentkit.core.sim import real_time
+from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
+from agentkit.eval.samples import SampleBook, SampledResult, run_samples
+from agentkit.llms.base import LLM
+from agentkit.llms.errors import APIConnectionError, NotSentError
+from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
+from agentkit.scenario.layout import eval_cassette_path
+from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario.model import Scenario
+from agentkit.scenario.runner import run_scenario
+
+__all__ = ["Case", "plan", "parse_shard", "shard", "Progress", "CaseResult", "Evaluation"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scenario × agent type × model of the matrix, with the cassette of its samples."""
+
+    scenario: Scenario
+    agent_type: str
+    model: str
+    cassette: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario.name}[{self.agent_type}@{self.model}]"
+
+
+def plan(paths: Sequence[str | Path], agent_types: Sequence[str], models: Sequence[str], *,
+         cassettes: Path | None = None) -> list[Case]:
+    """The cases of the matrix, in scenario-file, agent-type, then model order: each
+    scenario under each of ``agent_types`` it declares (one-agent types: a team records one
+    run), for each of ``models``. An unknown agent type, a malformed scenario or a matrix
+    with no case is a :class:`~agentkit.core.errors.BadInputError`."""
+    for name in agent_types:
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            raise BadInputError(f"--agents: {exc}") from None
+    found: dict[Path, Path] = {}
+    for root in paths:
+        for path in discover_scenarios(root):
+            found.setdefault(path.resolve(), path)
+    cases: list[Case] = []
+    names: dict[str, Path] = {}
+    for path in found.values():
+        scenario = load_scenario(path, check_agent_types=True)
+        if scenario.name in names:
+            raise ScenarioError(f"{path}: scenario name `{scenario.name}` is already used by "
+                                f"{names[scenario.name]}; scenario names must be unique")
+        names[scenario.name] = path
+        for agent_type in agent_types:
+            spec = scenario.agents.get(agent_type)
+            if spec is None or spec.team is not None:
+                continue
+            cases += [Case(scenario, agent_type, model,
+                           eval_cassette_path(scenario, agent_type, model, cassettes))
+                      for model in models]
+    if not cases:
+        raise BadInputError(f"no scenario under {', '.join(map(str, paths))} declares the "
+                            f"agent type(s) {', '.join(agent_types)} (one-agent types only)")
+    return cases
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``i/n`` (1 <= i <= n) as ``(i, n)``; anything else is a ValueError saying so."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise ValueError(f"{text!r} is not i/n (e.g. 2/4: the second of four shards)") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"{text!r}: the shard number is between 1 and {max(n, 1)}")
+    return i, n
+
+
+def shard_of(key: str, count: int) -> int:
+    """The shard (1-based) a case key belongs to: a hash of the key, so a case stays in its
+    shard whatever else is added to or removed from the suite."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def shard(keys: Sequence[str], index: int, count: int) -> list[bool]:
+    """For each key, whether it is in shard ``index`` of ``count``."""
+    return [shard_of(key, count) == index for key in keys]
+
+
+Progress = Callable[["Evaluation"], None]
+"""Called after every recorded sample (and once before the first), to show progress."""
+
+
+@dataclass
+class CaseResult:
+    """A case judged on its samples (those that hit infrastructure errors in this run
+    counted apart: they are asked again next time, so the cassette does not hold them)."""
+
+    case: Case
+    sampled: SampledResult
+
+
+@dataclass
+class Evaluation:
+    """Records what is missing of ``cases`` (``samples`` each) and judges them (module
+    docstring). ``live(model, seed)`` builds the backend of one sample (None: offline, every
+    sample must be recorded already); ``sampling`` goes into new cassettes (``seed``: sample
+    i uses seed + i)."""
+
+    cases: list[Case]
+    samples: int
+    live: Callable[[str, int], LLM] | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    limiter: AdaptiveConcurrency = field(default_factory=AdaptiveConcurrency)
+    budget: Budget = field(default_factory=Budget)
+    workers: int = 32
+    retries: int = 6
+    """Attempts after a retryable error (a 429, a 5xx, a timeout) before a sample gives up."""
+    backoff: float = 0.5
+    """Seconds before the first retry without a ``Retry-After`` (doubling each time)."""
+    progress: Progress | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    done: int = 0
+    passed: int = 0
+    judged: int = 0
+    infra: dict[str, dict[int, str]] = field(default_factory=dict)
+    """Per case key, the samples that hit infrastructure errors in this run (index: error)."""
+    unreachable: str | None = None
+    """Why the model could not be reached at all (the evaluation stopped), if it could not."""
+    started_at: float = field(default_factory=time.monotonic)
+    _books: dict[str, SampleBook] = field(default_factory=dict)
+    _todo: list[tuple[Case, int]] = field(default_factory=list)
+    _pool: ThreadPoolExecutor | None = None
+
+    def open(self) -> None:
+        """Open (or create) every case's cassette and find what is left to record; a
+        cassette of another model or sample count is a
+        :class:`~agentkit.eval.samples.SamplesMismatchError` before anything is spent."""
+        if self.samples < 1:
+            raise BadInputError(f"--samples must be at least 1, got {self.samples}")
+        for case in self.cases:
+            book = SampleBook(case.cassette, model=case.model, samples=self.samples,
+                              scenario=case.scenario.name, agent_type=case.agent_type,
+                              sampling=self.sampling, autosave=True)
+            self._books[case.key] = book
+            self._todo += [(case, index) for index in book.todo]
+
+    @property
+    def todo(self) -> list[tuple[Case, int]]:
+        """The samples left to record, by case."""
+        return list(self._todo)
+
+    def missing(self) -> dict[str, int]:
+        """Per case key, the samples not recorded to their end (cases with none left out)."""
+        return {case.key: len(self._books[case.key].todo) for case in self.cases
+                if self._books[case.key].todo}
+
+    @property
+    def total(self) -> int:
+        return len(self.cases) * self.samples
+
+    @property
+    def recorded(self) -> int:
+        """Samples recorded to their end, before this run and in it."""
+        return sum(len(book.cassette.complete) for book in self._books.values())
+
+    def record(self) -> None:
+        """Record every sample left, concurrently; stops early (leaving the rest for the next
+        run) when the budget is spent or :attr:`stop` is set. On Ctrl-C it sets :attr:`stop`
+        and re-raises at once: the requests in flight finish in the background
+        (:meth:`drain` waits for them), and no new one is sent."""
+        if not self._todo:
+            return
+        if self.live is None:
+            missing = len(self._todo)
+            first = self._todo[0][0]
+            raise BadInputError(
+                f"{missing} sample(s) are not recorded yet (the first: {first.key}, in "
+                f"{first.cassette}); give --base-url to record them against the model")
+        if self.progress is not None:
+            self.progress(self)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(self._todo))),
+                                        thread_name_prefix="agentkit-eval")
+        waiting = list(self._todo)
+        pending: set[Future[None]] = set()
+        try:
+            while waiting or pending:
+                # as many samples run as requests may be in flight: a sample mostly waits for
+                # one call at a time, and a server that keeps a conversation's prompt cached
+                # (llama.cpp) answers far faster when conversations do not interleave
+                while waiting and len(pending) < min(self.workers, max(1, self.limiter.limit)):
+                    case, index = waiting.pop(0)
+                    pending.add(self._pool.submit(self._record, case, index))
+                finished, pending = wait_futures(pending, timeout=0.5,
+                                                 return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                if self.budget.exhausted:
+                    self.stop.set()
+                if self.stop.is_set():
+                    waiting.clear()
+        except BaseException:
+            self.stop.set()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        self._pool.shutdown(wait=True)
+
+    def in_flight(self) -> int:
+        """Requests sent and not answered yet."""
+        return self.limiter.in_flight
+
+    def drain(self) -> None:
+        """Wait for the samples still running after an interruption (their requests in
+        flight finish and are saved; nothing new is sent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def calls_kept(self) -> int:
+        """Exchanges the cassettes hold (complete samples and the started ones)."""
+        return sum(len(book.cassette.exchanges) for book in self._books.values())
+
+    def _record(self, case: Case, index: int) -> None:
+        if self.stop.is_set() or self.budget.exhausted:
+            return
+        assert self.live is not None
+        book = self._books[case.key]
+        seed = int(self.sampling.get("seed") or 0) + index
+        model = LiveModel(self.live(case.model, seed), self.limiter, self.budget,
+                          stop=self.stop, retries=self.retries, backoff=self.backoff)
+        recorder = book.recorder(model, index)
+        with real_time():
+            result = run_scenario(case.scenario, case.agent_type, llm=recorder)
+        stopped = any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
+        not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
+        refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)
+                        and not e.retryable), None)
+        if refused is not None:  # nothing answers there: stop instead of failing every sample
+            self.unreachable = str(refused)
+            self.stop.set()
+            book.finish(index, "paused")
+        elif not_sent:
+            book.finish(index, "paused")
+        elif stopped or recorder.unrecorded:
+            book.finish(index, "failed")
+            error = next((t.error for t in result.trace.turns if t.error), None) or str(
+                recorder.unrecorded[0] if recorder.unrecorded else "infrastructure error")
+            self.infra.setdefault(case.key, {})[index] = error
+        else:
+            book.finish(index, "complete")
+            self.done += 1
+            self.judged += 1
+            self.passed += result.passed
+        if self.progress is not None:
+            self.progress(self)
+
+    def results(self) -> list[CaseResult]:
+        """Every case judged offline on its recorded samples, with this run's
+        infrastructure errors counted apart."""
+        results = []
+        for case in self.cases:
+            book = self._books[case.key]
+            sampled = run_samples(case.scenario, case.agent_type, cassette=book.cassette,
+                                  infra=self.infra.get(case.key))
+            results.append(CaseResult(case, sampled))
+        return results

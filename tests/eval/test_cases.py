@@ -1,0 +1,74 @@
+"""A case judged on its samples: class, gate, and the words of a pass-rate change."""
+
+from __future__ import annotations
+
+from agentkit.eval.cases import case_stats, compare_pass_rates
+
+
+def _stats(passed: int, failed: int, infra: int = 0):
+    return case_stats(["pass"] * passed + ["fail"] * failed + ["infra"] * infra)
+
+
+def test_every_sample_passing_is_a_stable_pass():
+    assert _stats(5, 0).case_class == "stable_pass"
+
+
+def test_some_passing_is_flaky_and_none_is_a_stable_fail():
+    assert (_stats(3, 2).case_class, _stats(0, 5).case_class) == ("flaky", "stable_fail")
+
+
+def test_infrastructure_errors_are_never_counted_as_failures():
+    stats = _stats(4, 0, infra=3)
+    assert (stats.pass_rate, stats.judged, stats.samples, stats.case_class) == (
+        1.0, 4, 7, "stable_pass")
+
+
+def test_a_case_with_only_infrastructure_errors_has_no_pass_rate():
+    stats = _stats(0, 0, infra=2)
+    assert (stats.case_class, stats.pass_rate, stats.interval) == ("infra_error", None, None)
+    assert stats.gate(0.5) is None
+    assert "all 2 samples hit infrastructure errors" in stats.describe()
+
+
+def test_pass_at_k_and_pass_all_k_are_given_for_every_k():
+    stats = _stats(2, 1)
+    assert list(stats.pass_at_k) == [1, 2, 3] == list(stats.pass_all_k)
+    assert (stats.pass_at_k[3], stats.pass_all_k[3]) == (1.0, 0.0)
+
+
+def test_without_min_pass_rate_one_failed_sample_fails_the_gate():
+    assert "1 of 5 samples failed" in (_stats(4, 1).gate(None) or "")
+    assert _stats(5, 0).gate(None) is None
+
+
+def test_a_rate_below_min_pass_rate_only_by_noise_passes_the_gate():
+    assert _stats(6, 4).gate(0.8) is None  # 60%, interval up to 83%
+
+
+def test_a_rate_below_min_pass_rate_beyond_noise_fails_the_gate_saying_why():
+    problem = _stats(6, 4).gate(0.9) or ""
+    assert "60% (6/10, 95% interval 31-83%) is below min_pass_rate 90% beyond noise" in problem
+
+
+def test_a_drop_beyond_noise_is_a_regression_in_plain_words():
+    change = compare_pass_rates(_stats(10, 0), _stats(5, 5))
+    assert change is not None and change.regressed
+    assert change.describe() == (
+        "pass rate 100% (10/10) -> 50% (5/10): a drop this large happens by chance 1.6% of the "
+        "time (Fisher's exact test, one-sided), under 5%, so it is real")
+
+
+def test_a_drop_within_noise_is_not_a_regression_and_says_so():
+    change = compare_pass_rates(_stats(10, 0), _stats(8, 2))
+    assert change is not None and not change.regressed
+    assert "within noise" in change.describe() and "more samples would tell" in change.describe()
+
+
+def test_a_higher_confidence_needs_a_larger_drop_to_call_it_real():
+    # 10/10 -> 6/10: p = C(10,6) / C(20,16) = 210 / 4845, about 4.3%
+    assert compare_pass_rates(_stats(10, 0), _stats(6, 4)).regressed
+    assert not compare_pass_rates(_stats(10, 0), _stats(6, 4), confidence=0.99).regressed
+
+
+def test_no_pass_rate_change_without_judged_samples():
+    assert compare_pass_rates(_stats(0, 0, infra=3), _stats(5, 0)) is None

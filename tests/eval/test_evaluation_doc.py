@@ -1,0 +1,38 @@
+"""docs/evaluation.md: every command it shows runs -- the offline ones here, on the bundled
+live recordings, and the ``# live`` ones in the live lane (tests/live)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.doc_commands import ROOT, blocks, project, run_block
+
+GUIDE = ROOT / "docs" / "evaluation.md"
+
+
+def test_the_guide_has_offline_and_live_commands():
+    found = blocks(GUIDE)
+
+    assert sum(b.live for b in found) >= 2 and sum(not b.live for b in found) >= 4
+    assert all(b.commands for b in found)
+
+
+def test_every_offline_command_of_the_guide_runs_and_succeeds(tmp_path: Path):
+    folder = project(tmp_path / "guide")
+
+    for block in (b for b in blocks(GUIDE) if not b.live):
+        result = run_block(block, folder)
+        assert result.returncode == 0, "\n".join(
+            [*block.commands, result.stdout[-3000:], result.stderr[-3000:]])
+
+    report = json.loads((folder / "reports" / "eval" / "report.json").read_text("utf-8"))
+    sampled = [row for row in report["rows"] if row.get("samples")]
+    assert sampled and all(row["samples"] == 10 for row in sampled)
+    assert report["head_to_head"]["lines"]
+    merged = (folder / "reports" / "eval-merged" / "report.json").read_bytes()
+    assert merged == (folder / "reports" / "eval" / "report.json").read_bytes()
+
+
+def test_the_readme_links_the_guide():
+    assert "(docs/evaluation.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
