@@ -16,9 +16,10 @@ import json
 import pytest
 
 from tests.live import test_live_lane as lane
+from tests.live.conftest import live_url as _lane_live_url
 
 pytestmark = [pytest.mark.live, pytest.mark.frameworks]
-live_url = lane.live_url  # the lane's fixture: the local model's URL, or a skip saying why
+live_url = _lane_live_url  # the lane's fixture: the local model's URL, or a skip saying why
 
 TOOLS = """\
 tools:
