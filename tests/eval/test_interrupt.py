@@ -111,7 +111,10 @@ def _eval(folder: Path, url: str) -> subprocess.Popen[str]:
         [sys.executable, "-m", "agentkit", "eval", "scenarios", "--agents", "function_calling",
          "--models", "m1", "--samples", "3", "--base-url", url, "--concurrency", "1",
          "--max-concurrency", "1", "--out", "report"],
-        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell's background job (a CI runner's, say) starts with SIGINT ignored; a user's
+        # terminal does not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _exchanges(folder: Path) -> list[dict[str, Any]]:
