@@ -14,6 +14,16 @@ backend and records through it according to a VCR-style mode:
 A miss is one short message: the request, the nearest recorded one, and where it first differs
 (as a unified diff around the change, never cut), then how to re-record. Secrets are
 redacted before anything is written, and writes are atomic.
+
+**Roles.** Beside the agent's exchanges a scenario's cassette keeps those of the harness's own
+LLM roles -- an LLM judge's verdicts, a simulated user's messages (:mod:`agentkit.scenario`)
+-- each tagged with its ``role`` and a :class:`RoleKey`: the scenario field it serves, the
+role's model, hashes of its subject (the rubric; the persona and goal) and of the transcript
+it saw. A role's call goes through :meth:`CassetteLLM.role` (or :meth:`RecordingLLM.role`):
+replayed by its key and request, or recorded through the role's own live model. A role's
+request that is not on the cassette is a miss that says which part of the key changed (a
+changed rubric is never judged again silently). A cassette with role exchanges is written as
+format 3; one without, as before.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +55,7 @@ from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
     "CASSETTE_FORMAT",
+    "READ_FORMATS",
     "RecordMode",
     "RECORD_MODES",
     "Cassette",
@@ -54,11 +65,17 @@ __all__ = [
     "RecordedLLMError",
     "CassetteLLM",
     "RecordingLLM",
+    "RoleKey",
+    "RoleLLM",
     "canonical_request",
     "request_hash",
 ]
 
 CASSETTE_FORMAT = 1
+"""The format of a cassette of the agent's exchanges only."""
+ROLES_FORMAT = 3
+"""The format of a cassette that also holds role exchanges (judges, simulated users)."""
+READ_FORMATS: tuple[int, ...] = (CASSETTE_FORMAT, ROLES_FORMAT)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -137,6 +154,47 @@ def request_hash(canonical: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def text_hash(text: str) -> str:
+    """A short, stable hash of a text (a rubric, a persona, a transcript) for role keys."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+#: What a role's key field is called in messages (the subject fields and the transcript).
+_KEY_NOUNS = {"model": "model", "rubric": "rubric", "persona": "persona", "goal": "goal",
+              "transcript": "transcript it saw"}
+
+
+@dataclass(frozen=True)
+class RoleKey:
+    """What one call of a harness role answers, as the cassette keys it: the ``role``
+    (``judge`` or ``user``), the scenario field it serves (``at``: ``expect.answer``,
+    ``user``...; ``where`` names its file and line for messages), the model it must have been
+    recorded with (``model``; None: whichever model recorded it), the hashes of its subject
+    (``{"rubric": ...}``; ``{"persona": ..., "goal": ...}``) and of the transcript it saw."""
+
+    role: str
+    at: str
+    subject: Mapping[str, str]
+    transcript: str
+    model: str | None = None
+    where: str = field(default="", compare=False)
+
+    def fields(self, model: str | None) -> dict[str, str]:
+        """The key as a cassette writes it (``model``: the model that answered)."""
+        data = {"at": self.at}
+        if model is not None:
+            data["model"] = model
+        return {**data, **self.subject, "transcript": self.transcript}
+
+    def changes(self, recorded: Mapping[str, Any]) -> list[str]:
+        """The key fields in which ``recorded`` (an exchange's key) differs from this one, in
+        the order they are reported (model, subject, transcript)."""
+        now = self.fields(self.model)
+        found = [name for name in ("model", *self.subject, "transcript")
+                 if name in now and recorded.get(name) != now[name]]
+        return found
+
+
 @dataclass
 class Exchange:
     request: dict[str, Any]
@@ -144,9 +202,16 @@ class Exchange:
     response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
     error: dict[str, Any] | None = None  # {"type": ..., "message": ..., "status_code"?}
     latency: float = 0.0
+    role: str | None = None
+    """The harness role that made the request (``judge``, ``user``); None: the agent."""
+    key: dict[str, str] | None = None
+    """A role exchange's :class:`RoleKey` as written (:meth:`RoleKey.fields`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"request_hash": self.request_hash, "request": self.request}
+        data: dict[str, Any] = {}
+        if self.role is not None:
+            data = {"role": self.role, "key": dict(self.key or {})}
+        data.update({"request_hash": self.request_hash, "request": self.request})
         if self.response is not None:
             data["response"] = self.response
         if self.error is not None:
@@ -207,15 +272,17 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") != CASSETTE_FORMAT:
+        if data.get("format") not in READ_FORMATS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
-                                f"{data.get('format')!r} (this agentkit reads format "
-                                f"{CASSETTE_FORMAT}); re-record it")
+                                f"{data.get('format')!r} (this agentkit reads formats "
+                                f"{' and '.join(map(str, READ_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
         exchanges = [Exchange(request=item["request"],
                               request_hash=exchange.request_hash or request_hash(item["request"]),
                               response=item.get("response"), error=item.get("error"),
-                              latency=exchange.latency)
+                              latency=exchange.latency, role=exchange.role,
+                              key=exchange.key.model_dump(exclude_none=True)
+                              if exchange.key is not None else None)
                      for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
         # the header fields of CassetteData are this class's, by name
         return cls(path=path, exchanges=exchanges,
@@ -226,7 +293,9 @@ class Cassette:
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
-        return {"format": CASSETTE_FORMAT, "agentkit_version": self.agentkit_version,
+        roles = any(e.role is not None for e in self.exchanges)
+        return {"format": ROLES_FORMAT if roles else CASSETTE_FORMAT,
+                "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
@@ -300,37 +369,61 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
     return structural, 1.0 - text
 
 
+_Slot = tuple[str | None, str | None, str]
+"""Where the player queues an exchange: its role, the scenario field it serves, its hash."""
+
+
+def _slot(exchange: Exchange) -> _Slot:
+    return exchange.role, (exchange.key or {}).get("at"), exchange.request_hash
+
+
 class _CassettePlayer:
-    """Replay state: exchanges by request hash, each consumed in recorded order."""
+    """Replay state: exchanges by role, field and request hash, each consumed in recorded
+    order (an agent's request never takes a judge's answer, nor one judge another's)."""
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
-        self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
+        self._queues: dict[_Slot, deque[Exchange]] = defaultdict(deque)
         for exchange in cassette.exchanges:
-            self._queues[exchange.request_hash].append(exchange)
+            self._queues[_slot(exchange)].append(exchange)
 
-    def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
-        queue = self._queues.get(key)
-        return queue.popleft() if queue else None
+    def take(self, canonical: dict[str, Any], key: str, role: RoleKey | None = None,
+             ) -> Exchange | None:
+        queue = self._queues.get((None, None, key) if role is None else (role.role, role.at, key))
+        if not queue:
+            return None
+        if role is not None and role.model is not None and (
+                (queue[0].key or {}).get("model") != role.model):
+            return None  # recorded with another model than the scenario now names
+        return queue.popleft()
 
     def remaining(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
+    def unused_roles(self) -> dict[str, int]:
+        """Unreplayed role exchanges, by role."""
+        found: dict[str, int] = {}
+        for (role, _, _), queue in self._queues.items():
+            if role is not None and queue:
+                found[role] = found.get(role, 0) + len(queue)
+        return found
+
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
         where = self.cassette.path or "<cassette>"
-        if not self.cassette.exchanges:
+        agents = [e for e in self.cassette.exchanges if e.role is None]
+        if not agents:
             return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(self.cassette.exchanges, key=lambda e: _distance(e.request, canonical))
+        nearest = min(agents, key=lambda e: _distance(e.request, canonical))
         index = self.cassette.exchanges.index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in self.cassette.exchanges)
+            times = sum(e.request == canonical for e in agents)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
                 f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
-        used = "" if self._queues.get(nearest.request_hash) else ", already replayed"
+        used = "" if self._queues.get(_slot(nearest)) else ", already replayed"
         return CassetteMissError("\n".join([
             f"{where}: no recorded exchange matches this request (hash "
             f"{request_hash(canonical)}: {_describe(canonical)})",
@@ -339,6 +432,50 @@ class _CassettePlayer:
             *_first_difference(nearest.request, canonical),
             "If the change is intended, re-record with record mode `new_episodes` or "
             "`rewrite`."]))
+
+    def role_miss(self, canonical: dict[str, Any], role: RoleKey) -> CassetteMissError:
+        """A role's request that is not on the cassette, saying which part of its key changed:
+        the model, the subject (rubric, persona, goal) or the transcript it saw."""
+        where = self.cassette.path or "<cassette>"
+        noun = _ROLE_NOUNS.get(role.role, f"{role.role} answer")
+        field_name = f"{role.at} ({role.where})" if role.where else role.at
+        fix = (f"A changed rubric, persona, goal or {role.role} model is never answered again "
+               "silently: re-record with record mode `new_episodes` (asks the role again, "
+               "replays the agent's recorded answers) or `rewrite`.")
+        same_role = [e for e in self.cassette.exchanges if e.role == role.role]
+        candidates = [e for e in same_role if (e.key or {}).get("at") == role.at] or same_role
+        if not candidates:
+            return CassetteMissError(
+                f"{where}: no recorded {noun} for {field_name}: the cassette has none (it was "
+                f"recorded before the scenario had one). {fix}")
+        nearest = min(candidates, key=lambda e: (len(role.changes(e.key or {})),
+                                                 _distance(e.request, canonical)))
+        index = self.cassette.exchanges.index(nearest)
+        changed = role.changes(nearest.key or {})
+        if not changed and nearest.request == canonical:
+            return CassetteMissError(
+                f"{where}: the {noun} for {field_name} was recorded "
+                f"{sum(e.request == canonical for e in candidates)} time(s) and every recording "
+                f"was already replayed: it is now asked more often (more samples?). {fix}")
+        recorded = nearest.key or {}
+        now = role.fields(role.model)
+        lines = [f"{where}: no recorded {noun} for {field_name}: "
+                 + ", ".join(f"the {_KEY_NOUNS.get(name, name)} changed" for name in changed)
+                 if changed else f"{where}: no recorded {noun} for {field_name} matches"]
+        for name in changed:
+            if name == "model":
+                lines.append(f"  model: recorded with `{recorded.get('model')}`, the scenario "
+                             f"now names `{role.model}`")
+            else:
+                lines.append(f"  {name}: recorded {recorded.get(name)} (exchanges[{index}]), "
+                             f"now {now.get(name)}")
+        if nearest.request != canonical:
+            lines += _first_difference(nearest.request, canonical)
+        lines.append(fix)
+        return CassetteMissError("\n".join(lines))
+
+
+_ROLE_NOUNS = {"judge": "verdict of the judge", "user": "message of the simulated user"}
 
 
 def _recorded_error(error: dict[str, Any]) -> Exception:
@@ -420,8 +557,19 @@ class CassetteLLM(FunctionCallingLLM):
 
     @property
     def unused(self) -> int:
-        """Recorded exchanges not replayed yet."""
+        """Recorded exchanges not replayed yet (the agent's and the roles')."""
         return self._player.remaining()
+
+    @property
+    def unused_roles(self) -> dict[str, int]:
+        """Recorded role exchanges not replayed yet, by role (``{"judge": 1}``)."""
+        return self._player.unused_roles()
+
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        """The model of one harness role's call (a judge's, a simulated user's) through this
+        cassette: replayed by ``key`` (:class:`RoleKey`), or -- while recording -- recorded
+        through ``live``, the role's own live model."""
+        return RoleLLM(self, key, live)
 
     @property
     def recorded(self) -> int:
@@ -432,7 +580,7 @@ class CassetteLLM(FunctionCallingLLM):
         """Write what was recorded (atomically, secrets redacted); False if nothing was."""
         if self._recorder is None or not self._recorder.recorded:
             return False
-        self.cassette.save(secrets=self._recorder.llm.secrets)
+        self.cassette.save(secrets=self._recorder.secrets)
         return True
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
@@ -443,6 +591,18 @@ class CassetteLLM(FunctionCallingLLM):
         if exchange.latency:
             await asleep(exchange.latency)
         return _response_from(exchange)
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        if self._recorder is not None:
+            return await self._recorder._role_chat(request, role, live)
+        canonical = canonical_request(request)
+        exchange = self._player.take(canonical, request_hash(canonical), role)
+        if exchange is None:
+            raise self._player.role_miss(canonical, role)
+        if exchange.latency:
+            await asleep(exchange.latency)
+        return _response_from(exchange)[0], (exchange.key or {}).get("model", "unknown")
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         if self._recorder is not None:
@@ -457,6 +617,30 @@ class CassetteLLM(FunctionCallingLLM):
         response, chunks = await self._replayed(request)
         async for chunk in _replay_stream(response, chunks):
             yield chunk
+
+
+class RoleLLM(FunctionCallingLLM):
+    """One harness role's model (a judge, a simulated user) on a scenario's cassette: each
+    call is replayed from the cassette's exchanges of that role and key, or recorded through
+    the role's live model (see :meth:`CassetteLLM.role`)."""
+
+    def __init__(self, channel: CassetteLLM | RecordingLLM, key: RoleKey,
+                 live: LLM | None = None) -> None:
+        self.channel = channel
+        self.key = key
+        self.live = live
+        self.answered_by: str | None = None
+        """The model that gave the last answer (as recorded, when it was replayed)."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        name = (self.live.metadata.model_name if self.live is not None
+                else self.key.model or f"recorded {self.key.role}")
+        return LLMMetadata(model_name=name, is_chat_model=True, is_function_calling_model=False)
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        response, self.answered_by = await self.channel._role_chat(request, self.key, self.live)
+        return response
 
 
 def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
@@ -520,11 +704,17 @@ class RecordingLLM(FunctionCallingLLM):
         self.unrecorded: list[BaseException] = []
         self.request_secrets: set[str] = set()
         self._request_redactions: set[str] = set()
-        self._recorded_hashes: set[str] = set()
+        self._recorded_hashes: set[_Slot] = set()
+        self._role_secrets: dict[str, str] = {}
 
     @property
     def metadata(self) -> LLMMetadata:
         return self.llm.metadata
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        """The live backend's secrets and those of the role models it recorded through."""
+        return {**self.llm.secrets, **self._role_secrets}
 
     def _stamp(self) -> None:
         from agentkit import __version__
@@ -532,32 +722,74 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agentkit_version = __version__
         self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
-    def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
-        redactor = Redactor(secrets=self.llm.secrets)
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        """One harness role's model on this cassette (as :meth:`CassetteLLM.role`): what is
+        recorded replays, the rest is recorded through ``live``, the role's live model."""
+        return RoleLLM(self, key, live)
+
+    def _lookup(self, request: LLMRequest, role: RoleKey | None = None,
+                live: LLM | None = None) -> tuple[dict[str, Any], str, Exchange | None]:
+        if live is not None:
+            self._role_secrets.update(live.secrets)
+        redactor = Redactor(secrets=self.secrets)
         canonical = canonical_request(request, redactor)
         self._request_redactions |= redactor.redacted
         self.request_secrets |= redactor.values
         key = request_hash(canonical)
-        exchange = self._player.take(canonical, key) if self._replay else None
+        exchange = self._player.take(canonical, key, role) if self._replay else None
         if exchange is None and not self._record:
-            raise self._player.miss(canonical)
+            raise (self._player.miss(canonical) if role is None
+                   else self._player.role_miss(canonical, role))
         return canonical, key, exchange
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        canonical, key, exchange = self._lookup(request, role, live)
+        if exchange is not None:
+            if exchange.latency:
+                await asleep(exchange.latency)
+            return _response_from(exchange)[0], (exchange.key or {}).get("model", "unknown")
+        if live is None:
+            raise CassetteMissError(
+                f"{self.cassette.path}: no live model to record the {role.role} of {role.at}"
+                f"{f' ({role.where})' if role.where else ''} with; give the recording one "
+                f"(agentkit record --judge-model, the pytest plugin's judge_llm fixture)")
+        model = live.metadata.model_name
+        if role.model is not None and model != role.model:
+            raise CassetteMissError(
+                f"{self.cassette.path}: the {role.role} of {role.at}"
+                f"{f' ({role.where})' if role.where else ''} names model `{role.model}`, but "
+                f"the live {role.role} model recording it is `{model}`; record with that model "
+                "or change the scenario")
+        watch = Stopwatch.start()
+        try:
+            response = await live._achat(request)
+        except Exception as exc:
+            self._store(request, canonical, key, watch, None, None, exc,
+                        role=(role.role, role.fields(model)))
+            raise
+        self._store(request, canonical, key, watch, response, None, None,
+                    role=(role.role, role.fields(model)))
+        return response, model
 
     def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, watch: Stopwatch,
                response: ChatResponse | None, chunks: list[str] | None,
-               error: BaseException | None) -> None:
+               error: BaseException | None, *,
+               role: tuple[str, dict[str, str]] | None = None) -> None:
         # A live call's time passed as real I/O, not simulated latency: count all of it as
         # latency, as the replay (which sleeps the recorded latency) will.
         watch.clock.count_latency(watch.wall - watch.serial)
         if error is not None and not _worth_recording(error):
             self.unrecorded.append(error)
             return
-        if self.mode == "all" and key not in self._recorded_hashes:
+        slot = (None, None, key) if role is None else (role[0], role[1].get("at"), key)
+        if self.mode == "all" and slot not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
-            self.cassette.exchanges = [e for e in self.cassette.exchanges
-                                       if e.request_hash != key]
-        self._recorded_hashes.add(key)
+            self.cassette.exchanges = [e for e in self.cassette.exchanges if _slot(e) != slot]
+        self._recorded_hashes.add(slot)
         exchange = Exchange(request=canonical, request_hash=key, latency=round(watch.wall, 6))
+        if role is not None:
+            exchange.role, exchange.key = role
         if error is not None:
             exchange.error = _error_dict(error)
         else:
@@ -574,7 +806,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.recorded += 1
         self._stamp()
         if self.autosave:
-            self.cassette.save(secrets=self.llm.secrets)
+            self.cassette.save(secrets=self.secrets)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         canonical, key, exchange = self._lookup(request)

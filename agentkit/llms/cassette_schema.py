@@ -94,9 +94,24 @@ class _ErrorData(_Strict):
     status_code: int | None = None
 
 
-class ExchangeData(_Strict):
-    """One recorded exchange: a request and its response (or error), with its latency."""
+class _RoleKeyData(_Strict):
+    """A role exchange's key (:class:`agentkit.llms.cassette.RoleKey`): the scenario field it
+    serves, the model that answered, its subject's hashes and the transcript's."""
 
+    at: str
+    model: str | None = None
+    rubric: str | None = None
+    persona: str | None = None
+    goal: str | None = None
+    transcript: str
+
+
+class ExchangeData(_Strict):
+    """One recorded exchange: a request and its response (or error), with its latency; a
+    harness role's (a judge's, a simulated user's) names its ``role`` and ``key``."""
+
+    role: Literal["judge", "user"] | None = None
+    key: _RoleKeyData | None = None
     request: dict[str, Any]
     request_hash: str | None = None
     response: _ResponseData | None = None
@@ -107,13 +122,15 @@ class ExchangeData(_Strict):
     def _answered(self) -> ExchangeData:
         if self.response is None and self.error is None:
             raise ValueError("needs `response` (or `error`)")
+        if (self.role is None) != (self.key is None):
+            raise ValueError("a role exchange gives both `role` and `key` (an agent's, neither)")
         return self
 
 
 class CassetteData(_Strict):
     """A cassette file's header and exchanges."""
 
-    format: Literal[1]
+    format: Literal[1, 3]
     model: str = "unknown"
     function_calling: bool = True
     context_window: int = Field(default=3900, ge=1)
@@ -125,6 +142,15 @@ class CassetteData(_Strict):
     base_url: str | None = None
     redactions: list[str] = Field(default_factory=list)
     exchanges: list[ExchangeData]
+
+    @model_validator(mode="after")
+    def _roles_need_format_3(self) -> CassetteData:
+        if self.format == 1:
+            index = next((i for i, e in enumerate(self.exchanges) if e.role is not None), None)
+            if index is not None:
+                raise ValueError(f"exchanges.{index}: a role exchange (`role: judge|user`) "
+                                 "belongs to a cassette of `format: 3`")
+        return self
 
 
 def check_cassette(data: dict[str, Any], path: Path | None,

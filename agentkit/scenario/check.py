@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.core.fmt import seconds
 from agentkit.core.textdiff import short
 from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
+    Judged,
     MessageExpect,
     SlowRegexError,
     TextMatch,
@@ -20,6 +21,9 @@ from agentkit.scenario.model import (
     Turn,
 )
 from agentkit.scenario.trace import ToolCallTrace, Trace
+
+if TYPE_CHECKING:
+    from agentkit.scenario.llm_judge import Judgement
 
 __all__ = ["check_expectations"]
 
@@ -207,19 +211,36 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
     return []
 
 
-def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
+def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                       judgements: Mapping[str, Judgement] | None = None) -> list[str]:
     """All ways ``trace`` falls short of the expectations (empty: it passes); a regex that
-    takes too long is one problem naming it (the expectations cannot all be checked)."""
+    takes too long is one problem naming it (the expectations cannot all be checked).
+    ``judgements`` are the LLM judges' verdicts on the judged expectations, by name
+    (``turns.N.answer``, ``answer``, ``conversation``); one not decided (its turn did not
+    run) is not a problem of its own."""
     try:
-        return _check_expectations(trace, turns, expect)
+        return _check_expectations(trace, turns, expect, judgements or {})
     except SlowRegexError as exc:
         return [f"an expectation could not be checked: {exc}"]
 
 
-def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
+def _judged(what: str, judgement: Judgement | None) -> list[str]:
+    """``what`` judged fail, with the judge's reason (and the votes when there are several)."""
+    if judgement is None or judgement.passed or judgement.error is not None:
+        return []
+    tally = f" ({judgement.tally()})" if judgement.tally() else ""
+    return [f"{what} judged fail against the rubric {judgement.rubric!r}{tally}: "
+            f"{judgement.reason}"]
+
+
+def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                        judgements: Mapping[str, Judgement]) -> list[str]:
     problems: list[str] = []
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
-        if turn.answer is not None and not turn.answer.matches(record.response):
+        if isinstance(turn.answer, Judged):
+            problems += _judged(f"turn {number}: answer {record.response!r}",
+                                judgements.get(f"turns.{number - 1}.answer"))
+        elif turn.answer is not None and not turn.answer.matches(record.response):
             problems.append(f"turn {number}: answer {record.response!r} does not match "
                             f"{turn.answer.describe()}")
     last = trace.turns[-1] if trace.turns else None
@@ -234,8 +255,13 @@ def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> 
         problems.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
     if len(trace.turns) < len(turns) and failed is None:
         problems.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
-    if expect.answer is not None and last is not None and not expect.answer.matches(last.response):
+    if isinstance(expect.answer, Judged):
+        if last is not None:
+            problems += _judged(f"final answer {last.response!r}", judgements.get("answer"))
+    elif (expect.answer is not None and last is not None
+          and not expect.answer.matches(last.response)):
         problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
+    problems += _judged("the conversation", judgements.get("conversation"))
     expected_errors: set[int] = set()
     if expect.tool_calls is not None:
         actual = [_Call.of(c) for c in trace.tool_calls]

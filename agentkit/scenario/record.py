@@ -169,10 +169,11 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     if unrecorded:  # the model was never asked: nothing to replay or keep
         outcome.problems = [f"{_kind(unrecorded[0])}: {unrecorded[0]}"]
         return outcome
-    texts = {member: recorder.cassette.dumps(secrets=models[member].secrets)
+    texts = {member: recorder.cassette.dumps(secrets=recorder.secrets)
              for member, recorder in recorders.items()}
     outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
-    secrets = {name: value for model in models.values() for name, value in model.secrets.items()}
+    secrets = {name: value for recorder in recorders.values()
+               for name, value in recorder.secrets.items()}
     redactor = Redactor(secrets=secrets)
     recorded_trace = outcome.live.trace.to_dict(redactor)
     # shown to the user (CI logs): a refused request's secret value must not be in the miss
@@ -184,7 +185,7 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     if any(_keep_unchanged(recorder.cassette, old[member])
            for member, recorder in recorders.items()):
         # old latencies kept: the snapshot is what the cassette that is written replays to
-        texts = {member: recorder.cassette.dumps(secrets=models[member].secrets)
+        texts = {member: recorder.cassette.dumps(secrets=recorder.secrets)
                  for member, recorder in recorders.items()}
         outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
         recorded_trace = outcome.replay.trace.to_dict(redactor)

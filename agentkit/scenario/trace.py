@@ -37,8 +37,10 @@ __all__ = [
     "TurnTrace",
     "Trace",
     "TraceTotals",
+    "RoleCallTrace",
     "IdNormalizer",
     "build_turn",
+    "extend_turn",
     "critical_path",
     "trace_handler",
     "TurnBuilder",
@@ -126,6 +128,15 @@ class ToolCallTrace:
 
 
 @dataclass
+class RoleCallTrace:
+    """One call of a harness role's model (an LLM judge, a simulated user): counted apart from
+    the agent's LLM calls, in the trace's ``totals.roles``."""
+
+    role: str
+    usage: dict[str, int] | None
+
+
+@dataclass
 class StepTrace:
     index: int
     input: str | None
@@ -157,6 +168,9 @@ class TurnTrace:
     written last, and only when not empty."""
     error_kind: ErrorKind | None = field(default=None, repr=False)
     """Whose problem ``error`` is (:func:`agentkit.core.errors.kind_of`); not written."""
+    role_calls: list[RoleCallTrace] = field(default_factory=list, repr=False)
+    """The calls of the harness's roles filed into this turn (its details show each); only
+    their sums are written, in ``totals.roles``."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -178,6 +192,9 @@ class TraceTotals:
     wall_time: float
     serial_time: float
     critical_path: float
+    roles: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per harness role (``judge``, ``user``): its LLM calls and tokens, apart from the
+    agent's (written only when a role made calls)."""
 
 
 @dataclass
@@ -211,6 +228,13 @@ class Trace:
         llm = self.llm_calls
         tools = self.tool_calls
         intervals = [(c.started, c.latency) for c in llm] + [(c.started, c.latency) for c in tools]
+        roles: dict[str, dict[str, int]] = {}
+        for call in (c for t in self.turns for c in t.role_calls):
+            sums = roles.setdefault(call.role, {"llm_calls": 0, "prompt_tokens": 0,
+                                                "completion_tokens": 0})
+            sums["llm_calls"] += 1
+            sums["prompt_tokens"] += (call.usage or {}).get("prompt_tokens", 0)
+            sums["completion_tokens"] += (call.usage or {}).get("completion_tokens", 0)
         return TraceTotals(
             steps=len(self.steps), llm_calls=len(llm), tool_calls=len(tools),
             tool_errors=sum(c.is_error for c in tools),
@@ -218,7 +242,7 @@ class Trace:
             completion_tokens=sum((c.usage or {}).get("completion_tokens", 0) for c in llm),
             wall_time=_round(sum(t.wall_time for t in self.turns)),
             serial_time=_round(sum(t.serial_time for t in self.turns)),
-            critical_path=_round(critical_path(intervals)))
+            critical_path=_round(critical_path(intervals)), roles=roles)
 
     def to_dict(self, redactor: Redactor | None = None) -> dict[str, Any]:
         """The JSON-ready form (what snapshots, ``--trace-dir``, reports and recordings store),
@@ -229,11 +253,18 @@ class Trace:
         redacted: dict[str, Any] = (redactor or Redactor(environ={})).data({
             "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
             "tools": self.tools, "turns": [_turn_dict(t) for t in self.turns],
-            "totals": asdict(self.totals())})
+            "totals": _totals_dict(self.totals())})
         return redacted
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _totals_dict(totals: TraceTotals) -> dict[str, Any]:
+    data = asdict(totals)
+    if not data["roles"]:
+        del data["roles"]  # a run without judges or a simulated user keeps its shape
+    return data
 
 
 def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
@@ -340,6 +371,8 @@ class TurnBuilder:
         self.state: dict[str, Any] = {}
         """Handlers' own bookkeeping across events of the turn (never written to the trace)."""
         self.tools: list[dict[str, Any]] = []
+        self.role_calls: list[RoleCallTrace] = []
+        """Calls of the harness's roles (judges, simulated users): counted apart."""
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
         """Note tools the agent offered (name, description, parameters), each once."""
@@ -448,4 +481,20 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
-                     warnings=list(warnings), error_kind=error_kind)
+                     warnings=list(warnings), error_kind=error_kind,
+                     role_calls=turn.role_calls)
+
+
+def extend_turn(turn: TurnTrace, events: Sequence[Event], ids: IdNormalizer) -> None:
+    """File events that came after ``turn`` was built -- an LLM judge's verdicts on it -- into
+    it, through the same handlers (:func:`trace_handler`): what they add to the turn's
+    ``details`` is appended to what is there."""
+    builder = TurnBuilder(events, ids)
+    for event in events:
+        builder.feed(event)
+    for key, value in builder.details.items():
+        if isinstance(value, list) and isinstance(turn.details.get(key), list):
+            turn.details[key].extend(value)
+        else:
+            turn.details[key] = value
+    turn.role_calls.extend(builder.role_calls)
