@@ -459,16 +459,17 @@ class _CassettePlayer:
                 f"was already replayed: it is now asked more often (more samples?). {fix}")
         recorded = nearest.key or {}
         now = role.fields(role.model)
-        lines = [f"{where}: no recorded {noun} for {field_name}: "
-                 + ", ".join(f"the {_KEY_NOUNS.get(name, name)} changed" for name in changed)
-                 if changed else f"{where}: no recorded {noun} for {field_name} matches"]
+        shown = []
         for name in changed:
             if name == "model":
-                lines.append(f"  model: recorded with `{recorded.get('model')}`, the scenario "
-                             f"now names `{role.model}`")
+                shown.append(f"the {role.role}'s model changed (recorded with "
+                             f"`{recorded.get('model')}`, the scenario now names `{role.model}`)")
             else:
-                lines.append(f"  {name}: recorded {recorded.get(name)} (exchanges[{index}]), "
-                             f"now {now.get(name)}")
+                shown.append(f"the {_KEY_NOUNS.get(name, name)} changed (recorded "
+                             f"{recorded.get(name)} in exchanges[{index}], now {now.get(name)})")
+        lines = [f"{where}: no recorded {noun} for {field_name}: " + "; ".join(shown)
+                 if shown else f"{where}: no recorded {noun} for {field_name} matches this "
+                               f"request (nearest: exchanges[{index}])"]
         if nearest.request != canonical:
             lines += _first_difference(nearest.request, canonical)
         lines.append(fix)

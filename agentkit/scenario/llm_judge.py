@@ -136,9 +136,10 @@ class Vote:
 
 @dataclass(frozen=True)
 class Judgement:
-    """The verdict on one judged expectation: ``at`` is its field (``expect.answer``,
-    ``turns.0.answer``, ``expect.conversation``, ``user.goal``...), ``where`` its file and
-    line, ``turn`` the turn (1-based) it is filed under. It passes when more votes pass than
+    """The verdict on one judged expectation: ``at`` is the field of its rubric
+    (``expect.answer.judge``, ``turns.0.answer.judge``, ``expect.conversation.judge``,
+    ``user.goal``...), ``where`` its file and line, ``turn`` the turn (1-based) it is filed
+    under. It passes when more votes pass than
     fail (a tie fails); ``error`` when a judge's answer was not a verdict."""
 
     at: str
@@ -244,7 +245,7 @@ class Judge:
                 try:
                     parsed = parse_verdict(answer.text, need_score=judged.min_score is not None)
                 except ValueError as exc:
-                    problem = (f"{where}: {at}.judge: the judge's answer is not a verdict "
+                    problem = (f"{where}: {at}: the judge's answer is not a verdict "
                                f"({exc}): {answer.text!r}; a judge answers one JSON object "
                                '{"verdict": "pass" | "fail", "reason": "...", "score": 0-1} '
                                "(docs/judges.md)")

@@ -62,7 +62,8 @@ from agentkit.scenario.layout import (
     snapshot_path,
 )
 from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.model import Scenario
+from agentkit.scenario.model import Scenario, judge_panel
+from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 
 __all__ = ["Recording", "record_scenario", "cassette_miss", "rerecord_command"]
@@ -107,7 +108,9 @@ def cassette_miss(result: ScenarioResult) -> str | None:
 
 def rerecord_command(scenario: Scenario, agent_type: str) -> str:
     """The ``agentkit record`` command that records ``agent_type`` again from scratch, against
-    the model and server its cassette was recorded with (read from the cassette's header)."""
+    the model and server its cassette was recorded with (read from the cassette's header),
+    and the judge model its verdicts were recorded with when the scenario names none and it
+    was not the agent's."""
     spec = scenario.agents[agent_type]
     members = spec.recorded() or [None]
     header = _previous(cassette_path(scenario, agent_type, members[0]))
@@ -117,15 +120,26 @@ def rerecord_command(scenario: Scenario, agent_type: str) -> str:
         words += ["--model", header.model]
     if header is not None and header.base_url is not None:
         words += ["--base-url", header.base_url]
+    judges = {(e.key or {}).get("model") for e in (header.exchanges if header else [])
+              if e.role == "judge"}
+    named = any(judge.model is not None for judge in judge_panel(spec.judge or scenario.judge))
+    if header is not None and not named and len(judges) == 1 and header.model not in judges:
+        words += ["--judge-model", str(next(iter(judges)))]
     return shlex.join(words)
 
 
 def record_scenario(scenario: Scenario | str | Path, agent_type: str,
                     live: LLM | Mapping[str, LLM], mode: RecordMode = "once", *,
-                    listener: Any = None, state: Mapping[str, Any] | None = None) -> Recording:
+                    listener: Any = None, state: Mapping[str, Any] | None = None,
+                    roles: RoleModels | None = None) -> Recording:
     """Record ``agent_type``'s conversation of ``scenario`` through ``live`` (see the module
     docstring); ``listener`` gets every bus event of the live run (progress display);
     ``state`` reaches the agent type's factory (as in :func:`run_scenario`).
+
+    The scenario's LLM judges and simulated user without a script are recorded into the same
+    cassette (the first with a ``recording:``, for a team), through ``roles`` -- by default the
+    agent's live model (a team's: its first agent's) plays them; a judge whose ``model`` the
+    scenario names must be recorded with that model.
 
     A team (``agent_workflow``) records each of its agents with a ``recording:`` into its own
     cassette through ``live`` -- one model for all of them, as ``agentkit record --model`` and
@@ -159,11 +173,14 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     recorders = {member: RecordingLLM(models[member], path, mode, agent_type=agent_type,
                                       scenario=scenario.name, autosave=False)
                  for member, path in zip(members, cassettes, strict=True)}
+    if roles is None:
+        default = live if isinstance(live, LLM) else next(iter(live.values()), None)
+        roles = RoleModels(judge=default, user=default)
     with ExitStack() as stack:
         stack.enter_context(real_time())  # retry back-off against a live server really waits
         if listener is not None:
             stack.enter_context(dispatcher.listen(listener))
-        outcome.live = _run_with(scenario, agent_type, recorders, state)
+        outcome.live = _run_with(scenario, agent_type, recorders, state, roles)
     outcome.recorded = sum(recorder.recorded for recorder in recorders.values())
     unrecorded = [error for recorder in recorders.values() for error in recorder.unrecorded]
     if unrecorded:  # the model was never asked: nothing to replay or keep
@@ -242,11 +259,13 @@ def _replay(scenario: Scenario, agent_type: str, members: list[str | None],
 
 
 def _run_with(scenario: Scenario, agent_type: str, models: Mapping[str | None, LLM],
-              state: Mapping[str, Any] | None) -> ScenarioResult:
+              state: Mapping[str, Any] | None, roles: RoleModels | None = None,
+              ) -> ScenarioResult:
     """The scenario run with ``models`` (the agent type's own under ``None``, a team's agents'
-    by name)."""
+    by name) and ``roles`` (the live models of its judges and simulated user)."""
     team = {name: model for name, model in models.items() if name is not None}
-    return run_scenario(scenario, agent_type, llm=models.get(None), llms=team, state=state)
+    return run_scenario(scenario, agent_type, llm=models.get(None), llms=team, state=state,
+                        roles=roles)
 
 
 def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LLM],

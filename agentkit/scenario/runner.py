@@ -192,6 +192,7 @@ class _Cast:
     conversation: Conversation
     scripts: dict[str, ScriptedLLM]
     judgements: dict[str, Judgement] = field(default_factory=dict)
+    """The judged expectations' verdicts by the names :func:`check_expectations` reads."""
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
@@ -456,32 +457,34 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
         return
     scenario = plan.scenario
     expect = scenario.expect_for(plan.agent_type)
+    # (name check_expectations asks for, the expectation, where its rubric is, subject, turn)
     asked: list[tuple[str, Judged, tuple[str | int, ...], Subject, int]] = [
-        (f"turns.{index}.answer", turn.answer, ("turns", index, "answer"), "answer", index + 1)
+        (f"turns.{index}.answer", turn.answer, ("turns", index, "answer", "judge"), "answer",
+         index + 1)
         for index, turn in enumerate(scenario.turns)
         if isinstance(turn.answer, Judged) and index < len(trace.turns)]
-    last = len(trace.turns)
     whole: tuple[tuple[str, Subject], ...] = (("answer", "answer"),
                                               ("conversation", "conversation"))
     for name, subject in whole:
         wanted = getattr(expect, name)
         if isinstance(wanted, Judged):
-            written = _expect_field(plan, name)
-            asked.append((".".join(written), wanted, written, subject, last))
+            asked.append((name, wanted, (*_expect_field(plan, name), "judge"), subject,
+                          len(trace.turns)))
     ids = IdNormalizer()
-    for at, judged, place, subject, upto in asked:
+    for name, judged, place, subject, upto in asked:
         turn = trace.turns[upto - 1]
         with collect_events() as events:
             try:
-                decided = judge.decide(judged, at=at, where=scenario.where(*place, "judge"),
-                                       subject=subject, turns=trace.turns, upto=upto)
+                decided = judge.decide(judged, at=".".join(map(str, place)),
+                                       where=scenario.where(*place), subject=subject,
+                                       turns=trace.turns, upto=upto)
             except Exception as exc:  # noqa: BLE001 (a judge's model may fail any way)
                 decided = None
                 _stop_turn(turn, exc)
         extend_turn(turn, role_events(events), ids)
         if decided is None:
             return
-        cast.judgements[at] = decided
+        cast.judgements[name] = decided
 
 
 def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
@@ -491,7 +494,7 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
         # replies after the failure could not be used (see _leftovers)
         _excuse([*built.models.values(), *cast.scripts.values()])
     expect = scenario.expect_for(agent_type)
-    problems = check_expectations(trace, scenario.turns, expect, _verdicts(plan, cast))
+    problems = check_expectations(trace, scenario.turns, expect, cast.judgements)
     problems += cast.conversation.problems
     if world.outputs is not None:
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
@@ -509,18 +512,6 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
                             judgements=cast.judge.decided if cast.judge is not None else [])
     result.verdict = judge(result, snapshots, snapshot_path(scenario, agent_type))
     return result
-
-
-def _verdicts(plan: _Plan, cast: _Cast) -> dict[str, Judgement]:
-    """The judgements of the expectations, by the name :func:`check_expectations` asks for
-    (``turns.N.answer``, ``answer``, ``conversation``)."""
-    found = {}
-    for at, judgement in cast.judgements.items():
-        for name in ("answer", "conversation"):
-            if at == ".".join(_expect_field(plan, name)):
-                at = name
-        found[at] = judgement
-    return found
 
 
 def _renders(spec: AgentSpec) -> bool:

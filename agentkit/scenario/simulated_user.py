@@ -168,6 +168,8 @@ class SimulatedConversation:
     @property
     def stop(self) -> tuple[TextMatch | Judged, str]:
         """The goal check and its field: ``stop_when``, or the goal judged."""
+        if isinstance(self.spec.stop_when, Judged):
+            return self.spec.stop_when, "user.stop_when.judge"
         if self.spec.stop_when is not None:
             return self.spec.stop_when, "user.stop_when"
         return Judged(judge=self.goal), "user.goal"
@@ -228,7 +230,7 @@ class SimulatedConversation:
             reached = self.judge.decide(check, at=at, where=self.scenario.where(*at.split(".")),
                                         subject="conversation", turns=trace.turns,
                                         upto=number).passed
-            shown = f"{at.removeprefix('user.')} judged"
+            shown = f"{at.removeprefix('user.').removesuffix('.judge')} judged"
         if not reached and number < self.spec.max_turns:
             return
         self.ended = True
