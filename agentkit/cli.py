@@ -126,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--seed", type=int, default=None,
                      help="sampling seed sent with every request (servers that honour it, "
                           "llama.cpp and OpenAI among them, then sample reproducibly)")
+    sub.add_argument("--judge-model", default=None,
+                     help="model the scenario's LLM judges record with when their `judge:` "
+                          "names none (default: --model); one it names must be the same")
+    sub.add_argument("--judge-base-url", default=None,
+                     help="OpenAI-compatible server of the judge model (default: --base-url)")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -237,14 +242,22 @@ def _source(spec: Any) -> str:
 
 
 def _result_line(name: str, result: Any, verdict: Any) -> str:
-    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace)."""
+    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace),
+    with the calls and tokens of the harness's own roles (judges, a simulated user) apart,
+    then one line per judged expectation: its verdict and the judge's reason."""
     status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[verdict.outcome]
     if result is None:
         return f"{status}  {name}"
     totals = result.trace.totals()
+    roles = "".join(f" {role}={sums['llm_calls']}:{sums['prompt_tokens']}+"
+                    f"{sums['completion_tokens']}" for role, sums in totals.roles.items())
+    judged = "".join(f"\n      judged {j.at}: {j.verdict}"
+                     f"{f' ({j.tally()})' if j.tally() else ''} -- {j.reason}"
+                     for j in result.judgements)
     return (f"{status}  {name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
-            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}")
+            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}"
+            f"{roles}{judged}")
 
 
 def _print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
@@ -388,8 +401,22 @@ class _Progress:
     def __call__(self, event: Any) -> None:
         from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
         from agentkit.core.secrets import Redactor
+        from agentkit.scenario.llm_judge import JudgeVerdictEvent
+        from agentkit.scenario.simulated_user import ConversationEndEvent, SimulatedTurnEvent
 
-        if isinstance(event, AgentChatStartEvent):
+        if isinstance(event, JudgeVerdictEvent):
+            judged = event.judgement
+            print(f"  judge {judged.at}: {judged.verdict} -- "
+                  f"{Redactor().text(judged.reason or judged.error or '')[:120]}",
+                  file=self.out, flush=True)
+        elif isinstance(event, SimulatedTurnEvent):
+            print(f"  simulated user ({event.by}) writes turn {event.turn}", file=self.out,
+                  flush=True)
+        elif isinstance(event, ConversationEndEvent):
+            how = "goal reached" if event.reached else "goal not reached"
+            print(f"  {how} after {event.turns} turn{'s' if event.turns != 1 else ''} "
+                  f"({event.check})", file=self.out, flush=True)
+        elif isinstance(event, AgentChatStartEvent):
             self.turn = event.user_msg
             shown = Redactor().text(self.turn)  # a secret typed into a turn stays out of logs
             print(f"  turn: {shown[:70]!r}", file=self.out, flush=True)
@@ -412,6 +439,7 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.llms.openai import OpenAI
     from agentkit.scenario.layout import recording_files
     from agentkit.scenario.record import record_scenario, rerecord_command
+    from agentkit.scenario.roles import RoleModels
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -426,14 +454,29 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
-    try:
-        sampling: dict[str, Any] = ({"temperature": args.temperature}
-                                    if args.temperature is not None else {})
-        live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
-                      additional_kwargs={"seed": args.seed} if args.seed is not None else None,
-                      **sampling)
-    except (LLMError, ValueError) as exc:
-        raise CLIError(str(exc)) from None
+    _check_judge_model(scenario, args.agent, args.judge_model)
+    sampling: dict[str, Any] = ({"temperature": args.temperature}
+                                if args.temperature is not None else {})
+
+    def model(name: str, base_url: str | None) -> OpenAI:
+        try:
+            return OpenAI(model=name, base_url=base_url, timeout=args.timeout,
+                          additional_kwargs={"seed": args.seed} if args.seed is not None
+                          else None, **sampling)
+        except (LLMError, ValueError) as exc:
+            raise CLIError(str(exc)) from None
+
+    live = model(args.model, args.base_url)
+
+    def judge(named: str | None) -> OpenAI:
+        name = named or args.judge_model
+        if name is None and args.judge_base_url is None:
+            return live
+        return model(name or args.model, args.judge_base_url or args.base_url)
+
+    def user(named: str | None) -> OpenAI:
+        return live if named is None or named == args.model else model(named, args.base_url)
+
     where = args.base_url or "OpenAI"
     name = f"{scenario.name}[{args.agent}]"
     files = recording_files(scenario, args.agent)
@@ -444,7 +487,8 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
               f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,
-                                    listener=_Progress(out))
+                                    listener=_Progress(out),
+                                    roles=RoleModels(judge=judge, user=user))
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     if recording.existing:
@@ -471,6 +515,23 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     print(f"wrote {recording.files}", file=out)
     print("      the offline replay reproduces the recorded trace", file=out)
     return EXIT_OK
+
+
+def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:
+    """``--judge-model`` records judges that name no model; one that names another model is
+    a usage error (its verdicts are keyed by the model it names)."""
+    from agentkit.scenario.model import judge_panel
+
+    if judge_model is None:
+        return
+    own = scenario.agents[agent_type].judge
+    field = f"agents.{agent_type}.judge" if own is not None else "judge"
+    for spec in judge_panel(own if own is not None else scenario.judge):
+        if spec.script is None and spec.model is not None and spec.model != judge_model:
+            where = scenario.where(*field.split("."))
+            raise CLIError(f"{where}: {field}: the judge names model `{spec.model}`, and "
+                           f"--judge-model says `{judge_model}`; drop --judge-model or change "
+                           "the scenario (verdicts are keyed by the judge's model)")
 
 
 def _read_trace(path: Path) -> dict[str, Any]:

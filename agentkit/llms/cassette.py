@@ -400,6 +400,10 @@ class _CassettePlayer:
     def remaining(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
+    def left_over(self) -> list[Exchange]:
+        """The exchanges not replayed (yet)."""
+        return [exchange for queue in self._queues.values() for exchange in queue]
+
     def unused_roles(self) -> dict[str, int]:
         """Unreplayed role exchanges, by role."""
         found: dict[str, int] = {}
@@ -727,6 +731,15 @@ class RecordingLLM(FunctionCallingLLM):
         """One harness role's model on this cassette (as :meth:`CassetteLLM.role`): what is
         recorded replays, the rest is recorded through ``live``, the role's live model."""
         return RoleLLM(self, key, live)
+
+    def drop_unused_roles(self) -> int:
+        """Forget the recorded role exchanges this recording did not replay -- verdicts on a
+        rubric that changed, messages of a persona that changed: a re-record (``new_episodes``,
+        ``all``) asks the role again and keeps only what it asked; how many were dropped."""
+        unused = {id(e) for e in self._player.left_over() if e.role is not None}
+        before = len(self.cassette.exchanges)
+        self.cassette.exchanges = [e for e in self.cassette.exchanges if id(e) not in unused]
+        return before - len(self.cassette.exchanges)
 
     def _lookup(self, request: LLMRequest, role: RoleKey | None = None,
                 live: LLM | None = None) -> tuple[dict[str, Any], str, Exchange | None]:

@@ -181,6 +181,8 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         if listener is not None:
             stack.enter_context(dispatcher.listen(listener))
         outcome.live = _run_with(scenario, agent_type, recorders, state, roles)
+    for recorder in recorders.values():
+        recorder.drop_unused_roles()
     outcome.recorded = sum(recorder.recorded for recorder in recorders.values())
     unrecorded = [error for recorder in recorders.values() for error in recorder.unrecorded]
     if unrecorded:  # the model was never asked: nothing to replay or keep
