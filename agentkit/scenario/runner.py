@@ -220,7 +220,11 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     with simulation(seed):
         world = _world(plan)
         built = _agent(plan, world, state)
-        cast = _cast(plan, built)
+        try:
+            cast = _cast(plan, built)
+        except BaseException:
+            _excuse(built.models.values())  # the run never started: its script is not at fault
+            raise
         trace = _turns(plan, world, built.agent, cast)
         _judge_answers(plan, cast, trace)
     return _judge(plan, world, built, cast, trace, snapshots)
