@@ -27,6 +27,8 @@ __all__ = [
     "Metric",
     "ReportError",
     "Row",
+    "JudgeVerdict",
+    "RoleCost",
     "AgentSummary",
     "Comparison",
     "load_comparison",
@@ -83,6 +85,28 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class JudgeVerdict(_Strict):
+    """One judged expectation of a run: where its rubric is, the LLM judges' verdict and the
+    reason they gave; ``votes`` answers voted, ``split`` when they disagreed."""
+
+    at: str
+    rubric: str
+    verdict: Literal["pass", "fail", "error"]
+    reason: str
+    score: float | None = None
+    votes: int = Field(default=1, ge=1)
+    split: bool = False
+
+
+class RoleCost(_Strict):
+    """The calls and tokens of one of the harness's roles in a run (an LLM judge, a simulated
+    user): counted apart from the agent's."""
+
+    llm_calls: int = Field(ge=0)
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+
+
 class Row(_Strict):
     """One scenario under one agent type: passed, failed (with problems) or could not run.
 
@@ -111,6 +135,11 @@ class Row(_Strict):
     ``not_checked``: the run stopped on an error, so its snapshot was left as it is)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
+    judged: list[JudgeVerdict] = []
+    """The LLM judges' verdicts on the run's judged expectations, with their reasons."""
+    roles: dict[str, RoleCost] = {}
+    """The calls and tokens of the harness's roles (``judge``, ``user``), apart from the
+    metrics, which are the agent's."""
     snapshot_trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     """The committed snapshot's trace when ``snapshot_diff`` is its diff with ``trace`` (for
     the page, which marks the changed words; not written to report.json)."""
@@ -154,7 +183,13 @@ class Row(_Strict):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the metrics, then thresholds and snapshot only where there are any."""
-        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff"})
+        data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "judged",
+                                        "roles"})
+        if self.judged:
+            data["judged"] = [verdict.model_dump(exclude_defaults=True)
+                              for verdict in self.judged]
+        if self.roles:
+            data["roles"] = {role: cost.model_dump() for role, cost in self.roles.items()}
         if self.thresholds is not None:
             data["thresholds"] = self.thresholds.model_dump(exclude_none=True)
         if self.snapshot is not None:

@@ -30,13 +30,14 @@ from agentkit.report.model import (
     METRICS,
     AgentSummary,
     Comparison,
+    JudgeVerdict,
     Metric,
     ReportError,
     Row,
     load_comparison,
     trace_file,
 )
-from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
+from agentkit.report.runs import RUNS_CSS, html_runs, role_costs, run_anchor
 
 __all__ = ["render_markdown", "render_json", "render_html", "write_report", "REPORT_FILES",
            "REPORT_MARKER", "CHART_TITLES"]
@@ -200,6 +201,29 @@ def _md_snapshots(comparison: Comparison) -> list[str]:
     return lines
 
 
+def _judged_verdict(verdict: JudgeVerdict) -> str:
+    """``pass``, ``fail (split: 2 of 3 votes)``..."""
+    return verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
+
+
+def _md_judged(comparison: Comparison) -> list[str]:
+    rows = [row for row in comparison.rows if row.judged or row.roles]
+    if not rows:
+        return []
+    table = [[f"`{row.key}`", f"`{verdict.at}`", _md_text(verdict.rubric),
+              _judged_verdict(verdict), _md_text(verdict.reason)]
+             for row in rows for verdict in row.judged]
+    lines = ["## Judged expectations", "",
+             "What the LLM judges decided on each judged expectation, and why. The calls of the "
+             "judges and of simulated users are counted apart from the agent's (not in the "
+             "tables above).", ""]
+    if table:
+        lines += [tabulate(table, ["run", "expectation", "rubric", "verdict", "reason"],
+                           tablefmt="github", disable_numparse=True), ""]
+    lines += [f"- `{row.key}`: {role_costs(row)}" for row in rows if row.roles]
+    return [*lines, ""]
+
+
 def _diagram_groups(comparison: Comparison) -> list[tuple[list[str], str]]:
     """Each distinct workflow diagram with the agent types that run it."""
     groups: dict[str, list[str]] = {}
@@ -240,6 +264,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     lines += [_md_rows(comparison, diff), ""]
     lines += _md_diagrams(comparison)
+    lines += _md_judged(comparison)
     lines += _md_failures(comparison)
     if diff is not None:
         lines += _md_baseline(diff)
