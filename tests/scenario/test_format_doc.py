@@ -18,7 +18,7 @@ PARTS = [model.Scenario, model.ToolSpec, model.HistoryMessage, model.Turn, model
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
          model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
          trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,
-         model.Threshold]
+         model.Threshold, model.Judged, model.JudgeSpec, model.SimulatedUser]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():
