@@ -1,0 +1,124 @@
+"""The commands with LLM judges and simulated users: ``record --judge-model`` records the
+judge into the agent type's cassette, ``run`` prints the verdicts, ``replay`` names a changed
+rubric, ``report`` lists verdicts and reasons."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_helpers import FAKE_URL, Outcome
+from mocks.openai_server import FakeOpenAIServer
+
+ANSWER = "Thought: I can answer.\nAnswer: Your refund is 42.50 EUR."
+VERDICT = '{"verdict": "pass", "reason": "It states 42.50 EUR.", "score": 1}'
+
+JUDGED = """\
+format: 1
+name: refund
+turns:
+  - user: How much is my refund for order A-1?
+expect:
+  answer: {judge: "states the refund amount, 42.50 EUR"}
+agents:
+  react:
+    recording: cassettes/refund.react.yaml
+"""
+
+
+@pytest.fixture
+def judged(write: Callable[[str, str], Path]) -> Path:
+    return write("scenarios/refund.yaml", JUDGED)
+
+
+@pytest.fixture
+def recorded(cli: Callable[..., Outcome], judged: Path,
+             fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> Path:
+    fake_openai_endpoint([ANSWER, VERDICT])
+    result = cli("record", judged, "--agent", "react", "--base-url", FAKE_URL,
+                 "--model", "agent-model", "--judge-model", "judge-model")
+    assert result.code == 0, result.out + result.err
+    return judged
+
+
+def test_record_asks_the_judge_model_and_writes_its_verdict_into_the_agents_cassette(
+        cli, judged, fake_openai_endpoint):
+    server = fake_openai_endpoint([ANSWER, VERDICT])
+
+    result = cli("record", judged, "--agent", "react", "--base-url", FAKE_URL,
+                 "--model", "agent-model", "--judge-model", "judge-model")
+
+    assert result.code == 0, result.out + result.err
+    assert [request["model"] for request in server.requests] == ["agent-model", "judge-model"]
+    assert "  judge expect.answer.judge: pass -- It states 42.50 EUR." in result.out.splitlines()
+    cassette = yaml.safe_load((judged.parent / "cassettes" / "refund.react.yaml").read_text())
+    assert [(e.get("role"), e.get("key", {}).get("model")) for e in cassette["exchanges"]] == [
+        (None, None), ("judge", "judge-model")]
+
+
+def test_a_judge_model_the_scenario_names_is_the_one_recorded(cli, judged,
+                                                              fake_openai_endpoint):
+    judged.write_text(JUDGED.replace("agents:", "judge: {model: named-judge}\nagents:"))
+    server = fake_openai_endpoint([ANSWER, VERDICT])
+
+    result = cli("record", judged, "--agent", "react", "--base-url", FAKE_URL)
+
+    assert result.code == 0, result.out + result.err
+    assert server.requests[1]["model"] == "named-judge"
+
+
+def test_a_judge_model_option_that_contradicts_the_scenario_is_a_usage_error(cli, judged):
+    judged.write_text(JUDGED.replace("agents:", "judge: {model: named-judge}\nagents:"))
+
+    result = cli("record", judged, "--agent", "react", "--base-url", FAKE_URL,
+                 "--judge-model", "other")
+
+    assert result.code == 2
+    assert (f"agentkit: error: {judged}:7: judge: the judge names model `named-judge`, and "
+            "--judge-model says `other`; drop --judge-model or change the scenario (verdicts "
+            "are keyed by the judge's model)") in result.err
+
+
+def test_run_prints_each_verdict_and_the_judges_calls_apart(cli, recorded):
+    result = cli("run", recorded, "--snapshots", "off")
+
+    assert result.code == 0, result.out
+    first, verdict = result.out.splitlines()[:2]
+    assert first.startswith("PASS  refund[react]") and " llm=1 " in first
+    assert " judge=1:" in first
+    assert verdict == "      judged expect.answer.judge: pass -- It states 42.50 EUR."
+
+
+def test_replay_after_a_rubric_change_names_the_rubric_and_how_to_re_record(cli, recorded):
+    recorded.write_text(JUDGED.replace("42.50 EUR\"}", "42.50 EUR, no date\"}"))
+
+    result = cli("replay", recorded)
+
+    assert result.code == 1
+    assert "cassette miss: " in result.out
+    assert "the rubric changed (recorded " in result.out
+    assert (f"to re-record: agentkit record {recorded} --agent react --mode rewrite --model "
+            f"agent-model --base-url {FAKE_URL} --judge-model judge-model") in result.out
+
+
+def test_report_lists_the_verdicts_with_their_reasons(cli, recorded, tmp_path):
+    out = tmp_path / "report"
+
+    result = cli("report", recorded, "--out", out, "--snapshots", "off")
+
+    assert result.code == 0, result.out
+    markdown = (out / "report.md").read_text()
+    assert ("| `refund[react]` | `expect.answer.judge` | states the refund amount, 42.50 EUR | "
+            "pass      | It states 42.50 EUR. |") in markdown
+    assert "- `refund[react]`: judge: 1 LLM call, " in markdown
+    row = json.loads((out / "report.json").read_text())["rows"][0]
+    assert row["judged"] == [{"at": "expect.answer.judge",
+                              "rubric": "states the refund amount, 42.50 EUR",
+                              "verdict": "pass", "reason": "It states 42.50 EUR.",
+                              "score": 1.0}]
+    assert row["llm_calls"] == 1 and row["roles"]["judge"]["llm_calls"] == 1
+    assert "It states 42.50 EUR." in (out / "report.html").read_text()

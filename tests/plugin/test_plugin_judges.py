@@ -1,0 +1,91 @@
+"""Judged scenarios in pytest: ``--record-mode`` records the judge through the ``judge_llm``
+fixture beside the agent's calls, later runs replay it offline, and a changed rubric fails the
+item with a message naming the rubric."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from plugin_project import write
+
+JUDGED = """\
+format: 1
+name: refund
+turns:
+  - user: How much is my refund for order A-1?
+expect:
+  answer: {judge: "states the refund amount, 42.50 EUR"}
+agents:
+  react:
+    recording: cassettes/refund.react.yaml
+"""
+
+#: live_llm and judge_llm fixtures of the inner project: two fake live models
+LIVE_CONFTEST = """\
+import pytest
+
+from agentkit.llms.mock import FunctionLLM
+
+ANSWER = "Thought: I can answer.\\nAnswer: Your refund is 42.50 EUR."
+VERDICT = '{"verdict": "pass", "reason": "It states 42.50 EUR."}'
+
+
+@pytest.fixture
+def live_llm():
+    return FunctionLLM(lambda messages, tools: ANSWER, name="agent-model")
+
+
+@pytest.fixture
+def judge_llm():
+    return FunctionLLM(lambda messages, tools: VERDICT, name="judge-model")
+"""
+
+
+@pytest.fixture
+def judged_project(project: pytest.Pytester) -> pytest.Pytester:
+    write(project, "scenarios/refund.yaml", JUDGED)
+    write(project, "conftest.py", LIVE_CONFTEST)
+    return project
+
+
+def test_record_mode_records_the_judge_through_the_judge_llm_fixture(
+        judged_project: pytest.Pytester) -> None:
+    result = judged_project.runpytest("scenarios/refund.yaml", "--record-mode=once")
+
+    result.assert_outcomes(passed=1)
+    cassette = yaml.safe_load(
+        (judged_project.path / "scenarios/cassettes/refund.react.yaml").read_text())
+    assert [(e.get("role"), e.get("key", {}).get("model")) for e in cassette["exchanges"]] == [
+        (None, None), ("judge", "judge-model")]
+
+
+def test_a_recorded_judged_scenario_replays_offline_and_a_rubric_change_fails_naming_it(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/refund.yaml", "--record-mode=once"
+                             ).assert_outcomes(passed=1)
+    assert judged_project.runpytest("scenarios/refund.yaml").ret == 0
+
+    write(judged_project, "scenarios/refund.yaml",
+          JUDGED.replace("42.50 EUR\"}", "42.50 EUR and promises no date\"}"))
+    result = judged_project.runpytest("scenarios/refund.yaml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*no recorded verdict of the judge for expect.answer.judge (*refund.yaml:6): the "
+        "rubric changed*",
+        "*to re-record: pytest --record-mode=rewrite 'scenarios/refund.yaml::react'"])
+
+
+def test_the_default_judge_llm_refuses_an_option_contradicting_the_judge_the_scenario_names(
+        judged_project: pytest.Pytester) -> None:
+    write(judged_project, "scenarios/refund.yaml",
+          JUDGED.replace("agents:", "judge: {model: named-judge}\nagents:"))
+    write(judged_project, "conftest.py", LIVE_CONFTEST.split("@pytest.fixture\ndef judge_llm")[0])
+
+    result = judged_project.runpytest("scenarios/refund.yaml", "--record-mode=once",
+                                      "--agentkit-judge-model=other")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the scenario's judge names model `named-judge`, and "
+                                 "--agentkit-judge-model says `other`*"])
