@@ -248,7 +248,7 @@ def test_a_format_1_cassette_with_a_role_exchange_is_refused_at_its_line(tmp_pat
     path.write_text("format: 1\nexchanges:\n  - role: judge\n    key: {at: x, transcript: t}\n"
                     "    request: {}\n    response: {message: {content: hi}}\n")
 
-    with pytest.raises(CassetteError, match="exchanges.0: a role exchange"):
+    with pytest.raises(CassetteError, match=r"exchanges\.0: a role exchange"):
         Cassette.load(path)
 
 
