@@ -62,10 +62,14 @@ def role_costs(row: Row) -> str:
                      for role, cost in row.roles.items())
 
 
+def _failed(text: str) -> str:
+    return f'<span class="err">{escape(text)}</span>'
+
+
 def _judged(row: Row) -> str:
     items = "".join(
         f"<li><code>{escape(v.at)}</code> {escape(repr(v.rubric))}: "
-        f'<span class="{"err" if v.verdict != "pass" else ""}">{escape(v.verdict)}</span>'
+        f"{escape(v.verdict) if v.verdict == 'pass' else _failed(v.verdict)}"
         f"{escape(f' (split, {v.votes} votes)' if v.split else '')} -- {escape(v.reason)}</li>"
         for v in row.judged)
     costs = (f'<p class="note">Apart from the agent\'s: {escape(role_costs(row))}.</p>'

@@ -268,3 +268,34 @@ def test_a_cassette_without_roles_is_still_written_as_format_1(write_file):
     record_scenario(path, "react", Live().llm, "rewrite")
 
     assert _cassette(path)["format"] == 1
+
+
+TEAM = """\
+format: 1
+name: team
+turns:
+  - user: How much is my refund for order A-1?
+expect:
+  answer: {judge: "states the refund amount, 42.50 EUR"}
+agents:
+  agent_workflow:
+    root: support
+    team:
+      - name: support
+        description: Answers customers.
+        recording: cassettes/team.support.yaml
+"""
+
+
+def test_a_teams_judge_is_recorded_into_its_first_recorded_agents_cassette(write_file):
+    path = write_file("scenarios/team.yaml", TEAM)
+    live = FunctionLLM(lambda messages, tools: VERDICT
+                       if (messages[0].content or "").startswith("You are a strict, fair judge")
+                       else "Your refund is 42.50 EUR.", name="live-model")
+
+    recording = record_scenario(path, "agent_workflow", live, "rewrite")
+
+    assert recording.ok, recording.problems
+    cassette = yaml.safe_load((path.parent / "cassettes" / "team.support.yaml").read_text())
+    assert [e.get("role") for e in cassette["exchanges"]] == [None, "judge"]
+    assert run_scenario(path, "agent_workflow").passed
