@@ -392,10 +392,13 @@ class _CassettePlayer:
         queue = self._queues.get((None, None, key) if role is None else (role.role, role.at, key))
         if not queue:
             return None
-        if role is not None and role.model is not None and (
-                (queue[0].key or {}).get("model") != role.model):
-            return None  # recorded with another model than the scenario now names
-        return queue.popleft()
+        if role is None or role.model is None:
+            return queue.popleft()
+        # the first answer of the model the scenario names (a panel's judges share requests)
+        found = next((e for e in queue if (e.key or {}).get("model") == role.model), None)
+        if found is not None:
+            queue.remove(found)
+        return found
 
     def remaining(self) -> int:
         return sum(len(q) for q in self._queues.values())

@@ -299,3 +299,24 @@ def test_a_teams_judge_is_recorded_into_its_first_recorded_agents_cassette(write
     cassette = yaml.safe_load((path.parent / "cassettes" / "team.support.yaml").read_text())
     assert [e.get("role") for e in cassette["exchanges"]] == [None, "judge"]
     assert run_scenario(path, "agent_workflow").passed
+
+
+def test_a_panel_of_recorded_judges_records_each_through_the_model_it_names(judged):
+    _edit(judged, "agents:", "judge:\n  - {model: judge-a}\n  - {model: judge-b}\n"
+                             "  - {model: judge-c}\nagents:")
+    asked: list[str | None] = []
+
+    def judge(named: str | None) -> FunctionLLM:
+        asked.append(named)
+        return Live(name=str(named)).llm
+
+    recording = record_scenario(judged, "react", Live().llm, "rewrite",
+                                roles=RoleModels(judge=judge))
+
+    assert recording.ok, recording.problems
+    assert asked == ["judge-a", "judge-b", "judge-c"]
+    models = [e["key"]["model"] for e in _cassette(judged)["exchanges"] if e.get("role")]
+    assert models == ["judge-a", "judge-b", "judge-c"]
+    replay = run_scenario(judged, "react")
+    assert replay.passed, replay.verdict.lines()
+    assert [v.judge for v in replay.judgements[0].votes] == ["judge-a", "judge-b", "judge-c"]
