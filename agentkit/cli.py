@@ -1,4 +1,5 @@
-"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios.
+"""The ``agentkit`` command: list, run, record, replay, diff and report scenarios, and serve
+one's model to an agent in another process.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
 failures/regressions; 2 bad usage or a malformed file (the message says where).
@@ -28,14 +29,14 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from agentkit import __version__
 from agentkit.core import fmt
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "otel_options", "otel_export"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -94,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the snapshot of each run that differs from it or has none "
                           "(never of a run that stopped on an error), as pytest "
                           "--snapshot-update does")
+    otel_options(sub)
 
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
@@ -170,7 +172,58 @@ def build_parser() -> argparse.ArgumentParser:
                           "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
                           "in `thresholds:`), is a regression (exit 1)")
     _snapshot_options(sub, "report")
+    otel_options(sub)
+
+    sub = commands.add_parser(
+        "import-trace", help="turn an OTLP-JSON trace export into a scenario that replays",
+        description="Read one trace of an OTLP-JSON export (agentkit's --otel-out, Phoenix's "
+                    "span export, a framework's OpenTelemetry instrumentation) and write a "
+                    "scenario: its user turns, its tools as recorded outputs (NAME_tools.py "
+                    "beside it), drafted expectations (the answer, the tool-call trajectory) "
+                    "and a cassette of the model's answers -- kept only if the replay "
+                    "reproduces the traced tool calls and answer. Needs message content in "
+                    "the trace.")
+    sub.add_argument("file", type=Path, help="the OTLP-JSON file")
+    sub.add_argument("--out", type=Path, required=True,
+                     help="the scenario file to write, e.g. scenarios/refund_case.yaml (its "
+                          "name is the file's)")
+    sub.add_argument("--agent", help="the agent type to replay with (default: the one that "
+                                     "made the run, else function_calling when the model called "
+                                     "tools, react when it wrote Action: lines)")
+    sub.add_argument("--trace", metavar="ID", help="the trace to import when the file has "
+                                                   "several (a prefix of its id is enough)")
+    sub.add_argument("--force", action="store_true",
+                     help="replace an existing scenario file (and its tools, cassette, snapshot)")
+
+    sub = commands.add_parser(
+        "serve", help="serve a scenario's model on a loopback URL for an agent in another "
+                      "process, then judge the agent's run",
+        description="Answer OpenAI-compatible requests (POST /v1/chat/completions, GET "
+                    "/v1/models) on 127.0.0.1 with the scenario's model for the agent type "
+                    "(its script, trajectory or recording), so an agent in another process or "
+                    "language is tested by pointing it at the URL, printed as the first line. "
+                    "Serves until stopped (Ctrl-C, SIGTERM), then writes the agent's trace, "
+                    "built from its requests, and checks the scenario's expectations on it "
+                    "(exit 1 when they fail).")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", required=True, help="the agent type whose model to serve")
+    sub.add_argument("--port", type=_port, default=0,
+                     help="port on 127.0.0.1 (default 0: any free port; a port in use is an "
+                          "error)")
+    sub.add_argument("--trace-out", type=Path,
+                     help="where to write the trace (default: <scenario>.<agent>.json in the "
+                          "current folder)")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 65535")
+    return value
 
 
 def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
@@ -179,6 +232,65 @@ def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
                           "(__snapshots__/<scenario file>/<agent type>.json, as pytest does): "
                           "check (default: a difference or a missing snapshot fails the run), "
                           "report (shown, not failing), off (not compared)")
+
+
+def otel_options(sub: argparse.ArgumentParser) -> None:
+    """Add ``--otel-out``, ``--otlp-endpoint`` and ``--otel-content`` to a command that judges
+    runs (through :func:`agentkit.scenario.judge.attempt`); its body then runs inside
+    ``with otel_export(args, out):``, which exports every run judged there."""
+    group = sub.add_argument_group(
+        "OpenTelemetry", "export each run as spans following the GenAI semantic conventions "
+                         "(needs the extra: pip install 'agentkit[otel]')")
+    group.add_argument("--otel-out", type=Path, metavar="PATH",
+                       help="write the runs' spans to PATH as OTLP-JSON (deterministic: "
+                            "virtual time from a fixed epoch)")
+    group.add_argument("--otlp-endpoint", metavar="URL",
+                       help="send the runs' spans to this OTLP/HTTP traces endpoint, e.g. "
+                            "http://127.0.0.1:6006/v1/traces (default: "
+                            "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or "
+                            "$OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/traces; headers from "
+                            "$OTEL_EXPORTER_OTLP_HEADERS). One warning if it cannot be reached; "
+                            "the exit code does not change")
+    group.add_argument("--otel-content", action="store_true",
+                       help="also export message content (prompts, replies, the user's turns), "
+                            "secrets redacted (default: "
+                            "$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else off)")
+
+
+@contextlib.contextmanager
+def otel_export(args: argparse.Namespace, out: TextIO) -> Iterator[None]:
+    """Export the runs judged in the block as :func:`otel_options` asked (nothing when no
+    target is set); after it, one line per target on ``out``, a warning on stderr if the
+    endpoint could not take them. A bad ``--otel-out`` is a :class:`CLIError` before
+    anything runs."""
+    from agentkit.otel.settings import content_from_env, resolve_endpoint
+
+    endpoint = resolve_endpoint(args.otlp_endpoint)
+    if args.otel_out is None and endpoint is None:
+        yield
+        return
+    from agentkit.otel import OtelMissingError, require_sdk
+
+    try:
+        require_sdk("--otel-out" if args.otel_out is not None else "--otlp-endpoint")
+    except OtelMissingError as exc:
+        raise CLIError(str(exc)) from None
+    if args.otel_out is not None:
+        if args.otel_out.is_dir():
+            raise CLIError(f"--otel-out {args.otel_out}: is a folder; give a file name, e.g. "
+                           f"{args.otel_out / 'spans.json'}")
+        _writable_folder(args.otel_out.parent, "--otel-out")
+    from agentkit.otel.export import OtelExport
+
+    def warn(message: str) -> None:
+        print(f"agentkit: warning: {message}", file=sys.stderr)
+
+    export = OtelExport(out=args.otel_out, endpoint=endpoint,
+                        content=args.otel_content or content_from_env(), warn=warn)
+    with export.observing():
+        yield
+    for line in export.close().lines:
+        print(line, file=out)
 
 
 def _shown(path: Path) -> Path:
@@ -327,6 +439,11 @@ def _writable_folder(path: Path, option: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    with otel_export(args, out):
+        return _run_scenarios(args, out)
+
+
+def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
     from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.layout import trace_file
@@ -665,11 +782,12 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"--out {args.out}: {exc}") from None
     counter = _Counter(sys.stderr)
     try:
-        baseline = load_comparison(args.baseline) if args.baseline else None
-        comparison = run_comparison(_paths(args), args.agents,
-                                    progress=counter if counter.on else None,
-                                    snapshots=SnapshotFiles(args.snapshots))
-        written = write_report(comparison, args.out, baseline=baseline)
+        with otel_export(args, out):
+            baseline = load_comparison(args.baseline) if args.baseline else None
+            comparison = run_comparison(_paths(args), args.agents,
+                                        progress=counter if counter.on else None,
+                                        snapshots=SnapshotFiles(args.snapshots))
+            written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
     finally:
@@ -700,8 +818,84 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
+def _cmd_import_trace(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.errors import BadInputError
+    from agentkit.otel.importer import import_trace
+
+    _check_agent_types([args.agent] if args.agent else None)
+    _writable_folder(args.out.parent, "--out")
+    try:
+        result = import_trace(args.file, args.out, agent_type=args.agent, trace_id=args.trace,
+                              force=args.force)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    run = result.run
+    llm_calls = sum(len(t.exchanges) for t in run.turns)
+    tool_calls = sum(len(t.tools) for t in run.turns)
+    print(f"imported {args.file} (trace {run.trace_id}: {run.name}; {len(run.turns)} "
+          f"turn{'s' if len(run.turns) != 1 else ''}, {llm_calls} LLM calls, {tool_calls} tool "
+          f"calls) under agent type {result.agent_type}", file=out)
+    shown = [str(_shown(path.absolute())) for path in result.written]
+    print(f"wrote {', '.join(shown)}", file=out)
+    if not result.ok:
+        print(f"FAIL  the run does not replay under agent type {result.agent_type}, so no "
+              "cassette was written:", file=out)
+        for problem in result.problems:
+            print("      - " + problem.replace("\n", "\n        "), file=out)
+        print("      the trace's agent may speak another format: try --agent react or "
+              "--agent function_calling (--force to replace the files), or edit the scenario "
+              "and its tools module", file=out)
+        return EXIT_FAILED
+    print(f"the replay reproduces the traced tool calls and answer: agentkit run {shown[0]}",
+          file=out)
+    return EXIT_OK
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    import threading
+
+    from agentkit.bridge.serve import ServeSession
+    from agentkit.core.errors import BadInputError
+    from agentkit.core.files import atomic_write_text
+    from agentkit.scenario.layout import trace_file
+
+    scenario = _load(args.scenario)
+    trace_out = args.trace_out or trace_file(Path.cwd(), scenario, args.agent)
+    if trace_out.is_dir():
+        raise CLIError(f"--trace-out {trace_out}: is a folder; give the trace file's path")
+    _writable_folder(trace_out.parent, "--trace-out")
+    try:
+        session = ServeSession(scenario, args.agent, port=args.port)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    stop = threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    with contextlib.suppress(ValueError):  # not the main thread: the caller stops it otherwise
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        result, verdict = session.run(stop, lambda url: print(url, file=out, flush=True))
+    finally:
+        for stopped, handler in previous.items():
+            signal.signal(stopped, handler)
+        session.close()
+    name = f"{scenario.name}[{args.agent}]"
+    if result is None:
+        if verdict.kind == "input":
+            raise CLIError(str(verdict.stopped_by))
+        print(_result_line(name, None, verdict), file=out)
+        _print_verdict(verdict, out)
+        return EXIT_FAILED
+    atomic_write_text(trace_out, result.trace.to_json())
+    print(_result_line(name, result, verdict), file=out)
+    _print_verdict(verdict, out)
+    print(f"wrote {_shown(trace_out.resolve())}", file=out)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
-             "diff": _cmd_diff, "report": _cmd_report}
+             "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve,
+             "import-trace": _cmd_import_trace}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

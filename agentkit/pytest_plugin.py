@@ -108,6 +108,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="comma-separated hosts guarded tests may connect to: names, "
                          "addresses, networks (10.0.0.0/8); `localhost` allows every loopback "
                          "address")
+    group.addoption("--agentkit-otel-out", metavar="PATH", default=None,
+                    help="write every scenario item's run, and every plain test's agent "
+                         "calls, as OpenTelemetry spans (GenAI conventions) to PATH as "
+                         "OTLP-JSON (needs pip install 'agentkit[otel]')")
+    group.addoption("--agentkit-otlp-endpoint", metavar="URL", default=None,
+                    help="send those spans to this OTLP/HTTP traces endpoint (one warning if "
+                         "it cannot be reached)")
+    group.addoption("--agentkit-otel-content", action="store_true", default=False,
+                    help="also export message content, secrets redacted (default: "
+                         "$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
     parser.addini("agentkit_block_network", type="bool", default=False,
                   help="guard every test (as --block-network)")
     parser.addini("agentkit_allowed_hosts", type="args", default=[],
@@ -160,6 +170,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "def test runs on a virtual-time loop, so simulated calls overlap"):
         config.addinivalue_line("markers", line)
     config.pluginmanager.register(_SnapshotGuard(config), "agentkit-snapshot-guard")
+    _configure_otel(config)
     try:
         config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
                                                      *config.getoption("allowed_hosts")])
@@ -667,3 +678,103 @@ class ScenarioItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"scenario {self.path.stem} [{self.name}]"
+
+
+# ---------------------------------------------------------------- OpenTelemetry export
+#: ``workeroutput`` keys a pytest-xdist worker hands the controller its spans and warnings in
+_OTEL_SPANS, _OTEL_WARNINGS = "agentkit_otel_spans", "agentkit_otel_warnings"
+
+
+def _configure_otel(config: pytest.Config) -> None:
+    out, endpoint_option = (config.getoption("agentkit_otel_out"),
+                            config.getoption("agentkit_otlp_endpoint"))
+    if out is None and endpoint_option is None:
+        return
+    from agentkit.otel import OtelMissingError, require_sdk
+    from agentkit.otel.export import OtelExport
+    from agentkit.otel.settings import content_from_env, resolve_endpoint
+
+    try:
+        require_sdk("--agentkit-otel-out" if out is not None else "--agentkit-otlp-endpoint")
+    except OtelMissingError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    path = Path(out) if out is not None else None
+    if path is not None and path.is_dir():
+        raise pytest.UsageError(f"--agentkit-otel-out {out}: is a folder; give a file name")
+    warnings: list[str] = []
+    export = OtelExport(out=path, endpoint=resolve_endpoint(endpoint_option, {}),
+                        content=config.getoption("agentkit_otel_content") or content_from_env(),
+                        warn=warnings.append)
+    config.pluginmanager.register(_OtelSession(config, export, warnings), "agentkit-otel")
+
+
+class _OtelSession:
+    """Exports the session's runs: scenario items through the judgement's observers, plain
+    tests from the bus events of their call. Under pytest-xdist each worker builds its spans
+    and sends them to the endpoint; the controller writes the one file."""
+
+    def __init__(self, config: pytest.Config, export: Any, warnings: list[str]) -> None:
+        self.config = config
+        self.export = export
+        self.warnings = warnings
+        self.stack = ExitStack()
+        self.worker = hasattr(config, "workerinput")
+        self.lines: list[str] = []
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.stack.enter_context(self.export.observing())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        if isinstance(item, ScenarioItem):
+            return (yield)
+        from agentkit.instrumentation import collect_events
+
+        with collect_events() as events:
+            try:
+                return (yield)
+            finally:
+                item.stash[_TEST_EVENTS] = list(events)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        events = item.stash.get(_TEST_EVENTS, None)
+        if report.when == "call" and events:
+            from agentkit.otel.export import record_of_test
+
+            failure = "" if report.passed else report.longreprtext.splitlines()[-1:]
+            self.export.add(record_of_test(item.nodeid, events, passed=report.passed,
+                                           failure="".join(failure)))
+        return report
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {})
+        if output.get(_OTEL_SPANS):
+            self.export.extra.append(output[_OTEL_SPANS])
+        self.warnings += output.get(_OTEL_WARNINGS, [])
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.stack.close()
+        if self.worker:
+            output = self.config.workeroutput  # type: ignore[attr-defined]
+            if self.export.out is not None and self.export.records:
+                output[_OTEL_SPANS] = self.export.encoded()
+            out, self.export.out = self.export.out, None  # the controller writes the file
+            self.lines = list(self.export.close().lines)
+            self.export.out = out
+            output[_OTEL_WARNINGS] = list(self.warnings)
+            return
+        self.lines = list(self.export.close().lines)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.lines:
+            terminalreporter.write_line(f"agentkit: {line}")
+        for warning in dict.fromkeys(self.warnings):
+            terminalreporter.write_line(f"agentkit: warning: {warning}", yellow=True)
+
+
+_TEST_EVENTS = pytest.StashKey[list[Any]]()
+

@@ -328,3 +328,31 @@ def test_side_session_reports_a_failing_script_with_its_error(tmp_path):
     with (pytest.raises(RuntimeError, match="no llama here"),
           measure.side_session(sys.executable, script, []) as ask):
         ask({"n": 1})
+
+
+bench_bridge = _load("bench_bridge")
+TINY_BRIDGE = ["--quick", "--runs", "2", "--rounds", "1", "--warmup", "1"]
+
+
+def test_bench_bridge_replays_the_sdk_agents_conversations_on_every_side():
+    out = io.StringIO()
+
+    result = bench_bridge.main([*TINY_BRIDGE, "--no-vcrpy"], out=out)
+
+    text = out.getvalue()
+    for label in ("plain openai-SDK agent, 1 tool call", "plain openai-SDK agent, 10 tool calls",
+                  "overhead per model call over the bare client (us)",
+                  "same conversation on every side (transcript digests): yes"):
+        assert label in text
+    assert {key: (row["calls"], set(row) - {"calls"}) for key, row in result.items()} == {
+        "sdk_1": (2, {"bridge", "bare"}), "sdk_10": (11, {"bridge", "bare"})}
+    assert all(row[side]["rate"] > 0 for row in result.values() for side in ("bridge", "bare"))
+
+
+def test_bench_bridge_replays_the_same_conversation_from_a_vcrpy_cassette():
+    out = io.StringIO()
+
+    result = bench_bridge.main(TINY_BRIDGE, out=out)
+
+    assert all(row["vcrpy"]["digest"] == row["bridge"]["digest"] for row in result.values())
+    assert "bridge runs/s >= 2x vcrpy" in out.getvalue()

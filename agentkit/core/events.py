@@ -207,6 +207,12 @@ class Dispatcher:
     def current_span(self) -> Span | None:
         return _current_span.get()
 
+    def resume(self, span: Span) -> AbstractContextManager[Span]:
+        """Make ``span`` (opened earlier, e.g. an agent step) current again for a block: a
+        producer that learns of a span's events later (the bridge learns of a step's tool
+        calls from the next request) files them under it."""
+        return _ResumedSpan(span)
+
 
 class _SpanScope:
     """The block of :meth:`Dispatcher.span` (a class: every step and call opens one, and a
@@ -223,4 +229,21 @@ class _SpanScope:
         _current_span.reset(self._token)
 
 
+class _ResumedSpan:
+    """The block of :meth:`Dispatcher.resume`."""
+
+    __slots__ = ("_span", "_token")
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+
+    def __enter__(self) -> Span:
+        self._token = _current_span.set(self._span)
+        return self._span
+
+    def __exit__(self, *exc_info: object) -> None:
+        _current_span.reset(self._token)
+
+
 dispatcher = Dispatcher()
+

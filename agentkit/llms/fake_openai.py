@@ -36,10 +36,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
-from typing import Any, Literal, Self
+from dataclasses import dataclass
+from typing import Any, Self
 
 import httpx
 import respx
@@ -47,8 +45,20 @@ import respx
 from agentkit.core.sim import asleep, now, sleep
 from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
-from agentkit.llms.mock import Script, ScriptedResponse, split_words
+from agentkit.llms.mock import Script, ScriptedResponse
 from agentkit.llms.openai import OpenAI
+from agentkit.llms.openai_wire import (
+    EPOCH,
+    HTTPError,
+    RequestError,
+    WireReply,
+    completion_body,
+    completion_events,
+    http_date,
+    http_error_for,
+    parse_request,
+    sse_body,
+)
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
 
 __all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BASE_URL",
@@ -56,25 +66,6 @@ __all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BAS
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TEST_API_KEY = "sk-test-fake-server-key"
-#: The wall-clock date that virtual time 0 stands for in ``Date`` headers.
-EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
-_ARGUMENT_PIECE = 8
-
-
-@dataclass
-class HTTPError:
-    """A scripted HTTP error answer.
-
-    ``retry_after`` is sent as ``retry-after`` seconds (``"seconds"``), ``retry-after-ms``
-    (``"ms"``) or an HTTP-date that many seconds after the response's ``Date`` (``"http-date"``).
-    """
-
-    status: int
-    message: str = "scripted error"
-    retry_after: float | None = None
-    retry_after_format: Literal["seconds", "ms", "http-date"] = "seconds"
-    code: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,14 +75,6 @@ class RawToolCall:
     name: str
     arguments: str
     id: str = "call_raw"
-
-
-@dataclass
-class _Reply:
-    text: str
-    calls: list[tuple[str, str, str]]  # (id, name, arguments JSON)
-    usage: Usage | None = None
-    chunks: list[str] | None = None
 
 
 class FakeOpenAIServer:
@@ -166,7 +149,7 @@ class FakeOpenAIServer:
     @staticmethod
     def http_date(offset: float = 0.0) -> str:
         """The ``Date`` header value at virtual time ``now() + offset`` (whole seconds)."""
-        return format_datetime(EPOCH + timedelta(seconds=int(now() + offset)), usegmt=True)
+        return http_date(now() + offset)
 
     # ------------------------------------------------------------------ serving
     def _route(self, request: httpx.Request) -> httpx.Response | Awaitable[httpx.Response]:
@@ -180,12 +163,17 @@ class FakeOpenAIServer:
                                                               f"{request.url}"}})
 
     def _handle(self, request: httpx.Request) -> httpx.Response | Awaitable[httpx.Response]:
-        body = json.loads(request.content)
+        try:
+            parsed = parse_request(request.content)
+        except RequestError as exc:  # what a real server says to a malformed request
+            self.http_requests.append(request)
+            return httpx.Response(exc.status, headers=self._headers(), json=exc.body())
+        body = parsed.body
         self.requests.append(body)
         self.http_requests.append(request)
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return self._unauthorized(request)
-        item = self._next_item(body)
+        item = self.script.take(parsed.last_text())
         if callable(item) and not isinstance(item, (BaseException, type)):
             item = item(body.get("messages", []), body.get("tools"))
         latency = self.latency
@@ -206,11 +194,6 @@ class FakeOpenAIServer:
         await asleep(latency)
         return self._respond(item, body, request)
 
-    def _next_item(self, body: dict[str, Any]) -> Any:
-        last = next((m.get("content") for m in reversed(body.get("messages", []))
-                     if m.get("role") in ("user", "tool")), "")
-        return self.script.take(_text_of(last))
-
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {"date": self.http_date(), "x-request-id": f"req_{self.calls}", **(extra or {})}
 
@@ -225,100 +208,51 @@ class FakeOpenAIServer:
     def _respond(self, item: Any, body: dict[str, Any], request: httpx.Request) -> httpx.Response:
         if isinstance(item, httpx.Response):
             return item
-        if isinstance(item, HTTPError):
-            return self._error(item)
         if isinstance(item, BaseException):
-            return self._error(_as_http_error(item, request))
-        reply = _to_reply(item, body)
+            item = _as_http_error(item, request)
+        if isinstance(item, HTTPError):
+            status, headers, error = item.answer(now())
+            return httpx.Response(status, headers=self._headers(headers), json=error)
+        reply = _to_reply(item)
+        usage = _usage(reply, body)
+        envelope: dict[str, Any] = {"completion_id": f"chatcmpl-{self.calls}", "created": int(now()),
+                                    "model": body.get("model", "")}
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            events = completion_events(reply, usage if include_usage else None, **envelope)
             return httpx.Response(200, headers=self._headers(
-                {"content-type": "text/event-stream"}), content=self._sse(reply, body, include_usage))
-        return httpx.Response(200, headers=self._headers(), json=self._completion(reply, body))
-
-    def _error(self, error: HTTPError) -> httpx.Response:
-        headers = dict(error.headers)
-        if error.retry_after is not None:
-            if error.retry_after_format == "ms":
-                headers["retry-after-ms"] = str(int(error.retry_after * 1000))
-            elif error.retry_after_format == "http-date":
-                headers["retry-after"] = self.http_date(error.retry_after)
-            else:
-                headers["retry-after"] = f"{error.retry_after:g}"
-        return httpx.Response(error.status, headers=self._headers(headers), json={"error": {
-            "message": error.message, "type": "scripted_error", "param": None,
-            "code": error.code}})
-
-    def _envelope(self, body: dict[str, Any], obj: str) -> dict[str, Any]:
-        return {"id": f"chatcmpl-{self.calls}", "object": obj, "created": int(now()),
-                "model": body.get("model", "")}
-
-    def _completion(self, reply: _Reply, body: dict[str, Any]) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": reply.text if reply.text or not reply.calls else None}
-        if reply.calls:
-            message["tool_calls"] = [
-                {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
-                for call_id, name, args in reply.calls]
-        return {**self._envelope(body, "chat.completion"), "choices": [{
-            "index": 0, "message": message, "logprobs": None,
-            "finish_reason": "tool_calls" if reply.calls else "stop"}],
-            "usage": _usage_json(reply, body)}
-
-    def _sse(self, reply: _Reply, body: dict[str, Any], include_usage: bool) -> bytes:
-        envelope = self._envelope(body, "chat.completion.chunk")
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            return {**envelope, "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                             "finish_reason": finish_reason}]}
-
-        events = [chunk({"role": "assistant", "content": ""})]
-        pieces = reply.chunks if reply.chunks is not None else split_words(reply.text)
-        events += [chunk({"content": piece}) for piece in pieces]
-        for index, (call_id, name, args) in enumerate(reply.calls):
-            events.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                                 "function": {"name": name, "arguments": ""}}]}))
-            events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                       for piece in _pieces(args)]
-        events.append(chunk({}, "tool_calls" if reply.calls else "stop"))
-        if include_usage:
-            events.append({**envelope, "choices": [], "usage": _usage_json(reply, body)})
-        lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
-        return "".join(lines).encode()
-
-
-def _pieces(text: str) -> list[str]:
-    return [text[i:i + _ARGUMENT_PIECE] for i in range(0, len(text), _ARGUMENT_PIECE)]
+                {"content-type": "text/event-stream"}), content=sse_body(events))
+        return httpx.Response(200, headers=self._headers(),
+                              json=completion_body(reply, usage, **envelope))
 
 
 def _as_http_error(error: BaseException, request: httpx.Request) -> HTTPError:
     """The HTTP answer for a scripted exception, or raise it inside the transport."""
+    answer = http_error_for(error)
+    if answer is not None:
+        return answer
     if isinstance(error, TimeoutError):  # errors.APITimeoutError included
         raise httpx.ReadTimeout("scripted timeout", request=request)
     if isinstance(error, (errors.APIConnectionError, ConnectionError)):
         raise httpx.ConnectError("scripted connection failure", request=request)
-    if isinstance(error, errors.LLMError) and error.status_code is not None:
-        code = "insufficient_quota" if isinstance(error, errors.QuotaExceededError) else None
-        return HTTPError(error.status_code, error.message or "scripted error",
-                         retry_after=error.retry_after, code=code)
     if isinstance(error, httpx.RequestError):
         error.request = request
     raise error
 
 
-def _to_reply(item: Any, body: dict[str, Any]) -> _Reply:
+def _to_reply(item: Any) -> WireReply:
     if isinstance(item, str):
-        return _Reply(item, [])
+        return WireReply(item)
     if isinstance(item, ChatMessage):
-        return _Reply(item.content or "", _calls(item.tool_calls))
+        return WireReply.of(item)
     if isinstance(item, ChatResponse):
-        return _Reply(item.message.content or "", _calls(item.message.tool_calls), item.usage)
+        return WireReply.of(item.message, item.usage)
     if isinstance(item, ScriptedResponse):
-        return _Reply(item.text, _calls(item.tool_calls), item.usage, item.chunks)  # type: ignore[arg-type]
+        return WireReply(item.text, _calls(item.tool_calls), item.usage, item.chunks)  # type: ignore[arg-type]
     if isinstance(item, (ToolSelection, RawToolCall)):
-        return _Reply("", _calls([item]))
+        return WireReply("", _calls([item]))
     if isinstance(item, list) and item and all(isinstance(c, (ToolSelection, RawToolCall)) for c in item):
-        return _Reply("", _calls(item))
+        return WireReply("", _calls(item))
     raise TypeError(f"FakeOpenAIServer cannot answer with {item!r}: a script item must be a str, "
                     "ChatMessage, ScriptedResponse, ChatResponse, ToolSelection/RawToolCall (or "
                     "a list of them), HTTPError, httpx.Response, exception or callable")
@@ -329,15 +263,14 @@ def _calls(calls: Sequence[ToolSelection | RawToolCall]) -> list[tuple[str, str,
             else (call.tool_id, call.tool_name, json.dumps(call.tool_kwargs)) for call in calls]
 
 
-def _usage_json(reply: _Reply, body: dict[str, Any]) -> dict[str, int]:
-    usage = reply.usage
-    if usage is None:
-        prompt = sum(count_tokens(_text_of(m.get("content"))) + 4 for m in body.get("messages", []))
-        completion = count_tokens(reply.text) + sum(count_tokens(name) + count_tokens(args)
-                                                    for _, name, args in reply.calls)
-        usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
-    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens}
+def _usage(reply: WireReply, body: dict[str, Any]) -> Usage:
+    """The scripted usage, or an estimate from the request's messages and the reply."""
+    if reply.usage is not None:
+        return reply.usage
+    prompt = sum(count_tokens(_text_of(m.get("content"))) + 4 for m in body.get("messages", []))
+    completion = count_tokens(reply.text) + sum(count_tokens(name) + count_tokens(args)
+                                                for _, name, args in reply.calls)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
 
 def _text_of(content: Any) -> str:

@@ -33,7 +33,7 @@ import os
 import re
 import ssl
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -47,14 +47,16 @@ from agentkit.core.secrets import Redactor
 from agentkit.core.sim import run_sync, wait
 from agentkit.llms import errors, http_deadline
 from agentkit.llms.base import FunctionCallingLLM, LLMRequest
-from agentkit.llms.openai_wire import SSEDecoder, StreamAssembler, WireError, parse_completion
+from agentkit.llms.openai_wire import (
+    SSEDecoder,
+    StreamAssembler,
+    WireError,
+    parse_completion,
+    to_openai_messages,
+)
 from agentkit.llms.types import (
-    ChatMessage,
     ChatResponse,
-    ImageBlock,
     LLMMetadata,
-    MessageRole,
-    TextBlock,
 )
 
 __all__ = [
@@ -156,50 +158,6 @@ def lookup_model(model: str) -> ModelInfo | None:
 
 
 # --------------------------------------------------------------------------- request mapping
-def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """Our messages in chat.completions format (images as ``image_url`` parts)."""
-    return [_to_openai_message(message, index) for index, message in enumerate(messages)]
-
-
-def _to_openai_message(message: ChatMessage, index: int) -> dict[str, Any]:
-    role = message.role.value
-    if message.role == MessageRole.TOOL:
-        call_id = message.additional_kwargs.get("tool_call_id")
-        if not call_id:
-            raise ValueError(f"message #{index} (role tool) has no additional_kwargs"
-                             "['tool_call_id']; OpenAI needs it to pair the result with the "
-                             "assistant's tool call")
-        return {"role": role, "tool_call_id": call_id, "content": message.content or ""}
-    has_images = any(isinstance(block, ImageBlock) for block in message.blocks)
-    if has_images and message.role != MessageRole.USER:
-        raise ValueError(f"message #{index} ({role}) has an image block; OpenAI accepts images "
-                         "in user messages only")
-    # never null: some OpenAI-compatible servers (llama.cpp) reject a null content
-    data: dict[str, Any] = {"role": role,
-                            "content": _content_parts(message) if has_images else message.content or ""}
-    if message.role == MessageRole.ASSISTANT and message.tool_calls:
-        data["tool_calls"] = [
-            {"id": call.tool_id, "type": "function",
-             "function": {"name": call.tool_name, "arguments": json.dumps(call.tool_kwargs)}}
-            for call in message.tool_calls]
-    if message.additional_kwargs.get("name"):
-        data["name"] = message.additional_kwargs["name"]
-    return data
-
-
-def _content_parts(message: ChatMessage) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
-            parts.append({"type": "text", "text": block.text})
-        else:
-            image_url = {"url": block.as_url()}
-            if block.detail:
-                image_url["detail"] = block.detail
-            parts.append({"type": "image_url", "image_url": image_url})
-    return parts
-
-
 def to_openai_tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
     """``"auto"``, ``"none"``, ``"required"`` as is; a tool name as a forced function call."""
     if isinstance(choice, dict) or choice in ("auto", "none", "required"):

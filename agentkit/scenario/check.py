@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,8 @@ from agentkit.scenario.trace import ToolCallTrace, Trace
 if TYPE_CHECKING:
     from agentkit.scenario.llm_judge import Judgement
 
-__all__ = ["check_expectations"]
+__all__ = ["check_expectations", "expectation_results", "ExpectationResult"]
 
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,20 @@ class _Call:
     is_error: bool = False
     start: float = 0.0
     end: float = 0.0
+    turn: int = 0
+    source: ToolCallTrace | None = None
 
     @classmethod
-    def of(cls, call: ToolCallTrace) -> _Call:
+    def of(cls, call: ToolCallTrace, turn: int) -> _Call:
         return cls(call.name, call.args, call.agent, call.output, call.is_error, call.started,
-                   call.ended)
+                   call.ended, turn, call)
+
+    def ended_before(self, other: _Call) -> bool:
+        """Whether this call had finished when ``other`` started (an earlier turn's had)."""
+        if self.turn != other.turn:
+            return self.turn < other.turn
+        assert self.source is not None and other.source is not None
+        return self.source.ended_before(other.source)
 
 
 def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
@@ -153,7 +162,7 @@ def _check_order(expect: ToolCallsExpect, actual: list[_Call],
             if earlier - 1 not in matched:
                 continue  # that expected call was not made: reported as missing
             before = actual[matched[earlier - 1]]
-            if call.start < before.end - _TOLERANCE:
+            if not before.ended_before(call):
                 problems.append(
                     f"tool call {_call(call.name, call.args, call.agent)} (expected call "
                     f"{index + 1}) started at {seconds(call.start)}, before expected call "
@@ -211,21 +220,50 @@ def _check_memory(expected: list[MessageExpect], memory: list[dict[str, Any]]) -
     return []
 
 
+@dataclass(frozen=True)
+class ExpectationResult:
+    """One expectation of a scenario, checked: its name (``answer``, ``tool_calls``,
+    ``turn 2 answer``...) and what fell short (empty: it holds)."""
+
+    name: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
 def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
-                       judgements: Mapping[str, Judgement] | None = None) -> list[str]:
+                       judgements: Sequence[Judgement] = ()) -> list[str]:
     """All ways ``trace`` falls short of the expectations (empty: it passes); a regex that
     takes too long is one problem naming it (the expectations cannot all be checked).
-    ``judgements`` are the LLM judges' verdicts on the judged expectations, by name
-    (``turns.N.answer``, ``answer``, ``conversation``); one not decided (its turn did not
-    run) is not a problem of its own."""
+    ``judgements`` are the LLM judges' verdicts of the run (``ScenarioResult.judgements``)."""
     try:
-        return _check_expectations(trace, turns, expect, judgements or {})
+        return [p for result in expectation_results(trace, turns, expect, judgements)
+                for p in result.problems]
     except SlowRegexError as exc:
         return [f"an expectation could not be checked: {exc}"]
 
 
+_EXPECTATION = re.compile(r"(?:agents\.[^.]+\.)?expect\.(answer|conversation)\.judge")
+
+
+def _by_expectation(judgements: Sequence[Judgement]) -> dict[str, Judgement]:
+    """The judgements of judged expectations by the expectation's name (``turns.N.answer``,
+    ``answer``, ``conversation``), from the field of each rubric."""
+    found: dict[str, Judgement] = {}
+    for judgement in judgements:
+        whole = _EXPECTATION.fullmatch(judgement.at)
+        if whole is not None:
+            found[whole.group(1)] = judgement
+        elif judgement.at.startswith("turns.") and judgement.at.endswith(".answer.judge"):
+            found[judgement.at.removesuffix(".judge")] = judgement
+    return found
+
+
 def _judged(what: str, judgement: Judgement | None) -> list[str]:
-    """``what`` judged fail, with the judge's reason (and the votes when there are several)."""
+    """``what`` judged fail, with the judge's reason (and the votes when there are several);
+    nothing when it was not judged (its turn did not run: reported as such) or passed."""
     if judgement is None or judgement.passed or judgement.error is not None:
         return []
     tally = f" ({judgement.tally()})" if judgement.tally() else ""
@@ -233,55 +271,74 @@ def _judged(what: str, judgement: Judgement | None) -> list[str]:
             f"{judgement.reason}"]
 
 
-def _check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
-                        judgements: Mapping[str, Judgement]) -> list[str]:
-    problems: list[str] = []
+def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                        judgements: Sequence[Judgement] = ()) -> list[ExpectationResult]:
+    """Each expectation the scenario declares, checked on ``trace`` (and ``turns``, that the
+    run's turns all ran and that no tool call failed unexpectedly, which always hold), in the
+    order :func:`check_expectations` reports their problems; a judged one by its verdict in
+    ``judgements``. A regex that takes too long raises
+    :class:`~agentkit.scenario.model.SlowRegexError`."""
+    judged = _by_expectation(judgements)
+    results: list[ExpectationResult] = []
+
+    def add(name: str, problems: Sequence[str]) -> None:
+        results.append(ExpectationResult(name, tuple(problems)))
+
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if isinstance(turn.answer, Judged):
-            problems += _judged(f"turn {number}: answer {record.response!r}",
-                                judgements.get(f"turns.{number - 1}.answer"))
-        elif turn.answer is not None and not turn.answer.matches(record.response):
-            problems.append(f"turn {number}: answer {record.response!r} does not match "
-                            f"{turn.answer.describe()}")
+            add(f"turn {number} answer", _judged(f"turn {number}: answer {record.response!r}",
+                                                 judged.get(f"turns.{number - 1}.answer")))
+        elif turn.answer is not None:
+            add(f"turn {number} answer", [] if turn.answer.matches(record.response) else [
+                f"turn {number}: answer {record.response!r} does not match "
+                f"{turn.answer.describe()}"])
     last = trace.turns[-1] if trace.turns else None
     failed = next((t for t in trace.turns if t.error), None)
     if expect.error is not None:
         if last is None or last.error is None:
-            problems.append(f"expected the run to fail with an error matching "
-                            f"{expect.error.describe()}, but it succeeded")
-        elif not expect.error.matches(last.error):
-            problems.append(f"error {last.error!r} does not match {expect.error.describe()}")
-    elif failed is not None:
-        problems.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
+            add("error", [f"expected the run to fail with an error matching "
+                          f"{expect.error.describe()}, but it succeeded"])
+        else:
+            add("error", [] if expect.error.matches(last.error) else [
+                f"error {last.error!r} does not match {expect.error.describe()}"])
+    ran: list[str] = []
+    if expect.error is None and failed is not None:
+        ran.append(f"turn {trace.turns.index(failed) + 1} failed: {failed.error}")
     if len(trace.turns) < len(turns) and failed is None:
-        problems.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
-    if isinstance(expect.answer, Judged):
-        if last is not None:
-            problems += _judged(f"final answer {last.response!r}", judgements.get("answer"))
-    elif (expect.answer is not None and last is not None
-          and not expect.answer.matches(last.response)):
-        problems.append(f"final answer {last.response!r} does not match {expect.answer.describe()}")
-    problems += _judged("the conversation", judgements.get("conversation"))
+        ran.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
+    add("turns", ran)
+    answer = expect.answer
+    if isinstance(answer, Judged) and last is not None:
+        add("answer", _judged(f"final answer {last.response!r}", judged.get("answer")))
+    elif answer is not None and not isinstance(answer, Judged) and last is not None:
+        add("answer", [] if answer.matches(last.response) else [
+            f"final answer {last.response!r} does not match {answer.describe()}"])
+    if expect.conversation is not None:
+        add("conversation", _judged("the conversation", judged.get("conversation")))
     expected_errors: set[int] = set()
     if expect.tool_calls is not None:
-        actual = [_Call.of(c) for c in trace.tool_calls]
+        actual = [_Call.of(c, turn) for turn, record in enumerate(trace.turns)
+                  for c in record.tool_calls]
         found, matched = _check_tool_calls(expect.tool_calls, actual)
-        problems += found + _check_order(expect.tool_calls, actual, matched)
+        add("tool_calls", found + _check_order(expect.tool_calls, actual, matched))
         expected_errors = {matched[i] for i, spec in enumerate(expect.tool_calls.calls)
                            if i in matched and spec.error not in (None, False)}
-    problems += _check_tool_errors(trace, expect, expected_errors)
+    add("tool_errors", _check_tool_errors(trace, expect, expected_errors))
     if expect.handoffs is not None:
-        problems += _check_handoffs(expect.handoffs, trace)
+        add("handoffs", _check_handoffs(expect.handoffs, trace))
     totals = trace.totals()
-    if expect.max_steps is not None and totals.steps > expect.max_steps:
-        problems.append(f"{totals.steps} steps, more than max_steps {expect.max_steps}")
-    if expect.max_llm_calls is not None and totals.llm_calls > expect.max_llm_calls:
-        problems.append(f"{totals.llm_calls} LLM calls, more than max_llm_calls "
-                        f"{expect.max_llm_calls}")
-    if expect.max_wall_time is not None and totals.wall_time > expect.max_wall_time + 1e-9:
-        problems.append(f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
-                        f"{seconds(expect.max_wall_time)} (serial time "
-                        f"{seconds(totals.serial_time)})")
+    if expect.max_steps is not None:
+        add("max_steps", [f"{totals.steps} steps, more than max_steps {expect.max_steps}"]
+            if totals.steps > expect.max_steps else [])
+    if expect.max_llm_calls is not None:
+        add("max_llm_calls", [f"{totals.llm_calls} LLM calls, more than max_llm_calls "
+                              f"{expect.max_llm_calls}"]
+            if totals.llm_calls > expect.max_llm_calls else [])
+    if expect.max_wall_time is not None:
+        add("max_wall_time", [
+            f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
+            f"{seconds(expect.max_wall_time)} (serial time {seconds(totals.serial_time)})"]
+            if totals.wall_time > expect.max_wall_time + 1e-9 else [])
     if expect.memory is not None and last is not None:
-        problems += _check_memory(expect.memory, last.memory)
-    return problems
+        add("memory", _check_memory(expect.memory, last.memory))
+    return results

@@ -21,7 +21,8 @@ never compared: its snapshot is ``not_checked`` and stays as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from agentkit.scenario.trace import Trace
 
 __all__ = ["Verdict", "SnapshotCheck", "SnapshotFiles", "SnapshotPolicy", "SnapshotState",
-           "judge", "judge_error", "attempt"]
+           "judge", "judge_error", "attempt", "RunObserver", "observing_runs"]
 
 SnapshotPolicy = Literal["check", "report", "off"]
 SnapshotState = Literal["same", "changed", "stale", "missing", "created", "updated",
@@ -191,12 +192,36 @@ def judge_error(error: HarnessError, snapshots: SnapshotCheck | None = None,
                    snapshot="not_checked" if snapshots else None)
 
 
+RunObserver = Callable[["ScenarioResult | None", Verdict], None]
+"""Told of every judged run: its result (None when it could not start) and its verdict."""
+
+_OBSERVERS: list[RunObserver] = []
+
+
+@contextmanager
+def observing_runs(observer: RunObserver) -> Iterator[RunObserver]:
+    """Tell ``observer`` of every run :func:`attempt` judges while the block runs, in any
+    thread (how an exporter such as :mod:`agentkit.otel` sees the runs of any command without
+    a hook of its own in each)."""
+    _OBSERVERS.append(observer)
+    try:
+        yield observer
+    finally:
+        _OBSERVERS.remove(observer)
+
+
 def attempt(run: Callable[[], ScenarioResult], snapshots: SnapshotCheck | None,
             snapshot_path: Path | None) -> tuple[ScenarioResult | None, Verdict]:
     """Run (``run()``, a :func:`~agentkit.scenario.runner.run_scenario` call) and judge it;
-    a run that cannot start is an ``error`` verdict, never an exception."""
+    a run that cannot start is an ``error`` verdict, never an exception. Observers
+    (:func:`observing_runs`) are told of it."""
+    result: ScenarioResult | None
     try:
         result = run()
     except HarnessError as exc:
-        return None, judge_error(exc, snapshots, snapshot_path)
-    return result, judge(result, snapshots, snapshot_path)
+        result, verdict = None, judge_error(exc, snapshots, snapshot_path)
+    else:
+        verdict = judge(result, snapshots, snapshot_path)
+    for observer in tuple(_OBSERVERS):
+        observer(result, verdict)
+    return result, verdict

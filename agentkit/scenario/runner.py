@@ -191,8 +191,6 @@ class _Cast:
     judge: Judge | None
     conversation: Conversation
     scripts: dict[str, ScriptedLLM]
-    judgements: dict[str, Judgement] = field(default_factory=dict)
-    """The judged expectations' verdicts by the names :func:`check_expectations` reads."""
 
 
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
@@ -461,10 +459,9 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
         return
     scenario = plan.scenario
     expect = scenario.expect_for(plan.agent_type)
-    # (name check_expectations asks for, the expectation, where its rubric is, subject, turn)
-    asked: list[tuple[str, Judged, tuple[str | int, ...], Subject, int]] = [
-        (f"turns.{index}.answer", turn.answer, ("turns", index, "answer", "judge"), "answer",
-         index + 1)
+    # (the expectation, where its rubric is, what it judges, up to which turn)
+    asked: list[tuple[Judged, tuple[str | int, ...], Subject, int]] = [
+        (turn.answer, ("turns", index, "answer", "judge"), "answer", index + 1)
         for index, turn in enumerate(scenario.turns)
         if isinstance(turn.answer, Judged) and index < len(trace.turns)]
     whole: tuple[tuple[str, Subject], ...] = (("answer", "answer"),
@@ -472,10 +469,10 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
     for name, subject in whole:
         wanted = getattr(expect, name)
         if isinstance(wanted, Judged):
-            asked.append((name, wanted, (*_expect_field(plan, name), "judge"), subject,
+            asked.append((wanted, (*_expect_field(plan, name), "judge"), subject,
                           len(trace.turns)))
     ids = IdNormalizer()
-    for name, judged, place, subject, upto in asked:
+    for judged, place, subject, upto in asked:
         turn = trace.turns[upto - 1]
         with collect_events() as events:
             try:
@@ -488,7 +485,6 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
         extend_turn(turn, role_events(events), ids)
         if decided is None:
             return
-        cast.judgements[name] = decided
 
 
 def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
@@ -498,7 +494,8 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
         # replies after the failure could not be used (see _leftovers)
         _excuse([*built.models.values(), *cast.scripts.values()])
     expect = scenario.expect_for(agent_type)
-    problems = check_expectations(trace, scenario.turns, expect, cast.judgements)
+    judgements = cast.judge.decided if cast.judge is not None else []
+    problems = check_expectations(trace, scenario.turns, expect, judgements)
     problems += cast.conversation.problems
     if world.outputs is not None:
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
@@ -513,7 +510,7 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,
                             next(iter(built.models.values())), diagram,
-                            judgements=cast.judge.decided if cast.judge is not None else [])
+                            judgements=judgements)
     result.verdict = judge(result, snapshots, snapshot_path(scenario, agent_type))
     return result
 
@@ -601,7 +598,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                                       response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
-                                      error_kind=kind))
+                                      error_kind=kind, started=watch.started_at))
         if error is not None:
             break
         after: list[Event] = []

@@ -56,6 +56,10 @@ def _round(seconds: float) -> float:
     return round(seconds, 6)
 
 
+_SAME_TIME = 1e-9
+"""Simulated times closer than this are the same time."""
+
+
 class IdNormalizer:
     """Maps run-specific ids (tool-call ids) to stable names in order of first appearance."""
 
@@ -103,6 +107,9 @@ class LLMCallTrace:
     tools: list[str] | None = None
     error: str | None = None
     started: float = field(default=0.0, repr=False)
+    model: str | None = field(default=None, repr=False)
+    """The model the call went to (not written: a trace stays the same whichever model
+    name a script or cassette carries; OpenTelemetry spans name it)."""
 
 
 @dataclass
@@ -120,7 +127,19 @@ class ToolCallTrace:
     """The failure was injected by the scenario's schedule (a tool's ``failures:``): an
     expected error. Not written to the trace (its output says so)."""
     issued: int = field(default=0, repr=False)
-    """The call's place among the turn's calls in the order they were started (not written)."""
+    """The place of the call's start among the turn's events (not written)."""
+    finished: int = field(default=0, repr=False)
+    """The place of the call's end among the turn's events (not written): with ``issued``, it
+    orders calls that start and end at the same simulated time."""
+
+    def ended_before(self, other: ToolCallTrace) -> bool:
+        """Whether this call (of the same turn) had finished when ``other`` started: on the
+        simulated clock, and at the same simulated time by the order of the events."""
+        if other.started > self.ended + _SAME_TIME:
+            return True
+        if other.started < self.ended - _SAME_TIME:
+            return False
+        return self.finished < other.issued
 
     @property
     def ended(self) -> float:
@@ -168,6 +187,9 @@ class TurnTrace:
     written last, and only when not empty."""
     error_kind: ErrorKind | None = field(default=None, repr=False)
     """Whose problem ``error`` is (:func:`agentkit.core.errors.kind_of`); not written."""
+    started: float = field(default=0.0, repr=False)
+    """Virtual time the turn began (not written; a timeline of spans starts each turn
+    here)."""
     role_calls: list[RoleCallTrace] = field(default_factory=list, repr=False)
     """The calls of the harness's roles filed into this turn (its details show each); only
     their sums are written, in ``totals.roles``."""
@@ -271,6 +293,8 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("started", None)
     data.pop("scheduled", None)
     data.pop("issued", None)
+    data.pop("model", None)
+    data.pop("finished", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
 
@@ -371,6 +395,8 @@ class TurnBuilder:
         self.state: dict[str, Any] = {}
         """Handlers' own bookkeeping across events of the turn (never written to the trace)."""
         self.tools: list[dict[str, Any]] = []
+        self.seq = 0
+        """How many events were fed so far: the place of the current one."""
         self.role_calls: list[RoleCallTrace] = []
         """Calls of the harness's roles (judges, simulated users): counted apart."""
 
@@ -397,6 +423,7 @@ class TurnBuilder:
         return self.orphans
 
     def feed(self, event: Event) -> None:
+        self.seq += 1
         handler = _handler_for(type(event))
         if handler is not None:
             handler(self, event)
@@ -432,7 +459,7 @@ def _call_start(turn: TurnBuilder, event: Event) -> None:
     if event.span_id:
         turn.starts[event.span_id] = event
         issued: dict[str, int] = turn.state.setdefault("issued", {})
-        issued[event.span_id] = len(issued)
+        issued[event.span_id] = turn.seq
 
 
 @trace_handler(LLMCallStartEvent)
@@ -457,31 +484,34 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
         usage=event.usage.model_dump() if event.usage is not None else None,
         latency=_round(event.latency), error=event.error,
         tools=[t["name"] for t in tools] if tools is not None else None,
-        started=event.time - event.latency))
+        started=event.time - event.latency, model=event.model))
 
 
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
-    issued = turn.state.get("issued", {}).get(event.span_id or "", len(turn.starts))
+    issued = turn.state.get("issued", {}).get(event.span_id or "", turn.seq)
     turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
         latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
-        scheduled=isinstance(event.exception, SimulatedToolError), issued=issued))
+        scheduled=isinstance(event.exception, SimulatedToolError), issued=issued,
+        finished=turn.seq))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
                wall_time: float, serial_time: float,
-               warnings: Sequence[str] = (), error_kind: ErrorKind | None = None) -> TurnTrace:
-    """Assemble one turn from its events (see :func:`trace_handler`)."""
+               warnings: Sequence[str] = (), error_kind: ErrorKind | None = None,
+               started: float = 0.0) -> TurnTrace:
+    """Assemble one turn from its events (see :func:`trace_handler`); ``started`` is the
+    virtual time the turn began."""
     turn = TurnBuilder(events, ids)
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=[ids.message(m) for m in memory], wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
-                     warnings=list(warnings), error_kind=error_kind,
+                     warnings=list(warnings), error_kind=error_kind, started=started,
                      role_calls=turn.role_calls)
 
 

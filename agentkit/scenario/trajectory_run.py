@@ -24,7 +24,7 @@ from agentkit.core.events import Event, ToolCallEndEvent, dispatcher
 from agentkit.core.fmt import seconds
 from agentkit.scenario.loader import ScenarioError, located_error
 from agentkit.scenario.model import Expect, Scenario
-from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace import ToolCallTrace, Trace
 from agentkit.scenario.trajectory import (
     Ref,
     RenderContext,
@@ -52,6 +52,14 @@ class ObservedCall:
     value: Any
     start: float = 0.0
     end: float = 0.0
+    source: ToolCallTrace | None = None
+    """The traced call it was read from (after the run), which orders same-time calls."""
+
+    def ended_before(self, other: ObservedCall) -> bool:
+        """Whether this call had finished when ``other`` started."""
+        if self.source is not None and other.source is not None:
+            return self.source.ended_before(other.source)
+        return other.start >= self.end - _TOLERANCE
 
     def describe(self) -> str:
         return f"{self.name}({json.dumps(dict(self.args), ensure_ascii=False, default=str)})"
@@ -146,7 +154,7 @@ class TrajectoryOutputs:
 
 
 def _observed_in(trace: Trace) -> list[ObservedCall]:
-    return [ObservedCall(c.name, c.args, c.output, c.output, c.started, c.started + c.latency)
+    return [ObservedCall(c.name, c.args, c.output, c.output, c.started, c.ended, c)
             for c in trace.tool_calls]
 
 
@@ -160,7 +168,7 @@ def _check_calls(outputs: TrajectoryOutputs) -> list[str]:
                             f"(made: {outputs.made()})")
             continue
         early = [ref for ref in call.prerequisites if ref in outputs.matched
-                 and observed.start < outputs.matched[ref].end - _TOLERANCE]
+                 and not outputs.matched[ref].ended_before(observed)]
         if early:
             before = outputs.matched[early[0]]
             why = "whose output it uses" if early[0] in call.refs else "which it must follow"

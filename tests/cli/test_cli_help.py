@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import Outcome
 
-COMMANDS = ["list", "run", "record", "replay", "diff", "report"]
+COMMANDS = ["list", "run", "record", "replay", "diff", "report", "serve"]
 
 
 def test_installed_agentkit_help_lists_every_command() -> None:
@@ -41,6 +41,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
                 "cassette miss", "--agent"]),
     ("diff", ["inserted/dropped/changed steps", "old", "new", "trace JSON"]),
     ("report", ["report.md", "report.json", "report.html", "--out", "--baseline"]),
+    ("serve", ["/v1/chat/completions", "127.0.0.1", "first line", "SIGTERM",
+               "exit 1 when they fail", "--agent", "--port", "--trace-out"]),
 ])
 def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome], command: str,
                                                      expected: list[str]) -> None:

@@ -143,3 +143,13 @@ def test_span_is_restored_after_its_block():
         pass
     assert dispatcher.current_span() is None
 
+
+
+def test_resume_makes_an_earlier_span_current_again_so_later_events_file_under_it():
+    seen = []
+    with dispatcher.span() as step:
+        pass
+    with dispatcher.listen(seen.append), dispatcher.resume(step), dispatcher.span() as call:
+        dispatcher.emit(_event())
+    assert (seen[0].span_id, seen[0].parent_id) == (call.id, step.id)
+    assert dispatcher.current_span() is None

@@ -12,7 +12,7 @@ from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
 from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.trace import IdNormalizer, build_turn, critical_path
+from agentkit.scenario.trace import IdNormalizer, ToolCallTrace, build_turn, critical_path
 
 from .conftest import MINIMAL
 
@@ -334,3 +334,19 @@ def test_a_trace_is_the_same_whatever_secrets_the_environment_holds(write_file, 
     monkeypatch.setenv("PROBE_SERVICE_TOKEN", "db.local/app")
 
     assert run_scenario(path, "function_calling").trace.to_json() == without
+
+
+def _call(started: float, latency: float, issued: int, finished: int) -> ToolCallTrace:
+    return ToolCallTrace(id=None, name="t", args={}, output="", is_error=False, latency=latency,
+                         started=started, issued=issued, finished=finished)
+
+
+@pytest.mark.parametrize("first, second, ordered", [
+    ((0.0, 1.0, 1, 2), (1.0, 1.0, 3, 4), True),     # starts when the first ends
+    ((0.0, 1.0, 1, 4), (0.5, 1.0, 2, 5), False),    # starts while the first runs
+    ((0.0, 0.0, 1, 2), (0.0, 0.0, 3, 4), True),     # same instant: the first's end came first
+    ((0.0, 0.0, 1, 3), (0.0, 0.0, 2, 4), False),    # same instant: it started before that end
+])
+def test_a_call_ended_before_another_on_the_clock_then_by_the_order_of_events(
+        first, second, ordered):
+    assert _call(*first).ended_before(_call(*second)) is ordered

@@ -1,0 +1,61 @@
+"""The in-process bridge: an httpx transport, so HTTP clients reach a bridge without a socket.
+
+``openai.OpenAI(base_url=bridge.base_url, api_key=..., http_client=httpx.Client(transport=
+BridgeTransport(bridge)))`` -- or :func:`openai_clients` -- routes every request of that client
+to ``bridge``; a framework built on the SDK that takes an ``http_client`` is routed the same
+way. The transport belongs to one bridge, so clients of runs in other threads (or pytest-xdist
+workers) never reach each other's bridges; nothing is patched process-wide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+
+from agentkit.bridge.endpoint import API_KEY, Bridge, HTTPAnswer
+
+__all__ = ["BridgeTransport", "openai_clients"]
+
+
+class BridgeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An httpx transport (sync and async) answering every request with ``bridge``."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        answer = self.bridge.handle(request.method, request.url.path, request.read())
+        return _response(answer, request)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        answer = await self.bridge.ahandle(request.method, request.url.path,
+                                           await request.aread())
+        return _response(answer, request)
+
+
+def _response(answer: HTTPAnswer, request: httpx.Request) -> httpx.Response:
+    """The answer as an httpx response; a scripted timeout or refused connection is raised as
+    the transport error a real one would be."""
+    if answer.failure == "timeout":
+        raise httpx.ReadTimeout("scripted timeout (agentkit bridge)", request=request)
+    if answer.failure == "connect":
+        raise httpx.ConnectError("scripted connection failure (agentkit bridge)",
+                                 request=request)
+    return httpx.Response(answer.status, headers=answer.headers, content=answer.body,
+                          request=request)
+
+
+def openai_clients(bridge: Bridge, **options: Any) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
+    """A sync and an async ``openai`` client routed to ``bridge`` in-process. They make one
+    attempt per call (``max_retries=0``, unless ``options`` say otherwise): a scripted error
+    reaches the agent at once, and retries are the agent's own."""
+    transport = BridgeTransport(bridge)
+    options = {"base_url": bridge.base_url, "api_key": API_KEY, "max_retries": 0, **options}
+    # Any: openai 3.x annotates http_client with httpx2's classes, 1.x/2.x with httpx's, and
+    # every one of them takes an httpx client (see pyproject.toml)
+    sync_http: Any = httpx.Client(transport=transport)
+    async_http: Any = httpx.AsyncClient(transport=transport)
+    return (openai.OpenAI(http_client=sync_http, **options),
+            openai.AsyncOpenAI(http_client=async_http, **options))

@@ -1,0 +1,215 @@
+"""``agentkit import-trace``: an OTLP-JSON export turned into a scenario that replays offline.
+
+From one trace (:func:`agentkit.otel.conversation.conversation`) it writes:
+
+* ``NAME.yaml`` -- the user turns, the tools, drafted expectations (the answer, the tool-call
+  trajectory; edit them to what must hold) and the agent type with a ``recording:``;
+* ``NAME_tools.py`` beside it -- one :class:`~agentkit.tools.recorded.RecordedTool` per tool,
+  with its table of recorded calls (arguments -> output or error, latency);
+* the cassette and the snapshot, recorded the way ``agentkit record`` records
+  (:func:`agentkit.scenario.record.record_scenario`), with the trace's model answers in the
+  place of a live model: so the cassette holds the requests this agent type makes and the
+  answers the traced model gave, and it is written only if the replay reproduces the run --
+  the recorded tool calls, in order, and the answer.
+
+The agent type is the one that made the run (agentkit's own exports), else the one that
+speaks the trace's format: ``function_calling`` when the model called tools through the API,
+``react`` when it wrote ``Action:`` lines; ``--agent`` chooses another.
+"""
+
+from __future__ import annotations
+
+import math
+import pprint
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.files import atomic_write_text
+from agentkit.llms.cassette import dump_yaml
+from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
+from agentkit.llms.types import ToolSelection
+from agentkit.otel.conversation import ImportedRun, TraceImportError, conversation
+from agentkit.otel.otlp_json import read_spans
+
+__all__ = ["ImportResult", "import_trace", "read_run", "choose_agent_type"]
+
+_REPLAYABLE = ("react", "function_calling", "llm_compiler", "coa", "function_agent",
+               "react_agent")
+"""agentkit's agent types an import can record under (one agent, an LLM of its own)."""
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_trace` wrote, and why the recording was not kept if it was not."""
+
+    scenario: Path
+    tools_module: Path
+    agent_type: str
+    run: ImportedRun
+    written: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_run(path: str | Path, trace_id: str | None = None) -> ImportedRun:
+    """The conversation of the trace in an OTLP-JSON file (bad input: a
+    :class:`~agentkit.otel.conversation.TraceImportError` or
+    :class:`~agentkit.otel.otlp_json.OtlpError`)."""
+    return conversation(read_spans(path), str(path), trace_id)
+
+
+def choose_agent_type(run: ImportedRun, given: str | None = None) -> str:
+    """``given``; else the agent type that made the run, if it can replay on its own; else by
+    the model's format: tool calls -> ``function_calling``, ``Action:`` lines -> ``react``."""
+    if given:
+        return given
+    if run.agent_type in _REPLAYABLE:
+        return run.agent_type
+    exchanges = [e for turn in run.turns for e in turn.exchanges]
+    if any(e.tool_calls for e in exchanges):
+        return "function_calling"
+    if any(re.search(r"^\s*Action\s*:", e.content, re.MULTILINE) for e in exchanges):
+        return "react"
+    return "function_calling"
+
+
+def _ms(seconds: float) -> float:
+    """A traced duration in whole milliseconds, rounded up: the grid recorded latencies live
+    on (:mod:`agentkit.llms.cassette`), so the recording and its replay keep the same times."""
+    return math.ceil(round(seconds * 1000, 6)) / 1000
+
+
+def _identifier(text: str) -> str:
+    name = re.sub(r"\W+", "_", text).strip("_") or "imported"
+    return name if not name[0].isdigit() else f"t_{name}"
+
+
+def _tools_module_text(run: ImportedRun, source: str, scenario_file: str) -> str:
+    """The module beside the scenario: a RecordedTool per tool with its table (Python
+    literals from data only, never code from the trace)."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for turn in run.turns:
+        for record in sorted(turn.tools, key=lambda r: r.start):
+            entry: dict[str, Any] = {"args": record.args}
+            if record.error is not None:
+                entry["error"] = record.error
+            else:
+                entry["output"] = record.output
+            if record.latency:
+                entry["latency"] = _ms(record.latency)
+            tables.setdefault(record.name, []).append(entry)
+    for turn in run.turns:  # a tool the model asked for but never ran still exists
+        for exchange in turn.exchanges:
+            for name, _ in exchange.tool_calls:
+                tables.setdefault(name, [])
+    lines = [f'"""The tool world of {scenario_file}, recorded by `agentkit import-trace` from '
+             f"{source}\n(trace {run.trace_id}): each tool answers the calls recorded for it, "
+             'matched by name and\narguments. Edit a table to change what a tool answers."""',
+             "", "from agentkit.tools.recorded import RecordedTool", ""]
+    for name, calls in tables.items():
+        spec = run.tool_specs.get(name, {})
+        lines += ["", f"{_identifier(name)} = RecordedTool(",
+                  f"    {name!r},",
+                  f"    {str(spec.get('description') or '')!r},",
+                  f"    parameters={_literal(spec.get('parameters') or {}, 4)},",
+                  f"    calls={_literal(calls, 4)},", ")"]
+    return "\n".join(lines) + "\n"
+
+
+def _literal(value: Any, indent: int) -> str:
+    text = pprint.pformat(value, indent=1, width=96 - indent, sort_dicts=False)
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def _scenario_data(run: ImportedRun, name: str, module: str, agent_type: str, source: str,
+                   answers: bool) -> dict[str, Any]:
+    tool_names = list(dict.fromkeys(
+        [r.name for t in run.turns for r in sorted(t.tools, key=lambda r: r.start)]
+        + [n for t in run.turns for e in t.exchanges for n, _ in e.tool_calls]))
+    turns: list[dict[str, Any]] = []
+    for turn in run.turns:
+        item: dict[str, Any] = {"user": turn.user}
+        if turn.exchanges and turn.exchanges[0].stream:
+            item["stream"] = True
+        if answers and len(run.turns) > 1 and turn.answer is not None:
+            item["answer"] = {"equals": turn.answer}
+        turns.append(item)
+    calls = []
+    for turn in run.turns:
+        for record in sorted(turn.tools, key=lambda r: r.start):
+            call: dict[str, Any] = {"name": record.name, "args": record.args}
+            if record.error is not None:
+                call["error"] = True
+            calls.append(call)
+    expect: dict[str, Any] = {}
+    last = run.turns[-1].answer
+    if answers and len(run.turns) == 1 and last is not None:
+        expect["answer"] = {"equals": last}
+    expect["tool_calls"] = {"match": "strict", "args": "exact", "calls": calls}
+    llm_calls = sum(len(t.exchanges) for t in run.turns)
+    data: dict[str, Any] = {
+        "format": 1, "name": name,
+        "description": (f"Imported by `agentkit import-trace` from {source} (trace "
+                        f"{run.trace_id}: {run.name}; {llm_calls} LLM calls, {len(calls)} tool "
+                        "calls). The expectations are drafts of what happened: edit them to "
+                        "what must hold."),
+        "tags": ["imported"],
+        "tools": [{"ref": f"{module}:{_identifier(n)}"} for n in tool_names],
+        "turns": turns, "expect": expect,
+        "agents": {agent_type: {"recording": f"cassettes/{name}.{agent_type}.yaml"}}}
+    return data
+
+
+def _answers(run: ImportedRun) -> list[ScriptedResponse]:
+    """The model's answers of the trace, in order, as the "live" model of the recording."""
+    items: list[ScriptedResponse] = []
+    for turn in run.turns:
+        for exchange in turn.exchanges:
+            calls = [ToolSelection(tool_id=f"call_{len(items)}_{i}", tool_name=name,
+                                   tool_kwargs=args)
+                     for i, (name, args) in enumerate(exchange.tool_calls)]
+            items.append(ScriptedResponse(text=exchange.content, tool_calls=calls,
+                                          usage=exchange.usage, latency=_ms(exchange.latency)))
+    return items
+
+
+def import_trace(source: str | Path, out: str | Path, *, agent_type: str | None = None,
+                 trace_id: str | None = None, force: bool = False) -> ImportResult:
+    """Write the scenario, its tools module, cassette and snapshot for the trace in ``source``
+    (module docstring). An existing scenario file is kept unless ``force``."""
+    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario.record import record_scenario
+    from agentkit.scenario.runner import load
+
+    source, out = Path(source), Path(out)
+    run = read_run(source, trace_id)
+    chosen = choose_agent_type(run, agent_type)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.name.removesuffix(".yaml").removesuffix(".yml"))
+    module = f"{_identifier(name)}_tools"
+    tools_path = out.parent / f"{module}.py"
+    if out.exists() and not force:
+        raise TraceImportError(f"{out}: exists; give another --out, or --force to replace it "
+                               "(and its tools module, cassette and snapshot)")
+    result = ImportResult(scenario=out, tools_module=tools_path, agent_type=chosen, run=run)
+    atomic_write_text(tools_path, _tools_module_text(run, source.name, out.name))
+    sys.modules.pop(module, None)  # a module of that name imported before is another file's
+    text = dump_yaml(_scenario_data(run, name, module, chosen, source.name, answers=True))
+    atomic_write_text(out, text)
+    result.written = [out, tools_path]
+    try:
+        scenario = load(out)
+        recording = record_scenario(scenario, chosen, ScriptedLLM(_answers(run), name=run.model,
+                                                                  strict=False), "rewrite")
+    except ScenarioError as exc:
+        raise TraceImportError(str(exc)) from None
+    if not recording.ok:
+        result.problems = recording.problems
+        return result
+    result.written += [*recording.cassettes, *([recording.snapshot] if recording.snapshot else [])]
+    return result

@@ -1,0 +1,176 @@
+"""Runs exported as spans following the GenAI semantic conventions: one trace per run, the tree
+of agents, LLM calls and tools, LLMCompiler's plan and CoA's chain, expectations as evaluation
+events, virtual time from a fixed epoch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from otel_helpers import Outcome, attrs, seconds, spans_of, tree
+
+
+def _export(cli: Callable[..., Outcome], scenario: Path, agent: str, *extra: str) -> list[dict]:
+    outcome = cli("run", scenario, "--agents", agent, "--snapshots", "off",
+                  "--otel-out", "spans.json", *extra)
+    assert outcome.code == 0, outcome.out + outcome.err
+    return spans_of(Path("spans.json"))
+
+
+def test_a_react_run_is_one_trace_of_an_agent_span_holding_its_chats_and_tool_calls(
+        cli, bundled):
+    spans = _export(cli, bundled("single_tool_call"), "react")
+
+    assert tree(spans) == ["single_tool_call[react]", "  invoke_agent react",
+                           "    chat single_tool_call/react", "    execute_tool add",
+                           "    chat single_tool_call/react"]
+    assert len({s["traceId"] for s in spans}) == 1
+
+
+def test_a_chat_span_names_its_model_and_usage_as_the_conventions_say(cli, bundled):
+    chat = _export(cli, bundled("single_tool_call"), "react")[2]
+
+    found = attrs(chat)
+    assert chat["kind"] == 3  # CLIENT
+    assert found["gen_ai.operation.name"] == "chat"
+    assert found["gen_ai.request.model"] == "single_tool_call/react"
+    assert found["gen_ai.provider.name"] == "agentkit"
+    assert (found["gen_ai.usage.input_tokens"], found["gen_ai.usage.output_tokens"]) == (489, 33)
+
+
+def test_a_tool_span_carries_the_call_arguments_and_result(cli, bundled):
+    tool = _export(cli, bundled("single_tool_call"), "react")[3]
+
+    found = attrs(tool)
+    assert found["gen_ai.operation.name"] == "execute_tool"
+    assert found["gen_ai.tool.name"] == "add"
+    assert json.loads(found["gen_ai.tool.call.arguments"]) == {"a": 2, "b": 3}
+    assert found["gen_ai.tool.call.result"] == "5"
+
+
+def test_a_failed_tool_call_is_an_error_span_with_its_message(cli, bundled):
+    spans = _export(cli, bundled("tool_raising"), "react")
+
+    tool = next(s for s in spans if s["name"].startswith("execute_tool"))
+    assert tool["status"]["code"] == 2
+    assert "Error" in tool["status"]["message"]
+    assert "gen_ai.tool.call.result" not in attrs(tool)
+
+
+def test_llm_compilers_plan_is_a_span_holding_the_planner_chat_and_the_parallel_lookups(
+        cli, bundled):
+    spans = _export(cli, bundled("parallel_lookups"), "llm_compiler")
+
+    assert tree(spans) == ["parallel_lookups[llm_compiler]", "  invoke_agent llm_compiler",
+                           "    plan (round 1)", "      chat parallel_lookups/llm_compiler",
+                           *["      execute_tool population"] * 4,
+                           "    chat parallel_lookups/llm_compiler"]
+    plan = attrs(spans[2])
+    assert [t["tool"] for t in json.loads(plan["agentkit.plan.tasks"])] == ["population"] * 4 + [
+        "join"]
+
+
+def test_parallel_tool_calls_overlap_in_time_as_on_agentkits_timeline(cli, bundled):
+    spans = _export(cli, bundled("parallel_lookups"), "llm_compiler")
+
+    lookups = [s for s in spans if s["name"] == "execute_tool population"]
+    assert {(seconds(s, "startTimeUnixNano"), seconds(s, "endTimeUnixNano")) for s in lookups} \
+        == {(0.0, 1.0)}
+
+
+def test_coas_chain_is_a_span_holding_the_chain_chat_and_its_calls(cli, bundled):
+    spans = _export(cli, bundled("parallel_lookups"), "coa")
+
+    names = tree(spans)
+    assert names[2] == "    chain"
+    assert names[3].strip().startswith("chat ")
+    assert names[4:8] == ["      execute_tool population"] * 4
+    assert names[-1].strip().startswith("chat ")  # the refine call, outside the chain
+    assert "population" in attrs(spans[2])["agentkit.chain"]
+
+
+def test_a_team_run_is_a_workflow_span_with_an_agent_span_per_agent_and_hand_off(cli, bundled):
+    spans = _export(cli, bundled("team_handoff"), "agent_workflow")
+
+    top = [line for line in tree(spans) if "invoke_" in line]
+    assert top == ["  invoke_workflow agent_workflow", "    invoke_agent researcher",
+                   "    invoke_agent calculator"]
+    calculator = next(s for s in spans if s["name"] == "invoke_agent calculator")
+    assert attrs(calculator)["agentkit.handoff.from"] == "researcher"
+    researcher = next(s for s in spans if s["name"] == "invoke_agent researcher")
+    assert researcher["endTimeUnixNano"] == calculator["startTimeUnixNano"]
+
+
+def test_children_lie_within_their_parents_time(cli, bundled):
+    spans = _export(cli, bundled("team_handoff"), "agent_workflow")
+
+    by_id = {s["spanId"]: s for s in spans}
+    for span in spans:
+        if "parentSpanId" in span:
+            parent = by_id[span["parentSpanId"]]
+            assert int(parent["startTimeUnixNano"]) <= int(span["startTimeUnixNano"])
+            assert int(span["endTimeUnixNano"]) <= int(parent["endTimeUnixNano"])
+
+
+def test_times_are_virtual_seconds_from_the_fixed_epoch(cli, bundled):
+    spans = _export(cli, bundled("slow_tools"), "react")
+
+    root = spans[0]
+    assert seconds(root, "startTimeUnixNano") == 0.0
+    assert seconds(root, "endTimeUnixNano") > 0
+    assert root["startTimeUnixNano"] == str(1_767_225_600 * 10**9)
+
+
+def test_each_expectation_is_a_gen_ai_evaluation_result_event_on_the_run(cli, bundled):
+    root = _export(cli, bundled("single_tool_call"), "react")[0]
+
+    events = {attrs(e)["gen_ai.evaluation.name"]: attrs(e) for e in root["events"]}
+    assert {e["name"] for e in root["events"]} == {"gen_ai.evaluation.result"}
+    assert {"answer", "tool_calls", "max_llm_calls", "verdict"} <= set(events)
+    assert events["answer"]["gen_ai.evaluation.score.label"] == "pass"
+    assert events["answer"]["gen_ai.evaluation.score.value"] == 1.0
+
+
+def test_an_unmet_expectation_is_a_failing_evaluation_that_says_why(cli, tmp_path, bundled):
+    scenario = bundled("single_tool_call")
+    scenario.write_text(scenario.read_text().replace('contains: "5"', 'contains: "6"'))
+    cli("run", scenario, "--agents", "react", "--snapshots", "off", "--otel-out", "s.json")
+
+    root = spans_of(Path("s.json"))[0]
+    answer = next(attrs(e) for e in root["events"]
+                  if attrs(e)["gen_ai.evaluation.name"] == "answer")
+    assert answer["gen_ai.evaluation.score.label"] == "fail"
+    assert "does not match" in answer["gen_ai.evaluation.explanation"]
+
+
+def test_the_export_is_the_same_byte_for_byte_every_time(cli, bundled):
+    scenario = bundled("parallel_lookups")
+    for name in ("a.json", "b.json"):
+        assert cli("run", scenario, "--snapshots", "off", "--otel-out", name).code == 0
+
+    assert Path("a.json").read_bytes() == Path("b.json").read_bytes()
+
+
+def test_every_run_of_a_command_is_its_own_trace_in_order_of_name(cli, bundled):
+    spans = _export(cli, bundled("single_tool_call"), "react,function_calling")
+
+    roots = [s["name"] for s in spans if "parentSpanId" not in s]
+    assert roots == ["single_tool_call[function_calling]", "single_tool_call[react]"]
+    assert len({s["traceId"] for s in spans}) == 2
+
+
+def test_a_run_that_stops_on_an_error_ends_its_turn_span_in_error(cli, bundled):
+    spans = _export(cli, bundled("max_iterations"), "react")
+
+    agent = next(s for s in spans if s["name"] == "invoke_agent react")
+    assert agent["status"]["code"] == 2
+    assert "Reached max iterations" in agent["status"]["message"]
+    assert attrs(agent)["error.type"] == "ValueError"
+
+
+def test_a_streamed_call_says_so(cli, bundled):
+    spans = _export(cli, bundled("streamed_answer"), "react")
+
+    chats = [attrs(s) for s in spans if s["name"].startswith("chat ")]
+    assert chats and all(chat["gen_ai.request.stream"] is True for chat in chats)

@@ -1,0 +1,188 @@
+"""`agentkit import-trace`: an OTLP-JSON export becomes a scenario, a tools module and a
+cassette that replay offline and reproduce the traced tool calls and answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from otel_helpers import attrs, spans_of
+
+
+def _export(cli, scenario: Path, agent: str, out: str = "f.json") -> Path:
+    outcome = cli("run", scenario, "--agents", agent, "--snapshots", "off", "--otel-out", out,
+                  "--otel-content")
+    assert outcome.code == 0, outcome.out + outcome.err
+    return Path(out)
+
+
+@pytest.mark.parametrize(("scenario", "agent"), [
+    ("single_tool_call", "react"), ("single_tool_call", "function_calling"),
+    ("parallel_lookups", "llm_compiler"), ("parallel_lookups", "coa"),
+    ("parallel_lookups", "function_agent"), ("multi_turn_memory", "function_calling"),
+    ("streamed_answer", "react")])
+def test_an_exported_run_imported_back_replays_and_passes(cli, bundled, scenario, agent):
+    exported = _export(cli, bundled(scenario), agent)
+
+    imported = cli("import-trace", exported, "--out", f"imported/{scenario}_{agent}.yaml")
+    assert imported.code == 0, imported.out + imported.err
+    replayed = cli("run", f"imported/{scenario}_{agent}.yaml")
+
+    assert replayed.code == 0, replayed.out + replayed.err
+    assert "1 passed, 0 failed" in replayed.out
+
+
+def test_the_scenario_holds_the_turns_the_drafted_expectations_and_a_recording(cli, bundled):
+    cli("import-trace", _export(cli, bundled("single_tool_call"), "react"), "--out", "s2.yaml")
+
+    data = yaml.safe_load(Path("s2.yaml").read_text())
+    assert data["turns"] == [{"user": "What is 2 + 3?"}]
+    assert data["expect"]["answer"] == {"equals": "2 + 3 = 5"}
+    assert data["expect"]["tool_calls"]["calls"] == [{"name": "add", "args": {"a": 2, "b": 3}}]
+    assert data["agents"] == {"react": {"recording": "cassettes/s2.react.yaml"}}
+    assert data["tools"] == [{"ref": "s2_tools:add"}]
+    assert Path("cassettes/s2.react.yaml").is_file()
+    assert Path("__snapshots__/s2/react.json").is_file()
+
+
+def test_the_tools_module_answers_each_recorded_call_from_its_table(cli, bundled):
+    exported = _export(cli, bundled("parallel_lookups"), "llm_compiler")
+    cli("import-trace", exported, "--out", "lookups.yaml")
+    recorded = {json.loads(attrs(s)["gen_ai.tool.call.arguments"])["city"]:
+                attrs(s)["gen_ai.tool.call.result"] for s in spans_of(exported)
+                if s["name"] == "execute_tool population"}
+
+    text = Path("lookups_tools.py").read_text()
+    assert "population = RecordedTool(" in text
+    namespace: dict = {}
+    exec(compile(text, "lookups_tools.py", "exec"), namespace)  # our own output, data only
+    assert len(recorded) == 4
+    for city, output in recorded.items():
+        assert namespace["population"].call(city=city).content == output
+
+
+def test_the_cassette_replays_the_traced_answers_with_their_latency(cli, bundled):
+    cli("import-trace", _export(cli, bundled("slow_tools"), "react"), "--out", "slow.yaml")
+
+    original = json.loads((Path("scenarios/__snapshots__/slow_tools/react.json")).read_text())
+    imported = json.loads(Path("__snapshots__/slow/react.json").read_text())
+    assert imported["totals"]["wall_time"] == original["totals"]["wall_time"]
+    assert [c["name"] for t in imported["turns"] for s in t["steps"] for c in s["tool_calls"]] \
+        == [c["name"] for t in original["turns"] for s in t["steps"] for c in s["tool_calls"]]
+
+
+def test_a_failed_tool_call_is_imported_as_an_expected_error(cli, bundled):
+    cli("import-trace", _export(cli, bundled("tool_raising"), "react"), "--out", "raise.yaml")
+
+    data = yaml.safe_load(Path("raise.yaml").read_text())
+    assert data["expect"]["tool_calls"]["calls"][0]["error"] is True
+    assert cli("run", "raise.yaml").code == 0
+
+
+def test_a_file_of_several_runs_needs_trace_and_lists_them(cli, bundled):
+    cli("run", bundled("single_tool_call"), "--snapshots", "off", "--otel-out", "f.json",
+        "--otel-content")
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "holds 4 traces; choose one with --trace ID" in outcome.err
+    assert "single_tool_call[react]" in outcome.err
+    trace = next(s["traceId"] for s in spans_of(Path("f.json"))
+                 if s["name"] == "single_tool_call[function_calling]")
+    chosen = cli("import-trace", "f.json", "--out", "x.yaml", "--trace", trace[:12])
+    assert chosen.code == 0, chosen.out + chosen.err
+    assert "function_calling" in yaml.safe_load(Path("x.yaml").read_text())["agents"]
+
+
+def test_an_existing_scenario_is_kept_unless_forced(cli, bundled):
+    exported = _export(cli, bundled("single_tool_call"), "react")
+    Path("s2.yaml").write_text("mine\n")
+
+    assert cli("import-trace", exported, "--out", "s2.yaml").code == 2
+    assert Path("s2.yaml").read_text() == "mine\n"
+    assert cli("import-trace", exported, "--out", "s2.yaml", "--force").code == 0
+
+
+def test_a_run_the_agent_type_cannot_reproduce_fails_and_writes_no_cassette(cli, bundled):
+    exported = _export(cli, bundled("single_tool_call"), "react")
+
+    outcome = cli("import-trace", exported, "--out", "wrong.yaml", "--agent", "function_calling")
+    assert outcome.code == 1
+    assert "does not replay under agent type function_calling" in outcome.out
+    assert "--agent react" in outcome.out
+    assert not Path("cassettes/wrong.function_calling.yaml").exists()
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_a_file_that_is_not_json_is_bad_input(cli):
+    Path("f.json").write_text("<html>not a trace</html>\n")
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "f.json:1: not an OTLP-JSON trace export: the file is not JSON" in outcome.err
+
+
+def test_json_that_is_not_otlp_says_what_was_expected(cli):
+    Path("f.json").write_text('{"traces": []}\n')
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "expected an object with `resourceSpans`" in outcome.err
+    assert "found an object with traces" in outcome.err
+
+
+def _otlp(*spans: dict) -> str:
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def _span(span_id: str, name: str, parent: str | None = None, **attributes: str) -> dict:
+    data = {"traceId": "ab" * 16, "spanId": span_id, "name": name,
+            "startTimeUnixNano": "1000000000", "endTimeUnixNano": "2000000000",
+            "attributes": [{"key": k.replace("__", "."), "value": {"stringValue": v}}
+                           for k, v in attributes.items()]}
+    if parent:
+        data["parentSpanId"] = parent
+    return data
+
+
+def test_spans_without_genai_attributes_say_which_instrumentation_is_needed(cli):
+    Path("f.json").write_text(_otlp(_span("01" * 8, "GET /orders", http__method="GET")))
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "none of the trace's 1 spans (GET /orders) has GenAI attributes" in outcome.err
+    assert "GenAI semantic conventions or OpenInference" in outcome.err
+
+
+def test_a_trace_without_an_llm_span_says_the_llm_client_must_be_traced(cli):
+    Path("f.json").write_text(_otlp(
+        _span("01" * 8, "invoke_agent shop", gen_ai__operation__name="invoke_agent"),
+        _span("02" * 8, "execute_tool refund", "01" * 8, gen_ai__operation__name="execute_tool",
+              gen_ai__tool__name="refund")))
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "the trace has no LLM call span" in outcome.err
+    assert "only agent and tool spans" in outcome.err
+
+
+def test_a_trace_recorded_without_content_says_how_to_capture_it(cli, bundled):
+    cli("run", bundled("single_tool_call"), "--agents", "react", "--snapshots", "off",
+        "--otel-out", "f.json")
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+    assert outcome.code == 2
+    assert "carry no output messages: message content was not captured" in outcome.err
+    assert "--otel-content" in outcome.err
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in outcome.err
+    assert not Path("x.yaml").exists()
+
+
+def test_a_missing_file_is_bad_input(cli):
+    outcome = cli("import-trace", "nowhere.json", "--out", "x.yaml")
+
+    assert outcome.code == 2
+    assert "nowhere.json: no such file" in outcome.err
