@@ -109,6 +109,66 @@ class _Constructor(LOADER):  # type: ignore[misc]
                 None, None, f"{shown} is not a valid {tag} value", node.start_mark) from None
 
 
+_STR, _INT, _FLOAT, _BOOL, _NULL, _SEQ, _MAP, _MERGE = (
+    _TAG_PREFIX + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))
+_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+_BOOLS: dict[str, bool] = yaml.constructor.SafeConstructor.bool_values
+
+
+class _NotPlain(Exception):
+    """A node the fast builder leaves to PyYAML's constructor."""
+
+
+def _construct(node: yaml.Node) -> Any:
+    """The document's data: plain strings, numbers, lists and mappings are built directly (a
+    cassette is nothing else, and PyYAML's generic constructor takes most of a load's time);
+    any other tag, a merge key or an unhashable key hands the whole document to
+    :class:`_Constructor`, which builds it or says what is wrong where."""
+    built: dict[int, Any] = {}  # id(node) -> its value: an alias is the same object, as in PyYAML
+
+    def build(node: yaml.Node) -> Any:
+        if id(node) in built:
+            return built[id(node)]
+        tag = node.tag
+        value: Any
+        if isinstance(node, yaml.ScalarNode):
+            text = node.value
+            if tag == _STR:
+                value = text
+            elif tag == _INT and _PLAIN_INT.match(text):
+                value = int(text)
+            elif tag == _FLOAT and _PLAIN_FLOAT.match(text):
+                value = float(text)
+            elif tag == _NULL:
+                value = None
+            elif tag == _BOOL and text.lower() in _BOOLS:
+                value = _BOOLS[text.lower()]
+            else:
+                raise _NotPlain
+        elif tag == _SEQ and isinstance(node, yaml.SequenceNode):
+            value = [build(item) for item in node.value]
+        elif tag == _MAP and isinstance(node, yaml.MappingNode):
+            value = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE:
+                    raise _NotPlain
+                key = build(key_node)
+                try:
+                    value[key] = build(value_node)
+                except TypeError:  # an unhashable key: PyYAML's error says where
+                    raise _NotPlain from None
+        else:
+            raise _NotPlain
+        built[id(node)] = value
+        return value
+
+    try:
+        return build(node)  # depth is bounded by MAX_DEPTH (checked first): recursion is safe
+    except _NotPlain:
+        return _Constructor("").construct_document(node)
+
+
 def _error_from(exc: yaml.YAMLError, text: str) -> YamlError:
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
         before = text[:exc.position]
@@ -205,7 +265,7 @@ def parse_yaml(text: str) -> tuple[Any, YamlLocations]:
         node = yaml.compose(text, Loader=LOADER)
         if node is None:
             return None, YamlLocations(None)
-        data = _Constructor("").construct_document(node)
+        data = _construct(node)
     except yaml.YAMLError as exc:
         raise _error_from(exc, text) from None
     return data, YamlLocations(node)

@@ -162,3 +162,35 @@ def test_any_tagged_value_loads_or_is_a_yaml_error_with_its_line(items):
         parse_yaml(text)
     except YamlError as exc:
         assert exc.line is not None and 1 <= exc.line <= len(items) + 1
+
+
+_LIKE_PYYAML = """\
+text: hello
+numbers: [0, -7, +12, 1.5, -.25, 3., 1.5e3, 007, 0x1F, 1_000, 1:30, .inf]
+flags: [true, No, on, OFF]
+nothing: [~, null, ]
+tagged: [!!str 12, !!int "42", !!float "2", !!binary aGk=, !!timestamp 2026-11-27]
+shared: &part {a: 1}
+again: *part
+base: &base {x: 1, y: 2}
+merged: {<<: *base, y: 3}
+"""
+
+
+def test_plain_data_is_built_as_pyyamls_safe_loader_builds_it():
+    data, _ = parse_yaml(_LIKE_PYYAML)
+    expected = yaml.load(_LIKE_PYYAML, Loader=yaml.SafeLoader)
+    assert data == expected
+    assert [type(v) for v in data["numbers"]] == [type(v) for v in expected["numbers"]]
+    assert [type(v) for v in data["tagged"]] == [type(v) for v in expected["tagged"]]
+
+
+def test_an_alias_is_the_same_object_as_its_anchor_as_with_pyyaml():
+    data, _ = parse_yaml("shared: &part {a: 1}\nagain: *part\n")
+    assert data["again"] is data["shared"]
+
+
+def test_an_unhashable_key_is_an_error_at_its_line():
+    with pytest.raises(YamlError, match="unhashable") as caught:
+        parse_yaml("ok: 1\n? [a, b]\n: value\n")
+    assert caught.value.line == 2
