@@ -712,6 +712,9 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             for line in verdict.snapshot_diff:
                 print(f"      {line}", file=out)
             print(f"      {again}", file=out)
+        elif verdict.snapshot == "not_checked":
+            print(f"      not compared with the recorded trace {recorded}: the replay stopped "
+                  "on an error", file=out)
         else:
             print(f"      replay reproduces the recorded trace ({recorded})", file=out)
         for line in (verdict.lines() if verdict.stopped_by else

@@ -444,10 +444,16 @@ def _turns(plan: _Plan, world: _World, agent: Any, cast: _Cast) -> Trace:
                           cast.conversation)
 
 
-def _stop_turn(turn: TurnTrace, exc: Exception) -> None:
+def _stop_turn(turn: TurnTrace, exc: Exception, scenario: Scenario, role: str,
+               where: str) -> None:
     """A role failed on ``turn`` (a judge's answer that is not a verdict, a cassette miss, a
-    model error): the run stops there, with the role's error as the turn's."""
-    turn.error, turn.error_kind = f"{type(exc).__name__}: {exc}", kind_of(exc)
+    model error): the run stops there, with the role's error as the turn's. An error that
+    does not point into the scenario file (a model's: a server error, a timeout) is prefixed
+    with the role and its field, so it is never taken for the agent's model failing."""
+    text = f"{type(exc).__name__}: {exc}"
+    if scenario.where() not in str(exc):
+        text = f"{role} ({where}) failed: {text}"
+    turn.error, turn.error_kind = text, kind_of(exc)
 
 
 def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
@@ -481,7 +487,8 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
                                        turns=trace.turns, upto=upto)
             except Exception as exc:  # noqa: BLE001 (a judge's model may fail any way)
                 decided = None
-                _stop_turn(turn, exc)
+                _stop_turn(turn, exc, scenario, f"the judge of {'.'.join(map(str, place))}",
+                           scenario.where(*place))
         extend_turn(turn, role_events(events), ids)
         if decided is None:
             return
@@ -570,7 +577,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         except Exception as exc:  # noqa: BLE001 (the simulated user's model or function)
             failed = build_turn("", role_events(before), ids, response=None, error=None,
                                 memory=agent.chat_history, wall_time=0.0, serial_time=0.0)
-            _stop_turn(failed, exc)
+            _stop_turn(failed, exc, scenario, "the simulated user", scenario.where("user"))
             trace.turns.append(failed)
             break
         if turn is None:
@@ -606,7 +613,8 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
             with collect_events() as after:
                 conversation.after_turn(trace)
         except Exception as exc:  # noqa: BLE001 (a judge of the simulated user's goal)
-            _stop_turn(trace.turns[-1], exc)
+            _stop_turn(trace.turns[-1], exc, scenario, "the simulated user's goal check",
+                       scenario.where("user"))
         extend_turn(trace.turns[-1], role_events(after), ids)
         if trace.turns[-1].error is not None:
             break

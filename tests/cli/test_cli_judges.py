@@ -122,3 +122,55 @@ def test_report_lists_the_verdicts_with_their_reasons(cli, recorded, tmp_path):
                               "score": 1.0}]
     assert row["llm_calls"] == 1 and row["roles"]["judge"]["llm_calls"] == 1
     assert "It states 42.50 EUR." in (out / "report.html").read_text()
+
+
+def _edit_recorded_answer(scenario: Path, role: str | None, text: str) -> None:
+    """Change what the recording says ``role`` (None: the agent) answered."""
+    path = scenario.parent / "cassettes" / "refund.react.yaml"
+    cassette = yaml.safe_load(path.read_text())
+    exchange = next(e for e in cassette["exchanges"] if e.get("role") == role)
+    exchange["response"]["message"]["content"] = text
+    path.write_text(yaml.safe_dump(cassette, sort_keys=False))
+
+
+COMMANDS = [("run", "--snapshots", "off"), ("replay",), ("report", "--out", "{out}")]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_every_command_says_a_recorded_judge_answer_that_is_not_a_verdict_stopped_the_run(
+        cli, recorded, tmp_path, command):
+    _edit_recorded_answer(recorded, "judge", "Looks fine to me.")
+
+    result = cli(command[0], recorded, *(a.format(out=tmp_path / "r") for a in command[1:]))
+
+    assert result.code == 1
+    assert (f"JudgeAnswerError: {recorded}:6: expect.answer.judge: the judge's answer is not a "
+            "verdict (not a JSON object (Expecting value at position 0)): 'Looks fine to "
+            "me.'") in result.out
+    assert "PASS" not in result.out and "reproduces" not in result.out
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_every_command_says_a_changed_answer_of_the_agent_is_not_judged_again(
+        cli, recorded, tmp_path, command):
+    _edit_recorded_answer(recorded, None,
+                          "Thought: I can answer.\nAnswer: Your refund is on its way.")
+
+    result = cli(command[0], recorded, *(a.format(out=tmp_path / "r") for a in command[1:]))
+
+    assert result.code == 1
+    assert (f"no recorded verdict of the judge for expect.answer.judge ({recorded}:6): the "
+            "transcript it saw changed") in result.out
+    assert "~Assistant: Your refund is [-42.50 EUR-]{+on its way+}." in result.out
+    assert "PASS" not in result.out
+
+
+def test_replay_of_a_run_that_stopped_says_it_was_not_compared_with_the_recorded_trace(
+        cli, recorded):
+    _edit_recorded_answer(recorded, "judge", "Looks fine to me.")
+
+    result = cli("replay", recorded)
+
+    assert ("not compared with the recorded trace "
+            f"{recorded.parent / '__snapshots__' / 'refund' / 'react.json'}: the replay "
+            "stopped on an error") in result.out

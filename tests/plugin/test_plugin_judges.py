@@ -89,3 +89,23 @@ def test_the_default_judge_llm_refuses_an_option_contradicting_the_judge_the_sce
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*the scenario's judge names model `named-judge`, and "
                                  "--agentkit-judge-model says `other`*"])
+
+
+@pytest.mark.parametrize(("verdict", "says"), [
+    ('{"verdict": "fail", "reason": "It gives no amount."}',
+     "*final answer 'Your refund is 42.50 EUR.' judged fail against the rubric 'states the "
+     "refund amount, 42.50 EUR': It gives no amount.*"),
+    ("Looks fine to me.",
+     "*JudgeAnswerError: *refund.yaml:6: expect.answer.judge: the judge's answer is not a "
+     "verdict (not a JSON object*'Looks fine to me.'*"),
+], ids=["judged-fail", "not-a-verdict"])
+def test_a_judge_that_fails_the_answer_or_answers_no_verdict_fails_the_item_saying_so(
+        judged_project: pytest.Pytester, verdict: str, says: str) -> None:
+    write(judged_project, "conftest.py", LIVE_CONFTEST.replace(
+        """VERDICT = '{"verdict": "pass", "reason": "It states 42.50 EUR."}'""",
+        f"VERDICT = {verdict!r}"))
+
+    result = judged_project.runpytest("scenarios/refund.yaml", "--record-mode=once")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([says])

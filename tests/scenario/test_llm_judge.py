@@ -278,6 +278,17 @@ def test_a_judge_answer_that_is_not_a_verdict_is_an_infrastructure_error_naming_
     assert _judged_entries(result)[0]["verdict"] == "error"
 
 
+def test_a_judge_whose_model_fails_stops_the_run_naming_the_judge_and_its_field(write):
+    path = _judged(write, 'expect:\n  answer: {judge: "states the sum"}\n',
+                   [{"error": {"type": "server", "message": "overloaded"}}])
+
+    result = run_scenario(path)
+
+    assert (result.verdict.outcome, result.verdict.kind) == ("fail", "infrastructure")
+    assert result.verdict.stopped_by == (
+        f"the judge of expect.answer.judge ({path}:8) failed: ServerError: overloaded")
+
+
 def test_an_empty_rubric_is_a_load_error_at_its_line(write):
     path = _judged(write, 'expect:\n  answer: {judge: "  "}\n', [PASS])
 

@@ -203,6 +203,18 @@ def test_an_empty_message_of_the_simulated_user_stops_the_run_as_an_infrastructu
                                          "(function) wrote an empty message for turn 1")
 
 
+def test_a_simulated_user_whose_model_fails_stops_the_run_naming_the_simulated_user(write):
+    spec = SCRIPTED.replace("[My parcel is late., It is order A-1.]",
+                            "[{error: {type: timeout, message: no answer}}]")
+    path = _scenario(write, spec)
+
+    result = run_scenario(path)
+
+    assert result.verdict.kind == "infrastructure"
+    assert result.verdict.stopped_by == (
+        f"the simulated user ({path}:4) failed: APITimeoutError: no answer")
+
+
 @pytest.mark.agentkit_allow_unused_script
 def test_a_simulated_user_nobody_can_play_says_how_to_give_one(write):
     spec = SCRIPTED.replace("  script: [My parcel is late., It is order A-1.]\n", "")
