@@ -320,3 +320,65 @@ def test_a_panel_of_recorded_judges_records_each_through_the_model_it_names(judg
     replay = run_scenario(judged, "react")
     assert replay.passed, replay.verdict.lines()
     assert [v.judge for v in replay.judgements[0].votes] == ["judge-a", "judge-b", "judge-c"]
+
+
+JUDGED_CONVERSATION = """\
+format: 1
+name: judged_late
+user:
+  simulate: a customer whose parcel is late
+  goal: the assistant refunds the order
+  max_turns: 3
+expect:
+  answer: {judge: "confirms the refund"}
+  conversation: {judge: "asks for the order number once"}
+agents:
+  react:
+    recording: cassettes/judged_late.react.yaml
+"""
+
+
+class Refunds(Live):
+    """The fake live model, as a judge passing only a transcript where the agent refunded."""
+
+    def __call__(self, messages: list[ChatMessage], tools: object) -> str:
+        if (messages[0].content or "").startswith("You are a strict, fair judge"):
+            self.asked.append("judge")
+            reached = "Assistant: I have refunded order A-1." in (messages[1].content or "")
+            return json.dumps({"verdict": "pass" if reached else "fail",
+                               "reason": "refunded" if reached else "not yet"})
+        return super().__call__(messages, tools)
+
+
+def test_a_judged_simulated_conversation_is_recorded_and_replays_byte_for_byte(write_file):
+    scenario = write_file("scenarios/judged_late.yaml", JUDGED_CONVERSATION)
+    live = Refunds(answers=["What is your order number?", "I have refunded order A-1."])
+
+    recording = record_scenario(scenario, "react", live.llm, "rewrite")
+    replay = run_scenario(scenario, "react")
+
+    assert recording.ok, recording.problems
+    # the goal judged after each turn, then the final answer and the whole conversation
+    assert live.asked == ["user", "agent", "judge", "user", "agent", "judge", "judge", "judge"]
+    assert replay.passed, replay.verdict.lines()
+    snapshot = scenario.parent / "__snapshots__" / "judged_late" / "react.json"
+    assert replay.trace.to_json() == snapshot.read_text()
+    last = json.loads(snapshot.read_text())["turns"][-1]
+    assert [(j["at"], j["verdict"]) for j in last["judged"]] == [
+        ("user.goal", "pass"), ("expect.answer.judge", "pass"),
+        ("expect.conversation.judge", "pass")]
+    assert last["goal"] == {"reached": True, "check": "goal judged", "turns": 2}
+
+
+def test_a_changed_conversation_rubric_of_a_simulated_conversation_is_a_miss_naming_it(
+        write_file):
+    scenario = write_file("scenarios/judged_late.yaml", JUDGED_CONVERSATION)
+    record_scenario(scenario, "react",
+                    Refunds(answers=["Order number?", "I have refunded order A-1."]).llm,
+                    "rewrite")
+    _edit(scenario, "asks for the order number once", "never asks twice")
+
+    miss = run_scenario(scenario, "react").verdict.stopped_by or ""
+
+    assert ("no recorded verdict of the judge for expect.conversation.judge "
+            f"({scenario}:9): the rubric changed") in miss
