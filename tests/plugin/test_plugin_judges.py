@@ -109,3 +109,66 @@ def test_a_judge_that_fails_the_answer_or_answers_no_verdict_fails_the_item_sayi
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([says])
+
+
+SIMULATED = """\
+format: 1
+name: late
+user:
+  simulate: a customer whose parcel is late
+  goal: the assistant refunds the order
+  max_turns: 3
+expect:
+  answer: {judge: "confirms the refund"}
+agents:
+  react:
+    recording: cassettes/late.react.yaml
+"""
+
+#: one fake live model playing the agent, the simulated user and the judge (by its prompt)
+ROLES_CONFTEST = """\
+import json
+
+import pytest
+
+from agentkit.llms.mock import FunctionLLM
+
+
+def play(messages, tools):
+    system = messages[0].content or ""
+    if system.startswith("You are a strict, fair judge"):
+        done = "Assistant: I have refunded order A-1." in messages[1].content
+        return json.dumps({"verdict": "pass" if done else "fail",
+                           "reason": "It refunded." if done else "Not yet."})
+    said = sum(m.role.value == "assistant" for m in messages)
+    if system.startswith("You are playing a user"):
+        return ["My parcel is late.", "Order A-1."][said]
+    asked = sum(m.role.value == "user" for m in messages[1:])
+    return ["Thought: I ask.\\nAnswer: What is your order number?",
+            "Thought: Done.\\nAnswer: I have refunded order A-1."][asked - 1]
+
+
+@pytest.fixture
+def live_llm():
+    return FunctionLLM(play, name="live-model")
+"""
+
+
+def test_a_simulated_and_judged_conversation_records_replays_and_names_a_changed_rubric(
+        project: pytest.Pytester) -> None:
+    write(project, "scenarios/late.yaml", SIMULATED)
+    write(project, "conftest.py", ROLES_CONFTEST)
+
+    project.runpytest("scenarios/late.yaml", "--record-mode=once").assert_outcomes(passed=1)
+    write(project, "conftest.py", "")  # offline from here: no live model
+    project.runpytest("scenarios/late.yaml").assert_outcomes(passed=1)
+    write(project, "scenarios/late.yaml", SIMULATED.replace("confirms the refund",
+                                                            "confirms the refund amount"))
+    result = project.runpytest("scenarios/late.yaml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*no recorded verdict of the judge for expect.answer.judge (*late.yaml:8): the rubric "
+        "changed*"])
+    trace = (project.path / "scenarios/__snapshots__/late/react.json").read_text()
+    assert '"user": "Order A-1."' in trace and '"reason": "It refunded."' in trace
