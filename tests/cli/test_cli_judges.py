@@ -174,3 +174,35 @@ def test_replay_of_a_run_that_stopped_says_it_was_not_compared_with_the_recorded
     assert ("not compared with the recorded trace "
             f"{recorded.parent / '__snapshots__' / 'refund' / 'react.json'}: the replay "
             "stopped on an error") in result.out
+
+
+SAMPLED = """\
+format: 1
+name: sampled
+turns:
+  - user: What is 2 + 3?
+expect:
+  answer: {judge: "says the sum is 5", samples: 3}
+judge:
+  script:
+    - '{"verdict": "pass", "reason": "It says 5."}'
+    - '{"verdict": "fail", "reason": "It shows no working."}'
+    - '{"verdict": "pass", "reason": "It says 5."}'
+agents:
+  function_calling:
+    script: [2 + 3 = 5]
+"""
+
+
+def test_report_marks_a_verdict_whose_samples_disagree(cli, write, tmp_path):
+    scenario = write("scenarios/sampled.yaml", SAMPLED)
+    out = tmp_path / "report"
+
+    result = cli("report", scenario, "--out", out, "--snapshots", "off")
+
+    assert result.code == 0, result.out
+    assert ("| `sampled[function_calling]` | `expect.answer.judge` | says the sum is 5 | "
+            "pass (split, 3 votes) | It says 5.") in (out / "report.md").read_text()
+    row = json.loads((out / "report.json").read_text())["rows"][0]
+    assert (row["judged"][0]["votes"], row["judged"][0]["split"]) == (3, True)
+    assert "pass (split, 3 votes) -- It says 5." in (out / "report.html").read_text()
