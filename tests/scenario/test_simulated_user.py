@@ -140,6 +140,25 @@ def test_a_ref_function_writes_each_message_from_its_context(write, tmp_path):
     assert _turns(result)[0]["simulated_user"] == {"by": "ref late_user:reply"}
 
 
+@pytest.mark.parametrize(("body", "says"), [
+    ("    raise ValueError('no idea what to say')\n", "raised ValueError: no idea what to say"),
+    ("    return None\n", "returned NoneType, not the message (a str)"),
+], ids=["raises", "returns-no-text"])
+def test_a_ref_function_that_misbehaves_stops_the_run_naming_user_ref(write, tmp_path, body,
+                                                                       says):
+    module = f"late_user_{len(body)}"
+    (tmp_path / f"{module}.py").write_text(f"def reply(context):\n{body}")
+    spec = SCRIPTED.replace("  script: [My parcel is late., It is order A-1.]\n",
+                            f"  ref: {module}:reply\n")
+    path = _scenario(write, spec)
+
+    result = run_scenario(path)
+
+    assert (result.verdict.outcome, result.verdict.stopped_in) == ("fail", 1)
+    assert result.verdict.stopped_by == (
+        f"AgentFailedError: {path}:7: user.ref: {module}:reply {says}")
+
+
 def test_the_simulated_users_context_is_typed_and_frozen():
     context = SimulatedUserContext("p", "g", 1)
 
