@@ -446,9 +446,9 @@ class _CassettePlayer:
         where = self.cassette.path or "<cassette>"
         noun = _ROLE_NOUNS.get(role.role, f"{role.role} answer")
         field_name = f"{role.at} ({role.where})" if role.where else role.at
-        fix = (f"A changed rubric, persona, goal or {role.role} model is never answered again "
-               "silently: re-record with record mode `new_episodes` (asks the role again, "
-               "replays the agent's recorded answers) or `rewrite`.")
+        fix = (f"A changed rubric, persona, goal, {role.role} model or conversation is never "
+               "answered again silently: re-record with record mode `new_episodes` (asks the "
+               "role again, replays the agent's recorded answers) or `rewrite`.")
         same_role = [e for e in self.cassette.exchanges if e.role == role.role]
         candidates = [e for e in same_role if (e.key or {}).get("at") == role.at] or same_role
         if not candidates:

@@ -144,6 +144,8 @@ def test_a_changed_transcript_is_a_miss_naming_the_transcript(judged):
 
     assert "for expect.answer.judge" in miss
     assert ": the transcript it saw changed (recorded " in miss
+    assert "A changed rubric, persona, goal, judge model or conversation is never answered " \
+           "again silently" in miss
 
 
 def test_a_judge_model_the_scenario_names_is_part_of_the_key(judged):
