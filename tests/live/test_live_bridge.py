@@ -3,8 +3,9 @@ examples/openai_sdk_agent.py, seen by agentkit only through the bridge, recorded
 local model through ``agentkit record`` (the bridge proxies its requests to the model and
 records them into the cassette) and replayed offline to the same trace.
 
-The model is found as the rest of the lane finds it (test_live_lane.py): ``scripts/live-model
-url`` or AGENTKIT_LIVE_BASE_URL, sampled greedily with a fixed seed.
+The model is found as the rest of the lane finds it (the ``live_url`` fixture of
+tests/live/conftest.py): ``scripts/live-model url`` or AGENTKIT_LIVE_BASE_URL, sampled greedily
+with a fixed seed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import yaml
 from tests.live import test_live_lane as lane
 
 pytestmark = pytest.mark.live
-live_url = lane.live_url  # the lane's fixture: the local model's URL, or a skip saying why
 
 SCENARIO = "live_openai_sdk"
 AGENT = "openai_sdk_agent"
