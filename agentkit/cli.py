@@ -213,6 +213,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--trace-out", type=Path,
                      help="where to write the trace (default: <scenario>.<agent>.json in the "
                           "current folder)")
+
+    sub = commands.add_parser(
+        "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
+                          "exchanges into a cassette, or answer them from it",
+        description="Started by an agent in the place of an MCP server's command (over "
+                    "stdio), keep the server's tools/list and tools/call exchanges in the "
+                    "cassette's mcp_exchanges, as scenarios do (docs/mcp.md). With --mode none "
+                    "(the default) no server runs: the handshake and every tool request are "
+                    "answered from the cassette, and a request it lacks is answered with an "
+                    "error naming the nearest recorded one (exit 1 at the end). With another "
+                    "mode the server after `--` is started and every line relayed; the "
+                    "cassette is written when the agent closes the connection.")
+    sub.add_argument("--cassette", type=Path, required=True, help="the cassette file")
+    sub.add_argument("--name", required=True, help="the server's name in the cassette")
+    sub.add_argument("--mode", choices=["none", "once", "new_episodes", "all", "rewrite"],
+                     default="none", help="record mode (default none: replay only, no server)")
+    sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="an environment variable of the server (never recorded)")
+    sub.add_argument("server", nargs=argparse.REMAINDER,
+                     help="-- then the server's command and arguments (to record)")
     return parser
 
 
@@ -401,10 +421,9 @@ def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
 
 def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
-    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario.layout import recording_files, records
 
-    spec = scenario.agents[agent_type]
-    if (verdict.outcome == "error" and spec.recorded()
+    if (verdict.outcome == "error" and records(scenario, agent_type)
             and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
         return f"fix: record it with `agentkit record {scenario.path} --agent {agent_type}`"
     return None
@@ -551,11 +570,12 @@ class _Progress:
 
 
 def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.core.errors import BadInputError
+    from agentkit.core.errors import BadInputError, HarnessError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.layout import recording_files
-    from agentkit.scenario.record import record_scenario, rerecord_command
+    from agentkit.scenario.judge import judge_error
+    from agentkit.scenario.layout import recording_files, records
+    from agentkit.scenario.record import Recording, record_scenario, rerecord_command
     from agentkit.scenario.roles import RoleModels
 
     scenario = _load(args.scenario)
@@ -563,11 +583,12 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
                        f"{', '.join(scenario.agents)})")
     spec = scenario.agents[args.agent]
-    if spec.team is not None and not spec.recorded():
+    mcp_only = not spec.recorded() and records(scenario, args.agent)
+    if spec.team is not None and not spec.recorded() and not mcp_only:
         raise CLIError(f"{args.scenario}: agents.{args.agent}: every team agent has a `script`; "
                        f"set `recording: cassettes/{scenario.name}.{args.agent}.<agent>.yaml` "
                        "(instead of `script`) on each team agent to record")
-    if not spec.recorded():
+    if not spec.recorded() and not mcp_only:
         raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
@@ -583,31 +604,42 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         except (LLMError, ValueError) as exc:
             raise CLIError(str(exc)) from None
 
-    live = model(args.model, args.base_url)
+    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
+    roles: RoleModels | None = None
+    if not mcp_only:
+        agent_model = live = model(args.model, args.base_url)
 
-    def judge(named: str | None) -> OpenAI:
-        name = named or args.judge_model
-        if name is None and args.judge_base_url is None:
-            return live
-        return model(name or args.model, args.judge_base_url or args.base_url)
+        def judge(named: str | None) -> OpenAI:
+            name = named or args.judge_model
+            if name is None and args.judge_base_url is None:
+                return agent_model
+            return model(name or args.model, args.judge_base_url or args.base_url)
 
-    def user(named: str | None) -> OpenAI:
-        return live if named is None or named == args.model else model(named, args.base_url)
+        def user(named: str | None) -> OpenAI:
+            return (agent_model if named is None or named == args.model
+                    else model(named, args.base_url))
 
-    where = args.base_url or "OpenAI"
+        roles = RoleModels(judge=judge, user=user)
+    where = "its MCP servers (the model is scripted)" if mcp_only else (
+        f"{args.model} at {args.base_url or 'OpenAI'}")
     name = f"{scenario.name}[{args.agent}]"
     files = recording_files(scenario, args.agent)
     cassettes = ", ".join(map(str, files[1:] if scenario.path else files))
     if args.mode != "once" or not all(p.exists() for p in files[1 if scenario.path else 0:]):
-        print(f"recording {scenario.name} [{args.agent}] with {args.model} at {where} (mode "
-              f"{args.mode}) -> "
+        print(f"recording {scenario.name} [{args.agent}] with {where} (mode {args.mode}) -> "
               f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,
-                                    listener=_Progress(out),
-                                    roles=RoleModels(judge=judge, user=user))
+                                    listener=_Progress(out), roles=roles)
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
+    except HarnessError as exc:  # it could not start (an MCP server that did not come up)
+        verdict = judge_error(exc)
+        print(_result_line(name, None, verdict), file=out)
+        written = Recording(cassettes=files[1:] if scenario.path else files,
+                            snapshot=files[0] if scenario.path else None)
+        _print_verdict(verdict, out, f"nothing written: {written.files} are as they were")
+        return EXIT_FAILED
     if recording.existing:
         replay = recording.replay
         assert replay is not None
@@ -671,17 +703,17 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.judge import SnapshotFiles
-    from agentkit.scenario.layout import legacy_recorded_trace, snapshot_path
+    from agentkit.scenario.layout import legacy_recorded_trace, records, snapshot_path
     from agentkit.scenario.record import cassette_miss, rerecord_command
 
     scenario = _load(args.scenario)
     names = ([args.agent] if args.agent
-             else [n for n, s in scenario.agents.items() if s.recorded()])
+             else [n for n in scenario.agents if records(scenario, n)])
     if not names:
         raise CLIError(f"{args.scenario}: no agent type has a `recording` to replay")
     status = EXIT_OK
     for name in names:
-        if name not in scenario.agents or not scenario.agents[name].recorded():
+        if name not in scenario.agents or not records(scenario, name):
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         again = f"to re-record: {rerecord_command(scenario, name)}"
         recorded = snapshot_path(scenario, name)
@@ -896,9 +928,35 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
+def _cmd_mcp_proxy(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.errors import BadInputError
+    from agentkit.tools.mcp import MCPServer, MCPServerError
+    from agentkit.tools.mcp.proxy import ProxyError, run_proxy
+
+    command = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if args.mode != "none" and not command:
+        raise CLIError(f"mcp-proxy --mode {args.mode}: give the server's command after `--` "
+                       "(it is started to record)")
+    env = {}
+    for pair in args.env:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CLIError(f"mcp-proxy --env {pair!r}: write KEY=VALUE")
+        env[key] = value
+    try:
+        server = MCPServer(name=args.name, command=command[0] if command else "-",
+                           args=tuple(command[1:]), env=env, cwd=os.getcwd())
+    except ValueError as exc:
+        raise CLIError(f"mcp-proxy: {exc}") from None
+    try:
+        return run_proxy(server, args.cassette, args.mode)
+    except (ProxyError, BadInputError, MCPServerError) as exc:  # before it read or started
+        raise CLIError(f"mcp-proxy: {exc}") from None
+
+
 _COMMANDS = {"list": _cmd_list, "run": _cmd_run, "record": _cmd_record, "replay": _cmd_replay,
              "diff": _cmd_diff, "report": _cmd_report, "serve": _cmd_serve,
-             "import-trace": _cmd_import_trace}
+             "import-trace": _cmd_import_trace, "mcp-proxy": _cmd_mcp_proxy}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -65,7 +65,7 @@ from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.scenario.judge import Compared, SnapshotCheck, SnapshotPolicy, Verdict, attempt
-from agentkit.scenario.layout import recording_files, snapshot_path
+from agentkit.scenario.layout import recording_files, records, snapshot_path
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
@@ -447,9 +447,12 @@ def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
     loaded = load(scenario)
     mode = request.config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
-    if mode != "none" and name in loaded.agents and loaded.agents[name].recorded():
-        live = request.getfixturevalue("live_llm")
-        roles = RoleModels(judge=request.getfixturevalue("judge_llm"), user=live)
+    if mode != "none" and name in loaded.agents and records(loaded, name):
+        live: Any = {}  # a scripted model with MCP tools: only the servers are recorded
+        roles = None
+        if loaded.agents[name].recorded():
+            live = request.getfixturevalue("live_llm")
+            roles = RoleModels(judge=request.getfixturevalue("judge_llm"), user=live)
         recording = record_scenario(loaded, name, live, mode, state=state, roles=roles)
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
@@ -547,12 +550,12 @@ class _SyrupySnapshots:
 def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
     """For a run that could not start without its cassette: how to record it."""
     spec = scenario.agents[agent_type]
-    if not spec.recorded():
+    if not records(scenario, agent_type):
         return None
     missing = [p for p in recording_files(scenario, agent_type)[1:] if not p.exists()]
     if not missing:
         return None
-    field = "recording" if spec.team is None else "team"
+    field = ("tools" if not spec.recorded() else "recording" if spec.team is None else "team")
     return (f"{scenario.path}: agents.{agent_type}.{field}: no cassette at "
             f"{', '.join(map(str, missing))}; record it once with "
             f"`pytest --record-mode=once {nodeid}` (then it replays offline)")

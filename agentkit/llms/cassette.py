@@ -2,8 +2,11 @@
 
 A cassette file (YAML) has a versioned header and a list of exchanges, each a canonical
 request, its hash, and the response (message, usage, stream chunks) or error, with the
-latency it took. :class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any
-backend and records through it according to a VCR-style mode:
+latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
+exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; a
+cassette without them is still written as format 1, and both formats are read.
+:class:`CassetteLLM` replays a cassette; :class:`RecordingLLM` wraps any backend and records
+through it according to a VCR-style mode:
 
 * ``none`` -- replay only; a request not on the cassette fails (the default);
 * ``once`` -- record if the cassette does not exist yet, else replay only;
@@ -55,13 +58,14 @@ from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, Usage
 
 __all__ = [
     "CASSETTE_FORMAT",
-    "READ_FORMATS",
+    "CASSETTE_FORMATS",
     "RecordMode",
     "RECORD_MODES",
     "Cassette",
     "Exchange",
     "CassetteError",
     "CassetteMissError",
+    "CassettePlayer",
     "RecordedLLMError",
     "CassetteLLM",
     "RecordingLLM",
@@ -71,11 +75,11 @@ __all__ = [
     "request_hash",
 ]
 
-CASSETTE_FORMAT = 1
-"""The format of a cassette of the agent's exchanges only."""
-ROLES_FORMAT = 3
-"""The format of a cassette that also holds role exchanges (judges, simulated users)."""
-READ_FORMATS: tuple[int, ...] = (CASSETTE_FORMAT, ROLES_FORMAT)
+CASSETTE_FORMAT = 3
+"""The newest cassette format. 2 adds ``mcp_exchanges``, 3 role exchanges (LLM judges,
+simulated users) among ``exchanges``. A cassette is written in the oldest format that holds
+what it has (:data:`CASSETTE_FORMATS`), so LLM-only cassettes stay format 1."""
+CASSETTE_FORMATS = (1, 2, 3)
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -241,6 +245,8 @@ class Cassette:
     a query): what a re-record hint names."""
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
+    mcp_exchanges: list[Exchange] = field(default_factory=list)
+    """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
@@ -272,34 +278,41 @@ class Cassette:
         if not isinstance(data, dict):
             raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
                                 "`exchanges`")
-        if data.get("format") not in READ_FORMATS:
+        if data.get("format") not in CASSETTE_FORMATS:
             raise CassetteError(f"{place('format')}: format: unsupported cassette format "
                                 f"{data.get('format')!r} (this agentkit reads formats "
-                                f"{' and '.join(map(str, READ_FORMATS))}); re-record it")
+                                f"{', '.join(map(str, CASSETTE_FORMATS))}); re-record it")
         checked = check_cassette(data, path, where)
-        exchanges = [Exchange(request=item["request"],
-                              request_hash=exchange.request_hash or request_hash(item["request"]),
-                              response=item.get("response"), error=item.get("error"),
-                              latency=exchange.latency, role=exchange.role,
-                              key=exchange.key.model_dump(exclude_none=True)
-                              if exchange.key is not None else None)
-                     for item, exchange in zip(data["exchanges"], checked.exchanges, strict=True)]
+
+        def exchanges_of(key: str, found: list[Any]) -> list[Exchange]:
+            return [Exchange(request=item["request"],
+                             request_hash=exchange.request_hash or request_hash(item["request"]),
+                             response=item.get("response"), error=item.get("error"),
+                             # an MCP exchange has no role
+                             latency=exchange.latency, role=getattr(exchange, "role", None),
+                             key=exchange.key.model_dump(exclude_none=True)
+                             if getattr(exchange, "key", None) is not None else None)
+                    for item, exchange in zip(data.get(key) or [], found, strict=True)]
+
         # the header fields of CassetteData are this class's, by name
-        return cls(path=path, exchanges=exchanges,
-                   **checked.model_dump(exclude={"format", "exchanges"}))
+        return cls(path=path, exchanges=exchanges_of("exchanges", checked.exchanges),
+                   mcp_exchanges=exchanges_of("mcp_exchanges", checked.mcp_exchanges),
+                   **checked.model_dump(exclude={"format", "exchanges", "mcp_exchanges"}))
 
     def to_dict(self) -> dict[str, Any]:
         owner = {key: value for key, value in (("agent_type", self.agent_type),
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
+        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
+               if self.mcp_exchanges else {})
         roles = any(e.role is not None for e in self.exchanges)
-        return {"format": ROLES_FORMAT if roles else CASSETTE_FORMAT,
+        return {"format": 3 if roles else 2 if self.mcp_exchanges else 1,
                 "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, "redactions": sorted(self.redactions),
-                "exchanges": [e.to_dict() for e in self.exchanges]}
+                "exchanges": [e.to_dict() for e in self.exchanges], **mcp}
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
@@ -345,7 +358,15 @@ def _first_difference(recorded: dict[str, Any], request: dict[str, Any]) -> list
 
 
 def _describe(request: dict[str, Any]) -> str:
-    """A request in a few words: kind, messages, the last message, the tools offered."""
+    """A request in a few words: kind, messages, the last message, the tools offered (an MCP
+    request: its server, method, tool and arguments)."""
+    if "method" in request:
+        params = request.get("params") or {}
+        tool = f" {params.get('name')}" if isinstance(params, dict) and "name" in params else ""
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        shown = f" {text if len(text) <= 70 else text[:67] + '...'}" if arguments else ""
+        return f"MCP server {request.get('server')}: {request.get('method')}{tool}{shown}"
     messages = request.get("messages") or []
     text = f"{'stream ' if request.get('stream') else ''}{request.get('kind', 'request')}, " \
            f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
@@ -377,14 +398,18 @@ def _slot(exchange: Exchange) -> _Slot:
     return exchange.role, (exchange.key or {}).get("at"), exchange.request_hash
 
 
-class _CassettePlayer:
+class CassettePlayer:
     """Replay state: exchanges by role, field and request hash, each consumed in recorded
-    order (an agent's request never takes a judge's answer, nor one judge another's)."""
+    order (an agent's request never takes a judge's answer, nor one judge another's);
+    ``part`` is the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``)."""
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
+                 = "exchanges") -> None:
         self.cassette = cassette
+        self.part = part
+        self.exchanges: list[Exchange] = getattr(cassette, part)
         self._queues: dict[_Slot, deque[Exchange]] = defaultdict(deque)
-        for exchange in cassette.exchanges:
+        for exchange in self.exchanges:
             self._queues[_slot(exchange)].append(exchange)
 
     def take(self, canonical: dict[str, Any], key: str, role: RoleKey | None = None,
@@ -417,24 +442,26 @@ class _CassettePlayer:
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
         where = self.cassette.path or "<cassette>"
-        agents = [e for e in self.cassette.exchanges if e.role is None]
+        part = self.part
+        agents = [e for e in self.exchanges if e.role is None]
         if not agents:
-            return CassetteMissError(f"{where}: the cassette has no recorded exchanges; record "
+            what = "exchanges" if part == "exchanges" else "MCP exchanges"
+            return CassetteMissError(f"{where}: the cassette has no recorded {what}; record "
                                      "it first (record mode `once` or `new_episodes`)")
         nearest = min(agents, key=lambda e: _distance(e.request, canonical))
-        index = self.cassette.exchanges.index(nearest)
+        index = self.exchanges.index(nearest)
         if nearest.request == canonical:
             times = sum(e.request == canonical for e in agents)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
-                f"exchanges[{index}]) was recorded {times} time(s) and every recording of it "
+                f"{part}[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
         used = "" if self._queues.get(_slot(nearest)) else ", already replayed"
         return CassetteMissError("\n".join([
             f"{where}: no recorded exchange matches this request (hash "
             f"{request_hash(canonical)}: {_describe(canonical)})",
-            f"nearest recorded: exchanges[{index}] (hash {nearest.request_hash}{used}: "
+            f"nearest recorded: {part}[{index}] (hash {nearest.request_hash}{used}: "
             f"{_describe(nearest.request)})",
             *_first_difference(nearest.request, canonical),
             "If the change is intended, re-record with record mode `new_episodes` or "
@@ -553,7 +580,7 @@ class CassetteLLM(FunctionCallingLLM):
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -706,7 +733,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = _CassettePlayer(self.cassette)
+        self._player = CassettePlayer(self.cassette)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []

@@ -24,7 +24,7 @@ from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 
-__all__ = ["CassetteError", "CassetteData", "ExchangeData", "check_cassette"]
+__all__ = ["CassetteError", "CassetteData", "ExchangeData", "MCPExchangeData", "check_cassette"]
 
 class CassetteError(BadInputError):
     """A cassette file is malformed or cannot be used; the message says where and why."""
@@ -127,10 +127,75 @@ class ExchangeData(_Strict):
         return self
 
 
+class _MCPRequestData(_Strict):
+    server: str
+    method: Literal["tools/list", "tools/call"]
+    params: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _names_a_tool(self) -> _MCPRequestData:
+        if self.method == "tools/call" and not isinstance((self.params or {}).get("name"), str):
+            raise ValueError("a `tools/call` request needs `params.name` (the tool)")
+        return self
+
+
+class _MCPErrorData(_Strict):
+    code: int
+    message: str = ""
+    data: Any = None
+
+
+class _MCPToolData(BaseModel):
+    """A tool of a recorded ``tools/list`` (the MCP fields agentkit reads; others are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    description: str | None = None
+    inputSchema: dict[str, Any]
+
+
+class _MCPContentData(BaseModel):
+    """One content block of a recorded ``tools/call`` result."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+
+class MCPExchangeData(_Strict):
+    """One recorded MCP exchange: the request (server, method, params) and the server's result
+    (or JSON-RPC error), with its latency. The result's MCP shape is checked per method."""
+
+    request: _MCPRequestData
+    request_hash: str | None = None
+    response: dict[str, Any] | None = None
+    error: _MCPErrorData | None = None
+    latency: Seconds = 0.0
+
+    @model_validator(mode="after")
+    def _answered(self) -> MCPExchangeData:
+        if (self.response is None) == (self.error is None):
+            raise ValueError("needs exactly one of `response` (the result) or `error`")
+        if self.response is None:
+            return self
+        if self.request.method == "tools/list":
+            tools = self.response.get("tools")
+            if not isinstance(tools, list):
+                raise ValueError("a `tools/list` result needs `tools` (a list)")
+            for tool in tools:
+                _MCPToolData.model_validate(tool)
+        else:
+            content = self.response.get("content")
+            if not isinstance(content, list):
+                raise ValueError("a `tools/call` result needs `content` (a list of blocks)")
+            for block in content:
+                _MCPContentData.model_validate(block)
+        return self
+
+
 class CassetteData(_Strict):
     """A cassette file's header and exchanges."""
 
-    format: Literal[1, 3]
+    format: Literal[1, 2, 3]
     model: str = "unknown"
     function_calling: bool = True
     context_window: int = Field(default=3900, ge=1)
@@ -142,10 +207,17 @@ class CassetteData(_Strict):
     base_url: str | None = None
     redactions: list[str] = Field(default_factory=list)
     exchanges: list[ExchangeData]
+    mcp_exchanges: list[MCPExchangeData] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mcp_needs_format_2(self) -> CassetteData:
+        if self.mcp_exchanges and self.format < 2:
+            raise ValueError("`mcp_exchanges` are cassette format 2; write `format: 2`")
+        return self
 
     @model_validator(mode="after")
     def _roles_need_format_3(self) -> CassetteData:
-        if self.format == 1:
+        if self.format < 3:
             index = next((i for i, e in enumerate(self.exchanges) if e.role is not None), None)
             if index is not None:
                 raise ValueError(f"exchanges.{index}: a role exchange (`role: judge|user`) "

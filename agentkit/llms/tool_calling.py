@@ -1,7 +1,9 @@
 """Calling tools the way agents do: never raising, always a :class:`ToolOutput`.
 
 A tool that raises, gets bad arguments, or does not exist yields an ``is_error`` output whose
-content the model can read (``"Error: ..."`` in the runner agents' wording; agent workflows
+content the model can read (a :class:`~agentkit.core.errors.HarnessError` is not the tool's
+answer but the harness's trouble -- a cassette miss, an MCP server that died -- and stops the
+run) (``"Error: ..."`` in the runner agents' wording; agent workflows
 bring their own :class:`ToolErrorWording`). Every call emits a tool-call start/end event
 pair. :class:`ToolRunner` runs calls against a set of tools (lookup by name, ``return_direct``,
 sequential or concurrent batches, a workflow context for tools that take one); every agent
@@ -20,6 +22,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.core.errors import HarnessError
 from agentkit.core.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -121,6 +124,10 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
         else:
             try:
                 result = await _invoke(tool, arguments, context)
+            except HarnessError:
+                # the harness's own trouble (a cassette miss, a dead MCP server) is not the
+                # tool's answer: the run stops on it, with its kind
+                raise
             except Exception as exc:  # noqa: BLE001 (a failing tool is an observation, not a crash)
                 raised = exc
                 output = _error(name, arguments, wording.failure(exc),

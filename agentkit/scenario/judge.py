@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
 from agentkit.core.files import atomic_write_text
-from agentkit.scenario.snapshot import compare_with_snapshot
+from agentkit.scenario.snapshot_compare import compare_with_snapshot
 
 if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult

@@ -26,7 +26,7 @@ from agentkit.core.files import settle
 from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "snapshot_file", "snapshot_path", "llm_source",
-           "cassette_path", "recording_files", "trace_file", "legacy_recorded_trace"]
+           "cassette_path", "has_mcp", "records", "recording_files", "trace_file", "legacy_recorded_trace"]
 
 SNAPSHOT_FOLDER = "__snapshots__"
 CASSETTE_FOLDER = "cassettes"
@@ -66,13 +66,27 @@ def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None
     return _base(scenario) / CASSETTE_FOLDER / f"{scenario.name}.{agent_type}{suffix}.yaml"
 
 
+def has_mcp(scenario: Scenario) -> bool:
+    """Whether the scenario's tool world has MCP tools (their exchanges are recorded)."""
+    return any(spec.mcp is not None for spec in scenario.tools)
+
+
+def records(scenario: Scenario, agent_type: str) -> bool:
+    """Whether the agent type has a recording: its model's (a team agent's), or -- in a
+    scenario with MCP tools -- its MCP servers' exchanges, kept in its own cassette."""
+    return bool(scenario.agents[agent_type].recorded()) or has_mcp(scenario)
+
+
 def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
     """The files a recording of the agent type replaces together: its snapshot (the recorded
     trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
-    per agent with a ``recording`` (team order) -- after finishing or undoing a replacement a
-    crash interrupted (:func:`agentkit.core.files.settle`)."""
+    per agent with a ``recording`` (team order), and the team's own for its MCP exchanges --
+    after finishing or undoing a replacement a crash interrupted
+    (:func:`agentkit.core.files.settle`)."""
     members = scenario.agents[agent_type].recorded()
     cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
+    if has_mcp(scenario) and cassette_path(scenario, agent_type) not in cassettes:
+        cassettes.append(cassette_path(scenario, agent_type))
     snapshot = snapshot_path(scenario, agent_type)
     files = ([snapshot] if snapshot is not None else []) + cassettes
     settle(files)

@@ -10,7 +10,7 @@ import types
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -36,6 +36,9 @@ from agentkit.scenario.trajectory import (
     trajectory_renderer,
 )
 from agentkit.scenario.world import SimulatedTool, build_tool
+
+if TYPE_CHECKING:
+    from agentkit.scenario.mcp import MCPWorld
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
            "YamlLocations", "load_yaml", "build_tools", "located_error"]
@@ -270,7 +273,17 @@ def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scena
         raise _raised(report)
     scenario.path = str(path)
     scenario.set_locations(where.line)
+    _check_mcp(scenario)
     return scenario
+
+
+def _check_mcp(scenario: Scenario) -> None:
+    """The MCP servers of the tool world are told apart by name (:mod:`agentkit.scenario.mcp`)."""
+    from agentkit.scenario.mcp import mcp_problems
+
+    problems = mcp_problems(scenario)
+    if problems:
+        raise located_error(scenario, problems)
 
 
 def _raised(report: _Report) -> ScenarioError:
@@ -279,12 +292,44 @@ def _raised(report: _Report) -> ScenarioError:
     return error
 
 
-def build_tools(scenario: Scenario) -> list[SimulatedTool]:
+def build_tools(scenario: Scenario, mcp: MCPWorld | None = None) -> list[SimulatedTool]:
     """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
-    naming its ``ref`` (every such tool, one line each)."""
-    tools, problems = _built_tools(enumerate(scenario.tools), scenario.path)
+    naming its ``ref`` (every such tool, one line each). MCP tools come from ``mcp``, the
+    run's servers (:func:`agentkit.scenario.mcp.open_mcp`), in their place in ``tools``."""
+    refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.mcp is None]
+    built, problems = _built_tools(refs, scenario.path)
     if problems:
         raise located_error(scenario, problems)
+    by_index = dict(zip((index for index, _ in refs), built, strict=True))
+    tools: list[SimulatedTool] = []
+    for index, spec in enumerate(scenario.tools):
+        if spec.mcp is None:
+            tools.append(by_index[index])
+        else:
+            tools += _mcp_tools(scenario, index, mcp, [*tools, *built])
+    return tools
+
+
+def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
+               others: list[SimulatedTool]) -> list[SimulatedTool]:
+    """The MCP tools of ``tools[index]``, each with the entry's latency and failure schedule;
+    a name another tool of the world has already is an error."""
+    spec = scenario.tools[index]
+    if mcp is None:
+        raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: an "
+                            "MCP server's tools exist only in a run (run_scenario starts or "
+                            "replays the servers)")
+    taken = {tool.metadata.name for tool in others}
+    tools = []
+    for tool in mcp.tools(index, spec):
+        if tool.metadata.name in taken:
+            raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: "
+                                f"the MCP tool `{tool.metadata.name}` has the name of another "
+                                "tool of the world; leave one out with `only:`, or rename it "
+                                "(`only: [<tool>]` and `name:`)")
+        taken.add(tool.metadata.name)
+        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
+                                   error=spec.error))
     return tools
 
 
@@ -435,7 +480,8 @@ def _trajectory_tools(data: dict[str, Any], report: _Report) -> list[SimulatedTo
     """The scenario's tools, to check the trajectory's calls against (a tool's name and
     parameters come from its ``ref`` and ``name``: a mistake in its other fields does not
     hide them); None when one cannot be told (reported), so calls to it are not called
-    unknown."""
+    unknown. An MCP server's tools cannot be told before a run (the world stage checks the
+    trajectory against them)."""
     raw = data.get("tools", [])
     if not isinstance(raw, list):
         return None

@@ -30,6 +30,7 @@ from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
 
 __all__ = [
     "SCENARIO_FORMAT",
+    "MCPServerSpec",
     "ToolSpec",
     "Turn",
     "TextMatch",
@@ -65,11 +66,77 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ToolSpec(_Strict):
-    """A tool of the scenario's world: an import ref plus simulated latency and failures."""
+_PYTHON_COMMANDS = ("python", "python3")
 
-    ref: str = Field(description="`module:attribute` of a function, a tool, or a tool class "
-                                 "(instantiated with no arguments)")
+
+class MCPServerSpec(_Strict):
+    """An MCP server whose tools join the world: started over stdio (``command``, ``args``,
+    ``env``, ``cwd``) or reached over streamable HTTP (``url``, ``headers``)."""
+
+    name: str | None = Field(default=None, description="names its exchanges in the cassette "
+                                                       "(default: the command's or host's name)")
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict,
+                                description="environment of the server (never recorded)")
+    cwd: str | None = Field(default=None, description="the server's working folder, relative to "
+                                                      "the scenario file (default: its folder)")
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict,
+                                    description="HTTP headers (never recorded)")
+    timeout: Seconds = Field(default=60.0, gt=0, description="real seconds a live request may "
+                                                            "take before the run stops (the "
+                                                            "start: at least a minute)")
+    lifetime: Literal["run", "session"] = Field(
+        default="run", description="a live server lives for one run, or for the whole session")
+
+    @model_validator(mode="after")
+    def _stdio_or_http(self) -> MCPServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of `command` (a server started over stdio) or "
+                             "`url` (a streamable HTTP server)")
+        if self.url is not None:
+            stdio = [k for k in ("args", "env", "cwd") if k in self.model_fields_set]
+            if stdio:
+                raise ValueError(f"`{stdio[0]}` is for a server started with `command`, not "
+                                 "one reached at `url`")
+            if not re.match(r"https?://", self.url):
+                raise ValueError(f"`url` must be an http:// or https:// URL, got {self.url!r}")
+        elif self.headers:
+            raise ValueError("`headers` are for a server reached at `url`, not one started "
+                             "with `command`")
+        if self.command is not None and not self.command.strip():
+            raise ValueError("`command` is empty")
+        if self.name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
+            raise ValueError(f"`name` {self.name!r}: use letters, digits, '_', '-' and '.'")
+        return self
+
+    def server_name(self) -> str:
+        """``name``, or the command's file name (``python -m pkg.mod``: ``mod``), or the host."""
+        if self.name is not None:
+            return self.name
+        if self.command is not None:
+            base = re.split(r"[\\/]", self.command.strip())[-1]
+            if base in _PYTHON_COMMANDS and len(self.args) >= 2 and self.args[0] == "-m":
+                return self.args[1].rsplit(".", 1)[-1]
+            return re.sub(r"[^A-Za-z0-9_.-]", "_", base) or "server"
+        from urllib.parse import urlsplit
+
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", urlsplit(self.url or "").hostname or "server")
+
+
+class ToolSpec(_Strict):
+    """A tool of the scenario's world -- an import ref, or the tools of an MCP server (all, or
+    those named in ``only``) -- plus simulated latency and failures (an MCP entry's schedule
+    applies to each of its tools)."""
+
+    ref: str | None = Field(default=None,
+                            description="`module:attribute` of a function, a tool, or a tool "
+                                        "class (instantiated with no arguments)")
+    mcp: MCPServerSpec | None = Field(default=None, description="an MCP server whose tools "
+                                                                "join the world")
+    only: list[str] | None = Field(default=None, min_length=1,
+                                   description="the MCP server's tools to use (default: all)")
     name: str | None = None
     description: str | None = None
     return_direct: bool = False
@@ -80,10 +147,32 @@ class ToolSpec(_Strict):
 
     @field_validator("ref")
     @classmethod
-    def _ref_shape(cls, value: str) -> str:
-        if not re.fullmatch(r"[\w.]+:[\w.]+", value):
+    def _ref_shape(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[\w.]+:[\w.]+", value):
             raise ValueError(f"{value!r} is not an import ref; write `package.module:name`")
         return value
+
+    @field_validator("only")
+    @classmethod
+    def _unique(cls, value: list[str] | None) -> list[str] | None:
+        twice = sorted({name for name in value or () if (value or []).count(name) > 1})
+        if twice:
+            raise ValueError(f"`only` names {', '.join(twice)} more than once")
+        return value
+
+    @model_validator(mode="after")
+    def _ref_or_mcp(self) -> ToolSpec:
+        if (self.ref is None) == (self.mcp is None):
+            raise ValueError("give a tool exactly one of `ref` (a function or tool) or `mcp` "
+                             "(an MCP server's tools)")
+        if self.ref is not None and self.only is not None:
+            raise ValueError("`only` picks an MCP server's tools; it goes with `mcp`, not `ref`")
+        if self.mcp is not None and (self.name or self.description) and (
+                self.only is None or len(self.only) != 1):
+            given = "name" if self.name else "description"
+            raise ValueError(f"`{given}` renames one tool: with `mcp`, give it with `only: "
+                             "[<the tool>]` (one entry per tool to rename)")
+        return self
 
     @field_validator("failures")
     @classmethod

@@ -62,9 +62,11 @@ from agentkit.scenario.layout import (
     snapshot_path,
 )
 from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario.mcp import has_mcp, mcp_cassette, mcp_servers
 from agentkit.scenario.model import Scenario, judge_panel
 from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
+from agentkit.tools.mcp import MCPRecording
 
 __all__ = ["Recording", "record_scenario", "cassette_miss", "rerecord_command"]
 
@@ -147,11 +149,17 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     names to models; agents with a ``script:`` keep it. The cassettes and the snapshot are
     replaced together.
 
+    A scenario with MCP tools records their servers' ``tools/list`` and ``tools/call``
+    exchanges into the agent type's own cassette (a team's: the team's), the servers started
+    live for the run; an agent type whose model is scripted records only those (``live`` may
+    then be an empty mapping: no model is asked).
+
     Mode ``once`` with every cassette there records nothing (``existing``): it only replays
     them; ``rewrite`` or ``new_episodes`` record over them."""
     scenario = load(scenario)
     members = scenario.agents[agent_type].recorded() if agent_type in scenario.agents else []
-    if not members:
+    mcp = has_mcp(scenario)
+    if not members and not mcp:
         what = ("none of its team agents has a `recording:` (a cassette path) to record into"
                 if agent_type in scenario.agents and scenario.agents[agent_type].team
                 else "has no `recording:` (a cassette path) to record into")
@@ -169,10 +177,22 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
             atomic_write_text(snapshot, outcome.replay.trace.to_json())
             outcome.written = True  # the snapshot a good recording comes with
         return outcome
-    old = {member: _previous(path) for member, path in zip(members, cassettes, strict=True)}
+    llm_paths = [cassette_path(scenario, agent_type, member) for member in members]
+    old = {path: _previous(path) for path in cassettes}
     recorders = {member: RecordingLLM(models[member], path, mode, agent_type=agent_type,
                                       scenario=scenario.name, autosave=False)
-                 for member, path in zip(members, cassettes, strict=True)}
+                 for member, path in zip(members, llm_paths, strict=True)}
+    # every cassette file of the recording; the MCP exchanges go into the agent type's own,
+    # the same object as its model's recording when it has one
+    by_path: dict[Path, Cassette] = {path: recorder.cassette
+                                     for path, recorder in zip(llm_paths, recorders.values(),
+                                                               strict=True)}
+    mcp_path = mcp_cassette(scenario, agent_type) if mcp else None
+    mcp_recording = None
+    if mcp_path is not None:
+        if mcp_path not in by_path:
+            by_path[mcp_path] = _mcp_only_cassette(mcp_path, mode, agent_type, scenario.name)
+        mcp_recording = MCPRecording(by_path[mcp_path], mode)
     if roles is None:
         default = live if isinstance(live, LLM) else next(iter(live.values()), None)
         roles = RoleModels(judge=default, user=default)
@@ -180,35 +200,39 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         stack.enter_context(real_time())  # retry back-off against a live server really waits
         if listener is not None:
             stack.enter_context(dispatcher.listen(listener))
-        outcome.live = _run_with(scenario, agent_type, recorders, state, roles)
+        outcome.live = _run_with(scenario, agent_type, recorders, state, roles, mcp_recording)
     for recorder in recorders.values():
         recorder.drop_unused_roles()
     outcome.recorded = sum(recorder.recorded for recorder in recorders.values())
+    if mcp_recording is not None and mcp_recording.recorded:
+        outcome.recorded += mcp_recording.recorded
+        _stamp(mcp_recording.cassette, agent_type, scenario.name)
     unrecorded = [error for recorder in recorders.values() for error in recorder.unrecorded]
     if unrecorded:  # the model was never asked: nothing to replay or keep
         outcome.problems = [f"{_kind(unrecorded[0])}: {unrecorded[0]}"]
         return outcome
-    texts = {member: recorder.cassette.dumps(secrets=recorder.secrets)
-             for member, recorder in recorders.items()}
-    outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
+    # the live backends' secrets and those of the role models recorded through them
     secrets = {name: value for recorder in recorders.values()
                for name, value in recorder.secrets.items()}
+    for server in mcp_servers(scenario).values():
+        secrets.update(server.secrets())
+    texts = {path: cassette.dumps(secrets=secrets) for path, cassette in by_path.items()}
+    outcome.replay = _replay(scenario, agent_type, members, llm_paths, texts, state, mcp_path)
     redactor = Redactor(secrets=secrets)
     recorded_trace = outcome.live.trace.to_dict(redactor)
     # shown to the user (CI logs): a refused request's secret value must not be in the miss
     outcome.problems = [redactor.text(problem) for problem in
                         _problems(outcome.live, outcome.replay, recorded_trace,
-                                  list(recorders.values()))]
+                                  list(recorders.values()), mode)]
     if outcome.problems:
         return outcome
-    if any(_keep_unchanged(recorder.cassette, old[member])
-           for member, recorder in recorders.items()):
+    if any(_keep_unchanged(cassette, old.get(path)) for path, cassette in by_path.items()):
         # old latencies kept: the snapshot is what the cassette that is written replays to
-        texts = {member: recorder.cassette.dumps(secrets=recorder.secrets)
-                 for member, recorder in recorders.items()}
-        outcome.replay = _replay(scenario, agent_type, members, cassettes, texts, state)
+        texts = {path: cassette.dumps(secrets=secrets) for path, cassette in by_path.items()}
+        outcome.replay = _replay(scenario, agent_type, members, llm_paths, texts, state,
+                                 mcp_path)
         recorded_trace = outcome.replay.trace.to_dict(redactor)
-    writes = [(path, texts[member]) for member, path in zip(members, cassettes, strict=True)]
+    writes = [(path, texts[path]) for path in cassettes]
     if snapshot is not None:
         writes.insert(0, (snapshot, json.dumps(recorded_trace, indent=2, ensure_ascii=False)
                           + "\n"))
@@ -218,6 +242,25 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         legacy.unlink()  # the old layout's copy of the trace: the snapshot holds it now
     outcome.written = True
     return outcome
+
+
+def _mcp_only_cassette(path: Path, mode: RecordMode, agent_type: str, scenario: str) -> Cassette:
+    """The cassette of an agent type whose model is scripted: only MCP exchanges."""
+    if path.exists() and mode != "rewrite":
+        return Cassette.load(path)
+    return Cassette(path=path, agent_type=agent_type, scenario=scenario)
+
+
+def _stamp(cassette: Cassette, agent_type: str, scenario: str) -> None:
+    """Whose recording it is, and when and with which agentkit it was made."""
+    from datetime import UTC, datetime
+
+    from agentkit import __version__
+
+    cassette.agent_type = agent_type
+    cassette.scenario = scenario
+    cassette.agentkit_version = __version__
+    cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def _previous(path: Path) -> Cassette | None:
@@ -236,38 +279,46 @@ def _keep_unchanged(cassette: Cassette, old: Cassette | None) -> bool:
     before: dict[str, list[Exchange]] = {}
     for exchange in old.exchanges:
         before.setdefault(exchange.request_hash, []).append(exchange)
+    for exchange in old.mcp_exchanges:
+        before.setdefault(exchange.request_hash, []).append(exchange)
     changed = False
-    for exchange in cassette.exchanges:
+    for exchange in [*cassette.exchanges, *cassette.mcp_exchanges]:
         same = next((e for e in before.get(exchange.request_hash, [])
                      if e.response == exchange.response and e.error == exchange.error), None)
         if same is not None and same.latency != exchange.latency:
             exchange.latency = same.latency
             changed = True
-    if [e.to_dict() for e in cassette.exchanges] == [e.to_dict() for e in old.exchanges]:
+    if [e.to_dict() for e in [*cassette.exchanges, *cassette.mcp_exchanges]] == [
+            e.to_dict() for e in [*old.exchanges, *old.mcp_exchanges]]:
         cassette.recorded_at = old.recorded_at
         cassette.agentkit_version = old.agentkit_version
     return changed
 
 
 def _replay(scenario: Scenario, agent_type: str, members: list[str | None],
-            cassettes: list[Path], texts: Mapping[str | None, str],
-            state: Mapping[str, Any] | None) -> ScenarioResult:
+            cassettes: list[Path], texts: Mapping[Path, str],
+            state: Mapping[str, Any] | None, mcp_path: Path | None) -> ScenarioResult:
     """The scenario replayed from ``texts`` -- exactly what the cassette files will hold."""
-    fresh: dict[str | None, LLM] = {}
-    for member, path in zip(members, cassettes, strict=True):
-        data, where = parse_yaml(texts[member])
-        fresh[member] = CassetteLLM(Cassette.from_dict(data, path, where))
-    return _run_with(scenario, agent_type, fresh, state)
+
+    def fresh_cassette(path: Path) -> Cassette:
+        data, where = parse_yaml(texts[path])
+        return Cassette.from_dict(data, path, where)
+
+    fresh: dict[str | None, LLM] = {member: CassetteLLM(fresh_cassette(path))
+                                    for member, path in zip(members, cassettes, strict=True)}
+    mcp = MCPRecording(fresh_cassette(mcp_path), "none") if mcp_path is not None else None
+    return _run_with(scenario, agent_type, fresh, state, mcp=mcp)
 
 
 def _run_with(scenario: Scenario, agent_type: str, models: Mapping[str | None, LLM],
               state: Mapping[str, Any] | None, roles: RoleModels | None = None,
-              ) -> ScenarioResult:
+              mcp: MCPRecording | None = None) -> ScenarioResult:
     """The scenario run with ``models`` (the agent type's own under ``None``, a team's agents'
-    by name) and ``roles`` (the live models of its judges and simulated user)."""
+    by name), ``roles`` (the live models of its judges and simulated user) and its MCP
+    exchanges from ``mcp``."""
     team = {name: model for name, model in models.items() if name is not None}
     return run_scenario(scenario, agent_type, llm=models.get(None), llms=team, state=state,
-                        roles=roles)
+                        roles=roles, mcp=mcp)
 
 
 def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LLM],
@@ -288,8 +339,12 @@ def _kind(error: BaseException) -> str:
 
 
 def _problems(live: ScenarioResult, replay: ScenarioResult, recorded_trace: dict[str, Any],
-              recorders: list[RecordingLLM]) -> list[str]:
+              recorders: list[RecordingLLM], mode: RecordMode) -> list[str]:
     """Why this recording must not be kept (empty when it is good)."""
+    if live.verdict.stopped_by is not None:
+        # the root cause alone, as every command reports a stopped run: the unmet expectations
+        # and the replay that misses where the live run broke off would only repeat it
+        return ["the recorded run failed: " + " ".join(live.verdict.lines())]
     problems = [f"the recorded run failed: {problem}" for problem in live.problems]
     miss = cassette_miss(replay)
     if miss is not None:
@@ -305,7 +360,7 @@ def _problems(live: ScenarioResult, replay: ScenarioResult, recorded_trace: dict
                         f"deterministic?): {miss}{hint}")
         return problems
     hint = (" (mode `all` keeps recorded exchanges the run no longer makes; re-record with "
-            "mode `rewrite` to drop them)" if recorders[0].mode == "all" else "")
+            "mode `rewrite` to drop them)" if mode == "all" else "")
     problems += [f"the fresh recording does not replay: {p}{hint}" for p in replay.problems
                  if p not in live.problems]
     differences = diff_traces(recorded_trace, replay.trace.to_dict())

@@ -54,10 +54,12 @@ from agentkit.scenario.layout import (
     cassette_path,
     llm_source,
     recording_files,
+    records,
     snapshot_path,
 )
 from agentkit.scenario.llm_judge import Judge, Judgement, Subject
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
+from agentkit.scenario.mcp import MCPWorld, open_mcp
 from agentkit.scenario.model import (
     AgentSpec,
     Judged,
@@ -79,6 +81,7 @@ from agentkit.scenario.trajectory_run import (
 )
 from agentkit.scenario.world import resolve_ref
 from agentkit.tools import BaseTool
+from agentkit.tools.mcp import MCPRecording
 from agentkit.workflow import draw_workflow
 
 __all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recording_files",
@@ -173,6 +176,7 @@ class _World:
     tools: list[BaseTool]
     outputs: TrajectoryOutputs | None
     rendered: list[Any] | None
+    mcp: MCPWorld | None = None
 
 
 @dataclass
@@ -198,7 +202,8 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                  llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None,
                  snapshots: SnapshotCheck | None = None,
-                 roles: RoleModels | None = None) -> ScenarioResult:
+                 roles: RoleModels | None = None,
+                 mcp: MCPRecording | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
     (the stages are in the module docstring).
 
@@ -209,14 +214,16 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
     comparison with the committed snapshot to the verdict. ``roles`` are the live models of
     the LLM judges and the simulated user (:class:`~agentkit.scenario.roles.RoleModels`):
-    recorded with the agent's when ``llm`` records, else asked directly. A run that cannot
-    start raises a :class:`~agentkit.core.errors.HarnessError`
+    recorded with the agent's when ``llm`` records, else asked directly. MCP tools replay the
+    agent type's cassette unless ``mcp`` says where their exchanges come from (a recording:
+    live servers, started for the run and stopped when it ends). A run that cannot start
+    raises a :class:`~agentkit.core.errors.HarnessError`
     (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
     plan.roles = roles
-    with simulation(seed):
-        world = _world(plan)
+    with simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers:
+        world = _world(plan, servers)
         built = _agent(plan, world, state)
         try:
             cast = _cast(plan, built)
@@ -255,17 +262,17 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     given: dict[str | None, LLM] = dict((llms or {}).items())
     if llm is not None:
         given[None] = llm
-    if spec.recorded():
+    if records(scenario, agent_type):
         recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
     return _Plan(scenario, agent_type, kind, spec, members, given)
 
 
-def _world(plan: _Plan) -> _World:
-    tools = build_tools(plan.scenario)
+def _world(plan: _Plan, servers: MCPWorld | None) -> _World:
+    tools = build_tools(plan.scenario, servers)
     outputs = trajectory_outputs(plan.scenario, tools)
     rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    return _World(list(tools), outputs, rendered)
+    return _World(list(tools), outputs, rendered, servers)
 
 
 def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agent:
@@ -513,6 +520,8 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
             problems.append(f"the {role}'s script has {script.remaining} unused repl"
                             f"{'y' if script.remaining == 1 else 'ies'} (it was asked "
                             f"{script.calls} time{'' if script.calls == 1 else 's'})")
+    if world.mcp is not None and not any(t.error for t in trace.turns):
+        problems += world.mcp.leftovers()
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,

@@ -11,21 +11,25 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
-from agentkit.core.textfiles import TextFileError, parse_json, read_text
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.trace import TRACE_FORMAT, Trace
+from agentkit.scenario.snapshot_compare import (
+    SnapshotComparison,
+    SnapshotStatus,
+    compare_with_snapshot,
+    stale_reason,
+    stale_snapshot,
+)
+from agentkit.scenario.trace import Trace
 
 __all__ = ["TraceSnapshotExtension", "Verbatim", "SnapshotStatus", "SnapshotComparison",
            "compare_with_snapshot", "stale_snapshot"]
-
-SnapshotStatus = Literal["same", "changed", "stale", "missing"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
                 and isinstance(stored, dict) and "turns" in stored):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
-        stale = _stale(stored)
+        stale = stale_reason(stored)
         if stale is not None:
             yield stale
             return
@@ -78,61 +82,9 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
             "whitespace): rewrite it with --snapshot-update"]
 
 
-def _stale(stored: Any) -> str | None:
-    """What to do about a stored trace of another trace format (``None`` for this one's)."""
-    if not isinstance(stored, dict) or stored.get("format") == TRACE_FORMAT:
-        return None
-    found = stored.get("format")
-    writer = ("an older" if isinstance(found, int) and found < TRACE_FORMAT
-              else "a newer" if isinstance(found, int) else "another")
-    return (f"this snapshot was written by {writer} agentkit (trace format {found}); run "
-            "--snapshot-update to rewrite it")
-
-
-def stale_snapshot(path: Path) -> str | None:
-    """For a snapshot file written in another trace format than this agentkit's (an upgrade
-    changed what traces hold): the one line to show instead of its diff; ``None`` otherwise
-    (also for a file that is missing or unreadable: the comparison reports those)."""
-    try:
-        return _stale(parse_json(path, read_text(path)))
-    except (OSError, TextFileError):
-        return None
-
-
 def _ordered(value: Any) -> Any:
     if isinstance(value, dict):
         return OrderedDict((key, _ordered(item)) for key, item in value.items())
     if isinstance(value, list):
         return [_ordered(item) for item in value]
     return value
-
-
-class SnapshotComparison(NamedTuple):
-    """How a trace compares with its committed snapshot."""
-
-    status: SnapshotStatus
-    diff: list[str]
-    """How it differs (step-aligned, snapshot -> now, plain text), or why it cannot be diffed."""
-    stored: dict[str, Any] | None = None
-    """The snapshot's trace when ``diff`` is the diff of the two (to show it again in another
-    :class:`~agentkit.core.textdiff.Style`)."""
-
-
-def compare_with_snapshot(current: dict[str, Any], path: Path) -> SnapshotComparison:
-    """Whether ``current`` (a trace's ``to_dict()``, which the caller keeps too) is its
-    committed snapshot at ``path``, and if not, how it differs (step-aligned, snapshot -> now;
-    an unreadable snapshot is a change that says so)."""
-    if not path.is_file():
-        return SnapshotComparison("missing", [])
-    try:
-        stored = parse_json(path, read_text(path))
-    except (OSError, TextFileError) as exc:
-        return SnapshotComparison("changed", [f"the snapshot {path} cannot be read: {exc}"])
-    if stored == current:
-        return SnapshotComparison("same", [])
-    if not isinstance(stored, dict):
-        return SnapshotComparison("changed", [f"the snapshot {path} is not a trace"])
-    stale = _stale(stored)
-    if stale is not None:
-        return SnapshotComparison("stale", [f"{path}: {stale}"])
-    return SnapshotComparison("changed", diff_traces(stored, current), stored)

@@ -95,6 +95,7 @@ def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
 def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
     """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is;
     a tool class (a factory) is instantiated with no arguments."""
+    assert spec.ref is not None, "an MCP entry's tools are built by agentkit.scenario.mcp"
     target = resolve_ref(spec.ref, search_from)
     if isinstance(target, type) and issubclass(target, BaseTool):
         try:

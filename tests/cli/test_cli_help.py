@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,7 +12,7 @@ import pytest
 
 from cli_helpers import Outcome
 
-COMMANDS = ["list", "run", "record", "replay", "diff", "report", "serve"]
+COMMANDS = ["list", "run", "record", "replay", "diff", "report", "serve", "mcp-proxy"]
 
 
 def test_installed_agentkit_help_lists_every_command() -> None:
@@ -22,8 +23,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
 
     assert done.returncode == 0
     assert "Deterministic, offline tests for LLM agents" in done.stdout
-    for command in COMMANDS:
-        assert f"    {command} " in done.stdout
+    for command in COMMANDS:  # a long name has its help on the next line
+        assert re.search(rf"^    {command}( |\n)", done.stdout, re.MULTILINE), command
     assert "Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input." in \
         done.stdout
 
@@ -43,6 +44,9 @@ def test_installed_agentkit_help_lists_every_command() -> None:
     ("report", ["report.md", "report.json", "report.html", "--out", "--baseline"]),
     ("serve", ["/v1/chat/completions", "127.0.0.1", "first line", "SIGTERM",
                "exit 1 when they fail", "--agent", "--port", "--trace-out"]),
+    ("mcp-proxy", ["MCP server", "tools/list and tools/call", "--cassette", "--name",
+                   "--mode", "{none,once,new_episodes,all,rewrite}", "--env", "nearest recorded",
+                   "exit 1"]),
 ])
 def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome], command: str,
                                                      expected: list[str]) -> None:

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from agentkit.scenario import model, trajectory
 
 README = Path(__file__).resolve().parents[2] / "scenarios" / "README.md"
-PARTS = [model.Scenario, model.ToolSpec, model.HistoryMessage, model.Turn, model.AgentSpec,
-         model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
+PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessage, model.Turn,
+         model.AgentSpec, model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
          model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
          trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,

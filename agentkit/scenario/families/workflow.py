@@ -48,6 +48,7 @@ from agentkit.agent.workflow import (
     WorkflowAgentOutputEvent,
 )
 from agentkit.agent.workflow import ReActAgent as ReActWorkflowAgent
+from agentkit.core.errors import HarnessError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
@@ -65,6 +66,7 @@ from agentkit.workflow import (
     Workflow,
     WorkflowRunEndEvent,
     WorkflowRunStartEvent,
+    WorkflowRuntimeError,
     WorkflowStepStartEvent,
 )
 
@@ -113,6 +115,17 @@ class WorkflowChatAgent:
         return StreamingAgentChatResponse.from_answer(answer, deltas if spelled else None)
 
     async def _arun(self, message: str, answers: list[str]) -> tuple[AgentOutput, list[str]]:
+        try:
+            return await self._arun_workflow(message, answers)
+        except WorkflowRuntimeError as exc:
+            # the harness's own trouble inside a step (a cassette miss, a dead MCP server)
+            # stops the turn as itself, with its kind, not as a failure of the agent's step
+            if isinstance(exc.__cause__, HarnessError):
+                raise exc.__cause__ from None
+            raise
+
+    async def _arun_workflow(self, message: str,
+                             answers: list[str]) -> tuple[AgentOutput, list[str]]:
         handler = self.workflow.run(user_msg=message, ctx=self._ctx, memory=self.memory,
                                     max_iterations=self.max_iterations)
         deltas: list[str] = []

@@ -1,0 +1,303 @@
+"""A recording stdio proxy for an agent that starts its MCP servers itself (an agent of
+another framework, tested through the bridge): it is started in the server's place
+(``agentkit mcp-proxy --cassette C --name N -- <server command>``) and keeps the
+``tools/list`` and ``tools/call`` exchanges in the cassette exactly as :class:`MCPSession`
+does -- canonical requests without JSON-RPC ids, secrets redacted, request order.
+
+With record mode ``none`` (the default) there is no server: the proxy answers the MCP
+handshake itself (``initialize``; ``ping``; ``server/discover`` is refused, so clients fall
+back to the handshake) and every tool request from the cassette; a request the cassette lacks
+is answered with a JSON-RPC error carrying the miss message (nearest recorded call, first
+difference), written to stderr too, and the proxy exits 1 when its input ends; so is a line
+that is not JSON.
+
+With another mode it starts the server, relays every line both ways, answers from the
+cassette what the mode replays, and writes the cassette (atomically) when its input ends --
+not after a failure: a result that is not MCP-shaped is relayed to the agent all the same but
+named on stderr and never kept, and a server that ends before the agent is done ends the proxy
+too, as the server itself would have (its stderr is the proxy's); both exit 1 with nothing
+written.
+
+A cassette that is not there (mode ``none``) or not readable, and a server command that is not
+there, are errors before anything is read or started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from agentkit.core.secrets import Redactor
+from agentkit.llms.cassette import Cassette, CassetteMissError, RecordMode
+from agentkit.tools.mcp.server import MCPProtocolError, MCPServer
+from agentkit.tools.mcp.session import (
+    MCPRecording,
+    _check_result,
+    _tools_of,
+    canonical_mcp_request,
+)
+
+__all__ = ["run_proxy", "ProxyError", "REPLAY_PROTOCOL_VERSION"]
+
+REPLAY_PROTOCOL_VERSION = "2025-06-18"
+"""The protocol version a replaying proxy answers ``initialize`` with when the client asks for
+one it does not know."""
+
+_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+_TOOL_METHODS = ("tools/list", "tools/call")
+_MISS_CODE = -32603
+_PARSE_ERROR = -32700
+
+
+class ProxyError(Exception):
+    """The proxy cannot start: its cassette or its server's command is not there."""
+
+
+class _Proxy:
+    def __init__(self, server: MCPServer, cassette: Path, mode: RecordMode,
+                 out: BinaryIO, err: Any) -> None:
+        self.server = server
+        self.mode = mode
+        if mode == "none" and not cassette.exists():
+            raise ProxyError(f"{cassette}: no such cassette; record it first: agentkit "
+                             f"mcp-proxy --cassette {cassette} --name {server.name} --mode once "
+                             "-- <the server's command>")
+        self.executable = server.executable() if mode != "none" else None
+        loaded = (Cassette.load(cassette) if cassette.exists() and mode != "rewrite"
+                  else Cassette(path=cassette))
+        self.recording = MCPRecording(loaded, mode)
+        self.out = out
+        self.err = err
+        self.misses = 0
+        self.broken = False
+        """The server sent a result that is not MCP-shaped: the cassette is not written."""
+        self.pending: dict[Any, tuple[int, dict[str, Any], float]] = {}
+        self.unanswered: set[Any] = set()
+        self.answered = asyncio.Event()
+        self.process: asyncio.subprocess.Process | None = None
+
+    # ------------------------------------------------------------------ output
+    def send(self, message: dict[str, Any]) -> None:
+        self.out.write((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.out.flush()
+
+    def answer(self, ident: Any, result: Any = None, error: dict[str, Any] | None = None) -> None:
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
+        if error is not None:
+            reply["error"] = error
+        else:
+            reply["result"] = result
+        self.send(reply)
+
+    # ------------------------------------------------------------------ client -> server
+    async def from_client(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            if self.process is not None:
+                await self.relay(line)  # the server answers what it makes of it
+                return
+            text = line.decode("utf-8", "replace").strip()
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            self.misses += 1
+            print(f"agentkit mcp-proxy: a line that is not JSON-RPC: {shown}", file=self.err,
+                  flush=True)
+            self.answer(None, error={"code": _PARSE_ERROR,
+                                     "message": f"agentkit: not JSON: {shown}"})
+            return
+        method = message.get("method") if isinstance(message, dict) else None
+        ident = message.get("id") if isinstance(message, dict) else None
+        if method in _TOOL_METHODS and ident is not None:
+            params = message.get("params")
+            if method == "tools/list":
+                params = None  # a cursor is the SDK's paging, not part of what was asked
+            redactor = Redactor(environ={}, secrets=self.server.secrets())
+            canonical = canonical_mcp_request(self.server.name, method, params, redactor)
+            try:
+                number, exchange = self.recording.take(canonical)
+            except CassetteMissError as miss:
+                self.misses += 1
+                print(f"agentkit mcp-proxy: {miss}", file=self.err, flush=True)
+                self.answer(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})
+                return
+            if exchange is not None:
+                if exchange.error is not None:
+                    self.answer(ident, error=dict(exchange.error))
+                else:
+                    self.answer(ident, result=exchange.response)
+                return
+            self.pending[ident] = (number, canonical, time.monotonic())
+            self.unanswered.add(ident)
+            await self.relay(line)
+            return
+        if self.process is not None:
+            if ident is not None and method is not None:
+                self.unanswered.add(ident)
+            await self.relay(line)
+        elif ident is not None:  # replaying: the handshake is the proxy's own
+            self.handshake(ident, method, message.get("params") or {})
+
+    def handshake(self, ident: Any, method: Any, params: dict[str, Any]) -> None:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            version = asked if asked in _HANDSHAKE_VERSIONS else REPLAY_PROTOCOL_VERSION
+            self.answer(ident, {"protocolVersion": version, "capabilities": {"tools": {}},
+                                "serverInfo": {"name": self.server.name,
+                                               "version": "agentkit replay"}})
+        elif method == "ping":
+            self.answer(ident, {})
+        else:
+            self.answer(ident, error={"code": -32601, "message": f"Method not found: {method} "
+                                                                 "(agentkit replays tools only)"})
+
+    async def relay(self, line: bytes) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it ended: said at once
+            self.process.stdin.write(line if line.endswith(b"\n") else line + b"\n")
+            await self.process.stdin.drain()
+
+    # ------------------------------------------------------------------ server -> client
+    async def from_server(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        async for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                message = None
+            ident = message.get("id") if isinstance(message, dict) else None
+            if isinstance(message, dict) and "method" not in message:
+                self.unanswered.discard(ident)
+                if not self.unanswered:
+                    self.answered.set()
+            if (isinstance(message, dict) and "method" not in message
+                    and ident in self.pending):
+                number, canonical, started = self.pending.pop(ident)
+                error = message.get("error")
+                result = None if error else message.get("result")
+                try:
+                    _checked(self.server, canonical, result)
+                except MCPProtocolError as exc:
+                    # relayed all the same (the agent sees what its server sent), never kept
+                    self.broken = True
+                    print(f"agentkit mcp-proxy: {exc}; nothing recorded", file=self.err,
+                          flush=True)
+                else:
+                    self.recording.store(number, canonical, time.monotonic() - started,
+                                         result, dict(error) if isinstance(error, dict) else None)
+            self.out.write(line)
+            self.out.flush()
+
+    # ------------------------------------------------------------------ the run
+    async def read_client(self, stdin: asyncio.StreamReader) -> None:
+        async for line in stdin:
+            if line.strip():
+                await self.from_client(line)
+
+    async def run(self, stdin: asyncio.StreamReader) -> int:
+        relaying: asyncio.Task[None] | None = None
+        if self.executable is not None:
+            self.process = await asyncio.create_subprocess_exec(
+                self.executable, *self.server.args, cwd=self.server.cwd,
+                env={**_inherited(), **self.server.env}, stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE)
+            relaying = asyncio.create_task(self.from_server())
+        reading = asyncio.create_task(self.read_client(stdin))
+        try:
+            if relaying is not None:
+                await asyncio.wait({reading, relaying}, return_when=asyncio.FIRST_COMPLETED)
+                if relaying.done() and not reading.done():
+                    return await self.server_ended()
+            await reading
+            if self.unanswered and relaying is not None and not relaying.done():
+                # the agent stopped writing: its last requests still get their answers
+                self.answered.clear()
+                waiting = asyncio.create_task(self.answered.wait())
+                await asyncio.wait({waiting, relaying}, timeout=self.server.timeout,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                waiting.cancel()
+            if self.unanswered and relaying is not None and relaying.done():
+                return await self.server_ended()
+        finally:
+            if not reading.done():
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reading
+            if self.process is not None:
+                await _stop(self.process)
+            if relaying is not None:
+                await relaying
+        if self.broken:
+            return 1
+        if self.recording.recorded and not self.pending:
+            self.recording.cassette.save(secrets=self.server.secrets())
+        return 1 if self.misses else 0
+
+
+    async def server_ended(self) -> int:
+        """The server closed its output while the agent still talked to it or waited for an
+        answer: it has ended (or is ending); say so and end as it did, recording nothing."""
+        assert self.process is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), 2.0)
+        code = self.process.returncode
+        how = f"exited with code {code}" if code is not None else "closed its output"
+        print(f"agentkit mcp-proxy: MCP server `{self.server.name}` ({self.server.describe()}) "
+              f"{how} before the agent was done; nothing recorded", file=self.err, flush=True)
+        return 1
+
+
+def _checked(server: MCPServer, canonical: dict[str, Any], result: Any) -> None:
+    """A result the server sent is MCP-shaped, as :class:`MCPSession` checks it before keeping
+    it (a JSON-RPC error has no result to check)."""
+    if result is None:
+        return
+    if canonical["method"] == "tools/list":
+        _tools_of(server, result if isinstance(result, dict) else {"tools": None})
+    else:
+        _check_result(server, str(canonical["params"]["name"]), result)
+
+
+def _inherited() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items()
+            if key in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")}
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Close the server's input, then terminate it if it does not end, then kill it."""
+    if process.stdin is not None:
+        process.stdin.close()
+    for stop in (None, process.terminate, process.kill):
+        if stop is not None:
+            try:
+                stop()
+            except ProcessLookupError:
+                return
+        try:
+            await asyncio.wait_for(process.wait(), 2.0)
+            return
+        except TimeoutError:
+            continue
+
+
+def run_proxy(server: MCPServer, cassette: Path, mode: RecordMode = "none") -> int:
+    """Proxy this process's stdin/stdout to ``server`` (see the module docstring); the exit
+    code: 0, or 1 when a request was not on the cassette, a line was not JSON (replaying) or
+    the server ended before the agent was done. A :class:`ProxyError`, a
+    :class:`~agentkit.llms.cassette.CassetteError` or an :class:`MCPServerError` before
+    anything is read or started."""
+    proxy = _Proxy(server, cassette, mode, sys.stdout.buffer, sys.stderr)
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 24)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        return await proxy.run(reader)
+
+    return asyncio.run(main())
