@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentkit.llms.cassette import Cassette, CassetteError
+from agentkit.llms.cassette import Cassette, CassetteError, Exchange
 from agentkit.llms.mock import FunctionLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
@@ -251,6 +251,32 @@ def test_a_format_1_cassette_with_a_role_exchange_is_refused_at_its_line(tmp_pat
                     "    request: {}\n    response: {message: {content: hi}}\n")
 
     with pytest.raises(CassetteError, match=r"exchanges\.0: a role exchange"):
+        Cassette.load(path)
+
+
+def test_a_cassette_with_role_and_mcp_exchanges_is_format_3_and_reads_back_both(tmp_path):
+    cassette = Cassette(path=tmp_path / "c.yaml")
+    cassette.exchanges.append(Exchange(request={"messages": []}, request_hash="j1",
+                                       response={"message": {"content": "{}"}}, role="judge",
+                                       key={"at": "expect.answer.judge", "transcript": "t"}))
+    cassette.mcp_exchanges.append(Exchange(request={"server": "toy", "method": "tools/list"},
+                                           request_hash="m1", response={"tools": []}))
+    cassette.save()
+
+    loaded = Cassette.load(cassette.path)
+
+    assert yaml.safe_load(cassette.path.read_text())["format"] == 3
+    assert [(e.role, e.key) for e in loaded.exchanges] == [
+        ("judge", {"at": "expect.answer.judge", "transcript": "t"})]
+    assert [(e.request_hash, e.role) for e in loaded.mcp_exchanges] == [("m1", None)]
+
+
+def test_a_format_2_cassette_with_a_role_exchange_is_refused_at_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 2\nexchanges:\n  - role: judge\n    key: {at: x, transcript: t}\n"
+                    "    request: {}\n    response: {message: {content: hi}}\n")
+
+    with pytest.raises(CassetteError, match=r"exchanges\.0: a role exchange .* `format: 3`"):
         Cassette.load(path)
 
 
