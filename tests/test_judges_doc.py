@@ -40,7 +40,7 @@ def test_the_guide_has_offline_commands_and_one_block_for_the_live_lane():
 
 
 def test_every_offline_command_of_the_guide_runs(tmp_path):
-    for name in ("scenarios/live", "mocks"):
+    for name in ("scenarios/live_roles", "mocks"):
         shutil.copytree(ROOT / name, tmp_path / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "guide"\nversion = "0"\n')

@@ -60,7 +60,7 @@ def _agentkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _project(folder: Path) -> Path:
-    for name in ("scenarios/live", "mocks"):
+    for name in ("scenarios/live_roles", "mocks"):
         shutil.copytree(ROOT / name, folder / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (folder / "pyproject.toml").write_text('[project]\nname = "lane"\nversion = "0"\n')
@@ -86,11 +86,11 @@ def test_the_guides_live_commands_record_a_simulated_conversation_that_replays(t
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "replay reproduces the recorded trace" in done.stdout
-    cassette = yaml.safe_load((project / "scenarios/live/cassettes/"
+    cassette = yaml.safe_load((project / "scenarios/live_roles/cassettes/"
                                "live_simulated_user.react.yaml").read_text())
     users = [e for e in cassette["exchanges"] if e.get("role") == "user"]
     assert users and all(e["key"]["model"] == MODEL for e in users)
-    trace = json.loads((project / "scenarios/live/__snapshots__/live_simulated_user/"
+    trace = json.loads((project / "scenarios/live_roles/__snapshots__/live_simulated_user/"
                         "react.json").read_text())
     assert len(trace["turns"]) >= 2
     assert trace["turns"][-1]["goal"]["reached"] is True

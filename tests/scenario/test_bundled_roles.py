@@ -1,4 +1,4 @@
-"""The bundled live scenarios with an LLM judge and a simulated user (scenarios/live/) catch
+"""The bundled live scenarios with an LLM judge and a simulated user (scenarios/live_roles/) catch
 an agent that answers wrongly: their recordings are edited here as a changed agent would
 answer, and the run must fail saying why -- with snapshots off, so the judgement alone
 decides."""
@@ -12,7 +12,7 @@ import yaml
 
 from agentkit.scenario import run_scenario
 
-LIVE = Path(__file__).resolve().parents[2] / "scenarios" / "live"
+LIVE = Path(__file__).resolve().parents[2] / "scenarios" / "live_roles"
 
 
 def _copy(tmp_path: Path, name: str, agent_type: str) -> Path:
