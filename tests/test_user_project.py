@@ -216,5 +216,6 @@ def test_a_typo_in_the_agent_type_names_the_projects_types(shop):
 
     assert ran.returncode == 2
     assert ("agents.shop_agnet: unknown agent type `shop_agnet`; did you mean `shop_agent`? "
-            "(known: agent_workflow, coa, function_agent, function_calling, llm_compiler, "
-            "partner_agent, react, react_agent, react_multimodal, shop_agent;") in ran.stderr
+            "(known: agent_workflow, coa, function_agent, function_calling, langgraph, "
+            "li_function, li_react, llm_compiler, openai_agents, partner_agent, pydantic_ai, "
+            "react, react_agent, react_multimodal, shop_agent;") in ran.stderr

@@ -29,13 +29,14 @@ import functools
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import httpx
 import openai
 
 from agentkit.bridge.endpoint import API_KEY, Bridge
 from agentkit.bridge.transport import BridgeTransport, openai_clients
+from agentkit.bridge.wire_trace import WireTurn
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import AgentContext, AgentType
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from agentkit.scenario.model import Scenario
 
 __all__ = ["BridgeContext", "BridgeFactory", "BridgedAgent", "WireAgent", "bridged"]
+
+T = TypeVar("T")
 
 
 class WireAgent(Protocol):
@@ -132,18 +135,25 @@ class BridgedAgent:
     def chat(self, message: str, **options: Any) -> AgentChatResponse:
         """Run the agent's ``chat(message)`` as one turn (``options`` -- images, human answers
         -- are not the agent's to take and are ignored)."""
-        returned: Any = None
+        turn, returned = self.run_turn(message, lambda: self.agent.chat(message))
+        return AgentChatResponse(response=turn.answer(_text(returned)) or "")
+
+    def run_turn(self, message: str, run: Callable[[], T]) -> tuple[WireTurn, T]:
+        """``run()`` as the turn of user ``message`` on the wire, and what it returned. A
+        request the harness could not answer fails the turn with that error, whatever ``run``
+        made of it; else an exception of ``run`` is the turn's error."""
+        returned: T | None = None
         raised: Exception | None = None
         with self.bridge.wire.turn(message) as turn:
             try:
-                returned = self.agent.chat(message)
+                returned = run()
             except Exception as exc:  # noqa: BLE001 (the turn's error, unless the harness's is)
                 raised = exc
         if turn.failure is not None:
             raise turn.failure
         if raised is not None:
             raise raised
-        return AgentChatResponse(response=turn.answer(_text(returned)) or "")
+        return turn, cast(T, returned)
 
     def stream_chat(self, message: str, **options: Any) -> StreamingAgentChatResponse:
         """The turn's answer as a stream (the agent itself has ``chat`` only)."""

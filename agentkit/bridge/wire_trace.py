@@ -22,7 +22,9 @@ What the wire cannot show -- how long each tool ran, whether it failed, tools th
 hears of -- an integration adds by running its tool calls inside :meth:`WireTrace.step_of`
 through agentkit's tool calling (:func:`agentkit.llms.tool_calling.acall_tool`), or by emitting
 the tool-call events itself there: a call it reports under the model's ``tool_call_id`` is
-taken from its events, not built from the wire.
+taken from its events, not built from the wire. A framework that runs a tool without telling
+it the call's id finds the id with :meth:`WireTrace.claim` (the call the model asked for by
+that name with those arguments).
 
 A turn (:meth:`WireTrace.turn`) is a block in which the agent talks to the model: the harness
 opens one per scenario turn around the agent's ``chat()``. Its context (virtual clock, id
@@ -37,7 +39,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,6 +93,12 @@ class _Asked:
     arguments: dict[str, Any]
     step: Span
     asked_at: float
+    claimed: bool = False
+    offered: bool = True
+    """Whether the request the model answered offered a tool of this name: a call of any
+    other is filed as failed, whatever the agent answered it with."""
+    agent: str | None = None
+    """The agent of a multi-agent framework whose reply asked for it (:meth:`WireTrace.name_agent`)."""
 
 
 @dataclass
@@ -108,6 +116,8 @@ class WireTurn:
     ending: bool = False
     closed: bool = False
     _asked: dict[str, _Asked] = field(default_factory=dict, repr=False)
+    _asked_by: dict[str, Span] = field(default_factory=dict, repr=False)
+    """The step that asked for each tool call of the turn (filed or not)."""
     _steps: list[Span] = field(default_factory=list, repr=False)
     _request: list[ChatMessage] = field(default_factory=list, repr=False)
     _reply: ChatMessage | None = field(default=None, repr=False)
@@ -283,9 +293,14 @@ class WireTrace:
             turn = step.turn
             turn._request = list(request.messages)
             turn._reply = reply
+            # a request offering no tools says nothing of the agent's (a client may keep its
+            # tool list to itself): only a listed set makes another name a missing tool
+            offered = {tool.metadata.name for tool in request.tools or ()}
             for call in calls:
-                turn._asked[call.tool_id] = _Asked(call.tool_id, call.tool_name,
-                                                   dict(call.tool_kwargs), step.span, at)
+                turn._asked[call.tool_id] = _Asked(
+                    call.tool_id, call.tool_name, dict(call.tool_kwargs), step.span, at,
+                    offered=not offered or call.tool_name in offered)
+                turn._asked_by[call.tool_id] = step.span
 
     def failed(self, step: WireStep, error: BaseException, *, fails_run: bool) -> None:
         """The model call failed; ``fails_run`` when the harness could not answer (the run
@@ -306,10 +321,40 @@ class WireTrace:
         integration reports a tool call of its own (module docstring)."""
         with self._cond:
             turn = self._current
-            asked = turn._asked.get(tool_call_id or "") if turn is not None else None
-            span = asked.step if asked is not None else (
+            asker = turn._asked_by.get(tool_call_id or "") if turn is not None else None
+            span = asker if asker is not None else (
                 turn._steps[-1] if turn is not None and turn._steps else None)
         return dispatcher.resume(span) if span is not None else nullcontext()
+
+    def claim(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """The id of the current turn's first call, not claimed before, that the model asked
+        for by ``name`` with ``arguments`` (None if there is none): for an integration whose
+        framework runs a tool without handing it the call's id. Claiming it is what keeps two
+        identical calls of one reply apart."""
+        with self._cond:
+            turn = self._current
+            for asked in turn._asked.values() if turn is not None else ():
+                if not asked.claimed and asked.name == name and asked.arguments == arguments:
+                    asked.claimed = True
+                    return asked.tool_id
+        return None
+
+    def name_agent(self, tool_call_ids: Sequence[str], agent: str) -> None:
+        """Note that ``agent`` (of a framework's multi-agent run) asked for these calls of the
+        current turn: each is filed with it, by the wire or by :meth:`agent_of`'s caller."""
+        with self._cond:
+            turn = self._current
+            for tool_call_id in tool_call_ids:
+                asked = turn._asked.get(tool_call_id) if turn is not None else None
+                if asked is not None:
+                    asked.agent = agent
+
+    def agent_of(self, tool_call_id: str | None) -> str | None:
+        """The agent :meth:`name_agent` named for a call of the current turn (None if none)."""
+        with self._cond:
+            turn = self._current
+            asked = turn._asked.get(tool_call_id or "") if turn is not None else None
+            return asked.agent if asked is not None else None
 
     def _reported(self, event: Event) -> None:
         """A tool call the agent's own code reported (an integration): not built from the
@@ -324,13 +369,17 @@ class WireTrace:
         """The tool-call events of ``asked``, under the step that asked for it."""
         result = ToolOutput(content=output, tool_name=asked.name,
                             raw_input={"args": (), "kwargs": asked.arguments},
-                            raw_output=_value(output))
+                            raw_output=_value(output), is_error=not asked.offered)
+        if not asked.offered:  # what the agent answered is kept, after the reason
+            result.content = f"the model asked for tool '{asked.name}', which the agent did " \
+                             f"not offer; the agent answered: {output}"
         with dispatcher.resume(asked.step), dispatcher.span():
             dispatcher.emit(ToolCallStartEvent(tool_name=asked.name, tool_id=asked.tool_id,
                                                arguments=asked.arguments))
             dispatcher.emit(ToolCallEndEvent(tool_name=asked.name, tool_id=asked.tool_id,
                                              arguments=asked.arguments, output=result,
-                                             latency=max(now() - asked.asked_at, 0.0)))
+                                             latency=max(now() - asked.asked_at, 0.0),
+                                             is_error=result.is_error, agent=asked.agent))
 
 
 def _last_user_text(messages: list[ChatMessage]) -> str:

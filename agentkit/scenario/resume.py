@@ -32,6 +32,7 @@ from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.loader import ScenarioError, not_a_workflow, recorded_steps
 from agentkit.scenario.model import ResumeFrom, Scenario
 from agentkit.scenario.trace import Trace
+from agentkit.scenario.trace_read import TraceError, expand_trace
 
 __all__ = ["check_resume", "resume_agent", "prefix_problems"]
 
@@ -90,7 +91,8 @@ def _first_steps(trace: dict[str, Any], count: int) -> dict[str, Any]:
         steps = turn.get("steps", [])[:count]
         count -= len(steps)
         turns.append({"user": turn.get("user"), "steps": steps})
-    return {"format": trace.get("format"), "turns": turns}
+    # no format: a recorded trace of an older format holding the same steps is the same run
+    return {"turns": turns}
 
 
 def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[str]:
@@ -106,8 +108,12 @@ def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[s
         return [f"the recorded trace {path} of `{resume.recording}` cannot be read any more"]
     if not isinstance(recorded, dict):
         return [f"the recorded trace {path} of `{resume.recording}` is not a trace"]
+    try:  # messages expanded before the steps are cut: a step may refer to an earlier turn's
+        recorded = expand_trace(recorded, str(path))
+    except TraceError as exc:
+        return [f"the recorded trace of `{resume.recording}` cannot be read any more: {exc}"]
     lines = diff_traces(_first_steps(recorded, resume.step),
-                        _first_steps(trace.to_dict(), resume.step))
+                        _first_steps(expand_trace(trace.to_dict()), resume.step))
     if not lines:
         resumed = any("resumed" in turn.details for turn in trace.turns)
         if resumed or any(turn.error for turn in trace.turns):

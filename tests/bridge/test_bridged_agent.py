@@ -424,3 +424,42 @@ def test_a_bridged_agent_gets_a_report_row_like_agentkits_own_types(tmp_path):
             rows["wire_agent"].tool_calls) == (rows["function_calling"].steps,
                                                rows["function_calling"].llm_calls,
                                                rows["function_calling"].tool_calls) == (4, 4, 4)
+
+
+class _OffersOtherTool:
+    """Offers the model a `multiply` tool only, and answers a call of any other itself."""
+
+    def __init__(self, context: BridgeContext) -> None:
+        self.context = context
+
+    def chat(self, message: str) -> str:
+        tool = {"type": "function", "function": {"name": "multiply", "parameters": {
+            "type": "object", "properties": {}}}}
+        asked = [{"role": "user", "content": message}]
+        reply = self.context.client.chat.completions.create(model="m", messages=asked,
+                                                           tools=[tool])
+        (call,) = reply.choices[0].message.tool_calls
+        asked += [reply.choices[0].message.model_dump(exclude_none=True),
+                  {"role": "tool", "tool_call_id": call.id, "content": "no such tool"}]
+        self.context.client.chat.completions.create(model="m", messages=asked, tools=[tool])
+        return "done"
+
+
+def test_a_call_of_a_tool_the_request_did_not_offer_is_filed_as_failed(tmp_path):
+    register_agent_type("wire_agent", bridged(_OffersOtherTool))
+    path = _write(tmp_path, adding_scenario("missing", """\
+agents:
+  wire_agent:
+    script:
+      - tool_calls: [{name: add, args: {a: 2, b: 3}}]
+      - done
+"""))
+
+    result = run_scenario(path, "wire_agent")
+
+    first = _steps(result)[0]
+    (call,) = first["tool_calls"]
+    assert call["is_error"] is True
+    assert call["output"] == ("the model asked for tool 'add', which the agent did not offer; "
+                              "the agent answered: no such tool")
+    assert not result.passed

@@ -164,15 +164,18 @@ def test_a_multi_turn_scenario_is_driven_turn_by_turn(serve):
     served = serve("scenarios/multi_turn_memory.yaml", "function_calling")
     first = {"role": "user", "content": "What is the capital of France?"}
     conversation = [first]
+    # the client offers the tools the script calls (one it did not offer is a failed call)
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+             for name in ("capital", "weather")]
     for user, output in ((None, "Paris"),
                          ({"role": "user", "content": "And what is the weather there today?"},
                           "18°C, light rain")):
         if user is not None:
             conversation.append(user)
-        reply = served.ask(*conversation).json()["choices"][0]["message"]
+        reply = served.ask(*conversation, tools=tools).json()["choices"][0]["message"]
         call = reply["tool_calls"][0]
         conversation += [reply, {"role": "tool", "tool_call_id": call["id"], "content": output}]
-        conversation.append(served.ask(*conversation).json()["choices"][0]["message"])
+        conversation.append(served.ask(*conversation, tools=tools).json()["choices"][0]["message"])
 
     code, out, _ = served.stop()
 

@@ -372,3 +372,30 @@ def test_a_recorded_step_that_waited_for_a_human_is_replayed_with_the_turns_answ
     assert [c.name for c in turn.tool_calls] == ["ask_human", "lookup_order"]
     assert turn.tool_calls[0].output == "A-1002"
     assert turn.response == "A-1002 can be cancelled."
+
+
+def test_a_recorded_trace_of_the_older_trace_format_with_the_same_steps_still_resumes(bundled):
+    # format 2 held every message list in full; an upgrade does not make the recording "changed"
+    from agentkit.scenario.trace_read import expand_trace
+
+    recorded = bundled.parent / "__snapshots__" / "checkpoint_resume" / "function_agent.json"
+    full = json.loads(json.dumps(expand_trace(json.loads(recorded.read_text())), default=list))
+    recorded.write_text(json.dumps({**full, "format": 2}, indent=2))
+
+    result = run_scenario(bundled, "agent_workflow")
+
+    assert result.passed, result.verdict.lines()
+    assert any("resumed" in turn.details for turn in result.trace.turns)
+
+
+def test_a_recorded_trace_whose_references_cannot_be_followed_is_named(bundled):
+    recorded = bundled.parent / "__snapshots__" / "checkpoint_resume" / "function_agent.json"
+    data = json.loads(recorded.read_text())
+    data["turns"][0]["memory"] = [{"ref": "/turns/9/memory", "start": 0, "count": 1}]
+    recorded.write_text(json.dumps(data, indent=2))
+
+    result = run_scenario(bundled, "agent_workflow")
+
+    assert not result.passed
+    assert any("the recorded trace of `function_agent` cannot be read any more" in line
+               for line in result.verdict.lines()), result.verdict.lines()

@@ -1,0 +1,370 @@
+"""What every framework integration shares: the extra and its tested range, the agent type that
+runs a framework's agent through the bridge, the scenario's tools run by agentkit, and the
+framework's agents and hand-offs in the trace.
+
+A framework module supplies an :class:`Integration` -- how to make the framework's model over
+a :class:`~agentkit.bridge.BridgeContext`, how to wrap a scenario tool as the framework's tool,
+and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- and
+:func:`integration_type` turns a user's factory into an
+:class:`~agentkit.scenario.agent_types.AgentType`:
+
+* the factory gets a :class:`FrameworkContext` (``model``/``llm``, ``tools``, ``params``...)
+  and returns the framework's agent; anything else is a :class:`FactoryResultError` naming the
+  factory and what it returned;
+* an extra that is not installed is a :class:`MissingFrameworkError` (bad input, exit 2) saying
+  which ``pip install`` brings it; a version outside the tested range is one
+  :class:`FrameworkVersionWarning` naming the range;
+* each turn runs the framework's coroutine on agentkit's virtual-time loop inside a turn of the
+  bridge's wire trace (:class:`FrameworkAgent`); the tools' simulated latencies overlap as the
+  framework runs them;
+* tool calls run through :func:`agentkit.llms.tool_calling.acall_tool` in the step that asked
+  for them (:class:`ScenarioTools`), so their latency, errors and scheduled failures are in the
+  trace even when the model never sees the output;
+* :func:`note_step` files which framework agent took a step (``agent`` on the step, ``agents``
+  on the turn) and :func:`note_handoff` a hand-off (the turn's ``handoffs``), the same fields
+  agentkit's own multi-agent workflow writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentkit.agent.workflow import AgentHandoffEvent
+from agentkit.bridge.agent import BridgeContext, BridgedAgent
+from agentkit.bridge.endpoint import Bridge
+from agentkit.core.events import Event as BusEvent
+from agentkit.core.events import dispatcher
+from agentkit.core.sim import run_sync
+from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
+from agentkit.llms.tool_calling import acall_tool
+from agentkit.llms.types import ChatMessage, ToolOutput
+from agentkit.scenario.agent_types import AgentContext, AgentType, AgentTypeError
+from agentkit.scenario.trace import TraceHandler, TurnBuilder
+from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.tools import BaseTool
+
+if TYPE_CHECKING:
+    from agentkit.scenario.model import Scenario
+
+__all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
+           "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
+           "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
+           "note_step", "note_handoff", "TRACE_HANDLERS"]
+
+
+# ---------------------------------------------------------------------------- extras
+class MissingFrameworkError(AgentTypeError):
+    """An agent type's framework is not installed; the message says which extra brings it."""
+
+
+class FactoryResultError(AgentTypeError):
+    """A framework agent type's factory returned something that is not the framework's agent."""
+
+
+class FrameworkVersionWarning(UserWarning):
+    """An installed framework's version is outside the range agentkit was tested with."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A distribution an integration needs: the module it is imported as and the versions it
+    was tested with (``minimum`` <= version < ``below``)."""
+
+    distribution: str
+    module: str
+    minimum: str
+    below: str
+
+    @property
+    def tested(self) -> str:
+        """The tested range as pip writes it: ``>=0.14.5,<0.15``."""
+        return f">={self.minimum},<{self.below}"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """The release numbers of a version (``"0.14.25"`` -> (0, 14, 25); ``"1.0rc1"`` -> (1, 0))."""
+    numbers = []
+    for part in text.split("."):
+        digits = re.match(r"\d+", part)
+        if digits is None:
+            break
+        numbers.append(int(digits.group()))
+        if digits.end() < len(part):
+            break
+    return tuple(numbers)
+
+
+_warned: set[str] = set()
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A framework as an optional extra of agentkit: its name, the extra, what it needs."""
+
+    name: str
+    extra: str
+    requirements: tuple[Requirement, ...]
+
+    def require(self, agent_type: str) -> None:
+        """Import the framework for ``agent_type``: a :class:`MissingFrameworkError` if a
+        requirement is not installed, one :class:`FrameworkVersionWarning` per distribution
+        whose version is outside its tested range."""
+        for requirement in self.requirements:
+            try:
+                importlib.import_module(requirement.module)
+            except ImportError:
+                raise MissingFrameworkError(
+                    f"agent type '{agent_type}' needs {requirement.distribution}: pip install "
+                    f"'agentkit[{self.extra}]'") from None
+            self._check_version(requirement)
+
+    def _check_version(self, requirement: Requirement) -> None:
+        try:
+            installed = importlib.metadata.version(requirement.distribution)
+        except importlib.metadata.PackageNotFoundError:  # imported from elsewhere: no version
+            return
+        if requirement.distribution in _warned:
+            return
+        if _version(requirement.minimum) <= _version(installed) < _version(requirement.below):
+            return
+        _warned.add(requirement.distribution)
+        warnings.warn(FrameworkVersionWarning(
+            f"{requirement.distribution} {installed} is outside the range agentkit's "
+            f"{self.name} integration was tested with ({requirement.distribution}"
+            f"{requirement.tested}); it may work -- `pip install 'agentkit[{self.extra}]'` "
+            "installs a tested version"), stacklevel=2)
+
+
+def load(module: str) -> Any:
+    """A framework module, imported when an integration first needs it (never at import time
+    of agentkit, so its types do not leak below :mod:`agentkit.integrations`)."""
+    return importlib.import_module(module)
+
+
+# ---------------------------------------------------------------------------- the trace
+@dataclass(kw_only=True, slots=True)
+class FrameworkStepEvent(BusEvent):
+    """The framework's agent ``agent`` made the model call of the step this is emitted in."""
+
+    agent: str
+
+
+def _file_step(turn: TurnBuilder, event: FrameworkStepEvent) -> None:
+    step = turn.owner(event.span_id)
+    if step is turn.orphans:
+        return
+    step.details["agent"] = event.agent
+    agents: list[str] = turn.details.setdefault("agents", [])
+    if not agents or agents[-1] != event.agent:
+        agents.append(event.agent)
+
+
+TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {FrameworkStepEvent: _file_step}
+"""The trace handlers every integration's agent types declare (hand-offs are the workflow
+family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``handoffs``)."""
+
+
+def note_step(bridge: BridgeContext, agent: str, tool_ids: Sequence[str] = ()) -> None:
+    """File that ``agent`` made a model call: the call that asked for ``tool_ids[0]``, or with
+    no tool call, the turn's latest one (a framework tells of a step after its model call)."""
+    bridge.bridge.wire.name_agent(tool_ids, agent)
+    with bridge.step_of(tool_ids[0] if tool_ids else None):
+        dispatcher.emit(FrameworkStepEvent(agent=agent))
+
+
+def note_handoff(from_agent: str, to_agent: str, reason: str = "") -> None:
+    """File a hand-off of the conversation from ``from_agent`` to ``to_agent``."""
+    dispatcher.emit(AgentHandoffEvent(from_agent=from_agent, to_agent=to_agent, reason=reason))
+
+
+# ---------------------------------------------------------------------------- tools
+class ScenarioTools:
+    """The scenario's tools, run for a framework by agentkit's tool calling in the step that
+    asked for each call: simulated latency on the virtual clock, ``failures:`` schedules,
+    errors as outputs (never raised into the framework)."""
+
+    def __init__(self, bridge: BridgeContext) -> None:
+        self.bridge = bridge
+
+    @property
+    def tools(self) -> tuple[BaseTool, ...]:
+        return self.bridge.tools
+
+    async def call(self, tool: BaseTool, arguments: dict[str, Any],
+                   tool_id: str | None = None, *, agent: str | None = None,
+                   arguments_error: str | None = None) -> ToolOutput:
+        """Run ``tool`` on ``arguments`` as call ``tool_id`` of the model (found among the calls
+        the model asked for when the framework does not say); ``arguments_error``: the
+        arguments could not be read, so the call fails with that message without running."""
+        wire = self.bridge.bridge.wire
+        if tool_id is None:
+            tool_id = wire.claim(tool.metadata.name, arguments)
+        if agent is None:
+            agent = wire.agent_of(tool_id)
+        with self.bridge.step_of(tool_id):
+            return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
+                                    arguments_error=arguments_error)
+
+
+# ---------------------------------------------------------------------------- the agent
+@dataclass(frozen=True, kw_only=True)
+class FrameworkContext:
+    """What a framework agent type's factory gets: the framework's ``model`` (also ``llm``)
+    routed through the bridge, the scenario's tools as the framework's own tool objects
+    (``tools``; ``tools_by_name``), the scenario's ``params`` and the :class:`BridgeContext`
+    (``bridge``: clients, base URL, the scenario)."""
+
+    model: Any
+    tools: list[Any]
+    bridge: BridgeContext = field(repr=False)
+
+    @property
+    def llm(self) -> Any:
+        """The model, by the name LlamaIndex gives it."""
+        return self.model
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The scenario's ``agents.<type>.params``."""
+        return self.bridge.params
+
+    @property
+    def tools_by_name(self) -> dict[str, Any]:
+        """The framework tools by the scenario tool's name."""
+        return {tool.metadata.name: made for tool, made in zip(self.bridge.tools, self.tools,
+                                                                strict=True)}
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        return self.bridge.state
+
+    @property
+    def scenario(self) -> Scenario | None:
+        return self.bridge.scenario
+
+
+class FrameworkRun(Protocol):
+    """A framework's agent run turn by turn (what an :class:`Integration` makes of it)."""
+
+    async def arun(self, message: str, deltas: list[str] | None) -> str:
+        """Run one turn on user ``message`` and return the answer; with ``deltas`` (a streamed
+        turn) stream it from the framework, appending the answer's text deltas."""
+        ...
+
+    def set_history(self, messages: Sequence[ChatMessage]) -> None:
+        """Put a scenario's ``history:`` into the framework's memory before the first turn."""
+        ...
+
+
+class _History:
+    """The ``memory`` the harness sets a scenario's ``history:`` on."""
+
+    def __init__(self, run: FrameworkRun) -> None:
+        self._run = run
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        self._run.set_history(messages)
+
+
+class FrameworkAgent(BridgedAgent):
+    """A framework's agent as the harness chats with it: each turn runs the framework on the
+    virtual-time loop inside a turn of the bridge's wire trace; the answer is the framework's,
+    memory the wire's (the last request and its reply)."""
+
+    def __init__(self, run: FrameworkRun, bridge: Bridge) -> None:
+        super().__init__(_NoChat(), bridge)
+        self.run = run
+
+    def chat(self, message: str, **options: Any) -> AgentChatResponse:
+        """Run one turn (``options`` -- images, human answers -- are not the framework's)."""
+        _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, None)))
+        return AgentChatResponse(response=answer)
+
+    def stream_chat(self, message: str, **options: Any) -> StreamingAgentChatResponse:
+        """Run one turn streamed from the framework: the answer's deltas as it streamed them."""
+        deltas: list[str] = []
+        _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, deltas)))
+        return StreamingAgentChatResponse.from_answer(AgentChatResponse(response=answer),
+                                                      deltas)
+
+    @property
+    def memory(self) -> Any:
+        return _History(self.run)
+
+
+class _NoChat:
+    """The wire agent slot of a :class:`FrameworkAgent` (it runs the framework itself)."""
+
+    def chat(self, message: str) -> Any:
+        raise NotImplementedError("a framework agent runs through FrameworkAgent.chat")
+
+
+# ---------------------------------------------------------------------------- the agent type
+@dataclass(frozen=True)
+class Integration:
+    """One framework's side of its agent types (see the module docstring): ``model`` makes its
+    model over the bridge, ``tool`` wraps a scenario tool as its tool, ``run`` makes a
+    :class:`FrameworkRun` of its agent -- None when the factory returned no agent of the
+    framework, which ``expects`` describes."""
+
+    framework: Framework
+    model: Callable[[BridgeContext], Any]
+    tool: Callable[[BaseTool, ScenarioTools], Any]
+    run: Callable[[Any, ScenarioTools], FrameworkRun | None]
+    expects: str
+
+
+FrameworkFactory = Callable[[FrameworkContext], Any]
+
+
+class _IntegrationFactory:
+    """The agent type's factory: the framework imported, a bridge over the run's model, the
+    user's factory given the framework's model and tools, its agent run by the framework."""
+
+    def __init__(self, integration: Integration, factory: FrameworkFactory) -> None:
+        self.integration = integration
+        self.factory = factory
+        # errors about the factory (a raising one, a bad signature) name the user's
+        functools.update_wrapper(self, factory)
+
+    def __call__(self, context: AgentContext) -> FrameworkAgent:
+        integration = self.integration
+        integration.framework.require(context.agent_type)
+        scenario = context.scenario.name if context.scenario is not None else None
+        bridge = Bridge(context.llm, scenario=scenario)
+        bridge_context = BridgeContext.of(bridge, context)
+        tools = ScenarioTools(bridge_context)
+        made = FrameworkContext(model=integration.model(bridge_context),
+                                tools=[integration.tool(t, tools) for t in context.tools],
+                                bridge=bridge_context)
+        agent = self.factory(made)
+        run = integration.run(agent, tools)
+        if run is None:
+            name = (f"{getattr(self.factory, '__module__', '?')}:"
+                    f"{getattr(self.factory, '__qualname__', self.factory)}")
+            raise FactoryResultError(
+                f"agent type `{context.agent_type}`: factory {name} returned "
+                f"{type(agent).__name__} ({_short_repr(agent)}), not {integration.expects}")
+        return FrameworkAgent(run, bridge)
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def integration_type(integration: Integration, factory: FrameworkFactory, *,
+                     trajectory: TrajectoryRenderer | str | None = "tool_calls") -> AgentType:
+    """The agent type of a framework's agent built by ``factory(context: FrameworkContext)``;
+    its trajectory scenarios render in ``trajectory``'s wire format (the tool calls the
+    framework's model makes, unless it speaks another)."""
+    return AgentType(_IntegrationFactory(integration, factory), trajectory=trajectory,
+                     trace_handlers=TRACE_HANDLERS)
+

@@ -1,0 +1,146 @@
+"""LangGraph agents under the harness (``pip install 'agentkit[langgraph]'``): a compiled graph
+-- ``create_react_agent`` or one of your own -- over langchain-openai's ``ChatOpenAI`` routed
+through the bridge.
+
+A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
+a ``ChatOpenAI`` on the bridge's httpx clients and whose ``tools`` are LangChain
+``StructuredTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
+through agentkit; it returns the compiled graph::
+
+    from langgraph.prebuilt import create_react_agent
+    from agentkit.integrations.langgraph import langgraph_agent
+
+    @langgraph_agent
+    def my_agent(context):
+        return create_react_agent(context.model, context.tools, **context.params)
+
+Agent type: ``langgraph`` (``create_react_agent``; ``params`` go to it). Each turn streams the
+graph (``astream``) on ``{"messages": [...the conversation so far, the user message]}`` -- the
+conversation is the graph's input, so no checkpointer is needed; each model reply names its
+step's agent (the graph's ``name``), and a streamed turn streams the model's tokens
+(``stream_mode="messages"``). LangChain runs a tool without its call's id, so each call is
+matched to the call the model asked for by name and arguments
+(:meth:`~agentkit.bridge.wire_trace.WireTrace.claim`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.bridge.agent import BridgeContext
+from agentkit.integrations._framework import (
+    Framework,
+    FrameworkContext,
+    Integration,
+    Requirement,
+    ScenarioTools,
+    integration_type,
+    load,
+    note_step,
+)
+from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.scenario.agent_types import AgentType
+from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.tools import BaseTool
+
+__all__ = ["FRAMEWORK", "langgraph_agent", "LANGGRAPH"]
+
+FRAMEWORK = Framework("LangGraph", "langgraph", (
+    Requirement("langgraph", "langgraph", "1.2.24", "1.3"),
+    Requirement("langchain-openai", "langchain_openai", "1.7.4", "1.8")))
+"""What ``agentkit[langgraph]`` installs, and the versions it was tested with."""
+
+
+def _model(bridge: BridgeContext) -> Any:
+    return load("langchain_openai").ChatOpenAI(
+        model=bridge.model, api_key=bridge.api_key, base_url=bridge.base_url,
+        http_client=bridge.http_client, http_async_client=bridge.async_http_client,
+        max_retries=0)
+
+
+def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
+    metadata = tool.metadata
+
+    async def run(**arguments: Any) -> str:
+        return (await tools.call(tool, arguments)).content
+
+    return load("langchain_core.tools").StructuredTool(
+        name=metadata.name, description=metadata.description,
+        args_schema=metadata.get_parameters_dict(), coroutine=run,
+        return_direct=metadata.return_direct)
+
+
+class _Run:
+    """A compiled graph run turn by turn, the conversation its ``messages`` input."""
+
+    def __init__(self, graph: Any, tools: ScenarioTools) -> None:
+        self.graph = graph
+        self.bridge = tools.bridge
+        self.messages: list[Any] = []
+
+    async def arun(self, message: str, deltas: list[str] | None) -> str:
+        lc = load("langchain_core.messages")
+        name = self.graph.name or "LangGraph"
+        modes = ["updates", "values", *(["messages"] if deltas is not None else [])]
+        state: dict[str, Any] = {}
+        streamed: list[str] = []
+        reply: Any = None
+        graph_input = {"messages": [*self.messages, lc.HumanMessage(content=message)]}
+        async for mode, chunk in self.graph.astream(graph_input, stream_mode=modes):
+            if mode == "values":
+                state = chunk
+            elif mode == "updates":
+                for update in chunk.values():
+                    for made in (update or {}).get("messages", []):
+                        if isinstance(made, lc.AIMessage):
+                            note_step(self.bridge, name,
+                                      [call["id"] for call in made.tool_calls])
+            elif mode == "messages":
+                token, _ = chunk
+                if isinstance(token, lc.AIMessageChunk):
+                    if token.id != reply:
+                        reply, streamed = token.id, []
+                    if isinstance(token.content, str) and token.content:
+                        streamed.append(token.content)
+        self.messages = list(state.get("messages", []))
+        if deltas is not None:
+            deltas.extend(streamed)
+        last = self.messages[-1] if self.messages else None
+        return str(last.content) if last is not None else ""
+
+    def set_history(self, messages: Sequence[ChatMessage]) -> None:
+        lc = load("langchain_core.messages")
+        kinds = {MessageRole.ASSISTANT: lc.AIMessage, MessageRole.SYSTEM: lc.SystemMessage}
+        self.messages = [kinds.get(m.role, lc.HumanMessage)(content=m.content or "")
+                         for m in messages]
+
+
+def _run(graph: Any, tools: ScenarioTools) -> _Run | None:
+    if isinstance(graph, load("langgraph.pregel").Pregel):
+        return _Run(graph, tools)
+    return None
+
+
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run,
+                          "a compiled LangGraph graph (create_react_agent(...), or "
+                          "StateGraph(...).compile())")
+
+
+def langgraph_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
+                    trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
+    """The agent type of the graph ``factory(context)`` returns (module docstring). Works as a
+    decorator, with or without arguments."""
+    if factory is None:
+        return functools.partial(langgraph_agent, trajectory=trajectory)
+    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+
+
+def _react_graph(context: FrameworkContext) -> Any:
+    prebuilt = load("langgraph.prebuilt")
+    return prebuilt.create_react_agent(context.model, context.tools, **context.params)
+
+
+LANGGRAPH: AgentType = langgraph_agent(_react_graph)
+"""``langgraph``: LangGraph's ``create_react_agent`` over the scenario's tools."""

@@ -1,0 +1,175 @@
+"""LlamaIndex agents under the harness (``pip install 'agentkit[llama-index]'``):
+``FunctionAgent``, ``ReActAgent`` and ``AgentWorkflow`` of llama-index-core, over
+llama-index-llms-openai's ``OpenAI`` routed through the bridge.
+
+A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``llm`` is a
+LlamaIndex ``OpenAI`` talking to the bridge in-process and whose ``tools`` are LlamaIndex
+``FunctionTool`` objects running the scenario's tools through agentkit; it returns the agent::
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from agentkit.integrations.llama_index import llama_index_agent
+
+    @llama_index_agent
+    def my_agent(context):
+        return FunctionAgent(llm=context.llm, tools=context.tools, **context.params)
+
+Agent types: ``li_function`` (a ``FunctionAgent``) and ``li_react`` (a ``ReActAgent``, whose
+trajectories render as ReAct text); ``params`` go to the agent's constructor. Each turn is one
+run of the agent (one ``Context`` and one memory for the whole scenario, so turns carry over);
+each ``AgentOutput`` names the step's agent, and in an ``AgentWorkflow`` a hand-off is filed
+when the next agent takes over. The model is named ``gpt-4o-mini`` to LlamaIndex (it looks the
+name up for its context window and tool calling; the bridge answers any name) and makes one
+attempt per call: the openai SDK's back-off has random jitter, which would make a trace's
+simulated times vary from run to run.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.bridge.agent import BridgeContext
+from agentkit.integrations._framework import (
+    Framework,
+    FrameworkContext,
+    Integration,
+    Requirement,
+    ScenarioTools,
+    integration_type,
+    load,
+    note_handoff,
+    note_step,
+)
+from agentkit.llms.types import ChatMessage
+from agentkit.scenario.agent_types import AgentType
+from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.tools import BaseTool
+
+__all__ = ["FRAMEWORK", "MODEL_NAME", "llama_index_agent", "LI_FUNCTION", "LI_REACT"]
+
+FRAMEWORK = Framework("LlamaIndex", "llama-index", (
+    Requirement("llama-index-core", "llama_index.core", "0.14.25", "0.15"),
+    Requirement("llama-index-llms-openai", "llama_index.llms.openai", "0.8.3", "0.9")))
+"""What ``agentkit[llama-index]`` installs, and the versions it was tested with."""
+
+MODEL_NAME = "gpt-4o-mini"
+"""The model name LlamaIndex is given: one it knows as a tool-calling chat model."""
+
+
+def _model(bridge: BridgeContext) -> Any:
+    llms = load("llama_index.llms.openai")
+    return llms.OpenAI(model=MODEL_NAME, api_key=bridge.api_key, api_base=bridge.base_url,
+                       http_client=bridge.http_client,
+                       async_http_client=bridge.async_http_client, max_retries=0)
+
+
+@functools.cache
+def _metadata_type() -> type:
+    """LlamaIndex's ``ToolMetadata`` with the scenario tool's own JSON schema, so the model is
+    offered the same parameters whichever agent offers the tool."""
+    base: Any = load("llama_index.core.tools").ToolMetadata
+
+    @dataclasses.dataclass
+    class ScenarioToolMetadata(base):  # type: ignore[misc]
+        parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+        def get_parameters_dict(self) -> dict[str, Any]:
+            return copy.deepcopy(self.parameters)
+
+    return ScenarioToolMetadata
+
+
+def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
+    metadata = tool.metadata
+
+    async def run(**arguments: Any) -> str:
+        return (await tools.call(tool, arguments)).content
+
+    made = _metadata_type()(name=metadata.name, description=metadata.description,
+                            fn_schema=metadata.fn_schema, return_direct=metadata.return_direct,
+                            parameters=metadata.get_parameters_dict())
+    return load("llama_index.core.tools").FunctionTool(async_fn=run, metadata=made)
+
+
+class _Run:
+    """A LlamaIndex workflow agent run turn by turn: one ``Context`` and one memory for the
+    scenario; its stream's ``AgentOutput`` events name each step's agent."""
+
+    def __init__(self, agent: Any, tools: ScenarioTools) -> None:
+        self.agent = agent
+        self.bridge = tools.bridge
+        self.context = load("llama_index.core.workflow").Context(agent)
+        root = agent.agents[agent.root_agent] if hasattr(agent, "agents") else agent
+        self.memory = load("llama_index.core.memory").ChatMemoryBuffer.from_defaults(
+            llm=root.llm)
+
+    async def arun(self, message: str, deltas: list[str] | None) -> str:
+        events = load("llama_index.core.agent.workflow")
+        handler = self.agent.run(user_msg=message, ctx=self.context, memory=self.memory)
+        agent: str | None = None
+        reason = ""
+        streamed: list[str] = []
+        last: list[str] = []
+        async for event in handler.stream_events():
+            if isinstance(event, events.AgentStream):
+                streamed.append(event.delta)
+            elif isinstance(event, events.AgentOutput):
+                if agent is not None and event.current_agent_name != agent:
+                    note_handoff(agent, event.current_agent_name, reason)
+                agent = event.current_agent_name
+                note_step(self.bridge, agent, [call.tool_id for call in event.tool_calls])
+                last, streamed = streamed, []
+            elif isinstance(event, events.ToolCallResult) and event.tool_name == "handoff":
+                reason = str(event.tool_kwargs.get("reason", ""))
+        output = await handler
+        if deltas is not None:
+            deltas.extend(last)
+        return str(output)
+
+    def set_history(self, messages: Sequence[ChatMessage]) -> None:
+        llms = load("llama_index.core.llms")
+        self.memory.set([llms.ChatMessage(role=m.role.value, content=m.content)
+                         for m in messages])
+
+
+def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
+    workflow = load("llama_index.core.agent.workflow")
+    if isinstance(agent, (workflow.BaseWorkflowAgent, workflow.AgentWorkflow)):
+        return _Run(agent, tools)
+    return None
+
+
+INTEGRATION = Integration(
+    FRAMEWORK, _model, _tool, _run,
+    "a LlamaIndex agent (a FunctionAgent, ReActAgent or other BaseWorkflowAgent, or an "
+    "AgentWorkflow)")
+
+
+def llama_index_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
+                      trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
+    """The agent type of the LlamaIndex agent ``factory(context)`` returns (module docstring);
+    ``trajectory="react"`` for a ``ReActAgent``. Works as a decorator, with or without
+    arguments."""
+    if factory is None:
+        return functools.partial(llama_index_agent, trajectory=trajectory)
+    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+
+
+def _function_agent(context: FrameworkContext) -> Any:
+    agents = load("llama_index.core.agent.workflow")
+    return agents.FunctionAgent(llm=context.llm, tools=context.tools, **context.params)
+
+
+def _react_agent(context: FrameworkContext) -> Any:
+    agents = load("llama_index.core.agent.workflow")
+    return agents.ReActAgent(llm=context.llm, tools=context.tools, **context.params)
+
+
+LI_FUNCTION: AgentType = llama_index_agent(_function_agent)
+"""``li_function``: LlamaIndex's ``FunctionAgent`` over the scenario's tools."""
+
+LI_REACT: AgentType = llama_index_agent(_react_agent, trajectory="react")
+"""``li_react``: LlamaIndex's ``ReActAgent`` over the scenario's tools (ReAct text)."""

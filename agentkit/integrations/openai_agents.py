@@ -1,0 +1,164 @@
+"""OpenAI Agents SDK agents under the harness (``pip install 'agentkit[openai-agents]'``): an
+``Agent`` run by ``Runner``, hand-offs included, over the SDK's chat-completions model routed
+through the bridge.
+
+A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
+an ``OpenAIChatCompletionsModel`` on the bridge's async client and whose ``tools`` are the SDK's
+``FunctionTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
+through agentkit; it returns the starting agent::
+
+    from agents import Agent
+    from agentkit.integrations.openai_agents import openai_agents_agent
+
+    @openai_agents_agent
+    def my_agent(context):
+        return Agent(name="Assistant", model=context.model, tools=context.tools)
+
+Agent type: ``openai_agents`` (an ``Agent`` named ``Agent``; ``params`` go to it). Each turn is
+a ``Runner.run`` -- ``Runner.run_streamed`` for a streamed turn -- with the conversation so far
+(``to_input_list()``) and the agent the last turn ended with, so a hand-off carries over. Every
+agent of the run uses the bridge's model (the run's ``RunConfig.model``), tracing to OpenAI is
+off, and the run's hooks file each model call's agent and each hand-off (``from`` -> ``to``;
+the SDK's hand-offs carry no reason). A tool call runs under the model's ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.bridge.agent import BridgeContext
+from agentkit.integrations._framework import (
+    Framework,
+    FrameworkContext,
+    Integration,
+    Requirement,
+    ScenarioTools,
+    integration_type,
+    load,
+    note_handoff,
+    note_step,
+)
+from agentkit.llms.types import ChatMessage
+from agentkit.scenario.agent_types import AgentType
+from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.tools import BaseTool
+
+__all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS"]
+
+FRAMEWORK = Framework("OpenAI Agents SDK", "openai-agents", (
+    Requirement("openai-agents", "agents", "0.20.0", "0.21"),))
+"""What ``agentkit[openai-agents]`` installs, and the versions it was tested with."""
+
+
+def _model(bridge: BridgeContext) -> Any:
+    models = load("agents.models.openai_chatcompletions")
+    return models.OpenAIChatCompletionsModel(model=bridge.model,
+                                             openai_client=bridge.async_client)
+
+
+def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
+    metadata = tool.metadata
+
+    async def invoke(context: Any, arguments: str) -> str:
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError as exc:
+            return (await tools.call(tool, {}, context.tool_call_id,
+                                     arguments_error=f"arguments are not JSON: {exc}")).content
+        return (await tools.call(tool, parsed, context.tool_call_id)).content
+
+    return load("agents").FunctionTool(
+        name=metadata.name, description=metadata.description,
+        params_json_schema=metadata.get_parameters_dict(), on_invoke_tool=invoke,
+        strict_json_schema=False)
+
+
+@functools.cache
+def _hooks_type() -> type:
+    """The SDK's ``RunHooks`` filing each model call's agent and each hand-off."""
+    base: Any = load("agents").RunHooks
+
+    class TraceHooks(base):  # type: ignore[misc]
+        def __init__(self, bridge: BridgeContext) -> None:
+            super().__init__()
+            self.bridge = bridge
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            note_step(self.bridge, agent.name, [
+                item.call_id for item in response.output
+                if getattr(item, "type", None) == "function_call"])
+
+        async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
+            note_handoff(from_agent.name, to_agent.name)
+
+    return TraceHooks
+
+
+class _Run:
+    """An Agents SDK agent run turn by turn: the input list and the current agent carry over."""
+
+    def __init__(self, agent: Any, tools: ScenarioTools) -> None:
+        self.agent = agent
+        self.bridge = tools.bridge
+        self.model = _model(tools.bridge)
+        self.items: list[Any] = []
+
+    async def arun(self, message: str, deltas: list[str] | None) -> str:
+        sdk = load("agents")
+        run_input = [*self.items, {"role": "user", "content": message}]
+        options = {"hooks": _hooks_type()(self.bridge),
+                   "run_config": sdk.RunConfig(model=self.model, tracing_disabled=True)}
+        if deltas is None:
+            result = await sdk.Runner.run(self.agent, run_input, **options)
+        else:
+            result = sdk.Runner.run_streamed(self.agent, run_input, **options)
+            streamed: list[str] = []
+            async for event in result.stream_events():
+                if event.type != "raw_response_event":
+                    continue
+                kind = getattr(event.data, "type", None)
+                if kind == "response.created":
+                    streamed = []
+                elif kind == "response.output_text.delta":
+                    streamed.append(event.data.delta)
+            deltas.extend(streamed)
+        self.items = list(result.to_input_list())
+        self.agent = result.last_agent
+        return str(result.final_output)
+
+    def set_history(self, messages: Sequence[ChatMessage]) -> None:
+        self.items = [{"role": m.role.value, "content": m.content or ""} for m in messages]
+
+
+def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
+    if isinstance(agent, load("agents").Agent):
+        return _Run(agent, tools)
+    return None
+
+
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run,
+                          "an OpenAI Agents SDK Agent (the run's starting agent)")
+
+
+def openai_agents_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
+                        trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
+    """The agent type of the Agents SDK agent ``factory(context)`` returns (module docstring).
+    Works as a decorator, with or without arguments."""
+    if factory is None:
+        return functools.partial(openai_agents_agent, trajectory=trajectory)
+    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+
+
+def _agent(context: FrameworkContext) -> Any:
+    params: dict[str, Any] = {"name": "Agent", **context.params}
+    direct = [tool.metadata.name for tool in context.bridge.tools if tool.metadata.return_direct]
+    if direct:  # the SDK's return_direct is the agent's, not the tool's
+        params.setdefault("tool_use_behavior", {"stop_at_tool_names": direct})
+    return load("agents").Agent(model=context.model, tools=context.tools, **params)
+
+
+OPENAI_AGENTS: AgentType = openai_agents_agent(_agent)
+"""``openai_agents``: an Agents SDK ``Agent`` over the scenario's tools."""

@@ -1,0 +1,147 @@
+"""pydantic-ai agents under the harness (``pip install 'agentkit[pydantic-ai]'``): an ``Agent``
+over pydantic-ai's ``OpenAIChatModel`` routed through the bridge.
+
+A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
+an ``OpenAIChatModel`` on the bridge's async client and whose ``tools`` are pydantic-ai ``Tool``
+objects (the scenario tools' own JSON schemas) running the scenario's tools through agentkit;
+it returns the agent::
+
+    from pydantic_ai import Agent
+    from agentkit.integrations.pydantic_ai import pydantic_ai_agent
+
+    @pydantic_ai_agent
+    def my_agent(context):
+        return Agent(context.model, tools=context.tools, **context.params)
+
+Agent type: ``pydantic_ai`` (``params`` go to ``Agent``). Each turn is a run of the agent
+(``agent.iter``) with the conversation so far as its ``message_history``; each model response
+names its step's agent (the agent's ``name``, else ``Agent``), each tool call runs under the
+model's ``tool_call_id``, and a streamed turn streams the model's responses
+(``node.stream``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkit.bridge.agent import BridgeContext
+from agentkit.integrations._framework import (
+    Framework,
+    FrameworkContext,
+    Integration,
+    Requirement,
+    ScenarioTools,
+    integration_type,
+    load,
+    note_step,
+)
+from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.scenario.agent_types import AgentType
+from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.tools import BaseTool
+
+__all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI"]
+
+FRAMEWORK = Framework("pydantic-ai", "pydantic-ai", (
+    Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "2.32"),))
+"""What ``agentkit[pydantic-ai]`` installs, and the versions it was tested with."""
+
+
+def _model(bridge: BridgeContext) -> Any:
+    models = load("pydantic_ai.models.openai")
+    provider = load("pydantic_ai.providers.openai").OpenAIProvider(
+        openai_client=bridge.async_client)
+    return models.OpenAIChatModel(bridge.model, provider=provider)
+
+
+def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
+    metadata = tool.metadata
+
+    async def run(ctx: Any, **arguments: Any) -> str:
+        return (await tools.call(tool, arguments, ctx.tool_call_id)).content
+
+    return load("pydantic_ai").Tool.from_schema(
+        run, name=metadata.name, description=metadata.description,
+        json_schema=metadata.get_parameters_dict(), takes_ctx=True)
+
+
+class _Run:
+    """A pydantic-ai agent run turn by turn, the conversation carried in ``message_history``."""
+
+    def __init__(self, agent: Any, tools: ScenarioTools) -> None:
+        self.agent = agent
+        self.bridge = tools.bridge
+        self.history: list[Any] = []
+
+    async def arun(self, message: str, deltas: list[str] | None) -> str:
+        pai = load("pydantic_ai")
+        messages = load("pydantic_ai.messages")
+        name = self.agent.name or "Agent"
+        streamed: list[str] = []
+        async with self.agent.iter(message, message_history=self.history) as run:
+            async for node in run:
+                if deltas is not None and pai.Agent.is_model_request_node(node):
+                    streamed = []
+                    async with node.stream(run.ctx) as stream:
+                        async for event in stream:
+                            streamed += _text_delta(messages, event)
+                elif pai.Agent.is_call_tools_node(node):
+                    note_step(self.bridge, name, [
+                        part.tool_call_id for part in node.model_response.parts
+                        if isinstance(part, messages.ToolCallPart)])
+            result = run.result
+        self.history = list(result.all_messages())
+        if deltas is not None:
+            deltas.extend(streamed)
+        return str(result.output)
+
+    def set_history(self, messages: Sequence[ChatMessage]) -> None:
+        parts = load("pydantic_ai.messages")
+        history: list[Any] = []
+        for message in messages:
+            text = message.content or ""
+            if message.role == MessageRole.ASSISTANT:
+                history.append(parts.ModelResponse(parts=[parts.TextPart(content=text)]))
+            elif message.role == MessageRole.SYSTEM:
+                history.append(parts.ModelRequest(parts=[parts.SystemPromptPart(content=text)]))
+            else:
+                history.append(parts.ModelRequest(parts=[parts.UserPromptPart(content=text)]))
+        self.history = history
+
+
+def _text_delta(messages: Any, event: Any) -> list[str]:
+    """The answer text an event of a streamed model response adds."""
+    if isinstance(event, messages.PartStartEvent) and isinstance(event.part, messages.TextPart):
+        return [event.part.content] if event.part.content else []
+    if isinstance(event, messages.PartDeltaEvent) and isinstance(event.delta,
+                                                                  messages.TextPartDelta):
+        return [event.delta.content_delta] if event.delta.content_delta else []
+    return []
+
+
+def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
+    if isinstance(agent, load("pydantic_ai.agent").AbstractAgent):
+        return _Run(agent, tools)
+    return None
+
+
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run, "a pydantic-ai Agent")
+
+
+def pydantic_ai_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
+                      trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
+    """The agent type of the pydantic-ai agent ``factory(context)`` returns (module
+    docstring). Works as a decorator, with or without arguments."""
+    if factory is None:
+        return functools.partial(pydantic_ai_agent, trajectory=trajectory)
+    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+
+
+def _agent(context: FrameworkContext) -> Any:
+    return load("pydantic_ai").Agent(context.model, tools=context.tools, **context.params)
+
+
+PYDANTIC_AI: AgentType = pydantic_ai_agent(_agent)
+"""``pydantic_ai``: a pydantic-ai ``Agent`` over the scenario's tools."""

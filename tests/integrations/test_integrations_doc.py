@@ -1,0 +1,75 @@
+"""docs/integrations.md: every shell command of the guide runs (the install command is the one
+.ci/run's frameworks lane runs; the others run here in a copy of examples/frameworks), and each
+framework's factory in the guide is the example project's, under ten lines."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = (REPO / "docs" / "integrations.md").read_text(encoding="utf-8")
+AGENTS = (REPO / "examples" / "frameworks" / "framework_agents.py").read_text(encoding="utf-8")
+INSTALL = 'pip install -e ".[frameworks]"'
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOC, flags=re.DOTALL)
+
+
+def doc_commands() -> list[str]:
+    return [line for block in blocks("bash") for line in block.splitlines() if line.strip()]
+
+
+def test_the_guides_install_command_is_the_one_ci_runs():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+    assert doc_commands()[0] == INSTALL
+    assert f".venv/bin/{INSTALL.replace('pip install', 'pip install -q')}" in ci
+
+
+@pytest.mark.frameworks
+def test_the_guides_commands_run_in_the_example_project(tmp_path):
+    shutil.copytree(REPO / "examples" / "frameworks", tmp_path / "examples" / "frameworks",
+                    ignore=shutil.ignore_patterns("__pycache__", "reports"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(REPO)}
+    script = "set -e\n" + "\n".join(doc_commands()[1:]) + "\n"
+
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "13 passed, 0 failed" in done.stdout
+    report = (tmp_path / "examples" / "frameworks" / "reports" / "frameworks" / "report.md")
+    rows = [line for line in report.read_text().splitlines() if line.startswith("| trajectory")]
+    assert {row.split("|")[2].strip() for row in rows} == {
+        "function_agent", "react_agent", "li_function", "li_react", "pydantic_ai",
+        "openai_agents", "langgraph", "my_llama_index", "my_pydantic_ai", "my_openai_agents",
+        "my_langgraph"}
+
+
+def test_each_factory_in_the_guide_is_the_example_projects():
+    python = blocks("python")
+
+    assert len(python) == 4
+    for block in python:
+        assert block in AGENTS
+
+
+def test_every_factory_of_the_example_project_is_under_ten_lines():
+    tree = ast.parse(AGENTS)
+    factories = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+
+    lines = {f.name: f.end_lineno - f.lineno + 1 + len(f.decorator_list) for f in factories}
+
+    assert sorted(lines) == ["li_team", "my_langgraph", "my_llama_index", "my_openai_agents",
+                             "my_pydantic_ai", "sdk_team"]
+    assert all(count < 10 for count in lines.values()), lines
