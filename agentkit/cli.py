@@ -144,10 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
                           "llama.cpp and OpenAI among them, then sample reproducibly); with "
                           "--samples, sample i uses seed + i (default seed 0)")
     sub.add_argument("--samples", type=_positive, default=None, metavar="N",
-                     help="record N independent runs into the one cassette (format 2) and "
+                     help="record N independent runs into the one cassette and "
                           "their N traces into the snapshot; every replay then judges all N "
                           "(pass rate, interval, min_pass_rate). Use --temperature > 0 so "
                           "they differ. 1 is a plain recording")
+    sub.add_argument("--judge-model", default=None,
+                     help="model the scenario's LLM judges record with when their `judge:` "
+                          "names none (default: --model); one it names must be the same")
+    sub.add_argument("--judge-base-url", default=None,
+                     help="OpenAI-compatible server of the judge model (default: --base-url)")
 
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
@@ -476,14 +481,22 @@ def _source(spec: Any) -> str:
 
 
 def _result_line(name: str, result: Any, verdict: Any) -> str:
-    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace)."""
+    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace),
+    with the calls and tokens of the harness's own roles (judges, a simulated user) apart,
+    then one line per judged expectation: its verdict and the judge's reason."""
     status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[verdict.outcome]
     if result is None:
         return f"{status}  {name}"
     totals = result.trace.totals()
+    roles = "".join(f" {role}={sums['llm_calls']}:{sums['prompt_tokens']}+"
+                    f"{sums['completion_tokens']}" for role, sums in totals.roles.items())
+    judged = "".join(f"\n      judged {j.at}: {j.verdict}"
+                     f"{f' ({j.tally()})' if j.tally() else ''} -- {j.reason}"
+                     for j in result.judgements)
     return (f"{status}  {name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
-            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}")
+            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}"
+            f"{roles}{judged}")
 
 
 def _print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
@@ -676,8 +689,22 @@ class _Progress:
     def __call__(self, event: Any) -> None:
         from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
         from agentkit.core.secrets import Redactor
+        from agentkit.scenario.llm_judge import JudgeVerdictEvent
+        from agentkit.scenario.simulated_user import ConversationEndEvent, SimulatedTurnEvent
 
-        if isinstance(event, AgentChatStartEvent):
+        if isinstance(event, JudgeVerdictEvent):
+            judged = event.judgement
+            print(f"  judge {judged.at}: {judged.verdict} -- "
+                  f"{Redactor().text(judged.reason or judged.error or '')[:120]}",
+                  file=self.out, flush=True)
+        elif isinstance(event, SimulatedTurnEvent):
+            print(f"  simulated user ({event.by}) writes turn {event.turn}", file=self.out,
+                  flush=True)
+        elif isinstance(event, ConversationEndEvent):
+            how = "goal reached" if event.reached else "goal not reached"
+            print(f"  {how} after {event.turns} turn{'s' if event.turns != 1 else ''} "
+                  f"({event.check})", file=self.out, flush=True)
+        elif isinstance(event, AgentChatStartEvent):
             self.turn = event.user_msg
             shown = Redactor().text(self.turn)  # a secret typed into a turn stays out of logs
             print(f"  turn: {shown[:70]!r}", file=self.out, flush=True)
@@ -701,6 +728,7 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.scenario.judge import judge_error
     from agentkit.scenario.layout import recording_files, records
     from agentkit.scenario.record import Recording, record_scenario, rerecord_command
+    from agentkit.scenario.roles import RoleModels
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -716,16 +744,34 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
                        f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
                        ".yaml` (instead of `script`) to record it")
-    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
-    if not mcp_only:
+    _check_judge_model(scenario, args.agent, args.judge_model)
+    sampling: dict[str, Any] = ({"temperature": args.temperature}
+                                if args.temperature is not None else {})
+
+    def model(name: str, base_url: str | None) -> OpenAI:
         try:
-            sampling: dict[str, Any] = ({"temperature": args.temperature}
-                                        if args.temperature is not None else {})
-            live = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
-                          additional_kwargs=({"seed": args.seed} if args.seed is not None
-                                             else None), **sampling)
+            return OpenAI(model=name, base_url=base_url, timeout=args.timeout,
+                          additional_kwargs={"seed": args.seed} if args.seed is not None
+                          else None, **sampling)
         except (LLMError, ValueError) as exc:
             raise CLIError(str(exc)) from None
+
+    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
+    roles: RoleModels | None = None
+    if not mcp_only:
+        agent_model = live = model(args.model, args.base_url)
+
+        def judge(named: str | None) -> OpenAI:
+            name = named or args.judge_model
+            if name is None and args.judge_base_url is None:
+                return agent_model
+            return model(name or args.model, args.judge_base_url or args.base_url)
+
+        def user(named: str | None) -> OpenAI:
+            return (agent_model if named is None or named == args.model
+                    else model(named, args.base_url))
+
+        roles = RoleModels(judge=judge, user=user)
     if args.samples is not None and args.samples > 1:
         if mcp_only:
             raise CLIError(f"{args.scenario}: agents.{args.agent} has a scripted model: "
@@ -741,7 +787,7 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
               f"{cassettes}", file=out, flush=True)
     try:
         recording = record_scenario(scenario, args.agent, live, args.mode,
-                                    listener=_Progress(out))
+                                    listener=_Progress(out), roles=roles)
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     except HarnessError as exc:  # it could not start (an MCP server that did not come up)
@@ -847,6 +893,23 @@ def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
         _print_verdict(sampled.verdict, out)
 
 
+def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:
+    """``--judge-model`` records judges that name no model; one that names another model is
+    a usage error (its verdicts are keyed by the model it names)."""
+    from agentkit.scenario.model import judge_panel
+
+    if judge_model is None:
+        return
+    own = scenario.agents[agent_type].judge
+    field = f"agents.{agent_type}.judge" if own is not None else "judge"
+    for spec in judge_panel(own if own is not None else scenario.judge):
+        if spec.script is None and spec.model is not None and spec.model != judge_model:
+            where = scenario.where(*field.split("."))
+            raise CLIError(f"{where}: {field}: the judge names model `{spec.model}`, and "
+                           f"--judge-model says `{judge_model}`; drop --judge-model or change "
+                           "the scenario (verdicts are keyed by the judge's model)")
+
+
 def _read_trace(path: Path) -> dict[str, Any]:
     """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
     from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
@@ -912,6 +975,9 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             for line in verdict.snapshot_diff:
                 print(f"      {line}", file=out)
             print(f"      {again}", file=out)
+        elif verdict.snapshot == "not_checked":
+            print(f"      not compared with the recorded trace {recorded}: the replay stopped "
+                  "on an error", file=out)
         else:
             print(f"      replay reproduces the recorded trace ({recorded})", file=out)
         for line in (verdict.lines() if verdict.stopped_by else
@@ -1245,7 +1311,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise CLIError(str(exc)) from None
     for row in comparison.rows:
         status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[row.status]
-        rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged}, "
+        rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged_runs}, "
                 f"{(row.confidence or 0.95):.0%} interval {row.interval[0]:.0%}-"
                 f"{row.interval[1]:.0%})" if row.pass_rate is not None and row.interval
                 else "no sample replays to its end, so no pass rate" if row.status == "fail"

@@ -19,9 +19,10 @@ a project's other tests: everything here is opt-in, VCR-style.
   model). Scenario items with a ``recording:`` record with
   :func:`agentkit.scenario.record.record_scenario`, as ``agentkit record`` does: cassette and
   recorded trace written together, only when the recording is good, and a missing snapshot is
-  created from it. A plain test takes its LLM from the ``agentkit_llm`` fixture: its own
-  cassette (see :mod:`agentkit._pytest.cassettes`), recorded through ``live_llm`` and written
-  only if the test passes, replayed offline afterwards.
+  created from it; the scenario's LLM judges record through the ``judge_llm`` fixture, its
+  simulated user through ``live_llm``. A plain test takes its LLM from the ``agentkit_llm``
+  fixture: its own cassette (see :mod:`agentkit._pytest.cassettes`), recorded through
+  ``live_llm`` and written only if the test passes, replayed offline afterwards.
 * **Network guard**: in a guarded test, opening a TCP connection (a live model, by accident)
   fails with a message saying how to record instead. Guarded are: every test with
   ``--block-network`` or the ini option ``agentkit_block_network = true``; scenario items;
@@ -70,6 +71,7 @@ from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
 from agentkit.scenario.record import cassette_miss, record_scenario
+from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load
 from agentkit.scenario.runner import run_scenario as _run_scenario
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
@@ -102,6 +104,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "`recording:` into its cassette (sample i sampled with seed i, added to "
                          "the live model's own seed if it has one); replays always judge every "
                          "recorded sample")
+    group.addoption("--agentkit-judge-model", default=None,
+                    help="model the default `judge_llm` records LLM judges with when their "
+                         "`judge:` names none (default: the `live_llm` model)")
     group.addoption("--block-network", action="store_true", default=False,
                     help="guard every test: opening a network connection fails (agentkit "
                          "guards scenario items and tests using its fixtures anyway)")
@@ -383,6 +388,33 @@ def live_llm(request: pytest.FixtureRequest) -> LLM:
 
 
 @pytest.fixture
+def judge_llm(request: pytest.FixtureRequest) -> Callable[[str | None], LLM]:
+    """The live model a scenario's LLM judges record through (only with ``--record-mode``),
+    as a function of the model the scenario's ``judge:`` names (None: it names none): that
+    model, else ``--agentkit-judge-model``, at ``--agentkit-base-url``, else the ``live_llm``
+    model itself. Define a ``judge_llm`` fixture returning an LLM (or such a function) to
+    judge with your own model."""
+    from agentkit.llms.openai import OpenAI
+
+    config = request.config
+    option = config.getoption("agentkit_judge_model")
+
+    def judge(named: str | None) -> LLM:
+        if named is not None and option is not None and named != option:
+            raise ScenarioError(f"the scenario's judge names model `{named}`, and "
+                                f"--agentkit-judge-model says `{option}`: drop the option or "
+                                "change the scenario (verdicts are keyed by the judge's model)")
+        model = named or option
+        if model is None:
+            live: LLM = request.getfixturevalue("live_llm")
+            return live
+        base_url = config.getoption("agentkit_base_url") or os.environ.get("OPENAI_BASE_URL")
+        return OpenAI(model=model, base_url=base_url)
+
+    return judge
+
+
+@pytest.fixture
 def agentkit_llm(request: pytest.FixtureRequest) -> Iterator[CassetteLLM]:
     """This test's LLM, VCR-style: its own cassette (``cassettes/<module>/<test>.yaml`` beside
     the test file), replayed offline. With ``--record-mode`` it records through the
@@ -432,10 +464,12 @@ def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
     mode = request.config.getoption("record_mode")
     name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
     if mode != "none" and name in loaded.agents and records(loaded, name):
-        live = (request.getfixturevalue("live_llm") if loaded.agents[name].recorded()
-                else {})  # a scripted model with MCP tools: only the servers are recorded
-        recording = record_scenario(loaded, name, live, mode,
-                                    state=state)
+        live: Any = {}  # a scripted model with MCP tools: only the servers are recorded
+        roles = None
+        if loaded.agents[name].recorded():
+            live = request.getfixturevalue("live_llm")
+            roles = RoleModels(judge=request.getfixturevalue("judge_llm"), user=live)
+        recording = record_scenario(loaded, name, live, mode, state=state, roles=roles)
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
                                   f"{recording.files} are as they were)")

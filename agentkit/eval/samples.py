@@ -122,7 +122,9 @@ class SampledResult:
         if not results:
             return {}
         totals = [vars(result.trace.totals()) for result in results]
-        return {key: round(sum(t[key] for t in totals) / len(totals), 6) for key in totals[0]}
+        # the roles' calls (a judge's, a simulated user's) are counted apart, not averaged here
+        return {key: round(sum(t[key] for t in totals) / len(totals), 6) for key in totals[0]
+                if isinstance(totals[0][key], (int, float))}
 
 
 def _header(path: Path) -> Cassette | None:

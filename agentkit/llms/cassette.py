@@ -34,10 +34,19 @@ no sample keys.
 
 **Formats.** The optional parts of a cassette each need a minimum ``format``
 (:data:`~agentkit.llms.cassette_schema.PART_FORMATS`): samples 2, ``mcp_exchanges`` 2,
-message references 3. A cassette is written in the lowest format that holds all its parts
+message references 3, role exchanges 3. A cassette is written in the lowest format that holds all its parts
 (the highest of their needs; with none of them, format 1), so a recording keeps the format it
 always had. Formats 1, 2 and 3 are read; a part that needs a higher format than the file
 declares is refused, naming the file, its line and the part.
+
+**Roles.** Beside the agent's exchanges a scenario's cassette keeps those of the harness's own
+LLM roles -- an LLM judge's verdicts, a simulated user's messages (:mod:`agentkit.scenario`)
+-- each tagged with its ``role`` and a :class:`RoleKey`: the scenario field it serves, the
+role's model, hashes of its subject (the rubric; the persona and goal) and of the transcript
+it saw. A role's call goes through :meth:`CassetteLLM.role` (or :meth:`RecordingLLM.role`):
+replayed by its key and request, or recorded through the role's own live model. A role's
+request that is not on the cassette is a miss that says which part of the key changed (a
+changed rubric is never judged again silently). Role exchanges need format 3.
 """
 
 from __future__ import annotations
@@ -46,7 +55,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,6 +97,8 @@ __all__ = [
     "RecordedLLMError",
     "CassetteLLM",
     "RecordingLLM",
+    "RoleKey",
+    "RoleLLM",
     "canonical_request",
     "request_hash",
 ]
@@ -174,6 +185,47 @@ def request_hash(canonical: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def text_hash(text: str) -> str:
+    """A short, stable hash of a text (a rubric, a persona, a transcript) for role keys."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+#: What a role's key field is called in messages (the subject fields and the transcript).
+_KEY_NOUNS = {"model": "model", "rubric": "rubric", "persona": "persona", "goal": "goal",
+              "transcript": "transcript it saw"}
+
+
+@dataclass(frozen=True)
+class RoleKey:
+    """What one call of a harness role answers, as the cassette keys it: the ``role``
+    (``judge`` or ``user``), the scenario field it serves (``at``: ``expect.answer``,
+    ``user``...; ``where`` names its file and line for messages), the model it must have been
+    recorded with (``model``; None: whichever model recorded it), the hashes of its subject
+    (``{"rubric": ...}``; ``{"persona": ..., "goal": ...}``) and of the transcript it saw."""
+
+    role: str
+    at: str
+    subject: Mapping[str, str]
+    transcript: str
+    model: str | None = None
+    where: str = field(default="", compare=False)
+
+    def fields(self, model: str | None) -> dict[str, str]:
+        """The key as a cassette writes it (``model``: the model that answered)."""
+        data = {"at": self.at}
+        if model is not None:
+            data["model"] = model
+        return {**data, **self.subject, "transcript": self.transcript}
+
+    def changes(self, recorded: Mapping[str, Any]) -> list[str]:
+        """The key fields in which ``recorded`` (an exchange's key) differs from this one, in
+        the order they are reported (model, subject, transcript)."""
+        now = self.fields(self.model)
+        found = [name for name in ("model", *self.subject, "transcript")
+                 if name in now and recorded.get(name) != now[name]]
+        return found
+
+
 @dataclass
 class Exchange:
     request: dict[str, Any]
@@ -183,9 +235,15 @@ class Exchange:
     latency: float = 0.0
     sample: int = 0
     """The sample (run) it belongs to; always 0 in a cassette of one run."""
+    role: str | None = None
+    """The harness role that made the request (``judge``, ``user``); None: the agent."""
+    key: dict[str, str] | None = None
+    """A role exchange's :class:`RoleKey` as written (:meth:`RoleKey.fields`)."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
+        if self.role is not None:
+            data.update({"role": self.role, "key": dict(self.key or {})})
         data.update({"request_hash": self.request_hash, "request": self.request})
         if self.response is not None:
             data["response"] = self.response
@@ -304,7 +362,7 @@ class Cassette:
                 into.append(Exchange(
                     request=request, request_hash=exchange.request_hash or request_hash(request),
                     response=item.get("response"), error=item.get("error"),
-                    latency=exchange.latency, sample=getattr(exchange, "sample", None) or 0))
+                    latency=exchange.latency, **_role_and_sample(exchange)))
         return cassette
 
     def to_dict(self) -> dict[str, Any]:
@@ -354,6 +412,14 @@ class Cassette:
         atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
+
+
+def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]:
+    """An agent's or role's exchange's sample, role and key (an MCP exchange has none)."""
+    if not isinstance(exchange, ExchangeData):
+        return {}
+    key = exchange.key.model_dump(exclude_none=True) if exchange.key is not None else None
+    return {"sample": exchange.sample or 0, "role": exchange.role, "key": key}
 
 
 def _exchanges_dict(exchanges: list[Exchange], *, sampled: bool) -> list[dict[str, Any]]:
@@ -438,19 +504,29 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
     return structural, 1.0 - text
 
 
+_Slot = tuple[str | None, str | None, str]
+"""Where the player queues an exchange: its role, the scenario field it serves, its hash."""
+
+
+def _slot(exchange: Exchange) -> _Slot:
+    return exchange.role, (exchange.key or {}).get("at"), exchange.request_hash
+
+
 class CassettePlayer:
-    """Replay state: exchanges by request hash, each consumed in recorded order; ``part`` is
-    the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``); of the agent's
-    exchanges those of one sample only (``sample``; a cassette of one run has only sample 0)."""
+    """Replay state: exchanges by role, field and request hash, each consumed in recorded
+    order (an agent's request never takes a judge's answer, nor one judge another's);
+    ``part`` is the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``); of
+    the exchanges those of one sample only (``sample``; a cassette of one run has only
+    sample 0)."""
 
     def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
                  = "exchanges", sample: int = 0) -> None:
         self.cassette = cassette
         self.part = part
         self.sample = sample
-        self._queues: dict[str, deque[Exchange]] = defaultdict(deque)
+        self._queues: dict[_Slot, deque[Exchange]] = defaultdict(deque)
         for exchange in self.exchanges:
-            self._queues[exchange.request_hash].append(exchange)
+            self._queues[_slot(exchange)].append(exchange)
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -464,31 +540,52 @@ class CassettePlayer:
         where = str(self.cassette.path or "<cassette>")
         return f"{where} (sample {self.sample})" if self.cassette.sampled else where
 
-    def take(self, canonical: dict[str, Any], key: str) -> Exchange | None:
-        queue = self._queues.get(key)
-        return queue.popleft() if queue else None
+    def take(self, canonical: dict[str, Any], key: str, role: RoleKey | None = None,
+             ) -> Exchange | None:
+        queue = self._queues.get((None, None, key) if role is None else (role.role, role.at, key))
+        if not queue:
+            return None
+        if role is None or role.model is None:
+            return queue.popleft()
+        # the first answer of the model the scenario names (a panel's judges share requests)
+        found = next((e for e in queue if (e.key or {}).get("model") == role.model), None)
+        if found is not None:
+            queue.remove(found)
+        return found
 
     def remaining(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
+    def left_over(self) -> list[Exchange]:
+        """The exchanges not replayed (yet)."""
+        return [exchange for queue in self._queues.values() for exchange in queue]
+
+    def unused_roles(self) -> dict[str, int]:
+        """Unreplayed role exchanges, by role."""
+        found: dict[str, int] = {}
+        for (role, _, _), queue in self._queues.items():
+            if role is not None and queue:
+                found[role] = found.get(role, 0) + len(queue)
+        return found
+
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:
         where = self._where
         part = self.part
-        recorded = self.exchanges
-        if not recorded:
+        agents = [e for e in self.exchanges if e.role is None]
+        if not agents:
             what = "exchanges" if part == "exchanges" else "MCP exchanges"
             return CassetteMissError(f"{where}: the cassette has no recorded {what}; record "
                                      "it first (record mode `once` or `new_episodes`)")
-        nearest = min(recorded, key=lambda e: _distance(e.request, canonical))
+        nearest = min(agents, key=lambda e: _distance(e.request, canonical))
         index = getattr(self.cassette, part).index(nearest)
         if nearest.request == canonical:
-            times = sum(e.request == canonical for e in recorded)
+            times = sum(e.request == canonical for e in agents)
             return CassetteMissError(
                 f"{where}: this request (hash {request_hash(canonical)}, first recorded as "
                 f"{part}[{index}]) was recorded {times} time(s) and every recording of it "
                 "was already replayed: the agent now makes it more often. If that is intended, "
                 "re-record with record mode `new_episodes` or `rewrite`.")
-        used = "" if self._queues.get(nearest.request_hash) else ", already replayed"
+        used = "" if self._queues.get(_slot(nearest)) else ", already replayed"
         return CassetteMissError("\n".join([
             f"{where}: no recorded exchange matches this request (hash "
             f"{request_hash(canonical)}: {_describe(canonical)})",
@@ -497,6 +594,51 @@ class CassettePlayer:
             *_first_difference(nearest.request, canonical),
             "If the change is intended, re-record with record mode `new_episodes` or "
             "`rewrite`."]))
+
+    def role_miss(self, canonical: dict[str, Any], role: RoleKey) -> CassetteMissError:
+        """A role's request that is not on the cassette, saying which part of its key changed:
+        the model, the subject (rubric, persona, goal) or the transcript it saw."""
+        where = self.cassette.path or "<cassette>"
+        noun = _ROLE_NOUNS.get(role.role, f"{role.role} answer")
+        field_name = f"{role.at} ({role.where})" if role.where else role.at
+        fix = (f"A changed rubric, persona, goal, {role.role} model or conversation is never "
+               "answered again silently: re-record with record mode `new_episodes` (asks the "
+               "role again, replays the agent's recorded answers) or `rewrite`.")
+        same_role = [e for e in self.exchanges if e.role == role.role]
+        candidates = [e for e in same_role if (e.key or {}).get("at") == role.at] or same_role
+        if not candidates:
+            return CassetteMissError(
+                f"{where}: no recorded {noun} for {field_name}: the cassette has none (it was "
+                f"recorded before the scenario had one). {fix}")
+        nearest = min(candidates, key=lambda e: (len(role.changes(e.key or {})),
+                                                 _distance(e.request, canonical)))
+        index = self.cassette.exchanges.index(nearest)
+        changed = role.changes(nearest.key or {})
+        if not changed and nearest.request == canonical:
+            return CassetteMissError(
+                f"{where}: the {noun} for {field_name} was recorded "
+                f"{sum(e.request == canonical for e in candidates)} time(s) and every recording "
+                f"was already replayed: it is now asked more often (more samples?). {fix}")
+        recorded = nearest.key or {}
+        now = role.fields(role.model)
+        shown = []
+        for name in changed:
+            if name == "model":
+                shown.append(f"the {role.role}'s model changed (recorded with "
+                             f"`{recorded.get('model')}`, the scenario now names `{role.model}`)")
+            else:
+                shown.append(f"the {_KEY_NOUNS.get(name, name)} changed (recorded "
+                             f"{recorded.get(name)} in exchanges[{index}], now {now.get(name)})")
+        lines = [f"{where}: no recorded {noun} for {field_name}: " + "; ".join(shown)
+                 if shown else f"{where}: no recorded {noun} for {field_name} matches this "
+                               f"request (nearest: exchanges[{index}])"]
+        if nearest.request != canonical:
+            lines += _first_difference(nearest.request, canonical)
+        lines.append(fix)
+        return CassetteMissError("\n".join(lines))
+
+
+_ROLE_NOUNS = {"judge": "verdict of the judge", "user": "message of the simulated user"}
 
 
 def _recorded_error(error: dict[str, Any]) -> Exception:
@@ -582,8 +724,19 @@ class CassetteLLM(FunctionCallingLLM):
 
     @property
     def unused(self) -> int:
-        """Recorded exchanges not replayed yet."""
+        """Recorded exchanges not replayed yet (the agent's and the roles')."""
         return self._player.remaining()
+
+    @property
+    def unused_roles(self) -> dict[str, int]:
+        """Recorded role exchanges not replayed yet, by role (``{"judge": 1}``)."""
+        return self._player.unused_roles()
+
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        """The model of one harness role's call (a judge's, a simulated user's) through this
+        cassette: replayed by ``key`` (:class:`RoleKey`), or -- while recording -- recorded
+        through ``live``, the role's own live model."""
+        return RoleLLM(self, key, live)
 
     @property
     def recorded(self) -> int:
@@ -594,7 +747,7 @@ class CassetteLLM(FunctionCallingLLM):
         """Write what was recorded (atomically, secrets redacted); False if nothing was."""
         if self._recorder is None or not self._recorder.recorded:
             return False
-        self.cassette.save(secrets=self._recorder.llm.secrets)
+        self.cassette.save(secrets=self._recorder.secrets)
         return True
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
@@ -605,6 +758,18 @@ class CassetteLLM(FunctionCallingLLM):
         if exchange.latency:
             await asleep(exchange.latency)
         return _response_from(exchange)
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        if self._recorder is not None:
+            return await self._recorder._role_chat(request, role, live)
+        canonical = canonical_request(request)
+        exchange = self._player.take(canonical, request_hash(canonical), role)
+        if exchange is None:
+            raise self._player.role_miss(canonical, role)
+        if exchange.latency:
+            await asleep(exchange.latency)
+        return _response_from(exchange)[0], (exchange.key or {}).get("model", "unknown")
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         if self._recorder is not None:
@@ -637,6 +802,30 @@ def _sample_of(cassette: Cassette, sample: int | None) -> int:
         raise CassetteError(f"{where}: holds samples 0-{cassette.samples - 1}; there is no "
                             f"sample {sample}")
     return sample
+
+
+class RoleLLM(FunctionCallingLLM):
+    """One harness role's model (a judge, a simulated user) on a scenario's cassette: each
+    call is replayed from the cassette's exchanges of that role and key, or recorded through
+    the role's live model (see :meth:`CassetteLLM.role`)."""
+
+    def __init__(self, channel: CassetteLLM | RecordingLLM, key: RoleKey,
+                 live: LLM | None = None) -> None:
+        self.channel = channel
+        self.key = key
+        self.live = live
+        self.answered_by: str | None = None
+        """The model that gave the last answer (as recorded, when it was replayed)."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        name = (self.live.metadata.model_name if self.live is not None
+                else self.key.model or f"recorded {self.key.role}")
+        return LLMMetadata(model_name=name, is_chat_model=True, is_function_calling_model=False)
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        response, self.answered_by = await self.channel._role_chat(request, self.key, self.live)
+        return response
 
 
 def _with_stable_ids(response: ChatResponse, key: str) -> ChatResponse:
@@ -712,11 +901,17 @@ class RecordingLLM(FunctionCallingLLM):
         self.unrecorded: list[BaseException] = []
         self.request_secrets: set[str] = set()
         self._request_redactions: set[str] = set()
-        self._recorded_hashes: set[str] = set()
+        self._recorded_hashes: set[_Slot] = set()
+        self._role_secrets: dict[str, str] = {}
 
     @property
     def metadata(self) -> LLMMetadata:
         return self.llm.metadata
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        """The live backend's secrets and those of the role models it recorded through."""
+        return {**self.llm.secrets, **self._role_secrets}
 
     def _stamp(self) -> None:
         from agentkit import __version__
@@ -724,33 +919,85 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.agentkit_version = __version__
         self.cassette.recorded_at = datetime.now(UTC).replace(microsecond=0).isoformat()
 
-    def _lookup(self, request: LLMRequest) -> tuple[dict[str, Any], str, Exchange | None]:
-        redactor = Redactor(secrets=self.llm.secrets)
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        """One harness role's model on this cassette (as :meth:`CassetteLLM.role`): what is
+        recorded replays, the rest is recorded through ``live``, the role's live model."""
+        return RoleLLM(self, key, live)
+
+    def drop_unused_roles(self) -> int:
+        """Forget the recorded role exchanges this recording did not replay -- verdicts on a
+        rubric that changed, messages of a persona that changed: a re-record (``new_episodes``,
+        ``all``) asks the role again and keeps only what it asked; how many were dropped."""
+        unused = {id(e) for e in self._player.left_over() if e.role is not None}
+        before = len(self.cassette.exchanges)
+        self.cassette.exchanges = [e for e in self.cassette.exchanges if id(e) not in unused]
+        return before - len(self.cassette.exchanges)
+
+    def _lookup(self, request: LLMRequest, role: RoleKey | None = None,
+                live: LLM | None = None) -> tuple[dict[str, Any], str, Exchange | None]:
+        if live is not None:
+            self._role_secrets.update(live.secrets)
+        redactor = Redactor(secrets=self.secrets)
         canonical = canonical_request(request, redactor)
         self._request_redactions |= redactor.redacted
         self.request_secrets |= redactor.values
         key = request_hash(canonical)
-        exchange = self._player.take(canonical, key) if self._replay else None
+        exchange = self._player.take(canonical, key, role) if self._replay else None
         if exchange is None and not self._record:
-            raise self._player.miss(canonical)
+            raise (self._player.miss(canonical) if role is None
+                   else self._player.role_miss(canonical, role))
         return canonical, key, exchange
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        canonical, key, exchange = self._lookup(request, role, live)
+        if exchange is not None:
+            if exchange.latency:
+                await asleep(exchange.latency)
+            return _response_from(exchange)[0], (exchange.key or {}).get("model", "unknown")
+        if live is None:
+            raise CassetteMissError(
+                f"{self.cassette.path}: no live model to record the {role.role} of {role.at}"
+                f"{f' ({role.where})' if role.where else ''} with; give the recording one "
+                f"(agentkit record --judge-model, the pytest plugin's judge_llm fixture)")
+        model = live.metadata.model_name
+        if role.model is not None and model != role.model:
+            raise CassetteMissError(
+                f"{self.cassette.path}: the {role.role} of {role.at}"
+                f"{f' ({role.where})' if role.where else ''} names model `{role.model}`, but "
+                f"the live {role.role} model recording it is `{model}`; record with that model "
+                "or change the scenario")
+        watch = Stopwatch.start()
+        try:
+            response = await live._achat(request)
+        except Exception as exc:
+            self._store(request, canonical, key, watch, None, None, exc,
+                        role=(role.role, role.fields(model)))
+            raise
+        self._store(request, canonical, key, watch, response, None, None,
+                    role=(role.role, role.fields(model)))
+        return response, model
 
     def _store(self, request: LLMRequest, canonical: dict[str, Any], key: str, watch: Stopwatch,
                response: ChatResponse | None, chunks: list[str] | None,
-               error: BaseException | None) -> None:
+               error: BaseException | None, *,
+               role: tuple[str, dict[str, str]] | None = None) -> None:
         # A live call's time passed as real I/O, not simulated latency: count all of it as
         # latency, as the replay (which sleeps the recorded latency) will.
         watch.clock.count_latency(watch.wall - watch.serial)
         if error is not None and not _worth_recording(error):
             self.unrecorded.append(error)
             return
-        if self.mode == "all" and key not in self._recorded_hashes:
+        slot = (None, None, key) if role is None else (role[0], role[1].get("at"), key)
+        if self.mode == "all" and slot not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
             self.cassette.exchanges = [e for e in self.cassette.exchanges
-                                       if e.request_hash != key or e.sample != self.sample]
-        self._recorded_hashes.add(key)
+                                       if _slot(e) != slot or e.sample != self.sample]
+        self._recorded_hashes.add(slot)
         exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
                             latency=round(watch.wall, 6), sample=self.sample)
+        if role is not None:
+            exchange.role, exchange.key = role
         if error is not None:
             exchange.error = _error_dict(error)
         else:
@@ -767,7 +1014,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.recorded += 1
         self._stamp()
         if self.autosave:
-            self.cassette.save(secrets=self.llm.secrets)
+            self.cassette.save(secrets=self.secrets)
         if self.on_record is not None:
             self.on_record()
 

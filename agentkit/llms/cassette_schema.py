@@ -96,9 +96,24 @@ class _ErrorData(_Strict):
     status_code: int | None = None
 
 
-class ExchangeData(_Strict):
-    """One recorded exchange: a request and its response (or error), with its latency."""
+class _RoleKeyData(_Strict):
+    """A role exchange's key (:class:`agentkit.llms.cassette.RoleKey`): the scenario field it
+    serves, the model that answered, its subject's hashes and the transcript's."""
 
+    at: str
+    model: str | None = None
+    rubric: str | None = None
+    persona: str | None = None
+    goal: str | None = None
+    transcript: str
+
+
+class ExchangeData(_Strict):
+    """One recorded exchange: a request and its response (or error), with its latency; a
+    harness role's (a judge's, a simulated user's) names its ``role`` and ``key``."""
+
+    role: Literal["judge", "user"] | None = None
+    key: _RoleKeyData | None = None
     sample: int | None = Field(default=None, ge=0)
     request: dict[str, Any]
     request_hash: str | None = None
@@ -110,6 +125,8 @@ class ExchangeData(_Strict):
     def _answered(self) -> ExchangeData:
         if self.response is None and self.error is None:
             raise ValueError("needs `response` (or `error`)")
+        if (self.role is None) != (self.key is None):
+            raise ValueError("a role exchange gives both `role` and `key` (an agent's, neither)")
         return self
 
 
@@ -227,7 +244,8 @@ class CassetteData(_Strict):
         return self
 
 
-PART_FORMATS: dict[str, int] = {"samples": 2, "mcp_exchanges": 2, "message references": 3}
+PART_FORMATS: dict[str, int] = {"samples": 2, "mcp_exchanges": 2, "role exchanges": 3,
+                                "message references": 3}
 """The lowest cassette format that holds each optional part (the cassette module's
 docstring); a cassette with none of them is format 1."""
 
@@ -235,6 +253,7 @@ _NEEDS = {
     "samples": "samples (`samples`, `sampling`, `complete`, an exchange's `sample`) are "
                "cassette format 2",
     "mcp_exchanges": "`mcp_exchanges` are cassette format 2",
+    "role exchanges": "a role exchange (`role: judge|user`) belongs to a cassette of `format: 3`",
     "message references": "a message reference belongs to a cassette of `format: 3`",
 }
 
@@ -255,6 +274,10 @@ def parts_of(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
         found.append((("exchanges", sampled, "sample"), "samples"))
     if data.get("mcp_exchanges"):
         found.append((("mcp_exchanges",), "mcp_exchanges"))
+    role = next((i for i, e in enumerate(exchanges)
+                 if isinstance(e, dict) and e.get("role") is not None), None)
+    if role is not None:
+        found.append((("exchanges", role), "role exchanges"))
     for index, exchange in enumerate(exchanges):
         request = exchange.get("request") if isinstance(exchange, dict) else None
         messages = request.get("messages") if isinstance(request, dict) else None

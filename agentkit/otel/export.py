@@ -61,7 +61,7 @@ def record_of_result(result: ScenarioResult, verdict: Verdict) -> RunRecord:
     evaluations: list[Evaluation] = []
     try:
         for checked in expectation_results(result.trace, scenario.turns,
-                                           scenario.expect_for(agent_type)):
+                                           scenario.expect_for(agent_type), result.judgements):
             evaluations.append(Evaluation(checked.name, "pass" if checked.passed else "fail",
                                           checked.passed, "\n".join(checked.problems)))
     except SlowRegexError as exc:

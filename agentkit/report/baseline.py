@@ -161,7 +161,7 @@ def _regression(current: Row | None, baseline: Row, load_error: Row | None) -> s
 
 
 def _counts(row: Row) -> CaseStats:
-    return CaseStats(row.passed_runs, row.judged - row.passed_runs)
+    return CaseStats(row.passed_runs, row.judged_runs - row.passed_runs)
 
 
 def _pass_rate_change(current: Row, baseline: Row) -> PassRateChange | None:

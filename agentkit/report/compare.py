@@ -16,7 +16,15 @@ from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.eval.matrix import CaseResult, shard_of
 from agentkit.eval.samples import SampledResult, run_samples, sample_count
-from agentkit.report.model import AgentSummary, Comparison, CostSpread, Row, speedup
+from agentkit.report.model import (
+    AgentSummary,
+    Comparison,
+    CostSpread,
+    JudgeVerdict,
+    RoleCost,
+    Row,
+    speedup,
+)
 from agentkit.report.timeline import spans_of
 from agentkit.scenario import (
     Scenario,
@@ -131,12 +139,16 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     problems = ([verdict.stopped_by] if verdict.stopped_by is not None
                 else list(verdict.problems) + verdict.snapshot_problems())
     state = verdict.snapshot
+    judged = [JudgeVerdict(at=j.at, rubric=j.rubric, verdict=j.verdict, reason=j.reason,
+                           score=j.score, votes=max(len(j.votes), 1), split=j.split)
+              for j in result.judgements]
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if verdict.passed else "fail", problems=problems,
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
                snapshot_diff=list(verdict.snapshot_diff),
-               snapshot_trace=verdict.snapshot_stored,
+               snapshot_trace=verdict.snapshot_stored, judged=judged,
+               roles={role: RoleCost(**sums) for role, sums in totals.roles.items()},
                trace=trace, timeline=spans_of(result.trace),
                steps=totals.steps, llm_calls=totals.llm_calls, tool_calls=totals.tool_calls,
                tool_errors=totals.tool_errors, prompt_tokens=totals.prompt_tokens,

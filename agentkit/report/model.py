@@ -44,6 +44,8 @@ __all__ = [
     "Metric",
     "ReportError",
     "Row",
+    "JudgeVerdict",
+    "RoleCost",
     "AgentSummary",
     "Compared",
     "CostSpread",
@@ -135,6 +137,28 @@ class CostSpread(_Strict):
     max: float
 
 
+class JudgeVerdict(_Strict):
+    """One judged expectation of a run: where its rubric is, the LLM judges' verdict and the
+    reason they gave; ``votes`` answers voted, ``split`` when they disagreed."""
+
+    at: str
+    rubric: str
+    verdict: Literal["pass", "fail", "error"]
+    reason: str
+    score: float | None = None
+    votes: int = Field(default=1, ge=1)
+    split: bool = False
+
+
+class RoleCost(_Strict):
+    """The calls and tokens of one of the harness's roles in a run (an LLM judge, a simulated
+    user): counted apart from the agent's."""
+
+    llm_calls: int = Field(ge=0)
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+
+
 class Row(_Strict):
     """One scenario under one agent type (and ``model``, in an evaluation): passed, failed
     (with problems) or could not run.
@@ -169,6 +193,11 @@ class Row(_Strict):
     ``not_checked``: the run stopped on an error, so its snapshot was left as it is)."""
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
+    judged: list[JudgeVerdict] = []
+    """The LLM judges' verdicts on the run's judged expectations, with their reasons."""
+    roles: dict[str, RoleCost] = {}
+    """The calls and tokens of the harness's roles (``judge``, ``user``), apart from the
+    metrics, which are the agent's."""
     snapshot_trace: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     """The committed snapshot's trace when ``snapshot_diff`` is its diff with ``trace`` (for
     the page, which marks the changed words; not written to report.json)."""
@@ -227,7 +256,7 @@ class Row(_Strict):
         return self.samples is not None
 
     @property
-    def judged(self) -> int:
+    def judged_runs(self) -> int:
         """The runs that say something about the agent: a sampled case's passes and failures,
         one for a run that ran, none for one that could not."""
         if self.samples is not None:
@@ -254,10 +283,10 @@ class Row(_Strict):
         return value
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: the metrics, then thresholds, snapshot, model and the statistics of
-        a sampled case only where there are any."""
+        """The JSON form: the metrics, then thresholds, snapshot, model, the statistics of a
+        sampled case and the judged expectations and roles' costs only where there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
-                                        *_SAMPLED})
+                                        "judged", "roles", *_SAMPLED})
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -268,6 +297,11 @@ class Row(_Strict):
             "samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
             "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class", "cost",
             "sample_outcomes") if key in sampled})
+        if self.judged:
+            data["judged"] = [verdict.model_dump(exclude_defaults=True)
+                              for verdict in self.judged]
+        if self.roles:
+            data["roles"] = {role: cost.model_dump() for role, cost in self.roles.items()}
         if self.thresholds is not None:
             data["thresholds"] = self.thresholds.model_dump(exclude_none=True)
         if self.snapshot is not None:
@@ -343,7 +377,7 @@ def _summarize(contender: Contender, rows: list[Row]) -> AgentSummary:
                         failed=sum(r.status == "fail" for r in rows),
                         errors=sum(r.status == "error" for r in rows), total=total, mean=mean,
                         passes=sum(r.passed_runs for r in rows),
-                        judged=sum(r.judged for r in rows))
+                        judged=sum(r.judged_runs for r in rows))
 
 
 @dataclass(frozen=True)

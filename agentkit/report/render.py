@@ -42,6 +42,7 @@ from agentkit.report.model import (
     AgentSummary,
     Comparison,
     Contender,
+    JudgeVerdict,
     Metric,
     ReportError,
     Row,
@@ -51,7 +52,7 @@ from agentkit.report.model import (
     trace_file,
 )
 from agentkit.report.resumed import html_continuations, markdown_continuations
-from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
+from agentkit.report.runs import RUNS_CSS, html_runs, role_costs, run_anchor
 from agentkit.report.standings import HeadToHead, Line, head_to_head
 
 __all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
@@ -145,7 +146,7 @@ def _rate_text(row: Row) -> str:
     if row.pass_rate is None or row.interval is None:
         return "—" if not row.sampled else "no rate"
     low, high = row.interval
-    return (f"{percent(row.pass_rate)} ({row.passes}/{row.judged}; "
+    return (f"{percent(row.pass_rate)} ({row.passes}/{row.judged_runs}; "
             f"{low * 100:.0f}-{high * 100:.0f}%)")
 
 
@@ -317,6 +318,29 @@ def _md_snapshots(comparison: Comparison) -> list[str]:
     return lines
 
 
+def _judged_verdict(verdict: JudgeVerdict) -> str:
+    """``pass``, ``fail (split: 2 of 3 votes)``..."""
+    return verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
+
+
+def _md_judged(comparison: Comparison) -> list[str]:
+    rows = [row for row in comparison.rows if row.judged or row.roles]
+    if not rows:
+        return []
+    table = [[f"`{row.key}`", f"`{verdict.at}`", _md_text(verdict.rubric),
+              _judged_verdict(verdict), _md_text(verdict.reason)]
+             for row in rows for verdict in row.judged]
+    lines = ["## Judged expectations", "",
+             "What the LLM judges decided on each judged expectation, and why. The calls of the "
+             "judges and of simulated users are counted apart from the agent's (not in the "
+             "tables above).", ""]
+    if table:
+        lines += [tabulate(table, ["run", "expectation", "rubric", "verdict", "reason"],
+                           tablefmt="github", disable_numparse=True), ""]
+    lines += [f"- `{row.key}`: {role_costs(row)}" for row in rows if row.roles]
+    return [*lines, ""]
+
+
 def _diagram_groups(comparison: Comparison) -> list[tuple[list[str], str]]:
     """Each distinct workflow diagram with the agent types that run it."""
     groups: dict[str, list[str]] = {}
@@ -375,6 +399,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     lines += [_md_rows(comparison, diff), ""]
     lines += _md_diagrams(comparison)
     lines += markdown_continuations(comparison)
+    lines += _md_judged(comparison)
     lines += _md_failures(comparison)
     if diff is not None:
         lines += _md_baseline(diff)
@@ -607,12 +632,12 @@ def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
 
 
 def _rate_bar(row: Row) -> RateBar | str:
-    if not row.judged:
+    if not row.judged_runs:
         return "error"
     confidence = row.confidence or DEFAULT_CONFIDENCE
-    low, high = row.interval or wilson_interval(row.passed_runs, row.judged, confidence)
-    rate = row.passed_runs / row.judged
-    label = f"{percent(rate)} ({row.passed_runs}/{row.judged})"
+    low, high = row.interval or wilson_interval(row.passed_runs, row.judged_runs, confidence)
+    rate = row.passed_runs / row.judged_runs
+    label = f"{percent(rate)} ({row.passed_runs}/{row.judged_runs})"
     return RateBar(rate, low, high, label,
                    f"{row.key}: pass rate {label}, {percent(confidence)} interval "
                    f"{low * 100:.0f}-{high * 100:.0f}%")

@@ -16,7 +16,7 @@ from agentkit.report.model import Comparison, Row
 from agentkit.report.timeline import timeline_svg
 from agentkit.scenario.diff import trace_diff
 
-__all__ = ["run_anchor", "html_runs", "metrics_line", "RUNS_CSS"]
+__all__ = ["run_anchor", "html_runs", "metrics_line", "role_costs", "RUNS_CSS"]
 
 RUNS_CSS = """
 section.run{border:1px solid #d8dee4;border-radius:6px;padding:4px 14px 10px;margin:14px 0}
@@ -59,6 +59,30 @@ def metrics_line(row: Row) -> str:
             f"failed) · {_count(row.prompt_tokens)} tokens in, "
             f"{_count(row.completion_tokens)} out · wall {seconds(row.wall_time or 0)},"
             f" serial {seconds(row.serial_time or 0)}, speedup {ratio(row.speedup or 1)}")
+
+
+def role_costs(row: Row) -> str:
+    """The calls and tokens of the run's roles (LLM judges, a simulated user), one phrase
+    each: counted apart from the agent's (empty without roles)."""
+    return "; ".join(f"{role}: {count(cost.llm_calls)} LLM call"
+                     f"{'s' if cost.llm_calls != 1 else ''}, {count(cost.prompt_tokens)} "
+                     f"tokens in, {count(cost.completion_tokens)} out"
+                     for role, cost in row.roles.items())
+
+
+def _failed(text: str) -> str:
+    return f'<span class="err">{escape(text)}</span>'
+
+
+def _judged(row: Row) -> str:
+    items = "".join(
+        f"<li><code>{escape(v.at)}</code> {escape(repr(v.rubric))}: "
+        f"{escape(v.verdict) if v.verdict == 'pass' else _failed(v.verdict)}"
+        f"{escape(f' (split, {v.votes} votes)' if v.split else '')} -- {escape(v.reason)}</li>"
+        for v in row.judged)
+    costs = (f'<p class="note">Apart from the agent\'s: {escape(role_costs(row))}.</p>'
+             if row.roles else "")
+    return f'<h4>Judged</h4><ul class="plain">{items}</ul>{costs}'
 
 
 def _call_text(call: dict[str, Any]) -> str:
@@ -172,6 +196,8 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
     if delta is not None and delta.reasons:
         parts.append('<h4>Regressed</h4><ul class="plain">'
                      + "".join(f"<li>{escape(r)}</li>" for r in delta.reasons) + "</ul>")
+    if row.judged or row.roles:
+        parts.append(_judged(row))
     if row.problems:
         parts.append('<h4>Problems</h4><ul class="plain">'
                      + "".join(f"<li><pre>{escape(p)}</pre></li>" for p in row.problems)

@@ -137,7 +137,7 @@ def _row_cost(row: Row, key: str) -> tuple[float, float]:
     """A row's mean cost and the standard error of that mean (0 for one recorded run)."""
     spread = (row.cost or {}).get(key)
     if spread is not None:
-        return spread.mean, spread.sd / math.sqrt(max(row.judged, 1))
+        return spread.mean, spread.sd / math.sqrt(max(row.judged_runs, 1))
     if key == "tokens":
         return float((row.prompt_tokens or 0) + (row.completion_tokens or 0)), 0.0
     return float(row.metric(key) or 0), 0.0
@@ -155,12 +155,12 @@ def head_to_head(comparison: Comparison) -> HeadToHead:
         here = [rows[(scenario, c)] for c in contenders]
         confidence = next((r.confidence for r in here if r.confidence is not None),
                           DEFAULT_CONFIDENCE)
-        values = {c: _rate(row.passed_runs, row.judged, confidence)
+        values = {c: _rate(row.passed_runs, row.judged_runs, confidence)
                   for c, row in zip(contenders, here, strict=True)}
         lines.append(Line(scenario, "pass_rate", values, _best_rate(values, confidence)))
     if len(scenarios) > 1 or any(rows[(s, c)].sampled for s in scenarios for c in contenders):
         values = {c: _rate(sum(rows[(s, c)].passed_runs for s in scenarios),
-                           sum(rows[(s, c)].judged for s in scenarios), pooled_confidence)
+                           sum(rows[(s, c)].judged_runs for s in scenarios), pooled_confidence)
                   for c in contenders}
         lines.append(Line(f"All {len(scenarios)} compared scenarios", "pass_rate", values,
                           _best_rate(values, pooled_confidence)))

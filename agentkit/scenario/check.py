@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.core.fmt import seconds
 from agentkit.core.textdiff import short
 from agentkit.scenario.model import (
     Expect,
     HandoffsExpect,
+    Judged,
     MessageExpect,
     SlowRegexError,
     TextMatch,
@@ -20,6 +22,9 @@ from agentkit.scenario.model import (
     Turn,
 )
 from agentkit.scenario.trace import ToolCallTrace, Trace
+
+if TYPE_CHECKING:
+    from agentkit.scenario.llm_judge import Judgement
 
 __all__ = ["check_expectations", "expectation_results", "ExpectationResult"]
 
@@ -228,28 +233,62 @@ class ExpectationResult:
         return not self.problems
 
 
-def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect) -> list[str]:
+def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                       judgements: Sequence[Judgement] = ()) -> list[str]:
     """All ways ``trace`` falls short of the expectations (empty: it passes); a regex that
-    takes too long is one problem naming it (the expectations cannot all be checked)."""
+    takes too long is one problem naming it (the expectations cannot all be checked).
+    ``judgements`` are the LLM judges' verdicts of the run (``ScenarioResult.judgements``)."""
     try:
-        return [p for result in expectation_results(trace, turns, expect) for p in result.problems]
+        return [p for result in expectation_results(trace, turns, expect, judgements)
+                for p in result.problems]
     except SlowRegexError as exc:
         return [f"an expectation could not be checked: {exc}"]
 
 
-def expectation_results(trace: Trace, turns: Sequence[Turn],
-                        expect: Expect) -> list[ExpectationResult]:
+_EXPECTATION = re.compile(r"(?:agents\.[^.]+\.)?expect\.(answer|conversation)\.judge")
+
+
+def _by_expectation(judgements: Sequence[Judgement]) -> dict[str, Judgement]:
+    """The judgements of judged expectations by the expectation's name (``turns.N.answer``,
+    ``answer``, ``conversation``), from the field of each rubric."""
+    found: dict[str, Judgement] = {}
+    for judgement in judgements:
+        whole = _EXPECTATION.fullmatch(judgement.at)
+        if whole is not None:
+            found[whole.group(1)] = judgement
+        elif judgement.at.startswith("turns.") and judgement.at.endswith(".answer.judge"):
+            found[judgement.at.removesuffix(".judge")] = judgement
+    return found
+
+
+def _judged(what: str, judgement: Judgement | None) -> list[str]:
+    """``what`` judged fail, with the judge's reason (and the votes when there are several);
+    nothing when it was not judged (its turn did not run: reported as such) or passed."""
+    if judgement is None or judgement.passed or judgement.error is not None:
+        return []
+    tally = f" ({judgement.tally()})" if judgement.tally() else ""
+    return [f"{what} judged fail against the rubric {judgement.rubric!r}{tally}: "
+            f"{judgement.reason}"]
+
+
+def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                        judgements: Sequence[Judgement] = ()) -> list[ExpectationResult]:
     """Each expectation the scenario declares, checked on ``trace`` (and ``turns``, that the
     run's turns all ran and that no tool call failed unexpectedly, which always hold), in the
-    order :func:`check_expectations` reports their problems. A regex that takes too long
-    raises :class:`~agentkit.scenario.model.SlowRegexError`."""
+    order :func:`check_expectations` reports their problems; a judged one by its verdict in
+    ``judgements``. A regex that takes too long raises
+    :class:`~agentkit.scenario.model.SlowRegexError`."""
+    judged = _by_expectation(judgements)
     results: list[ExpectationResult] = []
 
     def add(name: str, problems: Sequence[str]) -> None:
         results.append(ExpectationResult(name, tuple(problems)))
 
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
-        if turn.answer is not None:
+        if isinstance(turn.answer, Judged):
+            add(f"turn {number} answer", _judged(f"turn {number}: answer {record.response!r}",
+                                                 judged.get(f"turns.{number - 1}.answer")))
+        elif turn.answer is not None:
             add(f"turn {number} answer", [] if turn.answer.matches(record.response) else [
                 f"turn {number}: answer {record.response!r} does not match "
                 f"{turn.answer.describe()}"])
@@ -268,9 +307,14 @@ def expectation_results(trace: Trace, turns: Sequence[Turn],
     if len(trace.turns) < len(turns) and failed is None:
         ran.append(f"only {len(trace.turns)} of {len(turns)} turns ran")
     add("turns", ran)
-    if expect.answer is not None and last is not None:
-        add("answer", [] if expect.answer.matches(last.response) else [
-            f"final answer {last.response!r} does not match {expect.answer.describe()}"])
+    answer = expect.answer
+    if isinstance(answer, Judged) and last is not None:
+        add("answer", _judged(f"final answer {last.response!r}", judged.get("answer")))
+    elif answer is not None and not isinstance(answer, Judged) and last is not None:
+        add("answer", [] if answer.matches(last.response) else [
+            f"final answer {last.response!r} does not match {answer.describe()}"])
+    if expect.conversation is not None:
+        add("conversation", _judged("the conversation", judged.get("conversation")))
     expected_errors: set[int] = set()
     if expect.tool_calls is not None:
         actual = [_Call.of(c, turn) for turn, record in enumerate(trace.turns)

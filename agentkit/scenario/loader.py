@@ -27,6 +27,7 @@ from agentkit.scenario.agent_types import (
 from agentkit.scenario.images import image_folders, image_problem
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.model import (
+    ANSWER_TAGS,
     SCENARIO_FORMAT,
     SCRIPT_ITEM_TAGS,
     AgentSpec,
@@ -58,6 +59,8 @@ class ScenarioError(BadInputError):
 
 
 Path_ = tuple[str | int, ...]
+_UNION_TAGS: dict[str, type[BaseModel] | None] = {**SCRIPT_ITEM_TAGS, **ANSWER_TAGS}
+"""The tags of the discriminated unions, as pydantic puts them into error locations."""
 
 
 def load_yaml(path: Path, text: str) -> tuple[Any, YamlLocations]:
@@ -108,8 +111,8 @@ def _walk(model: type[BaseModel], raw_loc: Path_) -> tuple[Path_, Any, int | Non
     loc: list[str | int] = []
     member_at = None
     for index, part in enumerate(raw_loc):
-        if isinstance(part, str) and part in SCRIPT_ITEM_TAGS:
-            annotation = SCRIPT_ITEM_TAGS[part]
+        if isinstance(part, str) and part in _UNION_TAGS:
+            annotation = _UNION_TAGS[part]
             continue
         annotation = _unwrap(annotation)
         option = _member(annotation, part)
@@ -460,6 +463,10 @@ def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], unknown: set
     if trajectory is None:
         return
     turns = data.get("turns")
+    if data.get("user") is not None:
+        report.add(("trajectory",), "a trajectory describes one turn of fixed input, and this "
+                                    "scenario's turns come from a simulated `user:`; give each "
+                                    "agent type a script (or a recording)")
     if isinstance(turns, list) and len(turns) > 1:
         report.add(("trajectory",), f"a trajectory describes one turn, and this scenario has "
                                     f"{len(turns)}; give multi-turn scenarios a script per "

@@ -34,6 +34,10 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "TextMatch",
+    "Judged",
+    "AnswerMatch",
+    "JudgeSpec",
+    "SimulatedUser",
     "ToolCallSpec",
     "ToolCallsExpect",
     "MessageExpect",
@@ -235,10 +239,53 @@ class TextMatch(_Strict):
         return ""
 
 
+class Judged(_Strict):
+    """An open-ended expectation an LLM judge decides: ``{judge: "<rubric>"}``, optionally
+    with ``min_score`` (0-1: a vote passes only with at least this score) and ``samples``
+    (how many times each judge is asked; every answer votes, a majority passes, a tie fails).
+    See :mod:`agentkit.scenario.llm_judge`."""
+
+    judge: str = Field(description="the rubric: what the answer (or conversation) must do")
+    min_score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    samples: int | None = Field(default=None, ge=1, le=25,
+                                description="answers asked of each judge (default: the "
+                                            "judge's `samples`)")
+
+    @field_validator("judge")
+    @classmethod
+    def _rubric(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the rubric is empty: say what the answer must do, e.g. `judge: "
+                             "\"states the refund amount and promises no date\"`")
+        return value
+
+    def describe(self) -> str:
+        return f"judge {self.judge!r}"
+
+
+def _answer_kind(value: Any) -> str | None:
+    if isinstance(value, Judged) or (isinstance(value, dict) and "judge" in value):
+        return "judged"
+    if isinstance(value, (TextMatch, dict)):
+        return "text-match"
+    return None
+
+
+AnswerMatch = Annotated[
+    Annotated[TextMatch, Tag("text-match")] | Annotated[Judged, Tag("judged")],
+    Discriminator(_answer_kind, custom_error_type="answer_match",
+                  custom_error_message="an answer expectation is a text match (`equals`, "
+                                       "`contains` or `regex`) or a rubric an LLM judge "
+                                       "decides (`judge: \"...\"`)"),
+]
+"""What an answer must be: a :class:`TextMatch`, or a :class:`Judged` rubric."""
+ANSWER_TAGS: dict[str, type[BaseModel]] = {"text-match": TextMatch, "judged": Judged}
+
+
 class Turn(_Strict):
     user: str
     stream: bool = False
-    answer: TextMatch | None = Field(default=None, description="expected answer of this turn")
+    answer: AnswerMatch | None = Field(default=None, description="expected answer of this turn")
     images: list[str] = Field(default_factory=list,
                               description="image files sent with this turn (paths relative to "
                                           "the scenario file; agent types that take images)")
@@ -327,7 +374,9 @@ class Expect(_Strict):
     """What a run must do. Tool calls that fail are unexpected unless something here (or the
     tool's failure schedule) expects them: see :func:`agentkit.scenario.check.check_expectations`."""
 
-    answer: TextMatch | None = Field(default=None, description="the final turn's answer")
+    answer: AnswerMatch | None = Field(default=None, description="the final turn's answer")
+    conversation: Judged | None = Field(
+        default=None, description="what an LLM judge must find of the whole conversation")
     error: TextMatch | None = Field(default=None, description="the final turn fails with this error")
     tool_calls: ToolCallsExpect | None = None
     handoffs: HandoffsExpect | None = None
@@ -431,6 +480,100 @@ class LLMSource(_Strict):
         return [k for k in ("script", "recording") if getattr(self, k) is not None]
 
 
+class JudgeSpec(_Strict):
+    """Who judges the scenario's judged expectations (:class:`Judged`): an LLM on agentkit's
+    protocol, asked with the documented prompt of :mod:`agentkit.scenario.llm_judge`.
+
+    With ``script`` its answers are scripted, in the order the judge is asked (offline; no
+    model). Without, it is the recording's: its calls replay from the agent type's cassette and
+    are recorded with it, through ``model`` (or ``agentkit record --judge-model``, the pytest
+    plugin's ``judge_llm``; by default the agent's own live model). ``model`` is part of what
+    a recorded verdict is keyed by: naming another model is a cassette miss, never a silent
+    re-judgement."""
+
+    model: str | None = Field(default=None, description="the judge's model (recorded)")
+    script: list[ScriptItem] | None = Field(default=None, description="scripted answers, in "
+                                                                      "the order asked")
+    samples: int = Field(default=1, ge=1, le=25, description="answers asked per judged "
+                                                             "expectation; each votes")
+    latency: Seconds = Field(default=0.0, description="simulated latency of a scripted answer")
+    params: dict[str, Any] = Field(default_factory=dict, description=(
+        "keyword arguments sent with every judge request (e.g. `response_format`)"))
+
+
+Judges = JudgeSpec | list[JudgeSpec]
+"""A scenario's judge, or a panel of judges whose answers all vote."""
+
+
+def judge_panel(judges: Judges | None) -> list[JudgeSpec]:
+    """The judges of a ``judge:`` field, as a list (one default judge when none is given)."""
+    if judges is None:
+        return [JudgeSpec()]
+    return judges if isinstance(judges, list) else [judges]
+
+
+def _check_panel(judges: Judges | None) -> Judges | None:
+    if isinstance(judges, list):
+        if not judges:
+            raise ValueError("a panel needs at least one judge")
+        recorded = [judge.model for judge in judges if judge.script is None]
+        if len(recorded) > 1 and len(set(recorded)) < len(recorded):
+            raise ValueError("the recorded judges of a panel each name a different `model` "
+                             "(their verdicts are keyed by it)")
+    return judges
+
+
+class SimulatedUser(_Strict):
+    """A user an LLM plays instead of fixed turns: ``simulate`` (the persona) writes each next
+    user message from the conversation so far, toward its ``goal``, until ``stop_when``
+    holds (a text match on the agent's answer, or a rubric judged on the conversation; by
+    default the goal itself, judged) or ``max_turns`` turns ran (then the run fails). Its
+    messages come from ``script`` (replies in order), ``ref`` (a function of a
+    :class:`~agentkit.scenario.simulated_user.SimulatedUserContext`) or a model: the
+    recording's, keyed by ``model`` like a judge's. See :mod:`agentkit.scenario.simulated_user`."""
+
+    simulate: str = Field(description="the persona: who the user is and how they behave")
+    goal: str | None = Field(default=None, description="what the user wants from the agent")
+    opening: str | None = Field(default=None, description="a fixed first message (default: the "
+                                                          "simulated user writes it)")
+    max_turns: int = Field(default=6, ge=1, le=100)
+    stop_when: AnswerMatch | None = Field(default=None, description=(
+        "when the goal is reached: a text match on the agent's last answer, or a rubric a "
+        "judge decides on the conversation (default: the goal, judged)"))
+    model: str | None = Field(default=None, description="the simulated user's model (recorded)")
+    script: list[ScriptItem] | None = Field(default=None, description="its messages, in order")
+    ref: str | None = Field(default=None, description="`module:function` writing each message")
+    latency: Seconds = Field(default=0.0, description="simulated latency of a scripted message")
+    params: dict[str, Any] = Field(default_factory=dict, description=(
+        "keyword arguments sent with every request of the simulated user"))
+
+    @field_validator("simulate")
+    @classmethod
+    def _persona(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the persona is empty: say who the simulated user is, e.g. "
+                             "`simulate: \"a customer whose parcel is late\"`")
+        return value
+
+    @field_validator("ref")
+    @classmethod
+    def _ref_shape(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[\w.]+:[\w.]+", value):
+            raise ValueError(f"{value!r} is not an import ref; write `package.module:name`")
+        return value
+
+    @model_validator(mode="after")
+    def _goal_and_source(self) -> SimulatedUser:
+        if self.goal is None or not self.goal.strip():
+            raise ValueError("a simulated user needs a `goal`: what the persona wants from the "
+                             "agent (its messages work toward it, and by default the "
+                             "conversation ends when a judge finds it reached)")
+        if self.script is not None and self.ref is not None:
+            raise ValueError("give a simulated user at most one of `script` or `ref` (or "
+                             "neither: the recording's model plays it)")
+        return self
+
+
 class TeamAgent(LLMSource):
     """One agent of a multi-agent workflow: who it is, its tools, whom it may hand off to,
     and its own script or recording."""
@@ -471,11 +614,15 @@ class AgentSpec(LLMSource):
 
     params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
+    judge: Judges | None = Field(default=None, description="this agent type's judge(s), "
+                                                          "instead of the scenario's")
     team: list[TeamAgent] | None = Field(default=None, min_length=1)
     root: str | None = Field(default=None, description="the team agent that starts each run")
     resume_from: ResumeFrom | None = Field(
         default=None, description="replay another agent type's recorded run up to a step, "
                                   "then go on with this agent type's script or model")
+
+    _panel = field_validator("judge")(_check_panel)
 
     @model_validator(mode="after")
     def _script_or_recording(self) -> AgentSpec:
@@ -564,12 +711,16 @@ class Scenario(_Strict):
     history: list[HistoryMessage] = Field(
         default_factory=list, description="the agent's memory before the first turn (e.g. "
                                           "few-shot examples as earlier turns)")
-    turns: list[Turn] = Field(min_length=1)
+    user: SimulatedUser | None = Field(
+        default=None, description="a simulated user writing the turns (instead of `turns`)")
+    turns: list[Turn] = Field(description="the user messages, in order (none with `user`)")
     trajectory: list[TrajectoryStep] | None = Field(
         None, description="the tool calls and the answer, rendered into the script of every "
                           "agent type without one (agentkit.scenario.trajectory)")
     agents: dict[str, AgentSpec] = Field(min_length=1)
     expect: Expect = Field(default_factory=Expect)
+    judge: Judges | None = Field(default=None, description="who decides judged expectations "
+                                                          "(agentkit.scenario.llm_judge)")
     thresholds: Thresholds = Field(
         default_factory=Thresholds, description="how much more cost than in a report's "
                                                 "baseline is a regression (per metric)")
@@ -604,8 +755,24 @@ class Scenario(_Strict):
         render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
         if not isinstance(data, dict):
             return data
+        if "user" in data and "turns" not in data:
+            data = {**data, "turns": []}  # a simulated user writes them
         agents = given_agents(data)
         return {**data, "agents": agents} if isinstance(agents, dict) else data
+
+    @field_validator("turns")
+    @classmethod
+    def _turns_or_user(cls, value: list[Turn], info: ValidationInfo) -> list[Turn]:
+        # `user` is validated first: None when not given (absent when it is invalid, which
+        # is reported at `user`)
+        if "user" in info.data and info.data["user"] is None and not value:
+            raise ValueError("needs at least 1 entry; add one (or a simulated `user:`)")
+        if info.data.get("user") is not None and value:
+            raise ValueError("a simulated `user:` writes the turns: give `turns` or `user`, "
+                             "not both")
+        return value
+
+    _panel = field_validator("judge")(_check_panel)
 
     @field_validator("format")
     @classmethod

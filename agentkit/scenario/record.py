@@ -64,7 +64,8 @@ from agentkit.scenario.layout import (
 )
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.mcp import has_mcp, mcp_cassette, mcp_servers
-from agentkit.scenario.model import Scenario
+from agentkit.scenario.model import Scenario, judge_panel
+from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 from agentkit.tools.mcp import MCPRecording
 
@@ -111,7 +112,8 @@ def cassette_miss(result: ScenarioResult) -> str | None:
 def rerecord_command(scenario: Scenario, agent_type: str) -> str:
     """The ``agentkit record`` command that records ``agent_type`` again from scratch, against
     the model and server its cassette was recorded with (read from the cassette's header),
-    with as many samples, drawn the same way, for a sampled one."""
+    with as many samples, drawn the same way, for a sampled one, and the judge model its
+    verdicts were recorded with when the scenario names none and it was not the agent's."""
     spec = scenario.agents[agent_type]
     members = spec.recorded() or [None]
     header = _previous(cassette_path(scenario, agent_type, members[0]))
@@ -127,15 +129,26 @@ def rerecord_command(scenario: Scenario, agent_type: str) -> str:
             value = (header.sampling or {}).get(key)
             if value is not None:
                 words += [f"--{key}", f"{value:g}" if isinstance(value, float) else str(value)]
+    judges = {(e.key or {}).get("model") for e in (header.exchanges if header else [])
+              if e.role == "judge"}
+    named = any(judge.model is not None for judge in judge_panel(spec.judge or scenario.judge))
+    if header is not None and not named and len(judges) == 1 and header.model not in judges:
+        words += ["--judge-model", str(next(iter(judges)))]
     return shlex.join(words)
 
 
 def record_scenario(scenario: Scenario | str | Path, agent_type: str,
                     live: LLM | Mapping[str, LLM], mode: RecordMode = "once", *,
-                    listener: Any = None, state: Mapping[str, Any] | None = None) -> Recording:
+                    listener: Any = None, state: Mapping[str, Any] | None = None,
+                    roles: RoleModels | None = None) -> Recording:
     """Record ``agent_type``'s conversation of ``scenario`` through ``live`` (see the module
     docstring); ``listener`` gets every bus event of the live run (progress display);
     ``state`` reaches the agent type's factory (as in :func:`run_scenario`).
+
+    The scenario's LLM judges and simulated user without a script are recorded into the same
+    cassette (the first with a ``recording:``, for a team), through ``roles`` -- by default the
+    agent's live model (a team's: its first agent's) plays them; a judge whose ``model`` the
+    scenario names must be recorded with that model.
 
     A team (``agent_workflow``) records each of its agents with a ``recording:`` into its own
     cassette through ``live`` -- one model for all of them, as ``agentkit record --model`` and
@@ -190,11 +203,16 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
         if mcp_path not in by_path:
             by_path[mcp_path] = _mcp_only_cassette(mcp_path, mode, agent_type, scenario.name)
         mcp_recording = MCPRecording(by_path[mcp_path], mode)
+    if roles is None:
+        default = live if isinstance(live, LLM) else next(iter(live.values()), None)
+        roles = RoleModels(judge=default, user=default)
     with ExitStack() as stack:
         stack.enter_context(real_time())  # retry back-off against a live server really waits
         if listener is not None:
             stack.enter_context(dispatcher.listen(listener))
-        outcome.live = _run_with(scenario, agent_type, recorders, state, mcp_recording)
+        outcome.live = _run_with(scenario, agent_type, recorders, state, roles, mcp_recording)
+    for recorder in recorders.values():
+        recorder.drop_unused_roles()
     outcome.recorded = sum(recorder.recorded for recorder in recorders.values())
     if mcp_recording is not None and mcp_recording.recorded:
         outcome.recorded += mcp_recording.recorded
@@ -203,7 +221,9 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
     if unrecorded:  # the model was never asked: nothing to replay or keep
         outcome.problems = [f"{_kind(unrecorded[0])}: {unrecorded[0]}"]
         return outcome
-    secrets = {name: value for model in models.values() for name, value in model.secrets.items()}
+    # the live backends' secrets and those of the role models recorded through them
+    secrets = {name: value for recorder in recorders.values()
+               for name, value in recorder.secrets.items()}
     for server in mcp_servers(scenario).values():
         secrets.update(server.secrets())
     texts = {path: cassette.dumps(secrets=secrets) for path, cassette in by_path.items()}
@@ -300,16 +320,18 @@ def _replay(scenario: Scenario, agent_type: str, members: list[str | None],
     fresh: dict[str | None, LLM] = {member: CassetteLLM(fresh_cassette(path))
                                     for member, path in zip(members, cassettes, strict=True)}
     mcp = MCPRecording(fresh_cassette(mcp_path), "none") if mcp_path is not None else None
-    return _run_with(scenario, agent_type, fresh, state, mcp)
+    return _run_with(scenario, agent_type, fresh, state, mcp=mcp)
 
 
 def _run_with(scenario: Scenario, agent_type: str, models: Mapping[str | None, LLM],
-              state: Mapping[str, Any] | None, mcp: MCPRecording | None = None) -> ScenarioResult:
+              state: Mapping[str, Any] | None, roles: RoleModels | None = None,
+              mcp: MCPRecording | None = None) -> ScenarioResult:
     """The scenario run with ``models`` (the agent type's own under ``None``, a team's agents'
-    by name) and its MCP exchanges from ``mcp``."""
+    by name), ``roles`` (the live models of its judges and simulated user) and its MCP
+    exchanges from ``mcp``."""
     team = {name: model for name, model in models.items() if name is not None}
     return run_scenario(scenario, agent_type, llm=models.get(None), llms=team, state=state,
-                        mcp=mcp)
+                        roles=roles, mcp=mcp)
 
 
 def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LLM],

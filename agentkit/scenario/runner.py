@@ -9,28 +9,33 @@
 3. **agent** -- each model (script, recording, or the one given), then the agent type's
    factory, and the scenario's ``history`` put into the agent's memory (a factory that raises
    is an :class:`~agentkit.core.errors.AgentFailedError` naming the factory; bad params or a
-   ``history`` the agent cannot take are bad input);
-4. **turns** -- the user turns; an exception of the agent stops the run and is recorded in the
-   trace (its kind kept for the judgement);
-5. **judge** -- the run's own checks (expectations, trajectory, unexpected tool errors, the
-   order of calls, unused script) and, when a command passes its
+   ``history`` the agent cannot take are bad input); then the harness's own LLM roles, the
+   judges and the simulated user (:mod:`agentkit.scenario.roles`: a judged expectation or a
+   simulated user nobody can play is bad input naming its field);
+4. **turns** -- the user turns, fixed or written by the simulated user; an exception of the
+   agent (or of a role) stops the run and is recorded in the trace (its kind kept for the
+   judgement);
+5. **judge** -- the judged expectations decided by the LLM judges (their verdicts filed into
+   the trace), then the run's own checks (expectations, trajectory, unexpected tool errors,
+   the order of calls, unused script) and, when a command passes its
    :class:`~agentkit.scenario.judge.SnapshotCheck`, the snapshot: one
    :class:`~agentkit.scenario.judge.Verdict` (``result.verdict``) every command reports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import AgentFailedError, ErrorKind, HarnessError, kind_of
+from agentkit.core.events import Event
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM
+from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import (
@@ -52,18 +57,30 @@ from agentkit.scenario.layout import (
     records,
     snapshot_path,
 )
+from agentkit.scenario.llm_judge import Judge, Judgement, Subject
 from agentkit.scenario.loader import ScenarioError, build_tools, load_scenario
 from agentkit.scenario.mcp import MCPWorld, open_mcp
-from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
+from agentkit.scenario.model import (
+    AgentSpec,
+    Judged,
+    JudgeSpec,
+    LLMSource,
+    Scenario,
+    ScriptItem,
+    judge_panel,
+)
 from agentkit.scenario.resume import check_resume, prefix_problems, resume_agent
+from agentkit.scenario.roles import Channel, RoleModels, RoleSource, role_events
 from agentkit.scenario.script import to_mock_items
-from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
+from agentkit.scenario.simulated_user import Conversation, FixedTurns, SimulatedConversation
+from agentkit.scenario.trace import IdNormalizer, Trace, TurnTrace, build_turn, extend_turn
 from agentkit.scenario.trajectory_run import (
     TrajectoryOutputs,
     check_trajectory,
     render_script,
     trajectory_outputs,
 )
+from agentkit.scenario.world import resolve_ref
 from agentkit.tools import BaseTool
 from agentkit.tools.mcp import MCPRecording
 from agentkit.workflow import draw_workflow
@@ -85,6 +102,9 @@ class ScenarioResult:
     diagram: str | None = field(default=None, repr=False)
     """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
     verdict: Verdict = field(default_factory=lambda: Verdict("pass"), repr=False)
+    judgements: list[Judgement] = field(default_factory=list, repr=False)
+    """The LLM judges' verdicts on the run's judged expectations (and a simulated user's
+    judged goal), in the order they were decided: what a report lists and samples compare."""
 
     @property
     def passed(self) -> bool:
@@ -150,6 +170,7 @@ class _Plan:
     members: list[str | None]
     given: dict[str | None, LLM]
     sample: int | None = None
+    roles: RoleModels | None = None
 
 
 @dataclass
@@ -170,11 +191,22 @@ class _Agent:
     agent: Any
 
 
+@dataclass
+class _Cast:
+    """Stage 3 too: the harness's roles of the run -- its judges and where its user messages
+    come from -- and the scripts they answer from (checked for leftovers like the agent's)."""
+
+    judge: Judge | None
+    conversation: Conversation
+    scripts: dict[str, ScriptedLLM]
+
+
 def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
                  seed: int | str = 0, llm: LLM | None = None,
                  llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None,
                  snapshots: SnapshotCheck | None = None,
+                 roles: RoleModels | None = None,
                  mcp: MCPRecording | None = None,
                  sample: int | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
@@ -185,21 +217,30 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
     take theirs from ``llms`` (by agent name) where it names them. To record against a live
     model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
     type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
-    comparison with the committed snapshot to the verdict. MCP tools replay the agent type's
-    cassette unless ``mcp`` says where their exchanges come from (a recording: live servers,
-    started for the run and stopped when it ends). ``sample`` replays that sample of a sampled
-    recording (:func:`agentkit.eval.samples.run_samples` runs all of them and judges them
-    together). A run that cannot start raises a
+    comparison with the committed snapshot to the verdict. ``roles`` are the live models of
+    the LLM judges and the simulated user (:class:`~agentkit.scenario.roles.RoleModels`):
+    recorded with the agent's when ``llm`` records, else asked directly. MCP tools replay the
+    agent type's cassette unless ``mcp`` says where their exchanges come from (a recording:
+    live servers, started for the run and stopped when it ends). ``sample`` replays that
+    sample of a sampled recording (:func:`agentkit.eval.samples.run_samples` runs all of them
+    and judges them together). A run that cannot start raises a
     :class:`~agentkit.core.errors.HarnessError`
     (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
     plan.sample = sample
+    plan.roles = roles
     with simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers:
         world = _world(plan, servers)
         built = _agent(plan, world, state)
-        trace = _turns(plan, world, built.agent)
-    return _judge(plan, world, built, trace, snapshots)
+        try:
+            cast = _cast(plan, built)
+        except BaseException:
+            _excuse(built.models.values())  # the run never started: its script is not at fault
+            raise
+        trace = _turns(plan, world, built.agent, cast)
+        _judge_answers(plan, cast, trace)
+    return _judge(plan, world, built, cast, trace, snapshots)
 
 
 def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
@@ -271,7 +312,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                               state)
             resume_agent(agent, recorded.agent, spec.resume_from)
     except BaseException:
-        _excuse(models)  # the run never started: its script is not at fault
+        _excuse(models.values())  # the run never started: its script is not at fault
         raise
     return _Agent(models, agent)
 
@@ -293,8 +334,8 @@ def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
                             f"agent type's factory {name} raised {text}{given}")
 
 
-def _excuse(models: Mapping[str | None, LLM]) -> None:
-    for model in models.values():
+def _excuse(models: Iterable[LLM]) -> None:
+    for model in models:
         if isinstance(model, ScriptedLLM):
             model.strict = False
 
@@ -311,31 +352,196 @@ def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:
     setter([ChatMessage(role=m.role, content=m.content) for m in scenario.history])
 
 
-def _turns(plan: _Plan, world: _World, agent: Any) -> Trace:
+# ---------------------------------------------------------------- the roles (stage 3)
+def _channel(plan: _Plan, models: Mapping[str | None, LLM]) -> Channel | None:
+    """The model whose recording the roles' calls go into: the agent type's (a team's: its
+    first agent with a recording), when it replays or records one."""
+    for member in plan.members:
+        model = models.get(member)
+        if isinstance(model, CassetteLLM | RecordingLLM):
+            return model
+    return None
+
+
+def _role_script(plan: _Plan, role: str, items: list[ScriptItem], latency: float) -> ScriptedLLM:
+    name = f"{plan.scenario.name}/{plan.agent_type}/{role}"
+    return ScriptedLLM(to_mock_items(items), latency=latency, name=name)
+
+
+def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
+    """The fields of the run's judged expectations (and a judged goal), in file order."""
+    scenario, agent_type = plan.scenario, plan.agent_type
+    fields: list[tuple[str | int, ...]] = [
+        ("turns", index, "answer") for index, turn in enumerate(scenario.turns)
+        if isinstance(turn.answer, Judged)]
+    for name in ("answer", "conversation"):
+        at = _expect_field(plan, name)
+        if isinstance(getattr(scenario.expect_for(agent_type), name), Judged):
+            fields.append((*at, "judge"))
+    user = scenario.user
+    if user is not None and user.stop_when is None:
+        fields.append(("user", "goal"))  # the goal itself, judged
+    elif user is not None and isinstance(user.stop_when, Judged):
+        fields.append(("user", "stop_when"))
+    return fields
+
+
+def _expect_field(plan: _Plan, name: str) -> tuple[str, ...]:
+    """Where expectation ``name`` of the run is written: the agent type's ``expect`` when it
+    sets it, else the scenario's."""
+    own = plan.spec.expect
+    if own is not None and name in own.model_fields_set:
+        return ("agents", plan.agent_type, "expect", name)
+    return ("expect", name)
+
+
+def _cast(plan: _Plan, built: _Agent) -> _Cast:
+    """The run's judges and user (see :mod:`agentkit.scenario.roles`): a judged expectation
+    or a simulated user that nobody can play is a :class:`ScenarioError` at its field."""
+    scenario = plan.scenario
+    channel = _channel(plan, built.models)
+    roles = plan.roles or RoleModels()
+    scripts: dict[str, ScriptedLLM] = {}
+    judged = _judged_fields(plan)
+    judge = None
+    if judged:
+        own = plan.spec.judge is not None
+        specs = judge_panel(plan.spec.judge if own else scenario.judge)
+        panel: list[tuple[JudgeSpec, RoleSource]] = []
+        for index, spec in enumerate(specs):
+            name = "judge" if len(specs) == 1 else f"judge {index + 1}"
+            script = (_role_script(plan, name, spec.script, spec.latency)
+                      if spec.script is not None else None)
+            if script is not None:
+                scripts[name] = script
+            member = RoleSource("judge", script=script, channel=channel,
+                                live=roles.live("judge", spec.model), model=spec.model)
+            if not member.available:
+                _nobody(plan, judged[0], "judge", ("agents", plan.agent_type, "judge") if own
+                        else ("judge",))
+            panel.append((spec, member))
+        judge = Judge(panel)
+    conversation: Conversation = FixedTurns(scenario.turns)
+    user = scenario.user
+    if user is not None:
+        write = resolve_ref(user.ref, Path(scenario.path).parent if scenario.path else None) \
+            if user.ref is not None else None
+        source: RoleSource | None = None
+        if write is None:
+            script = (_role_script(plan, "user", user.script, user.latency)
+                      if user.script is not None else None)
+            if script is not None:
+                scripts["user"] = script
+            source = RoleSource("user", script=script, channel=channel,
+                                live=roles.live("user", user.model), model=user.model)
+            if not source.available:
+                _nobody(plan, ("user",), "user", ("user",))
+        conversation = SimulatedConversation(scenario, user, source=source, write=write,
+                                             judge=judge)
+    return _Cast(judge, conversation, scripts)
+
+
+def _nobody(plan: _Plan, at: tuple[str | int, ...], role: str,
+            spec_at: tuple[str | int, ...]) -> None:
+    scenario, agent_type = plan.scenario, plan.agent_type
+    dotted = ".".join(map(str, at))
+    who = ("an LLM judge decides it" if role == "judge"
+           else "an LLM plays the simulated user")
+    give = (f"`{'.'.join(map(str, spec_at))}: {{script: [...]}}` (its answers, offline)"
+            if role == "judge" else "`user.script` (its messages) or `user.ref` (a function)")
+    raise ScenarioError(
+        f"{scenario.where(*at)}: {dotted}: {who}, and none can answer here: agent type "
+        f"`{agent_type}` has no recording to replay it from (or record it into); give {give}, "
+        f"or give `agents.{agent_type}` a `recording:` (the {role}'s calls are recorded with "
+        "the agent's)")
+
+
+# ---------------------------------------------------------------- turns and judgements
+def _turns(plan: _Plan, world: _World, agent: Any, cast: _Cast) -> Trace:
     # rendered scripts read the outputs of the calls the agent makes as it makes them
     with world.outputs.observing() if world.outputs is not None else nullcontext():
-        return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images)
+        return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images,
+                          cast.conversation)
 
 
-def _judge(plan: _Plan, world: _World, built: _Agent, trace: Trace,
+def _stop_turn(turn: TurnTrace, exc: Exception, scenario: Scenario, role: str,
+               where: str) -> None:
+    """A role failed on ``turn`` (a judge's answer that is not a verdict, a cassette miss, a
+    model error): the run stops there, with the role's error as the turn's. An error that
+    does not point into the scenario file (a model's: a server error, a timeout) is prefixed
+    with the role and its field, so it is never taken for the agent's model failing."""
+    text = f"{type(exc).__name__}: {exc}"
+    if scenario.where() not in str(exc):
+        text = f"{role} ({where}) failed: {text}"
+    turn.error, turn.error_kind = text, kind_of(exc)
+
+
+def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
+    """Decide the run's judged expectations (each turn's answer, the final answer, the whole
+    conversation) and file each verdict into the turn it judges; a judge that fails stops the
+    run at that turn."""
+    judge = cast.judge
+    if judge is None or not trace.turns or any(t.error for t in trace.turns):
+        return
+    scenario = plan.scenario
+    expect = scenario.expect_for(plan.agent_type)
+    # (the expectation, where its rubric is, what it judges, up to which turn)
+    asked: list[tuple[Judged, tuple[str | int, ...], Subject, int]] = [
+        (turn.answer, ("turns", index, "answer", "judge"), "answer", index + 1)
+        for index, turn in enumerate(scenario.turns)
+        if isinstance(turn.answer, Judged) and index < len(trace.turns)]
+    whole: tuple[tuple[str, Subject], ...] = (("answer", "answer"),
+                                              ("conversation", "conversation"))
+    for name, subject in whole:
+        wanted = getattr(expect, name)
+        if isinstance(wanted, Judged):
+            asked.append((wanted, (*_expect_field(plan, name), "judge"), subject,
+                          len(trace.turns)))
+    ids = IdNormalizer()
+    for judged, place, subject, upto in asked:
+        turn = trace.turns[upto - 1]
+        with collect_events() as events:
+            try:
+                decided = judge.decide(judged, at=".".join(map(str, place)),
+                                       where=scenario.where(*place), subject=subject,
+                                       turns=trace.turns, upto=upto)
+            except Exception as exc:  # noqa: BLE001 (a judge's model may fail any way)
+                decided = None
+                _stop_turn(turn, exc, scenario, f"the judge of {'.'.join(map(str, place))}",
+                           scenario.where(*place))
+        extend_turn(turn, role_events(events), ids)
+        if decided is None:
+            return
+
+
+def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
            snapshots: SnapshotCheck | None) -> ScenarioResult:
     scenario, agent_type = plan.scenario, plan.agent_type
     if any(t.error for t in trace.turns):
-        _excuse(built.models)  # replies after the failure could not be used (see _leftovers)
+        # replies after the failure could not be used (see _leftovers)
+        _excuse([*built.models.values(), *cast.scripts.values()])
     expect = scenario.expect_for(agent_type)
     # a changed recording first: what else this run got wrong follows from it
     problems = prefix_problems(trace, scenario, agent_type)
-    problems += check_expectations(trace, scenario.turns, expect)
+    judgements = cast.judge.decided if cast.judge is not None else []
+    problems += check_expectations(trace, scenario.turns, expect, judgements)
+    problems += cast.conversation.problems
     if world.outputs is not None:
         problems += check_trajectory(trace, world.outputs.trajectory, expect)
     for used in built.models.values():
         problems += _leftovers(used, trace)
+    for role, script in cast.scripts.items():
+        if script.remaining and not any(t.error for t in trace.turns):
+            problems.append(f"the {role}'s script has {script.remaining} unused repl"
+                            f"{'y' if script.remaining == 1 else 'ies'} (it was asked "
+                            f"{script.calls} time{'' if script.calls == 1 else 's'})")
     if world.mcp is not None and not any(t.error for t in trace.turns):
         problems += world.mcp.leftovers()
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,
-                            next(iter(built.models.values())), diagram)
+                            next(iter(built.models.values())), diagram,
+                            judgements=judgements)
     result.verdict = judge(result, snapshots, snapshot_path(scenario, agent_type))
     return result
 
@@ -383,10 +589,23 @@ def _takers(capability: str) -> list[str]:
     return [name for name, entry in AGENT_TYPES.loaded().items() if getattr(entry, capability)]
 
 
-def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool) -> Trace:
+def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool,
+               conversation: Conversation) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
-    for turn in scenario.turns:
+    while True:
+        before: list[Event] = []
+        try:
+            with collect_events() as before:
+                turn = conversation.next_turn(trace)
+        except Exception as exc:  # noqa: BLE001 (the simulated user's model or function)
+            failed = build_turn("", role_events(before), ids, response=None, error=None,
+                                memory=agent.chat_history, wall_time=0.0, serial_time=0.0)
+            _stop_turn(failed, exc, scenario, "the simulated user", scenario.where("user"))
+            trace.turns.append(failed)
+            break
+        if turn is None:
+            break
         options: dict[str, Any] = ({"image_docs": turn_images(scenario, turn)}
                                    if takes_images else {})
         if turn.human:
@@ -406,11 +625,22 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                     response = str(agent.chat(turn.user, **options))
             except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error, kind = f"{type(exc).__name__}: {exc}", kind_of(exc)
-        trace.turns.append(build_turn(turn.user, events, ids, response=response, error=error,
+        trace.turns.append(build_turn(turn.user, [*role_events(before), *events], ids,
+                                      response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
                                       error_kind=kind, started=watch.started_at))
         if error is not None:
+            break
+        after: list[Event] = []
+        try:
+            with collect_events() as after:
+                conversation.after_turn(trace)
+        except Exception as exc:  # noqa: BLE001 (a judge of the simulated user's goal)
+            _stop_turn(trace.turns[-1], exc, scenario, "the simulated user's goal check",
+                       scenario.where("user"))
+        extend_turn(trace.turns[-1], role_events(after), ids)
+        if trace.turns[-1].error is not None:
             break
     return trace
 
@@ -422,7 +652,9 @@ def _leftovers(llm: LLM, trace: Trace) -> list[str]:
         return [f"the script has {llm.remaining} unused repl{'y' if llm.remaining == 1 else 'ies'}"
                 f" (the agent made {llm.calls} LLM calls)"]
     if isinstance(llm, CassetteLLM) and llm.unused:
-        return [f"the recording has {llm.unused} exchange(s) that were not replayed"]
+        roles = ", ".join(f"{count} of the {role}'s" for role, count in llm.unused_roles.items())
+        return [f"the recording has {llm.unused} exchange(s) that were not replayed"
+                + (f" ({roles})" if roles else "")]
     server = getattr(llm, "script_server", None)
     if server is not None and server.remaining:
         return [f"the script has {server.remaining} unused repl"

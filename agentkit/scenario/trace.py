@@ -45,8 +45,10 @@ __all__ = [
     "TurnTrace",
     "Trace",
     "TraceTotals",
+    "RoleCallTrace",
     "IdNormalizer",
     "build_turn",
+    "extend_turn",
     "critical_path",
     "trace_handler",
     "TurnBuilder",
@@ -175,6 +177,15 @@ class ToolCallTrace:
 
 
 @dataclass
+class RoleCallTrace:
+    """One call of a harness role's model (an LLM judge, a simulated user): counted apart from
+    the agent's LLM calls, in the trace's ``totals.roles``."""
+
+    role: str
+    usage: dict[str, int] | None
+
+
+@dataclass
 class StepTrace:
     index: int
     input: str | None
@@ -211,6 +222,9 @@ class TurnTrace:
     started: float = field(default=0.0, repr=False)
     """Virtual time the turn began (not written; a timeline of spans starts each turn
     here)."""
+    role_calls: list[RoleCallTrace] = field(default_factory=list, repr=False)
+    """The calls of the harness's roles filed into this turn (its details show each); only
+    their sums are written, in ``totals.roles``."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -232,6 +246,9 @@ class TraceTotals:
     wall_time: float
     serial_time: float
     critical_path: float
+    roles: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per harness role (``judge``, ``user``): its LLM calls and tokens, apart from the
+    agent's (written only when a role made calls)."""
 
 
 @dataclass
@@ -265,6 +282,13 @@ class Trace:
         llm = self.llm_calls
         tools = self.tool_calls
         intervals = [(c.started, c.latency) for c in llm] + [(c.started, c.latency) for c in tools]
+        roles: dict[str, dict[str, int]] = {}
+        for call in (c for t in self.turns for c in t.role_calls):
+            sums = roles.setdefault(call.role, {"llm_calls": 0, "prompt_tokens": 0,
+                                                "completion_tokens": 0})
+            sums["llm_calls"] += 1
+            sums["prompt_tokens"] += (call.usage or {}).get("prompt_tokens", 0)
+            sums["completion_tokens"] += (call.usage or {}).get("completion_tokens", 0)
         return TraceTotals(
             steps=len(self.steps), llm_calls=len(llm), tool_calls=len(tools),
             tool_errors=sum(c.is_error for c in tools),
@@ -272,7 +296,7 @@ class Trace:
             completion_tokens=sum((c.usage or {}).get("completion_tokens", 0) for c in llm),
             wall_time=_round(sum(t.wall_time for t in self.turns)),
             serial_time=_round(sum(t.serial_time for t in self.turns)),
-            critical_path=_round(critical_path(intervals)))
+            critical_path=_round(critical_path(intervals)), roles=roles)
 
     def to_dict(self, redactor: Redactor | None = None) -> dict[str, Any]:
         """The JSON-ready form (what snapshots, ``--trace-dir``, reports and recordings store),
@@ -285,17 +309,24 @@ class Trace:
             "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
             "tools": self.tools,
             "turns": [_turn_dict(t, f"/turns/{i}", lists) for i, t in enumerate(self.turns)],
-            "totals": asdict(self.totals())})
+            "totals": _totals_dict(self.totals())})
         return redacted
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
+def _totals_dict(totals: TraceTotals) -> dict[str, Any]:
+    data = asdict(totals)
+    if not data["roles"]:
+        del data["roles"]  # a run without judges or a simulated user keeps its shape
+    return data
+
+
 @dataclass
 class SampledTrace:
     """The traces of a sampled recording's runs, one per sample in sample order: what the
-    snapshot of a sampled agent type holds (``{"format": 2, "samples": [trace, ...]}``)."""
+    snapshot of a sampled agent type holds (``{"format": 3, "samples": [trace, ...]}``)."""
 
     samples: list[Trace]
 
@@ -423,6 +454,8 @@ class TurnBuilder:
         self.tools: list[dict[str, Any]] = []
         self.seq = 0
         """How many events were fed so far: the place of the current one."""
+        self.role_calls: list[RoleCallTrace] = []
+        """Calls of the harness's roles (judges, simulated users): counted apart."""
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
         """Note tools the agent offered (name, description, parameters), each once."""
@@ -535,4 +568,20 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=ids.memory(memory), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
-                     warnings=list(warnings), error_kind=error_kind, started=started)
+                     warnings=list(warnings), error_kind=error_kind, started=started,
+                     role_calls=turn.role_calls)
+
+
+def extend_turn(turn: TurnTrace, events: Sequence[Event], ids: IdNormalizer) -> None:
+    """File events that came after ``turn`` was built -- an LLM judge's verdicts on it -- into
+    it, through the same handlers (:func:`trace_handler`): what they add to the turn's
+    ``details`` is appended to what is there."""
+    builder = TurnBuilder(events, ids)
+    for event in events:
+        builder.feed(event)
+    for key, value in builder.details.items():
+        if isinstance(value, list) and isinstance(turn.details.get(key), list):
+            turn.details[key].extend(value)
+        else:
+            turn.details[key] = value
+    turn.role_calls.extend(builder.role_calls)

@@ -1,4 +1,6 @@
-"""The live lane's model server, shared by its test files."""
+"""The live lane's server: ``live_url`` is the base URL of a live OpenAI-compatible model
+(``scripts/live-model``, or AGENTKIT_LIVE_BASE_URL); without one the live tests skip, saying
+so, or fail with AGENTKIT_LIVE_REQUIRED=1 (as in CI)."""
 
 from __future__ import annotations
 

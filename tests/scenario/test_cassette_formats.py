@@ -1,6 +1,6 @@
-"""A cassette's format is the lowest that holds its parts (samples 2, MCP exchanges 2, message
-references 3; none of them 1), and a part that needs a higher format than the file declares
-is refused at its line."""
+"""A cassette's format is the lowest that holds its parts (samples 2, MCP exchanges 2, role
+exchanges 3, message references 3; none of them 1), and a part that needs a higher format
+than the file declares is refused at its line."""
 
 from __future__ import annotations
 
@@ -84,3 +84,26 @@ def test_a_format_2_cassette_needs_no_samples(tmp_path):
     path.write_text("format: 2\nexchanges: []\n")
 
     assert Cassette.load(path).samples is None
+
+
+def test_a_sampled_cassette_with_role_exchanges_is_format_3_and_keeps_each_sample_and_role(
+        tmp_path):
+    judge = Exchange(request={"messages": [{"role": "user", "content": "judge it"}]},
+                     request_hash="j", response={"message": {"content": "{}"}}, sample=1,
+                     role="judge", key={"at": "expect.answer.judge", "transcript": "t"})
+    cassette = Cassette(path=tmp_path / "c.yaml", samples=2,
+                        exchanges=[_exchange("a", 0), _exchange("b", 1), judge])
+
+    assert _format(cassette) == 3
+    loaded = Cassette.load(tmp_path / "c.yaml")
+    assert [(e.sample, e.role) for e in loaded.exchanges] == [(0, None), (1, None), (1, "judge")]
+
+
+def test_a_role_exchange_in_a_format_2_cassette_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("format: 2\nexchanges:\n  - role: judge\n    key: {at: x, transcript: t}\n"
+                    "    request: {}\n    response: {message: {content: hi}}\n")
+
+    with pytest.raises(CassetteError, match=rf"^{path}:3: exchanges\.0: a role exchange "
+                                            r".* but the file says `format: 2`"):
+        Cassette.load(path)

@@ -18,7 +18,8 @@ PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessa
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
          model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
          trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,
-         model.Threshold, model.ResumeFrom]
+         model.Threshold, model.ResumeFrom, model.Judged, model.JudgeSpec,
+         model.SimulatedUser]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():

@@ -180,7 +180,8 @@ def test_a_scalar_where_a_list_belongs_says_how_to_write_a_list(write_file):
 def test_an_empty_list_of_turns_says_to_add_one(write_file):
     path = write_file("noturn.yaml", _variant("turns:\n  - user: What is 2 + 3?\n", "turns: []\n"))
 
-    assert _error(path) == f"{path}:5: turns: needs at least 1 entry; add one"
+    assert _error(path) == (f"{path}:5: turns: needs at least 1 entry; add one (or a simulated "
+                            "`user:`)")
 
 
 def test_a_script_item_of_the_wrong_kind_lists_the_kinds_there_are(write_file):

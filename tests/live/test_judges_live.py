@@ -1,0 +1,121 @@
+"""The live lane for LLM judges and simulated users (``pytest -m live``): a conversation the
+live model has with itself (as the agent and as the simulated user) and a verdict of the live
+model as a judge are recorded, replay offline to the same trace, and a changed rubric is a
+cassette miss naming the rubric.
+
+The model is tiny: it plays a user well enough, but as a judge it answers ``fail`` whatever
+the answer, so the judged scenario here has it vote in a panel with two scripted judges --
+the test checks what is recorded and replayed, not the verdict's merit."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.live
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "judges.md"
+MODEL = os.environ.get("AGENTKIT_LIVE_MODEL", "smollm2-135m-instruct")
+LIVE = ("--model", MODEL, "--temperature", "0", "--seed", "0")
+
+#: the live model judges with its answer held to the verdict's JSON (llama.cpp's grammar)
+JUDGED = """\
+format: 1
+name: capital
+turns:
+  - user: What is the capital of France? Answer in one sentence.
+expect:
+  answer: {judge: "names Paris as the capital of France"}
+judge:
+  - params:
+      max_tokens: 60
+      response_format:
+        type: json_object
+        schema:
+          type: object
+          properties:
+            verdict: {type: string, enum: [pass, fail]}
+            reason: {type: string, minLength: 1}
+          required: [verdict, reason]
+  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
+  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
+agents:
+  react:
+    recording: cassettes/capital.react.yaml
+"""
+
+
+def _agentkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentkit", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def _project(folder: Path) -> Path:
+    for name in ("scenarios/live_roles", "mocks"):
+        shutil.copytree(ROOT / name, folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (folder / "pyproject.toml").write_text('[project]\nname = "lane"\nversion = "0"\n')
+    return folder
+
+
+def _live_block() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.DOTALL)
+    live = [block for block in blocks if block.startswith("# live")]
+    assert len(live) == 1
+    return [line for line in live[0].splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_guides_live_commands_record_a_simulated_conversation_that_replays(tmp_path,
+                                                                             live_url):
+    project = _project(tmp_path)
+    environment = {**os.environ, "url": live_url,
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    done = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(_live_block())],
+                          cwd=project, env=environment, capture_output=True, text=True,
+                          timeout=3600)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "replay reproduces the recorded trace" in done.stdout
+    cassette = yaml.safe_load((project / "scenarios/live_roles/cassettes/"
+                               "live_simulated_user.react.yaml").read_text())
+    users = [e for e in cassette["exchanges"] if e.get("role") == "user"]
+    assert users and all(e["key"]["model"] == MODEL for e in users)
+    trace = json.loads((project / "scenarios/live_roles/__snapshots__/live_simulated_user/"
+                        "react.json").read_text())
+    assert len(trace["turns"]) >= 2
+    assert trace["turns"][-1]["goal"]["reached"] is True
+
+
+def test_a_live_judges_recorded_vote_replays_and_misses_when_the_rubric_changes(tmp_path,
+                                                                              live_url):
+    scenario = tmp_path / "scenarios" / "capital.yaml"
+    scenario.parent.mkdir()
+    scenario.write_text(JUDGED)
+
+    recorded = _agentkit(tmp_path, "record", str(scenario), "--agent", "react", "--base-url",
+                         live_url, *LIVE)
+
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    cassette = yaml.safe_load((scenario.parent / "cassettes" / "capital.react.yaml").read_text())
+    judge = [e for e in cassette["exchanges"] if e.get("role") == "judge"]
+    assert [e["key"]["at"] for e in judge] == ["expect.answer.judge"]
+    assert json.loads(judge[0]["response"]["message"]["content"])["verdict"] in ("pass", "fail")
+    assert "replay reproduces the recorded trace" in _agentkit(
+        tmp_path, "replay", str(scenario)).stdout
+
+    scenario.write_text(JUDGED.replace("names Paris", "names Paris, and only Paris,"))
+    changed = _agentkit(tmp_path, "run", str(scenario), "--snapshots", "off")
+
+    assert changed.returncode == 1
+    assert "no recorded verdict of the judge for expect.answer.judge" in changed.stdout
+    assert "the rubric changed" in changed.stdout
