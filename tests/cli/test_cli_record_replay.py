@@ -13,9 +13,10 @@ import yaml
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from cli_helpers import FAKE_URL, Outcome
 from mocks.openai_server import FakeOpenAIServer
+from tests.fake_keys import fake_key
 from tests.scenario_text import adding_scenario
 
-FAKE_KEY = "sk-fake-0123456789abcdefghijklmnop"
+FAKE_KEY = fake_key("fake-0123456789abcdefghijklmnop")
 
 
 def _cassette(adding: Path) -> Path:

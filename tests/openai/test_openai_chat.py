@@ -10,6 +10,7 @@ from agentkit.llms.mock import ScriptedResponse
 from agentkit.llms.openai import BACKOFF_INITIAL, OpenAI
 from agentkit.llms.types import ChatMessage, MessageRole, Usage
 from mocks.openai_server import TEST_API_KEY, HTTPError
+from tests.fake_keys import fake_key
 
 USER = [ChatMessage(role=MessageRole.USER, content="Say hello")]
 
@@ -154,6 +155,7 @@ def test_every_call_emits_one_llm_call_end_event_with_the_model_and_usage(fake_o
 
 
 def test_repr_names_the_model_but_not_the_key():
-    llm = OpenAI("gpt-4o", api_key="sk-very-secret-key-123")
-    assert "gpt-4o" in repr(llm) and "sk-very-secret-key-123" not in repr(llm)
+    key = fake_key("very-secret-key-123")
+    llm = OpenAI("gpt-4o", api_key=key)
+    assert "gpt-4o" in repr(llm) and key not in repr(llm)
 

@@ -18,9 +18,10 @@ from agentkit.llms.openai import (
 )
 from agentkit.llms.types import ChatMessage
 from mocks.openai_server import HTTPError
+from tests.fake_keys import fake_key
 
 USER = [ChatMessage(content="hi")]
-SECRET = "sk-proj-FAKEnotarealkey0000Q9zZ"
+SECRET = fake_key("proj-FAKEnotarealkey0000Q9zZ")
 MODES = ["sync", "async", "stream", "astream"]
 
 
@@ -66,8 +67,8 @@ def test_an_explicit_openai_base_url_still_needs_a_key():
 
 
 def test_the_key_is_read_from_openai_api_key(fake_openai, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
-    server = fake_openai(["Hi"], api_key="sk-from-the-environment")
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key("from-the-environment"))
+    server = fake_openai(["Hi"], api_key=fake_key("from-the-environment"))
     llm = server.llm(api_key=None)
     assert call(llm) == "Hi"
 
@@ -80,7 +81,7 @@ def test_a_base_url_server_works_without_a_key(fake_openai):
 
 
 def test_a_401_is_an_invalid_api_key_error_and_is_not_retried(fake_openai):
-    server = fake_openai(["never served"], api_key="sk-the-right-key-000", strict=False)
+    server = fake_openai(["never served"], api_key=fake_key("the-right-key-000"), strict=False)
     with pytest.raises(errors.AuthenticationError, match="invalid API key") as caught:
         call(server.llm(api_key=SECRET))
     assert (caught.value.status_code, server.calls) == (401, 1)
@@ -88,7 +89,7 @@ def test_a_401_is_an_invalid_api_key_error_and_is_not_retried(fake_openai):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_401_error_never_shows_the_key(fake_openai, mode):
-    server = fake_openai([], api_key="sk-the-right-key-000")
+    server = fake_openai([], api_key=fake_key("the-right-key-000"))
     with pytest.raises(errors.AuthenticationError) as caught:
         call(server.llm(api_key=SECRET), mode)
     shown = str(caught.value) + repr(caught.value) + "".join(

@@ -11,8 +11,9 @@ from agentkit.llms.openai import (
     lookup_model,
 )
 from agentkit.memory import ChatMemoryBuffer
+from tests.fake_keys import fake_key
 
-KEY = "sk-metadata-test-key"
+KEY = fake_key("metadata-test-key")
 
 
 @pytest.mark.parametrize(("model", "context_window"), [

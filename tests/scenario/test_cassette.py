@@ -26,6 +26,7 @@ from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
 from agentkit.scenario.record import record_scenario
 from agentkit.tools import FunctionTool
+from tests.fake_keys import fake_key
 
 from .conftest import MINIMAL
 
@@ -443,13 +444,13 @@ def test_a_saved_cassette_loads_back_with_multi_line_text_intact(tmp_path):
 def test_secrets_never_reach_the_file_and_redactions_lists_their_kinds(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789")
     path = tmp_path / "c.yaml"
-    live = ScriptedLLM(["use sk-fake-abcdefghijklmnopqrst with header Bearer abc.def.ghi123"])
+    live = ScriptedLLM([f"use {fake_key('fake-abcdefghijklmnopqrst')} with header Bearer abc.def.ghi123"])
     recorder = RecordingLLM(live, path, "once")
 
     recorder.chat(_user("my token is tok-0123456789"), api_key="k-123", authorization="Basic xyz")
 
     text = path.read_text("utf-8")
-    for secret in ("tok-0123456789", "sk-fake-abcdefghijklmnopqrst", "abc.def.ghi123", "k-123",
+    for secret in ("tok-0123456789", fake_key("fake-abcdefghijklmnopqrst"), "abc.def.ghi123", "k-123",
                    "Basic xyz"):
         assert secret not in text
     assert yaml.safe_load(text)["redactions"] == ["MY_SERVICE_TOKEN", "api-key", "api_key",
@@ -457,10 +458,10 @@ def test_secrets_never_reach_the_file_and_redactions_lists_their_kinds(tmp_path,
 
 
 def test_a_secret_only_in_the_request_is_listed_in_redactions(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-live-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key("fake-live-0123456789abcdef"))
     path = tmp_path / "c.yaml"
 
-    _ask(RecordingLLM(ScriptedLLM(["ok"]), path, "once"), "key sk-fake-live-0123456789abcdef")
+    _ask(RecordingLLM(ScriptedLLM(["ok"]), path, "once"), "key " + fake_key("fake-live-0123456789abcdef"))
 
     data = yaml.safe_load(path.read_text("utf-8"))
     assert data["redactions"] == ["OPENAI_API_KEY"]
@@ -470,7 +471,7 @@ def test_a_secret_only_in_the_request_is_listed_in_redactions(tmp_path, monkeypa
 
 def test_replay_stays_stable_when_a_recorded_answer_with_a_secret_is_fed_back(tmp_path):
     path = tmp_path / "c.yaml"
-    leaked = "your key is sk-fake-abcdefghijklmnopqrst"
+    leaked = "your key is " + fake_key("fake-abcdefghijklmnopqrst")
     recorder = RecordingLLM(ScriptedLLM([leaked, "noted"]), path, "once")
     first = recorder.chat(_user("q1")).message
     recorder.chat([*_user("q1"), first, *_user("thanks")])
@@ -574,9 +575,10 @@ def test_cassette_llm_in_a_record_mode_needs_the_live_backend(tmp_path):
 
 def test_a_secret_split_across_stream_chunks_never_reaches_the_file_or_a_replay(tmp_path):
     path = tmp_path / "c.yaml"
-    secret = "sk-fake-abcdefghijklmnopqrst"
+    secret = fake_key("fake-abcdefghijklmnopqrst")
     live = ScriptedLLM([ScriptedResponse(text=f"use {secret} now",
-                                         chunks=["use sk-fake-abcd", "efghijklmnopqrst", " now"])])
+                                         chunks=["use " + fake_key("fake-abcd"),
+                                                 "efghijklmnopqrst", " now"])])
     for _ in RecordingLLM(live, path, "once").stream_chat(_user("q1")):
         pass
 

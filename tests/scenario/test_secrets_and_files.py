@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
+from tests.fake_keys import fake_key
 
 
 # ----------------------------------------------------------------- secrets from the environment
@@ -51,7 +52,7 @@ def test_the_process_environment_is_used_by_default(monkeypatch):
 def test_openai_style_keys_are_redacted():
     redactor = Redactor(environ={})
 
-    assert redactor.text("key sk-proj-FAKE_not-a-real-key0 ok") == "key <redacted:api-key> ok"
+    assert redactor.text(f"key {fake_key('proj-FAKE_not-a-real-key0')} ok") == "key <redacted:api-key> ok"
     assert redactor.redacted == {"api-key"}
 
 
@@ -86,7 +87,7 @@ def test_empty_secret_fields_are_left_empty():
 
 def test_nested_data_is_redacted_everywhere_and_other_values_kept():
     redactor = Redactor(environ={})
-    data = {"messages": [{"content": "sk-fake-abcdefghijklmnopq"}, ("Bearer abcdefghij", 3)],
+    data = {"messages": [{"content": fake_key("fake-abcdefghijklmnopq")}, ("Bearer abcdefghij", 3)],
             "n": 1.5, "flag": True, "none": None}
 
     assert redactor.data(data) == {
@@ -96,7 +97,7 @@ def test_nested_data_is_redacted_everywhere_and_other_values_kept():
 
 def test_redacting_redacted_data_changes_nothing():
     redactor = Redactor(environ={"MY_TOKEN": "tok-0123456789"})
-    once = redactor.data({"text": "tok-0123456789 sk-fake-abcdefghijklmnopq Bearer abcdefghij",
+    once = redactor.data({"text": f"tok-0123456789 {fake_key('fake-abcdefghijklmnopq')} Bearer abcdefghij",
                           "api_key": "x"})
 
     assert Redactor(environ={"MY_TOKEN": "tok-0123456789"}).data(once) == once
@@ -164,7 +165,7 @@ def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_temp_file(tm
 def test_a_secret_split_across_chunks_is_redacted_in_the_joined_text():
     redactor = Redactor(environ={})
 
-    pieces = redactor.chunks(["key: sk-fake-abcdefgh", "ijklmnopqrst", " done"])
+    pieces = redactor.chunks(["key: " + fake_key("fake-abcdefgh"), "ijklmnopqrst", " done"])
 
     assert "".join(pieces) == "key: <redacted:api-key> done"
     assert redactor.redacted == {"api-key"}
@@ -181,7 +182,7 @@ def test_chunks_without_secrets_are_kept_as_they_are():
     assert Redactor(environ={}).chunks(["a", "", "b c"]) == ["a", "", "b c"]
 
 
-_PIECE = st.text(alphabet="sk-abcdefghijklmnopqrstBearer tok0123456789 ", max_size=12)
+_PIECE = st.text(alphabet="abcdefghijklmnopqrstBearer tok0123456789 sk-", max_size=12)
 
 
 @given(st.lists(_PIECE, max_size=8))

@@ -14,6 +14,7 @@ from agentkit.llms.types import ChatMessage
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.trace import IdNormalizer, ToolCallTrace, build_turn, critical_path
+from tests.fake_keys import fake_key
 
 from .conftest import MINIMAL
 
@@ -318,19 +319,19 @@ name: leaky
 tools:
   - ref: mocks.tools:weather
 turns:
-  - user: Use postgres://admin:pw-s3cr3t-xyz@db.local/app with sk-abcdefghijklmnopqrstuv
+  - user: Use postgres://admin:pw-s3cr3t-xyz@db.local/app with {key}
 agents:
   function_calling:
     script:
       - tool_calls: [{name: weather, args: {city: "Bearer abcdefghijklmnop"}}]
       - Done with postgres://admin:pw-s3cr3t-xyz@db.local/app
-"""
+""".replace("{key}", fake_key("abcdefghijklmnopqrstuv"))
 
 
 def test_keys_bearer_tokens_and_url_passwords_in_a_run_never_reach_its_trace(write_file):
     text = run_scenario(write_file("leaky.yaml", LEAKY), "function_calling").trace.to_json()
 
-    for secret in ("pw-s3cr3t-xyz", "sk-abcdefghijklmnopqrstuv", "abcdefghijklmnop"):
+    for secret in ("pw-s3cr3t-xyz", fake_key("abcdefghijklmnopqrstuv"), "abcdefghijklmnop"):
         assert secret not in text
     assert "postgres://admin:<redacted>@db.local/app" in text
 
