@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 
 from agentkit.core.sim import wait
 from agentkit.llms import errors as llm_errors
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
-from agentkit.llms.types import ChatResponse, LLMMetadata
+from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
+from agentkit.llms.types import ChatResponse
 
 __all__ = ["AdaptiveConcurrency", "LimitChange", "Budget", "BudgetExhaustedError",
            "StoppedError", "LiveModel"]
@@ -231,7 +231,7 @@ class Budget:
         return f"{calls}, {tokens}"
 
 
-class LiveModel(FunctionCallingLLM):
+class LiveModel(WrappingLLM):
     """The live backend an evaluation records through (module docstring): each attempt takes
     a slot of ``limiter`` and a call of ``budget``, and a 429 or another retryable error is
     retried here, up to ``retries`` times, after the server's ``Retry-After`` or an
@@ -240,24 +240,12 @@ class LiveModel(FunctionCallingLLM):
     def __init__(self, llm: LLM, limiter: AdaptiveConcurrency, budget: Budget, *,
                  stop: threading.Event | None = None, retries: int = 6,
                  backoff: float = 0.5) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.limiter = limiter
         self.budget = budget
         self.stop = stop
         self.retries = retries
         self.backoff = backoff
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return self.llm.metadata
-
-    @property
-    def secrets(self) -> dict[str, str]:
-        return self.llm.secrets
-
-    @property
-    def base_url(self) -> str | None:
-        return getattr(self.llm, "base_url", None)
 
     async def _slot(self) -> int:
         """A slot of the limiter, waited for off the event loop."""

@@ -37,9 +37,9 @@ from agentkit.core.yamlsafe import parse_yaml
 from agentkit.eval.cases import CaseStats, SampleOutcome, case_stats
 from agentkit.eval.stats import Spread, spread
 from agentkit.instrumentation import dispatcher
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
+from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
 from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM, RecordingLLM
-from agentkit.llms.types import ChatResponse, LLMMetadata
+from agentkit.llms.types import ChatResponse
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.judge import SnapshotCheck, Verdict, attempt
 from agentkit.scenario.layout import cassette_path, snapshot_path
@@ -238,27 +238,14 @@ def run_samples(scenario: Scenario | str | Path, agent_type: str, *,
                          missing=[i for i in range(count) if i not in done and i not in infra])
 
 
-class Seeded(FunctionCallingLLM):
+class Seeded(WrappingLLM):
     """A live model with a sampling ``seed`` sent on every request (sample i of a recording:
     ``seed + i``). The seed goes to the server only, not into the recorded request, so every
     sample's requests hash as a replay's do."""
 
     def __init__(self, llm: LLM, seed: int) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.seed = seed
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return self.llm.metadata
-
-    @property
-    def secrets(self) -> dict[str, str]:
-        return self.llm.secrets
-
-    @property
-    def base_url(self) -> str | None:
-        """The server it talks to (a cassette's header keeps it)."""
-        return getattr(self.llm, "base_url", None)
 
     def _seeded(self, request: LLMRequest) -> LLMRequest:
         return replace(request, kwargs={**request.kwargs, "seed": self.seed})

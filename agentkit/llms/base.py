@@ -55,7 +55,7 @@ from agentkit.llms.types import (
     Usage,
 )
 
-__all__ = ["LLMRequest", "LLM", "CustomLLM", "FunctionCallingLLM", "messages_to_prompt",
+__all__ = ["LLMRequest", "LLM", "CustomLLM", "FunctionCallingLLM", "WrappingLLM", "messages_to_prompt",
            "estimate_usage"]
 
 ToolChoice = str | dict[str, Any]
@@ -663,3 +663,24 @@ def _single_call_unless_parallel(response: ChatResponse, allow_parallel: bool) -
     if not allow_parallel and len(calls) > 1:
         response.message.additional_kwargs["tool_calls"] = calls[:1]
     return response
+
+
+class WrappingLLM(FunctionCallingLLM):
+    """A model that sends its requests on to another (``llm``), changing how: it answers for
+    that model's metadata, secrets and server."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.llm.metadata
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        return self.llm.secrets
+
+    @property
+    def base_url(self) -> str | None:
+        """The server of the wrapped model (a cassette's header keeps it)."""
+        return getattr(self.llm, "base_url", None)
