@@ -213,3 +213,39 @@ def test_pytest_fails_a_broken_agent_naming_the_call(support: Path, pytester: py
 
     result.assert_outcomes(passed=1, failed=1)
     assert message in result.stdout.str()
+
+
+def _snapshots(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes()
+            for path in sorted((root / "scenarios").rglob("__snapshots__/**/*.json"))}
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES, ids=list(BREAKAGES))
+def test_agentkit_run_snapshot_update_keeps_every_snapshot_of_a_broken_agent(
+        support: Path, breakage: str) -> None:
+    breaking, message = BREAKAGES[breakage]
+    breaking(support)
+    if breakage == "the refund made concurrently":
+        _llm_compiler_snapshot(support)
+    before = _snapshots(support)
+
+    code, output = _agentkit("run", "scenarios", "--snapshot-update")
+
+    assert code == 1 and message in output
+    assert _snapshots(support) == before
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES, ids=list(BREAKAGES))
+def test_pytest_snapshot_update_keeps_every_snapshot_of_a_broken_agent(
+        support: Path, pytester: pytest.Pytester, breakage: str) -> None:
+    breaking, message = BREAKAGES[breakage]
+    breaking(support)
+    if breakage == "the refund made concurrently":
+        _llm_compiler_snapshot(support)
+    before = _snapshots(support)
+
+    result = pytester.runpytest("--snapshot-update")
+
+    result.assert_outcomes(passed=1, failed=1)
+    assert message in result.stdout.str()
+    assert _snapshots(support) == before

@@ -182,12 +182,22 @@ def judge(result: ScenarioResult, snapshots: SnapshotCheck | None,
                        kind=kind, snapshot="not_checked" if snapshots else None)
     if snapshots is None or snapshots.policy == "off":
         return Verdict("fail" if result.problems else "pass", tuple(result.problems))
-    state, diff, stored = snapshots.compare(result.trace, snapshot_path)
+    hint = snapshots.update_hint()
+    compared: Compared
+    if result.problems:
+        # a run that fails its own checks is compared, never accepted: the committed snapshot
+        # (the last behaviour that passed) stays as it is under --snapshot-update too
+        snapshots.keep(snapshot_path)
+        compared = (compare_with_snapshot(result.trace.to_dict(), snapshot_path)
+                    if snapshot_path is not None else ("not_checked", [], None))
+        hint += " once the run passes; a failing run is never written as its snapshot"
+    else:
+        compared = snapshots.compare(result.trace, snapshot_path)
+    state, diff, stored = compared
     fails = snapshots.policy == "check" and state in ("changed", "stale", "missing")
     return Verdict("fail" if result.problems or fails else "pass", tuple(result.problems),
                    snapshot=state, snapshot_diff=tuple(diff), snapshot_stored=stored,
-                   hint=snapshots.update_hint(), snapshot_fails=fails,
-                   snapshot_at=snapshot_path)
+                   hint=hint, snapshot_fails=fails, snapshot_at=snapshot_path)
 
 
 def judge_error(error: HarnessError, snapshots: SnapshotCheck | None = None,

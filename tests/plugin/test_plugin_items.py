@@ -56,7 +56,8 @@ def test_changed_reply_fails_with_step_aligned_diff(project: pytest.Pytester) ->
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "- the trace differs from its snapshot (accept the change with --snapshot-update):",
+        "- the trace differs from its snapshot (accept the change with --snapshot-update once "
+        "the run passes; a failing run is never written as its snapshot):",
         "*step 2: changed",
         '*llm_calls[[]0[]].response.content: "2 + 3 = 5" -> "2 + 3 = 6"'])
 
@@ -175,3 +176,17 @@ def test_snapshot_update_keeps_the_snapshot_of_a_run_that_stopped_on_an_error(
     project.runpytest("--snapshot-update").assert_outcomes(passed=1, failed=1)
 
     assert snapshot.read_text(encoding="utf-8") == before
+
+
+def test_snapshot_update_keeps_the_snapshot_of_a_run_that_fails_its_expectations(
+        project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    snapshot = project.path / "scenarios" / "__snapshots__" / "adding" / "function_calling.json"
+    good = snapshot.read_bytes()
+    _change_reply(project, "- 2 + 3 = 5", "- 2 + 3 = 6")  # now fails its expected answer
+
+    result = project.runpytest("--snapshot-update")
+
+    result.assert_outcomes(passed=1, failed=1)
+    assert snapshot.read_bytes() == good
+    result.stdout.fnmatch_lines(["*a failing run is never written as its snapshot*"])
