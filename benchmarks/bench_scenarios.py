@@ -119,11 +119,14 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     import tempfile
 
     args = parse_args(argv)
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))  # the scenarios' tools live in mocks/
-    throughput = replay_throughput(args.replays)
-    with tempfile.TemporaryDirectory() as folder:
-        slow = slow_scenario(args.slow_runs, Path(folder))
+    from agentkit.scenario.project import activated, find_project
+
+    # the project's own agent types (pyproject's [tool.agentkit]) and its root on the path
+    # (the scenarios' tools live in mocks/), as the CLI and the pytest plugin have them
+    with activated(find_project(ROOT)):
+        throughput = replay_throughput(args.replays)
+        with tempfile.TemporaryDirectory() as folder:
+            slow = slow_scenario(args.slow_runs, Path(folder))
     per_1000 = throughput["seconds"] * 1000 / throughput["runs"]
     print(f"scenario replays: {throughput['cases']} bundled scenario × agent type cases, "
           f"{throughput['replays']} case replays, {throughput['runs']} runs (a sampled case "

@@ -6,6 +6,7 @@ Counts and rows only: timings are never asserted.
 import importlib
 import importlib.util
 import io
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -181,6 +182,17 @@ def test_bench_scenarios_replays_every_bundled_case_and_counts_the_replays():
 
     assert (numbers["throughput"]["cases"], numbers["throughput"]["replays"]) == (cases, 5)
     assert "replays/s" in out.getvalue()
+
+
+def test_bench_scenarios_runs_as_its_own_command():
+    # in process, the pytest plugin has already declared the project's agent types; run alone,
+    # the script must find them itself (pyproject's [tool.agentkit])
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_scenarios.py"), "--replays",
+                           "2", "--slow-runs", "1"], cwd=BENCHMARKS.parent, capture_output=True,
+                          text=True, timeout=300)
+
+    assert done.returncode == 0, done.stderr
+    assert "replays/s" in done.stdout
 
 
 def test_bench_scenarios_slow_case_carries_sixty_seconds_of_simulated_latency():
