@@ -1,10 +1,10 @@
 """A test tool's first duty: a broken agent fails -- under `agentkit run`, `agentkit report` and
 pytest alike, with a message naming the call.
 
-A user's support project (tools `lookup_order`, `refund`, `escalate`) is broken three ways: a
-tool removed from the agent's world, a tool parameter renamed, and the refund made
-concurrently with the look-ups it must follow. Each command passes the working project and
-fails each broken one."""
+A user's support project (tools `lookup_order`, `refund`, `escalate`) is broken four ways: a
+tool removed from the agent's world, a tool parameter renamed, the refund called by the agent's
+own code around its steps, and the refund made concurrently with the look-ups it must follow.
+Each command passes the working project and fails each broken one."""
 
 from __future__ import annotations
 
@@ -111,6 +111,34 @@ def _refund_concurrently(root: Path) -> None:
            text.replace("agents: [function_calling]", "agents: [llm_compiler]"))
 
 
+EAGER_AGENT = """\
+from agentkit.agent import FunctionCallingAgent
+
+
+class EagerRefund(FunctionCallingAgent):
+    # the bug: a broken order is refunded before the model has looked it up
+    def chat(self, message, *args, **kwargs):
+        if "broken" in message:
+            refund = next(t for t in self.eager_tools if t.metadata.name == "refund")
+            refund.call(order_id="A-1", amount=40.0)
+        return super().chat(message, *args, **kwargs)
+
+
+def build(context):
+    agent = EagerRefund.from_tools(list(context.tools), llm=context.llm)
+    agent.eager_tools = list(context.tools)
+    return agent
+"""
+
+
+def _refund_called_directly(root: Path) -> None:
+    # the project's own function_calling type (a name the project declares wins), its
+    # trajectories rendered as the built-in type's
+    _write(root, "eager_agent.py", EAGER_AGENT)
+    _write(root, "pyproject.toml", '[tool.agentkit.agent_types]\nfunction_calling = '
+           '{ ref = "eager_agent:build", trajectory = "function_calling" }\n')
+
+
 BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a tool removed": (_remove_escalate,
                        'tool call 3 escalate({"reason": "broken on arrival"}) failed '
@@ -118,6 +146,9 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a parameter renamed": (_rename_refund_amount,
                             'tool call 2 refund({"amount": 40.0, "order_id": "A-1"}) failed '
                             "unexpectedly"),
+    "a tool called around the agent's steps": (_refund_called_directly,
+                                               "`refund` ran 2 times, but the agent's steps "
+                                               "show 1 call of it"),
     "the refund made concurrently": (_refund_concurrently,
                                      "trajectory call 3 refund(order_id=\"A-1\", amount=40.0) "
                                      "started at 0.00s, before call 1"),

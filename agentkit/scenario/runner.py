@@ -24,7 +24,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -514,6 +515,26 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
             return
 
 
+def _untraced_calls(tools: Sequence[BaseTool], trace: Trace) -> list[str]:
+    """A scenario tool that ran more often than the trace's tool calls show was called around
+    the agent's steps (code calling it directly, before or besides what the model asked for):
+    a side effect the trace, its expectations and its snapshot would never see."""
+    traced = Counter(call.name for call in trace.tool_calls)
+    problems = []
+    for tool in tools:
+        ran = getattr(tool, "finished", None)
+        name = tool.metadata.name
+        if isinstance(ran, int) and ran > traced[name]:
+            extra = ran - traced[name]
+            problems.append(
+                f"`{name}` ran {ran} time{'' if ran == 1 else 's'}, but the agent's steps show "
+                f"{traced[name]} call{'' if traced[name] == 1 else 's'} of it: {extra} "
+                f"call{' was' if extra == 1 else 's were'} made outside the tool calls the "
+                "model asked for (code calling the tool directly), so no trace, expectation or "
+                "snapshot sees them; call scenario tools only through the agent's tool calls")
+    return problems
+
+
 def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
            snapshots: SnapshotCheck | None) -> ScenarioResult:
     scenario, agent_type = plan.scenario, plan.agent_type
@@ -537,6 +558,7 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
                             f"{script.calls} time{'' if script.calls == 1 else 's'})")
     if world.mcp is not None and not any(t.error for t in trace.turns):
         problems += world.mcp.leftovers()
+    problems += _untraced_calls(world.tools, trace)
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,

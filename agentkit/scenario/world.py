@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import sys
@@ -31,6 +32,9 @@ class SimulatedTool(AsyncBaseTool):
         self.failures = set(failures or ())
         self.error = error
         self.calls = 0
+        self.finished = 0
+        """Calls that ended (an answer or an error; a call cancelled by a paused run is run
+        again when it resumes): what the trace's tool calls must account for."""
         self._metadata = metadata or tool.metadata
 
     @property
@@ -44,7 +48,17 @@ class SimulatedTool(AsyncBaseTool):
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
         self.calls += 1
-        number = self.calls
+        try:
+            output = await self._run(self.calls, *args, **kwargs)
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            self.finished += 1
+            raise
+        self.finished += 1
+        return output
+
+    async def _run(self, number: int, *args: Any, **kwargs: Any) -> ToolOutput:
         if self.latency:
             await asleep(self.latency)
         if number in self.failures:
