@@ -901,6 +901,27 @@ def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
     print(_sampled_line(name, sampled), file=out)
     if not sampled.passed:
         _print_verdict(sampled.verdict, out)
+    _print_disagreements(_disagreements_of(sampled), out)
+
+
+def _disagreements_of(sampled: Any) -> list[Any]:
+    """The judged expectations whose verdict differs between the samples of a case."""
+    from agentkit.report.compare import sampled_verdicts
+
+    return sampled_verdicts(sampled)[1]
+
+
+def _print_disagreements(found: Sequence[Any], out: TextIO) -> None:
+    """Each judged expectation whose verdict differs between the samples of a case, with
+    every sample's verdict and reason."""
+    from agentkit.core.secrets import Redactor
+
+    for disagreement in found:
+        print(f"      judges disagree between samples on {disagreement.at} "
+              f"({disagreement.rubric!r}):", file=out)
+        for each in disagreement.samples:
+            reason = f" -- {Redactor().text(each.reason)}" if each.reason else ""
+            print(f"        sample {each.sample}: {each.verdict}{reason}", file=out)
 
 
 def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:
@@ -1004,6 +1025,7 @@ def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: Tex
     print(_sampled_line(f"{scenario.name}[{name}]", sampled), file=out)
     if verdict.outcome == "error" and verdict.kind == "input":
         raise CLIError(str(verdict.stopped_by))
+    _print_disagreements(_disagreements_of(sampled), out)
     count = len(sampled.runs)
     misses = [p for p in verdict.problems if "the recording no longer fits" in p]
     if verdict.snapshot == "same" and not misses:
@@ -1142,6 +1164,10 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{row.status.upper()}  {row.key}", file=out)
         for problem in row.problems:
             print("      - " + problem.replace("\n", "\n        "), file=out)
+    for row in comparison.rows:
+        if row.disagreements:
+            print(f"DISAGREE  {row.key}", file=out)
+            _print_disagreements(row.disagreements, out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     _junit_report(args, comparison, regressions, out)
     for delta in regressions:
@@ -1335,6 +1361,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         if row.status != "pass":
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)
+        _print_disagreements(row.disagreements, out)
         if any("the recording no longer fits" in problem for problem in row.problems):
             print(f"      the agent's requests changed since its samples were recorded; if "
                   f"that is intended, record them anew: remove {cassettes[row.key]} and run "
