@@ -108,7 +108,7 @@ def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
     metrics: dict[str, Any] = {key: _count(value) for key, value in means.items()}
     judged, disagree = sampled_verdicts(sampled)
     return Row(status="pass" if verdict.passed else "fail", problems=problems, thresholds=own,
-               judged=judged, disagreements=disagree,
+               judged=judged, disagreements=disagree, roles=_mean_roles(sampled),
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
                snapshot_diff=list(verdict.snapshot_diff),
                trace=trace.to_dict() if trace is not None else None,
@@ -144,6 +144,23 @@ def sampled_verdicts(sampled: SampledResult) -> tuple[list[JudgeVerdict],
                                      or entry.get(at, {}).get("error") or ""))
             for (index, _), verdict, entry in zip(runs, each, entries, strict=True)]))
     return judged, found
+
+
+def _mean_roles(sampled: SampledResult) -> dict[str, RoleCost]:
+    """The roles' calls and tokens per sample (judges, a simulated user), averaged over the
+    samples whose metrics are (those that say something about the agent, else all that ran)."""
+    results = [run.result for run in sampled.runs if run.result is not None
+               and run.outcome in ("pass", "fail")] or [
+        run.result for run in sampled.runs if run.result is not None]
+    sums: dict[str, dict[str, int]] = {}
+    for result in results:
+        for role, counts in result.trace.totals().roles.items():
+            into = sums.setdefault(role, dict.fromkeys(counts, 0))
+            for key, value in counts.items():
+                into[key] += value
+    return {role: RoleCost(**{key: _count(round(value / len(results), 6))
+                              for key, value in counts.items()})
+            for role, counts in sums.items()}
 
 
 def _rate(value: float | None) -> float | None:

@@ -183,11 +183,12 @@ class JudgeDisagreement(_Strict):
 
 class RoleCost(_Strict):
     """The calls and tokens of one of the harness's roles in a run (an LLM judge, a simulated
-    user): counted apart from the agent's."""
+    user): counted apart from the agent's. A sampled case's are the means per sample, as its
+    metrics are."""
 
-    llm_calls: int = Field(ge=0)
-    prompt_tokens: int = Field(ge=0)
-    completion_tokens: int = Field(ge=0)
+    llm_calls: Count = Field(ge=0)
+    prompt_tokens: Count = Field(ge=0)
+    completion_tokens: Count = Field(ge=0)
 
 
 class Row(_Strict):

@@ -63,10 +63,12 @@ def metrics_line(row: Row) -> str:
 
 def role_costs(row: Row) -> str:
     """The calls and tokens of the run's roles (LLM judges, a simulated user), one phrase
-    each: counted apart from the agent's (empty without roles)."""
-    return "; ".join(f"{role}: {count(cost.llm_calls)} LLM call"
-                     f"{'s' if cost.llm_calls != 1 else ''}, {count(cost.prompt_tokens)} "
-                     f"tokens in, {count(cost.completion_tokens)} out"
+    each: counted apart from the agent's (empty without roles; a sampled case's: the means
+    per sample)."""
+    mean = " (mean per sample)" if row.sampled else ""
+    return "; ".join(f"{role}: {_count(cost.llm_calls)} LLM call"
+                     f"{'s' if cost.llm_calls != 1 else ''}, {_count(cost.prompt_tokens)} "
+                     f"tokens in, {_count(cost.completion_tokens)} out{mean}"
                      for role, cost in row.roles.items())
 
 

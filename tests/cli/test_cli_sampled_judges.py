@@ -188,6 +188,10 @@ def test_report_marks_the_disagreement_in_every_form_apart_from_split_votes(cli,
                                                  {"sample": 1, "verdict": "fail",
                                                   "reason": "It does not say 5."}]}]
     assert [(v["sample"], v["verdict"]) for v in row["judged"]] == [(0, "pass"), (1, "fail")]
+    assert row["roles"]["judge"]["llm_calls"] == 1  # per sample, apart from the agent's 2
+    assert row["llm_calls"] == 2
+    assert "- `adding[my_agent]`: judge: 1 LLM call, " in markdown
+    assert "out (mean per sample)" in markdown
     page = (folder / "report.html").read_text("utf-8")
     assert "<h4>Judge disagreements between samples</h4>" in page
     assert "samples disagree</span> <code>expect.answer.judge</code>" in page
