@@ -199,6 +199,16 @@ def test_report_marks_the_disagreement_in_every_form_apart_from_split_votes(cli,
     assert "Judges disagree between samples" in (folder / "summary.md").read_text("utf-8")
 
 
+def test_reports_junit_xml_names_the_disagreement_as_a_property_of_the_case(cli, disagreeing):
+    result = cli("report", "scenarios/adding.yaml", "--out", "reports/now", "--junit-xml",
+                 "reports/junit.xml")
+
+    assert result.code == 0, result.out
+    assert ('<property name="judges_disagree" value="the judges\' verdict on '
+            'expect.answer.judge differs between samples: pass in 1 of 2 (sample 0 pass, '
+            'sample 1 fail)" />') in (disagreeing / "reports" / "junit.xml").read_text("utf-8")
+
+
 def test_a_judge_agreeing_across_samples_marks_nothing(cli, agreeing):
     run = cli("run", "scenarios/adding.yaml")
     report = cli("report", "scenarios/adding.yaml", "--out", "reports/now")
