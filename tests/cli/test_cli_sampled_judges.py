@@ -302,3 +302,40 @@ def test_eval_fails_a_users_agent_made_wrong_never_reusing_the_old_verdicts(
     assert "no recorded verdict of the judge for expect.answer.judge" in said
     assert "the transcript it saw changed" in said
     assert "REGRESSION  adding[my_agent@m1]: passed in the baseline; fails now" in result.out
+
+
+def test_a_changed_rubric_of_a_sampled_recording_is_a_miss_whose_hint_records_the_same_samples(
+        cli, my_project, fake_openai_endpoint):
+    server = fake_openai_endpoint(answers("2 + 3 = 5", "2 + 3 = 6"))
+    assert _record(cli).code == 0
+    recorded = [(body["model"], body["seed"]) for body in server.requests]
+    assert recorded == [("gpt-4o-mini", 3)] * 3 + [("gpt-4o-mini", 4)] * 3
+    scenario = my_project / "scenarios" / "adding.yaml"
+    scenario.write_text(SCENARIO.replace("is 5\"}", "is 5, and nothing else\"}"), "utf-8")
+
+    result = cli("replay", "scenarios/adding.yaml")
+
+    assert result.code == 1
+    said = " ".join(result.out.split())
+    assert ("sample 0: the recording no longer fits the agent: "
+            f"{CASSETTE} (sample 0): no recorded verdict of the judge for expect.answer.judge "
+            "(scenarios/adding.yaml:8): the rubric changed") in said
+    assert ("agentkit record scenarios/adding.yaml --agent my_agent --mode rewrite --model "
+            f"gpt-4o-mini --base-url {FAKE_URL} --samples 2 --temperature 0.8 --seed 3") in said
+
+
+def test_record_samples_with_a_judge_model_asks_it_with_each_samples_seed(
+        cli, my_project, fake_openai_endpoint):
+    server = fake_openai_endpoint(answers("2 + 3 = 5", "2 + 3 = 6"))
+
+    result = cli("record", "scenarios/adding.yaml", "--agent", "my_agent", "--base-url",
+                 FAKE_URL, "--samples", "2", "--temperature", "0.8", "--seed", "3",
+                 "--judge-model", "judge-m")
+
+    assert result.code == 0, result.out + result.err
+    asked = [(body["model"], body["seed"], body["temperature"]) for body in server.requests]
+    assert asked == [("gpt-4o-mini", 3, 0.8)] * 2 + [("judge-m", 3, 0.8)] + [
+        ("gpt-4o-mini", 4, 0.8)] * 2 + [("judge-m", 4, 0.8)]
+    keys = [e["key"]["model"] for e in yaml.safe_load(CASSETTE.read_text("utf-8"))["exchanges"]
+            if e.get("role") == "judge"]
+    assert keys == ["judge-m", "judge-m"]
