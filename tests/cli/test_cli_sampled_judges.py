@@ -339,3 +339,16 @@ def test_record_samples_with_a_judge_model_asks_it_with_each_samples_seed(
     keys = [e["key"]["model"] for e in yaml.safe_load(CASSETTE.read_text("utf-8"))["exchanges"]
             if e.get("role") == "judge"]
     assert keys == ["judge-m", "judge-m"]
+
+
+def test_eval_asks_the_judge_model_the_scenario_names_with_each_samples_seed(
+        cli, my_project, fake_openai_endpoint):
+    scenario = my_project / "scenarios" / "adding.yaml"
+    scenario.write_text(SCENARIO.replace("agents:", "judge: {model: judge-m}\nagents:"), "utf-8")
+    server = fake_openai_endpoint(answers("2 + 3 = 5", "2 + 3 = 5"))
+
+    result = _eval(cli, "--base-url", FAKE_URL, "--out", "reports/live", "--seed", "5")
+
+    assert result.code == 0, result.out + result.err
+    assert [(body["model"], body["seed"]) for body in server.requests] == [
+        ("m1", 5), ("m1", 5), ("judge-m", 5), ("m1", 6), ("m1", 6), ("judge-m", 6)]
