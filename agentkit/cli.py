@@ -917,11 +917,8 @@ def _print_disagreements(found: Sequence[Any], out: TextIO) -> None:
     from agentkit.core.secrets import Redactor
 
     for disagreement in found:
-        print(f"      judges disagree between samples on {disagreement.at} "
-              f"({disagreement.rubric!r}):", file=out)
-        for each in disagreement.samples:
-            reason = f" -- {Redactor().text(each.reason)}" if each.reason else ""
-            print(f"        sample {each.sample}: {each.verdict}{reason}", file=out)
+        for line in disagreement.lines(Redactor().text):
+            print(f"      {line}", file=out)
 
 
 def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:

@@ -186,6 +186,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "def test runs on a virtual-time loop, so simulated calls overlap"):
         config.addinivalue_line("markers", line)
     config.pluginmanager.register(_SnapshotGuard(config), "agentkit-snapshot-guard")
+    config.pluginmanager.register(_DisagreementSummary(), "agentkit-judge-disagreements")
     _configure_otel(config)
     try:
         config.stash[_ALLOWED] = AllowedHosts.parse([*config.getini("agentkit_allowed_hosts"),
@@ -681,12 +682,53 @@ def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type
     request.node.user_properties += [("agentkit_samples", sampled.stats.samples),
                                      ("agentkit_pass_rate", sampled.stats.pass_rate),
                                      ("agentkit_class", sampled.stats.case_class)]
+    _note_disagreements(request.node, sampled)
     verdict = sampled.verdict
     if not verdict.passed:
         header = (f"{title} could not run:" if verdict.outcome == "error"
                   else f"{title} failed on its samples ({sampled.stats.describe()}):")
         body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
         raise ScenarioFailure("\n".join([header, *body]))
+
+
+#: ``item.user_properties`` entry of a sampled item whose judges disagree between samples:
+#: the lines the terminal summary prints (they travel with the reports under xdist)
+DISAGREEMENT_PROPERTY = "agentkit_judges_disagree"
+
+
+def _note_disagreements(item: pytest.Item, sampled: Any) -> None:
+    """Files the judged expectations whose verdict differs between the item's samples (the
+    report's marks), for :class:`_DisagreementSummary` -- a passing item prints nothing."""
+    from agentkit.core.secrets import Redactor
+    from agentkit.report.compare import sampled_verdicts
+
+    found = sampled_verdicts(sampled)[1]
+    if found:
+        redact = Redactor().text
+        item.user_properties.append(
+            (DISAGREEMENT_PROPERTY, [line for each in found for line in each.lines(redact)]))
+
+
+class _DisagreementSummary:
+    """The terminal summary's section of sampled items whose judges disagree between samples
+    (runs where the reports arrive: the controller, under xdist)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, list[str]]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.found += [(report.nodeid, [str(line) for line in lines])
+                           for name, lines in report.user_properties
+                           if name == DISAGREEMENT_PROPERTY and isinstance(lines, list)]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.found:
+            terminalreporter.section("agentkit: judges disagree between samples")
+            for nodeid, lines in self.found:
+                terminalreporter.write_line(nodeid)
+                for line in lines:
+                    terminalreporter.write_line(f"  {line}")
 
 
 # ---------------------------------------------------------------- snapshots are never lost

@@ -13,6 +13,7 @@ read) and carries no timestamps, so the same runs give byte-identical files; it 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -179,6 +180,13 @@ class JudgeDisagreement(_Strict):
         each = ", ".join(f"sample {s.sample} {s.verdict}" for s in self.samples)
         return (f"the judges' verdict on {self.at} differs between samples: pass in {passes} "
                 f"of {len(self.samples)} ({each})")
+
+    def lines(self, redact: Callable[[str], str]) -> list[str]:
+        """The disagreement as the commands and the pytest summary print it: a header, then
+        each sample's verdict and its (``redact``-ed) reason, one per line."""
+        return [f"judges disagree between samples on {self.at} ({self.rubric!r}):", *(
+            f"  sample {each.sample}: {each.verdict}"
+            + (f" -- {redact(each.reason)}" if each.reason else "") for each in self.samples)]
 
 
 class RoleCost(_Strict):

@@ -143,3 +143,32 @@ def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
         "*sample 0: the recording no longer fits the agent: *(sample 0): no recorded verdict "
         "of the judge for expect.answer.judge (*judged.yaml:8): the transcript it saw changed*"])
     result.stdout.fnmatch_lines(["*+Assistant: about 4*"])
+
+
+def test_a_passing_item_whose_judges_disagree_between_samples_is_listed_in_the_summary(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+
+    result = judged_project.runpytest("scenarios/judged.yaml", "-n", "2")
+
+    result.assert_outcomes(passed=1)  # 1 of 2 samples pass, min_pass_rate 0.5
+    result.stdout.fnmatch_lines([
+        "*= agentkit: judges disagree between samples =*",
+        "scenarios/judged.yaml::my_agent",
+        "  judges disagree between samples on expect.answer.judge ('says that 2 + 3 is 5'):",
+        "    sample 0: pass -- It says 5.",
+        "    sample 1: fail -- It does not say 5."])
+
+
+def test_samples_whose_judges_agree_add_no_summary_section(
+        judged_project: pytest.Pytester) -> None:
+    lenient = CONFTEST.replace('"fail", "reason": "It does not say 5."',
+                               '"pass", "reason": "An answer."')
+    assert lenient != CONFTEST
+    write(judged_project, "conftest.py", lenient)
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(passed=1)
+    assert "judges disagree" not in result.stdout.str()
