@@ -285,10 +285,23 @@ class Cassette:
     _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                       compare=False)
     """Every request message of the cassette, each once by its content (:meth:`shared`)."""
+    _unshared: bool = field(default=False, init=False, repr=False, compare=False)
+    """Whether the loaded exchanges' messages are still to be put in :attr:`_messages`: a
+    replay never needs it, so it waits for the first recording or write."""
 
     def shared(self, request: dict[str, Any]) -> dict[str, Any]:
         """``request`` with each of its messages the cassette's one object of that content:
         a long recording holds each message once, and writes it once (:meth:`to_dict`)."""
+        self._share_loaded()
+        return self._share(request)
+
+    def _share_loaded(self) -> None:
+        if self._unshared:
+            self._unshared = False
+            for exchange in self.exchanges:
+                exchange.request = self._share(exchange.request)
+
+    def _share(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request.get("messages")
         if not isinstance(messages, list):
             return request
@@ -358,7 +371,8 @@ class Cassette:
                     zip(data.get(key) or [], found, strict=True)):
                 request = item["request"]
                 if key == "exchanges" and isinstance(request, dict) and "messages" in request:
-                    request = cassette.shared(_read_messages(request, index, lists, path, where))
+                    request = _read_messages(request, index, lists, path, where)
+                    cassette._unshared = True
                 into.append(Exchange(
                     request=request, request_hash=exchange.request_hash or request_hash(request),
                     response=item.get("response"), error=item.get("error"),
@@ -366,6 +380,7 @@ class Cassette:
         return cassette
 
     def to_dict(self) -> dict[str, Any]:
+        self._share_loaded()  # equal messages as one object: each written once
         owner = {key: value for key, value in (("agent_type", self.agent_type),
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
