@@ -176,7 +176,7 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_jsonable(data))
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).json_data(data)
     return canonical
 
 
