@@ -595,7 +595,7 @@ def from_openai_messages(messages: Any,
                 for index, message in enumerate(messages)]
     read = []
     for index, message in enumerate(messages):
-        key = json.dumps(message, sort_keys=True)
+        key = json.dumps(message)  # a client sends a message the same way every time
         found = known.get(key)
         if found is None:
             found = known[key] = _from_openai_message(message, f"messages[{index}]")

@@ -180,7 +180,7 @@ def test_a_message_sent_again_is_read_once_and_a_changed_one_anew():
     known: dict[str, ChatMessage] = {}
     first = from_openai_messages([{"role": "user", "content": "hi"}], known)
 
-    again = from_openai_messages([{"content": "hi", "role": "user"},
+    again = from_openai_messages([{"role": "user", "content": "hi"},
                                   {"role": "assistant", "content": "hello"}], known)
     changed = from_openai_messages([{"role": "user", "content": "hi!"}], known)
 
