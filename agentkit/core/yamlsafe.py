@@ -300,6 +300,10 @@ def _check_events(events: Iterator[yaml.Event]) -> None:
 _MAP_START, _MAP_END, _SEQ_START, _SEQ_END = (
     yaml.MappingStartEvent, yaml.MappingEndEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent)
 _NO_KEY = object()  # a mapping's frame between a value and the next key
+#: The tag YAML's implicit typing gives a short plain scalar, by its text (a pure function of
+#: it: every file repeats the same keys and flags, and PyYAML's resolver is Python).
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_KEPT = 4096  # texts, of at most 64 characters each
 
 
 def _plain_data(text: str) -> tuple[Any, YamlLocations] | None:
@@ -320,7 +324,7 @@ def _plain_data(text: str) -> tuple[Any, YamlLocations] | None:
 
 def _build_plain(loader: Any) -> Any:
     get_event, resolve = loader.get_event, loader.resolve
-    tags: dict[str, str] = {}  # a plain scalar's resolved tag by its text: keys repeat
+    tags = _PLAIN_TAGS
     frames: list[tuple[Any, bool]] = []  # the enclosing collections (as top, is_map)
     top: Any = None  # the open collection: a list, or [dict, its pending key]
     is_map = False
@@ -337,7 +341,9 @@ def _build_plain(loader: Any) -> Any:
                 if event.implicit[0]:  # a plain scalar: YAML's implicit typing
                     tag = tags.get(text)
                     if tag is None:
-                        tag = tags[text] = resolve(yaml.ScalarNode, text, event.implicit)
+                        tag = resolve(yaml.ScalarNode, text, event.implicit)
+                        if len(text) <= 64 and len(tags) < _PLAIN_TAGS_KEPT:
+                            tags[text] = tag
                 else:
                     tag = _STR
             value: Any
