@@ -31,7 +31,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -748,35 +748,39 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     sampling: dict[str, Any] = ({"temperature": args.temperature}
                                 if args.temperature is not None else {})
 
-    def model(name: str, base_url: str | None) -> OpenAI:
+    def model(name: str, base_url: str | None, seed: int | None = args.seed) -> OpenAI:
         try:
             return OpenAI(model=name, base_url=base_url, timeout=args.timeout,
-                          additional_kwargs={"seed": args.seed} if args.seed is not None
-                          else None, **sampling)
+                          additional_kwargs={"seed": seed} if seed is not None else None,
+                          **sampling)
         except (LLMError, ValueError) as exc:
             raise CLIError(str(exc)) from None
 
-    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
-    roles: RoleModels | None = None
-    if not mcp_only:
-        agent_model = live = model(args.model, args.base_url)
-
+    def cast(agent_model: OpenAI, seed: int | None) -> RoleModels:
+        """The roles' live models of a run (a sample's: with its seed): by default the
+        agent's model plays them."""
         def judge(named: str | None) -> OpenAI:
             name = named or args.judge_model
             if name is None and args.judge_base_url is None:
                 return agent_model
-            return model(name or args.model, args.judge_base_url or args.base_url)
+            return model(name or args.model, args.judge_base_url or args.base_url, seed)
 
         def user(named: str | None) -> OpenAI:
             return (agent_model if named is None or named == args.model
-                    else model(named, args.base_url))
+                    else model(named, args.base_url, seed))
 
-        roles = RoleModels(judge=judge, user=user)
+        return RoleModels(judge=judge, user=user)
+
+    live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
+    roles: RoleModels | None = None
+    if not mcp_only:
+        live = model(args.model, args.base_url)
+        roles = cast(live, args.seed)
     if args.samples is not None and args.samples > 1:
         if mcp_only:
             raise CLIError(f"{args.scenario}: agents.{args.agent} has a scripted model: "
                            "--samples draws several runs from a live model; record it once")
-        return _record_samples(args, scenario, live, out)
+        return _record_samples(args, scenario, live, out, cast)
     where = "its MCP servers (the model is scripted)" if mcp_only else (
         f"{args.model} at {args.base_url or 'OpenAI'}")
     name = f"{scenario.name}[{args.agent}]"
@@ -823,9 +827,11 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: TextIO) -> int:
-    """``record --samples N``: N runs, sample i with seed ``--seed`` + i, written together
-    with the snapshot of their traces when every one replays to its live run."""
+def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: TextIO,
+                    cast: Callable[[Any, int], Any]) -> int:
+    """``record --samples N``: N runs, sample i with seed ``--seed`` + i (its judges and
+    simulated user too, through ``cast(sample's model, seed)``), written together with the
+    snapshot of their traces when every one replays to its live run."""
     from agentkit.core.errors import BadInputError
     from agentkit.eval.samples import record_samples
     from agentkit.llms.openai import OpenAI
@@ -833,12 +839,15 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
 
     base = args.seed if args.seed is not None else 0
     records = args.mode != "once" or not cassette_path(scenario, args.agent).exists()
+    models: dict[int, Any] = {}
 
     def model(index: int) -> Any:
         if records:
             print(f"  sample {index} (seed {base + index})", file=out, flush=True)
-        return OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
-                      temperature=live.temperature, additional_kwargs={"seed": base + index})
+        models[index] = OpenAI(model=args.model, base_url=args.base_url, timeout=args.timeout,
+                               temperature=live.temperature,
+                               additional_kwargs={"seed": base + index})
+        return models[index]
 
     name = f"{scenario.name}[{args.agent}]"
     where = args.base_url or "OpenAI"
@@ -850,7 +859,8 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
     try:
         recording = record_samples(scenario, args.agent, model, args.samples, args.mode,
                                    sampling={"temperature": live.temperature, "seed": base},
-                                   listener=progress)
+                                   listener=progress,
+                                   roles=lambda index: cast(models[index], base + index))
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     replay = recording.replay
@@ -891,6 +901,27 @@ def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
     print(_sampled_line(name, sampled), file=out)
     if not sampled.passed:
         _print_verdict(sampled.verdict, out)
+    _print_disagreements(_disagreements_of(sampled), out)
+
+
+def _disagreements_of(sampled: Any) -> list[Any]:
+    """The judged expectations whose verdict differs between the samples of a case."""
+    from agentkit.report.compare import sampled_verdicts
+
+    return sampled_verdicts(sampled)[1]
+
+
+def _print_disagreements(found: Sequence[Any], out: TextIO) -> None:
+    """Each judged expectation whose verdict differs between the samples of a case, with
+    every sample's verdict and reason."""
+    from agentkit.core.secrets import Redactor
+
+    for disagreement in found:
+        print(f"      judges disagree between samples on {disagreement.at} "
+              f"({disagreement.rubric!r}):", file=out)
+        for each in disagreement.samples:
+            reason = f" -- {Redactor().text(each.reason)}" if each.reason else ""
+            print(f"        sample {each.sample}: {each.verdict}{reason}", file=out)
 
 
 def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:
@@ -994,6 +1025,7 @@ def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: Tex
     print(_sampled_line(f"{scenario.name}[{name}]", sampled), file=out)
     if verdict.outcome == "error" and verdict.kind == "input":
         raise CLIError(str(verdict.stopped_by))
+    _print_disagreements(_disagreements_of(sampled), out)
     count = len(sampled.runs)
     misses = [p for p in verdict.problems if "the recording no longer fits" in p]
     if verdict.snapshot == "same" and not misses:
@@ -1132,6 +1164,10 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{row.status.upper()}  {row.key}", file=out)
         for problem in row.problems:
             print("      - " + problem.replace("\n", "\n        "), file=out)
+    for row in comparison.rows:
+        if row.disagreements:
+            print(f"DISAGREE  {row.key}", file=out)
+            _print_disagreements(row.disagreements, out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     _junit_report(args, comparison, regressions, out)
     for delta in regressions:
@@ -1325,6 +1361,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         if row.status != "pass":
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)
+        _print_disagreements(row.disagreements, out)
         if any("the recording no longer fits" in problem for problem in row.problems):
             print(f"      the agent's requests changed since its samples were recorded; if "
                   f"that is intended, record them anew: remove {cassettes[row.key]} and run "

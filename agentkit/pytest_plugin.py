@@ -640,7 +640,8 @@ def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type
                   snapshots: _SyrupySnapshots, title: str) -> None:
     """One item judges every sample (:func:`agentkit.eval.samples.run_samples`); with
     ``--record-mode`` and ``--samples N`` the samples are recorded first, through the
-    ``live_llm`` fixture with seed ``seed + i`` for sample i."""
+    ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
+    ``judge_llm``, its simulated user through ``live_llm``, with the same seed)."""
     from agentkit.eval.samples import Seeded, record_samples, run_samples
 
     path = snapshot_path(scenario, agent_type)
@@ -649,10 +650,22 @@ def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type
     try:
         if mode != "none" and samples is not None:
             live = request.getfixturevalue("live_llm")
+            judge = request.getfixturevalue("judge_llm")
             base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
+
+            def cast(index: int) -> RoleModels:
+                # sample i's judges and simulated user draw with its seed, like its agent
+                def judged_by(named: str | None) -> LLM:
+                    model = RoleModels(judge=judge).live("judge", named)
+                    assert model is not None
+                    return Seeded(model, base + index)
+
+                return RoleModels(judge=judged_by, user=Seeded(live, base + index))
+
             recording = record_samples(
                 scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
-                sampling={"temperature": getattr(live, "temperature", None), "seed": base})
+                sampling={"temperature": getattr(live, "temperature", None), "seed": base},
+                roles=cast)
             if not recording.ok:
                 raise ScenarioFailure(f"{title} could not be recorded:\n"
                                       + "\n".join(recording.problems)

@@ -1,10 +1,11 @@
 """A test tool's first duty: a broken agent fails -- under `agentkit run`, `agentkit report` and
 pytest alike, with a message naming the call.
 
-A user's support project (tools `lookup_order`, `refund`, `escalate`) is broken four ways: a
+A user's support project (tools `lookup_order`, `refund`, `escalate`) is broken five ways: a
 tool removed from the agent's world, a tool parameter renamed, the refund called by the agent's
-own code around its steps, and the refund made concurrently with the look-ups it must follow.
-Each command passes the working project and fails each broken one."""
+own code around its steps, a tool the agent brings instead of the scenario's, and the refund
+made concurrently with the look-ups it must follow. Each command passes the working project
+and fails each broken one."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ name: support
 tools:
   - {ref: "support_tools:lookup_order", latency: 0.5}
   - {ref: "support_tools:refund", latency: 0.5}
-  - {ref: "support_tools:escalate"}
+  - {ref: "support_tools:escalate", latency: 2.0}
 turns:
   - user: Order A-1 arrived broken. Refund it and tell a person.
 expect:
@@ -95,7 +96,7 @@ def _write(root: Path, relative: str, text: str) -> None:
 def _remove_escalate(root: Path) -> None:
     text = (root / "scenarios/support.yaml").read_text(encoding="utf-8")
     _write(root, "scenarios/support.yaml",
-           text.replace('  - {ref: "support_tools:escalate"}\n', ""))
+           text.replace('  - {ref: "support_tools:escalate", latency: 2.0}\n', ""))
 
 
 def _rename_refund_amount(root: Path) -> None:
@@ -139,6 +140,27 @@ def _refund_called_directly(root: Path) -> None:
            '{ ref = "eager_agent:build", trajectory = "function_calling" }\n')
 
 
+OWN_TOOL_AGENT = """\
+from agentkit.agent import FunctionCallingAgent
+from agentkit.tools import FunctionTool
+
+import support_tools
+
+
+def build(context):
+    # the bug: the agent escalates through a tool of its own, not the scenario's
+    tools = [FunctionTool.from_defaults(support_tools.escalate)
+             if t.metadata.name == "escalate" else t for t in context.tools]
+    return FunctionCallingAgent.from_tools(tools, llm=context.llm)
+"""
+
+
+def _escalate_through_its_own_tool(root: Path) -> None:
+    _write(root, "own_tool_agent.py", OWN_TOOL_AGENT)
+    _write(root, "pyproject.toml", '[tool.agentkit.agent_types]\nfunction_calling = '
+           '{ ref = "own_tool_agent:build", trajectory = "function_calling" }\n')
+
+
 BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a tool removed": (_remove_escalate,
                        'tool call 3 escalate({"reason": "broken on arrival"}) failed '
@@ -149,6 +171,9 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a tool called around the agent's steps": (_refund_called_directly,
                                                "`refund` ran 2 times, but the agent's steps "
                                                "show 1 call of it"),
+    "a tool of the agent's own": (_escalate_through_its_own_tool,
+                                  "the trace shows 1 call of `escalate`, but the scenario's "
+                                  "`escalate` never ran"),
     "the refund made concurrently": (_refund_concurrently,
                                      "trajectory call 3 refund(order_id=\"A-1\", amount=40.0) "
                                      "started at 0.00s, before call 1"),

@@ -64,3 +64,10 @@ def test_the_guide_quotes_the_judges_prompt_as_the_code_has_it():
 def test_the_guide_names_the_simulated_users_prompt_and_the_readme_links_the_guide():
     assert "USER_PROMPT" in TEXT and "{persona}" in USER_PROMPT
     assert "(docs/judges.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_guide_shows_a_disagreement_between_samples_as_the_commands_print_it():
+    # tests/cli/test_cli_sampled_judges.py checks that the commands print exactly these lines
+    assert ("      judges disagree between samples on expect.answer.judge ('says that 2 + 3 is "
+            "5'):\n        sample 0: pass -- It says 5.\n        sample 1: fail -- It does not "
+            "say 5.\n") in TEXT

@@ -128,6 +128,10 @@ class BridgedAgent:
     script that ran out: the same message agentkit's own agents get), whatever the agent did
     with the HTTP 400 it got; else an exception of the agent's is the turn's error."""
 
+    traced_from_wire = True
+    """Its trace is read from the wire: the tools it runs may be its own, not the scenario's
+    (the harness then does not hold the scenario's latency or failures against it)."""
+
     def __init__(self, agent: WireAgent, bridge: Bridge) -> None:
         self.agent = agent
         self.bridge = bridge

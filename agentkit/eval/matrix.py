@@ -42,6 +42,7 @@ from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_typ
 from agentkit.scenario.layout import eval_cassette_path
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.model import Scenario
+from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import run_scenario
 
 __all__ = ["Case", "plan", "parse_shard", "shard", "Progress", "CaseResult", "Evaluation"]
@@ -257,14 +258,26 @@ class Evaluation:
     def _record(self, case: Case, index: int) -> None:
         if self.stop.is_set() or self.budget.exhausted:
             return
-        assert self.live is not None
+        live = self.live
+        assert live is not None
         book = self._books[case.key]
         seed = int(self.sampling.get("seed") or 0) + index
-        model = LiveModel(self.live(case.model, seed), self.limiter, self.budget,
-                          stop=self.stop, retries=self.retries, backoff=self.backoff)
+
+        def limited(name: str) -> LLM:
+            return LiveModel(live(name, seed), self.limiter, self.budget,
+                             stop=self.stop, retries=self.retries, backoff=self.backoff)
+
+        model = limited(case.model)
+
+        def role_model(named: str | None) -> LLM:
+            # a judge or simulated user naming no model is played by the case's model; its
+            # calls share the limiter and the budget with the agent's
+            return model if named is None or named == case.model else limited(named)
+
         recorder = book.recorder(model, index)
         with real_time():
-            result = run_scenario(case.scenario, case.agent_type, llm=recorder)
+            result = run_scenario(case.scenario, case.agent_type, llm=recorder,
+                                  roles=RoleModels(judge=role_model, user=role_model))
         stopped = any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
         not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
         refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)

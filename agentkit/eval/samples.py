@@ -45,11 +45,13 @@ from agentkit.scenario.judge import SnapshotCheck, Verdict, attempt
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.record import cassette_miss
+from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 from agentkit.scenario.trace import SampledTrace
 
 __all__ = ["SamplesMismatchError", "SampleRun", "SampledResult", "COST_KEYS", "sample_count",
-           "run_samples", "SampleBook", "Seeded", "SampledRecording", "record_samples"]
+           "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
+           "record_samples"]
 
 
 class SamplesMismatchError(BadInputError):
@@ -258,6 +260,11 @@ class Seeded(WrappingLLM):
             yield chunk
 
 
+SampleRoles = Callable[[int], RoleModels]
+"""The live models of the roles (LLM judges, a simulated user) of sample i: each sample is
+judged, and its user simulated, by its own calls, recorded with that sample's exchanges."""
+
+
 class SampleBook:
     """A sampled cassette being recorded (module docstring).
 
@@ -292,13 +299,19 @@ class SampleBook:
 
     def recorder(self, live: LLM, sample: int) -> RecordingLLM:
         """The LLM sample ``sample`` records through: what that sample recorded before
-        (an interrupted run) is replayed, the rest asked of ``live``."""
-        self.secrets.update(live.secrets)
-        return RecordingLLM(live, self.cassette, "new_episodes", sample=sample, autosave=False,
-                            agent_type=self.cassette.agent_type, scenario=self.cassette.scenario,
-                            on_record=self._recorded)
+        (an interrupted run) is replayed, the rest asked of ``live`` (the sample's roles
+        through their own live models, whose secrets are redacted too)."""
+        with self._lock:
+            self.secrets.update(live.secrets)
+        recorder = RecordingLLM(live, self.cassette, "new_episodes", sample=sample,
+                                autosave=False, agent_type=self.cassette.agent_type,
+                                scenario=self.cassette.scenario,
+                                on_record=lambda: self._recorded(recorder))
+        return recorder
 
-    def _recorded(self) -> None:
+    def _recorded(self, recorder: RecordingLLM) -> None:
+        with self._lock:
+            self.secrets.update(recorder.secrets)
         if self.autosave:
             self.save()
 
@@ -368,10 +381,16 @@ class SampledRecording:
 def record_samples(scenario: Scenario | str | Path, agent_type: str,
                    live: Callable[[int], LLM], samples: int, mode: str = "once", *,
                    sampling: Mapping[str, Any] | None = None, listener: Any = None,
-                   state: Mapping[str, Any] | None = None) -> SampledRecording:
+                   state: Mapping[str, Any] | None = None,
+                   roles: SampleRoles | None = None) -> SampledRecording:
     """Record ``samples`` runs of ``agent_type``'s ``recording:`` through ``live(i)`` (the
     model of sample i) and write the cassette and the snapshot (every sample's trace)
     together, only when each sample's offline replay reproduces its live run.
+
+    The scenario's LLM judges and simulated user without a script are recorded per sample,
+    with that sample's exchanges, through ``roles(i)`` -- by default sample i's own model
+    plays them (as :func:`~agentkit.scenario.record.record_scenario` does for one run); a
+    replay of sample i replays its own verdicts and user messages.
 
     Mode ``once`` with the cassette there records nothing (``existing``) when it holds
     ``samples`` samples of the model; another count or model is a
@@ -398,12 +417,15 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
     book = SampleBook(path, model=model, samples=samples, scenario=scenario.name,
                       agent_type=agent_type, sampling=sampling, mode="rewrite")
     for index in range(samples):
-        recorder = book.recorder(first if index == 0 else live(index), index)
+        model_of_sample = first if index == 0 else live(index)
+        recorder = book.recorder(model_of_sample, index)
+        cast = (roles(index) if roles is not None
+                else RoleModels(judge=model_of_sample, user=model_of_sample))
         with ExitStack() as stack:
             stack.enter_context(real_time())
             if listener is not None:
                 stack.enter_context(dispatcher.listen(listener))
-            result = run_scenario(scenario, agent_type, llm=recorder, state=state)
+            result = run_scenario(scenario, agent_type, llm=recorder, state=state, roles=cast)
         outcome.live.append(result)
         if recorder.unrecorded:  # the model was never asked: nothing to keep
             error = recorder.unrecorded[0]

@@ -609,7 +609,7 @@ class CassettePlayer:
     def role_miss(self, canonical: dict[str, Any], role: RoleKey) -> CassetteMissError:
         """A role's request that is not on the cassette, saying which part of its key changed:
         the model, the subject (rubric, persona, goal) or the transcript it saw."""
-        where = self.cassette.path or "<cassette>"
+        where = self._where
         noun = _ROLE_NOUNS.get(role.role, f"{role.role} answer")
         field_name = f"{role.at} ({role.where})" if role.where else role.at
         fix = (f"A changed rubric, persona, goal, {role.role} model or conversation is never "
@@ -618,9 +618,15 @@ class CassettePlayer:
         same_role = [e for e in self.exchanges if e.role == role.role]
         candidates = [e for e in same_role if (e.key or {}).get("at") == role.at] or same_role
         if not candidates:
-            return CassetteMissError(
-                f"{where}: no recorded {noun} for {field_name}: the cassette has none (it was "
-                f"recorded before the scenario had one). {fix}")
+            others = sorted({e.sample for e in self.cassette.exchanges
+                             if e.role == role.role and e.sample != self.sample})
+            held = (f"sample {self.sample} has none (sample{'s' if len(others) > 1 else ''} "
+                    f"{', '.join(map(str, others))} of the cassette "
+                    f"{'have' if len(others) > 1 else 'has'} one: was this sample's cut short "
+                    "or removed?)" if self.cassette.sampled and others
+                    else "the cassette has none (it was recorded before the scenario had one)")
+            return CassetteMissError(f"{where}: no recorded {noun} for {field_name}: {held}. "
+                                     f"{fix}")
         nearest = min(candidates, key=lambda e: (len(role.changes(e.key or {})),
                                                  _distance(e.request, canonical)))
         index = self.cassette.exchanges.index(nearest)

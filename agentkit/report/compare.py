@@ -20,9 +20,11 @@ from agentkit.report.model import (
     AgentSummary,
     Comparison,
     CostSpread,
+    JudgeDisagreement,
     JudgeVerdict,
     RoleCost,
     Row,
+    SampleVerdict,
     speedup,
 )
 from agentkit.report.timeline import spans_of
@@ -36,9 +38,10 @@ from agentkit.scenario import (
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState, attempt
 from agentkit.scenario.layout import snapshot_path
+from agentkit.scenario.llm_judge import Judgement, disagreements, judged_entries
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
-           "row_from_samples", "eval_comparison"]
+           "row_from_samples", "sampled_verdicts", "eval_comparison"]
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -103,13 +106,61 @@ def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
     state = verdict.snapshot
     problems = list(verdict.problems) + verdict.snapshot_problems()
     metrics: dict[str, Any] = {key: _count(value) for key, value in means.items()}
+    judged, disagree = sampled_verdicts(sampled)
     return Row(status="pass" if verdict.passed else "fail", problems=problems, thresholds=own,
+               judged=judged, disagreements=disagree, roles=_mean_roles(sampled),
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
                snapshot_diff=list(verdict.snapshot_diff),
                trace=trace.to_dict() if trace is not None else None,
                cost={key: CostSpread(**value.to_dict())
                      for key, value in sampled.spread().items()},
                speedup=speedup(means["serial_time"], means["wall_time"]), **metrics, **common)
+
+
+def _verdict(judgement: Judgement, sample: int | None = None) -> JudgeVerdict:
+    return JudgeVerdict(at=judgement.at, rubric=judgement.rubric, verdict=judgement.verdict,
+                        reason=judgement.reason, score=judgement.score,
+                        votes=max(len(judgement.votes), 1), split=judgement.split,
+                        sample=sample)
+
+
+def sampled_verdicts(sampled: SampledResult) -> tuple[list[JudgeVerdict],
+                                                      list[JudgeDisagreement]]:
+    """Every sample's verdicts, and the judged expectations whose verdict differs between
+    the samples (those that ran), with each sample's verdict and reason."""
+    runs = [(run.index, run.result) for run in sampled.runs if run.result is not None]
+    judged = [_verdict(judgement, index) for index, result in runs
+              for judgement in result.judgements]
+    if not judged:
+        return [], []
+    traces = [result.trace.to_dict() for _, result in runs]
+    entries = [judged_entries(trace) for trace in traces]
+    found = []
+    for at, each in disagreements(traces).items():
+        rubric = next(str(e[at].get("rubric")) for e in entries if at in e)
+        found.append(JudgeDisagreement(at=at, rubric=rubric, samples=[
+            SampleVerdict(sample=index, verdict=verdict,  # type: ignore[arg-type]
+                          reason=str(entry.get(at, {}).get("reason")
+                                     or entry.get(at, {}).get("error") or ""))
+            for (index, _), verdict, entry in zip(runs, each, entries, strict=True)]))
+    return judged, found
+
+
+def _mean_roles(sampled: SampledResult) -> dict[str, RoleCost]:
+    """The roles' calls and tokens per sample (judges, a simulated user), averaged over the
+    samples whose metrics are (those that say something about the agent, else all that ran)."""
+    results = [run.result for run in sampled.runs if run.result is not None
+               and run.outcome in ("pass", "fail")] or [
+        run.result for run in sampled.runs if run.result is not None]
+    sums: dict[str, dict[str, int]] = {}
+    for result in results:
+        for role, counts in result.trace.totals().roles.items():
+            into = sums.setdefault(role, dict.fromkeys(counts, 0))
+            for key, value in counts.items():
+                into[key] += value
+    return {role: RoleCost(**{key: _count(round(value / len(results), 6))
+                              for key, value in counts.items()})
+            for role, counts in sums.items()}
 
 
 def _rate(value: float | None) -> float | None:
@@ -139,9 +190,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     problems = ([verdict.stopped_by] if verdict.stopped_by is not None
                 else list(verdict.problems) + verdict.snapshot_problems())
     state = verdict.snapshot
-    judged = [JudgeVerdict(at=j.at, rubric=j.rubric, verdict=j.verdict, reason=j.reason,
-                           score=j.score, votes=max(len(j.votes), 1), split=j.split)
-              for j in result.judgements]
+    judged = [_verdict(judgement) for judgement in result.judgements]
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if verdict.passed else "fail", problems=problems,
                thresholds=own,

@@ -1,7 +1,8 @@
 """JUnit XML for CI systems (``--junit-xml PATH`` on ``agentkit run``, ``report`` and ``eval``):
 one ``<testcase>`` per scenario × agent type (× model), a ``<failure>`` for a run or case that
 failed (its problems as the text), an ``<error>`` for one that could not run, and, for a
-sampled case, its statistics as ``<properties>`` (samples, pass rate, interval, class) --
+sampled case, its statistics as ``<properties>`` (samples, pass rate, interval, class, and
+``judges_disagree`` when its samples were judged differently) --
 the shape GitLab, Jenkins, GitHub's test reporters and pytest's own ``--junitxml`` share.
 """
 
@@ -43,6 +44,8 @@ def _properties(row: Row) -> dict[str, str]:
                      confidence=f"{row.confidence or 0.95:g}")
     if row.not_recorded:
         found["not_recorded"] = str(row.not_recorded)
+    if row.disagreements:
+        found["judges_disagree"] = "; ".join(d.describe() for d in row.disagreements)
     return found
 
 

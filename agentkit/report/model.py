@@ -45,6 +45,8 @@ __all__ = [
     "ReportError",
     "Row",
     "JudgeVerdict",
+    "SampleVerdict",
+    "JudgeDisagreement",
     "RoleCost",
     "AgentSummary",
     "Compared",
@@ -139,7 +141,8 @@ class CostSpread(_Strict):
 
 class JudgeVerdict(_Strict):
     """One judged expectation of a run: where its rubric is, the LLM judges' verdict and the
-    reason they gave; ``votes`` answers voted, ``split`` when they disagreed."""
+    reason they gave; ``votes`` answers voted, ``split`` when they disagreed (within this
+    run). In a sampled case, ``sample`` is the sample whose run it judged."""
 
     at: str
     rubric: str
@@ -148,15 +151,44 @@ class JudgeVerdict(_Strict):
     score: float | None = None
     votes: int = Field(default=1, ge=1)
     split: bool = False
+    sample: int | None = Field(default=None, ge=0)
+
+
+class SampleVerdict(_Strict):
+    """One sample's verdict on a judged expectation, with the judges' reason (``-``: that
+    sample's run has no verdict there, e.g. it stopped before being judged)."""
+
+    sample: int = Field(ge=0)
+    verdict: Literal["pass", "fail", "error", "-"]
+    reason: str = ""
+
+
+class JudgeDisagreement(_Strict):
+    """A judged expectation whose verdict differs between the samples of one case
+    (:func:`agentkit.scenario.llm_judge.disagreements`) -- not the split votes of one run's
+    judges (:attr:`JudgeVerdict.split`): each sample's verdict and reason."""
+
+    at: str
+    rubric: str
+    samples: list[SampleVerdict]
+
+    def describe(self) -> str:
+        """``the judges' verdict on expect.answer.judge differs between samples: pass in 1 of
+        2 (sample 0 pass, sample 1 fail)``."""
+        passes = sum(s.verdict == "pass" for s in self.samples)
+        each = ", ".join(f"sample {s.sample} {s.verdict}" for s in self.samples)
+        return (f"the judges' verdict on {self.at} differs between samples: pass in {passes} "
+                f"of {len(self.samples)} ({each})")
 
 
 class RoleCost(_Strict):
     """The calls and tokens of one of the harness's roles in a run (an LLM judge, a simulated
-    user): counted apart from the agent's."""
+    user): counted apart from the agent's. A sampled case's are the means per sample, as its
+    metrics are."""
 
-    llm_calls: int = Field(ge=0)
-    prompt_tokens: int = Field(ge=0)
-    completion_tokens: int = Field(ge=0)
+    llm_calls: Count = Field(ge=0)
+    prompt_tokens: Count = Field(ge=0)
+    completion_tokens: Count = Field(ge=0)
 
 
 class Row(_Strict):
@@ -194,7 +226,10 @@ class Row(_Strict):
     snapshot_diff: list[str] = []
     """How the trace differs from its snapshot (step-aligned, snapshot -> now)."""
     judged: list[JudgeVerdict] = []
-    """The LLM judges' verdicts on the run's judged expectations, with their reasons."""
+    """The LLM judges' verdicts on the run's judged expectations, with their reasons (a
+    sampled case's: every sample's, in sample order)."""
+    disagreements: list[JudgeDisagreement] = []
+    """A sampled case's judged expectations whose verdict differs between its samples."""
     roles: dict[str, RoleCost] = {}
     """The calls and tokens of the harness's roles (``judge``, ``user``), apart from the
     metrics, which are the agent's."""
@@ -286,7 +321,7 @@ class Row(_Strict):
         """The JSON form: the metrics, then thresholds, snapshot, model, the statistics of a
         sampled case and the judged expectations and roles' costs only where there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
-                                        "judged", "roles", *_SAMPLED})
+                                        "judged", "disagreements", "roles", *_SAMPLED})
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -300,6 +335,8 @@ class Row(_Strict):
         if self.judged:
             data["judged"] = [verdict.model_dump(exclude_defaults=True)
                               for verdict in self.judged]
+        if self.disagreements:
+            data["disagreements"] = [d.model_dump() for d in self.disagreements]
         if self.roles:
             data["roles"] = {role: cost.model_dump() for role, cost in self.roles.items()}
         if self.thresholds is not None:

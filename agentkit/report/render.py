@@ -169,11 +169,14 @@ def _attention(comparison: Comparison,
         if row.not_recorded:
             items.append(("partial", row.key, row, f"{row.not_recorded} samples not recorded: "
                                                   "the result is partial"))
+    items += [("disagree", row.key, row, disagreement.describe())
+              for row in comparison.rows for disagreement in row.disagreements]
     return items
 
 
 _ATTENTION_TITLES = {"regression": "Regression", "flaky": "Flaky",
-                     "infrastructure": "Infrastructure errors", "partial": "Partial"}
+                     "infrastructure": "Infrastructure errors", "partial": "Partial",
+                     "disagree": "Judges disagree between samples"}
 _NOTHING = "Nothing: no regression, no flaky case, no infrastructure error."
 
 
@@ -318,17 +321,41 @@ def _md_snapshots(comparison: Comparison) -> list[str]:
     return lines
 
 
-def _judged_verdict(verdict: JudgeVerdict) -> str:
-    """``pass``, ``fail (split: 2 of 3 votes)``..."""
-    return verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
+def _judged_verdict(verdict: JudgeVerdict, row: Row | None = None) -> str:
+    """``pass``, ``fail (split, 3 votes)``, ``pass (samples disagree)``: a split is one run's
+    judges voting apart, a disagreement the samples of a case judged apart."""
+    text = verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
+    if row is not None and any(d.at == verdict.at for d in row.disagreements):
+        text += " (samples disagree)"
+    return text
+
+
+def _judged_run(row: Row, verdict: JudgeVerdict) -> str:
+    return f"`{row.key}`" + (f" sample {verdict.sample}" if verdict.sample is not None else "")
+
+
+_DISAGREE_NOTE = ("The verdict on these judged expectations differs between the samples of one "
+                  "case (the judges of one run voting apart are marked `split` instead): each "
+                  "sample's verdict and reason.")
+
+
+def _md_disagreements(rows: list[Row]) -> list[str]:
+    lines: list[str] = []
+    for row in rows:
+        for found in row.disagreements:
+            lines.append(f"- `{row.key}` `{found.at}` ({_md_text(found.rubric)}):")
+            lines += [f"  - sample {s.sample}: {s.verdict}"
+                      + (f" -- {_md_text(s.reason)}" if s.reason else "") for s in found.samples]
+    return ["### Judge disagreements between samples", "", _DISAGREE_NOTE, "", *lines, ""] \
+        if lines else []
 
 
 def _md_judged(comparison: Comparison) -> list[str]:
     rows = [row for row in comparison.rows if row.judged or row.roles]
     if not rows:
         return []
-    table = [[f"`{row.key}`", f"`{verdict.at}`", _md_text(verdict.rubric),
-              _judged_verdict(verdict), _md_text(verdict.reason)]
+    table = [[_judged_run(row, verdict), f"`{verdict.at}`", _md_text(verdict.rubric),
+              _judged_verdict(verdict, row), _md_text(verdict.reason)]
              for row in rows for verdict in row.judged]
     lines = ["## Judged expectations", "",
              "What the LLM judges decided on each judged expectation, and why. The calls of the "
@@ -338,7 +365,7 @@ def _md_judged(comparison: Comparison) -> list[str]:
         lines += [tabulate(table, ["run", "expectation", "rubric", "verdict", "reason"],
                            tablefmt="github", disable_numparse=True), ""]
     lines += [f"- `{row.key}`: {role_costs(row)}" for row in rows if row.roles]
-    return [*lines, ""]
+    return [*lines, "", *_md_disagreements(rows)]
 
 
 def _diagram_groups(comparison: Comparison) -> list[tuple[list[str], str]]:
@@ -495,7 +522,7 @@ svg .band{fill:#f6f8fa}
 svg .whisker{stroke:#1f2328;stroke-width:1.3}
 svg .spread{stroke-width:2}
 td.best{font-weight:600;background:#dafbe1}
-.b-flaky{background:#fff1c2;color:#7d4e00}
+.b-flaky,.b-disagree{background:#fff1c2;color:#7d4e00}
 .b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
 ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;

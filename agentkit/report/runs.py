@@ -63,10 +63,12 @@ def metrics_line(row: Row) -> str:
 
 def role_costs(row: Row) -> str:
     """The calls and tokens of the run's roles (LLM judges, a simulated user), one phrase
-    each: counted apart from the agent's (empty without roles)."""
-    return "; ".join(f"{role}: {count(cost.llm_calls)} LLM call"
-                     f"{'s' if cost.llm_calls != 1 else ''}, {count(cost.prompt_tokens)} "
-                     f"tokens in, {count(cost.completion_tokens)} out"
+    each: counted apart from the agent's (empty without roles; a sampled case's: the means
+    per sample)."""
+    mean = " (mean per sample)" if row.sampled else ""
+    return "; ".join(f"{role}: {_count(cost.llm_calls)} LLM call"
+                     f"{'s' if cost.llm_calls != 1 else ''}, {_count(cost.prompt_tokens)} "
+                     f"tokens in, {_count(cost.completion_tokens)} out{mean}"
                      for role, cost in row.roles.items())
 
 
@@ -74,15 +76,33 @@ def _failed(text: str) -> str:
     return f'<span class="err">{escape(text)}</span>'
 
 
+def _verdict_text(verdict: str) -> str:
+    return escape(verdict) if verdict in ("pass", "-") else _failed(verdict)
+
+
 def _judged(row: Row) -> str:
     items = "".join(
-        f"<li><code>{escape(v.at)}</code> {escape(repr(v.rubric))}: "
-        f"{escape(v.verdict) if v.verdict == 'pass' else _failed(v.verdict)}"
+        f"<li>{escape(f'sample {v.sample}: ') if v.sample is not None else ''}"
+        f"<code>{escape(v.at)}</code> {escape(repr(v.rubric))}: {_verdict_text(v.verdict)}"
         f"{escape(f' (split, {v.votes} votes)' if v.split else '')} -- {escape(v.reason)}</li>"
         for v in row.judged)
     costs = (f'<p class="note">Apart from the agent\'s: {escape(role_costs(row))}.</p>'
              if row.roles else "")
     return f'<h4>Judged</h4><ul class="plain">{items}</ul>{costs}'
+
+
+def _disagreements(row: Row) -> str:
+    """A sampled case's judged expectations whose verdict differs between its samples."""
+    items = "".join(
+        f'<li><span class="badge b-disagree">samples disagree</span> '
+        f"<code>{escape(found.at)}</code> {escape(repr(found.rubric))}:<ul>"
+        + "".join(f"<li>sample {s.sample}: {_verdict_text(s.verdict)}"
+                  f"{escape(f' -- {s.reason}') if s.reason else ''}</li>" for s in found.samples)
+        + "</ul></li>" for found in row.disagreements)
+    return ("<h4>Judge disagreements between samples</h4>"
+            '<p class="note">The verdict differs between the samples of this case (the judges '
+            "of one run voting apart are marked split instead).</p>"
+            f'<ul class="plain">{items}</ul>')
 
 
 def _call_text(call: dict[str, Any]) -> str:
@@ -198,6 +218,8 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
                      + "".join(f"<li>{escape(r)}</li>" for r in delta.reasons) + "</ul>")
     if row.judged or row.roles:
         parts.append(_judged(row))
+    if row.disagreements:
+        parts.append(_disagreements(row))
     if row.problems:
         parts.append('<h4>Problems</h4><ul class="plain">'
                      + "".join(f"<li><pre>{escape(p)}</pre></li>" for p in row.problems)

@@ -21,7 +21,7 @@ Each verdict reaches the trace as a :class:`JudgeVerdictEvent` on the bus, filed
 it judges (``judged:``, with the reason, the score, who judged and the votes); the judges'
 calls and tokens are counted apart from the agent's (``totals.roles.judge``).
 :func:`verdicts` and :func:`disagreements` read them back from traces, to compare runs (e.g.
-samples of one scenario).
+samples of one scenario: the report marks a sampled case's disagreements).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from agentkit.scenario.roles import RoleEvent, RoleSource, file_calls, transcrip
 from agentkit.scenario.trace import TurnBuilder, TurnTrace, trace_handler
 
 __all__ = ["JUDGE_PROMPT", "JudgeAnswerError", "Vote", "Judgement", "JudgeVerdictEvent",
-           "Judge", "Subject", "parse_verdict", "judge_messages", "verdicts", "disagreements"]
+           "Judge", "Subject", "parse_verdict", "judge_messages", "judged_entries", "verdicts",
+           "disagreements"]
 
 Subject = Literal["answer", "conversation"]
 
@@ -263,14 +264,17 @@ class Judge:
         return judgement
 
 
+def judged_entries(trace: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Each judged expectation's entry in a trace's JSON form (its verdict, reason, rubric,
+    votes), by field (``at``)."""
+    return {str(entry.get("at")): entry for turn in trace.get("turns") or []
+            for entry in turn.get("judged") or []}
+
+
 def verdicts(trace: Mapping[str, Any]) -> dict[str, str]:
     """The verdict of each judged expectation in a trace's JSON form, by field (``at``):
     what several runs of one scenario (samples) are compared by."""
-    found: dict[str, str] = {}
-    for turn in trace.get("turns") or []:
-        for entry in turn.get("judged") or []:
-            found[str(entry.get("at"))] = str(entry.get("verdict"))
-    return found
+    return {at: str(entry.get("verdict")) for at, entry in judged_entries(trace).items()}
 
 
 def disagreements(traces: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

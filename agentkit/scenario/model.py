@@ -26,7 +26,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
-from agentkit.scenario.trajectory import TrajectoryStep, renderable_agent_types
+from agentkit.scenario.trajectory import CallNumbers, TrajectoryStep, renderable_agent_types
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -306,7 +306,7 @@ class ToolCallSpec(_Strict):
         default=None, description="true: the call fails (its error is expected); or what its "
                                   "error text must match; false: it must not fail")
     output: TextMatch | None = Field(default=None, description="what a successful call returns")
-    after: list[int] = Field(default_factory=list, description=(
+    after: CallNumbers = Field(default_factory=list, description=(
         "numbers (1-based, in this list) of the calls that must have finished before this "
         "one starts, on the simulated clock"))
 

@@ -81,7 +81,7 @@ from agentkit.scenario.trajectory_run import (
     render_script,
     trajectory_outputs,
 )
-from agentkit.scenario.world import resolve_ref
+from agentkit.scenario.world import SimulatedTool, resolve_ref
 from agentkit.tools import BaseTool
 from agentkit.tools.mcp import MCPRecording
 from agentkit.workflow import draw_workflow
@@ -515,16 +515,22 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
             return
 
 
-def _untraced_calls(tools: Sequence[BaseTool], trace: Trace) -> list[str]:
-    """A scenario tool that ran more often than the trace's tool calls show was called around
-    the agent's steps (code calling it directly, before or besides what the model asked for):
-    a side effect the trace, its expectations and its snapshot would never see."""
+def _tool_accounting(tools: Sequence[BaseTool], trace: Trace, *,
+                     own_tools_allowed: bool) -> list[str]:
+    """Each scenario tool's runs against the trace's calls of it. A tool that ran more often
+    than the trace shows was called around the agent's steps (code calling it directly, before
+    or besides what the model asked for): a side effect no trace, expectation or snapshot
+    sees. A tool the scenario gives a latency or a failure schedule that never ran while the
+    trace shows calls of its name was shadowed by the agent's own tool of that name: the
+    scenario's timing and failures never applied -- unless ``own_tools_allowed`` (an agent
+    traced from the wire, whose tools may be its own by design)."""
     traced = Counter(call.name for call in trace.tool_calls)
     problems = []
     for tool in tools:
-        ran = getattr(tool, "finished", None)
-        name = tool.metadata.name
-        if isinstance(ran, int) and ran > traced[name]:
+        if not isinstance(tool, SimulatedTool):
+            continue
+        name, ran = tool.metadata.name, tool.finished
+        if ran > traced[name]:
             extra = ran - traced[name]
             problems.append(
                 f"`{name}` ran {ran} time{'' if ran == 1 else 's'}, but the agent's steps show "
@@ -532,6 +538,14 @@ def _untraced_calls(tools: Sequence[BaseTool], trace: Trace) -> list[str]:
                 f"call{' was' if extra == 1 else 's were'} made outside the tool calls the "
                 "model asked for (code calling the tool directly), so no trace, expectation or "
                 "snapshot sees them; call scenario tools only through the agent's tool calls")
+        declared = [what for what, given in (("latency", tool.latency),
+                                             ("failure schedule", tool.failures)) if given]
+        if declared and tool.calls == 0 and traced[name] and not own_tools_allowed:
+            problems.append(
+                f"the trace shows {traced[name]} call{'' if traced[name] == 1 else 's'} of "
+                f"`{name}`, but the scenario's `{name}` never ran: the agent called a tool of "
+                f"its own by that name, so the scenario's {' and '.join(declared)} never "
+                "applied; build the agent's tools from the factory's context.tools")
     return problems
 
 
@@ -558,7 +572,8 @@ def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
                             f"{script.calls} time{'' if script.calls == 1 else 's'})")
     if world.mcp is not None and not any(t.error for t in trace.turns):
         problems += world.mcp.leftovers()
-    problems += _untraced_calls(world.tools, trace)
+    problems += _tool_accounting(
+        world.tools, trace, own_tools_allowed=getattr(built.agent, "traced_from_wire", False))
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     result = ScenarioResult(scenario, agent_type, trace, problems,

@@ -66,8 +66,17 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
     def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
         try:
             received = json.loads(str(serialized_data))
-            stored = json.loads(str(snapshot_data))
         except (TypeError, ValueError):
+            yield from super().diff_lines(serialized_data, snapshot_data)
+            return
+        try:
+            stored = json.loads(str(snapshot_data))
+        except json.JSONDecodeError as exc:
+            if is_snapshot(received):  # a damaged file (a cut write, a merge conflict's marks)
+                yield (f"the snapshot file cannot be read: line {exc.lineno} column {exc.colno}: "
+                       f"not valid JSON: {exc.msg}; rewrite it with --snapshot-update once the "
+                       "run passes")
+                return
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
         if not (is_snapshot(received) and is_snapshot(stored)):

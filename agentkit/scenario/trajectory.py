@@ -44,9 +44,9 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "CallOutputs",
@@ -102,13 +102,28 @@ class _WithThought(_Strict):
         return _one_line_thought(value)
 
 
+def _numbers_not_names(value: Any) -> Any:
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, str) and not item.strip().isdigit():
+                raise ValueError(
+                    "`after` lists the numbers of earlier entries, counted from 1 (`after: [1, "
+                    f"2]`), not tool names: got {item!r}")
+    return value
+
+
+CallNumbers = Annotated[list[int], BeforeValidator(_numbers_not_names)]
+"""``after:``'s value: 1-based numbers of earlier entries (a tool name gets an error saying
+so, not pydantic's "expected a whole number")."""
+
+
 class TrajectoryCallSpec(_WithThought):
     """One tool call of a trajectory as written: ``{call: name, args: {...}, thought: ...,
     after: [N, ...]}``."""
 
     call: str
     args: dict[str, Any] = Field(default_factory=dict)
-    after: list[int] = Field(default_factory=list, description=(
+    after: CallNumbers = Field(default_factory=list, description=(
         "numbers of earlier calls that must have finished before this one starts (besides "
         "those whose outputs it uses)"))
 
@@ -122,7 +137,7 @@ class TrajectoryStep(_WithThought):
     parallel: list[TrajectoryCallSpec] | None = Field(
         None, min_length=2, description="calls made together (two or more)")
     answer: str | None = Field(default=None, description="the final answer; {$N} is call N's output")
-    after: list[int] = Field(default_factory=list, description=(
+    after: CallNumbers = Field(default_factory=list, description=(
         "numbers of earlier calls that must have finished before this call (each call of this "
         "parallel group) starts"))
 

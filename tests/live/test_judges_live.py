@@ -119,3 +119,32 @@ def test_a_live_judges_recorded_vote_replays_and_misses_when_the_rubric_changes(
     assert changed.returncode == 1
     assert "no recorded verdict of the judge for expect.answer.judge" in changed.stdout
     assert "the rubric changed" in changed.stdout
+
+
+#: the live model as the agent and as the judge, three samples at temperature 0.8
+SAMPLED = JUDGED.replace("""  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
+  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
+""", "")
+
+
+def test_a_live_sampled_recording_judges_each_sample_and_replays_its_verdicts(tmp_path,
+                                                                              live_url):
+    scenario = tmp_path / "scenarios" / "capital.yaml"
+    scenario.parent.mkdir()
+    scenario.write_text(SAMPLED)
+
+    recorded = _agentkit(tmp_path, "record", str(scenario), "--agent", "react", "--base-url",
+                         live_url, "--model", MODEL, "--samples", "3", "--temperature", "0.8",
+                         "--seed", "0")
+
+    assert "wrote " in recorded.stdout, recorded.stdout + recorded.stderr
+    cassette = yaml.safe_load((scenario.parent / "cassettes" / "capital.react.yaml").read_text())
+    judged = [(e["sample"], e["key"]["model"]) for e in cassette["exchanges"]
+              if e.get("role") == "judge"]
+    assert judged == [(0, MODEL), (1, MODEL), (2, MODEL)]
+    verdicts = [json.loads(e["response"]["message"]["content"])["verdict"]
+                for e in cassette["exchanges"] if e.get("role") == "judge"]
+    replay = _agentkit(tmp_path, "replay", str(scenario))
+    assert "replay reproduces the recorded traces of all 3 samples" in replay.stdout
+    marked = "judges disagree between samples on expect.answer.judge" in replay.stdout
+    assert marked == (len(set(verdicts)) > 1), replay.stdout

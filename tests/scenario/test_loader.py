@@ -598,6 +598,23 @@ def test_after_naming_no_entry_is_an_error_at_the_after_element(write_file, numb
                             "has 2)")
 
 
+def test_after_naming_a_tool_instead_of_an_entry_number_says_it_takes_numbers(write_file):
+    path = write_file("after.yaml", _expecting("      - {name: add}\n"
+                                               "      - {name: add, after: [add]}\n"))
+
+    assert _error(path) == (f"{path}:16: expect.tool_calls.calls.1.after: `after` lists the "
+                            "numbers of earlier entries, counted from 1 (`after: [1, 2]`), not "
+                            "tool names: got 'add'")
+
+
+def test_a_trajectory_after_naming_a_tool_says_it_takes_numbers(write_file):
+    path = write_file("traj.yaml", TRAJECTORY_SCENARIO.replace(
+        "  - answer:", "  - {call: add, args: {a: 1, b: 1}, after: [add]}\n  - answer:"))
+
+    assert "trajectory.1.after: `after` lists the numbers of earlier entries, counted from 1" \
+        in _error(path)
+
+
 def test_after_naming_its_own_entry_is_an_error(write_file):
     path = write_file("after.yaml", _expecting("      - {name: add}\n"
                                                "      - name: add\n        after:\n"

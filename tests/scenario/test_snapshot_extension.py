@@ -208,6 +208,24 @@ def test_text_that_is_not_json_falls_back_to_syrupys_diff():
         JSONSnapshotExtension().diff_lines(received, stored))
 
 
+def test_a_damaged_snapshot_file_of_a_trace_says_where_it_stops_being_json():
+    trace = _trace()
+    cut = trace.to_json()[:300]  # a write cut short, or a merge conflict's marks
+    error = _json_error(cut)
+
+    assert _lines(trace.to_json(), cut) == [
+        f"the snapshot file cannot be read: line {error.lineno} column {error.colno}: not valid "
+        f"JSON: {error.msg}; rewrite it with --snapshot-update once the run passes"]
+
+
+def _json_error(text: str) -> json.JSONDecodeError:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc
+    raise AssertionError("valid JSON")
+
+
 def _with_bad_reference(trace) -> dict:
     stored = trace.to_dict()
     stored["turns"][0]["memory"][0] = {"ref": "/turns/5/memory", "start": 0, "count": 1}

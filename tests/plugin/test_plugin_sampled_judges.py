@@ -1,0 +1,145 @@
+"""``pytest --record-mode=... --samples N`` on a judged scenario: the judge is asked once per
+sample through the ``judge_llm`` fixture (with the sample's seed) and recorded with that
+sample; the replay item judges every sample by its own recorded verdict, offline; a user's
+agent that a change made wrong fails the item, its old verdicts never reused."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from plugin_project import FAKE_URL, write
+from tests.scenario_text import adding_scenario
+
+CASSETTE = "scenarios/cassettes/judged.my_agent.yaml"
+RECORD = ("--record-mode=rewrite", f"--agentkit-base-url={FAKE_URL}", "--samples", "2")
+
+AGENTS = '''
+from agentkit.agent import FunctionCallingAgent
+
+
+def build(context):
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
+                                           allow_parallel_tool_calls=False)
+'''
+
+#: The change reports another answer than the model's (a bug).
+WRONG = AGENTS + '''
+
+class _Rounded:
+    def __init__(self, agent):
+        self._agent = agent
+
+    def chat(self, message, **kwargs):
+        response = self._agent.chat(message, **kwargs)
+        response.response = "about 4"
+        return response
+
+    def __getattr__(self, name):
+        return getattr(self._agent, name)
+
+
+_build = build
+
+
+def build(context):
+    return _Rounded(_build(context))
+'''
+
+#: While recording, a fake endpoint answers each sample: the agent's `add` call, its answer
+#: (5, then 6), then a judge that reads the transcript it is shown.
+CONFTEST = f'''
+import pytest
+
+from agentkit.llms.mock import tool_call
+from mocks.openai_server import FakeOpenAIServer
+
+
+def judge(messages, tools):
+    if "Assistant: 2 + 3 = 5" in messages[-1]["content"]:
+        return '{{"verdict": "pass", "reason": "It says 5."}}'
+    return '{{"verdict": "fail", "reason": "It does not say 5."}}'
+
+
+@pytest.fixture(autouse=True)
+def fake_endpoint(request):
+    if request.config.getoption("record_mode") == "none":
+        yield None
+        return
+    script = [item for answer in ("2 + 3 = 5", "2 + 3 = 6")
+              for item in (tool_call("add", a=2, b=3), answer, judge)]
+    with FakeOpenAIServer(script, base_url="{FAKE_URL}") as server:
+        yield server
+'''
+
+SCENARIO = adding_scenario("judged", """\
+expect:
+  answer: {judge: "says that 2 + 3 is 5"}
+min_pass_rate: 0.5
+agents:
+  my_agent:
+    recording: cassettes/judged.my_agent.yaml
+""", tool="calc_tools:add")
+
+
+@pytest.fixture(autouse=True)
+def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTKIT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    for name in [m for m in sys.modules if m == "my_agents" or m.startswith("my_agents.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def judged_project(project: pytest.Pytester) -> pytest.Pytester:
+    write(project, "pyproject.toml", """\
+        [tool.agentkit.agent_types]
+        my_agent = "my_agents:build"
+        """)
+    write(project, "my_agents.py", AGENTS)
+    write(project, "scenarios/judged.yaml", SCENARIO)
+    write(project, "conftest.py", CONFTEST)
+    return project
+
+
+def test_samples_record_a_verdict_per_sample_through_the_judge_fixture(
+        judged_project: pytest.Pytester) -> None:
+    result = judged_project.runpytest("scenarios/judged.yaml", *RECORD)
+
+    result.assert_outcomes(passed=1)
+    cassette = yaml.safe_load((judged_project.path / CASSETTE).read_text("utf-8"))
+    judged = [(e["sample"], e["response"]["message"]["content"])
+              for e in cassette["exchanges"] if e.get("role") == "judge"]
+    assert judged == [(0, '{"verdict": "pass", "reason": "It says 5."}'),
+                      (1, '{"verdict": "fail", "reason": "It does not say 5."}')]
+
+
+def test_the_replay_item_judges_each_sample_by_its_own_recorded_verdict_offline(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+    scenario = judged_project.path / "scenarios" / "judged.yaml"
+    scenario.write_text(SCENARIO.replace("min_pass_rate: 0.5", "min_pass_rate: 0.99"), "utf-8")
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(failed=1)  # sample 1's recorded verdict is a fail: 1 of 2 pass
+    result.stdout.fnmatch_lines(["*failed on its samples (50% (1/2, 95% interval 9-91%)):*",
+                                 "*sample 1 failed*says that 2 + 3 is 5*"])
+
+
+def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+    write(judged_project, "my_agents.py", WRONG)
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*sample 0: the recording no longer fits the agent: *(sample 0): no recorded verdict "
+        "of the judge for expect.answer.judge (*judged.yaml:8): the transcript it saw changed*"])
+    result.stdout.fnmatch_lines(["*+Assistant: about 4*"])
