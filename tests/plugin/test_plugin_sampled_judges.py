@@ -90,7 +90,7 @@ def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTKIT_MODEL"):
         monkeypatch.delenv(name, raising=False)
     yield
-    for name in [m for m in sys.modules if m == "my_agents" or m.startswith("my_agents.")]:
+    for name in [m for m in sys.modules if m.partition(".")[0] == "sampled_judged_agents"]:
         del sys.modules[name]
 
 
@@ -98,9 +98,9 @@ def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def judged_project(project: pytest.Pytester) -> pytest.Pytester:
     write(project, "pyproject.toml", """\
         [tool.agentkit.agent_types]
-        my_agent = "my_agents:build"
+        my_agent = "sampled_judged_agents:build"
         """)
-    write(project, "my_agents.py", AGENTS)
+    write(project, "sampled_judged_agents.py", AGENTS)
     write(project, "scenarios/judged.yaml", SCENARIO)
     write(project, "conftest.py", CONFTEST)
     return project
@@ -134,7 +134,7 @@ def test_the_replay_item_judges_each_sample_by_its_own_recorded_verdict_offline(
 def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
-    write(judged_project, "my_agents.py", WRONG)
+    write(judged_project, "sampled_judged_agents.py", WRONG)
 
     result = judged_project.runpytest("scenarios/judged.yaml")
 
