@@ -97,6 +97,7 @@ class Bridge:
         self.wire = WireTrace(scenario=scenario, external=external)
         self._prefix = urlsplit(self.base_url).path.rstrip("/")
         self._answers = 0
+        self._messages: dict[str, ChatMessage] = {}  # every message read, by its JSON
         self._lock = threading.Lock()  # sync callers take turns: one exchange at a time
         self._count = threading.Lock()
 
@@ -142,7 +143,7 @@ class Bridge:
             if method != "POST":
                 return self._wrong_method(method, path, "POST")
             try:
-                request = parse_request(body)
+                request = parse_request(body, self._messages)
                 return request, self.wire.turn_for(request)
             except RequestError as exc:
                 return self._request_error(exc)

@@ -8,6 +8,7 @@ at the same places: a secret split across two chunks is still found (:meth:`Reda
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,12 @@ _PATTERNS = (  # (pattern, replacement, the kind listed in ``redacted``)
     (_URL_CREDENTIALS, r"\1<redacted>\3", "url-credentials"),
 )
 _SECRET_FIELDS = {"authorization", "api_key", "api-key", "x-api-key", "openai_api_key"}
+#: What a text holds if any of the patterns can match it: most texts hold none, and one
+#: search for these is much cheaper than running every pattern.
+_MAYBE_PATTERN = re.compile(r"(?i)sk-|bearer|://")
+#: The same for the lowercased JSON text of data: a pattern, or a key that is a secret field
+#: (plain substring searches: much quicker than a regex over a long text).
+_MARKERS_IN_JSON = ("sk-", "bearer", "://", "authorization", "api_key", "api-key")
 
 _Span = tuple[int, int, str, str]  # (start, end, replacement, kind)
 
@@ -76,6 +83,8 @@ class Redactor:
         return spans
 
     def text(self, value: str) -> str:
+        if not self._values and _MAYBE_PATTERN.search(value) is None:
+            return value
         return self._apply(value, self._spans(value))
 
     def _apply(self, value: str, spans: list[_Span]) -> str:
@@ -105,9 +114,10 @@ class Redactor:
         return [redacted[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
     def data(self, value: Any) -> Any:
-        if isinstance(value, str):
+        kind = type(value)  # the exact types first: data is mostly plain JSON
+        if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
             return self.text(value)
-        if isinstance(value, Mapping):
+        if kind is dict or (kind is not list and isinstance(value, Mapping)):
             result = {}
             for key, item in value.items():
                 if isinstance(key, str) and key.lower() in _SECRET_FIELDS and item:
@@ -119,6 +129,19 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.data(item) for item in value]
         return value
+
+    def json_data(self, value: Any) -> Any:
+        """``value`` as plain JSON data -- through its JSON text: tuples become lists, keys
+        strings, other objects their ``str`` -- with secrets redacted as :meth:`data` does.
+        Without secret values to look for, a text in which no pattern and no secret field
+        can occur (the usual case) is not walked at all."""
+        text = json.dumps(value, default=str, ensure_ascii=False)
+        plain = json.loads(text)
+        if not self._values:
+            lowered = text.lower()
+            if not any(marker in lowered for marker in _MARKERS_IN_JSON):
+                return plain
+        return self.data(plain)
 
 
 def _moved(offset: int, spans: list[_Span]) -> int:

@@ -94,13 +94,38 @@ def loads_json(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads(text)`` within agentkit's limits: nesting deeper than ``max_depth`` (found
     before anything is built: the decoder recurses) or an integer longer than Python converts
     is a :class:`JsonLimitError`; invalid JSON stays a ``json.JSONDecodeError``."""
-    _check_json_depth(text, max_depth)
+    if text.count("[") + text.count("{") > max_depth:
+        # loaded first (the C decoder stops deep nesting with a RecursionError), its depth
+        # checked on the containers built; anything off takes the careful way below, which
+        # finds the depth first, scanning every string of the text
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if not _deeper_than(data, max_depth):
+                return data
+        _check_json_depth(text, max_depth)
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         raise
     except ValueError:  # only an integer past sys.get_int_max_str_digits() gets here
         raise _long_integer(text) from None
+
+
+def _deeper_than(data: Any, max_depth: int) -> bool:
+    """Whether loaded JSON nests lists and objects more than ``max_depth`` deep."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        items = value.values() if type(value) is dict else value if type(value) is list else ()
+        for item in items:
+            if type(item) is dict or type(item) is list:
+                if depth >= max_depth:
+                    return True
+                stack.append((item, depth + 1))
+    return False
 
 
 #: A JSON string (skipped whole, brackets inside it included) or a bracket.

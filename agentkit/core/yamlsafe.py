@@ -13,6 +13,11 @@ Every YAML file agentkit reads (scenarios, cassettes) goes through :func:`parse_
   contains itself.
 
 A problem is a :class:`YamlError` with the 1-based line (and column) where it is.
+
+Plain data without anchors -- every cassette and trace agentkit writes, most scenarios -- is
+built in one pass over the parser's events, the limits checked on the way; line numbers are
+found only when something asks for them (an error message). Anything else, and any problem,
+takes the careful path (:func:`_checked`), which loads it or reports exactly what is wrong.
 """
 
 from __future__ import annotations
@@ -54,25 +59,59 @@ class YamlError(ValueError):
 
 
 class YamlLocations:
-    """Line numbers (1-based) of every key and value in a YAML document, by path."""
+    """Line numbers (1-based) of every key and value in a YAML document, by path.
 
-    def __init__(self, node: yaml.Node | None) -> None:
-        self.values: dict[Path_, int] = {}
-        self.keys: dict[Path_, int] = {}
-        self.duplicates: list[tuple[Path_, int, int]] = []  # (path, line, first line)
-        if node is not None:
+    Found from the composed document when first asked for (they serve error messages, which
+    most loads never write); ``duplicates=False`` says the builder saw no duplicate key, so
+    asking for :attr:`duplicates` walks nothing."""
+
+    def __init__(self, node: yaml.Node | None, *, text: str | None = None,
+                 duplicates: bool | None = None) -> None:
+        self._node = node
+        self._text = text  # composed when first asked, if no node is given
+        self._values: dict[Path_, int] = {}
+        self._keys: dict[Path_, int] = {}
+        self._duplicates: list[tuple[Path_, int, int]] = []  # (path, line, first line)
+        self._no_duplicates = duplicates is False
+
+    def _walked(self) -> None:
+        if self._text is not None:
+            text, self._text = self._text, None
+            self._node = yaml.compose(text, Loader=LOADER)
+        if self._node is not None:
+            node, self._node = self._node, None
             self._walk(node, ())
 
+    @property
+    def values(self) -> dict[Path_, int]:
+        """The line of each value, by path."""
+        self._walked()
+        return self._values
+
+    @property
+    def keys(self) -> dict[Path_, int]:
+        """The line of each mapping key, by the path of its value."""
+        self._walked()
+        return self._keys
+
+    @property
+    def duplicates(self) -> list[tuple[Path_, int, int]]:
+        """Each key a mapping has twice after its first: its path, line and the first's line."""
+        if self._no_duplicates:
+            return []
+        self._walked()
+        return self._duplicates
+
     def _walk(self, node: yaml.Node, path: Path_) -> None:
-        self.values[path] = node.start_mark.line + 1
+        self._values[path] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 child = (*path, str(key.value))
                 line = key.start_mark.line + 1
-                if child in self.keys:
-                    self.duplicates.append((child, line, self.keys[child]))
+                if child in self._keys:
+                    self._duplicates.append((child, line, self._keys[child]))
                     continue
-                self.keys[child] = line
+                self._keys[child] = line
                 self._walk(value, child)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
@@ -80,12 +119,13 @@ class YamlLocations:
 
     def line(self, path: Path_, *, key: bool = False) -> int:
         """The line of ``path`` (its key's line if ``key``), or of its nearest ancestor."""
+        values = self.values
         while path:
-            found = (self.keys if key else self.values).get(path) or self.values.get(path)
+            found = (self._keys if key else values).get(path) or values.get(path)
             if found:
                 return found
             path = path[:-1]
-        return self.values.get((), 1)
+        return values.get((), 1)
 
 
 _TAG_PREFIX = "tag:yaml.org,2002:"
@@ -257,9 +297,112 @@ def _check_events(events: Iterator[yaml.Event]) -> None:
             open_[-1] = (name, total + size)
 
 
+_MAP_START, _MAP_END, _SEQ_START, _SEQ_END = (
+    yaml.MappingStartEvent, yaml.MappingEndEvent, yaml.SequenceStartEvent, yaml.SequenceEndEvent)
+_NO_KEY = object()  # a mapping's frame between a value and the next key
+#: The tag YAML's implicit typing gives a short plain scalar, by its text (a pure function of
+#: it: every file repeats the same keys and flags, and PyYAML's resolver is Python).
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_KEPT = 4096  # texts, of at most 64 characters each
+
+
+def _plain_data(text: str) -> tuple[Any, YamlLocations] | None:
+    """The data of ``text`` in one pass over the parser's events, when it is plain data
+    (strings, numbers, booleans, nulls, lists, mappings of scalar keys) without anchors,
+    aliases or repeated keys, nested at most :data:`MAX_DEPTH` deep -- what agentkit writes,
+    and what most files are. None for anything else, or any error: the careful path
+    (:func:`parse_yaml`) then loads it or says exactly what is wrong, where. The parser's
+    events are produced without recursion, so no depth of nesting can crash this."""
+    loader = LOADER(text)
+    try:
+        return _build_plain(loader), YamlLocations(None, text=text, duplicates=False)
+    except (yaml.YAMLError, _NotPlain, TypeError):  # TypeError: an unhashable key
+        return None
+    finally:
+        loader.dispose()
+
+
+def _build_plain(loader: Any) -> Any:
+    get_event, resolve = loader.get_event, loader.resolve
+    tags = _PLAIN_TAGS
+    frames: list[tuple[Any, bool]] = []  # the enclosing collections (as top, is_map)
+    top: Any = None  # the open collection: a list, or [dict, its pending key]
+    is_map = False
+    document: Any = None
+    documents = 0
+    while True:
+        event = get_event()
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            if event.anchor is not None:
+                raise _NotPlain
+            text, tag = event.value, event.tag
+            if tag is None or tag == "!":
+                if event.implicit[0]:  # a plain scalar: YAML's implicit typing
+                    tag = tags.get(text)
+                    if tag is None:
+                        tag = resolve(yaml.ScalarNode, text, event.implicit)
+                        if len(text) <= 64 and len(tags) < _PLAIN_TAGS_KEPT:
+                            tags[text] = tag
+                else:
+                    tag = _STR
+            value: Any
+            if tag == _STR:
+                value = text
+            elif tag == _INT and _PLAIN_INT.match(text):
+                value = int(text)
+            elif tag == _NULL:
+                value = None
+            elif tag == _BOOL and text.lower() in _BOOLS:
+                value = _BOOLS[text.lower()]
+            elif tag == _FLOAT and _PLAIN_FLOAT.match(text):
+                value = float(text)
+            else:
+                raise _NotPlain
+        elif kind is _MAP_START or kind is _SEQ_START:
+            if event.anchor is not None or len(frames) >= MAX_DEPTH or (
+                    event.tag not in (None, "!", _MAP if kind is _MAP_START else _SEQ)) or (
+                    is_map and top[1] is _NO_KEY):  # a collection as a key
+                raise _NotPlain
+            frames.append((top, is_map))
+            top, is_map = ([{}, _NO_KEY] if kind is _MAP_START else []), kind is _MAP_START
+            continue
+        elif kind is _MAP_END or kind is _SEQ_END:
+            value = top[0] if is_map else top
+            top, is_map = frames.pop()
+        elif kind is yaml.StreamEndEvent:
+            return document
+        elif kind is yaml.AliasEvent:
+            raise _NotPlain
+        else:  # stream and document starts and ends
+            if kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise _NotPlain  # a second document: the careful path's error
+            continue
+        if top is None:
+            document = value
+        elif not is_map:
+            top.append(value)
+        elif top[1] is _NO_KEY:
+            if value in top[0]:
+                raise _NotPlain  # a repeated key: the careful path reports where
+            top[1] = value
+        else:
+            top[0][top[1]] = value
+            top[1] = _NO_KEY
+
+
 def parse_yaml(text: str) -> tuple[Any, YamlLocations]:
     """The data of one YAML document and where each part of it is; :class:`YamlError` if it is
     not valid YAML or breaks the limits above."""
+    return _plain_data(text) or _checked(text)
+
+
+def _checked(text: str) -> tuple[Any, YamlLocations]:
+    """:func:`parse_yaml` the careful way: the depth and alias checks over the parser's events
+    first, then libyaml's composer, then the data built (by PyYAML's constructor for any
+    other than plain data); every problem a :class:`YamlError` at its line."""
     try:
         _check_shape(text)
         node = yaml.compose(text, Loader=LOADER)

@@ -176,7 +176,7 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_jsonable(data))
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).json_data(data)
     return canonical
 
 
@@ -286,16 +286,25 @@ class Cassette:
                                       compare=False)
     """Every request message of the cassette, each once by its content (:meth:`shared`)."""
 
-    def shared(self, request: dict[str, Any]) -> dict[str, Any]:
+    def shared(self, request: dict[str, Any],
+               seen: dict[int, Any] | None = None) -> dict[str, Any]:
         """``request`` with each of its messages the cassette's one object of that content:
-        a long recording holds each message once, and writes it once (:meth:`to_dict`)."""
+        a long recording holds each message once, and writes it once (:meth:`to_dict`).
+        ``seen``: the message objects shared so far, by id, while every one of them is alive
+        (a load: the requests of a file repeat the same objects, see
+        :func:`_read_messages`), so each object is keyed once."""
         messages = request.get("messages")
         if not isinstance(messages, list):
             return request
         kept = []
         for message in messages:
-            key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
-            kept.append(self._messages.setdefault(key, message))
+            found = seen.get(id(message)) if seen is not None else None
+            if found is None:
+                key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+                found = self._messages.setdefault(key, message)
+                if seen is not None:
+                    seen[id(message)] = found
+            kept.append(found)
         return {**request, "messages": kept}
 
     @property
@@ -350,6 +359,7 @@ class Cassette:
         cassette = cls(path=path, **checked.model_dump(
             exclude={"format", "exchanges", "mcp_exchanges"}))
         lists = ListReader() if data["format"] >= 3 else None  # references: format 3
+        seen: dict[int, Any] = {}  # every message object shared so far, by id (all alive)
         kinds: list[tuple[str, Sequence[ExchangeData | MCPExchangeData], list[Exchange]]] = [
             ("exchanges", checked.exchanges, cassette.exchanges),
             ("mcp_exchanges", checked.mcp_exchanges, cassette.mcp_exchanges)]
@@ -358,7 +368,8 @@ class Cassette:
                     zip(data.get(key) or [], found, strict=True)):
                 request = item["request"]
                 if key == "exchanges" and isinstance(request, dict) and "messages" in request:
-                    request = cassette.shared(_read_messages(request, index, lists, path, where))
+                    request = cassette.shared(
+                        _read_messages(request, index, lists, path, where), seen)
                 into.append(Exchange(
                     request=request, request_hash=exchange.request_hash or request_hash(request),
                     response=item.get("response"), error=item.get("error"),

@@ -479,9 +479,11 @@ _ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM,
           "tool": MessageRole.TOOL}
 
 
-def parse_request(content: bytes) -> WireRequest:
+def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None) -> WireRequest:
     """A chat.completions request body read into our messages and tools; anything malformed
-    or unsupported is a :class:`RequestError` (HTTP 400) naming the field."""
+    or unsupported is a :class:`RequestError` (HTTP 400) naming the field. ``known``: the
+    messages read from earlier requests of the conversation (see
+    :func:`from_openai_messages`)."""
     try:
         body = _decoded(content, "the request body")
     except WireError as exc:
@@ -509,7 +511,7 @@ def parse_request(content: bytes) -> WireRequest:
     include_usage = bool(stream and options and options.get("include_usage"))
     tools = _tools(body.get("tools"))
     return WireRequest(
-        body=body, model=model, messages=from_openai_messages(body.get("messages")),
+        body=body, model=model, messages=from_openai_messages(body.get("messages"), known),
         tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True), stream=stream,
         include_usage=include_usage,
@@ -577,13 +579,28 @@ def _tool_choice(value: Any, tools: list[WireTool] | None) -> str | dict[str, An
     return {"type": "function", "function": {"name": name}}
 
 
-def from_openai_messages(messages: Any) -> list[ChatMessage]:
+def from_openai_messages(messages: Any,
+                         known: dict[str, ChatMessage] | None = None) -> list[ChatMessage]:
     """A request's ``messages`` as our messages (the inverse of :func:`to_openai_messages`);
-    a malformed message is a :class:`RequestError` naming it."""
+    a malformed message is a :class:`RequestError` naming it.
+
+    ``known`` holds the messages read before, by their JSON, and gets the new ones: a client
+    sends its whole conversation with every request, and a message sent again is the same
+    (read-only) object as the first time -- read once, and known as the same message by
+    whatever keeps track of messages (the trace)."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
-    return [_from_openai_message(message, f"messages[{index}]")
-            for index, message in enumerate(messages)]
+    if known is None:
+        return [_from_openai_message(message, f"messages[{index}]")
+                for index, message in enumerate(messages)]
+    read = []
+    for index, message in enumerate(messages):
+        key = json.dumps(message)  # a client sends a message the same way every time
+        found = known.get(key)
+        if found is None:
+            found = known[key] = _from_openai_message(message, f"messages[{index}]")
+        read.append(found)
+    return read
 
 
 def _from_openai_message(data: Any, where: str) -> ChatMessage:

@@ -456,6 +456,16 @@ class TurnBuilder:
         """How many events were fed so far: the place of the current one."""
         self.role_calls: list[RoleCallTrace] = []
         """Calls of the harness's roles (judges, simulated users): counted apart."""
+        self._messages: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+
+    def message(self, message: ChatMessage) -> dict[str, Any]:
+        """:meth:`IdNormalizer.message`, once per message object of the turn: an agent sends
+        the same messages with every call (its memory), and nothing changes them while the
+        turn's trace is built."""
+        found = self._messages.get(id(message))
+        if found is None:
+            found = self._messages[id(message)] = (message, self.ids.message(message))
+        return found[1]
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
         """Note tools the agent offered (name, description, parameters), each once."""
@@ -536,7 +546,7 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
     tools = start.tools if isinstance(start, LLMCallStartEvent) else None
     ids = turn.ids
     turn.owner(event.parent_id).llm_calls.append(LLMCallTrace(
-        kind=event.kind, messages=[ids.message(m) for m in event.messages],
+        kind=event.kind, messages=[turn.message(m) for m in event.messages],
         response=_response_dict(event.response, ids),
         usage=event.usage.model_dump() if event.usage is not None else None,
         latency=_round(event.latency), error=event.error,

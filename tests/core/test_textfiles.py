@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentkit.core.textfiles import JsonLimitError, TextFileError, loads_json, parse_json
 from agentkit.core.yamlsafe import MAX_DEPTH
@@ -66,3 +68,27 @@ def test_loads_json_past_a_depth_limit_of_its_own_is_a_json_limit_error():
 
     assert (info.value.line, info.value.column) == (1, 8)
     assert info.value.problem == "nested more than 2 levels deep, the most agentkit reads"
+
+
+def _depth(value) -> int:
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+    if children is None:
+        return 0
+    return 1 + max((_depth(child) for child in children), default=0)
+
+
+_NESTED = st.recursive(st.integers() | st.text(alphabet="[]{}\"\\ab", max_size=6),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(alphabet="[{a", max_size=3), inner, max_size=3),
+                       max_leaves=25)
+
+
+@given(_NESTED, st.integers(min_value=1, max_value=6))
+def test_json_loads_exactly_when_it_nests_at_most_the_limit(value, limit):
+    text = json.dumps(value)
+
+    if _depth(value) > limit:
+        with pytest.raises(JsonLimitError, match=f"nested more than {limit} levels deep"):
+            loads_json(text, max_depth=limit)
+    else:
+        assert loads_json(text, max_depth=limit) == value

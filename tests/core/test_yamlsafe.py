@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from hypothesis import given
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 
 from agentkit.core import yamlsafe
 from agentkit.core.yamlsafe import MAX_DEPTH, YamlError, parse_yaml
+from agentkit.llms.cassette import dump_yaml
 
 #: 9 levels of 9 aliases: ~387 million nodes once expanded, from 342 bytes.
 ALIAS_BOMB = "".join(
@@ -194,3 +197,75 @@ def test_an_unhashable_key_is_an_error_at_its_line():
     with pytest.raises(YamlError, match="unhashable") as caught:
         parse_yaml("ok: 1\n? [a, b]\n: value\n")
     assert caught.value.line == 2
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+_COMMITTED = sorted(p for folder in ("scenarios", "examples", "tests")
+                    for p in (_ROOT / folder).rglob("*.yaml"))
+
+
+def _careful(text):
+    """What the careful path builds: every check first, then libyaml's composer and
+    PyYAML's constructor for anything but plain data."""
+    return yamlsafe._checked(text)[0]
+
+
+@pytest.mark.parametrize("path", _COMMITTED, ids=[str(p.relative_to(_ROOT)) for p in _COMMITTED])
+def test_every_committed_yaml_file_loads_as_pyyamls_safe_loader_loads_it(path):
+    text = path.read_text(encoding="utf-8")
+    try:
+        expected = _careful(text)
+    except YamlError:
+        pytest.skip("not valid YAML on purpose (a malformed-input fixture)")
+    assert parse_yaml(text)[0] == expected
+
+
+def test_a_cassette_loads_in_one_pass_over_the_parsers_events(tmp_path):
+    cassette = _ROOT / "scenarios" / "cassettes"
+    text = next(iter(sorted(cassette.rglob("*.yaml")))).read_text(encoding="utf-8")
+
+    quick = yamlsafe._plain_data(text)
+
+    assert quick is not None and quick[0] == _careful(text)
+
+
+_SCALARS = (st.text(max_size=30) | st.integers() | st.booleans() | st.none()
+            | st.floats(allow_nan=False) | st.sampled_from(
+                ["yes", "No", "on", "~", "null", "0x1F", "1_000", "1:30", "007", ".inf", "-.5",
+                 "2026-11-27", "<<", "=", "!x", "&a", "*a", "a: b", "- x", "#", "'q'", ""]))
+_DATA = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4),
+                     max_leaves=20)
+
+
+def _values(data):
+    """Every scalar of ``data``, in order (1 == 1.0 == True: equality alone misses a type)."""
+    if isinstance(data, dict):
+        return [v for key, value in data.items() for v in (key, *_values(value))]
+    if isinstance(data, list):
+        return [v for item in data for v in _values(item)]
+    return [data]
+
+
+@given(_DATA, st.booleans())
+def test_written_data_loads_back_as_pyyamls_safe_loader_builds_it(data, as_cassettes):
+    text = (dump_yaml({"data": data}) if as_cassettes  # multi-line strings as | blocks
+            else yaml.safe_dump({"data": data}, allow_unicode=True, sort_keys=False, width=20))
+
+    assert parse_yaml(text)[0] == _careful(text)
+    assert [type(v) for v in _values(parse_yaml(text)[0]["data"])] == [type(v) for v in _values(data)]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"# ,\n\t?%@`\\x01.~<=\x85é")),
+               max_size=60))
+def test_what_the_one_pass_loader_accepts_it_builds_as_pyyaml_does(text):
+    quick = yamlsafe._plain_data(text)
+    if quick is not None:
+        assert quick[0] == _careful(text)
+        assert [type(v) for v in _values(quick[0])] == [type(v) for v in _values(_careful(text))]
+
+
+def test_a_repeated_key_is_still_reported_with_both_lines():
+    _, where = parse_yaml("a: 1\nb: 2\na: 3\n")
+
+    assert where.duplicates == [(("a",), 3, 1)]

@@ -174,3 +174,24 @@ def test_a_stream_without_usage_asked_for_has_no_usage_chunk():
 
     assert all("usage" not in event for event in events)
     assert events[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_a_message_sent_again_is_read_once_and_a_changed_one_anew():
+    known: dict[str, ChatMessage] = {}
+    first = from_openai_messages([{"role": "user", "content": "hi"}], known)
+
+    again = from_openai_messages([{"role": "user", "content": "hi"},
+                                  {"role": "assistant", "content": "hello"}], known)
+    changed = from_openai_messages([{"role": "user", "content": "hi!"}], known)
+
+    assert again[0] is first[0]
+    assert (again[1].role, again[1].content) == (MessageRole.ASSISTANT, "hello")
+    assert changed[0] is not first[0] and changed[0].content == "hi!"
+
+
+def test_a_malformed_message_is_refused_even_after_good_ones_were_read():
+    known: dict[str, ChatMessage] = {}
+    from_openai_messages([{"role": "user", "content": "hi"}], known)
+
+    with pytest.raises(RequestError, match=r"messages\[1\]\.role"):
+        from_openai_messages([{"role": "user", "content": "hi"}, {"role": "robot"}], known)

@@ -3,6 +3,7 @@ message is written once, then referenced (cassette format 3); formats 1 and 2 ar
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,20 @@ def test_a_format_1_cassette_with_every_request_in_full_still_replays(tmp_path):
     loaded = Cassette.load(path)
 
     assert [e.request for e in loaded.exchanges] == [e.request for e in recorded.exchanges]
+
+
+def test_a_format_1_cassette_saved_again_writes_each_request_message_once(tmp_path):
+    path = tmp_path / "c.yaml"
+    recorded = _conversation(path, 3).cassette
+    data = recorded.to_dict()
+    data["format"] = 1
+    for exchange, full in zip(data["exchanges"], recorded.exchanges, strict=True):
+        exchange["request"] = copy.deepcopy(full.request)  # every message written in full
+    path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+
+    Cassette.load(path).save()
+
+    assert path.read_text("utf-8") == recorded.dumps()
 
 
 def test_a_loaded_cassette_holds_each_request_message_once(tmp_path):

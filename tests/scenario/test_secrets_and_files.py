@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -227,3 +228,29 @@ def test_secrets_given_by_name_are_redacted():
     redactor = Redactor(environ={}, secrets={"header X-Api-Key": "hdr-0123456789"})
 
     assert redactor.text("echo: hdr-0123456789") == "echo: <redacted:header X-Api-Key>"
+
+
+_PIECES = st.sampled_from(["plain text", fake_key("fakefakefakefakefake1"), "Bearer abcdefgh123",
+                           "BEARER xyz12345678", "postgres://user:hunter22@db", "sk-short", "é",
+                           "api_key", "Authorization", "x", "\t", '"', "\\"])
+_TEXTS = st.lists(_PIECES, max_size=4).map(" ".join)
+_JSONISH = st.recursive(
+    _TEXTS | st.integers() | st.none() | st.booleans(),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(_TEXTS | st.sampled_from(["authorization", "API_KEY", "x-api-key"]),
+                      inner, max_size=3), max_leaves=12)
+
+
+@given(_JSONISH)
+def test_json_data_is_data_redacted_as_its_json_round_trip(value):
+    quick, walked = Redactor(environ={}), Redactor(environ={})
+
+    assert quick.json_data(value) == walked.data(json.loads(json.dumps(value, default=str)))
+    assert quick.redacted == walked.redacted
+
+
+def test_json_data_redacts_the_values_of_secret_env_vars_too():
+    redactor = Redactor(environ={"SERVICE_TOKEN": "tok-123456789"})
+
+    assert redactor.json_data({"messages": [("say tok-123456789",)]}) == {
+        "messages": [["say <redacted:SERVICE_TOKEN>"]]}

@@ -123,6 +123,25 @@ def test_llm_calls_outside_any_agent_step_go_to_a_trailing_step():
     assert [(s.index, len(s.llm_calls)) for s in turn.steps] == [(0, 1)]
 
 
+def test_a_message_every_call_of_a_turn_sends_is_converted_once(monkeypatch):
+    llm = ScriptedLLM(["one", "two", "three"])
+    system = ChatMessage(role="system", content="be brief")
+    with collect_events() as events:
+        for question in ("a", "b", "c"):
+            llm.chat([system, ChatMessage(role="user", content=question)])
+    converted = []
+    convert = IdNormalizer.message
+    monkeypatch.setattr(IdNormalizer, "message",
+                        lambda self, m: converted.append(m.content) or convert(self, m))
+
+    turn = build_turn("hi", events, IdNormalizer(), response="three", error=None, memory=[],
+                      wall_time=0.0, serial_time=0.0)
+
+    assert sorted(converted) == ["a", "b", "be brief", "c"]
+    assert [[m["content"] for m in c.messages] for c in turn.steps[0].llm_calls] == [
+        ["be brief", "a"], ["be brief", "b"], ["be brief", "c"]]
+
+
 # ----------------------------------------------------------------- tools
 def test_the_trace_holds_each_offered_tool_once_per_run_with_description_and_schema():
     trace = _bundled("multi_turn_memory", "function_calling").trace
