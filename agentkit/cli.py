@@ -574,14 +574,21 @@ def _writable_folder(path: Path, option: str) -> None:
                        f"{longest} bytes per name)")
 
 
-def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0) -> Any:
-    """A JUnit test case for one ``run`` verdict."""
-    from agentkit.report.junit import JUnitCase
+def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0,
+                sampled: Any = None) -> Any:
+    """A JUnit test case for one ``run`` verdict (a ``sampled`` case's with its statistics as
+    properties, as ``report`` writes them)."""
+    from agentkit.report.junit import JUnitCase, sample_properties
 
     lines = verdict.lines()
     outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
+    properties = {}
+    if sampled is not None:
+        from agentkit.report.compare import row_from_samples
+
+        properties = sample_properties(row_from_samples(sampled))
     return JUnitCase(scenario, agent_type, outcome, lines[0].removeprefix("- ") if lines else "",
-                     "\n".join(lines), seconds)
+                     "\n".join(lines), seconds, properties)
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -616,7 +623,8 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
                 total += 1
                 _print_sampled(f"{scenario.name}[{name}]", sampled, out)
                 verdict = sampled.verdict
-                junit.append(_junit_case(scenario.name, name, verdict))
+                if args.junit_xml:
+                    junit.append(_junit_case(scenario.name, name, verdict, sampled=sampled))
                 counts[verdict.outcome] += 1
                 counts["input"] += verdict.kind == "input"
                 counts["snapshot"] += verdict.snapshot_differs

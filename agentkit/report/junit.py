@@ -16,7 +16,7 @@ from pathlib import Path
 from agentkit.core.files import atomic_write_text
 from agentkit.report.model import Comparison, Row
 
-__all__ = ["JUnitCase", "junit_cases", "junit_xml", "write_junit"]
+__all__ = ["JUnitCase", "junit_cases", "junit_xml", "sample_properties", "write_junit"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class JUnitCase:
     properties: dict[str, str] = field(default_factory=dict)
 
 
-def _properties(row: Row) -> dict[str, str]:
+def sample_properties(row: Row) -> dict[str, str]:
+    """A sampled case's statistics as JUnit properties (none for a case of one run)."""
     if not row.sampled:
         return {}
     found = {"samples": str(row.samples), "passes": str(row.passes),
@@ -63,7 +64,7 @@ def junit_cases(comparison: Comparison, regressions: dict[str, list[str]] | None
         cases.append(JUnitCase(row.scenario, name, outcome,
                                problems[0].splitlines()[0] if problems else "",
                                "\n".join(problems), float(row.wall_time or 0.0),
-                               _properties(row)))
+                               sample_properties(row)))
     return cases
 
 

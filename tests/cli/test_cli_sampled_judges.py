@@ -209,6 +209,18 @@ def test_reports_junit_xml_names_the_disagreement_as_a_property_of_the_case(cli,
             'sample 1 fail)" />') in (disagreeing / "reports" / "junit.xml").read_text("utf-8")
 
 
+def test_runs_junit_xml_carries_the_samples_statistics_and_the_disagreement(cli, disagreeing):
+    result = cli("run", "scenarios/adding.yaml", "--junit-xml", "reports/run.xml")
+
+    assert result.code == 0, result.out
+    xml = (disagreeing / "reports" / "run.xml").read_text("utf-8")
+    assert '<property name="samples" value="2" />' in xml
+    assert '<property name="passes" value="1" />' in xml
+    assert ('<property name="judges_disagree" value="the judges\' verdict on '
+            'expect.answer.judge differs between samples: pass in 1 of 2 (sample 0 pass, '
+            'sample 1 fail)" />') in xml
+
+
 def test_a_judge_agreeing_across_samples_marks_nothing(cli, agreeing):
     run = cli("run", "scenarios/adding.yaml")
     report = cli("report", "scenarios/adding.yaml", "--out", "reports/now")
