@@ -14,7 +14,7 @@ import pytest
 
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
-from tests.scenario_text import adding_scenario
+from tests.scenario_text import FUNCTION_CALLING_AGENT, WRONG_ANSWER_AGENT, adding_scenario
 
 PYPROJECT = """\
 [project]
@@ -24,45 +24,11 @@ name = "my-project"
 my_agent = "my_project.agents:build"
 """
 
-WORKING = '''
-from agentkit.agent import FunctionCallingAgent
-
-
-def build(context):
-    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
-                                           allow_parallel_tool_calls=False)
-'''
-
 #: The change asks the model differently (a system prompt it did not have): the recorded
 #: samples no longer fit the requests.
-NEW_PROMPT = WORKING.replace("allow_parallel_tool_calls=False)",
-                             "allow_parallel_tool_calls=False,\n"
-                             "        system_prompt=\"Answer in French.\")")
-
-#: The change sends the same requests but gets the answer wrong.
-WRONG_ANSWER = WORKING + '''
-
-class _Rounded:
-    """The agent, with its answers "simplified" -- by a bug."""
-
-    def __init__(self, agent):
-        self._agent = agent
-
-    def chat(self, message, **kwargs):
-        response = self._agent.chat(message, **kwargs)
-        response.response = "about 4"
-        return response
-
-    def __getattr__(self, name):
-        return getattr(self._agent, name)
-
-
-_build = build
-
-
-def build(context):
-    return _Rounded(_build(context))
-'''
+NEW_PROMPT = FUNCTION_CALLING_AGENT.replace("allow_parallel_tool_calls=False)",
+                                            "allow_parallel_tool_calls=False,\n"
+                                            "        system_prompt=\"Answer in French.\")")
 
 
 @pytest.fixture
@@ -70,7 +36,7 @@ def my_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                write: Callable[[str, str], Path]) -> Iterator[Path]:
     write("pyproject.toml", PYPROJECT)
     write("my_project/__init__.py", "")
-    write("my_project/agents.py", WORKING)
+    write("my_project/agents.py", FUNCTION_CALLING_AGENT)
     write("scenarios/adding.yaml", adding_scenario("adding", """\
 expect:
   answer: {contains: "5"}
@@ -140,7 +106,7 @@ def test_an_agent_whose_requests_changed_fails_its_evaluation_saying_the_recordi
 
 def test_an_agent_that_now_answers_wrong_fails_every_sample_and_regresses_beyond_noise(
         cli: Callable[..., Outcome], recorded: Path) -> None:
-    _change_agent(recorded, WRONG_ANSWER)
+    _change_agent(recorded, WRONG_ANSWER_AGENT)
 
     result = _eval(cli, "--out", "reports/now", "--baseline", "reports/good/report.json")
 

@@ -17,7 +17,7 @@ import yaml
 
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
-from tests.scenario_text import adding_scenario
+from tests.scenario_text import FUNCTION_CALLING_AGENT, WRONG_ANSWER_AGENT, adding_scenario
 
 PYPROJECT = """\
 [project]
@@ -27,37 +27,6 @@ name = "my-project"
 my_agent = "my_project.agents:build"
 """
 
-WORKING = '''
-from agentkit.agent import FunctionCallingAgent
-
-
-def build(context):
-    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
-                                           allow_parallel_tool_calls=False)
-'''
-
-#: The change sends the same requests but reports another answer than the model's (a bug).
-WRONG_ANSWER = WORKING + '''
-
-class _Rounded:
-    def __init__(self, agent):
-        self._agent = agent
-
-    def chat(self, message, **kwargs):
-        response = self._agent.chat(message, **kwargs)
-        response.response = "about 4"
-        return response
-
-    def __getattr__(self, name):
-        return getattr(self._agent, name)
-
-
-_build = build
-
-
-def build(context):
-    return _Rounded(_build(context))
-'''
 
 SCENARIO = adding_scenario("adding", """\
 expect:
@@ -93,7 +62,7 @@ def my_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                write: Callable[[str, str], Path]) -> Iterator[Path]:
     write("pyproject.toml", PYPROJECT)
     write("my_project/__init__.py", "")
-    write("my_project/agents.py", WORKING)
+    write("my_project/agents.py", FUNCTION_CALLING_AGENT)
     write("scenarios/adding.yaml", SCENARIO)
     monkeypatch.chdir(tmp_path)
     yield tmp_path
@@ -284,7 +253,7 @@ WRONG = ["run", "replay", "report"]
 @pytest.mark.parametrize("command", WRONG)
 def test_every_command_fails_a_users_agent_made_wrong_never_reusing_the_old_verdicts(
         cli, agreeing, command):
-    (agreeing / "my_project" / "agents.py").write_text(WRONG_ANSWER, "utf-8")
+    (agreeing / "my_project" / "agents.py").write_text(WRONG_ANSWER_AGENT, "utf-8")
     _forget_agents()
 
     result = cli(command, "scenarios/adding.yaml",
@@ -303,7 +272,7 @@ def test_eval_fails_a_users_agent_made_wrong_never_reusing_the_old_verdicts(
         cli, my_project, fake_openai_endpoint):
     fake_openai_endpoint(answers("2 + 3 = 5", "2 + 3 = 5"))
     assert _eval(cli, "--base-url", FAKE_URL, "--out", "reports/good").code == 0
-    (my_project / "my_project" / "agents.py").write_text(WRONG_ANSWER, "utf-8")
+    (my_project / "my_project" / "agents.py").write_text(WRONG_ANSWER_AGENT, "utf-8")
     _forget_agents()
 
     result = _eval(cli, "--out", "reports/now", "--baseline", "reports/good/report.json")

@@ -12,42 +12,10 @@ import pytest
 import yaml
 
 from plugin_project import FAKE_URL, write
-from tests.scenario_text import adding_scenario
+from tests.scenario_text import FUNCTION_CALLING_AGENT, WRONG_ANSWER_AGENT, adding_scenario
 
 CASSETTE = "scenarios/cassettes/judged.my_agent.yaml"
 RECORD = ("--record-mode=rewrite", f"--agentkit-base-url={FAKE_URL}", "--samples", "2")
-
-AGENTS = '''
-from agentkit.agent import FunctionCallingAgent
-
-
-def build(context):
-    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm,
-                                           allow_parallel_tool_calls=False)
-'''
-
-#: The change reports another answer than the model's (a bug).
-WRONG = AGENTS + '''
-
-class _Rounded:
-    def __init__(self, agent):
-        self._agent = agent
-
-    def chat(self, message, **kwargs):
-        response = self._agent.chat(message, **kwargs)
-        response.response = "about 4"
-        return response
-
-    def __getattr__(self, name):
-        return getattr(self._agent, name)
-
-
-_build = build
-
-
-def build(context):
-    return _Rounded(_build(context))
-'''
 
 #: While recording, a fake endpoint answers each sample: the agent's `add` call, its answer
 #: (5, then 6), then a judge that reads the transcript it is shown.
@@ -100,7 +68,7 @@ def judged_project(project: pytest.Pytester) -> pytest.Pytester:
         [tool.agentkit.agent_types]
         my_agent = "sampled_judged_agents:build"
         """)
-    write(project, "sampled_judged_agents.py", AGENTS)
+    write(project, "sampled_judged_agents.py", FUNCTION_CALLING_AGENT)
     write(project, "scenarios/judged.yaml", SCENARIO)
     write(project, "conftest.py", CONFTEST)
     return project
@@ -134,7 +102,7 @@ def test_the_replay_item_judges_each_sample_by_its_own_recorded_verdict_offline(
 def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
-    write(judged_project, "sampled_judged_agents.py", WRONG)
+    write(judged_project, "sampled_judged_agents.py", WRONG_ANSWER_AGENT)
 
     result = judged_project.runpytest("scenarios/judged.yaml")
 
