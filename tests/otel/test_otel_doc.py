@@ -66,4 +66,3 @@ def test_the_readme_links_the_guide():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
 
     assert "(docs/otel.md)" in readme
-    assert "## OpenTelemetry in and out" in readme
