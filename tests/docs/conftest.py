@@ -1,35 +1,31 @@
-"""The README's first project, built once per session: the documentation's guides run their
-commands in copies of it."""
+"""The README's first project, the folder the guides that build on it run their commands in."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from tests.docs.pages import README, commands, run, section, shown_files, write_files
+from tests.docs.pages import README, Shell, commands, section, shown_files, write_files
 
 
 @dataclass(frozen=True)
-class FirstProject:
-    folder: Path
-    #: each README command with what it did, in order
-    ran: list[tuple[str, subprocess.CompletedProcess[str]]]
-
-    def copy(self, to: Path) -> Path:
-        """A copy of the project (its snapshots included) to change without touching it."""
-        shutil.copytree(self.folder, to, ignore=shutil.ignore_patterns("__pycache__"))
-        return to
+class Ran:
+    command: str
+    code: int
+    output: str
 
 
-@pytest.fixture(scope="session")
-def first_project(tmp_path_factory: pytest.TempPathFactory) -> FirstProject:
-    """The files of the README's "Your first project" in a folder outside this repository,
-    its commands run there in order (the README's tests assert what they did)."""
+@pytest.fixture
+def shell(pytester: pytest.Pytester) -> Shell:
+    """Runs command lines in a folder of its own (pytester's), outside this repository."""
+    return Shell(pytester)
+
+
+@pytest.fixture
+def first_project(shell: Shell) -> list[Ran]:
+    """The files of the README's "Your first project" in ``shell``'s folder, and its
+    commands run there in order (the README's tests assert what they did)."""
     text = section(README, "Your first project")
-    folder = tmp_path_factory.mktemp("weather")
-    write_files(folder, shown_files(text))
-    return FirstProject(folder, [(command, run(command, folder)) for command in commands(text)])
+    write_files(shell.folder, shown_files(text))
+    return [Ran(command, *shell(command)) for command in commands(text)]

@@ -4,11 +4,17 @@ repository, with the installed ``agentkit`` and ``python`` first on PATH)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shlex
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -73,3 +79,47 @@ def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     """Run one command line with bash in ``folder``, as the user would."""
     return subprocess.run(["bash", "-c", command], cwd=folder, env=user_env(),
                           capture_output=True, text=True, timeout=600)
+
+
+
+_SHELL = re.compile(r"[|&;<>$`(){}*?\\\\'\"]")
+
+
+class Shell:
+    """Runs a page's command lines in ``pytester``'s folder as the page shows them.
+
+    ``agentkit ...`` and ``python -m pytest ...`` lines without shell syntax run in this
+    process, through the same entries the console scripts call (``agentkit.cli.main``,
+    ``pytest.main`` by pytester, with sys.modules and sys.path restored after), which is what
+    the line runs, without the cost of a new interpreter per line; any other line runs with
+    bash, as :func:`run` runs it."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        self.folder = pytester.path
+
+    def __call__(self, command: str) -> tuple[int, str]:
+        """The exit code of ``command`` and what it printed (stdout, then stderr)."""
+        words = None if _SHELL.search(command) else shlex.split(command, comments=True)
+        if words and words[0] == "agentkit":
+            return self._agentkit(words[1:])
+        if words and words[:3] == ["python", "-m", "pytest"]:
+            with warnings.catch_warnings():  # a project without pytest-asyncio's ini option
+                warnings.filterwarnings("ignore", "The configuration option "
+                                        '"asyncio_default_fixture_loop_scope" is unset')
+                result = self.pytester.runpytest_inprocess(*words[3:])
+            return int(result.ret), "\n".join([*result.outlines, *result.errlines])
+        done = run(command, self.folder)
+        return done.returncode, done.stdout + done.stderr
+
+    def _agentkit(self, argv: list[str]) -> tuple[int, str]:
+        from agentkit.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        before = set(sys.modules)
+        with contextlib.chdir(self.folder), contextlib.redirect_stderr(err):
+            code = main(argv, out=out)
+        for name in set(sys.modules) - before:  # the project's modules: another copy imports its own
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(self.folder)):
+                del sys.modules[name]
+        return code, out.getvalue() + err.getvalue()

@@ -3,8 +3,12 @@ README into a folder outside this repository, passes its commands as the README 
 
 from __future__ import annotations
 
-from tests.docs.conftest import FirstProject
-from tests.docs.pages import README, fenced, section, shown_files
+from pathlib import Path
+
+import pytest
+
+from tests.docs.conftest import Ran
+from tests.docs.pages import README, commands, fenced, run, section, shown_files, write_files
 
 MAX_LINES = 200
 
@@ -30,16 +34,34 @@ def test_the_first_project_is_an_agent_its_agent_type_and_a_scenario():
     assert sorted(files) == ["pyproject.toml", "scenarios/umbrella.yaml", "weather.py"]
 
 
-def test_the_first_projects_commands_take_the_snapshot_then_pass(first_project: FirstProject):
-    (update, again, command) = first_project.ran
+def _assert_as_the_readme_says(ran: list[Ran], folder: Path) -> None:
+    (update, again, command) = ran
+    for step in ran:
+        assert step.code == 0, f"{step.command}\n{step.output[-3000:]}"
+    assert "1 snapshot generated" in update.output
+    assert (folder / "scenarios" / "__snapshots__" / "umbrella" / "weather_agent.json").is_file()
+    assert "1 passed" in again.output and "1 snapshot passed" in again.output
+    assert "PASS  umbrella[weather_agent]" in command.output
 
-    for line, done in first_project.ran:
-        assert done.returncode == 0, f"{line}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert "1 snapshot generated" in update[1].stdout
-    assert (first_project.folder / "scenarios" / "__snapshots__" / "umbrella"
-            / "weather_agent.json").is_file()
-    assert "1 passed" in again[1].stdout and "1 snapshot passed" in again[1].stdout
-    assert "PASS  umbrella[weather_agent]" in command[1].stdout
+
+def test_the_first_projects_commands_take_the_snapshot_then_pass(
+        first_project: list[Ran], pytester: pytest.Pytester):
+    _assert_as_the_readme_says(first_project, pytester.path)
+
+
+@pytest.mark.slow
+def test_the_first_project_passes_as_a_user_runs_it_in_a_shell(tmp_path: Path):
+    """The same commands, each in a new process from the project's folder (the installed
+    console scripts, nothing of this repository on the path)."""
+    text = section(README, "Your first project")
+    write_files(tmp_path, shown_files(text))
+
+    ran = []
+    for command in commands(text):
+        done = run(command, tmp_path)
+        ran.append(Ran(command, done.returncode, done.stdout + done.stderr))
+
+    _assert_as_the_readme_says(ran, tmp_path)
 
 
 def test_the_readme_links_the_documentation_index():
