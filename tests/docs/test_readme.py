@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.docs.conftest import Ran
-from tests.docs.pages import README, commands, fenced, run, section, shown_files, write_files
+from tests.docs.pages import (
+    README,
+    commands,
+    fenced,
+    run,
+    section,
+    shown_files,
+    write_files,
+)
 
 MAX_LINES = 200
 
