@@ -17,12 +17,6 @@ class Ran:
 
 
 @pytest.fixture
-def shell(pytester: pytest.Pytester) -> Shell:
-    """Runs command lines in a folder of its own (pytester's), outside this repository."""
-    return Shell(pytester)
-
-
-@pytest.fixture
 def first_project(shell: Shell) -> list[Ran]:
     """The files of the README's "Your first project" in ``shell``'s folder, and its
     commands run there in order (the README's tests assert what they did)."""
