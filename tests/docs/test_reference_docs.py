@@ -1,10 +1,13 @@
-"""The reference pages name what the code has: every error class of the harness under its
-kind (docs/reference/errors.md), and every option, ini option, marker and fixture of the
-pytest plugin (docs/reference/pytest-plugin.md)."""
+"""The reference pages name what the code has: every command of `agentkit` and each of its
+options (docs/reference/cli.md), every error class of the harness under its kind
+(docs/reference/errors.md), and every option, ini option, marker and fixture of the pytest
+plugin (docs/reference/pytest-plugin.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import pkgutil
 import re
 
@@ -14,8 +17,39 @@ import agentkit
 from agentkit.core.errors import HarnessError
 from tests.docs.pages import DOCS, section
 
+CLI = DOCS / "reference" / "cli.md"
 ERRORS = DOCS / "reference" / "errors.md"
 PLUGIN = DOCS / "reference" / "pytest-plugin.md"
+
+
+def _help(*argv: str) -> str:
+    from agentkit.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main([*argv, "--help"], out=out) == 0
+    return out.getvalue()
+
+
+def _commands() -> list[str]:
+    listing = _help().split("COMMAND\n", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^    ([a-z][\w-]*)", listing, flags=re.M)
+
+
+def test_the_cli_page_has_a_section_per_command_naming_each_of_its_options():
+    text = CLI.read_text("utf-8")
+    missing = []
+    for command in _commands():
+        heading = f"### `agentkit {command}`\n"
+        assert heading in text, f"docs/reference/cli.md has no section {heading.strip()}"
+        part = text.split(heading, 1)[1].split("\n### ", 1)[0]
+        options = set(re.findall(r"^  (?:-\w, )?(--[a-z][\w-]*)", _help(command), flags=re.M))
+        options.discard("--help")
+        missing += [f"{command} {option}" for option in sorted(options)
+                    if not re.search(rf"(?<![\w-]){option}(?![\w-])", part)]
+
+    assert len(_commands()) >= 10
+    assert missing == []
 
 
 def _harness_errors() -> set[type[HarnessError]]:
