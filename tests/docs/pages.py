@@ -105,8 +105,11 @@ class Shell:
             return self._agentkit(words[1:])
         if words and words[:3] == ["python", "-m", "pytest"]:
             # the inner run reports its own warnings in its output; pytest's configure lets
-            # them through to this test's record too (pytest-asyncio's about its ini option)
-            with warnings.catch_warnings(record=True):
+            # them through to this test's record too (pytest-asyncio's about its ini option).
+            # Under pytest-xdist the inner run is not a worker (syrupy reads the variables).
+            with pytest.MonkeyPatch.context() as env, warnings.catch_warnings(record=True):
+                for name in [n for n in os.environ if n.startswith("PYTEST_XDIST")]:
+                    env.delenv(name)
                 result = self.pytester.runpytest_inprocess(*words[3:])
             return int(result.ret), "\n".join([*result.outlines, *result.errlines])
         done = run(command, self.folder)
