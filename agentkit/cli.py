@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentkit import __version__
+from agentkit._console import EXIT_INTERRUPTED, Terminated, stopped
 from agentkit.core import fmt
 
 __all__ = ["main", "build_parser", "otel_options", "otel_export"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class CLIError(Exception):
@@ -1535,29 +1535,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-    except KeyboardInterrupt:  # files are written atomically: what was there stays
-        print("agentkit: interrupted (files written before are intact)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except _Terminated:
-        print("agentkit: terminated (files written before are intact)", file=sys.stderr)
-        return EXIT_TERMINATED
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised where the command is so that it unwinds like Ctrl-C."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated
-
-
-def run() -> None:
-    """The console script: :func:`main`, with SIGTERM ending it like Ctrl-C (one line, exit
-    143) instead of silently."""
-    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.exit(main())
+    except (KeyboardInterrupt, Terminated) as exc:
+        return stopped(exc)
 
 
 if __name__ == "__main__":
+    from agentkit._console import run
+
     run()
