@@ -45,7 +45,7 @@ from agentkit.tools import BaseTool
 __all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI"]
 
 FRAMEWORK = Framework("pydantic-ai", "pydantic-ai", (
-    Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "2.32"),))
+    Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "3"),))
 """What ``agentkit[pydantic-ai]`` installs, and the versions it was tested with."""
 
 
