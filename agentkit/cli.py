@@ -7,10 +7,10 @@ message says where); 3 an evaluation is incomplete (a spent budget, an unreachab
 infrastructure errors: the partial report is written and the same command resumes).
 
 * ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
-  the cassette and, beside it, ``<cassette>.trace.json`` (the live run's trace, secrets
-  redacted: what every later offline run must reproduce) -- together, and only when the
-  recording is good: the run met its expectations and the fresh cassette replays to the same
-  trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
+  the cassette and the agent type's snapshot (the live run's trace, secrets redacted: what
+  every later offline run must reproduce; :mod:`agentkit.scenario.layout`) -- together, and
+  only when the recording is good: the run met its expectations and the fresh cassette
+  replays to the same trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
   ``once`` (record what is missing); ``rewrite`` re-records from scratch. A team
   (``--agent agent_workflow``) records a cassette per team agent with a ``recording:``, all
   through ``--model``, and one trace for the team.
@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
         description="Run a scenario's turns against a live model, one progress line per LLM "
-                    "and tool call, and write the agent type's cassette and, beside it, "
-                    "<cassette>.trace.json (what `replay` compares against) -- both together, "
+                    "and tool call, and write the agent type's cassette and its snapshot, "
+                    "__snapshots__/<scenario>/<agent type>.json beside the scenario (the "
+                    "recorded trace: what `replay` and every run compare against) -- together, "
                     "only if the run met its expectations and the fresh cassette replays to "
                     "the same trace; otherwise nothing is written. The API key comes from "
                     "$OPENAI_API_KEY and is never written to either; a local "
