@@ -6,6 +6,7 @@ import pytest
 from hypothesis import settings
 
 from agentkit.core.sim import Simulation, simulation
+from tests.docs.pages import Shell
 
 # No wall-clock deadline per hypothesis example: the suite asserts behaviour, never time, and
 # on shared cores the default 200 ms deadline failed property tests at random.
@@ -21,3 +22,10 @@ pytest_plugins = ["pytester"]
 def sim() -> Iterator[Simulation]:
     with simulation(seed=0) as world:
         yield world
+
+
+@pytest.fixture
+def shell(pytester: pytest.Pytester) -> Shell:
+    """Runs a docs page's command lines in a folder of its own (pytester's), outside this
+    repository: ``agentkit`` and ``python -m pytest`` lines in-process (tests/docs/pages.py)."""
+    return Shell(pytester)

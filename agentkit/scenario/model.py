@@ -1,7 +1,8 @@
 """The scenario file model (YAML, ``format: 1``), validated with pydantic.
 
 A scenario is user turns + a tool world + expectations, run under one or more agent types,
-each with its own LLM script or recording. See ``scenarios/README.md`` for the format.
+each with its own LLM script or recording. ``docs/reference/scenario-format.md`` describes the
+format.
 """
 
 from __future__ import annotations

@@ -349,7 +349,7 @@ def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:
             f"{scenario.where('history')}: history: agent type `{agent_type}` builds "
             f"{type(agent).__name__}, which has no `memory.set(messages)`; a scenario with "
             "`history:` needs an agent whose `memory` has `set(list[ChatMessage])` (see "
-            "\"Test your own agent\" in the README), or drop `history:`")
+            "docs/your-agent.md), or drop `history:`")
     setter([ChatMessage(role=m.role, content=m.content) for m in scenario.history])
 
 

@@ -267,9 +267,9 @@ def test_the_server_listens_on_the_loopback_interface_only():
         server.close()
 
 
-def test_the_readmes_serve_commands_run_as_it_says(tmp_path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**An agent in another process**", 1)[1]
+def test_the_bridge_guides_serve_commands_run_as_it_says(tmp_path):
+    guide = (ROOT / "docs" / "bridge.md").read_text(encoding="utf-8")
+    section = guide.split("## An agent in another process", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, flags=re.DOTALL).group(1)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

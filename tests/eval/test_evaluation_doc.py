@@ -4,9 +4,9 @@ live recordings, and the ``# live`` ones in the live lane (tests/live)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from tests.doc_commands import ROOT, blocks, project, run_block
+from tests.doc_commands import ROOT, blocks, project
+from tests.docs.pages import Shell
 
 GUIDE = ROOT / "docs" / "evaluation.md"
 
@@ -18,13 +18,13 @@ def test_the_guide_has_offline_and_live_commands():
     assert all(b.commands for b in found)
 
 
-def test_every_offline_command_of_the_guide_runs_and_succeeds(tmp_path: Path):
-    folder = project(tmp_path / "guide")
+def test_every_offline_command_of_the_guide_runs_and_succeeds(shell: Shell):
+    folder = project(shell.folder)
 
     for block in (b for b in blocks(GUIDE) if not b.live):
-        result = run_block(block, folder)
-        assert result.returncode == 0, "\n".join(
-            [*block.commands, result.stdout[-3000:], result.stderr[-3000:]])
+        for command in block.commands:
+            code, output = shell(command)
+            assert code == 0, f"{command}\n{output[-3000:]}"
 
     report = json.loads((folder / "reports" / "eval" / "report.json").read_text("utf-8"))
     sampled = [row for row in report["rows"] if row.get("samples")]

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.pages import Shell
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 LIVE = "# needs the servers"
@@ -60,11 +62,15 @@ def test_the_readme_links_the_mcp_guide():
     assert "(docs/mcp.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_offline_commands_of_the_guide_run_without_the_servers(tmp_path):
-    project = _project(tmp_path, servers=False)
+def test_the_offline_commands_of_the_guide_run_without_the_servers(shell: Shell):
+    project = _project(shell.folder, servers=False)
     commands = _commands(live=False)
     assert len(commands) == 5
-    outputs = [_run(command, project) for command in commands]
+    outputs = []
+    for command in commands:
+        code, output = shell(command)
+        assert code == 0, f"{command}\n{output}"
+        outputs.append(output)
     replies = [json.loads(line) for line in outputs[4].splitlines()]  # the proxy, replaying
     assert replies[0]["result"]["serverInfo"]["name"] == "time"
     assert "T18:30:00+09:00" in replies[1]["result"]["content"][0]["text"]

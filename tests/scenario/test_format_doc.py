@@ -1,4 +1,4 @@
-"""scenarios/README.md is the format reference model.py points to: it exists and names every
+"""docs/reference/scenario-format.md is the format reference model.py points to: it exists and names every
 field of every part of a scenario file."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from agentkit.scenario import model, trajectory
 
-README = Path(__file__).resolve().parents[2] / "scenarios" / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "reference" / "scenario-format.md"
 PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessage, model.Turn,
          model.AgentSpec, model.TeamAgent, model.ScriptReply, model._ToolCallItem, model._ErrorSpec,
          model.Expect, model.TextMatch, model.ToolCallsExpect, model.ToolCallSpec,
@@ -23,7 +23,7 @@ PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessa
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():
-    assert "scenarios/README.md" in (model.__doc__ or "")
+    assert "docs/reference/scenario-format.md" in (model.__doc__ or "")
     assert README.is_file()
 
 
@@ -35,7 +35,7 @@ def test_the_reference_names_every_field(part: type[BaseModel]):
 
     missing = [name for name in fields if not re.search(rf"`{name}`|\b{name}:", text)]
 
-    assert missing == [], f"{part.__name__}: scenarios/README.md does not describe {missing}"
+    assert missing == [], f"{part.__name__}: docs/reference/scenario-format.md does not describe {missing}"
 
 
 def test_the_reference_names_every_choice_of_the_literal_fields():

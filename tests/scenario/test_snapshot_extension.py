@@ -90,16 +90,16 @@ def test_a_changed_tool_argument_is_shown_once_where_it_began(tmp_path):
     ]
 
 
-def _readme_example() -> list[str]:
-    """The diff the README shows for a one-word docstring change, without the plugin's
-    header line and its indentation."""
-    readme = (SCENARIOS.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split("So a one-word docstring change reads like this")[1]
+def _guide_example() -> list[str]:
+    """The diff docs/reference/traces.md shows for a one-word docstring change, without the
+    plugin's header line and its indentation."""
+    guide = (SCENARIOS.parent / "docs" / "reference" / "traces.md").read_text(encoding="utf-8")
+    block = guide.split("So a one-word docstring change reads like this")[1]
     lines = block.split("```\n")[1].splitlines()
     return [line.removeprefix("  ") for line in lines[1:]]
 
 
-def test_the_readmes_docstring_example_is_what_the_diff_shows(tmp_path, monkeypatch):
+def test_the_guides_docstring_example_is_what_the_diff_shows(tmp_path, monkeypatch):
     source = (SCENARIOS.parent / "mocks" / "tools.py").read_text(encoding="utf-8")
     (tmp_path / "readme_tools.py").write_text(
         source.replace('"""Add two integers."""', '"""Add two whole numbers."""'),
@@ -111,7 +111,7 @@ def test_the_readmes_docstring_example_is_what_the_diff_shows(tmp_path, monkeypa
 
     lines = _lines(run_scenario(scenario, "react").trace.to_json(), _trace().to_json())
 
-    assert lines == _readme_example()
+    assert lines == _guide_example()
 
 
 def test_a_diff_between_scenarios_runs_names_the_inserted_step():

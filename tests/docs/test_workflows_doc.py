@@ -5,15 +5,12 @@ report it wrote)."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DOC = (REPO / "docs" / "workflows.md").read_text(encoding="utf-8")
+from tests.docs.pages import DOCS, README, ROOT, Shell
+
+DOC = (DOCS / "workflows.md").read_text(encoding="utf-8")
 _EXITS = re.compile(r"\s+# exits (\d+)\b.*$")
 
 
@@ -22,27 +19,17 @@ def guide() -> list[tuple[str, str]]:
     return re.findall(r"```(bash|text)\n(.*?)```", DOC, flags=re.DOTALL)
 
 
-def _run(command: str, where: Path) -> tuple[int, str]:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(where)}
-    for name in list(env):
-        if name.startswith(("PYTEST_XDIST", "PYTEST_CURRENT", "PYTEST_ADDOPTS")):
-            del env[name]
-    result = subprocess.run(["bash", "-c", command], cwd=where, env=env, capture_output=True,
-                            text=True)
-    return result.returncode, result.stdout + result.stderr
-
-
 def test_the_guide_runs_commands_and_shows_their_output():
     kinds = [kind for kind, _ in guide()]
 
     assert kinds.count("bash") >= 4 and kinds.count("text") >= 4
 
 
-def test_every_command_of_the_guide_runs_as_it_says(tmp_path: Path):
+def test_every_command_of_the_guide_runs_as_it_says(shell: Shell):
     for name in ("scenarios", "mocks"):
-        shutil.copytree(REPO / name, tmp_path / name)
-    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+        shutil.copytree(ROOT / name, shell.folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", shell.folder / "pyproject.toml")
     output, ran = "", 0
     for kind, text in guide():
         if kind == "text":
@@ -54,14 +41,14 @@ def test_every_command_of_the_guide_runs_as_it_says(tmp_path: Path):
             found = _EXITS.search(line)
             expected = int(found.group(1)) if found else 0
             command = _EXITS.sub("", line)
-            code, output = _run(command, tmp_path)
+            code, output = shell(command)
             out = re.search(r"--out (\S+)", command)
             if out is not None:
-                output += (tmp_path / out.group(1) / "report.md").read_text(encoding="utf-8")
+                output += (shell.folder / out.group(1) / "report.md").read_text(encoding="utf-8")
             assert code == expected, f"{command}: exit {code}, not {expected}\n{output[-3000:]}"
             ran += 1
     assert ran >= 8
 
 
 def test_the_readme_links_the_guide():
-    assert "(docs/workflows.md)" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "(docs/workflows.md)" in README.read_text(encoding="utf-8")

@@ -7,7 +7,9 @@ import io
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).parents[1]
+import pytest
+
+ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
 TEST_SOURCES = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("*.py"))
 
@@ -34,22 +36,32 @@ def _shell_commands() -> list[str]:
     return [line for block in blocks for line in block.splitlines() if line.strip()]
 
 
-def test_every_benchmark_command_of_the_doc_runs():
-    # the doc's figures come from full counts; here each command runs with tiny ones
+#: benchmarks that run each measured phase in a new interpreter (its own peak memory): the
+#: slow lane's
+NEW_INTERPRETERS = ("benchmarks/bench_trace_size.py",)
+
+
+def _command_params() -> list[object]:
     commands = _shell_commands()
     assert commands and all(re.match(r"python benchmarks/\w+\.py( |$)", c) for c in commands)
-    for command in commands:
-        script, *args = command.split()[1:]
-        tiny = " ".join(args)
-        tiny = re.sub(r"--(chats|block) \d+", r"--\1 3", tiny)
-        tiny = re.sub(r"--turns( \d+)+", "--turns 4 8", tiny)
-        tiny = re.sub(r"--answer-mb [\d.]+", "--answer-mb 0.01", tiny)
-        spec = importlib.util.spec_from_file_location("_doc_bench", ROOT / script)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out = io.StringIO()
+    return [pytest.param(c, marks=[pytest.mark.slow] if c.split()[1] in NEW_INTERPRETERS else [])
+            for c in commands]
 
-        module.main(tiny.split(), out=out)
 
-        assert "target:" in out.getvalue(), command
+@pytest.mark.parametrize("command", _command_params())
+def test_every_benchmark_command_of_the_doc_runs(command: str):
+    # the doc's figures come from full counts; here each command runs with tiny ones
+    script, *args = command.split()[1:]
+    tiny = " ".join(args)
+    tiny = re.sub(r"--(chats|block) \d+", r"--\1 3", tiny)
+    tiny = re.sub(r"--turns( \d+)+", "--turns 4 8", tiny)
+    tiny = re.sub(r"--answer-mb [\d.]+", "--answer-mb 0.01", tiny)
+    spec = importlib.util.spec_from_file_location("_doc_bench", ROOT / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = io.StringIO()
+
+    module.main(tiny.split(), out=out)
+
+    assert "target:" in out.getvalue(), command

@@ -4,17 +4,13 @@ quotes of the code is the code's."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 from agentkit.scenario.llm_judge import JUDGE_PROMPT
 from agentkit.scenario.simulated_user import USER_PROMPT
+from tests.docs.pages import ROOT, Shell
 
-ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "judges.md"
 TEXT = GUIDE.read_text(encoding="utf-8")
 
@@ -39,22 +35,18 @@ def test_the_guide_has_offline_commands_and_one_block_for_the_live_lane():
         ROOT / "tests" / "live" / "test_judges_live.py").read_text(encoding="utf-8")
 
 
-def test_every_offline_command_of_the_guide_runs(tmp_path):
+def test_every_offline_command_of_the_guide_runs(shell: Shell):
     for name in ("scenarios/live_roles", "mocks"):
-        shutil.copytree(ROOT / name, tmp_path / name,
+        shutil.copytree(ROOT / name, shell.folder / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "guide"\nversion = "0"\n')
-    environment = {**os.environ,
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    (shell.folder / "pyproject.toml").write_text('[project]\nname = "guide"\nversion = "0"\n')
     commands = [command for needs_model, block in _blocks() if not needs_model
                 for command in block]
 
-    done = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(commands)],
-                          cwd=tmp_path, env=environment, capture_output=True, text=True,
-                          timeout=600)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "reports" / "judged" / "report.md").is_file()
+    for command in commands:
+        code, output = shell(command)
+        assert code == 0, f"{command}\n{output[-3000:]}"
+    assert (shell.folder / "reports" / "judged" / "report.md").is_file()
 
 
 def test_the_guide_quotes_the_judges_prompt_as_the_code_has_it():
