@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.tools.recorded import MODULE_TEXT, attribute_names, load_recorded_tools
 from otel_helpers import attrs, spans_of
 
 
@@ -55,13 +56,51 @@ def test_the_tools_module_answers_each_recorded_call_from_its_table(cli, bundled
                 attrs(s)["gen_ai.tool.call.result"] for s in spans_of(exported)
                 if s["name"] == "execute_tool population"}
 
-    text = Path("lookups_tools.py").read_text()
-    assert "population = RecordedTool(" in text
-    namespace: dict = {}
-    exec(compile(text, "lookups_tools.py", "exec"), namespace)  # our own output, data only
+    table = json.loads(Path("lookups_tools.json").read_text())
+    assert [tool["name"] for tool in table["tools"]] == ["population"]
+    tools = load_recorded_tools(Path("lookups_tools.py"))
     assert len(recorded) == 4
     for city, output in recorded.items():
-        assert namespace["population"].call(city=city).content == output
+        assert tools["population"].call(city=city).content == output
+
+
+def _crafted(exported: Path, trace_id: str, name: str) -> Path:
+    """``exported`` with every span's trace id replaced, saved as ``name``."""
+    data = json.loads(exported.read_text())
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["traceId"] = trace_id
+    crafted = exported.parent / name
+    crafted.write_text(json.dumps(data))
+    return crafted
+
+
+PAYLOAD = '"""\nimport pathlib; pathlib.Path("pwned").write_text("ran")\n"""'
+
+
+@pytest.mark.parametrize("where", ["trace id", "file name"])
+def test_code_in_a_trace_id_or_file_name_is_never_run(cli, bundled, where):
+    exported = _export(cli, bundled("single_tool_call"), "function_calling")
+    trace = exported.read_text().split('"traceId": "')[1][:32]
+    crafted = (_crafted(exported, f"{trace}{PAYLOAD}", "c.json") if where == "trace id"
+               else _crafted(exported, trace, 'x""";import os;os.mkdir("pwned");""".json'))
+
+    imported = cli("import-trace", crafted, "--out", "c.yaml")
+    replayed = cli("run", "c.yaml")
+
+    assert imported.code == 0, imported.out + imported.err
+    assert replayed.code == 0, replayed.out + replayed.err
+    assert not Path("pwned").exists()
+    assert Path("c_tools.py").read_text() == MODULE_TEXT
+    table = json.loads(Path("c_tools.json").read_text())
+    assert (table["trace"], table["source"]) == (
+        (f"{trace}{PAYLOAD}", "c.json") if where == "trace id" else (trace, crafted.name))
+
+
+def test_tool_names_that_are_not_identifiers_get_distinct_attributes(cli, bundled):
+    assert attribute_names(["get-x", "get_x", "class", "9lives", "", "é"]) == [
+        "get_x", "get_x_2", "t_class", "t_9lives", "tool", "tool_2"]
 
 
 def test_the_cassette_replays_the_traced_answers_with_their_latency(cli, bundled):
