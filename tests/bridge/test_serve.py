@@ -298,7 +298,7 @@ def test_the_readmes_serve_commands_run_as_it_says(tmp_path):
 def test_a_request_with_a_bad_content_length_is_refused_unread(length, status):
     with LoopbackServer(0) as server, socket.create_connection(("127.0.0.1", server.port),
                                                                timeout=30) as sock:
-        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      f"Content-Length: {length}\r\n\r\n".encode())
         answer = b"".join(iter(lambda: sock.recv(65536), b"")).decode()  # it closes
 
