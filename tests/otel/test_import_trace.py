@@ -225,3 +225,35 @@ def test_a_missing_file_is_bad_input(cli):
 
     assert outcome.code == 2
     assert "nowhere.json: no such file" in outcome.err
+
+
+@pytest.mark.parametrize("parents", [["01" * 8, "01" * 8], ["02" * 8, "01" * 8],
+                                     ["03" * 8, "01" * 8, "02" * 8]])
+def test_a_parent_cycle_through_the_root_is_bad_input_naming_the_cycle(cli, parents):
+    spans = [_span(f"{i + 1:02d}" * 8, "chat m", parent, gen_ai__operation__name="chat")
+             for i, parent in enumerate(parents)]
+    Path("f.json").write_text(_otlp(*spans))
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+
+    assert outcome.code == 2, outcome.out + outcome.err
+    assert "the spans' parents form a cycle (" in outcome.err
+    assert "Traceback" not in outcome.err
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"resourceSpans": [{"scopeSpans": 7}]}', "f.json:1: not an OTLP-JSON trace export: "
+                                               "expected a list, found a JSON int"),
+    ('{"resourceSpans": [{"scopeSpans": [{"spans": "x"}]}]}', "expected a list, found a JSON str"),
+    ("[" * 100_000 + "]" * 100_000, "f.json:1:101: nested more than"),
+    ('{"resourceSpans": [], "n": ' + "9" * 5_000 + "}", "f.json:1:28: an integer of 5,000 digits"),
+    (_otlp({**_span("01" * 8, "chat m"), "startTimeUnixNano": "9" * 5_000}),
+     "f.json:1: a span is malformed")])
+def test_a_malformed_export_is_bad_input_at_its_place_never_a_traceback(cli, text, said):
+    Path("f.json").write_text(text)
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+
+    assert outcome.code == 2, outcome.out + outcome.err
+    assert said in outcome.err
+    assert "Traceback" not in outcome.err
