@@ -37,6 +37,9 @@ T = TypeVar("T")
 
 STDERR_LINES = 12
 """How many of the server's last stderr lines an error shows."""
+STDERR_LINE_CHARS = 500
+"""How much of each stderr line an error shows."""
+_STDERR_TAIL_BYTES = 64 * 1024  # read from the end of the server's stderr, however large
 
 _CLOSE_TIMEOUT = 15.0  # the SDK's own shutdown is bounded (stdin close, SIGTERM, SIGKILL)
 
@@ -185,12 +188,21 @@ class LiveConnection:
 
     # ------------------------------------------------------------------ errors
     def stderr_tail(self, lines: int = STDERR_LINES) -> list[str]:
-        """The last ``lines`` lines the server wrote to stderr."""
+        """The last ``lines`` lines the server wrote to stderr, each cut to
+        :data:`STDERR_LINE_CHARS`: only the end of the file is read, however much it wrote."""
         try:
-            text = self._stderr_path.read_text(encoding="utf-8", errors="replace")
+            with self._stderr_path.open("rb") as file:
+                size = file.seek(0, 2)
+                file.seek(max(size - _STDERR_TAIL_BYTES, 0))
+                data = file.read(_STDERR_TAIL_BYTES)
         except OSError:
             return []
-        return text.splitlines()[-lines:]
+        text = data.decode("utf-8", errors="replace")
+        if size > _STDERR_TAIL_BYTES:
+            text = text.partition("\n")[2]  # the first line read is cut at its start
+        return [line if len(line) <= STDERR_LINE_CHARS
+                else f"{line[:STDERR_LINE_CHARS]}... ({len(line):,} characters)"
+                for line in text.splitlines()[-lines:]]
 
     def error(self, what: str, tool: str | None = None,
               cls: type[MCPServerError] = MCPServerError) -> MCPServerError:
