@@ -1468,7 +1468,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(_result_line(name, None, verdict), file=out)
         _print_verdict(verdict, out)
         return EXIT_FAILED
-    atomic_write_text(trace_out, result.trace.to_json())
+    atomic_write_text(trace_out, session.trace_text(result))
     print(_result_line(name, result, verdict), file=out)
     _print_verdict(verdict, out)
     print(f"wrote {_shown(trace_out.resolve())}", file=out)

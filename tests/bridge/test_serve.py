@@ -313,3 +313,19 @@ def test_a_trace_out_that_is_a_folder_is_refused_before_serving(tmp_path):
     assert (served.process.wait(timeout=60), served.url) == (2, "")
     assert served.process.stderr.read() == (f"agentkit: error: --trace-out {tmp_path}: is a "
                                             "folder; give the trace file's path\n")
+
+
+def test_trace_out_redacts_a_secret_environment_value_a_tool_returned(serve, tmp_path,
+                                                                      monkeypatch):
+    secret = "s3cr3t-value-of-the-service"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+    served = serve()
+    conversation = _answer_tool_call(served)
+    conversation[2]["content"] = f"5 (token {secret})"
+    served.ask(*conversation)
+
+    served.stop(signal.SIGINT)
+
+    text = (tmp_path / "trace.json").read_text()
+    assert secret not in text
+    assert "<redacted:MY_SERVICE_TOKEN>" in text
