@@ -1513,6 +1513,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     The project is the nearest pyproject.toml from the current directory up: its root goes
     on the import path and its ``[tool.agentkit]`` table is read (scenario folders, agent
     types), as the pytest plugin does; both only for this call."""
+    from agentkit.core.files import FileWriteError
     from agentkit.scenario.project import ProjectError, activated, find_project
 
     out = out or sys.stdout
@@ -1528,7 +1529,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ProjectError as exc:
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except CLIError as exc:
+    except (CLIError, FileWriteError) as exc:  # a full disk: the one message of every writer
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `agentkit list | head`: stop quietly

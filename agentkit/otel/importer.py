@@ -21,6 +21,7 @@ speaks the trace's format: ``function_calling`` when the model called tools thro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.files import atomic_write_text
+from agentkit.core.files import FileWriteError, atomic_write_text
 from agentkit.llms.cassette import dump_yaml
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
 from agentkit.llms.types import ToolSelection
@@ -190,18 +191,28 @@ def import_trace(source: str | Path, out: str | Path, *, agent_type: str | None 
         raise TraceImportError(f"{out}: exists; give another --out, or --force to replace it "
                                "(and its tools module, cassette and snapshot)")
     result = ImportResult(scenario=out, tools_module=tools_path, agent_type=chosen, run=run)
-    atomic_write_text(table_path, _tools_table_text(run, source.name, out.name))
-    atomic_write_text(tools_path, MODULE_TEXT)
-    sys.modules.pop(module, None)  # a module of that name imported before is another file's
-    text = dump_yaml(_scenario_data(run, name, module, chosen, source.name, answers=True))
-    atomic_write_text(out, text)
-    result.written = [out, tools_path, table_path]
+    before = {path: path.read_text(encoding="utf-8") if path.is_file() else None
+              for path in (table_path, tools_path, out)}
     try:
+        atomic_write_text(table_path, _tools_table_text(run, source.name, out.name))
+        atomic_write_text(tools_path, MODULE_TEXT)
+        sys.modules.pop(module, None)  # a module of that name imported before is another's
+        text = dump_yaml(_scenario_data(run, name, module, chosen, source.name, answers=True))
+        atomic_write_text(out, text)
+        result.written = [out, tools_path, table_path]
         scenario = load(out)
         recording = record_scenario(scenario, chosen, ScriptedLLM(_answers(run), name=run.model,
                                                                   strict=False), "rewrite")
     except ScenarioError as exc:
         raise TraceImportError(str(exc)) from None
+    except FileWriteError:  # a full disk: no scenario is left without its cassette
+        for path, old in before.items():
+            with contextlib.suppress(OSError):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.write_text(old, encoding="utf-8")
+        raise
     if not recording.ok:
         result.problems = recording.problems
         return result

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentkit.core import files
 from cli_helpers import Outcome
 
 BUNDLED = Path(__file__).resolve().parents[2] / "scenarios"
@@ -267,3 +270,20 @@ def test_a_5000_digit_integer_in_a_scenario_or_cassette_exits_2_naming_its_line(
     assert result.code == 2 and "Traceback" not in result.err
     assert result.err.startswith(f"agentkit: error: {path}:{line}:")
     assert "an integer of 5,000 digits, more than the 4,300 agentkit reads" in result.err
+
+
+def test_a_full_disk_is_one_error_line_exit_2_and_nothing_written(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(path: Path, text: str, *, mode_of: Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files, "_write_synced", full)
+
+    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "traces",
+                 "--snapshots", "off")
+
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("agentkit: error: ")
+    assert result.err.endswith(": cannot write it: no space left on device (nothing written)\n")
+    assert not [p for p in (tmp_path / "traces").rglob("*") if p.is_file()]

@@ -3,12 +3,15 @@ cassette that replay offline and reproduce the traced tool calls and answer."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
+from agentkit.core import files
 from agentkit.tools.recorded import MODULE_TEXT, attribute_names, load_recorded_tools
 from otel_helpers import attrs, spans_of
 
@@ -257,3 +260,27 @@ def test_a_malformed_export_is_bad_input_at_its_place_never_a_traceback(cli, tex
     assert outcome.code == 2, outcome.out + outcome.err
     assert said in outcome.err
     assert "Traceback" not in outcome.err
+
+
+@pytest.mark.parametrize("writes", [0, 2, 3])
+def test_a_full_disk_leaves_no_scenario_without_its_cassette_and_says_so(cli, bundled,
+                                                                         monkeypatch, writes):
+    exported = _export(cli, bundled("single_tool_call"), "function_calling")
+    real, done = files._write_synced, []
+
+    def write(path, text, *, mode_of):
+        if len(done) >= writes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        done.append(path)
+        real(path, text, mode_of=mode_of)
+
+    monkeypatch.setattr(files, "_write_synced", write)
+
+    outcome = cli("import-trace", exported, "--out", "full.yaml")
+
+    assert outcome.code == 2
+    assert outcome.err.startswith("agentkit: error: ")
+    assert outcome.err.rstrip().endswith("no space left on device (nothing written)")
+    assert "Traceback" not in outcome.err
+    assert [str(p) for p in Path().rglob("*") if p.is_file()
+            and p.parts[0] != "scenarios" and p != exported] == []
