@@ -1469,7 +1469,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(_result_line(name, None, verdict), file=out)
         _print_verdict(verdict, out)
         return EXIT_FAILED
-    atomic_write_text(trace_out, result.trace.to_json())
+    atomic_write_text(trace_out, session.trace_text(result))
     print(_result_line(name, result, verdict), file=out)
     _print_verdict(verdict, out)
     print(f"wrote {_shown(trace_out.resolve())}", file=out)
@@ -1514,6 +1514,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     The project is the nearest pyproject.toml from the current directory up: its root goes
     on the import path and its ``[tool.agentkit]`` table is read (scenario folders, agent
     types), as the pytest plugin does; both only for this call."""
+    from agentkit.core.files import FileWriteError
     from agentkit.scenario.project import ProjectError, activated, find_project
 
     out = out or sys.stdout
@@ -1529,7 +1530,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ProjectError as exc:
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except CLIError as exc:
+    except (CLIError, FileWriteError) as exc:  # a full disk: the one message of every writer
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `agentkit list | head`: stop quietly

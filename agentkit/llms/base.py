@@ -181,7 +181,7 @@ class _CallRecorder:
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
         if dispatcher.active:
-            self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
+            self._emit(LLMStreamChunkEvent(delta=response.delta))
 
     def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
         if self.ended:

@@ -243,11 +243,12 @@ class ReActAgentWorker(AgentWorker):
         runner = await self._atools_for(task.input)
         stream = await self._llm.astream_chat(self._messages(task, runner.tools))
         # per chunk only what deciding needs; the deltas of an answer that shows only at the
-        # end are worked out from the chunk texts then (most streamed steps are actions)
-        text, texts, deciding = "", [], self._streams_early()
+        # end are worked out then from where each chunk ended (most streamed steps are
+        # actions). Lengths, not texts: a text per chunk is memory quadratic in the answer
+        text, ends, deciding = "", [], self._streams_early()
         async for chunk in stream:
             text = chunk.message.content or ""
-            texts.append(text)
+            ends.append(len(text))
             if deciding:
                 decision = first_marker(text)
                 if decision == "answer":
@@ -258,7 +259,7 @@ class ReActAgentWorker(AgentWorker):
         output = self._finish_step(task, step, reasoning, is_done)
         if is_done:
             unsent = _Unsent()
-            deltas = [unsent.take(chunk_text) for chunk_text in texts]
+            deltas = [unsent.take(text[:end]) for end in ends]
             output = output.model_copy(update={
                 "output": StreamingAgentChatResponse.from_answer(output.output, deltas)})
         return output
