@@ -112,3 +112,14 @@ def test_react_tool_call_ids_come_from_the_seeded_id_source() -> None:
             return agent.run_sync(user_msg="sum?").tool_calls[0].tool_id
 
     assert first_id() == first_id()
+
+
+def test_a_header_templates_partial_values_reach_the_model() -> None:
+    # issue 38 D10: upstream 0.12.42 raises KeyError('dummy_var') on the first step (later
+    # releases keep the value); agentkit keeps it, never a silent literal "{dummy_var}"
+    agent, llm = _agent([REACT_DONE])
+    header = PromptTemplate("Be {dummy_var}. Tools: {tool_names}").partial_format(dummy_var="brief")
+    agent.update_prompts({"react_header": header})
+    agent.run_sync(user_msg="a")
+    assert llm.requests[0].messages[0].content == "Be brief. Tools: add"
+    assert agent.get_prompts()["react_header"] == header
