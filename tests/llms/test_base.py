@@ -658,7 +658,7 @@ def test_predict_and_call_turns_a_tool_error_into_an_error_output():
 
 
 def test_predict_and_call_raises_tool_errors_when_asked_to():
-    with pytest.raises(ValueError, match="^Encountered error: disk full$"):
+    with pytest.raises(ValueError, match=r"^Encountered error: disk full$"):
         ToolPicker([_call("fail", reason="disk full")]).predict_and_call(
             TOOLS, "go", error_on_tool_error=True)
 

@@ -150,8 +150,8 @@ def test_an_arguments_error_yields_an_error_output_without_calling_the_tool():
     tool = FunctionTool.from_defaults(lambda: calls.append(1), name="record")
     output = call_tool_with_selection(
         _select("record", arguments_error="arguments are not valid JSON"), [tool])
-    assert (output.content, output.is_error, calls) == ("Encountered error: arguments are not valid JSON", True,
-                                                  [])
+    assert (output.content, output.is_error, calls) == (
+        "Encountered error: arguments are not valid JSON", True, [])
 
 
 def test_an_arguments_error_is_the_output_even_for_an_unknown_tool():
