@@ -117,20 +117,20 @@ write None itself, as upstream allows)."""
 
 class EventStream:
     """What a run writes for its caller (events, or any object); ``get()`` gives
-    ``stream_end`` once it is closed and drained, or raises the error it was closed with."""
+    ``stream_end`` once it is closed and drained."""
 
     def __init__(self, pending: Iterable[Any] = ()) -> None:
         self._items: deque[Any] = deque(pending)
         self._wakeups: list[asyncio.Future[None]] = []
         self._closed = False
-        self._error: BaseException | None = None
 
     def put(self, event: Any) -> None:
         self._items.append(event)
         self._wake()
 
-    def close(self, error: BaseException | None = None) -> None:
-        self._closed, self._error = True, error
+    def close(self) -> None:
+        """No more items will come: ``get()`` gives ``stream_end`` once the rest is read."""
+        self._closed = True
         self._wake()
 
     def pending(self) -> list[Any]:
@@ -139,8 +139,6 @@ class EventStream:
     async def get(self) -> Any:
         while not self._items:
             if self._closed:
-                if self._error is not None:
-                    raise self._error
                 return stream_end
             wakeup = asyncio.get_running_loop().create_future()
             self._wakeups.append(wakeup)
