@@ -24,7 +24,6 @@ from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
-from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
@@ -132,14 +131,12 @@ class ReActAgentWorker(AgentWorker):
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, Any]:
-        return {"system_prompt": PromptTemplate(self._react_chat_formatter.system_header)}
+        return {"system_prompt": self._react_chat_formatter.header_template}
 
     def update_prompts(self, prompts: dict[str, Any]) -> None:
         super().update_prompts(prompts)
         if "system_prompt" in prompts:
-            prompt = prompts["system_prompt"]
-            self._react_chat_formatter.system_header = (
-                prompt.get_template() if isinstance(prompt, PromptTemplate) else str(prompt))
+            self._react_chat_formatter.set_header(prompts["system_prompt"])
 
     # ------------------------------------------------------------------ steps
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, PrivateAttr, computed_field
+from pydantic import Field, PrivateAttr, computed_field, model_serializer
 
 from agentkit.llms.types import ChatMessage, ToolOutput, ToolSelection
 from agentkit.workflow import Event, StartEvent
@@ -159,7 +159,15 @@ class ToolCallResult(Event):
 
 
 class AgentWorkflowStartEvent(StartEvent):
-    """How a run starts: ``user_msg``, ``chat_history``, ``memory``, ``max_iterations``."""
+    """How a run starts: ``user_msg``, ``chat_history``, ``memory``, ``max_iterations``.
+
+    ``model_dump()`` (and ``model_dump_json()``) give only ``user_msg`` and ``chat_history``,
+    as upstream: the memory and the iteration limit are the run's, not the message's.
+    (Upstream fails when the event has no ``chat_history``; here a missing one is None.)"""
+
+    @model_serializer(mode="plain")
+    def _dump(self) -> dict[str, Any]:
+        return {"user_msg": self.get("user_msg"), "chat_history": self.get("chat_history")}
 
     def __init__(self, **data: Any) -> None:
         history = data.get("chat_history")
