@@ -1,3 +1,3 @@
-from agentkit.cli import run
+from agentkit._console import run
 
 run()

@@ -7,10 +7,10 @@ message says where); 3 an evaluation is incomplete (a spent budget, an unreachab
 infrastructure errors: the partial report is written and the same command resumes).
 
 * ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
-  the cassette and, beside it, ``<cassette>.trace.json`` (the live run's trace, secrets
-  redacted: what every later offline run must reproduce) -- together, and only when the
-  recording is good: the run met its expectations and the fresh cassette replays to the same
-  trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
+  the cassette and the agent type's snapshot (the live run's trace, secrets redacted: what
+  every later offline run must reproduce; :mod:`agentkit.scenario.layout`) -- together, and
+  only when the recording is good: the run met its expectations and the fresh cassette
+  replays to the same trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
   ``once`` (record what is missing); ``rewrite`` re-records from scratch. A team
   (``--agent agent_workflow``) records a cassette per team agent with a ``recording:``, all
   through ``--model``, and one trace for the team.
@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentkit import __version__
+from agentkit._console import EXIT_INTERRUPTED, Terminated, stopped
 from agentkit.core import fmt
 
 __all__ = ["main", "build_parser", "otel_options", "otel_export"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class CLIError(Exception):
@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
         description="Run a scenario's turns against a live model, one progress line per LLM "
-                    "and tool call, and write the agent type's cassette and, beside it, "
-                    "<cassette>.trace.json (what `replay` compares against) -- both together, "
+                    "and tool call, and write the agent type's cassette and its snapshot, "
+                    "__snapshots__/<scenario>/<agent type>.json beside the scenario (the "
+                    "recorded trace: what `replay` and every run compare against) -- together, "
                     "only if the run met its expectations and the fresh cassette replays to "
                     "the same trace; otherwise nothing is written. The API key comes from "
                     "$OPENAI_API_KEY and is never written to either; a local "
@@ -1468,7 +1469,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         print(_result_line(name, None, verdict), file=out)
         _print_verdict(verdict, out)
         return EXIT_FAILED
-    atomic_write_text(trace_out, result.trace.to_json())
+    atomic_write_text(trace_out, session.trace_text(result))
     print(_result_line(name, result, verdict), file=out)
     _print_verdict(verdict, out)
     print(f"wrote {_shown(trace_out.resolve())}", file=out)
@@ -1513,6 +1514,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     The project is the nearest pyproject.toml from the current directory up: its root goes
     on the import path and its ``[tool.agentkit]`` table is read (scenario folders, agent
     types), as the pytest plugin does; both only for this call."""
+    from agentkit.core.files import FileWriteError
     from agentkit.scenario.project import ProjectError, activated, find_project
 
     out = out or sys.stdout
@@ -1528,36 +1530,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ProjectError as exc:
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except CLIError as exc:
+    except (CLIError, FileWriteError) as exc:  # a full disk: the one message of every writer
         print(f"agentkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `agentkit list | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-    except KeyboardInterrupt:  # files are written atomically: what was there stays
-        print("agentkit: interrupted (files written before are intact)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except _Terminated:
-        print("agentkit: terminated (files written before are intact)", file=sys.stderr)
-        return EXIT_TERMINATED
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised where the command is so that it unwinds like Ctrl-C."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated
-
-
-def run() -> None:
-    """The console script: :func:`main`, with SIGTERM ending it like Ctrl-C (one line, exit
-    143) instead of silently."""
-    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.exit(main())
+    except (KeyboardInterrupt, Terminated) as exc:
+        return stopped(exc)
 
 
 if __name__ == "__main__":
+    from agentkit._console import run
+
     run()

@@ -164,7 +164,8 @@ def _escalate_through_its_own_tool(root: Path) -> None:
 BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a tool removed": (_remove_escalate,
                        'tool call 3 escalate({"reason": "broken on arrival"}) failed '
-                       "unexpectedly: \"Error: No such tool named `escalate`.\""),
+                       "unexpectedly: \"Tool with name escalate not found, please double "
+                       "check.\""),
     "a parameter renamed": (_rename_refund_amount,
                             'tool call 2 refund({"amount": 40.0, "order_id": "A-1"}) failed '
                             "unexpectedly"),

@@ -19,7 +19,7 @@ from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import FunctionCallingLLM
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.memory import BaseMemory
-from agentkit.tools import BaseTool, ObjectRetriever, ToolRunner
+from agentkit.tools import CALL_TOOL_WORDING, BaseTool, ObjectRetriever, ToolRunner
 
 __all__ = ["FunctionCallingAgentWorker", "FunctionCallingAgent", "DEFAULT_MAX_FUNCTION_CALLS"]
 
@@ -39,9 +39,15 @@ class FunctionCallingAgentWorker(AgentWorker):
     ``max_function_calls`` stops the task, the last reply is stored without its unrun tool
     calls for the same reason; an empty answer is ``""``, not ``"None"``.
 
+    A failed call reads as LlamaIndex's function-calling worker words it: ``Encountered
+    error: <exc>`` (the message as ``raw_output``), and an unknown tool "Tool with name x not
+    found, please double check."; a one-parameter tool's ``raw_input`` is positional.
+
     Streaming reads each reply to its end before deciding (a reply may add tool calls after
     its text); a final reply is then handed out chunk by chunk.
     """
+
+    tool_wording = CALL_TOOL_WORDING
 
     def __init__(self, tools: Sequence[BaseTool], llm: FunctionCallingLLM,
                  prefix_messages: list[ChatMessage] | None = None, verbose: bool = False,

@@ -58,7 +58,14 @@ from agentkit.core.ids import new_uuid
 from agentkit.core.sim import run_sync
 from agentkit.llms.types import ChatResponse
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
-from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolOutput, ToolRunner
+from agentkit.tools import (
+    BaseTool,
+    ObjectRetriever,
+    ToolCallOutcome,
+    ToolErrorWording,
+    ToolOutput,
+    ToolRunner,
+)
 
 __all__ = ["AgentWorker", "SOURCES_KEY", "ToolRunner", "ToolCallOutcome"]
 
@@ -72,6 +79,10 @@ class AgentWorker(BaseAgentWorker):
     memory_key: ClassVar[str] = "new_memory"
     """Where ``task.extra_state`` keeps the messages this task adds to the conversation."""
 
+    tool_wording: ClassVar[ToolErrorWording] = ToolErrorWording()
+    """How this worker's failed tool calls read to the model (LlamaIndex's ReAct wording by
+    default; the function-calling worker uses ``call_tool``'s)."""
+
     _tool_runner: ToolRunner = ToolRunner()
     _tool_retriever: ObjectRetriever[BaseTool] | None = None
 
@@ -84,7 +95,7 @@ class AgentWorker(BaseAgentWorker):
                             f"{type(tool_retriever).__name__} (pass the model as llm=...)")
         if tools and tool_retriever is not None:
             raise ValueError("Cannot specify both tools and tool_retriever")
-        self._tool_runner = ToolRunner(tools or [])
+        self._tool_runner = ToolRunner(tools or [], wording=self.tool_wording)
         self._tool_retriever = tool_retriever
 
     async def _atools_for(self, query: str) -> ToolRunner:
@@ -92,7 +103,8 @@ class AgentWorker(BaseAgentWorker):
         :class:`ToolsOfferedEvent`, so a trace holds what each tool was described as)."""
         if self._tool_retriever is None:
             return self._tool_runner.offered()
-        return ToolRunner(await self._tool_retriever.aretrieve(query)).offered()
+        return ToolRunner(await self._tool_retriever.aretrieve(query),
+                          wording=self.tool_wording).offered()
 
     def _tools_for(self, query: str) -> ToolRunner:
         """:meth:`_atools_for` for sync code (derived through ``run_sync``, so a retriever

@@ -24,6 +24,7 @@ from typing import Any
 from agentkit.bridge.endpoint import Bridge
 from agentkit.bridge.server import LoopbackServer
 from agentkit.core.errors import AgentFailedError
+from agentkit.core.secrets import Redactor
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import (
@@ -35,6 +36,7 @@ from agentkit.scenario.agent_types import (
 )
 from agentkit.scenario.judge import Verdict, attempt
 from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario.mcp import mcp_servers
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, run_scenario
 
@@ -103,6 +105,15 @@ class ServeSession:
                                                     f"{FINISH_WAIT:g} s of the stop",
                                  kind="agent")
         return self._outcome
+
+    def trace_text(self, result: ScenarioResult) -> str:
+        """The run's trace as ``--trace-out`` writes it, redacted as a recording's is: a secret
+        environment value (or an MCP server's credential) that a tool returned or the agent
+        sent is written as ``<redacted:NAME>``."""
+        secrets: dict[str, str] = {}
+        for server in mcp_servers(self.scenario).values():
+            secrets.update(server.secrets())
+        return result.trace.to_json(Redactor(secrets=secrets))
 
     def close(self) -> None:
         """Stop serving and free the port."""

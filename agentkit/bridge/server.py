@@ -12,6 +12,8 @@ connection without an answer. :meth:`LoopbackServer.close` stops serving and fre
 from __future__ import annotations
 
 import errno
+import re
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -20,11 +22,14 @@ from agentkit.bridge.endpoint import Bridge, HTTPAnswer
 from agentkit.core.errors import BadInputError
 from agentkit.llms.openai_wire import error_body
 
-__all__ = ["LoopbackServer", "PortInUseError", "HOST", "MAX_BODY"]
+__all__ = ["LoopbackServer", "PortInUseError", "HOST", "MAX_BODY", "READ_TIMEOUT"]
 
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024 * 1024
 """The largest request body read (64 MiB): a bigger one is answered 413 unread."""
+READ_TIMEOUT = 30.0
+"""Seconds a connection may stay silent (between requests, or in the middle of one) before
+it is closed: a client that stalls holds no thread for long."""
 
 
 class PortInUseError(BadInputError):
@@ -87,12 +92,104 @@ class LoopbackServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a connection left open never keeps the process alive
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that resets, times out or hangs up costs its connection, not a traceback;
+        anything else is a bug, reported as one line on stderr."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, (ConnectionError, TimeoutError, OSError)):
+            print(f"agentkit bridge: {type(error).__name__}: {error}", file=sys.stderr)
+
+
+class _BadRequest(Exception):
+    """A request the bridge refuses before reading its body: ``status`` and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_DIGITS = re.compile(r"[0-9]{1,20}")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
+
+
+def _loopback(authority: str) -> bool:
+    """Whether ``host[:port]`` names the loopback interface (a DNS-rebound name does not)."""
+    host, _, port = authority.rpartition(":") if not authority.endswith("]") else (
+        authority, "", "")
+    if not host or (port and not port.isdigit()):
+        host = authority
+    return host.lower() in _LOOPBACK_HOSTS
+
+
+def _request_checks(headers: Any) -> int | None:
+    """The body length of a request that may be read (``None``: chunked), or
+    :class:`_BadRequest`: the bridge serves agents on this machine, so a Host or Origin that
+    is not loopback (a web page, DNS rebinding) is refused, and so is any framing that two
+    readers could read differently (request smuggling)."""
+    hosts = headers.get_all("host") or []
+    if len(hosts) != 1 or not _loopback(hosts[0].strip()):
+        raise _BadRequest(403 if hosts else 400, "the bridge answers requests to 127.0.0.1 "
+                          f"or localhost only (Host: {', '.join(hosts) or 'none'})")
+    origins = headers.get_all("origin") or []
+    for origin in origins:
+        scheme, _, authority = origin.strip().partition("://")
+        if scheme not in ("http", "https") or not _loopback(authority.rstrip("/")):
+            raise _BadRequest(403, f"the bridge answers no web page of another origin "
+                              f"(Origin: {origin})")
+    encodings = headers.get_all("transfer-encoding") or []
+    lengths = headers.get_all("content-length") or []
+    if encodings:
+        if lengths:
+            raise _BadRequest(400, "a request has Transfer-Encoding or Content-Length, "
+                              "not both")
+        if [e.strip().lower() for e in ",".join(encodings).split(",")] != ["chunked"]:
+            raise _BadRequest(501, f"Transfer-Encoding {', '.join(encodings)} is not "
+                              "supported (only chunked)")
+        return None
+    values = {value.strip() for value in lengths}
+    if len(values) > 1:
+        raise _BadRequest(400, "the request's Content-Length headers differ")
+    length = values.pop() if values else "0"
+    if not _DIGITS.fullmatch(length):
+        raise _BadRequest(400, "the request's Content-Length is not a number")
+    if int(length) > MAX_BODY:
+        raise _BadRequest(413, f"the request's Content-Length exceeds {MAX_BODY} bytes")
+    return int(length)
+
+
+def _read_chunked(stream: Any) -> bytes:
+    """A chunked body (its trailers skipped), at most :data:`MAX_BODY` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        line = stream.readline(1024)
+        match = _CHUNK_SIZE.fullmatch(line)
+        if match is None:
+            raise _BadRequest(400, "the request's chunked body is malformed (a chunk size "
+                              "line)")
+        chunk = int(match.group(1), 16)
+        if chunk == 0:
+            break
+        size += chunk
+        if size > MAX_BODY:
+            raise _BadRequest(413, f"the request's chunked body exceeds {MAX_BODY} bytes")
+        data = stream.read(chunk)
+        if len(data) < chunk or stream.readline(3) not in (b"\r\n", b"\n"):
+            raise _BadRequest(400, "the request's chunked body is malformed (a chunk's data)")
+        parts.append(data)
+    for _ in range(100):  # trailers, up to the empty line
+        if stream.readline(8192) in (b"\r\n", b"\n", b""):
+            return b"".join(parts)
+    raise _BadRequest(400, "the request's chunked body has too many trailers")
+
 
 def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "agentkit-bridge"
         sys_version = ""
+        timeout = READ_TIMEOUT  # a connection silent this long is closed (each read)
 
         def do_GET(self) -> None:
             self._answer()
@@ -102,21 +199,35 @@ def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
 
         do_PUT = do_DELETE = do_PATCH = do_POST
 
+        def do_HEAD(self) -> None:
+            self.send_error(405, "the bridge answers GET and POST")
+
+        do_OPTIONS = do_TRACE = do_CONNECT = do_HEAD
+
         def log_message(self, format: str, *args: Any) -> None:
             """Nothing is logged: a request's headers may carry an API key."""
 
+        def send_error(self, code: int, message: str | None = None,
+                       explain: str | None = None) -> None:
+            """Every error the HTTP layer answers (a garbled request line, a header too long,
+            a method not served) is an OpenAI-style JSON error, never an HTML page."""
+            if self.request_version == "HTTP/0.9":  # no such agent: answer as HTTP/1.1
+                self.request_version = "HTTP/1.1"
+            reason = message or self.responses.get(code, ("error",))[0]
+            answer = HTTPAnswer.json(code, error_body(
+                f"{reason}", type="invalid_request_error" if code < 500 else "server_error"))
+            if code == 405:
+                answer.headers["allow"] = "GET, POST"
+            self._send(answer, close=True)
+
         def _answer(self) -> None:
-            length = self.headers.get("content-length")
             try:
-                size = int(length) if length is not None else 0
-            except ValueError:
-                size = -1
-            if size < 0 or size > MAX_BODY:
-                what = "is not a number" if size < 0 else f"exceeds {MAX_BODY} bytes"
-                self._send(HTTPAnswer.json(413 if size > 0 else 400, error_body(
-                    f"the request's Content-Length {what}")), close=True)
+                size = _request_checks(self.headers)
+                body = _read_chunked(self.rfile) if size is None else (
+                    self.rfile.read(size) if size else b"")
+            except _BadRequest as exc:
+                self.send_error(exc.status, str(exc))
                 return
-            body = self.rfile.read(size) if size else b""
             bridge = owner.bridge
             if bridge is None:
                 answer = HTTPAnswer.json(503, error_body(
@@ -138,6 +249,7 @@ def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("connection", "close")
                 self.close_connection = True
             self.end_headers()
-            self.wfile.write(answer.body)
+            if self.command != "HEAD":
+                self.wfile.write(answer.body)
 
     return Handler

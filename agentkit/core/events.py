@@ -97,8 +97,11 @@ class LLMCallStartEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class LLMStreamChunkEvent(Event):
+    """One streamed piece of an LLM reply: its new text only. Never the reply so far, which
+    every listener keeping the events (a trace's collector) would hold once per chunk: memory
+    growing with the square of the answer. The whole reply is on :class:`LLMCallEndEvent`."""
+
     delta: str | None = None
-    response: Any = None
 
 
 @dataclass(kw_only=True, slots=True)

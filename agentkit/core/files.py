@@ -17,13 +17,15 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from agentkit.core.errors import BadInputError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover  (not POSIX: no cross-process lock)
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["atomic_write_text", "replace_together", "settle", "replace_folder",
-           "replaceable_folder", "FolderRefused"]
+           "replaceable_folder", "FolderRefused", "FileWriteError"]
 
 
 class FolderRefused(ValueError):
@@ -45,12 +47,33 @@ def _through_links(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+class FileWriteError(BadInputError):
+    """A file or folder could not be written (a full disk, no permission, a read-only file
+    system); every file is as it was. The message names the file and says ``(nothing
+    written)``; commands exit 2 with it."""
+
+
+@contextlib.contextmanager
+def _writing(path: str | Path) -> Iterator[None]:
+    """Every writer's one way to fail: an ``OSError`` becomes a :class:`FileWriteError`."""
+    try:
+        yield
+    except OSError as exc:
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        raise FileWriteError(f"{path}: cannot write it: {reason} (nothing written)") from None
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None = None) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename.
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename
+    (:class:`FileWriteError` if it cannot: the old file stays).
 
     The file keeps its mode (or takes that of ``mode_of``, when given); a symlink is written
     through (its target is replaced, the link stays)."""
-    path = _through_links(path)
+    with _writing(path):
+        _atomic_write(_through_links(path), text, mode_of)
+
+
+def _atomic_write(path: Path, text: str, mode_of: str | Path | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -102,16 +125,22 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
     turns (a lock on the first file's folder, which the kernel releases if the holder dies)."""
     paths = [_through_links(path) for path, _ in files]
     folders = list(dict.fromkeys(path.parent for path in paths))
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-    with _locked(paths[0].parent):
-        _settle(paths)
-        for path, (_, text) in zip(paths, files, strict=True):
-            atomic_write_text(_pending(path), text, mode_of=path)
-        for path in paths:
-            os.replace(_pending(path), path)
+    with _writing(", ".join(str(path) for path, _ in files)):
         for folder in folders:
-            _sync_folder(folder)
+            folder.mkdir(parents=True, exist_ok=True)
+        with _locked(paths[0].parent):
+            _settle(paths)
+            try:
+                for path, (_, text) in zip(paths, files, strict=True):
+                    _atomic_write(_pending(path), text, mode_of=path)
+            except BaseException:
+                for path in paths:  # undone: every old file stays
+                    _pending(path).unlink(missing_ok=True)
+                raise
+            for path in paths:
+                os.replace(_pending(path), path)
+            for folder in folders:
+                _sync_folder(folder)
 
 
 def settle(paths: Sequence[str | Path]) -> None:
@@ -188,11 +217,12 @@ def replace_folder(folder: str | Path, files: dict[str, str], *,
                          "the files written")
     given = Path(folder)
     real = replaceable_folder(given, marker)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(real.parent):
-        _tidy_folder(real)
-        replaceable_folder(given, marker)  # again, now that no other writer can change it
-        _swap_in(real, files)
+    with _writing(given):
+        real.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(real.parent):
+            _tidy_folder(real)
+            replaceable_folder(given, marker)  # again, now that no other writer can change it
+            _swap_in(real, files)
     return {name: given / name for name in files}
 
 

@@ -29,12 +29,14 @@ The sync API of agentkit is derived from the async one through :func:`run_sync`.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import math
 import selectors
 import threading
 import time as _time
 import warnings
+import weakref
 from collections.abc import Awaitable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -259,6 +261,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
 
 _local = threading.local()
+# every thread's loop (while it lives) and the thread it belongs to
+_loops: weakref.WeakKeyDictionary[VirtualTimeLoop, threading.Thread] = weakref.WeakKeyDictionary()
 
 
 def _thread_loop() -> VirtualTimeLoop:
@@ -266,14 +270,54 @@ def _thread_loop() -> VirtualTimeLoop:
     if loop is None or loop.is_closed():
         loop = VirtualTimeLoop()
         _local.loop = loop
+        _loops[loop] = threading.current_thread()
     return loop
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    """Finish ``loop`` the way ``asyncio.run`` finishes its own: the tasks still pending are
+    cancelled and unwind, async generators are closed, the default executor's threads are
+    joined, and the loop is closed."""
+    try:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+
+
+def _shut_down_loops() -> None:
+    """At exit, before Python waits for the threads that are still running (a thread a pending
+    task would stop must be stopped first), shut down the loops no other thread may be using:
+    this thread's, those of threads that ended, and those of agentkit's idle helper threads."""
+    here = threading.current_thread()
+    for loop, thread in list(_loops.items()):
+        in_use = thread is not here and thread.is_alive() and thread not in _helper_threads
+        if loop.is_closed() or loop.is_running() or in_use:
+            continue
+        try:
+            _shut_down(loop)
+        except Exception as exc:  # noqa: BLE001 (reported; the next loop is still shut down)
+            loop.call_exception_handler({"message": "shutting down agentkit's event loop at "
+                                                    "exit failed", "exception": exc})
+
+
+# CPython's hook that runs before non-daemon threads are joined (concurrent.futures joins its
+# workers there); atexit, which runs after the join, where it does not exist
+getattr(threading, "_register_atexit", atexit.register)(_shut_down_loops)
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:
     """Run ``awaitable`` to completion from sync code and return its result.
 
-    Uses this thread's virtual-time loop. Called from inside a running loop, it runs the
-    awaitable on a helper thread and blocks until done.
+    Uses this thread's virtual-time loop, which lives on between calls (an async generator
+    driven chunk by chunk stays on it) and is shut down at exit the way ``asyncio.run`` shuts
+    down its own. Called from inside a running loop, it runs the awaitable on a helper thread
+    and blocks until done.
     """
     if asyncio._get_running_loop() is not None:
         return _run_on_helper_thread(awaitable)
@@ -288,6 +332,12 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     task = loop.create_task(_stopping_when_done(awaitable, armed))
     try:
         loop.run_forever()
+        if task.done() and loop._ready:  # type: ignore[attr-defined]
+            # what the task's end made ready (its done-callbacks: AnyIO stops the worker
+            # thread of a sync function there) runs now, as under run_until_complete: left
+            # for a later call that may never come, a non-daemon thread would wait forever
+            loop.stop()
+            loop.run_forever()
     except BaseException:
         armed.clear()
         if task.done() and not task.cancelled():
@@ -327,7 +377,9 @@ def run(main: Coroutine[Any, Any, T], *, clock: VirtualClock | None = None) -> T
         return runner.run(main)
 
 
-_helpers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentkit-run-sync")
+_helper_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+_helpers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentkit-run-sync",
+                              initializer=lambda: _helper_threads.add(threading.current_thread()))
 
 
 def _run_on_helper_thread(awaitable: Awaitable[T]) -> T:

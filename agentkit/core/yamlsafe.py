@@ -23,6 +23,7 @@ takes the careful path (:func:`_checked`), which loads it or reports exactly wha
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -145,8 +146,14 @@ class _Constructor(LOADER):  # type: ignore[misc]
             tag = str(node.tag).replace(_TAG_PREFIX, "!!")
             shown = (repr(node.value[:60]) if isinstance(node, yaml.ScalarNode)
                      else "this value")
-            raise yaml.constructor.ConstructorError(
-                None, None, f"{shown} is not a valid {tag} value", node.start_mark) from None
+            problem = f"{shown} is not a valid {tag} value"
+            digits = len(str(node.value).lstrip("+-").lstrip("0")) if tag == "!!int" else 0
+            if digits > sys.get_int_max_str_digits():
+                problem = (f"an integer of {digits:,} digits, more than the "
+                           f"{sys.get_int_max_str_digits():,} agentkit reads; shorten it, or "
+                           "quote it to make it a string")
+            raise yaml.constructor.ConstructorError(None, None, problem,
+                                                    node.start_mark) from None
 
 
 _STR, _INT, _FLOAT, _BOOL, _NULL, _SEQ, _MAP, _MERGE = (
@@ -158,6 +165,15 @@ _BOOLS: dict[str, bool] = yaml.constructor.SafeConstructor.bool_values
 
 class _NotPlain(Exception):
     """A node the fast builder leaves to PyYAML's constructor."""
+
+
+def _plain_int(text: str) -> int:
+    """A plain integer's value; one longer than Python converts (4,300 digits) is left to
+    PyYAML's constructor, whose error then names its line."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _NotPlain from None
 
 
 def _construct(node: yaml.Node) -> Any:
@@ -177,7 +193,7 @@ def _construct(node: yaml.Node) -> Any:
             if tag == _STR:
                 value = text
             elif tag == _INT and _PLAIN_INT.match(text):
-                value = int(text)
+                value = _plain_int(text)
             elif tag == _FLOAT and _PLAIN_FLOAT.match(text):
                 value = float(text)
             elif tag == _NULL:
@@ -350,7 +366,7 @@ def _build_plain(loader: Any) -> Any:
             if tag == _STR:
                 value = text
             elif tag == _INT and _PLAIN_INT.match(text):
-                value = int(text)
+                value = _plain_int(text)
             elif tag == _NULL:
                 value = None
             elif tag == _BOOL and text.lower() in _BOOLS:

@@ -48,8 +48,8 @@ from agentkit.tools import BaseTool
 __all__ = ["FRAMEWORK", "langgraph_agent", "LANGGRAPH"]
 
 FRAMEWORK = Framework("LangGraph", "langgraph", (
-    Requirement("langgraph", "langgraph", "1.2.24", "1.3"),
-    Requirement("langchain-openai", "langchain_openai", "1.7.4", "1.8")))
+    Requirement("langgraph", "langgraph", "1.2.24", "2"),
+    Requirement("langchain-openai", "langchain_openai", "1.7.4", "2")))
 """What ``agentkit[langgraph]`` installs, and the versions it was tested with."""
 
 

@@ -49,7 +49,7 @@ from agentkit.tools import BaseTool
 __all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS"]
 
 FRAMEWORK = Framework("OpenAI Agents SDK", "openai-agents", (
-    Requirement("openai-agents", "agents", "0.20.0", "0.21"),))
+    Requirement("openai-agents", "agents", "0.20.0", "1"),))
 """What ``agentkit[openai-agents]`` installs, and the versions it was tested with."""
 
 

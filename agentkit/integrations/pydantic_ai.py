@@ -45,7 +45,7 @@ from agentkit.tools import BaseTool
 __all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI"]
 
 FRAMEWORK = Framework("pydantic-ai", "pydantic-ai", (
-    Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "2.32"),))
+    Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "3"),))
 """What ``agentkit[pydantic-ai]`` installs, and the versions it was tested with."""
 
 
@@ -76,6 +76,14 @@ class _Run:
         self.history: list[Any] = []
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
+        try:
+            return await self._arun(message, deltas)
+        except RuntimeError as exc:
+            if load("pydantic_ai.models").ALLOW_MODEL_REQUESTS:
+                raise
+            raise RuntimeError(_REQUESTS_NOT_ALLOWED) from exc
+
+    async def _arun(self, message: str, deltas: list[str] | None) -> str:
         pai = load("pydantic_ai")
         messages = load("pydantic_ai.messages")
         name = self.agent.name or "Agent"
@@ -109,6 +117,14 @@ class _Run:
             else:
                 history.append(parts.ModelRequest(parts=[parts.UserPromptPart(content=text)]))
         self.history = history
+
+
+_REQUESTS_NOT_ALLOWED = (
+    "pydantic-ai refused the model request: pydantic_ai.models.ALLOW_MODEL_REQUESTS is False in "
+    "this session, and agentkit's model (an OpenAIChatModel that agentkit answers in process "
+    "from the script or cassette) counts as a request too. Leave it True where agentkit runs "
+    "pydantic-ai agents -- agentkit's network guard keeps tests off live models -- or run them "
+    "inside `with pydantic_ai.models.override_allow_model_requests(True):`")
 
 
 def _text_delta(messages: Any, event: Any) -> list[str]:

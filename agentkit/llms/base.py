@@ -44,7 +44,7 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import ToolRunner, tool_specs, tool_specs_tokens
+from agentkit.llms.tool_calling import CALL_TOOL_WORDING, ToolRunner, tool_specs, tool_specs_tokens
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -181,7 +181,7 @@ class _CallRecorder:
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
         if dispatcher.active:
-            self._emit(LLMStreamChunkEvent(delta=response.delta, response=response))
+            self._emit(LLMStreamChunkEvent(delta=response.delta))
 
     def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
         if self.ended:
@@ -649,7 +649,8 @@ class FunctionCallingLLM(LLM):
                                                allow_parallel_tool_calls=allow_parallel_tool_calls,
                                                **kwargs)
         calls = self.get_tool_calls_from_response(response, error_on_no_tool_call)
-        outputs = [outcome.output for outcome in await ToolRunner(tools).arun(calls)]
+        outputs = [outcome.output for outcome in
+                   await ToolRunner(tools, wording=CALL_TOOL_WORDING).arun(calls)]
         if error_on_tool_error and any(o.is_error for o in outputs):
             raise ValueError("\n\n".join(o.content for o in outputs if o.is_error))
         if not outputs:

@@ -36,6 +36,7 @@ from agentkit.llms.types import ToolOutput, ToolSelection
 __all__ = [
     "ToolRunner",
     "ToolErrorWording",
+    "CALL_TOOL_WORDING",
     "ToolCallOutcome",
     "acall_tool",
     "call_tool",
@@ -49,8 +50,16 @@ __all__ = [
 
 
 class ToolErrorWording:
-    """How a failed call reads to the model. This base is the runner agents' wording
-    (``Error: ...``); subclass it for another (agent workflows use LlamaIndex's)."""
+    """How a failed call reads to the model (and what its output holds). This base is the
+    wording of LlamaIndex's ReAct worker (``Error: ...``, the exception as ``raw_output``),
+    which the ReAct, LLMCompiler and CoA workers use; :data:`CALL_TOOL_WORDING` is
+    LlamaIndex's ``call_tool`` (the function-calling worker, ``predict_and_call``); agent
+    workflows bring their own."""
+
+    positional_single_argument = False
+    """Record a one-parameter tool called with one argument as called positionally
+    (``raw_input={"args": (value,), "kwargs": {}}``), as LlamaIndex's ``call_tool`` calls
+    it; the call itself still goes by keyword, so the tool's schema checks it."""
 
     def unknown_tool(self, tool_name: str) -> str:
         return f"Error: No such tool named `{tool_name}`."
@@ -68,7 +77,31 @@ class ToolErrorWording:
         return exc
 
 
+class _CallToolWording(ToolErrorWording):
+    """LlamaIndex's ``call_tool`` wording: ``Encountered error: <exc>`` with the message as
+    ``raw_output``; an unknown tool is its function-calling worker's "Tool with name x not
+    found, please double check."."""
+
+    positional_single_argument = True
+
+    def unknown_tool(self, tool_name: str) -> str:
+        return f"Tool with name {tool_name} not found, please double check."
+
+    def bad_arguments(self, message: str) -> str:
+        return f"Encountered error: {message}"
+
+    def failure(self, exc: Exception) -> str:
+        # Python's own words for a call that does not fit (upstream calls the function and
+        # Python raises them), when the tool kept them (FunctionTool's ToolArgumentsError)
+        return f"Encountered error: {getattr(exc, 'python_message', None) or exc}"
+
+    def raw_failure(self, exc: Exception) -> Any:
+        return self.failure(exc).removeprefix("Encountered error: ")
+
+
+
 _OBSERVATIONS = ToolErrorWording()
+CALL_TOOL_WORDING: ToolErrorWording = _CallToolWording()
 
 
 def error_output(tool_name: str, arguments: dict[str, Any], message: str,
@@ -86,6 +119,18 @@ def _error(tool_name: str, arguments: dict[str, Any], content: str,
 def _raw_input(arguments: dict[str, Any]) -> dict[str, Any]:
     """The ``raw_input`` shape of every ToolOutput: positional and keyword arguments."""
     return {"args": (), "kwargs": arguments}
+
+
+def _as_positional(tool: Any, arguments: dict[str, Any], output: ToolOutput) -> ToolOutput:
+    """``output`` of a one-parameter tool given one argument, its ``raw_input`` in the
+    positional form LlamaIndex's ``call_tool`` calls such a tool with."""
+    if len(arguments) != 1 or output.raw_input != _raw_input(arguments):
+        return output
+    metadata = getattr(tool, "metadata", None)
+    if metadata is None or len(metadata.get_parameters_dict().get("properties", {})) != 1:
+        return output
+    return output.model_copy(update={"raw_input": {"args": tuple(arguments.values()),
+                                                   "kwargs": {}}})
 
 
 def no_such_tool_output(tool_name: str, arguments: dict[str, Any]) -> ToolOutput:
@@ -136,6 +181,8 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
                 output = result if isinstance(result, ToolOutput) else ToolOutput(
                     content=str(result), tool_name=name, raw_input=_raw_input(arguments),
                     raw_output=result)
+                if wording.positional_single_argument:
+                    output = _as_positional(tool, arguments, output)
         if dispatcher.active:
             dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id,
                                              arguments=arguments, output=output,
@@ -150,7 +197,7 @@ def call_tool(tool: Any | None, arguments: dict[str, Any], **kwargs: Any) -> Too
 
 async def acall_tool_with_selection(selection: ToolSelection, tools: Sequence[Any]) -> ToolOutput:
     """Call the tool named by ``selection`` among ``tools``."""
-    (outcome,) = await ToolRunner(tools).arun([selection])
+    (outcome,) = await ToolRunner(tools, wording=CALL_TOOL_WORDING).arun([selection])
     return outcome.output
 
 

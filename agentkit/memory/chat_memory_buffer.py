@@ -46,6 +46,16 @@ class BaseMemory(ABC):
         for message in messages:
             self.put(message)
 
+    def snapshot(self) -> Any:
+        """A token :meth:`restore` puts this memory's messages back to (``AgentRunner``
+        keeps one per step for ``undo_step``). By default a copy of every message; a
+        memory that can do it cheaper overrides both."""
+        return self.get_all()
+
+    def restore(self, snapshot: Any) -> None:
+        """Put the messages back to what they were when ``snapshot()`` returned ``snapshot``."""
+        self.set(snapshot)
+
     async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         return self.get(input=input, **kwargs)
 
@@ -120,6 +130,16 @@ class ChatMemoryBuffer(BaseMemory):
 
     def reset(self) -> None:
         self.set([])
+
+    def snapshot(self) -> Any:
+        """Costs nothing whatever the history's length: the history list is only ever
+        appended to in place (``set`` and ``reset`` make a new one), so the list and its
+        length say what it held."""
+        return (self._history, len(self._history))
+
+    def restore(self, snapshot: Any) -> None:
+        history, length = snapshot
+        self.set(history[:length])
 
     # ------------------------------------------------------------------ the window
     def _count(self, index: int) -> int:

@@ -431,6 +431,27 @@ def _outermost(spans: Sequence[SpanData], role: SpanRole,
     return sorted(chosen, key=lambda s: s.start)
 
 
+def _check_tree(by_id: Mapping[str, SpanData], source: str) -> None:
+    """A :class:`TraceImportError` naming the spans of a parent cycle, if the trace has one
+    (every walk up the parents then ends: a trace is a tree)."""
+    settled: set[str] = set()
+    for span_id in by_id:
+        path: list[str] = []
+        seen: set[str] = set()
+        node = by_id.get(span_id)
+        while node is not None and node.span_id not in settled:
+            if node.span_id in seen:
+                loop = [*path[path.index(node.span_id):], node.span_id]
+                raise TraceImportError(
+                    f"{source}: the spans' parents form a cycle ({' -> '.join(loop[:8])}"
+                    f"{' -> ...' if len(loop) > 8 else ''}): a trace is a tree; the export "
+                    "is corrupt, export the trace again")
+            seen.add(node.span_id)
+            path.append(node.span_id)
+            node = by_id.get(node.parent_id or "")
+        settled.update(path)
+
+
 def _under(span: SpanData, root: SpanData, by_id: Mapping[str, SpanData]) -> bool:
     node: SpanData | None = span
     while node is not None:
@@ -459,6 +480,7 @@ def conversation(spans: Sequence[SpanData], source: str,
             "GenAI semantic conventions or OpenInference (agentkit run --otel-out, Phoenix's "
             "instrumentations), then export again")
     by_id = {s.span_id: s for s in trace}
+    _check_tree(by_id, source)
     llms = _outermost(trace, "llm", by_id)
     if not llms:
         found = sorted({_role(s) for s in trace} - {"other"})

@@ -4,8 +4,10 @@ From one trace (:func:`agentkit.otel.conversation.conversation`) it writes:
 
 * ``NAME.yaml`` -- the user turns, the tools, drafted expectations (the answer, the tool-call
   trajectory; edit them to what must hold) and the agent type with a ``recording:``;
-* ``NAME_tools.py`` beside it -- one :class:`~agentkit.tools.recorded.RecordedTool` per tool,
-  with its table of recorded calls (arguments -> output or error, latency);
+* ``NAME_tools.json`` beside it -- each tool's table of recorded calls (arguments -> output or
+  error, latency), and ``NAME_tools.py``, the same text for every trace
+  (:data:`~agentkit.tools.recorded.MODULE_TEXT`), which makes a
+  :class:`~agentkit.tools.recorded.RecordedTool` of each: nothing of the trace is code;
 * the cassette and the snapshot, recorded the way ``agentkit record`` records
   (:func:`agentkit.scenario.record.record_scenario`), with the trace's model answers in the
   place of a live model: so the cassette holds the requests this agent type makes and the
@@ -19,20 +21,22 @@ speaks the trace's format: ``function_calling`` when the model called tools thro
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
-import pprint
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.files import atomic_write_text
+from agentkit.core.files import FileWriteError, atomic_write_text
 from agentkit.llms.cassette import dump_yaml
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
 from agentkit.llms.types import ToolSelection
 from agentkit.otel.conversation import ImportedRun, TraceImportError, conversation
 from agentkit.otel.otlp_json import read_spans
+from agentkit.tools.recorded import MODULE_TEXT, attribute_names
 
 __all__ = ["ImportResult", "import_trace", "read_run", "choose_agent_type"]
 
@@ -85,14 +89,8 @@ def _ms(seconds: float) -> float:
     return math.ceil(round(seconds * 1000, 6)) / 1000
 
 
-def _identifier(text: str) -> str:
-    name = re.sub(r"\W+", "_", text).strip("_") or "imported"
-    return name if not name[0].isdigit() else f"t_{name}"
-
-
-def _tools_module_text(run: ImportedRun, source: str, scenario_file: str) -> str:
-    """The module beside the scenario: a RecordedTool per tool with its table (Python
-    literals from data only, never code from the trace)."""
+def _tables(run: ImportedRun) -> dict[str, list[dict[str, Any]]]:
+    """Each tool's recorded calls (a tool the model asked for but never ran still exists)."""
     tables: dict[str, list[dict[str, Any]]] = {}
     for turn in run.turns:
         for record in sorted(turn.tools, key=lambda r: r.start):
@@ -104,34 +102,29 @@ def _tools_module_text(run: ImportedRun, source: str, scenario_file: str) -> str
             if record.latency:
                 entry["latency"] = _ms(record.latency)
             tables.setdefault(record.name, []).append(entry)
-    for turn in run.turns:  # a tool the model asked for but never ran still exists
+    for turn in run.turns:
         for exchange in turn.exchanges:
             for name, _ in exchange.tool_calls:
                 tables.setdefault(name, [])
-    lines = [f'"""The tool world of {scenario_file}, recorded by `agentkit import-trace` from '
-             f"{source}\n(trace {run.trace_id}): each tool answers the calls recorded for it, "
-             'matched by name and\narguments. Edit a table to change what a tool answers."""',
-             "", "from agentkit.tools.recorded import RecordedTool", ""]
-    for name, calls in tables.items():
+    return tables
+
+
+def _tools_table_text(run: ImportedRun, source: str, scenario_file: str) -> str:
+    """The JSON table the tools module reads (:mod:`agentkit.tools.recorded`): the trace is
+    data here, never code."""
+    tools = []
+    for name, calls in _tables(run).items():
         spec = run.tool_specs.get(name, {})
-        lines += ["", f"{_identifier(name)} = RecordedTool(",
-                  f"    {name!r},",
-                  f"    {str(spec.get('description') or '')!r},",
-                  f"    parameters={_literal(spec.get('parameters') or {}, 4)},",
-                  f"    calls={_literal(calls, 4)},", ")"]
-    return "\n".join(lines) + "\n"
-
-
-def _literal(value: Any, indent: int) -> str:
-    text = pprint.pformat(value, indent=1, width=96 - indent, sort_dicts=False)
-    return text.replace("\n", "\n" + " " * indent)
+        tools.append({"name": name, "description": str(spec.get("description") or ""),
+                      "parameters": spec.get("parameters") or {}, "calls": calls})
+    data = {"format": 1, "scenario": scenario_file, "source": source, "trace": run.trace_id,
+            "tools": tools}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 def _scenario_data(run: ImportedRun, name: str, module: str, agent_type: str, source: str,
                    answers: bool) -> dict[str, Any]:
-    tool_names = list(dict.fromkeys(
-        [r.name for t in run.turns for r in sorted(t.tools, key=lambda r: r.start)]
-        + [n for t in run.turns for e in t.exchanges for n, _ in e.tool_calls]))
+    tool_names = list(_tables(run))
     turns: list[dict[str, Any]] = []
     for turn in run.turns:
         item: dict[str, Any] = {"user": turn.user}
@@ -160,7 +153,7 @@ def _scenario_data(run: ImportedRun, name: str, module: str, agent_type: str, so
                         "calls). The expectations are drafts of what happened: edit them to "
                         "what must hold."),
         "tags": ["imported"],
-        "tools": [{"ref": f"{module}:{_identifier(n)}"} for n in tool_names],
+        "tools": [{"ref": f"{module}:{attribute}"} for attribute in attribute_names(tool_names)],
         "turns": turns, "expect": expect,
         "agents": {agent_type: {"recording": f"cassettes/{name}.{agent_type}.yaml"}}}
     return data
@@ -191,23 +184,35 @@ def import_trace(source: str | Path, out: str | Path, *, agent_type: str | None 
     run = read_run(source, trace_id)
     chosen = choose_agent_type(run, agent_type)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.name.removesuffix(".yaml").removesuffix(".yml"))
-    module = f"{_identifier(name)}_tools"
+    module = f"{attribute_names([name])[0]}_tools"
     tools_path = out.parent / f"{module}.py"
+    table_path = tools_path.with_suffix(".json")
     if out.exists() and not force:
         raise TraceImportError(f"{out}: exists; give another --out, or --force to replace it "
                                "(and its tools module, cassette and snapshot)")
     result = ImportResult(scenario=out, tools_module=tools_path, agent_type=chosen, run=run)
-    atomic_write_text(tools_path, _tools_module_text(run, source.name, out.name))
-    sys.modules.pop(module, None)  # a module of that name imported before is another file's
-    text = dump_yaml(_scenario_data(run, name, module, chosen, source.name, answers=True))
-    atomic_write_text(out, text)
-    result.written = [out, tools_path]
+    before = {path: path.read_text(encoding="utf-8") if path.is_file() else None
+              for path in (table_path, tools_path, out)}
     try:
+        atomic_write_text(table_path, _tools_table_text(run, source.name, out.name))
+        atomic_write_text(tools_path, MODULE_TEXT)
+        sys.modules.pop(module, None)  # a module of that name imported before is another's
+        text = dump_yaml(_scenario_data(run, name, module, chosen, source.name, answers=True))
+        atomic_write_text(out, text)
+        result.written = [out, tools_path, table_path]
         scenario = load(out)
         recording = record_scenario(scenario, chosen, ScriptedLLM(_answers(run), name=run.model,
                                                                   strict=False), "rewrite")
     except ScenarioError as exc:
         raise TraceImportError(str(exc)) from None
+    except FileWriteError:  # a full disk: no scenario is left without its cassette
+        for path, old in before.items():
+            with contextlib.suppress(OSError):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.write_text(old, encoding="utf-8")
+        raise
     if not recording.ok:
         result.problems = recording.problems
         return result

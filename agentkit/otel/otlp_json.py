@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.errors import BadInputError
+from agentkit.core.textfiles import JsonLimitError, TextFileError, loads_json, read_text
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -207,7 +208,7 @@ def _read_span(data: Mapping[str, Any]) -> SpanData:
 def _requests(path: Path, text: str) -> Iterator[tuple[int, Any]]:
     """The JSON documents of the file, with their line: one, or one per line."""
     try:
-        yield 1, json.loads(text)
+        yield 1, _bounded(path, 1, text)
         return
     except json.JSONDecodeError as exc:
         whole = exc
@@ -219,10 +220,29 @@ def _requests(path: Path, text: str) -> Iterator[tuple[int, Any]]:
                         "Collector's file exporter)")
     for number, line in lines:
         try:
-            yield number, json.loads(line)
+            yield number, _bounded(path, number, line)
         except json.JSONDecodeError as exc:
             raise OtlpError(f"{path}:{number}: not an OTLP-JSON trace export: line {number} is "
                             f"not JSON ({exc.msg})") from None
+
+
+def _bounded(path: Path, line: int, text: str) -> Any:
+    """JSON within agentkit's limits (nesting, integer length): past them, an error at its
+    place, never a ``RecursionError`` or a bare ``ValueError``."""
+    try:
+        return loads_json(text)
+    except JsonLimitError as exc:
+        raise OtlpError(f"{path}:{line + exc.line - 1}:{exc.column}: {exc.problem}; "
+                        f"{exc.fix}") from None
+
+
+def _lists(value: Any) -> list[Any]:
+    """A field that must hold a list: absent is empty, anything else is malformed."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, found a JSON {type(value).__name__}")
+    return value
 
 
 def _spans_of(document: Any) -> Iterable[Mapping[str, Any]] | None:
@@ -230,9 +250,10 @@ def _spans_of(document: Any) -> Iterable[Mapping[str, Any]] | None:
         resource_spans = _get(document, "resourceSpans")
         if isinstance(resource_spans, list):
             return [span for rs in resource_spans if isinstance(rs, Mapping)
-                    for ss in _get(rs, "scopeSpans") or _get(rs, "instrumentationLibrarySpans")
-                    or () if isinstance(ss, Mapping)
-                    for span in _get(ss, "spans") or () if isinstance(span, Mapping)]
+                    for ss in _lists(_get(rs, "scopeSpans")
+                                     or _get(rs, "instrumentationLibrarySpans"))
+                    if isinstance(ss, Mapping)
+                    for span in _lists(_get(ss, "spans")) if isinstance(span, Mapping)]
         data = document.get("data")
         if isinstance(data, list) and all(isinstance(s, Mapping) for s in data):
             return data  # Phoenix's export: a page of spans
@@ -243,14 +264,19 @@ def read_spans(path: str | Path) -> list[SpanData]:
     """Every span of an OTLP-JSON file (:class:`OtlpError` for anything else)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise OtlpError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OtlpError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    except TextFileError as exc:
+        raise OtlpError(str(exc)) from None
+    except OSError as exc:
+        raise OtlpError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     spans: list[SpanData] = []
     for line, document in _requests(path, text):
-        found = _spans_of(document)
+        try:
+            found = _spans_of(document)
+        except TypeError as exc:  # a list of spans given as a number, a string, ...
+            raise OtlpError(f"{path}:{line}: not an OTLP-JSON trace export: {exc}") from None
         if found is None:
             shape = (f"an object with {', '.join(sorted(map(str, document))[:5]) or 'no keys'}"
                      if isinstance(document, Mapping) else f"a JSON {type(document).__name__}")

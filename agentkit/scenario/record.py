@@ -236,9 +236,12 @@ def record_scenario(scenario: Scenario | str | Path, agent_type: str,
                                   list(recorders.values()), mode)]
     if outcome.problems:
         return outcome
-    if any(_keep_unchanged(cassette, old.get(path)) for path, cassette in by_path.items()):
+    # every cassette (a list, not any(): each one keeps what came back the same)
+    kept = [_keep_unchanged(cassette, old.get(path)) for path, cassette in by_path.items()]
+    # dumped again: an unchanged cassette keeps its recorded_at, a kept latency its value
+    texts = {path: cassette.dumps(secrets=secrets) for path, cassette in by_path.items()}
+    if any(kept):
         # old latencies kept: the snapshot is what the cassette that is written replays to
-        texts = {path: cassette.dumps(secrets=secrets) for path, cassette in by_path.items()}
         outcome.replay = _replay(scenario, agent_type, members, llm_paths, texts, state,
                                  mcp_path)
         recorded_trace = outcome.replay.trace.to_dict(redactor)

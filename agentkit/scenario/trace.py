@@ -312,8 +312,8 @@ class Trace:
             "totals": _totals_dict(self.totals())})
         return redacted
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    def to_json(self, redactor: Redactor | None = None) -> str:
+        return json.dumps(self.to_dict(redactor), indent=2, ensure_ascii=False) + "\n"
 
 
 def _totals_dict(totals: TraceTotals) -> dict[str, Any]:
@@ -334,8 +334,8 @@ class SampledTrace:
         return {"format": TRACE_FORMAT,
                 "samples": [trace.to_dict(redactor) for trace in self.samples]}
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    def to_json(self, redactor: Redactor | None = None) -> str:
+        return json.dumps(self.to_dict(redactor), indent=2, ensure_ascii=False) + "\n"
 
 
 def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Tools agents can call (``llama_index.core.tools`` shape)."""
 
 from agentkit.tools.calling import (
+    CALL_TOOL_WORDING,
     ToolCallOutcome,
     ToolErrorWording,
     ToolRunner,
@@ -21,6 +22,7 @@ from agentkit.tools.types import (
 )
 
 __all__ = [
+    "CALL_TOOL_WORDING",
     "AsyncBaseTool",
     "BaseTool",
     "BaseToolAsyncAdapter",

@@ -1,6 +1,7 @@
 """Calling tools as agents do (never raising); see :mod:`agentkit.llms.tool_calling`."""
 
 from agentkit.llms.tool_calling import (
+    CALL_TOOL_WORDING,
     ToolCallOutcome,
     ToolErrorWording,
     ToolRunner,
@@ -13,6 +14,7 @@ from agentkit.llms.tool_calling import (
 )
 
 __all__ = [
+    "CALL_TOOL_WORDING",
     "ToolCallOutcome",
     "ToolErrorWording",
     "ToolRunner",

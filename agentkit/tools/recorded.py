@@ -1,25 +1,33 @@
 """A tool that answers from a table of recorded calls: the tool world of an imported trace.
 
-``agentkit import-trace`` writes one :class:`RecordedTool` per tool of the trace into a module
-beside the scenario, with the calls the trace recorded: each call of the replay is matched by
-its arguments to a recorded one, which gives its output (or raises its error) after its
-recorded latency. A call the table does not have is an error naming the nearest recorded
+``agentkit import-trace`` writes the calls the trace recorded as a JSON table beside the
+scenario, and a tools module whose text is always the same (:data:`MODULE_TEXT`): it makes one
+:class:`RecordedTool` per tool of the table (:func:`load_recorded_tools`). Nothing of the trace
+is ever part of the module's code, so a crafted trace cannot run anything. Each call of the
+replay is matched by its arguments to a recorded one, which gives its output (or raises its
+error) after its recorded latency. A call the table does not have is an error naming the nearest recorded
 arguments, so a changed agent shows where it left the recorded path.
 """
 
 from __future__ import annotations
 
 import json
+import keyword
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from agentkit.core.sim import asleep, run_sync
+from agentkit.core.errors import BadInputError
+from agentkit.core.sim import MAX_LATENCY, asleep, run_sync
+from agentkit.core.textfiles import parse_json, read_text
 from agentkit.tools.types import AsyncBaseTool, ToolMetadata, ToolOutput
 
-__all__ = ["RecordedCall", "RecordedTool", "RecordedToolError", "UnrecordedCallError"]
+__all__ = ["RecordedCall", "RecordedTool", "RecordedToolError", "UnrecordedCallError",
+           "RecordedTableError", "load_recorded_tools", "attribute_names", "MODULE_TEXT"]
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float,
                                "boolean": bool, "array": list, "object": dict}
@@ -107,3 +115,91 @@ class RecordedTool(AsyncBaseTool):
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return run_sync(self.acall(*args, **kwargs))
+
+
+class RecordedTableError(BadInputError):
+    """A recorded tools table that cannot be read; the message names the file and field."""
+
+
+MODULE_TEXT = '''"""The tool world of the scenario beside this module, written by `agentkit import-trace`.
+
+Each tool answers the calls recorded for it in the table of the JSON file of the same name
+beside this module (name, description, parameters; each call's arguments, output or error,
+and latency), matched by name and arguments. Edit the table to change what a tool answers.
+"""
+
+from agentkit.tools.recorded import load_recorded_tools
+
+globals().update(load_recorded_tools(__file__))
+'''
+"""The whole text of an imported tools module: the same for every trace (the trace is data,
+in the table beside it)."""
+
+
+def attribute_names(names: Sequence[str]) -> list[str]:
+    """A distinct ASCII Python identifier for each tool name, in order: the attribute of the
+    tools module a scenario's ``ref:`` names (``get-weather`` -> ``get_weather``)."""
+    taken: set[str] = set()
+    chosen = []
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "tool"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = f"t_{base}"
+        attribute, n = base, 1
+        while attribute in taken or attribute == "load_recorded_tools":
+            n += 1
+            attribute = f"{base}_{n}"
+        taken.add(attribute)
+        chosen.append(attribute)
+    return chosen
+
+
+def _table_problem(path: Path, field: str, problem: str) -> RecordedTableError:
+    return RecordedTableError(f"{path}: {field}: {problem}; fix the table, or import the "
+                              "trace again")
+
+
+def _call(path: Path, where: str, data: Any) -> RecordedCall:
+    if not isinstance(data, Mapping) or not isinstance(data.get("args"), Mapping):
+        raise _table_problem(path, where, "a call is an object with `args` (an object)")
+    unknown = sorted(set(data) - {"args", "output", "error", "latency"})
+    if unknown:
+        raise _table_problem(path, f"{where}.{unknown[0]}", "unknown field (a call has "
+                             "args, output, error, latency)")
+    output, error, latency = data.get("output", ""), data.get("error"), data.get("latency", 0)
+    if not isinstance(output, str) or not (error is None or isinstance(error, str)):
+        raise _table_problem(path, where, "`output` and `error` are strings")
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) \
+            or not 0 <= latency <= MAX_LATENCY:
+        raise _table_problem(path, f"{where}.latency", f"seconds from 0 to {MAX_LATENCY:g}")
+    return RecordedCall(args=dict(data["args"]), output=output, error=error,
+                        latency=float(latency))
+
+
+def load_recorded_tools(module_file: str | Path) -> dict[str, RecordedTool]:
+    """The tools of the table beside ``module_file`` (``NAME_tools.json`` beside
+    ``NAME_tools.py``), by attribute name (:func:`attribute_names`)."""
+    path = Path(module_file).with_suffix(".json")
+    try:
+        data = parse_json(path, read_text(path))
+    except OSError as exc:
+        raise RecordedTableError(f"{path}: cannot read the recorded tools table: "
+                                 f"{exc.strerror or exc}") from None
+    tools = data.get("tools") if isinstance(data, Mapping) else None
+    if not isinstance(tools, list):
+        raise _table_problem(path, "tools", "expected a list of tools")
+    built = []
+    for i, item in enumerate(tools):
+        where = f"tools[{i}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise _table_problem(path, where, "a tool is an object with a `name` (a string)")
+        description, parameters = item.get("description", ""), item.get("parameters", {})
+        calls = item.get("calls", [])
+        if not isinstance(description, str) or not isinstance(parameters, Mapping) \
+                or not isinstance(calls, list):
+            raise _table_problem(path, where, "`description` is a string, `parameters` an "
+                                 "object, `calls` a list")
+        built.append(RecordedTool(item["name"], description, parameters=parameters,
+                                  calls=[_call(path, f"{where}.calls[{n}]", call)
+                                         for n, call in enumerate(calls)]))
+    return dict(zip(attribute_names([t.metadata.name for t in built]), built, strict=True))

@@ -22,7 +22,9 @@ The API (see each module for details):
 * ``@step`` / ``@step(num_workers=4)`` / ``@step(retry_policy=ConstantDelayRetryPolicy(...))``
   (``retry_policy``) / ``@step(workflow=W)`` for a free function (``decorators``); a step
   parameter annotated with a Workflow class receives a nested workflow
-  (``wf.add_workflows(name=other)``). One event parameter (a union accepts several types; subclasses are
+  (``wf.add_workflows(name=other)``); ``n: Annotated[T, Resource(factory, cache=True)]``
+  receives a resource (``resource``), made once per workflow instance unless
+  ``cache=False``. One event parameter (a union accepts several types; subclasses are
   delivered too), an optional ``ctx: Context`` parameter, a return annotation naming every
   event the step returns or sends (``-> None`` for none). A step returning None emits
   nothing; a returned ``InputRequiredEvent`` goes to the stream; a ``StopEvent`` ends the
@@ -33,13 +35,15 @@ The API (see each module for details):
   ``await ctx.store.set(key, value)``, or 0.12's ``await ctx.get/set`` on the same data (a
   missing key without a default is a ValueError); ``ctx.clear()``;
   ``ctx.send_event(ev, step=None)``; ``ctx.collect_events(ev, [T, ...])`` (None until one
-  of each is in, then the list in that order); ``ctx.write_event_to_stream(ev)``;
+  of each is in, then the list in that order); ``ctx.write_event_to_stream(ev)`` (any
+  object, as upstream); ``ctx.get_result()``; ``ctx.get_holding_events()`` (stepwise);
   ``await ctx.wait_for_event(T, waiter_event=..., requirements={...}, timeout=None)``;
   ``ctx.to_dict()`` / ``Context.from_dict(workflow, data)`` to save a paused run and resume
   it with ``workflow.run(ctx=restored)`` (checked completely: a digest, no imports, the
   workflow's ``restorable_types()`` and ``context_store_schema()``); ``ctx.is_running``;
   ``ctx.lock``. A context passed to several runs keeps its store across them.
-* ``Workflow(timeout=10.0, disable_validation=False, verbose=False, num_concurrent_runs=None)``
+* ``Workflow(timeout=10.0, disable_validation=False, verbose=False, num_concurrent_runs=None,
+  resource_manager=None)``
   (``workflow``): built = validated, unless ``disable_validation`` (a
   ``WorkflowValidationError`` names the step and event for: no step taking StartEvent, a
   returned event no step accepts, an accepted event no step returns, no path from
@@ -52,9 +56,11 @@ The API (see each module for details):
   completed step, JSON round trip, resume from any of them (with another LLM, say).
 * ``WorkflowHandler`` (``handler``): ``await handler`` gives the StopEvent's ``result`` (a
   StopEvent subclass is returned itself, as upstream); ``handler.stream_events()`` yields the
-  streamed events then the StopEvent (and raises the run's error if it fails);
+  streamed events then the StopEvent;
   ``handler.ctx``; ``await handler.run_step()`` (stepwise runs); ``await
-  handler.cancel_run()`` pauses the run in its context.
+  handler.cancel_run()`` pauses the run in its context. It is an ``asyncio.Future`` of the
+  result, as upstream (``str(handler)``, ``handler.result()``); a failing or timed-out run
+  ends its stream with a plain ``StopEvent()`` and ``await handler`` raises the error.
 * Errors (``errors``): a step that raises ends the run with ``WorkflowRuntimeError("Error in
   step '<name>': <msg>")`` chained to the cause; the timeout (virtual seconds on agentkit's
   loop) with ``WorkflowTimeoutError``; a cancelled run with ``WorkflowCancelledByUser``;
@@ -97,6 +103,7 @@ from agentkit.workflow.events import (
 )
 from agentkit.workflow.graph import WorkflowGraph
 from agentkit.workflow.handler import WorkflowHandler
+from agentkit.workflow.resource import Resource, ResourceManager
 from agentkit.workflow.retry_policy import ConstantDelayRetryPolicy, RetryPolicy
 from agentkit.workflow.workflow import Workflow
 
@@ -110,6 +117,8 @@ __all__ = [
     "Event",
     "HumanResponseEvent",
     "InputRequiredEvent",
+    "Resource",
+    "ResourceManager",
     "RetryPolicy",
     "StartEvent",
     "StepSpec",

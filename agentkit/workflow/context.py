@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from agentkit.workflow.runtime import Run
     from agentkit.workflow.workflow import Workflow
 
-__all__ = ["Context", "ContextStore", "sealed", "check_seal"]
+__all__ = ["Context", "ContextStore", "sealed", "check_seal", "stream_end"]
 
 T = TypeVar("T", bound=Event)
 
@@ -110,33 +110,36 @@ class _Waiter:
                 wakeup.set_result(None)
 
 
-class EventStream:
-    """The events a run writes for its caller; ``get()`` gives None once it is closed and
-    drained, or raises the run's error."""
+stream_end: Any = object()
+"""What ``EventStream.get()`` returns once the stream is closed and drained (a step may
+write None itself, as upstream allows)."""
 
-    def __init__(self, pending: Iterable[Event] = ()) -> None:
-        self._items: deque[Event] = deque(pending)
+
+class EventStream:
+    """What a run writes for its caller (events, or any object); ``get()`` gives
+    ``stream_end`` once it is closed and drained."""
+
+    def __init__(self, pending: Iterable[Any] = ()) -> None:
+        self._items: deque[Any] = deque(pending)
         self._wakeups: list[asyncio.Future[None]] = []
         self._closed = False
-        self._error: BaseException | None = None
 
-    def put(self, event: Event) -> None:
+    def put(self, event: Any) -> None:
         self._items.append(event)
         self._wake()
 
-    def close(self, error: BaseException | None = None) -> None:
-        self._closed, self._error = True, error
+    def close(self) -> None:
+        """No more items will come: ``get()`` gives ``stream_end`` once the rest is read."""
+        self._closed = True
         self._wake()
 
-    def pending(self) -> list[Event]:
+    def pending(self) -> list[Any]:
         return list(self._items)
 
-    async def get(self) -> Event | None:
+    async def get(self) -> Any:
         while not self._items:
             if self._closed:
-                if self._error is not None:
-                    raise self._error
-                return None
+                return stream_end
             wakeup = asyncio.get_running_loop().create_future()
             self._wakeups.append(wakeup)
             await wakeup
@@ -163,6 +166,8 @@ class Context:
         self._waiters: dict[str, _Waiter] = {}
         self._unclaimed: list[Event] = []  # caller answers no waiter has matched yet
         self._held: list[Event] = []  # stepwise: emitted by the step, not handed out yet
+        self._holding: list[Event] = []  # stepwise: what the last step emitted
+        self._retval: Any = None  # the last run's result
         self._stream = EventStream()
         self._running = False  # a run started and has not ended (it may be paused)
         self._run: Run | None = None  # the live run, if any
@@ -264,11 +269,22 @@ class Context:
         frame = current_step.get()
         return frame if frame is not None and frame.ctx is self else None
 
-    def write_event_to_stream(self, event: Event) -> None:
-        """Hand ``event`` to the caller, who reads it from ``handler.stream_events()``."""
-        if not isinstance(event, Event):
-            raise TypeError(f"write_event_to_stream takes an Event, got {type(event).__name__}")
+    def write_event_to_stream(self, event: Any) -> None:
+        """Hand ``event`` to the caller, who reads it from ``handler.stream_events()``. As
+        upstream, any object goes (an Event normally; a dict or None too); a context saved
+        while it is unread keeps it only if ``to_dict`` can save it (JSON, a pydantic model,
+        an object with ``to_dict``/``from_dict``)."""
         self._stream.put(event)
+
+    def get_result(self) -> Any:
+        """The result of the last run that ended with a StopEvent on this context (what
+        ``await handler`` gave), None before."""
+        return self._retval
+
+    def get_holding_events(self) -> list[Event]:
+        """Stepwise runs: a copy of the events the last ``handler.run_step()`` handed out
+        (``[]`` before the first step, as upstream)."""
+        return list(self._holding)
 
     def collect_events(self, event: Event, expected: list[type[T]],
                        buffer_id: str | None = None) -> list[T] | None:
@@ -356,6 +372,12 @@ class Context:
             del self._waiters[waiter_id]
             self._unclaimed.extend(waiter.events)
 
+    def _hand_out(self, emitted: list[Event]) -> list[Event]:
+        """Stepwise: the events a step emitted, now the caller's to deliver."""
+        self._held.clear()
+        self._holding = list(emitted)
+        return list(emitted)
+
     def _hold(self, event: Event) -> None:
         """Stepwise: keep an event a step emitted for the caller (saved as delivered)."""
         self._note_emitted(event)
@@ -397,6 +419,7 @@ class Context:
         self._waiters.clear()
         self._unclaimed.clear()
         self._held.clear()
+        self._holding = []
 
     # ------------------------------------------------------------------ saving
     def to_dict(self) -> dict[str, Any]:
@@ -432,7 +455,7 @@ class Context:
                               "events": events(w.events, f"waiter {key!r}")}
                         for key, w in self._waiters.items()},
             "unclaimed": events(self._unclaimed, "unclaimed"),
-            "stream": events(self._stream.pending(), "stream"),
+            "stream": encode(self._stream.pending(), "stream"),
         }
 
     @classmethod
@@ -551,7 +574,8 @@ class _Restorer:
             ctx._waiters[key] = self.waiter(saved, at("['waiters']", key))
         ctx._unclaimed = self.events(self.part(data, "unclaimed", list), "['unclaimed']",
                                      (HumanResponseEvent,))
-        ctx._stream = EventStream(self.events(self.part(data, "stream", list), "['stream']"))
+        ctx._stream = EventStream(decode(self.part(data, "stream", list), "['stream']",
+                                         self.restorable))
         if not ctx._running:
             for key in ("queues", "buffers", "waiters", "unclaimed"):
                 if any(data[key].values()) if isinstance(data[key], dict) else data[key]:

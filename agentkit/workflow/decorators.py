@@ -4,7 +4,8 @@ A step has exactly one *event parameter*, annotated with the event type(s) it ac
 union accepts several), optionally a parameter annotated ``Context``, optionally parameters
 annotated with a ``Workflow`` class (*services*: nested workflows added with
 ``workflow.add_workflows(name=wf)``, passed by parameter name; the parameter's default is
-used when none was added), and a return annotation naming every event it returns *or sends*
+used when none was added), optionally *resources* (``n: Annotated[T, Resource(factory)]``,
+:mod:`agentkit.workflow.resource`), and a return annotation naming every event it returns *or sends*
 with ``ctx.send_event`` (``-> None`` when it emits nothing). The annotations are the
 workflow's wiring: validation, routing and ``draw_workflow`` all read them. Any other
 parameter is an error (upstream took it as a service request).
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from agentkit.workflow.context import Context
 from agentkit.workflow.errors import WorkflowValidationError
 from agentkit.workflow.events import Event
+from agentkit.workflow.resource import ResourceDefinition, _Resource
 from agentkit.workflow.retry_policy import RetryPolicy
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ class StepSpec:
     is_method: bool = True  # False for free functions added with @step(workflow=...)
     retry_policy: RetryPolicy | None = None
     services: tuple[ServiceParam, ...] = ()
+    resources: tuple[ResourceDefinition, ...] = ()
 
     def accepts_event(self, event: Event) -> bool:
         """True when ``event`` is an instance of one of the accepted types."""
@@ -159,7 +162,7 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
     from agentkit.workflow.workflow import Workflow  # services are workflows: a cycle
     name = fn.__name__
     try:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)
     except NameError as exc:
         raise _Unresolved(
             f"Step '{name}': cannot resolve its annotations ({exc}); define the event classes "
@@ -168,6 +171,7 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
     accepts: tuple[type[Event], ...] = ()
     ctx_param: str | None = None
     services: list[ServiceParam] = []
+    resources: list[ResourceDefinition] = []
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
         if index == 0 and param.name == "self":
             continue
@@ -182,6 +186,16 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
                 "parameter with the Event type it accepts (`ev: MyEvent`) and the context as "
                 "`ctx: Context`")
         annotation = hints[param.name]
+        if typing.get_origin(annotation) is typing.Annotated:
+            declared = [m for m in annotation.__metadata__ if isinstance(m, _Resource)]
+            if len(declared) > 1:
+                raise WorkflowValidationError(
+                    f"Step '{name}': parameter '{param.name}' declares {len(declared)} "
+                    "Resource()s; a resource parameter receives exactly one")
+            if declared:
+                resources.append(ResourceDefinition(param.name, declared[0]))
+                continue
+            annotation = annotation.__origin__  # other metadata says nothing to the engine
         if inspect.isclass(annotation) and issubclass(annotation, Context):
             if ctx_param is not None:
                 raise WorkflowValidationError(
@@ -195,8 +209,8 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
         if event_types is None:
             raise WorkflowValidationError(
                 f"Step '{name}': parameter '{param.name}' is annotated {_show(annotation)}, "
-                "which is neither an Event type (or a union of them), Context nor a Workflow "
-                "(a nested workflow)")
+                "which is neither an Event type (or a union of them), Context, a Workflow "
+                "(a nested workflow) nor Annotated[T, Resource(factory)] (a resource)")
         if event_param is not None:
             raise WorkflowValidationError(
                 f"Step '{name}' has two event parameters ('{event_param}', '{param.name}'); "
@@ -211,10 +225,17 @@ def inspect_step(fn: Callable[..., Any], num_workers: int = DEFAULT_NUM_WORKERS,
         raise WorkflowValidationError(
             f"Step '{name}' has no return annotation: annotate the events it returns or sends "
             "(`-> MyEvent | None`), or `-> None` when it emits nothing")
-    returns = _return_types(name, hints["return"])
+    returns = _return_types(name, _strip_annotated(hints["return"]))
     return StepSpec(name=name, fn=fn, event_param=event_param, accepts=accepts,
                     returns=returns, ctx_param=ctx_param, num_workers=num_workers,
-                    retry_policy=retry_policy, services=tuple(services))
+                    retry_policy=retry_policy, services=tuple(services),
+                    resources=tuple(resources))
+
+
+def _strip_annotated(annotation: Any) -> Any:
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = annotation.__origin__
+    return annotation
 
 
 def _union_members(annotation: Any) -> tuple[Any, ...]:

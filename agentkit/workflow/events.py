@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["Event", "StartEvent", "StopEvent", "InputRequiredEvent", "HumanResponseEvent"]
 
 _MISSING: Any = object()
+_Dict = dict  # Event has a method named ``dict`` (upstream's), which shadows it in the class
 
 
 class Event(BaseModel):
@@ -44,7 +45,7 @@ class Event(BaseModel):
             for key, value in private.items():
                 setattr(self, key, value)
 
-    def _extras(self) -> dict[str, Any]:
+    def _extras(self) -> _Dict[str, Any]:
         if self.__pydantic_extra__ is None:
             self.__pydantic_extra__ = {}
         return self.__pydantic_extra__
@@ -92,7 +93,12 @@ class Event(BaseModel):
     def __bool__(self) -> bool:
         return True
 
-    def to_dict(self) -> dict[str, Any]:
+    def dict(self, *args: Any, **kwargs: Any) -> _Dict[str, Any]:
+        """The extras themselves, as upstream (its ``dict()`` is the event's dict of extras;
+        declared fields are read as attributes or with ``model_dump()``)."""
+        return self._extras()
+
+    def to_dict(self) -> _Dict[str, Any]:
         """Declared fields, then extras, as a plain (shallow) dict."""
         return {**{name: getattr(self, name) for name in type(self).model_fields},
                 **self._extras()}

@@ -4,7 +4,8 @@ Built once per class when the first instance is made (``Workflow.__init__``), so
 wired workflow fails at construction, before anything runs (upstream validates at ``run()``).
 ``Workflow(disable_validation=True)`` skips the wiring checks (events nobody accepts or
 returns, no path to StopEvent); a malformed step signature and the start/stop event types
-(exactly one of each, as upstream) are checked always. Steps come in definition order:
+(exactly one of each, as upstream: ``WorkflowConfigurationError``) are checked always.
+Steps come in definition order:
 methods along the MRO (a subclass overriding a step keeps its place; overriding it with a
 plain method removes it), then free functions added with ``@step(workflow=...)``.
 
@@ -160,8 +161,12 @@ def _stop_event_type(workflow_cls: type, steps: dict[str, StepSpec]) -> type[Sto
             f"Only one type of StopEvent is allowed per workflow, found {len(found)}: "
             f"{listed}. (The type of the StopEvent is the type of {workflow_cls.__name__}'s "
             "result.)")
-    # none returned: validation says so (upstream fails even with validation disabled)
-    return next(iter(found), StopEvent)
+    if not found:  # checked even with validation disabled, as upstream
+        raise WorkflowConfigurationError(
+            "At least one Event of type StopEvent must be returned by any step. "
+            f"(No step of {workflow_cls.__name__} returns StopEvent, so a run could never "
+            f"end; steps: {', '.join(repr(n) for n in steps) or 'none'})")
+    return next(iter(found))
 
 
 def _validate(graph: WorkflowGraph) -> None:
@@ -197,10 +202,6 @@ def _check_path_to_stop(graph: WorkflowGraph) -> None:
     start = graph.start_event_type.__name__
     stoppers = [s.name for s in graph.steps.values()
                 if any(issubclass(r, StopEvent) for r in s.returns)]
-    if not stoppers:
-        raise WorkflowValidationError(
-            f"No path from {start} to StopEvent: no step returns StopEvent, so a run could never "
-            f"end (steps: {graph.describe_steps()})")
     sources: list[type[Event]] = [graph.start_event_type]
     sources += [a for s in graph.steps.values() for a in s.accepts if issubclass(a, _EDGE_EVENTS)]
     reached: dict[str, None] = {}

@@ -311,6 +311,8 @@ class Run:
             kwargs[spec.ctx_param] = self.ctx
         for service in spec.services:
             kwargs[service.name] = self.workflow._service(service)
+        for resource in spec.resources:
+            kwargs[resource.name] = await self.workflow.resource_manager.get(resource.resource)
         fn = spec.fn.__get__(self.workflow) if spec.is_method else spec.fn
         result = fn(**kwargs)
         if inspect.isawaitable(result):
@@ -390,9 +392,11 @@ class Run:
         if not outcome.paused:
             await self.workflow._on_run_end(self.ctx, outcome.error)
         if outcome.stop is not None:
+            self.ctx._retval = _result_of(outcome.stop)
             self.stream.put(outcome.stop)
-        stream_error = None if outcome.paused else outcome.error
-        self.stream.close(stream_error)
+        elif not outcome.paused:  # failed or timed out: as upstream, the stream ends with a
+            self.stream.put(StopEvent())  # plain StopEvent and the handler has the error
+        self.stream.close()
         if self._base is None:  # cancelled before it started: nothing was reported
             return
         dispatcher.emit(WorkflowRunEndEvent(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import ValidationError
 
 from agentkit.core.sim import run_sync
-from agentkit.workflow.context import Context
+from agentkit.workflow.context import Context, stream_end
 from agentkit.workflow.decorators import ServiceParam, step_mark
 from agentkit.workflow.errors import WorkflowRuntimeError, WorkflowValidationError
 from agentkit.workflow.events import (
@@ -28,6 +29,7 @@ from agentkit.workflow.graph import (
     step_functions,
 )
 from agentkit.workflow.handler import WorkflowHandler
+from agentkit.workflow.resource import ResourceManager
 from agentkit.workflow.runtime import CheckpointCallback, Run, RunSlots
 from agentkit.workflow.serialize import model_closure, models_in
 
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from agentkit.workflow.checkpointer import Checkpoint
 
 __all__ = ["Workflow"]
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 10.0  # upstream's default, in (virtual) seconds
 
@@ -52,7 +56,8 @@ class Workflow:
     each step as it runs. The workflow is validated when it is built (upstream: at ``run()``):
     a wrongly wired one raises WorkflowValidationError here, unless ``disable_validation``.
     ``num_concurrent_runs`` bounds how many runs of this instance go on at once (later ones
-    wait for a free slot before their first step).
+    wait for a free slot before their first step). ``resource_manager`` holds the cached
+    step resources (a fresh one per instance by default; pass one to share them).
 
     Saved contexts and checkpoints restore only the classes in ``restorable_types()``: the
     workflow's events, ``context_types`` (a class attribute for the types a subclass keeps
@@ -64,7 +69,8 @@ class Workflow:
     context_types: ClassVar[tuple[type, ...]] = ()
 
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT, disable_validation: bool = False,
-                 verbose: bool = False, num_concurrent_runs: int | None = None) -> None:
+                 verbose: bool = False, num_concurrent_runs: int | None = None,
+                 resource_manager: ResourceManager | None = None) -> None:
         if timeout is not None and not timeout > 0:
             raise ValueError(f"Workflow timeout must be > 0 seconds or None, got {timeout!r}")
         if num_concurrent_runs is not None and (
@@ -79,12 +85,15 @@ class Workflow:
         self._graph = graph_of(type(self), validate=not disable_validation)
         self._services: dict[str, Workflow] = {}
         self._registered_types: list[type] = []
+        self._resource_manager = resource_manager or ResourceManager()
         self._reset_runtime()
 
     def _copy_runtime_from(self, other: Workflow) -> None:
-        """After a copy: the original's nested workflows and registered types, fresh runs."""
+        """After a copy: the original's nested workflows, registered types and resources,
+        fresh runs."""
         self._services = dict(other._services)
         self._registered_types = list(other._registered_types)
+        self._resource_manager = other._resource_manager
         self._reset_runtime()
 
     def _reset_runtime(self) -> None:
@@ -110,6 +119,12 @@ class Workflow:
     @verbose.setter
     def verbose(self, value: bool) -> None:
         self._verbose = value
+
+    @property
+    def resource_manager(self) -> ResourceManager:
+        """The cached values of this instance's step resources (``Annotated[T,
+        Resource(factory)]`` parameters)."""
+        return self._resource_manager
 
     @property
     def graph(self) -> WorkflowGraph:
@@ -225,7 +240,7 @@ class Workflow:
         run.task = loop.create_task(run.main())
         self._live.add(run)
         self._streamable.add(run)
-        return WorkflowHandler(run, run.task)
+        return WorkflowHandler._of(run, run.task)
 
     def run_from(self, checkpoint: Checkpoint, stepwise: bool = False,
                  checkpoint_callback: CheckpointCallback | None = None) -> WorkflowHandler:
@@ -235,7 +250,7 @@ class Workflow:
         ctx = Context.from_dict(self, checkpoint.ctx_state)
         handler = self.run(ctx=ctx, stepwise=stepwise, checkpoint_callback=checkpoint_callback)
         if checkpoint.output_event is not None:
-            handler.ctx.send_event(checkpoint.output_event)
+            ctx.send_event(checkpoint.output_event)
         return handler
 
     def _uses_hitl(self) -> bool:
@@ -251,7 +266,7 @@ class Workflow:
         True: it checked an attribute nothing set)."""
         return not self._live
 
-    async def stream_events(self) -> AsyncIterator[Event]:
+    async def stream_events(self) -> AsyncIterator[Any]:
         """The events of this workflow's one run, up to (not including) the StopEvent, as
         upstream's workflow-level stream; ``handler.stream_events()`` is the per-run one."""
         await asyncio.sleep(0)  # let a run just created start
@@ -266,13 +281,11 @@ class Workflow:
                                        "run() first")
         run = runs[0]
         try:
-            while (event := await run.stream.get()) is not None:
+            while (event := await run.stream.get()) is not stream_end:
                 if isinstance(event, StopEvent):
                     break
                 yield event
         finally:
-            if run.task is not None and run.task.done() and not run.task.cancelled():
-                run.task.exception()  # the error reached the caller here
             self._streamable.discard(run)
 
     async def _on_run_end(self, ctx: Context, error: BaseException | None) -> None:
@@ -291,9 +304,11 @@ class Workflow:
     def _start_event(self, start_event: StartEvent | None, kwargs: dict[str, Any]) -> StartEvent:
         expected = self._graph.start_event_type
         if start_event is not None:
-            if kwargs:
-                raise WorkflowRuntimeError("run() takes a start_event or keyword arguments, not "
-                                           f"both (got start_event and {sorted(kwargs)})")
+            if kwargs:  # upstream's warning, word for word; the run goes on
+                _log.warning(
+                    "Keyword arguments are not supported when 'run()' is invoked with the "
+                    "'start_event' parameter. These keyword arguments will be ignored: %s",
+                    kwargs)
             if not isinstance(start_event, expected):
                 raise WorkflowRuntimeError(f"run(start_event=...) must be a {expected.__name__}, "
                                            f"got {type(start_event).__name__}")

@@ -4,7 +4,8 @@ harness's handling of bad servers can be tested: ``python -m mocks.mcp.misbehavi
 Tools: ``echo(text)`` answers the text; ``count()`` answers 1, 2, 3... (state across calls);
 ``slow(seconds)`` answers after really sleeping; ``crash()`` writes to stderr and exits in the
 middle of the call; ``malformed()`` answers a result whose ``content`` is not a list;
-``fail()`` answers an ``isError`` result; ``refuse()`` answers a JSON-RPC error.
+``fail()`` answers an ``isError`` result; ``refuse()`` answers a JSON-RPC error;
+``garbled()`` answers a line that is not JSON-RPC.
 
 Options: ``--exit-at-start`` writes a line to stderr and exits before any handshake;
 ``--bad-schema`` lists a tool whose input schema is not an object schema; ``--pidfile PATH``
@@ -40,6 +41,8 @@ _TOOLS: list[dict[str, Any]] = [
     {"name": "fail", "description": "Answer an error result.",
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "refuse", "description": "Answer a JSON-RPC error.",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "garbled", "description": "Answer a line that is not JSON-RPC.",
      "inputSchema": {"type": "object", "properties": {}}},
 ]
 
@@ -110,6 +113,8 @@ def main() -> None:
             elif name == "fail":
                 _send({"jsonrpc": "2.0", "id": ident, "result": {
                     "content": [{"type": "text", "text": "the tool failed"}], "isError": True}})
+            elif name == "garbled":
+                print("this is not JSON-RPC", flush=True)
             elif name == "refuse":
                 _send({"jsonrpc": "2.0", "id": ident, "error": {
                     "code": -32602, "message": "refused: this call is not allowed"}})

@@ -229,21 +229,40 @@ def test_an_empty_final_answer_is_an_empty_string():
 def test_an_unknown_tool_becomes_an_error_tool_message():
     agent, _ = _agent(tool_call("nope", x=1), "I cannot do that.")
     assert str(agent.chat("q")) == "I cannot do that."
-    assert _tool_messages(agent)[0].content == "Error: No such tool named `nope`."
+    # upstream 0.12.42's FunctionCallingAgentWorker words (issue 38 B5)
+    assert _tool_messages(agent)[0].content == "Tool with name nope not found, please double check."
 
 
 def test_a_raising_tool_becomes_an_error_tool_message():
     agent, _ = _agent(tool_call("fail", reason="disk full"), "It failed.")
     response = agent.chat("q")
-    assert _tool_messages(agent)[0].content == "Error: disk full"
+    # upstream 0.12.42's call_tool words (issue 38 B2)
+    assert _tool_messages(agent)[0].content == "Encountered error: disk full"
     assert response.sources[0].is_error
+
+
+def test_a_failed_calls_output_holds_the_message_as_upstream():
+    # issue 38 B4: upstream's raw_output of a failed call is str(e), with is_error
+    agent, _ = _agent(tool_call("fail", reason="disk full"), "It failed.")
+    (source,) = agent.chat("q").sources
+    assert (source.raw_output, source.is_error) == ("disk full", True)
+
+
+def test_a_one_parameter_tools_raw_input_is_positional_as_upstream():
+    # issue 38 B3: upstream's call_tool calls a one-parameter tool positionally, so its
+    # raw_input is {"args": (value,), "kwargs": {}}; several parameters go by keyword
+    agent, _ = _agent(ScriptedResponse(tool_calls=[tool_call("slow_double", x=4),
+                                                   tool_call("add", a=1, b=2)]), "ok")
+    double_output, add_output = agent.chat("q").sources
+    assert double_output.raw_input == {"args": (4,), "kwargs": {}}
+    assert add_output.raw_input == {"args": (), "kwargs": {"a": 1, "b": 2}}
 
 
 def test_wrong_argument_types_become_an_error_tool_message():
     agent, _ = _agent(tool_call("add", a="two", b=3), "Bad input.")
     agent.chat("q")
     content = _tool_messages(agent)[0].content
-    assert content.startswith("Error: invalid arguments for tool `add`: `a`:")
+    assert content.startswith("Encountered error: invalid arguments for tool `add`: `a`:")
     assert "'two'" in content
 
 
@@ -251,7 +270,7 @@ def test_missing_arguments_become_an_error_tool_message():
     agent, _ = _agent(tool_call("add", a=1), "Bad input.")
     agent.chat("q")
     assert _tool_messages(agent)[0].content == (
-        "Error: invalid arguments for tool `add`: missing required argument `b`")
+        "Encountered error: add() missing 1 required positional argument: 'b'")
 
 
 def test_unparseable_arguments_become_an_error_tool_message():
@@ -259,13 +278,13 @@ def test_unparseable_arguments_become_an_error_tool_message():
     call.arguments_error = "arguments are not valid JSON: '{a: 1'"
     agent, _ = _agent(call, "Bad input.")
     agent.chat("q")
-    assert _tool_messages(agent)[0].content == "Error: arguments are not valid JSON: '{a: 1'"
+    assert _tool_messages(agent)[0].content == "Encountered error: arguments are not valid JSON: '{a: 1'"
 
 
 def test_the_llm_sees_a_tool_error_and_the_loop_goes_on():
     agent, llm = _agent(tool_call("fail", reason="disk full"), tool_call("add", a=1, b=1), "2")
     assert str(agent.chat("q")) == "2"
-    assert "Error: disk full" in [m.content for m in llm.requests[1].messages]
+    assert "Encountered error: disk full" in [m.content for m in llm.requests[1].messages]
 
 
 # --------------------------------------------------------------------------- construction

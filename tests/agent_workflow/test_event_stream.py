@@ -11,11 +11,12 @@ from agentkit.agent.workflow import (
     AgentWorkflow,
     FunctionAgent,
     ReActAgent,
+    StreamText,
     ToolCall,
     ToolCallResult,
 )
 from agentkit.core.sim import run_sync
-from agentkit.llms.mock import ScriptedLLM, tool_call
+from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.workflow import StopEvent
 
 from .helpers import REACT_ADD, REACT_DONE, add
@@ -59,3 +60,30 @@ def test_the_event_stream_of_a_tool_call_and_a_handoff(snapshot) -> None:
         return events
 
     assert run_sync(stream()) == snapshot
+
+
+def test_each_stream_event_reads_the_text_so_far_though_it_holds_only_its_delta() -> None:
+    pieces = ["The ", "answer ", "is ", "8."]
+    agent = FunctionAgent(name="solo", description="Answers.", tools=[add], llm=ScriptedLLM(
+        [ScriptedResponse(text="".join(pieces), chunks=pieces)]))
+
+    async def stream() -> list[AgentStream]:
+        handler = AgentWorkflow(agents=[agent]).run(user_msg="5 + 3?")
+        events = [e async for e in handler.stream_events() if isinstance(e, AgentStream)]
+        await handler
+        return events
+
+    events = run_sync(stream())
+
+    so_far = ["The ", "The answer ", "The answer is ", "The answer is 8.", "The answer is 8."]
+    assert [e.response for e in events] == so_far
+    assert [e.model_dump()["response"] for e in events] == so_far
+    assert AgentStream.model_validate(events[2].model_dump()).response == "The answer is "
+    assert AgentStream(delta="x", response="given", current_agent_name="a").response == "given"
+
+
+def test_stream_text_after_a_text_that_does_not_extend_the_last_reads_the_new_one() -> None:
+    text = StreamText()
+    marks = [text.add(t) for t in ("ab", "abc", "xy", "xyz")]
+
+    assert [text.upto(m) for m in marks] == ["ab", "abc", "xy", "xyz"]

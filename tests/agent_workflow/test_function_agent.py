@@ -86,6 +86,9 @@ def test_a_return_direct_tool_ends_the_run_with_its_output_stored_as_the_answer(
     assert str(result) == "5"
     assert roles(memory.get_all()) == [("user", "add"), ("assistant", ""), ("tool", "5"),
                                        ("assistant", "5")]
+    # issue 38 B6: as upstream 0.12.42, the stored answer carries the call's tool_call_id
+    calls = memory.get_all()[1].additional_kwargs["tool_calls"]
+    assert memory.get_all()[3].additional_kwargs == {"tool_call_id": calls[0].tool_id}
 
 
 def test_a_failing_return_direct_tool_does_not_end_the_run() -> None:

@@ -60,7 +60,10 @@ def test_an_unparseable_output_is_retried_with_the_error_message() -> None:
     retry = outputs[0].retry_messages
     assert [m.role.value for m in retry] == ["assistant", "user"]
     assert retry[0].content == bad
-    assert retry[1].content.startswith("Error while parsing the output: Could not parse output")
+    # upstream 0.12.42's text, word for word (issue 38 B7)
+    assert retry[1].content.startswith(
+        "Error while parsing the output: Could not extract tool use from input text: "
+        "Thought: I will add.\nAction: add\n\n")
     assert "The output should be in one of the following formats:\n1. To call a tool:" in (
         retry[1].content)
     second_input = [e for e in events if isinstance(e, AgentInput)][1].input
@@ -112,3 +115,14 @@ def test_react_tool_call_ids_come_from_the_seeded_id_source() -> None:
             return agent.run_sync(user_msg="sum?").tool_calls[0].tool_id
 
     assert first_id() == first_id()
+
+
+def test_a_header_templates_partial_values_reach_the_model() -> None:
+    # issue 38 D10: upstream 0.12.42 raises KeyError('dummy_var') on the first step (later
+    # releases keep the value); agentkit keeps it, never a silent literal "{dummy_var}"
+    agent, llm = _agent([REACT_DONE])
+    header = PromptTemplate("Be {dummy_var}. Tools: {tool_names}").partial_format(dummy_var="brief")
+    agent.update_prompts({"react_header": header})
+    agent.run_sync(user_msg="a")
+    assert llm.requests[0].messages[0].content == "Be brief. Tools: add"
+    assert agent.get_prompts()["react_header"] == header

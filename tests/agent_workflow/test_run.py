@@ -327,3 +327,17 @@ def test_a_react_agent_run_alone_reports_agent_input_first() -> None:
     _, events, _ = run_sync(run_collect(agent, user_msg="sum?"))
     assert isinstance(events[0], AgentInput)
     assert events[0].input[0].role == MessageRole.SYSTEM
+
+
+def test_the_start_events_model_dump_holds_the_message_and_history_only() -> None:
+    # issue 38: upstream 0.12.42/0.12.52 dump {'user_msg', 'chat_history'}: no memory, no
+    # max_iterations (and upstream fails with no chat_history; here it is None)
+    from agentkit.agent.workflow.events import AgentWorkflowStartEvent
+
+    history = [ChatMessage(role="user", content="a")]
+    event = AgentWorkflowStartEvent(user_msg="hi", chat_history=history,
+                                    memory=ChatMemoryBuffer.from_defaults(), max_iterations=5)
+    assert event.model_dump() == {"user_msg": "hi", "chat_history": [history[0].model_dump()]}
+    assert event.max_iterations == 5 and isinstance(event.memory, ChatMemoryBuffer)
+    assert AgentWorkflowStartEvent(user_msg="hi").model_dump() == {"user_msg": "hi",
+                                                                   "chat_history": None}

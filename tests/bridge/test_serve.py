@@ -298,7 +298,7 @@ def test_the_bridge_guides_serve_commands_run_as_it_says(tmp_path):
 def test_a_request_with_a_bad_content_length_is_refused_unread(length, status):
     with LoopbackServer(0) as server, socket.create_connection(("127.0.0.1", server.port),
                                                                timeout=30) as sock:
-        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      f"Content-Length: {length}\r\n\r\n".encode())
         answer = b"".join(iter(lambda: sock.recv(65536), b"")).decode()  # it closes
 
@@ -313,3 +313,19 @@ def test_a_trace_out_that_is_a_folder_is_refused_before_serving(tmp_path):
     assert (served.process.wait(timeout=60), served.url) == (2, "")
     assert served.process.stderr.read() == (f"agentkit: error: --trace-out {tmp_path}: is a "
                                             "folder; give the trace file's path\n")
+
+
+def test_trace_out_redacts_a_secret_environment_value_a_tool_returned(serve, tmp_path,
+                                                                      monkeypatch):
+    secret = "s3cr3t-value-of-the-service"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+    served = serve()
+    conversation = _answer_tool_call(served)
+    conversation[2]["content"] = f"5 (token {secret})"
+    served.ask(*conversation)
+
+    served.stop(signal.SIGINT)
+
+    text = (tmp_path / "trace.json").read_text()
+    assert secret not in text
+    assert "<redacted:MY_SERVICE_TOKEN>" in text

@@ -34,7 +34,8 @@ def test_installed_agentkit_help_lists_every_command() -> None:
               "`scenarios` under [tool.agentkit] in pyproject.toml, else scenarios/"]),
     ("run", ["check expectations", "--agents", "comma-separated", "--trace-dir",
              "<dir>/<scenario>.<agent>.json", "--verbose"]),
-    ("record", ["live model", "progress line per LLM and tool call", "<cassette>.trace.json",
+    ("record", ["live model", "progress line per LLM and tool call",
+                "__snapshots__/<scenario>/<agent type>.json beside the scenario",
                 "$OPENAI_API_KEY", "--agent", "--model", "--base-url",
                 "OpenAI-compatible server", "--mode", "{once,new_episodes,all,rewrite}",
                 "--timeout"]),
@@ -61,6 +62,14 @@ def test_command_help_describes_it_and_its_arguments(cli: Callable[..., Outcome]
     text = " ".join(result.out.split())  # argparse wraps lines anywhere
     for phrase in expected:
         assert phrase in text
+
+
+def test_record_help_names_the_snapshot_it_writes_not_the_old_trace_file(
+        cli: Callable[..., Outcome]) -> None:
+    # before agentkit 0.2 a recording's trace was <cassette>.trace.json; record no longer writes it
+    result = cli("record", "--help")
+
+    assert "trace.json" not in result.out
 
 
 def test_unknown_command_is_a_usage_error(cli: Callable[..., Outcome]) -> None:

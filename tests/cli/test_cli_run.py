@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentkit.core import files
 from cli_helpers import Outcome
 
 BUNDLED = Path(__file__).resolve().parents[2] / "scenarios"
@@ -249,3 +252,38 @@ def test_report_against_a_baseline_with_a_5000_digit_integer_exits_2_naming_its_
     assert result.code == 2 and "Traceback" not in result.err
     assert result.err.startswith(f"agentkit: error: {baseline}:{line}:")
     assert "an integer of 5,000 digits, more than the 4,300 agentkit reads" in result.err
+
+
+@pytest.mark.parametrize("kind", ["scenario", "cassette"])
+def test_a_5000_digit_integer_in_a_scenario_or_cassette_exits_2_naming_its_line(
+        cli: Callable[..., Outcome], tmp_path: Path, kind: str) -> None:
+    scenario = tmp_path / "s.yaml"
+    cassette = tmp_path / "c.yaml"
+    scenario.write_text("format: 1\nname: s\nturns:\n  - user: hi\nagents:\n  function_calling:\n"
+                        "    recording: c.yaml\n" + (f"    unknown: {'9' * 5_000}\n"
+                                                     if kind == "scenario" else ""))
+    cassette.write_text(f"format: 3\nexchanges: []\nunknown: {'9' * 5_000}\n")
+    path, line = (scenario, 8) if kind == "scenario" else (cassette, 3)
+
+    result = cli("run", scenario, "--snapshots", "off")
+
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith(f"agentkit: error: {path}:{line}:")
+    assert "an integer of 5,000 digits, more than the 4,300 agentkit reads" in result.err
+
+
+def test_a_full_disk_is_one_error_line_exit_2_and_nothing_written(
+        cli: Callable[..., Outcome], adding: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(path: Path, text: str, *, mode_of: Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files, "_write_synced", full)
+
+    result = cli("run", _only_react(adding), "--trace-dir", tmp_path / "traces",
+                 "--snapshots", "off")
+
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("agentkit: error: ")
+    assert result.err.endswith(": cannot write it: no space left on device (nothing written)\n")
+    assert not [p for p in (tmp_path / "traces").rglob("*") if p.is_file()]

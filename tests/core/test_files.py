@@ -1,6 +1,7 @@
 """Crash-safe writes: atomic_write_text keeps file permissions sensible; replace_together
 replaces a pair of files as one, even when the writer is killed (kill -9) halfway."""
 
+import errno
 import os
 import signal
 import stat
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.core import files
 from agentkit.core.files import (
+    FileWriteError,
     FolderRefused,
     atomic_write_text,
     replace_folder,
@@ -317,3 +320,46 @@ def test_replace_folder_through_a_symlink_to_a_folder_not_its_own_is_refused(tmp
 
     assert (tmp_path / "latest").is_symlink()
     assert _report(tmp_path / "home") == {"notes.txt": "mine"}
+
+
+def _disk_full_after(monkeypatch: pytest.MonkeyPatch, writes: int) -> None:
+    """Every synced write after the first ``writes`` fails as on a full disk."""
+    real, done = files._write_synced, []
+
+    def write(path: Path, text: str, *, mode_of: Path) -> None:
+        if len(done) >= writes:
+            path.write_text(text[: len(text) // 2])  # what a full disk leaves: a part
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        done.append(path)
+        real(path, text, mode_of=mode_of)
+
+    monkeypatch.setattr(files, "_write_synced", write)
+
+
+def test_a_full_disk_in_replace_together_keeps_every_old_file_and_no_pending_one(
+        tmp_path, monkeypatch):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.json"
+    first.write_text("old a")
+    second.write_text("old b")
+    _disk_full_after(monkeypatch, 1)
+
+    with pytest.raises(FileWriteError) as caught:
+        replace_together([(first, "new a"), (second, "new b")])
+
+    assert str(caught.value) == (f"{first}, {second}: cannot write it: no space left on "
+                                 "device (nothing written)")
+    assert (first.read_text(), second.read_text()) == ("old a", "old b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.json"]
+
+
+def test_a_full_disk_in_replace_folder_keeps_the_old_folder_and_says_so(tmp_path, monkeypatch):
+    folder = tmp_path / "report"
+    replace_folder(folder, {"report.md": "old", ".marker": ""}, marker=".marker")
+    _disk_full_after(monkeypatch, 0)
+
+    with pytest.raises(FileWriteError, match=r"report: cannot write it: no space left on "
+                                             r"device \(nothing written\)"):
+        replace_folder(folder, {"report.md": "new", ".marker": ""}, marker=".marker")
+
+    assert (folder / "report.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]

@@ -222,6 +222,18 @@ def test_a_loop_stopped_by_the_awaitable_is_an_error_that_does_not_stop_a_later_
     assert run_sync(asyncio.sleep(5, result="later")) == "later"
 
 
+def test_run_sync_runs_the_done_callbacks_of_its_task_before_it_returns():
+    # as run_until_complete does: AnyIO stops a worker thread in one
+    ran = []
+
+    async def with_callback() -> str:
+        asyncio.current_task().add_done_callback(lambda task: ran.append(task.result()))
+        return "done"
+
+    assert run_sync(with_callback()) == "done"
+    assert ran == ["done"]
+
+
 def test_run_sync_uses_the_clock_current_at_each_call():
     first, second = VirtualClock(), VirtualClock()
     with use_clock(first):

@@ -269,3 +269,16 @@ def test_a_repeated_key_is_still_reported_with_both_lines():
     _, where = parse_yaml("a: 1\nb: 2\na: 3\n")
 
     assert where.duplicates == [(("a",), 3, 1)]
+
+
+@pytest.mark.parametrize("where", ["n: {}\n", "a:\n  - b: {}\n", "unknown: [1, {}]\n",
+                                   "a: &x 1\nb: {}\n"])
+def test_an_integer_longer_than_python_reads_is_an_error_at_its_line(where):
+    # the one-pass loader (plain data) and the careful one (an anchor) alike
+    text = where.format("9" * 5_000)
+
+    with pytest.raises(YamlError, match="an integer of 5,000 digits, more than the 4,300 "
+                                        "agentkit reads") as info:
+        parse_yaml(text)
+
+    assert info.value.line == text.count("\n")

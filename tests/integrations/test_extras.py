@@ -1,11 +1,12 @@
 """The integrations as optional extras, in the default suite (no framework needed): a missing
 extra is bad input naming the pip install, a version outside the tested range warns once, the
-extras pin the tested versions, and importing agentkit's integration modules imports no
+extras accept the tested ranges, and importing agentkit's integration modules imports no
 framework."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -87,14 +88,25 @@ def test_a_version_inside_the_tested_range_does_not_warn(monkeypatch):
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS, ids=lambda f: f.extra)
-def test_each_extra_pins_the_version_its_tested_range_starts_at(framework):
+def test_each_extra_accepts_the_range_its_integration_warns_outside_of(framework):
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
 
-    pins = {spec.split("==")[0].split("[")[0]: spec.split("==")[1]
-            for spec in extras[framework.extra]}
+    ranges = {re.split(r"[\[>=<]", spec)[0]: spec[re.search(r"[>=<]", spec).start():]
+              for spec in extras[framework.extra]}
 
-    assert pins == {r.distribution: r.minimum for r in framework.requirements}
+    assert ranges == {r.distribution: r.tested for r in framework.requirements}
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS, ids=lambda f: f.extra)
+def test_each_range_reaches_up_to_the_next_major(framework):
+    # a user's newer release in the same major is accepted, not downgraded (LlamaIndex's 0.x:
+    # its minor releases are the breaking ones)
+    for requirement in framework.requirements:
+        major, minor, *_ = (*_framework._version(requirement.minimum), 0)
+        zero_x = major == 0 and requirement.distribution.startswith("llama-index")
+        assert _framework._version(requirement.below) == ((0, minor + 1) if zero_x
+                                                           else (major + 1,)), requirement
 
 
 def test_the_frameworks_extra_is_all_four():

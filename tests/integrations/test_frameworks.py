@@ -266,3 +266,22 @@ def test_agentkits_function_agent_and_llama_indexs_send_the_same_requests_but_to
 
     assert rest(ours) == rest(theirs)
     assert ours["totals"]["prompt_tokens"] < theirs["totals"]["prompt_tokens"]
+
+
+def test_pydantic_ais_allow_model_requests_false_fails_the_run_saying_what_to_do(
+        tmp_path, monkeypatch):
+    # pydantic-ai's docs recommend it in tests; agentkit's in-process model is refused too
+    import pydantic_ai.models
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", False)
+    path = _write(tmp_path, adding_scenario("refused", """\
+agents:
+  pydantic_ai:
+    script: ["5"]
+"""))
+
+    result = run_scenario(path, "pydantic_ai")
+
+    assert not result.passed
+    error = result.trace.turns[0].error or ""
+    assert "ALLOW_MODEL_REQUESTS is False in this session" in error, error
+    assert "override_allow_model_requests(True)" in error

@@ -654,11 +654,11 @@ def test_predict_and_call_without_a_tool_call_may_answer_with_the_text():
 
 def test_predict_and_call_turns_a_tool_error_into_an_error_output():
     result = ToolPicker([_call("fail", reason="disk full")]).predict_and_call(TOOLS, "go")
-    assert (result.response, result.sources[0].is_error) == ("Error: disk full", True)
+    assert (result.response, result.sources[0].is_error) == ("Encountered error: disk full", True)
 
 
 def test_predict_and_call_raises_tool_errors_when_asked_to():
-    with pytest.raises(ValueError, match="Error: disk full"):
+    with pytest.raises(ValueError, match=r"^Encountered error: disk full$"):
         ToolPicker([_call("fail", reason="disk full")]).predict_and_call(
             TOOLS, "go", error_on_tool_error=True)
 

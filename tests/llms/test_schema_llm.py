@@ -93,7 +93,7 @@ def test_a_tool_that_fails_is_reported_in_the_answer():
     response = FunctionCallingAgent.from_tools([FunctionTool.from_defaults(broken)],
                                                llm=SchemaLLM()).chat("smoke")
 
-    assert json.loads(str(response)) == {"broken": "Error: no data for city"}
+    assert json.loads(str(response)) == {"broken": "Encountered error: no data for city"}
 
 
 def test_it_calls_only_the_tools_it_is_told_to():

@@ -228,6 +228,18 @@ def test_a_result_that_is_not_mcp_shaped_is_an_error_naming_server_and_tool_and_
     assert not cassette.exists()  # nothing half-written
 
 
+def test_an_answer_that_is_not_json_rpc_is_named_as_such_not_a_timeout(tmp_path, capfd):
+    cassette = tmp_path / "c.yaml"
+    toolset = MCPToolset(_misbehaving(timeout=600), ["garbled"], cassette=cassette,
+                         mode="rewrite")
+    with pytest.raises(MCPProtocolError) as caught, toolset as (garbled,):
+        garbled.call()  # (before: waited the 600 s timeout, then "did not answer")
+    assert "MCP server `bad`" in str(caught.value)
+    assert "sent a message that is not valid JSON-RPC" in str(caught.value)
+    assert "Traceback" not in capfd.readouterr().err
+    assert not cassette.exists()
+
+
 def test_a_call_that_outlasts_the_timeout_stops_the_server(tmp_path):
     pidfile = tmp_path / "pid"
     toolset = MCPToolset(_misbehaving("--pidfile", str(pidfile), timeout=2), ["slow"])

@@ -125,3 +125,15 @@ def test_a_malformed_schema_is_named_and_not_recorded(tmp_path):
     assert done.returncode == 1
     assert "offers tool `echo` with a malformed input schema" in done.stderr
     assert not cassette.exists()
+
+
+def test_a_message_of_a_megabyte_is_relayed_and_recorded(tmp_path):
+    cassette = tmp_path / "c.yaml"
+    text = "x" * (1 << 20)
+
+    done = _proxy(*_recording(cassette), lines=[INITIALIZE, INITIALIZED, LIST,
+                                                _call("echo", {"text": text})])
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _replies(done)[2]["result"]["content"][0]["text"] == text
+    assert text in cassette.read_text()

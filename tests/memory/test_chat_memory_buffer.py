@@ -381,3 +381,13 @@ def test_set_with_the_old_history_as_prefix_tokenizes_only_the_new_messages():
     memory.get()
 
     assert calls == ["new one"]
+
+
+def test_a_snapshot_restores_the_messages_after_puts_and_sets():
+    # what AgentRunner.undo_step relies on; costs nothing however long the history
+    memory = ChatMemoryBuffer.from_defaults(chat_history=[ChatMessage(role="user", content="a")])
+    saved = memory.snapshot()
+    memory.put(ChatMessage(role="assistant", content="b"))
+    memory.set([ChatMessage(role="user", content="c")])
+    memory.restore(saved)
+    assert [m.content for m in memory.get_all()] == ["a"]

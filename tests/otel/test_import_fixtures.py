@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from agentkit.tools.recorded import load_recorded_tools
 from otel_helpers import FIXTURES
 
 
@@ -34,8 +35,7 @@ def test_llamaindex_tool_outputs_are_what_the_model_was_told(cli, tmp_path):
     shutil.copy(FIXTURES / "llamaindex_phoenix.json", tmp_path)
     cli("import-trace", "llamaindex_phoenix.json", "--out", "refund_case.yaml")
 
-    namespace: dict = {}
-    exec(Path("refund_case_tools.py").read_text(), namespace)  # our own output, data only
+    namespace = load_recorded_tools(Path("refund_case_tools.py"))
     assert namespace["lookup_order"].call(order_id="A17").content == \
         '{"order_id": "A17", "status": "delivered", "amount": 42.5}'
     assert namespace["refund"].metadata.get_parameters_dict()["required"] == ["order_id",

@@ -3,12 +3,16 @@ cassette that replay offline and reproduce the traced tool calls and answer."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
+from agentkit.core import files
+from agentkit.tools.recorded import MODULE_TEXT, attribute_names, load_recorded_tools
 from otel_helpers import attrs, spans_of
 
 
@@ -55,13 +59,51 @@ def test_the_tools_module_answers_each_recorded_call_from_its_table(cli, bundled
                 attrs(s)["gen_ai.tool.call.result"] for s in spans_of(exported)
                 if s["name"] == "execute_tool population"}
 
-    text = Path("lookups_tools.py").read_text()
-    assert "population = RecordedTool(" in text
-    namespace: dict = {}
-    exec(compile(text, "lookups_tools.py", "exec"), namespace)  # our own output, data only
+    table = json.loads(Path("lookups_tools.json").read_text())
+    assert [tool["name"] for tool in table["tools"]] == ["population"]
+    tools = load_recorded_tools(Path("lookups_tools.py"))
     assert len(recorded) == 4
     for city, output in recorded.items():
-        assert namespace["population"].call(city=city).content == output
+        assert tools["population"].call(city=city).content == output
+
+
+def _crafted(exported: Path, trace_id: str, name: str) -> Path:
+    """``exported`` with every span's trace id replaced, saved as ``name``."""
+    data = json.loads(exported.read_text())
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["traceId"] = trace_id
+    crafted = exported.parent / name
+    crafted.write_text(json.dumps(data))
+    return crafted
+
+
+PAYLOAD = '"""\nimport pathlib; pathlib.Path("pwned").write_text("ran")\n"""'
+
+
+@pytest.mark.parametrize("where", ["trace id", "file name"])
+def test_code_in_a_trace_id_or_file_name_is_never_run(cli, bundled, where):
+    exported = _export(cli, bundled("single_tool_call"), "function_calling")
+    trace = exported.read_text().split('"traceId": "')[1][:32]
+    crafted = (_crafted(exported, f"{trace}{PAYLOAD}", "c.json") if where == "trace id"
+               else _crafted(exported, trace, 'x""";import os;os.mkdir("pwned");""".json'))
+
+    imported = cli("import-trace", crafted, "--out", "c.yaml")
+    replayed = cli("run", "c.yaml")
+
+    assert imported.code == 0, imported.out + imported.err
+    assert replayed.code == 0, replayed.out + replayed.err
+    assert not Path("pwned").exists()
+    assert Path("c_tools.py").read_text() == MODULE_TEXT
+    table = json.loads(Path("c_tools.json").read_text())
+    assert (table["trace"], table["source"]) == (
+        (f"{trace}{PAYLOAD}", "c.json") if where == "trace id" else (trace, crafted.name))
+
+
+def test_tool_names_that_are_not_identifiers_get_distinct_attributes(cli, bundled):
+    assert attribute_names(["get-x", "get_x", "class", "9lives", "", "é"]) == [
+        "get_x", "get_x_2", "t_class", "t_9lives", "tool", "tool_2"]
 
 
 def test_the_cassette_replays_the_traced_answers_with_their_latency(cli, bundled):
@@ -186,3 +228,59 @@ def test_a_missing_file_is_bad_input(cli):
 
     assert outcome.code == 2
     assert "nowhere.json: no such file" in outcome.err
+
+
+@pytest.mark.parametrize("parents", [["01" * 8, "01" * 8], ["02" * 8, "01" * 8],
+                                     ["03" * 8, "01" * 8, "02" * 8]])
+def test_a_parent_cycle_through_the_root_is_bad_input_naming_the_cycle(cli, parents):
+    spans = [_span(f"{i + 1:02d}" * 8, "chat m", parent, gen_ai__operation__name="chat")
+             for i, parent in enumerate(parents)]
+    Path("f.json").write_text(_otlp(*spans))
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+
+    assert outcome.code == 2, outcome.out + outcome.err
+    assert "the spans' parents form a cycle (" in outcome.err
+    assert "Traceback" not in outcome.err
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"resourceSpans": [{"scopeSpans": 7}]}', "f.json:1: not an OTLP-JSON trace export: "
+                                               "expected a list, found a JSON int"),
+    ('{"resourceSpans": [{"scopeSpans": [{"spans": "x"}]}]}', "expected a list, found a JSON str"),
+    ("[" * 100_000 + "]" * 100_000, "f.json:1:101: nested more than"),
+    ('{"resourceSpans": [], "n": ' + "9" * 5_000 + "}", "f.json:1:28: an integer of 5,000 digits"),
+    (_otlp({**_span("01" * 8, "chat m"), "startTimeUnixNano": "9" * 5_000}),
+     "f.json:1: a span is malformed")])
+def test_a_malformed_export_is_bad_input_at_its_place_never_a_traceback(cli, text, said):
+    Path("f.json").write_text(text)
+
+    outcome = cli("import-trace", "f.json", "--out", "x.yaml")
+
+    assert outcome.code == 2, outcome.out + outcome.err
+    assert said in outcome.err
+    assert "Traceback" not in outcome.err
+
+
+@pytest.mark.parametrize("writes", [0, 2, 3])
+def test_a_full_disk_leaves_no_scenario_without_its_cassette_and_says_so(cli, bundled,
+                                                                         monkeypatch, writes):
+    exported = _export(cli, bundled("single_tool_call"), "function_calling")
+    real, done = files._write_synced, []
+
+    def write(path, text, *, mode_of):
+        if len(done) >= writes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        done.append(path)
+        real(path, text, mode_of=mode_of)
+
+    monkeypatch.setattr(files, "_write_synced", write)
+
+    outcome = cli("import-trace", exported, "--out", "full.yaml")
+
+    assert outcome.code == 2
+    assert outcome.err.startswith("agentkit: error: ")
+    assert outcome.err.rstrip().endswith("no space left on device (nothing written)")
+    assert "Traceback" not in outcome.err
+    assert [str(p) for p in Path().rglob("*") if p.is_file()
+            and p.parts[0] != "scenarios" and p != exported] == []

@@ -236,3 +236,15 @@ def test_a_recording_killed_while_writing_its_files_settles_to_one_pair_that_rep
     assert _replays(scenario)  # the next run settles the pair first
     assert run_scenario(scenario).trace.turns[0].response == answer_now
     assert _stray_files(scenario) == []
+
+
+def test_a_re_recording_that_came_back_the_same_keeps_the_cassettes_recorded_at(scenario):
+    assert _record(scenario).written
+    cassette = _files(scenario)[0]
+    old = cassette.read_text("utf-8")
+    stamp = next(line for line in old.splitlines() if line.startswith("recorded_at:"))
+    cassette.write_text(old.replace(stamp, "recorded_at: '2000-01-01T00:00:00+00:00'"), "utf-8")
+
+    assert _record(scenario, mode="rewrite").written
+
+    assert "recorded_at: '2000-01-01T00:00:00+00:00'" in cassette.read_text("utf-8")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentkit.core.files import atomic_write_text
+from agentkit.core.files import FileWriteError, atomic_write_text
 from agentkit.core.secrets import Redactor
 from tests.fake_keys import fake_key
 
@@ -139,7 +139,8 @@ def test_a_failing_rename_keeps_the_old_file_and_removes_the_temp_file(tmp_path,
         raise OSError("rename failed")
 
     monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(OSError, match="rename failed"):
+    with pytest.raises(FileWriteError, match=r"out.txt: cannot write it: rename failed "
+                                             r"\(nothing written\)"):
         atomic_write_text(path, "new")
 
     assert path.read_text() == "old"
@@ -155,7 +156,7 @@ def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_temp_file(tm
         raise OSError("fsync failed")
 
     monkeypatch.setattr(os, "fsync", fail)
-    with pytest.raises(OSError, match="fsync failed"):
+    with pytest.raises(FileWriteError, match=r"fsync failed \(nothing written\)"):
         atomic_write_text(path, "new")
 
     assert path.read_text() == "old"

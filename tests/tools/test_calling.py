@@ -138,7 +138,7 @@ def test_a_wrong_argument_type_yields_an_error_output_naming_the_argument():
 def test_an_unknown_tool_yields_an_error_output_naming_it():
     output = call_tool_with_selection(_select("subtract", a=1), TOOLS)
     assert (output.content, output.tool_name, output.is_error) == (
-        "Error: No such tool named `subtract`.", "subtract", True)
+        "Tool with name subtract not found, please double check.", "subtract", True)
 
 
 def test_call_tool_without_a_tool_names_the_missing_one():
@@ -150,7 +150,8 @@ def test_an_arguments_error_yields_an_error_output_without_calling_the_tool():
     tool = FunctionTool.from_defaults(lambda: calls.append(1), name="record")
     output = call_tool_with_selection(
         _select("record", arguments_error="arguments are not valid JSON"), [tool])
-    assert (output.content, output.is_error, calls) == ("Error: arguments are not valid JSON", True, [])
+    assert (output.content, output.is_error, calls) == (
+        "Encountered error: arguments are not valid JSON", True, [])
 
 
 def test_an_arguments_error_is_the_output_even_for_an_unknown_tool():
@@ -158,7 +159,7 @@ def test_an_arguments_error_is_the_output_even_for_an_unknown_tool():
     # model must read, whatever the call's name
     output = call_tool_with_selection(_select("ghost", arguments_error="FUNC #1 is not closed"), [])
     assert (output.content, output.tool_name, output.is_error) == (
-        "Error: FUNC #1 is not closed", "ghost", True)
+        "Encountered error: FUNC #1 is not closed", "ghost", True)
 
 
 def test_a_cancelled_tool_call_is_not_turned_into_an_output():

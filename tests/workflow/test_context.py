@@ -190,11 +190,6 @@ def test_send_event_takes_only_events():
         _ctx().send_event("hello")  # type: ignore[arg-type]
 
 
-def test_write_event_to_stream_takes_only_events():
-    with pytest.raises(TypeError, match=r"^write_event_to_stream takes an Event, got int$"):
-        _ctx().write_event_to_stream(3)  # type: ignore[arg-type]
-
-
 def test_wait_for_event_waits_only_for_event_types():
     with pytest.raises(TypeError, match=r"^wait_for_event waits for an Event type, got 'x'$"):
         run_sync(_ctx().wait_for_event("x"))  # type: ignore[arg-type]

@@ -228,10 +228,16 @@ def test_a_saved_event_of_a_class_the_workflow_does_not_restore_names_it():
         Context.from_dict(Ask(), data)
 
 
-def test_a_saved_stream_entry_that_is_not_an_event_is_rejected():
-    data = _resealed({**_saved(), "stream": [3]})
-    with pytest.raises(ContextSerdeError,
-                       match=r"^Context.from_dict: at \['stream'\]\[0\]: must be Event, got int$"):
+def test_a_saved_stream_entry_may_be_any_saved_value_as_upstream_streams_any_object():
+    data = _resealed({**_saved(), "stream": [3, {"k": 1}]})
+    assert Context.from_dict(Ask(), data)._stream.pending() == [3, {"k": 1}]
+
+
+def test_a_saved_stream_entry_naming_an_unknown_class_is_rejected():
+    data = _resealed({**_saved(), "stream": [{"__agentkit__": "model", "type": "os:system",
+                                               "fields": {}, "extra": {}}]})
+    with pytest.raises(ContextSerdeError, match=r"^Context.from_dict: at \['stream'\]\[0\]"
+                                                r"\['type'\]: class os:system is not one"):
         Context.from_dict(Ask(), data)
 
 

@@ -1,6 +1,7 @@
 """Running a workflow: routing, results, step errors."""
 
 import asyncio
+import logging
 
 import pytest
 
@@ -59,10 +60,13 @@ def test_a_start_event_can_be_passed_directly():
     assert Relay().run_sync(start_event=StartEvent(n=9)) == 10
 
 
-def test_start_event_and_keywords_together_are_rejected():
-    with pytest.raises(WorkflowRuntimeError,
-                       match=r"^run\(\) takes a start_event or keyword arguments, not both"):
-        Relay().run_sync(start_event=StartEvent(), n=1)
+def test_keywords_beside_a_start_event_are_ignored_with_upstreams_warning(caplog):
+    # upstream 0.12.42 logs this warning and runs with the start event
+    with caplog.at_level(logging.WARNING, logger="agentkit.workflow.workflow"):
+        assert Relay().run_sync(start_event=StartEvent(n=9), n=1) == 10
+    assert [r.getMessage() for r in caplog.records] == [
+        "Keyword arguments are not supported when 'run()' is invoked with the 'start_event' "
+        "parameter. These keyword arguments will be ignored: {'n': 1}"]
 
 
 def test_a_start_event_of_the_wrong_type_is_rejected():

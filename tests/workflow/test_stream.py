@@ -66,16 +66,20 @@ class Failing(Chatty):
         raise RuntimeError("no")
 
 
-def test_stream_events_raises_the_runs_error_after_the_events_written_before_it():
-    seen: list[str] = []
+def test_a_failing_run_ends_its_stream_with_a_plain_stop_event_and_awaiting_raises():
+    # upstream 0.12.42: the stream ends with StopEvent() (result None); `await handler` raises
+    seen: list[object] = []
 
     async def main():
-        async for e in Failing().run().stream_events():
-            seen.append(e.step)
+        handler = Failing().run()
+        async for e in handler.stream_events():
+            seen.append(e.step if isinstance(e, Progress) else e)
+        await handler
 
     with pytest.raises(WorkflowRuntimeError, match=r"^Error in step 'end': no$"):
         run_sync(main())
-    assert seen == ["begin:1", "begin:2", "end"]
+    assert seen[:3] == ["begin:1", "begin:2", "end"]
+    assert len(seen) == 4 and type(seen[3]) is StopEvent and seen[3].result is None
 
 
 class Asks(Workflow):

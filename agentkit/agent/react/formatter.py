@@ -45,8 +45,25 @@ class ReActChatFormatter:
     def __init__(self, system_header: str = REACT_CHAT_SYSTEM_HEADER, context: str = "",
                  observation_role: MessageRole = MessageRole.USER) -> None:
         self.system_header = system_header
+        self.header_vars: dict[str, Any] = {}
         self.context = context
         self.observation_role = MessageRole(observation_role)
+
+    @property
+    def header_template(self) -> PromptTemplate:
+        """The header as a template, with the values ``set_header`` kept for its variables."""
+        return PromptTemplate(self.system_header, **getattr(self, "header_vars", {}))
+
+    def set_header(self, header: str | PromptTemplate) -> None:
+        """Use ``header`` as the system header. A template's partial values
+        (``PromptTemplate(...).partial_format(x=...)``) are kept and filled in on every call
+        (LlamaIndex 0.12 dropped them and failed; later releases keep them, as here)."""
+        if isinstance(header, PromptTemplate):
+            self.system_header = header.get_template()
+            self.header_vars = dict(header.partial)
+        else:
+            self.system_header = str(header)
+            self.header_vars = {}
 
     @classmethod
     def from_defaults(cls, system_header: str | None = None, context: str | None = None,
@@ -75,10 +92,10 @@ class ReActChatFormatter:
         someone changed the message returned last time). The inputs are compared as they
         are, not rendered: the same strings on every step, so the check is by identity."""
         metadata = [tool.metadata for tool in tools]
-        key = (self.system_header, self.context,
+        key = (self.system_header, self.context, getattr(self, "header_vars", {}),
                [(m.name, m.description, m.fn_schema_str) for m in metadata])
         if self._header is None or self._header[0] != key:
-            header = PromptTemplate(self.system_header).format(
+            header = PromptTemplate(self.system_header, **key[2]).format(
                 tool_desc="\n".join(get_react_tool_descriptions(tools)),
                 tool_names=", ".join(m.name for m in metadata), context=self.context)
             self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))

@@ -9,8 +9,10 @@ what follows ``Answer:`` (a fix over LlamaIndex, which returned ``"Answer: X"``)
 name ends at whitespace or ``(``; the input is the outermost ``{...}`` after ``Action Input:``,
 read leniently (single quotes, trailing commas, Python literals, ``//`` and ``/* */``
 comments, prose after it). Anything
-else raises ``ValueError("Could not parse output: ...")`` naming what is wrong. Any text
-yields a step or that ``ValueError``, never another error.
+else raises ``ValueError("Could not parse output: ...")`` naming what is wrong -- except an
+``Action:`` with no ``Action Input:``, which is upstream's ``ValueError("Could not extract
+tool use from input text: ...")`` word for word. Any text yields a step or one of those
+errors, never another.
 
 Deciding by the first marker (LlamaIndex let an ``Action:`` anywhere win) makes the decision
 final as soon as a prefix of the text has made it, so a streamed answer handed out early is
@@ -172,7 +174,8 @@ def _parse_action(output: str) -> ActionReasoningStep:
     rest = after[name_match.end():] if name_match else after
     marker = rest.find("Action Input:")
     if marker < 0:
-        raise _fail(output, f"'Action: {action}' has no 'Action Input:' after it")
+        # upstream's words: they reach the model (a workflow ReActAgent's retry message)
+        raise ValueError(f"Could not extract tool use from input text: {output}")
     action_input = _read_action_input(output, rest[marker + len("Action Input:"):])
     return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
 

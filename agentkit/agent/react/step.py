@@ -24,7 +24,6 @@ from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
-from agentkit.llms.prompts import PromptTemplate
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
@@ -132,14 +131,12 @@ class ReActAgentWorker(AgentWorker):
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, Any]:
-        return {"system_prompt": PromptTemplate(self._react_chat_formatter.system_header)}
+        return {"system_prompt": self._react_chat_formatter.header_template}
 
     def update_prompts(self, prompts: dict[str, Any]) -> None:
         super().update_prompts(prompts)
         if "system_prompt" in prompts:
-            prompt = prompts["system_prompt"]
-            self._react_chat_formatter.system_header = (
-                prompt.get_template() if isinstance(prompt, PromptTemplate) else str(prompt))
+            self._react_chat_formatter.set_header(prompts["system_prompt"])
 
     # ------------------------------------------------------------------ steps
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
@@ -243,11 +240,12 @@ class ReActAgentWorker(AgentWorker):
         runner = await self._atools_for(task.input)
         stream = await self._llm.astream_chat(self._messages(task, runner.tools))
         # per chunk only what deciding needs; the deltas of an answer that shows only at the
-        # end are worked out from the chunk texts then (most streamed steps are actions)
-        text, texts, deciding = "", [], self._streams_early()
+        # end are worked out then from where each chunk ended (most streamed steps are
+        # actions). Lengths, not texts: a text per chunk is memory quadratic in the answer
+        text, ends, deciding = "", [], self._streams_early()
         async for chunk in stream:
             text = chunk.message.content or ""
-            texts.append(text)
+            ends.append(len(text))
             if deciding:
                 decision = first_marker(text)
                 if decision == "answer":
@@ -258,7 +256,7 @@ class ReActAgentWorker(AgentWorker):
         output = self._finish_step(task, step, reasoning, is_done)
         if is_done:
             unsent = _Unsent()
-            deltas = [unsent.take(chunk_text) for chunk_text in texts]
+            deltas = [unsent.take(text[:end]) for end in ends]
             output = output.model_copy(update={
                 "output": StreamingAgentChatResponse.from_answer(output.output, deltas)})
         return output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from agentkit.instrumentation import CallbackManager
 from agentkit.llms.types import ChatMessage
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
 
-__all__ = ["AgentRunner", "AgentState", "TaskState"]
+__all__ = ["AgentRunner", "AgentState", "StepSnapshot", "TaskState"]
 
 StepMode = Literal["run", "stream"]
 
@@ -39,6 +40,74 @@ class TaskState:
     task: Task
     step_queue: deque[TaskStep] = field(default_factory=deque)
     completed_steps: list[TaskStepOutput] = field(default_factory=list)
+    undo_stack: list[StepSnapshot] = field(default_factory=list, repr=False)
+    """One snapshot per completed step, taken before it ran (``AgentRunner.undo_step``)."""
+
+
+@dataclass
+class StepSnapshot:
+    """What a task was before one of its steps: the queued steps (each with its input and
+    state), the task's scratch state, and the messages of every memory the task holds (its
+    conversation memory and the worker's new-message buffers).
+
+    Containers (dicts, lists, sets, deques, tuples) are copied, keeping their sharing (a
+    worker may keep one dict as both step state and task state); memories are kept with a
+    copy of their messages and put back in place, so a memory object keeps its identity;
+    anything else (messages, tool outputs, reasoning steps) is a record and kept as is. A
+    ``ChatMemoryBuffer``'s snapshot costs nothing however long the conversation is."""
+
+    queue: list[tuple[TaskStep, str | None, dict[str, Any]]]
+    extra_state: dict[str, Any]
+    memories: list[tuple[BaseMemory, Any]]
+
+    @classmethod
+    def take(cls, task: Task, queue: deque[TaskStep]) -> StepSnapshot:
+        copier = _Copier()
+        copier.copy(task.memory)
+        steps = [(step, step.input, copier.copy(step.step_state)) for step in queue]
+        return cls(queue=steps, extra_state=copier.copy(task.extra_state),
+                   memories=list(copier.memories.values()))
+
+    def restore(self, task: Task, queue: deque[TaskStep]) -> None:
+        queue.clear()
+        for step, step_input, step_state in self.queue:
+            step.input, step.step_state = step_input, step_state
+            queue.append(step)
+        task.extra_state.clear()
+        task.extra_state.update(self.extra_state)
+        for memory, saved in self.memories:
+            memory.restore(saved)
+
+
+class _Copier:
+    """The copy a :class:`StepSnapshot` keeps (see there)."""
+
+    def __init__(self) -> None:
+        self._copies: dict[int, Any] = {}
+        self.memories: dict[int, tuple[BaseMemory, Any]] = {}
+
+    def copy(self, value: Any) -> Any:
+        if isinstance(value, BaseMemory):
+            if id(value) not in self.memories:
+                self.memories[id(value)] = (value, value.snapshot())
+            return value
+        if type(value) is tuple:  # a named tuple is a record
+            return tuple(self.copy(item) for item in value)
+        if not isinstance(value, (dict, list, set, deque)):
+            return value
+        known = self._copies.get(id(value))
+        if known is not None:
+            return known
+        copied = copy.copy(value)  # the same container type, filled again below
+        self._copies[id(value)] = copied
+        copied.clear()
+        if isinstance(value, dict) and isinstance(copied, dict):
+            copied.update((key, self.copy(item)) for key, item in value.items())
+        elif isinstance(copied, set):
+            copied.update(value)  # set members are hashable, so immutable records
+        elif isinstance(copied, (list, deque)):
+            copied.extend(self.copy(item) for item in value)
+        return copied
 
 
 @dataclass
@@ -176,11 +245,15 @@ class AgentRunner(BaseAgent):
         if not output.is_last:
             self.state.get_step_queue(task_id).extend(output.next_steps)
 
+    _keeps_undo = True
+    """Whether each step's snapshot is kept for :meth:`undo_step`."""
+
     async def _arun_step(self, task_id: str, step: TaskStep | None = None,
                          input: str | None = None, mode: StepMode = "run",
                          **kwargs: Any) -> TaskStepOutput:
         state = self.state._state(task_id)
         task = state.task
+        snapshot = StepSnapshot.take(task, state.step_queue) if self._keeps_undo else None
         step = self._next_step(task_id, state.step_queue, step, input)
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
@@ -202,6 +275,27 @@ class AgentRunner(BaseAgent):
                                                   output=output, is_last=output.is_last))
         self._queue_next_steps(task_id, output)
         state.completed_steps.append(output)
+        if snapshot is not None:
+            state.undo_stack.append(snapshot)
+        return output
+
+    def undo_step(self, task_id: str) -> TaskStepOutput:
+        """Undo the task's last completed step and return its output: the step queue, the
+        task's state and memory (the conversation's too, if the step's answer was already
+        written to it) are as they were before that step, so the next ``run_step`` runs it
+        again -- with another LLM, or another ``input``. Repeatable, back to the first step.
+
+        LlamaIndex 0.12 only declares this method (NotImplementedError). A ValueError says
+        when the task has no step to undo; a deleted task (``delete_task_on_finish``) has
+        none left.
+        """
+        state = self.state._state(task_id)
+        if not state.completed_steps or not state.undo_stack:
+            raise ValueError(f"Nothing to undo for task_id: {task_id} (no step of it has "
+                             "completed since it was created)")
+        snapshot = state.undo_stack.pop()
+        output = state.completed_steps.pop()
+        snapshot.restore(state.task, state.step_queue)
         return output
 
     @staticmethod

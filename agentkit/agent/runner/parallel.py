@@ -20,6 +20,8 @@ class ParallelAgentRunner(AgentRunner):
     last step must consist of that step alone.
     """
 
+    _keeps_undo = False  # the steps of a round run concurrently: no "before the last step"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._waiting: dict[str, list[TaskStep]] = {}
@@ -36,6 +38,13 @@ class ParallelAgentRunner(AgentRunner):
             if step.is_ready and all(prev in done for prev in step.prev_steps):
                 waiting.remove(step)
                 queue.append(step)
+
+    def undo_step(self, task_id: str) -> TaskStepOutput:
+        """Not for DAG tasks: a round's steps run at once, so no state is "before the last
+        step" of them."""
+        raise NotImplementedError(
+            "ParallelAgentRunner.undo_step: the steps of a round run concurrently, so there "
+            "is no state before the last of them to go back to; use AgentRunner to undo steps")
 
     def delete_task(self, task_id: str) -> None:
         super().delete_task(task_id)

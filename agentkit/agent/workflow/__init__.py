@@ -54,6 +54,7 @@ from agentkit.agent.workflow.events import (
     AgentSetup,
     AgentStream,
     AgentWorkflowStartEvent,
+    StreamText,
     ToolCall,
     ToolCallResult,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "AgentOutput",
     "AgentSetup",
     "AgentStream",
+    "StreamText",
     "AgentWorkflow",
     "AgentWorkflowStartEvent",
     "BaseWorkflowAgent",

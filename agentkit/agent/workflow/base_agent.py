@@ -32,6 +32,7 @@ from agentkit.agent.workflow.events import (
     HANDOFF_TOOL_NAME,
     AgentOutput,
     AgentStream,
+    StreamText,
     ToolCallResult,
 )
 from agentkit.agent.workflow.loop import AgentLoop
@@ -195,9 +196,10 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
     async def _streamed(self, ctx: Context, stream: AsyncIterator[ChatResponse]) -> ChatResponse:
         """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
         last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        text = StreamText()
         async for last in stream:
-            ctx.write_event_to_stream(AgentStream(
-                delta=last.delta or "", response=last.message.content or "",
+            ctx.write_event_to_stream(AgentStream.of_stream(
+                text, text.add(last.message.content or ""), delta=last.delta or "",
                 tool_calls=self._tool_calls_of(last), raw=last.raw,
                 current_agent_name=self.name))
         return last

@@ -9,9 +9,9 @@ steps only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, computed_field, model_serializer
 
 from agentkit.llms.types import ChatMessage, ToolOutput, ToolSelection
 from agentkit.workflow import Event, StartEvent
@@ -21,6 +21,7 @@ __all__ = [
     "AgentInput",
     "AgentSetup",
     "AgentStream",
+    "StreamText",
     "AgentOutput",
     "ToolCall",
     "ToolCallResult",
@@ -45,14 +46,73 @@ class AgentSetup(Event):
     current_agent_name: str
 
 
+class StreamText:
+    """The text of one stream, piece by piece: each :class:`AgentStream` of the stream reads
+    its text so far from here, so a long answer's events hold every piece once (a text per
+    event would be memory growing with the square of the answer)."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._starts: list[int] = []  # where each part begins: after a reset, the part itself
+        self._text = ""  # the latest text, to spot the new piece of the next one
+
+    def add(self, text: str) -> int:
+        """Take the stream's text so far; returns the mark to read it back with."""
+        previous = self._text
+        if len(text) >= len(previous) and text.startswith(previous):
+            self._parts.append(text[len(previous):])
+            self._starts.append(self._starts[-1] if self._starts else 0)
+        else:  # a text that does not extend the last one replaces it
+            self._parts.append(text)
+            self._starts.append(len(self._parts) - 1)
+        self._text = text
+        return len(self._parts)
+
+    def upto(self, mark: int) -> str:
+        """The text as it was when ``mark`` was taken."""
+        if mark == len(self._parts):
+            return self._text
+        return "".join(self._parts[self._starts[mark - 1]:mark]) if mark else ""
+
+
 class AgentStream(Event):
-    """One streamed piece of an agent's LLM reply (``response`` is the text so far)."""
+    """One streamed piece of an agent's LLM reply; ``response`` is the text so far (read
+    from the stream's :class:`StreamText` when asked, or as given)."""
 
     delta: str
-    response: str
     current_agent_name: str
     tool_calls: list[ToolSelection] = Field(default_factory=list)
     raw: Any = Field(default=None, exclude=True)
+    _text: StreamText | str | None = PrivateAttr(default=None)
+    _mark: int = PrivateAttr(default=0)
+
+    if TYPE_CHECKING:
+        def __init__(self, *, delta: str, current_agent_name: str, response: str = "",
+                     tool_calls: list[ToolSelection] | None = None, raw: Any = None,
+                     **extras: Any) -> None: ...
+    else:
+        def __init__(self, **data: Any) -> None:
+            response = data.pop("response", "")
+            super().__init__(**data)
+            self._text = response
+
+    @classmethod
+    def of_stream(cls, text: StreamText, mark: int, **data: Any) -> AgentStream:
+        """The event for ``text`` as it was at ``mark`` (:meth:`StreamText.add`)."""
+        event = cls(**data)
+        event._text, event._mark = text, mark
+        return event
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def response(self) -> str:
+        """The reply's text so far."""
+        text = self._text
+        if isinstance(text, StreamText):
+            return text.upto(self._mark)
+        if text is None:  # validated from a dump (a checkpoint): the field is an extra
+            return str((self.__pydantic_extra__ or {}).get("response", ""))
+        return text
 
 
 class AgentOutput(Event):
@@ -99,7 +159,15 @@ class ToolCallResult(Event):
 
 
 class AgentWorkflowStartEvent(StartEvent):
-    """How a run starts: ``user_msg``, ``chat_history``, ``memory``, ``max_iterations``."""
+    """How a run starts: ``user_msg``, ``chat_history``, ``memory``, ``max_iterations``.
+
+    ``model_dump()`` (and ``model_dump_json()``) give only ``user_msg`` and ``chat_history``,
+    as upstream: the memory and the iteration limit are the run's, not the message's.
+    (Upstream fails when the event has no ``chat_history``; here a missing one is None.)"""
+
+    @model_serializer(mode="plain")
+    def _dump(self) -> dict[str, Any]:
+        return {"user_msg": self.get("user_msg"), "chat_history": self.get("chat_history")}
 
     def __init__(self, **data: Any) -> None:
         history = data.get("chat_history")

@@ -20,7 +20,9 @@ class FunctionAgent(BaseWorkflowAgent):
     messages and one ``tool`` message per call (with ``tool_call_id``) until ``finalize``
     moves it into memory: ``[user, assistant (tool calls), tool, ..., assistant answer]``; the
     system prompt is never stored. A ``return_direct`` result (not a hand-off, not an error)
-    also goes in as an assistant message: the answer.
+    also goes in as an assistant message, the answer, with the call's ``tool_call_id`` in
+    its ``additional_kwargs`` (as upstream; the OpenAI backend sends it only on tool
+    messages).
 
     ``allow_parallel_tool_calls`` lets one reply ask for several calls (they run
     concurrently); ``initial_tool_choice`` forces a tool on the first call of a run.
@@ -80,7 +82,8 @@ class FunctionAgent(BaseWorkflowAgent):
         direct = next((r for r in results if r.direct and not r.is_handoff), None)
         if direct is not None:
             scratchpad.append(ChatMessage(role=MessageRole.ASSISTANT,
-                                          content=direct.tool_output.content))
+                                          content=direct.tool_output.content,
+                                          additional_kwargs={"tool_call_id": direct.tool_id}))
         await ctx.store.set(self.scratchpad_key, scratchpad)
 
     async def finalize(self, ctx: Context, output: AgentOutput,

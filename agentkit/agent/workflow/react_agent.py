@@ -73,13 +73,12 @@ class ReActAgent(BaseWorkflowAgent):
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, PromptTemplate]:
-        return {"react_header": PromptTemplate(self.formatter.system_header)}
+        return {"react_header": self.formatter.header_template}
 
     def update_prompts(self, prompts: dict[str, str | PromptTemplate]) -> None:
         header = prompts.get("react_header")
         if header is not None:
-            self.formatter.system_header = (header.get_template()
-                                            if isinstance(header, PromptTemplate) else str(header))
+            self.formatter.set_header(header)
 
     # ------------------------------------------------------------------ the hooks
     async def take_step(self, ctx: Context, llm_input: list[ChatMessage], tools: Sequence[Any],

@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import importlib.util
+import logging
 import os
 import socket
 import tempfile
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentkit.core.secrets import Redactor
-from agentkit.tools.mcp.server import MCPServer, MCPServerError
+from agentkit.tools.mcp.server import MCPProtocolError, MCPServer, MCPServerError
 
 __all__ = ["LiveConnection", "await_future", "STDERR_LINES", "START_TIMEOUT"]
 
@@ -37,6 +38,12 @@ T = TypeVar("T")
 
 STDERR_LINES = 12
 """How many of the server's last stderr lines an error shows."""
+STDERR_LINE_CHARS = 500
+"""How much of each stderr line an error shows."""
+_STDERR_TAIL_BYTES = 64 * 1024  # read from the end of the server's stderr, however large
+
+# the SDK logs a traceback for a line it cannot read; agentkit reports it as the call's error
+logging.getLogger("mcp.client.stdio").addHandler(logging.NullHandler())
 
 _CLOSE_TIMEOUT = 15.0  # the SDK's own shutdown is bounded (stdin close, SIGTERM, SIGKILL)
 
@@ -80,6 +87,8 @@ class LiveConnection:
         self._failure: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._invalid: asyncio.Event | None = None
+        self._invalid_message: BaseException | None = None
         fd, name = tempfile.mkstemp(prefix="agentkit-mcp-", suffix=".stderr")
         os.close(fd)
         self._stderr_path = Path(name)
@@ -148,10 +157,11 @@ class LiveConnection:
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self._invalid = asyncio.Event()
         with self._stderr_path.open("a", encoding="utf-8", errors="replace") as errlog:
             async with AsyncExitStack() as stack:
                 transport = self._transport(executable, errlog, stack)
-                client = Client(await transport, cache=None)
+                client = Client(await transport, cache=None, message_handler=self._on_message)
                 self._client = await stack.enter_async_context(client)
                 self._ready.set()
                 await self._stop.wait()
@@ -172,25 +182,58 @@ class LiveConnection:
             headers=dict(server.headers), timeout=server.timeout))
         return streamable_http_client(server.url, http_client=http)
 
+    async def _on_message(self, message: Any) -> None:
+        """What the SDK could not read from the server (not JSON-RPC) ends the calls waiting
+        on it at once, named as such (before: they waited out the timeout, "did not answer")."""
+        if isinstance(message, Exception) and self._invalid is not None:
+            self._invalid_message = message
+            self._invalid.set()
+
     # ------------------------------------------------------------------ requests
     def submit(self, request: Callable[[Any], Awaitable[T]]) -> concurrent.futures.Future[T]:
-        """Run ``request(client)`` on the server's loop, bounded by the server's timeout."""
+        """Run ``request(client)`` on the server's loop, bounded by the server's timeout and
+        ended by a message from the server that is not JSON-RPC."""
         if not self.alive or self._loop is None:
             raise self.error("is not running" if self._closed else "has stopped")
 
         async def bounded() -> T:
-            return await asyncio.wait_for(request(self._client), self.server.timeout)
+            call = asyncio.ensure_future(request(self._client))
+            invalid = asyncio.ensure_future(self._invalid.wait()) if self._invalid else None
+            try:
+                await asyncio.wait({call, *([invalid] if invalid else [])},
+                                   timeout=self.server.timeout,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if invalid is not None:
+                    invalid.cancel()
+            if call.done():
+                return call.result()
+            call.cancel()
+            if invalid is not None and self._invalid_message is not None:
+                raise self.error(f"sent a message that is not valid JSON-RPC "
+                                 f"({_reason(self._invalid_message)[:300]})",
+                                 cls=MCPProtocolError)
+            raise TimeoutError
 
         return asyncio.run_coroutine_threadsafe(bounded(), self._loop)
 
     # ------------------------------------------------------------------ errors
     def stderr_tail(self, lines: int = STDERR_LINES) -> list[str]:
-        """The last ``lines`` lines the server wrote to stderr."""
+        """The last ``lines`` lines the server wrote to stderr, each cut to
+        :data:`STDERR_LINE_CHARS`: only the end of the file is read, however much it wrote."""
         try:
-            text = self._stderr_path.read_text(encoding="utf-8", errors="replace")
+            with self._stderr_path.open("rb") as file:
+                size = file.seek(0, 2)
+                file.seek(max(size - _STDERR_TAIL_BYTES, 0))
+                data = file.read(_STDERR_TAIL_BYTES)
         except OSError:
             return []
-        return text.splitlines()[-lines:]
+        text = data.decode("utf-8", errors="replace")
+        if size > _STDERR_TAIL_BYTES:
+            text = text.partition("\n")[2]  # the first line read is cut at its start
+        return [line if len(line) <= STDERR_LINE_CHARS
+                else f"{line[:STDERR_LINE_CHARS]}... ({len(line):,} characters)"
+                for line in text.splitlines()[-lines:]]
 
     def error(self, what: str, tool: str | None = None,
               cls: type[MCPServerError] = MCPServerError) -> MCPServerError:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from agentkit.core.secrets import Redactor
+from agentkit.core.textfiles import loads_json
 from agentkit.llms.cassette import Cassette, CassetteMissError, RecordMode
 from agentkit.tools.mcp.server import MCPProtocolError, MCPServer
 from agentkit.tools.mcp.session import (
@@ -48,6 +49,8 @@ REPLAY_PROTOCOL_VERSION = "2025-06-18"
 """The protocol version a replaying proxy answers ``initialize`` with when the client asks for
 one it does not know."""
 
+MAX_MESSAGE = 1 << 24
+"""The longest message (one JSON line, 16 MiB) the proxy relays either way."""
 _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _TOOL_METHODS = ("tools/list", "tools/call")
 _MISS_CODE = -32603
@@ -164,39 +167,54 @@ class _Proxy:
     # ------------------------------------------------------------------ server -> client
     async def from_server(self) -> None:
         assert self.process is not None and self.process.stdout is not None
-        async for line in self.process.stdout:
+        try:
+            async for line in self.process.stdout:
+                self.from_server_line(line)
+        except ValueError:  # asyncio's word for a line past the reader's limit
+            self.broken = True
+            print(f"agentkit mcp-proxy: MCP server `{self.server.name}` "
+                  f"({self.server.describe()}) sent a message over {MAX_MESSAGE >> 20} MiB, "
+                  "the most agentkit relays; nothing recorded", file=self.err, flush=True)
+
+    def from_server_line(self, line: bytes) -> None:
+        """Relay one message of the server's, keeping what the recording needs."""
+        try:
+            message = loads_json(line.decode("utf-8", errors="replace"))
+        except ValueError:  # not JSON, or past agentkit's limits: relayed, never kept
+            message = None
+        ident = message.get("id") if isinstance(message, dict) else None
+        if isinstance(message, dict) and "method" not in message:
+            self.unanswered.discard(ident)
+            if not self.unanswered:
+                self.answered.set()
+        if (isinstance(message, dict) and "method" not in message
+                and ident in self.pending):
+            number, canonical, started = self.pending.pop(ident)
+            error = message.get("error")
+            result = None if error else message.get("result")
             try:
-                message = json.loads(line)
-            except json.JSONDecodeError:
-                message = None
-            ident = message.get("id") if isinstance(message, dict) else None
-            if isinstance(message, dict) and "method" not in message:
-                self.unanswered.discard(ident)
-                if not self.unanswered:
-                    self.answered.set()
-            if (isinstance(message, dict) and "method" not in message
-                    and ident in self.pending):
-                number, canonical, started = self.pending.pop(ident)
-                error = message.get("error")
-                result = None if error else message.get("result")
-                try:
-                    _checked(self.server, canonical, result)
-                except MCPProtocolError as exc:
-                    # relayed all the same (the agent sees what its server sent), never kept
-                    self.broken = True
-                    print(f"agentkit mcp-proxy: {exc}; nothing recorded", file=self.err,
-                          flush=True)
-                else:
-                    self.recording.store(number, canonical, time.monotonic() - started,
-                                         result, dict(error) if isinstance(error, dict) else None)
-            self.out.write(line)
-            self.out.flush()
+                _checked(self.server, canonical, result)
+            except MCPProtocolError as exc:
+                # relayed all the same (the agent sees what its server sent), never kept
+                self.broken = True
+                print(f"agentkit mcp-proxy: {exc}; nothing recorded", file=self.err,
+                      flush=True)
+            else:
+                self.recording.store(number, canonical, time.monotonic() - started,
+                                     result, dict(error) if isinstance(error, dict) else None)
+        self.out.write(line)
+        self.out.flush()
 
     # ------------------------------------------------------------------ the run
     async def read_client(self, stdin: asyncio.StreamReader) -> None:
-        async for line in stdin:
-            if line.strip():
-                await self.from_client(line)
+        try:
+            async for line in stdin:
+                if line.strip():
+                    await self.from_client(line)
+        except ValueError:  # a line past the reader's limit
+            self.broken = True
+            print(f"agentkit mcp-proxy: the agent sent a message over {MAX_MESSAGE >> 20} MiB, "
+                  "the most agentkit relays; nothing recorded", file=self.err, flush=True)
 
     async def run(self, stdin: asyncio.StreamReader) -> int:
         relaying: asyncio.Task[None] | None = None
@@ -204,7 +222,7 @@ class _Proxy:
             self.process = await asyncio.create_subprocess_exec(
                 self.executable, *self.server.args, cwd=self.server.cwd,
                 env={**_inherited(), **self.server.env}, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE)
+                stdout=asyncio.subprocess.PIPE, limit=MAX_MESSAGE)
             relaying = asyncio.create_task(self.from_server())
         reading = asyncio.create_task(self.read_client(stdin))
         try:
@@ -296,7 +314,7 @@ def run_proxy(server: MCPServer, cassette: Path, mode: RecordMode = "none") -> i
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=1 << 24)
+        reader = asyncio.StreamReader(limit=MAX_MESSAGE)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         return await proxy.run(reader)
 

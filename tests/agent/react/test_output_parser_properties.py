@@ -29,11 +29,13 @@ thoughts = st.text(max_size=40).filter(lambda t: "Action:" not in t and "Answer:
 
 
 def parses_or_could_not_parse(text: str) -> BaseReasoningStep | None:
-    """The parsed step, or None after the documented ``Could not parse output: ...`` error."""
+    """The parsed step, or None after a documented error (``Could not parse output: ...``,
+    or upstream's ``Could not extract tool use from input text: ...``)."""
     try:
         step = ReActOutputParser().parse(text)
     except ValueError as exc:
-        assert str(exc).startswith("Could not parse output: ")
+        assert str(exc).startswith(("Could not parse output: ",
+                                    "Could not extract tool use from input text: "))
         return None
     assert isinstance(step, BaseReasoningStep)
     return step

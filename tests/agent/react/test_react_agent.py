@@ -290,3 +290,14 @@ def test_update_prompts_changes_the_system_message_the_llm_sees(tools, ask):
     system = llm.requests[0].messages[0].content
     assert system.startswith("Terse. Tools:\n> Tool Name: add")
     assert agent.get_prompts()["system_prompt"].get_template() == "Terse. Tools:\n{tool_desc}"
+
+
+def test_a_system_prompt_templates_partial_values_reach_the_model(tools, ask):
+    # issue 38 D10: upstream 0.12 drops partial_format values (KeyError); agentkit keeps them
+    llm = ScriptedLLM(["Thought: t\nAnswer: ok"])
+    agent = ReActAgent.from_tools(tools, llm=llm)
+    prompt = PromptTemplate("Be {dummy_var}. Tools: {tool_names}").partial_format(dummy_var="terse")
+    agent.update_prompts({"system_prompt": prompt})
+    ask(agent, "hi")
+    assert llm.requests[0].messages[0].content == "Be terse. Tools: add, multiply"
+    assert agent.get_prompts()["system_prompt"] == prompt
