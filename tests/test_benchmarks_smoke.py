@@ -13,6 +13,9 @@ from types import ModuleType
 
 import pytest
 
+#: each test runs a benchmark script end to end (some in fresh interpreters): the slow lane's
+pytestmark = pytest.mark.slow
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 

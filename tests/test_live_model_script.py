@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+#: the script's install and start paths in processes of their own: the slow lane's
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "live-model"
 
 # Stands in for the live venv's python: `-m pip` chatters on stdout like pip (and records the

@@ -1,6 +1,9 @@
 """``agentkit serve`` for real: a subprocess listening on 127.0.0.1, driven with HTTP requests
 the way an agent in another process drives it, stopped with SIGINT/SIGTERM (or killed), its
-exit code saying whether the agent's run met the scenario's expectations."""
+exit code saying whether the agent's run met the scenario's expectations.
+
+Each test that starts the command is marked slow (a fresh interpreter per test): the slow
+lane runs them (`pytest -m slow`); the in-process endpoint is tested in test_endpoint.py."""
 
 from __future__ import annotations
 
@@ -91,6 +94,7 @@ def _port_is_free(port: int) -> bool:
 
 
 # ----------------------------------------------------------------- serving
+@pytest.mark.slow
 def test_serve_prints_its_loopback_url_first_and_answers_with_the_scenarios_script(serve):
     served = serve()
 
@@ -103,6 +107,7 @@ def test_serve_prints_its_loopback_url_first_and_answers_with_the_scenarios_scri
     assert served.ask(*conversation).json()["choices"][0]["message"]["content"] == "2 + 3 = 5"
 
 
+@pytest.mark.slow
 def test_an_openai_client_streams_from_it_like_from_any_server(serve):
     served = serve()
     client = openai.OpenAI(base_url=served.url, api_key="anything", max_retries=0)
@@ -116,6 +121,7 @@ def test_an_openai_client_streams_from_it_like_from_any_server(serve):
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "2 + 3 = 5"
 
 
+@pytest.mark.slow
 def test_sigint_stops_it_writes_the_wire_trace_and_exits_0_when_expectations_hold(serve,
                                                                                    tmp_path):
     served = serve()
@@ -133,6 +139,7 @@ def test_sigint_stops_it_writes_the_wire_trace_and_exits_0_when_expectations_hol
     assert turn["response"] == "2 + 3 = 5"
 
 
+@pytest.mark.slow
 def test_sigterm_stops_it_the_same_way(serve):
     served = serve()
     served.ask(*_answer_tool_call(served))
@@ -142,6 +149,7 @@ def test_sigterm_stops_it_the_same_way(serve):
     assert code == 0 and "PASS" in out
 
 
+@pytest.mark.slow
 def test_unmet_expectations_exit_1_saying_what_failed(serve):
     served = serve()
     _answer_tool_call(served)  # the agent never asks for the answer
@@ -153,6 +161,7 @@ def test_unmet_expectations_exit_1_saying_what_failed(serve):
     assert "the script has 1 unused reply" in out
 
 
+@pytest.mark.slow
 def test_stopped_before_any_request_the_run_fails_saying_so(serve):
     code, out, _ = serve().stop()
 
@@ -160,6 +169,7 @@ def test_stopped_before_any_request_the_run_fails_saying_so(serve):
     assert "no model call reached the bridge in turn 1" in out
 
 
+@pytest.mark.slow
 def test_a_multi_turn_scenario_is_driven_turn_by_turn(serve):
     served = serve("scenarios/multi_turn_memory.yaml", "function_calling")
     first = {"role": "user", "content": "What is the capital of France?"}
@@ -184,6 +194,7 @@ def test_a_multi_turn_scenario_is_driven_turn_by_turn(serve):
 
 
 # ----------------------------------------------------------------- bad input
+@pytest.mark.slow
 def test_a_request_after_the_script_ran_out_is_a_400_and_fails_the_run(serve):
     served = serve()
     conversation = _answer_tool_call(served)
@@ -200,6 +211,7 @@ def test_a_request_after_the_script_ran_out_is_a_400_and_fails_the_run(serve):
     assert "ScriptExhaustedError: ScriptedLLM 'single_tool_call/function_calling' ran out" in out
 
 
+@pytest.mark.slow
 def test_a_malformed_body_and_an_unknown_path_get_openai_style_errors(serve):
     served = serve()
 
@@ -212,6 +224,7 @@ def test_a_malformed_body_and_an_unknown_path_get_openai_style_errors(serve):
     assert unknown.json()["error"]["code"] == "unknown_url"
 
 
+@pytest.mark.slow
 def test_a_request_beginning_a_turn_the_scenario_lacks_is_refused(serve):
     served = serve()
     served.ask(*_answer_tool_call(served))
@@ -224,6 +237,7 @@ def test_a_request_beginning_a_turn_the_scenario_lacks_is_refused(serve):
         another.json()["error"]["message"]
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_a_one_line_error_with_exit_2(serve):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -239,6 +253,7 @@ def test_a_port_in_use_is_a_one_line_error_with_exit_2(serve):
                    "--port (or --port 0 for any free one)\n")
 
 
+@pytest.mark.slow
 def test_an_agent_type_the_scenario_lacks_is_exit_2(serve):
     served = serve("scenarios/single_tool_call.yaml", "coa")
 
@@ -247,6 +262,7 @@ def test_an_agent_type_the_scenario_lacks_is_exit_2(serve):
 
 
 # ----------------------------------------------------------------- no process left behind
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_however_it_is_stopped_the_process_ends_and_its_port_is_free(serve, signum):
     served = serve()
@@ -306,6 +322,7 @@ def test_a_request_with_a_bad_content_length_is_refused_unread(length, status):
     assert "Content-Length" in answer.split("\r\n\r\n", 1)[1]
 
 
+@pytest.mark.slow
 def test_a_trace_out_that_is_a_folder_is_refused_before_serving(tmp_path):
     served = Served("scenarios/single_tool_call.yaml", "--agent", "function_calling",
                     "--trace-out", str(tmp_path))

@@ -233,6 +233,7 @@ _SNAPSHOT = json.loads((Path(__file__).parents[2] / "scenarios" / "__snapshots__
 _FUZZ_FOLDER = Path(tempfile.mkdtemp(prefix="agentkit-diff-fuzz-"))
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated(_SNAPSHOT), st.booleans())
 def test_diff_of_any_json_gives_a_result_or_exit_2_with_file_and_line(document, old_side):

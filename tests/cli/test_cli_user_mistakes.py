@@ -140,6 +140,7 @@ def add(a: int, b: int) -> int:
 '''
 
 
+@pytest.mark.slow  # the whole command in a process of its own, signalled
 @pytest.mark.parametrize("signal_name, code, word", [("INT", 130, "interrupted"),
                                                      ("TERM", 143, "terminated")])
 def test_a_stopped_command_says_so_in_one_line_and_keeps_the_earlier_report(

@@ -122,6 +122,7 @@ def _exchanges(folder: Path) -> list[dict[str, Any]]:
     return yaml.safe_load(cassette.read_text(encoding="utf-8"))["exchanges"]
 
 
+@pytest.mark.slow  # a whole evaluation in a process of its own, interrupted
 def test_ctrl_c_saves_the_request_in_flight_and_the_rerun_asks_no_call_twice(project: Path):
     with _Model(interrupt_at=3) as model:  # the first call of the second sample
         command = _eval(project, model.url)

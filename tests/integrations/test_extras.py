@@ -44,6 +44,7 @@ def test_a_framework_not_installed_is_bad_input_naming_the_extra():
                                  "'agentkit[nothing]'")
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_the_command_exits_2_when_the_llama_index_extra_is_missing(tmp_path):
     # a llama_index package that cannot be imported stands for one that is not installed
     (tmp_path / "llama_index").mkdir()
@@ -117,6 +118,7 @@ def test_the_frameworks_extra_is_all_four():
         f"agentkit[{','.join(f.extra for f in FRAMEWORKS)}]"]
 
 
+@pytest.mark.slow  # a fresh interpreter importing every integration
 def test_importing_the_integrations_imports_no_framework():
     code = ("import sys, agentkit.integrations.llama_index, agentkit.integrations.pydantic_ai, "
             "agentkit.integrations.openai_agents, agentkit.integrations.langgraph\n"

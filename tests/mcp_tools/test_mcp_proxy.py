@@ -46,6 +46,7 @@ def _recording(cassette: Path, *options: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ offline: no server runs
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_a_cassette_that_is_not_there_is_an_error_before_anything_is_read(tmp_path):
     done = _proxy("--cassette", str(tmp_path / "none.yaml"), "--name", "time",
                   lines=[INITIALIZE, LIST])
@@ -54,6 +55,7 @@ def test_a_cassette_that_is_not_there_is_an_error_before_anything_is_read(tmp_pa
     assert f"mcp-proxy: {tmp_path / 'none.yaml'}: no such cassette; record it first" in done.stderr
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_a_cassette_that_is_not_readable_is_an_error_at_its_line(tmp_path):
     cassette = tmp_path / "bad.yaml"
     cassette.write_text("format: 9\n")
@@ -62,6 +64,7 @@ def test_a_cassette_that_is_not_readable_is_an_error_at_its_line(tmp_path):
     assert f"mcp-proxy: {cassette}:1: format: unsupported cassette format 9" in done.stderr
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_a_line_that_is_not_json_gets_a_parse_error_and_the_proxy_exits_1():
     done = _proxy("--cassette", str(BUNDLED), "--name", "time",
                   lines=[INITIALIZE, "this is not json", LIST])
@@ -74,6 +77,7 @@ def test_a_line_that_is_not_json_gets_a_parse_error_and_the_proxy_exits_1():
     assert done.returncode == 1
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_a_server_command_that_does_not_exist_is_an_error_naming_it(tmp_path):
     done = _proxy("--cassette", str(tmp_path / "c.yaml"), "--name", "x", "--mode", "rewrite",
                   "--", "no-such-mcp-server-anywhere", lines=[INITIALIZE])

@@ -334,6 +334,7 @@ _SAVED = ChatMemoryBuffer.from_defaults(chat_history=[
     ChatMessage(role="tool", content="2", additional_kwargs={"tool_call_id": "c1"})]).to_dict()
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=200, deadline=None)
 @given(mutated(_SAVED))
 def test_any_mutated_saved_buffer_is_a_usable_buffer_or_a_value_error(data):

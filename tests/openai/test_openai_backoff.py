@@ -77,6 +77,7 @@ _HEADER_VALUES = st.one_of(
     st.text(max_size=12), st.floats().map(str))
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms", "date"]), _HEADER_VALUES))
 def test_any_retry_after_headers_give_no_wait_or_one_of_at_least_zero_seconds(headers):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def test_any_bytes_parse_or_are_a_wire_error(body):
         parse_completion(body)
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.lists(_JSON, max_size=5), st.booleans())
 def test_any_stream_of_json_events_assembles_or_is_a_wire_error(values, done):
     assembler = StreamAssembler()

@@ -76,6 +76,7 @@ def test_without_the_option_nothing_is_exported(project: pytest.Pytester) -> Non
     assert not list(project.path.glob("*.json"))
 
 
+@pytest.mark.slow  # two inner sessions in processes of their own, one under xdist
 def test_under_xdist_the_file_is_the_one_a_serial_run_writes(
         project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     write(project, "test_plain.py", PLAIN_TEST)

@@ -113,6 +113,7 @@ def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
     result.stdout.fnmatch_lines(["*+Assistant: about 4*"])
 
 
+@pytest.mark.slow  # xdist workers are processes of their own
 def test_a_passing_item_whose_judges_disagree_between_samples_is_listed_in_the_summary(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)

@@ -122,7 +122,10 @@ def _subprocess(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
         *args, *("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio"))
 
 
-@pytest.mark.parametrize("cause", CAUSES, ids=list(CAUSES))
+# Ctrl-C is sent to an inner session in a process of its own: the slow lane's
+@pytest.mark.parametrize("cause", [pytest.param(cause, marks=pytest.mark.slow)
+                                   if cause == "Ctrl-C" else cause for cause in CAUSES],
+                         ids=list(CAUSES))
 def test_snapshot_update_deletes_no_snapshot_of_an_item_that_did_not_get_through(
         project: pytest.Pytester, snapshotted: dict[Path, bytes],
         monkeypatch: pytest.MonkeyPatch, cause: str) -> None:
@@ -148,6 +151,7 @@ def test_an_item_that_could_not_run_says_its_snapshot_was_kept_not_unused(
     result.stdout.no_fnmatch_line("*[0-9] snapshot* unused*")  # syrupy's summary line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cause", ["a factory that raises", "a file that cannot be collected"])
 def test_under_xdist_no_snapshot_is_deleted_either(
         project: pytest.Pytester, snapshotted: dict[Path, bytes],

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+#: a whole xdist session in a subprocess: the slow lane's
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 KEPT = ("parallel_lookups", "coa_long_chain")
 REWRITTEN = ("slow_tools",)

@@ -42,8 +42,10 @@ agents:
 """)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bundled() -> Comparison:
+    """The bundled scenarios under every agent type, run once per test process and only read
+    by the tests (it was run again for each module)."""
     return run_comparison(SCENARIOS, AGENT_TYPES)
 
 

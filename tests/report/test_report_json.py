@@ -153,6 +153,7 @@ _EXAMPLE = json.loads((Path(__file__).parents[2] / "reports" / "example" / "repo
 _FUZZ_FOLDER = Path(tempfile.mkdtemp(prefix="agentkit-report-fuzz-"))
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated(_EXAMPLE))
 def test_any_mutated_baseline_loads_or_is_a_report_error_with_file_and_line(document):

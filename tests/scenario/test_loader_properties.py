@@ -80,12 +80,14 @@ def _load_cassette(path: Path) -> None:
         _assert_located(str(exc), path)
 
 
+@pytest.mark.slow  # property test at full size
 @FUZZ
 @given(mutated(SCENARIO))
 def test_a_mutated_scenario_loads_or_is_an_error_with_file_and_line(document):
     _load_scenario(_write("s.yaml", _dump(document)))
 
 
+@pytest.mark.slow  # property test at full size
 @FUZZ
 @given(mutated(TRAJECTORY))
 def test_a_mutated_trajectory_scenario_loads_or_is_an_error_with_file_and_line(document):
@@ -105,6 +107,7 @@ def test_any_bytes_as_a_scenario_load_or_are_an_error_with_file_and_line(data):
     _load_scenario(_write("b.yaml", data))
 
 
+@pytest.mark.slow  # property test at full size
 @FUZZ
 @given(mutated(CASSETTE))
 def test_a_mutated_cassette_loads_or_is_a_cassette_error_with_file_and_line(document):
@@ -204,6 +207,7 @@ def test_the_many_parts_scenario_loads_as_written():
     assert load_scenario(_write("many.yaml", MANY), check_agent_types=True).name == "many"
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=120, deadline=None)
 @given(st.sets(st.sampled_from(range(len(MISTAKES))), min_size=1))
 def test_any_mistakes_together_are_each_reported_once_in_file_order(chosen):
@@ -222,6 +226,7 @@ def test_any_mistakes_together_are_each_reported_once_in_file_order(chosen):
         f"{path}:{MISTAKES[index][2]}: {MISTAKES[index][3]}" for index in sorted(chosen)]
 
 
+@pytest.mark.slow  # property test at full size
 @FUZZ
 @given(mutated(parse_yaml(MANY)[0]))
 def test_a_mutated_scenario_with_every_part_loads_or_is_an_error_with_file_and_line(document):

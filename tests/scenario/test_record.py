@@ -205,6 +205,7 @@ def _killed_recording(scenario: Path, mode: str, kill_at_replace: int = 0,
     assert run.returncode == -signal.SIGKILL, run.stderr.decode()
 
 
+@pytest.mark.slow  # a recorder killed in a fresh interpreter
 @pytest.mark.parametrize("mode", ["rewrite", "all"])
 def test_a_recording_killed_mid_run_leaves_the_old_pair(scenario, mode):
     _record(scenario)
@@ -216,6 +217,7 @@ def test_a_recording_killed_mid_run_leaves_the_old_pair(scenario, mode):
     assert _replays(scenario)
 
 
+@pytest.mark.slow  # a recorder killed in a fresh interpreter
 def test_a_killed_once_does_not_block_the_next_once(scenario):
     _killed_recording(scenario, "once")
 
@@ -226,6 +228,7 @@ def test_a_killed_once_does_not_block_the_next_once(scenario):
 
 # the commit's renames: 1 and 2 write the pending files, 3 renames the snapshot (the recorded
 # trace), 4 the cassette
+@pytest.mark.slow  # a recorder killed in a fresh interpreter
 @pytest.mark.parametrize("kill_at_replace, answer_now", [(3, "2 + 3 = 5"), (4, "5, of course")])
 def test_a_recording_killed_while_writing_its_files_settles_to_one_pair_that_replays(
         scenario, kill_at_replace, answer_now):

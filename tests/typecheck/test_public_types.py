@@ -40,6 +40,7 @@ def mypy_errors() -> dict[str, set[tuple[int, str]]]:
     return errors
 
 
+@pytest.mark.slow  # mypy --strict in-process: seconds of CPU
 def test_user_code_passes_strict_mypy(mypy_errors: dict[str, set[tuple[int, str]]]) -> None:
     assert mypy_errors["user_code.py"] == set()
 
@@ -48,6 +49,7 @@ def test_user_code_runs() -> None:
     user_code.main()
 
 
+@pytest.mark.slow  # mypy --strict in-process: seconds of CPU
 def test_mypy_reports_each_mistake_in_a_public_constructor(
         mypy_errors: dict[str, set[tuple[int, str]]]) -> None:
     lines = (HERE / "user_mistakes.py").read_text(encoding="utf-8").splitlines()

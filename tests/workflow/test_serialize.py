@@ -352,6 +352,7 @@ def test_any_malformed_part_of_a_saved_context_is_a_context_serde_error(key, val
         _restore(_resealed(data) if reseal else data)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=200, deadline=None)
 @given(value=_json, step_name=st.sampled_from(["gather", "score", "begin"]))
 def test_any_malformed_saved_event_is_a_context_serde_error(value, step_name):

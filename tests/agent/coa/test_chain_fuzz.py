@@ -5,6 +5,7 @@ placeholder replacement never touches a longer placeholder."""
 import keyword
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -111,6 +112,7 @@ def _same(read, written):
             else all(_same(read[k], w) for k, w in written.items())))
 
 
+@pytest.mark.slow  # property test at full size
 @given(chains())
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 def test_a_written_chain_reads_back_as_written(generated):
@@ -124,6 +126,7 @@ def test_a_written_chain_reads_back_as_written(generated):
         assert _same(list(call.args), args) and _same(dict(call.kwargs), kwargs)
 
 
+@pytest.mark.slow  # property test at full size
 @given(chains())
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 def test_every_call_runs_after_the_calls_it_reads_from(generated):

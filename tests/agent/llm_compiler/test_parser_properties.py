@@ -2,6 +2,7 @@
 error naming what and where, never another exception; valid plans and joiner outputs
 round-trip."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _check_plan(plan: Plan, text: str) -> None:
             assert task.error.startswith(f"task {task.idx} (line {task.line}): ")
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=1000)
 @given(plan_texts)
 def test_any_text_is_a_plan_or_a_plan_parse_error_naming_where(text):
@@ -57,6 +59,7 @@ def test_any_text_is_a_plan_or_a_plan_parse_error_naming_where(text):
     _check_plan(plan, text)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=500)
 @given(st.lists(st.text(max_size=30), max_size=6))
 def test_any_argument_text_in_an_action_is_parsed_or_is_the_tasks_error(arguments):
@@ -102,6 +105,7 @@ def plans(draw):
     return "\n".join(lines), expected
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(plans())
 def test_a_valid_plan_parses_back_to_its_tasks(plan_and_tasks):
@@ -113,6 +117,7 @@ def test_a_valid_plan_parses_back_to_its_tasks(plan_and_tasks):
     assert all(t.error is None for t in plan.tasks)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=1000)
 @given(joiner_texts)
 def test_any_text_is_a_joiner_output_or_a_joiner_parse_error_naming_the_line(text):
@@ -136,6 +141,7 @@ one_line = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")),
                    max_size=20).filter(lambda t: "Action:" not in t)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=500)
 @given(one_line, st.sampled_from(["Finish", "Replan", "finish"]), balanced)
 def test_a_joiner_output_parses_back_to_its_thought_and_balanced_content(thought, action, content):

@@ -4,6 +4,7 @@ item 5): the same answer, the same tool calls, the same messages to the model, t
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,12 +56,14 @@ def _run(chunks: list[str], streamed: bool) -> tuple[Any, ...]:
     return (response.response, sources, [r.messages for r in llm.requests], agent.chat_history)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=400, deadline=None)
 @given(chunked(model_texts))
 def test_chat_and_stream_chat_agree_on_every_model_text(chunks):
     assert _run(chunks, streamed=True) == _run(chunks, streamed=False)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=400)
 @given(model_texts, st.text(max_size=20))
 def test_a_decision_made_on_a_prefix_holds_for_every_continuation(prefix, rest):

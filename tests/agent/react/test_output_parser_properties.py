@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,12 +42,14 @@ def parses_or_could_not_parse(text: str) -> BaseReasoningStep | None:
     return step
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=800)
 @given(any_text)
 def test_any_text_yields_a_step_or_could_not_parse_output(text):
     parses_or_could_not_parse(text)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=800)
 @given(any_text)
 def test_any_action_input_is_a_dict_or_could_not_parse_output(text):
@@ -57,6 +60,7 @@ def test_any_action_input_is_a_dict_or_could_not_parse_output(text):
         assert isinstance(step.action_input, dict)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(thoughts, tool_names, json_objects)
 def test_an_action_step_parses_back_to_the_same_action_and_input(thought, name, arguments):
@@ -87,6 +91,7 @@ commented_objects = st.dictionaries(st.text(max_size=5), st.one_of(comment_bait,
                                     min_size=1, max_size=4)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(commented_objects, comment_bodies)
 def test_comments_between_tokens_are_ignored_and_string_contents_kept(arguments, body):
@@ -102,6 +107,7 @@ def test_comments_between_tokens_are_ignored_and_string_contents_kept(arguments,
 
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(json_objects, any_text)
 def test_a_json_action_input_reads_as_the_lenient_reader_reads_its_outermost_braces(arguments,
