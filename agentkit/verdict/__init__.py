@@ -12,6 +12,11 @@ from agentkit.verdict._checks import (
     Trajectory,
     run_checks,
 )
+from agentkit.verdict._expectations import (
+    ExpectationResult,
+    check_expectations,
+    expectation_results,
+)
 from agentkit.verdict._problems import PROBLEM_KINDS, Problem, ProblemKind
 from agentkit.verdict._snapshots import (
     Compared,
@@ -32,7 +37,8 @@ from agentkit.verdict._verdict import (
     sample_outcome,
 )
 
-__all__ = ["COST_KEYS", "CHECKS", "Check", "Compared", "Conversation", "Expectations", "Leftovers",
+__all__ = ["COST_KEYS", "CHECKS", "Check", "Compared", "Conversation", "ExpectationResult",
+           "Expectations", "Leftovers", "check_expectations", "expectation_results",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
