@@ -344,12 +344,13 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
 
 
 def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
-    """A factory that raised: the scenario's ``params`` when they are what it rejected (an
-    unknown or missing keyword, a value it refused that names one), else the factory."""
+    """A factory that raised: the scenario's ``params`` when they are what it rejected (a
+    TypeError or ValueError naming one of them: an unknown keyword, a value it refused), else
+    the factory. The builtin families hand ``params`` to LlamaIndex-shaped constructors that
+    take ``**kwargs``, so no signature says beforehand which names they accept."""
     scenario, agent_type, params = plan.scenario, plan.agent_type, plan.spec.params
     text = f"{type(exc).__name__}: {exc}"
-    if params and isinstance(exc, (TypeError, ValueError)) and (
-            "keyword argument" in str(exc) or any(name in str(exc) for name in params)):
+    if isinstance(exc, (TypeError, ValueError)) and any(name in str(exc) for name in params):
         return ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                              f"agents.{agent_type}.params: {exc}")
     factory = plan.kind.factory
