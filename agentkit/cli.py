@@ -554,21 +554,40 @@ def _writable_folder(path: Path, option: str) -> None:
                        f"{longest} bytes per name)")
 
 
-def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0,
-                sampled: Any = None) -> Any:
-    """A JUnit test case for one ``run`` verdict (a ``sampled`` case's with its statistics as
+def _junit_case(case: Any) -> Any:
+    """A JUnit test case for one ``run`` case (a sampled case's with its statistics as
     properties, as ``report`` writes them)."""
     from agentkit.report.junit import JUnitCase, sample_properties
 
+    verdict, result = case.verdict, case.result
     lines = verdict.lines()
     outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
     properties = {}
-    if sampled is not None:
+    if case.sampled:
         from agentkit.report.compare import row_from_samples
 
-        properties = sample_properties(row_from_samples(sampled))
-    return JUnitCase(scenario, agent_type, outcome, lines[0].removeprefix("- ") if lines else "",
-                     "\n".join(lines), seconds, properties)
+        properties = sample_properties(row_from_samples(case))
+    return JUnitCase(case.scenario.name, case.agent_type, outcome,
+                     lines[0].removeprefix("- ") if lines else "", "\n".join(lines),
+                     result.trace.totals().wall_time if result is not None else 0.0, properties)
+
+
+def _print_case(case: Any, out: TextIO) -> None:
+    """What ``run`` prints of a case: its line (a sampled case's statistics), what its verdict
+    says (bad input on stderr, as such), and the snapshot file judging it wrote."""
+    verdict, result = case.verdict, case.result
+    if case.sampled:
+        _print_sampled(case.case.name, case, out)
+    else:
+        print(_result_line(case.case.name, result, verdict), file=out)
+        hint = _record_hint(case.scenario, case.agent_type, verdict)
+        if verdict.kind == "input" and result is None:
+            print(f"agentkit: error: {verdict.stopped_by}" + (f"\n  {hint}" if hint else ""),
+                  file=sys.stderr)
+        else:
+            _print_verdict(verdict, out, hint)
+    if case.snapshot_written is not None:
+        print(f"      wrote {_shown(case.snapshot_written)}", file=out)
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -601,23 +620,10 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
         for name in names:
             case = run_case(Case(scenario, name), snapshots)
             total += 1
-            verdict, result = case.verdict, case.result
-            if case.sampled:
-                _print_sampled(case.case.name, case, out)
-                if args.junit_xml:
-                    junit.append(_junit_case(scenario.name, name, verdict, sampled=case))
-            else:
-                junit.append(_junit_case(scenario.name, name, verdict,
-                                         result.trace.totals().wall_time if result else 0.0))
-                print(_result_line(case.case.name, result, verdict), file=out)
-                if verdict.kind == "input" and result is None:  # bad input: said as such
-                    hint = _record_hint(scenario, name, verdict)
-                    print(f"agentkit: error: {verdict.stopped_by}"
-                          + (f"\n  {hint}" if hint else ""), file=sys.stderr)
-                else:
-                    _print_verdict(verdict, out, _record_hint(scenario, name, verdict))
-            if case.snapshot_written is not None:
-                print(f"      wrote {_shown(case.snapshot_written)}", file=out)
+            verdict = case.verdict
+            _print_case(case, out)
+            if args.junit_xml:
+                junit.append(_junit_case(case))
             counts[verdict.outcome] += 1
             counts["input"] += verdict.kind == "input"
             counts["snapshot"] += verdict.snapshot_differs
