@@ -62,7 +62,7 @@ from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.network import AllowedHosts, LiveModelBlockedError, block_network
 from agentkit.core.errors import HarnessError
 from agentkit.core.sim import run, simulation
-from agentkit.harness import Case, run_case
+from agentkit.harness import Case, CaseResult, run_case
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
@@ -75,7 +75,7 @@ from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, execute_scenario, load
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
 from agentkit.scenario.trace import SampledTrace, Trace
-from agentkit.verdict import Compared, SnapshotSession, Verdict, judge
+from agentkit.verdict import Compared, SnapshotSession, judge
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -564,7 +564,7 @@ class _SyrupySnapshots(SnapshotSession):
         return "--snapshot-update"
 
 
-def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
+def _record_hint(scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
     """For a run that could not start without its cassette: how to record it."""
     spec = scenario.agents[agent_type]
     if not records(scenario, agent_type):
@@ -578,43 +578,26 @@ def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str
             f"`pytest --record-mode=once {nodeid}` (then it replays offline)")
 
 
-def _failure(title: str, verdict: Verdict, result: ScenarioResult | None, nodeid: str) -> str:
-    """One header, then what the verdict says (the root cause alone when the run stopped)."""
-    if verdict.outcome == "error":
-        return f"{title} could not run:\n{verdict.stopped_by}"
-    lines = verdict.lines()
-    if verdict.stopped_by is not None:
-        assert result is not None
-        if cassette_miss(result) is not None:
-            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
-        lines.append("(expectations and the snapshot are checked once the run gets through)")
-        return f"{title} failed: " + "\n".join(lines)
-    return f"{title} failed:\n" + "\n".join(lines)
-
-
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
-        nodeid = request.node.nodeid
         snapshots = _SyrupySnapshots(snapshot, request.config.rootpath, request.node,
                                      create=_recording(request.config))
-        if _sampled(request, scenario, agent_type):
-            _sampled_test(request, scenario, agent_type, snapshots, title)
-            return
-        case = Case(scenario, agent_type,
-                    prepare=lambda: _record_first(request, scenario, agent_type, None))
+        sampled = _sampled(request, scenario, agent_type)
+        record = (_record_samples if sampled else _record_first)
+        case = Case(scenario, agent_type, samples=sampled,
+                    prepare=lambda: record(request, scenario, agent_type, None))
         try:
             judged = run_case(case, snapshots)
         except RecordingFailed as exc:
             raise ScenarioFailure(f"{title} could not be recorded:\n{exc}") from None
-        verdict = judged.verdict
-        if (verdict.outcome == "error" and verdict.stopped_by is not None
-                and not _recording(request.config)):
-            hint = _record_hint(verdict.stopped_by, scenario, agent_type, nodeid)
-            if hint is not None:
-                raise ScenarioFailure(f"{title} could not run:\n{hint}")
-        if not verdict.passed:
-            raise ScenarioFailure(_failure(title, verdict, judged.result, nodeid))
+        except HarnessError as exc:  # recording samples could not start
+            raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
+        if judged.sampled:
+            _note_samples(request.node, judged)
+        failure = _failure(title, judged, request)
+        if failure is not None:
+            raise ScenarioFailure(failure)
 
     test.__module__ = "agentkit.scenarios"
     test.__name__ = agent_type
@@ -622,9 +605,34 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     return test
 
 
+def _failure(title: str, case: CaseResult, request: pytest.FixtureRequest) -> str | None:
+    """Why the item fails (None: it passes): one header, then what the verdict says -- the
+    root cause alone when the run stopped, a sampled case's statistics."""
+    verdict, nodeid = case.verdict, request.node.nodeid
+    if verdict.passed:
+        return None
+    if case.sampled:
+        header = (f"{title} could not run:" if verdict.outcome == "error"
+                  else f"{title} failed on its samples ({case.stats.describe()}):")
+        body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
+        return "\n".join([header, *body])
+    if verdict.outcome == "error":
+        hint = (_record_hint(case.scenario, case.agent_type, nodeid)
+                if verdict.stopped_by is not None and not _recording(request.config) else None)
+        return f"{title} could not run:\n{hint or verdict.stopped_by}"
+    lines = verdict.lines()
+    if verdict.stopped_by is not None:
+        assert case.result is not None
+        if cassette_miss(case.result) is not None:
+            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+        lines.append("(expectations and the snapshot are checked once the run gets through)")
+        return f"{title} failed: " + "\n".join(lines)
+    return f"{title} failed:\n" + "\n".join(lines)
+
+
 def _sampled(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str) -> bool:
     """Whether the item records (``--samples``) or replays a sampled recording."""
-    from agentkit.eval.samples import sample_count
+    from agentkit.harness import sample_count
 
     spec = scenario.agents[agent_type]
     if spec.team is not None or spec.recording is None:
@@ -634,56 +642,47 @@ def _sampled(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str
     return sample_count(scenario, agent_type) is not None
 
 
-def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str,
-                  snapshots: _SyrupySnapshots, title: str) -> None:
-    """One item judges every sample (:func:`agentkit.harness.run_case` of the sampled
-    case); with ``--record-mode`` and ``--samples N`` the samples are recorded first, through
+def _record_samples(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str,
+                    state: Mapping[str, Any] | None) -> None:
+    """With ``--record-mode`` and ``--samples N``, record the item's N samples first, through
     the ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
-    ``judge_llm``, its simulated user through ``live_llm``, with the same seed)."""
+    ``judge_llm``, its simulated user through ``live_llm``, with the same seed); the item then
+    replays and judges all of them."""
     from agentkit.eval.samples import Seeded, record_samples
 
     mode = request.config.getoption("record_mode")
     samples = request.config.getoption("samples")
+    if mode == "none" or samples is None:
+        return
+    live = request.getfixturevalue("live_llm")
+    judge = request.getfixturevalue("judge_llm")
+    base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
 
-    def record() -> None:
-        if mode != "none" and samples is not None:
-            live = request.getfixturevalue("live_llm")
-            judge = request.getfixturevalue("judge_llm")
-            base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
+    def cast(index: int) -> RoleModels:
+        # sample i's judges and simulated user draw with its seed, like its agent
+        def judged_by(named: str | None) -> LLM:
+            model = RoleModels(judge=judge).live("judge", named)
+            assert model is not None
+            return Seeded(model, base + index)
 
-            def cast(index: int) -> RoleModels:
-                # sample i's judges and simulated user draw with its seed, like its agent
-                def judged_by(named: str | None) -> LLM:
-                    model = RoleModels(judge=judge).live("judge", named)
-                    assert model is not None
-                    return Seeded(model, base + index)
+        return RoleModels(judge=judged_by, user=Seeded(live, base + index))
 
-                return RoleModels(judge=judged_by, user=Seeded(live, base + index))
+    recording = record_samples(
+        scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
+        sampling={"temperature": getattr(live, "temperature", None), "seed": base},
+        roles=cast, state=state)
+    if not recording.ok:
+        raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
+                              f"{recording.files} are as they were)")
 
-            recording = record_samples(
-                scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
-                sampling={"temperature": getattr(live, "temperature", None), "seed": base},
-                roles=cast)
-            if not recording.ok:
-                raise ScenarioFailure(f"{title} could not be recorded:\n"
-                                      + "\n".join(recording.problems)
-                                      + f"\n(nothing written: {recording.files} are as they "
-                                      "were)")
 
-    try:
-        sampled = run_case(Case(scenario, agent_type, samples=True, prepare=record), snapshots)
-    except HarnessError as exc:
-        raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
-    request.node.user_properties += [("agentkit_samples", sampled.stats.samples),
-                                     ("agentkit_pass_rate", sampled.stats.pass_rate),
-                                     ("agentkit_class", sampled.stats.case_class)]
-    _note_disagreements(request.node, sampled)
-    verdict = sampled.verdict
-    if not verdict.passed:
-        header = (f"{title} could not run:" if verdict.outcome == "error"
-                  else f"{title} failed on its samples ({sampled.stats.describe()}):")
-        body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
-        raise ScenarioFailure("\n".join([header, *body]))
+def _note_samples(item: pytest.Item, case: CaseResult) -> None:
+    """A sampled item's statistics and judges' disagreements, as ``user_properties`` (they
+    travel with the reports under xdist)."""
+    item.user_properties += [("agentkit_samples", case.stats.samples),
+                             ("agentkit_pass_rate", case.stats.pass_rate),
+                             ("agentkit_class", case.stats.case_class)]
+    _note_disagreements(item, case)
 
 
 #: ``item.user_properties`` entry of a sampled item whose judges disagree between samples:

@@ -16,7 +16,8 @@ SNAPSHOT = "scenarios/__snapshots__/adding/react.json"
 
 @pytest.fixture(autouse=True)
 def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTKIT_MODEL"):
+    # under xdist, syrupy in the inner session would take itself for a worker and not report
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTKIT_MODEL", "PYTEST_XDIST_WORKER"):
         monkeypatch.delenv(name, raising=False)
     yield
 
@@ -25,7 +26,7 @@ def _counted(result: pytest.RunResult) -> str:
     """syrupy's report line: ``1 snapshot passed. 1 snapshot generated.`` and the like."""
     lines = [line for line in result.outlines if re.fullmatch(r"(\d+ snapshots? \w+\. ?)+",
                                                               line.strip())]
-    assert len(lines) == 1, result.outlines
+    assert len(lines) == 1, [line for line in result.outlines if "snapshot" in line]
     return lines[0].strip()
 
 
