@@ -24,7 +24,6 @@ from typing import Any
 from agentkit.bridge.endpoint import Bridge
 from agentkit.bridge.server import LoopbackServer
 from agentkit.core.errors import AgentFailedError
-from agentkit.eval.cases import case_stats
 from agentkit.harness import Case, CaseResult, run_case
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
@@ -37,7 +36,7 @@ from agentkit.scenario.agent_types import (
 )
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
-from agentkit.verdict import Verdict
+from agentkit.verdict import Verdict, case_stats
 
 __all__ = ["ServeSession", "FINISH_WAIT"]
 

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
-from agentkit.eval.cases import CaseStats, case_stats
-from agentkit.eval.stats import Spread, spread
 from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
@@ -29,6 +27,8 @@ from agentkit.verdict import (
     judge_samples,
     sample_outcome,
 )
+from agentkit.verdict._cases import CaseStats, case_stats
+from agentkit.verdict._stats import Spread, spread
 
 __all__ = ["Case", "CaseResult", "run_case", "sample_count", "RunObserver", "observing_runs"]
 

@@ -1,6 +1,7 @@
 """Judging, pure: each expectation a check returning problems with a kind, the one verdict
 of a run (or of a sampled case), and the snapshot store of a session."""
 
+from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import (
     CHECKS,
     Check,
@@ -37,7 +38,8 @@ from agentkit.verdict._verdict import (
     sample_outcome,
 )
 
-__all__ = ["COST_KEYS", "CHECKS", "Check", "Compared", "Conversation", "ExpectationResult",
+__all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
+           "Compared", "Conversation", "ExpectationResult",
            "Expectations", "Leftovers", "check_expectations", "expectation_results",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
-from agentkit.eval.cases import CaseStats, SampleOutcome, case_stats
 from agentkit.llms.cassette import CassetteMissError
 from agentkit.scenario.trace import SampledTrace, Trace
+from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import run_checks
 from agentkit.verdict._problems import Problem, ProblemKind
 from agentkit.verdict._snapshots import NOT_CHECKED, SnapshotSession, SnapshotState
