@@ -364,7 +364,7 @@ def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
 
 def otel_options(sub: argparse.ArgumentParser) -> None:
     """Add ``--otel-out``, ``--otlp-endpoint`` and ``--otel-content`` to a command that judges
-    runs (through :func:`agentkit.scenario.judge.attempt`); its body then runs inside
+    runs (through :func:`agentkit.harness.run_case`); its body then runs inside
     ``with otel_export(args, out):``, which exports every run judged there."""
     group = sub.add_argument_group(
         "OpenTelemetry", "export each run as spans following the GenAI semantic conventions "
@@ -517,26 +517,6 @@ def _check_agent_types(names: list[str] | None) -> None:
             raise CLIError(f"--agents: {exc}") from None
 
 
-def _attempt(scenario: Any, agent_type: str, snapshots: Any) -> tuple[Any, Any]:
-    """Run and judge one scenario × agent type (:func:`agentkit.scenario.judge.attempt`)."""
-    from agentkit.scenario.judge import attempt
-    from agentkit.scenario.layout import snapshot_path
-    from agentkit.scenario.runner import run_scenario
-
-    return attempt(lambda: run_scenario(scenario, agent_type, snapshots=snapshots), snapshots,
-                   snapshot_path(scenario, agent_type))
-
-
-def _sampled_case(scenario: Any, agent_type: str, snapshots: Any) -> Any:
-    """The judgement of all samples of a sampled recording (None: the agent type's recording,
-    if any, is one run)."""
-    from agentkit.eval.samples import run_samples, sample_count
-
-    if sample_count(scenario, agent_type) is None:
-        return None
-    return run_samples(scenario, agent_type, snapshots=snapshots)
-
-
 def _record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
     from agentkit.scenario.layout import recording_files, records
@@ -575,21 +555,40 @@ def _writable_folder(path: Path, option: str) -> None:
                        f"{longest} bytes per name)")
 
 
-def _junit_case(scenario: str, agent_type: str, verdict: Any, seconds: float = 0.0,
-                sampled: Any = None) -> Any:
-    """A JUnit test case for one ``run`` verdict (a ``sampled`` case's with its statistics as
+def _junit_case(case: Any) -> Any:
+    """A JUnit test case for one ``run`` case (a sampled case's with its statistics as
     properties, as ``report`` writes them)."""
     from agentkit.report.junit import JUnitCase, sample_properties
 
+    verdict, result = case.verdict, case.result
     lines = verdict.lines()
     outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
     properties = {}
-    if sampled is not None:
+    if case.sampled:
         from agentkit.report.compare import row_from_samples
 
-        properties = sample_properties(row_from_samples(sampled))
-    return JUnitCase(scenario, agent_type, outcome, lines[0].removeprefix("- ") if lines else "",
-                     "\n".join(lines), seconds, properties)
+        properties = sample_properties(row_from_samples(case))
+    return JUnitCase(case.scenario.name, case.agent_type, outcome,
+                     lines[0].removeprefix("- ") if lines else "", "\n".join(lines),
+                     result.trace.totals().wall_time if result is not None else 0.0, properties)
+
+
+def _print_case(case: Any, out: TextIO) -> None:
+    """What ``run`` prints of a case: its line (a sampled case's statistics), what its verdict
+    says (bad input on stderr, as such), and the snapshot file judging it wrote."""
+    verdict, result = case.verdict, case.result
+    if case.sampled:
+        _print_sampled(case.case.name, case, out)
+    else:
+        print(_result_line(case.case.name, result, verdict), file=out)
+        hint = _record_hint(case.scenario, case.agent_type, verdict)
+        if verdict.kind == "input" and result is None:
+            print(f"agentkit: error: {verdict.stopped_by}" + (f"\n  {hint}" if hint else ""),
+                  file=sys.stderr)
+        else:
+            _print_verdict(verdict, out, hint)
+    if case.snapshot_written is not None:
+        print(f"      wrote {_shown(case.snapshot_written)}", file=out)
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -600,14 +599,15 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
     from agentkit.eval.matrix import shard_of
-    from agentkit.scenario.judge import SnapshotFiles
+    from agentkit.harness import Case, run_case
     from agentkit.scenario.layout import trace_file
+    from agentkit.verdict import SnapshotFiles
 
     _check_agent_types(args.agents)
     if args.trace_dir:
         _writable_folder(args.trace_dir, "--trace-dir")
     snapshots = SnapshotFiles(args.snapshots, update=args.snapshot_update)
-    counts = dict.fromkeys(("pass", "fail", "error", "input", "snapshot", "written"), 0)
+    counts = dict.fromkeys(("pass", "fail", "error", "input", "snapshot"), 0)
     total = 0
     junit: list[Any] = []
     for path in _paths(args):
@@ -619,43 +619,22 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
             names = [n for n in names
                      if shard_of(f"{scenario.name}[{n}]", args.shard[1]) == args.shard[0]]
         for name in names:
-            sampled = _sampled_case(scenario, name, snapshots)
-            if sampled is not None:
-                total += 1
-                _print_sampled(f"{scenario.name}[{name}]", sampled, out)
-                verdict = sampled.verdict
-                if args.junit_xml:
-                    junit.append(_junit_case(scenario.name, name, verdict, sampled=sampled))
-                counts[verdict.outcome] += 1
-                counts["input"] += verdict.kind == "input"
-                counts["snapshot"] += verdict.snapshot_differs
-                counts["written"] += verdict.snapshot in ("created", "updated")
-                if args.trace_dir and sampled.trace is not None:
-                    atomic_write_text(trace_file(args.trace_dir, scenario, name),
-                                      sampled.trace.to_json())
-                continue
-            result, verdict = _attempt(scenario, name, snapshots)
+            case = run_case(Case(scenario, name), snapshots)
             total += 1
-            junit.append(_junit_case(scenario.name, name, verdict,
-                                     result.trace.totals().wall_time if result else 0.0))
-            print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
-            if verdict.kind == "input" and result is None:  # bad input: said as such
-                hint = _record_hint(scenario, name, verdict)
-                print(f"agentkit: error: {verdict.stopped_by}"
-                      + (f"\n  {hint}" if hint else ""), file=sys.stderr)
-            else:
-                _print_verdict(verdict, out, _record_hint(scenario, name, verdict))
+            verdict = case.verdict
+            _print_case(case, out)
+            if args.junit_xml:
+                junit.append(_junit_case(case))
             counts[verdict.outcome] += 1
             counts["input"] += verdict.kind == "input"
             counts["snapshot"] += verdict.snapshot_differs
-            counts["written"] += verdict.snapshot in ("created", "updated")
-            if result is None:
+            trace = case.trace
+            if trace is None:
                 continue
-            trace = result.trace.to_json() if args.trace_dir or args.verbose else ""
             if args.trace_dir:
-                atomic_write_text(trace_file(args.trace_dir, scenario, name), trace)
-            if args.verbose:
-                print(trace, file=out)
+                atomic_write_text(trace_file(args.trace_dir, scenario, name), trace.to_json())
+            if args.verbose and not case.sampled:
+                print(trace.to_json(), file=out)
     if not total and not counts["input"] and args.shard is None:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     if args.junit_xml:
@@ -667,8 +646,9 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
         summary += f", {counts['error']} could not run"
     if counts["snapshot"] and args.snapshots != "off":
         summary += f", {counts['snapshot']} differ from their snapshots"
-    if counts["written"]:
-        summary += f", {counts['written']} snapshots written"
+    if snapshots.written:
+        summary += (f", {len(snapshots.written)} snapshot"
+                    f"{'s' if len(snapshots.written) != 1 else ''} written")
     print(summary, file=out)
     if counts["input"]:
         return EXIT_USAGE
@@ -734,10 +714,10 @@ def _cmd_record(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.errors import BadInputError, HarnessError
     from agentkit.llms.errors import LLMError
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.judge import judge_error
     from agentkit.scenario.layout import recording_files, records
     from agentkit.scenario.record import Recording, record_scenario, rerecord_command
     from agentkit.scenario.roles import RoleModels
+    from agentkit.verdict import judge_error
 
     scenario = _load(args.scenario)
     if args.agent not in scenario.agents:
@@ -966,9 +946,10 @@ def _read_trace(path: Path) -> dict[str, Any]:
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.scenario.judge import SnapshotFiles
+    from agentkit.harness import Case, run_case
     from agentkit.scenario.layout import legacy_recorded_trace, records, snapshot_path
-    from agentkit.scenario.record import cassette_miss, rerecord_command
+    from agentkit.scenario.record import rerecord_command
+    from agentkit.verdict import SnapshotFiles, cassette_miss
 
     scenario = _load(args.scenario)
     names = ([args.agent] if args.agent
@@ -981,11 +962,11 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"{args.scenario}: agent type `{name}` has no recording")
         again = f"to re-record: {rerecord_command(scenario, name)}"
         recorded = snapshot_path(scenario, name)
-        sampled = _sampled_case(scenario, name, SnapshotFiles("report", hint=again))
-        if sampled is not None:
-            status = max(status, _replay_sampled(scenario, name, sampled, again, out))
+        case = run_case(Case(scenario, name), SnapshotFiles("report", hint=again))
+        if case.sampled:
+            status = max(status, _replay_sampled(scenario, name, case, again, out))
             continue
-        result, verdict = _attempt(scenario, name, SnapshotFiles("report", hint=again))
+        result, verdict = case.result, case.verdict
         print(_result_line(f"{scenario.name}[{name}]", result, verdict), file=out)
         if result is None:
             if verdict.kind == "input":
@@ -1033,7 +1014,7 @@ def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: Tex
         raise CLIError(str(verdict.stopped_by))
     _print_disagreements(_disagreements_of(sampled), out)
     count = len(sampled.runs)
-    misses = [p for p in verdict.problems if "the recording no longer fits" in p]
+    misses = verdict.has("recording_mismatch")
     if verdict.snapshot == "same" and not misses:
         print(f"      replay reproduces the recorded traces of all {count} samples "
               f"({verdict.snapshot_at})", file=out)
@@ -1136,8 +1117,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         write_report,
     )
     from agentkit.report.render import REPORT_MARKER
-    from agentkit.scenario.judge import SnapshotFiles
     from agentkit.scenario.loader import ScenarioError
+    from agentkit.verdict import SnapshotFiles
 
     _writable_folder(args.out, "--out")
     try:  # a folder that is not a report, or holds the current one, is refused before running
@@ -1346,11 +1327,14 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                        "finished: it is below what one run takes; give a larger --max-calls / "
                        "--max-tokens")
     try:
-        comparison = eval_comparison(evaluation.results(), args.agents, args.models,
+        results = evaluation.results()
+        comparison = eval_comparison(results, args.agents, args.models,
                                      shard=args.shard, plan=keys)
         written = write_report(comparison, args.out, baseline=baseline)
     except ReportError as exc:
         raise CLIError(str(exc)) from None
+    mismatched = {result.case.key for result in results
+                  if result.sampled.verdict.has("recording_mismatch")}
     for row in comparison.rows:
         status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[row.status]
         rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged_runs}, "
@@ -1368,7 +1352,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)
         _print_disagreements(row.disagreements, out)
-        if any("the recording no longer fits" in problem for problem in row.problems):
+        if row.key in mismatched:
             print(f"      the agent's requests changed since its samples were recorded; if "
                   f"that is intended, record them anew: remove {cassettes[row.key]} and run "
                   "this command again with --base-url", file=out)
@@ -1457,12 +1441,12 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
     try:
-        result, verdict = session.run(stop, lambda url: print(url, file=out, flush=True))
+        case = session.run(stop, lambda url: print(url, file=out, flush=True))
     finally:
         for stopped, handler in previous.items():
             signal.signal(stopped, handler)
         session.close()
-    name = f"{scenario.name}[{args.agent}]"
+    name, result, verdict = case.case.name, case.result, case.verdict
     if result is None:
         if verdict.kind == "input":
             raise CLIError(str(verdict.stopped_by))

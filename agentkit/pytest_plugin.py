@@ -62,20 +62,20 @@ from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.network import AllowedHosts, LiveModelBlockedError, block_network
 from agentkit.core.errors import HarnessError
 from agentkit.core.sim import run, simulation
+from agentkit.harness import Case, CaseResult, run_case
 from agentkit.llms.base import LLM
 from agentkit.llms.cassette import RECORD_MODES, CassetteError, CassetteLLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
-from agentkit.scenario.judge import Compared, SnapshotCheck, SnapshotPolicy, Verdict, attempt
-from agentkit.scenario.layout import recording_files, records, snapshot_path
+from agentkit.scenario.layout import recording_files, records
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
 from agentkit.scenario.record import cassette_miss, record_scenario
 from agentkit.scenario.roles import RoleModels
-from agentkit.scenario.runner import ScenarioResult, load
-from agentkit.scenario.runner import run_scenario as _run_scenario
+from agentkit.scenario.runner import ScenarioResult, execute_scenario, load
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
 from agentkit.scenario.trace import SampledTrace, Trace
+from agentkit.verdict import Compared, SnapshotSession, judge
 
 __all__ = ["LiveModelBlockedError", "RecordingFailed", "ScenarioFile", "ScenarioItem",
            "ScenarioFailure"]
@@ -454,37 +454,38 @@ class RecordingFailed(Exception):
     """A ``--record-mode`` recording was not kept; the message says why."""
 
 
-def _run(request: pytest.FixtureRequest, scenario: Scenario | str | Path,
-         agent_type: str | None = None, state: Mapping[str, Any] | None = None, *,
-         snapshots: SnapshotCheck | None = None) -> ScenarioResult:
-    """Run one scenario × agent type; with a record mode, record it first (the same
+def _record_first(request: pytest.FixtureRequest, scenario: Scenario,
+                  agent_type: str | None, state: Mapping[str, Any] | None) -> None:
+    """With a record mode, record one scenario × agent type first (the same
     :func:`~agentkit.scenario.record.record_scenario` as ``agentkit record``: cassette and
-    snapshot written together, only when the recording replays) and return the replay,
-    judged with ``snapshots``."""
-    loaded = load(scenario)
+    snapshot written together, only when the recording replays); the run is its replay."""
     mode = request.config.getoption("record_mode")
-    name = agent_type or (next(iter(loaded.agents)) if len(loaded.agents) == 1 else None)
-    if mode != "none" and name in loaded.agents and records(loaded, name):
+    name = agent_type or (next(iter(scenario.agents)) if len(scenario.agents) == 1 else None)
+    if mode != "none" and name in scenario.agents and records(scenario, name):
         live: Any = {}  # a scripted model with MCP tools: only the servers are recorded
         roles = None
-        if loaded.agents[name].recorded():
+        if scenario.agents[name].recorded():
             live = request.getfixturevalue("live_llm")
             roles = RoleModels(judge=request.getfixturevalue("judge_llm"), user=live)
-        recording = record_scenario(loaded, name, live, mode, state=state, roles=roles)
+        recording = record_scenario(scenario, name, live, mode, state=state, roles=roles)
         if not recording.ok:
             raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
                                   f"{recording.files} are as they were)")
-    return _run_scenario(loaded, agent_type, state=state, snapshots=snapshots)
 
 
 @pytest.fixture
 def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult]:
     """``run_scenario(path, agent_type=None, *, state=None) -> ScenarioResult`` (honours
-    --record-mode; ``state`` reaches the agent type's factory as ``context.state``)."""
+    --record-mode; ``state`` reaches the agent type's factory as ``context.state``), judged
+    once, without a snapshot."""
 
     def run(scenario: Scenario | str | Path, agent_type: str | None = None, *,
             state: Mapping[str, Any] | None = None) -> ScenarioResult:
-        return _run(request, scenario, agent_type, state)
+        loaded = load(scenario)
+        _record_first(request, loaded, agent_type, state)
+        result = execute_scenario(loaded, agent_type, state=state)
+        judge(result)
+        return result
 
     return run
 
@@ -514,14 +515,13 @@ class ScenarioFailure(AssertionError):
     """A scenario item failed: unmet expectations and/or a changed trace."""
 
 
-class _SyrupySnapshots:
-    """The scenario items' :class:`~agentkit.scenario.judge.SnapshotCheck`: syrupy's
-    ``snapshot`` fixture with the trace extension, so ``--snapshot-update`` accepts a change
-    and syrupy counts every snapshot it compared or kept as used."""
-
-    policy: SnapshotPolicy = "check"
+class _SyrupySnapshots(SnapshotSession):
+    """The scenario items' :class:`~agentkit.verdict.SnapshotSession`: syrupy's ``snapshot``
+    fixture with the trace extension, so ``--snapshot-update`` accepts a change and syrupy
+    counts every snapshot it compared or kept as used, once per item."""
 
     def __init__(self, snapshot: Any, root: Path, item: pytest.Item, *, create: bool) -> None:
+        super().__init__("check")
         self.snapshot = snapshot
         self.root = root
         self.item = item
@@ -531,7 +531,7 @@ class _SyrupySnapshots:
         # read by the controller (also under xdist, where user_properties travel with reports)
         self.item.user_properties.append((SNAPSHOT_PROPERTY, how))
 
-    def compare(self, trace: Trace | SampledTrace, path: Path | None) -> Compared:
+    def _compare(self, trace: Trace | SampledTrace, path: Path) -> Compared:
         self._handled("compared")
         trace_snapshot = self.snapshot.use_extension(TraceSnapshotExtension)
         trace_snapshot.update_new_snapshots_only = self.create
@@ -546,11 +546,11 @@ class _SyrupySnapshots:
             return "stale", [f"{_shown(location, self.root)}: {stale}"], None
         return "changed", list(trace_snapshot.get_assert_diff()), None
 
-    def keep(self, path: Path | None) -> None:
+    def _keep(self, path: Path) -> None:
         """Count the stored snapshot as used, comparing it with its own text: never written,
         never reported unused, never deleted by ``--snapshot-update``."""
         self._handled("kept")
-        if path is None or not path.is_file():
+        if not path.is_file():
             return
         try:
             text = path.read_text(encoding="utf-8")
@@ -564,7 +564,7 @@ class _SyrupySnapshots:
         return "--snapshot-update"
 
 
-def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
+def _record_hint(scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
     """For a run that could not start without its cassette: how to record it."""
     spec = scenario.agents[agent_type]
     if not records(scenario, agent_type):
@@ -578,46 +578,26 @@ def _record_hint(exc_text: str, scenario: Scenario, agent_type: str, nodeid: str
             f"`pytest --record-mode=once {nodeid}` (then it replays offline)")
 
 
-def _failure(title: str, verdict: Verdict, result: ScenarioResult | None, nodeid: str) -> str:
-    """One header, then what the verdict says (the root cause alone when the run stopped)."""
-    if verdict.outcome == "error":
-        return f"{title} could not run:\n{verdict.stopped_by}"
-    lines = verdict.lines()
-    if verdict.stopped_by is not None:
-        assert result is not None
-        if cassette_miss(result) is not None:
-            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
-        lines.append("(expectations and the snapshot are checked once the run gets through)")
-        return f"{title} failed: " + "\n".join(lines)
-    return f"{title} failed:\n" + "\n".join(lines)
-
-
 def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
-        nodeid = request.node.nodeid
         snapshots = _SyrupySnapshots(snapshot, request.config.rootpath, request.node,
                                      create=_recording(request.config))
-        path = snapshot_path(scenario, agent_type)
-        if _sampled(request, scenario, agent_type):
-            _sampled_test(request, scenario, agent_type, snapshots, title)
-            return
+        sampled = _sampled(request, scenario, agent_type)
+        record = (_record_samples if sampled else _record_first)
+        case = Case(scenario, agent_type, samples=sampled,
+                    prepare=lambda: record(request, scenario, agent_type, None))
         try:
-            result, verdict = attempt(lambda: _run(request, scenario, agent_type,
-                                                   snapshots=snapshots), snapshots, path)
+            judged = run_case(case, snapshots)
         except RecordingFailed as exc:
-            snapshots.keep(path)
             raise ScenarioFailure(f"{title} could not be recorded:\n{exc}") from None
-        except BaseException:
-            snapshots.keep(path)  # a bug or Ctrl-C: the snapshot stays as it is
-            raise
-        if (verdict.outcome == "error" and verdict.stopped_by is not None
-                and not _recording(request.config)):
-            hint = _record_hint(verdict.stopped_by, scenario, agent_type, nodeid)
-            if hint is not None:
-                raise ScenarioFailure(f"{title} could not run:\n{hint}")
-        if not verdict.passed:
-            raise ScenarioFailure(_failure(title, verdict, result, nodeid))
+        except HarnessError as exc:  # recording samples could not start
+            raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
+        if judged.sampled:
+            _note_samples(request.node, judged)
+        failure = _failure(title, judged, request)
+        if failure is not None:
+            raise ScenarioFailure(failure)
 
     test.__module__ = "agentkit.scenarios"
     test.__name__ = agent_type
@@ -625,9 +605,34 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
     return test
 
 
+def _failure(title: str, case: CaseResult, request: pytest.FixtureRequest) -> str | None:
+    """Why the item fails (None: it passes): one header, then what the verdict says -- the
+    root cause alone when the run stopped, a sampled case's statistics."""
+    verdict, nodeid = case.verdict, request.node.nodeid
+    if verdict.passed:
+        return None
+    if case.sampled:
+        header = (f"{title} could not run:" if verdict.outcome == "error"
+                  else f"{title} failed on its samples ({case.stats.describe()}):")
+        body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
+        return "\n".join([header, *body])
+    if verdict.outcome == "error":
+        hint = (_record_hint(case.scenario, case.agent_type, nodeid)
+                if verdict.stopped_by is not None and not _recording(request.config) else None)
+        return f"{title} could not run:\n{hint or verdict.stopped_by}"
+    lines = verdict.lines()
+    if verdict.stopped_by is not None:
+        assert case.result is not None
+        if cassette_miss(case.result) is not None:
+            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+        lines.append("(expectations and the snapshot are checked once the run gets through)")
+        return f"{title} failed: " + "\n".join(lines)
+    return f"{title} failed:\n" + "\n".join(lines)
+
+
 def _sampled(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str) -> bool:
     """Whether the item records (``--samples``) or replays a sampled recording."""
-    from agentkit.eval.samples import sample_count
+    from agentkit.harness import sample_count
 
     spec = scenario.agents[agent_type]
     if spec.team is not None or spec.recording is None:
@@ -637,58 +642,47 @@ def _sampled(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str
     return sample_count(scenario, agent_type) is not None
 
 
-def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str,
-                  snapshots: _SyrupySnapshots, title: str) -> None:
-    """One item judges every sample (:func:`agentkit.eval.samples.run_samples`); with
-    ``--record-mode`` and ``--samples N`` the samples are recorded first, through the
-    ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
-    ``judge_llm``, its simulated user through ``live_llm``, with the same seed)."""
-    from agentkit.eval.samples import Seeded, record_samples, run_samples
+def _record_samples(request: pytest.FixtureRequest, scenario: Scenario, agent_type: str,
+                    state: Mapping[str, Any] | None) -> None:
+    """With ``--record-mode`` and ``--samples N``, record the item's N samples first, through
+    the ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
+    ``judge_llm``, its simulated user through ``live_llm``, with the same seed); the item then
+    replays and judges all of them."""
+    from agentkit.eval.samples import Seeded, record_samples
 
-    path = snapshot_path(scenario, agent_type)
     mode = request.config.getoption("record_mode")
     samples = request.config.getoption("samples")
-    try:
-        if mode != "none" and samples is not None:
-            live = request.getfixturevalue("live_llm")
-            judge = request.getfixturevalue("judge_llm")
-            base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
+    if mode == "none" or samples is None:
+        return
+    live = request.getfixturevalue("live_llm")
+    judge = request.getfixturevalue("judge_llm")
+    base = int((getattr(live, "additional_kwargs", None) or {}).get("seed") or 0)
 
-            def cast(index: int) -> RoleModels:
-                # sample i's judges and simulated user draw with its seed, like its agent
-                def judged_by(named: str | None) -> LLM:
-                    model = RoleModels(judge=judge).live("judge", named)
-                    assert model is not None
-                    return Seeded(model, base + index)
+    def cast(index: int) -> RoleModels:
+        # sample i's judges and simulated user draw with its seed, like its agent
+        def judged_by(named: str | None) -> LLM:
+            model = RoleModels(judge=judge).live("judge", named)
+            assert model is not None
+            return Seeded(model, base + index)
 
-                return RoleModels(judge=judged_by, user=Seeded(live, base + index))
+        return RoleModels(judge=judged_by, user=Seeded(live, base + index))
 
-            recording = record_samples(
-                scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
-                sampling={"temperature": getattr(live, "temperature", None), "seed": base},
-                roles=cast)
-            if not recording.ok:
-                raise ScenarioFailure(f"{title} could not be recorded:\n"
-                                      + "\n".join(recording.problems)
-                                      + f"\n(nothing written: {recording.files} are as they "
-                                      "were)")
-        sampled = run_samples(scenario, agent_type, snapshots=snapshots)
-    except HarnessError as exc:
-        snapshots.keep(path)
-        raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
-    except BaseException:
-        snapshots.keep(path)
-        raise
-    request.node.user_properties += [("agentkit_samples", sampled.stats.samples),
-                                     ("agentkit_pass_rate", sampled.stats.pass_rate),
-                                     ("agentkit_class", sampled.stats.case_class)]
-    _note_disagreements(request.node, sampled)
-    verdict = sampled.verdict
-    if not verdict.passed:
-        header = (f"{title} could not run:" if verdict.outcome == "error"
-                  else f"{title} failed on its samples ({sampled.stats.describe()}):")
-        body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
-        raise ScenarioFailure("\n".join([header, *body]))
+    recording = record_samples(
+        scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
+        sampling={"temperature": getattr(live, "temperature", None), "seed": base},
+        roles=cast, state=state)
+    if not recording.ok:
+        raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
+                              f"{recording.files} are as they were)")
+
+
+def _note_samples(item: pytest.Item, case: CaseResult) -> None:
+    """A sampled item's statistics and judges' disagreements, as ``user_properties`` (they
+    travel with the reports under xdist)."""
+    item.user_properties += [("agentkit_samples", case.stats.samples),
+                             ("agentkit_pass_rate", case.stats.pass_rate),
+                             ("agentkit_class", case.stats.case_class)]
+    _note_disagreements(item, case)
 
 
 #: ``item.user_properties`` entry of a sampled item whose judges disagree between samples:

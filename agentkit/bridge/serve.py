@@ -4,10 +4,10 @@ An agent in another process -- any language, any framework, or ``curl`` -- is po
 URL and driven by whoever runs it; the bridge answers its model calls with the scenario's model
 for the given agent type (its script, the script rendered from its ``trajectory:``, or its
 cassette) and builds the agent's trace from the wire (:mod:`agentkit.bridge.wire_trace`). When
-the session is stopped, the run is judged as any run is (:func:`agentkit.scenario.judge.attempt`:
+the session is stopped, the run is judged as any run is (:func:`agentkit.harness.run_case`:
 expectations, trajectory, unused script; no snapshot).
 
-The run is the harness's own (:func:`~agentkit.scenario.runner.run_scenario`, in a thread of
+The run is the harness's own (a case of :func:`~agentkit.harness.run_case`, in a thread of
 its own), under an agent type that stands in for the external agent: for the session, the
 agent type's name means a remote agent that renders trajectories as the type does. Each
 scenario turn waits for the agent: it begins with the agent's first request and ends when a
@@ -25,6 +25,7 @@ from agentkit.bridge.endpoint import Bridge
 from agentkit.bridge.server import LoopbackServer
 from agentkit.core.errors import AgentFailedError
 from agentkit.core.secrets import Redactor
+from agentkit.harness import Case, CaseResult, run_case
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import (
@@ -34,11 +35,11 @@ from agentkit.scenario.agent_types import (
     AgentTypeError,
     resolve_agent_type,
 )
-from agentkit.scenario.judge import Verdict, attempt
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.mcp import mcp_servers
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult, run_scenario
+from agentkit.scenario.runner import ScenarioResult
+from agentkit.verdict import Verdict, case_stats
 
 __all__ = ["ServeSession", "FINISH_WAIT"]
 
@@ -74,14 +75,13 @@ class ServeSession:
         self.bridge: Bridge | None = None
         self._ready = threading.Event()
         self._done = threading.Event()
-        self._outcome: tuple[ScenarioResult | None, Verdict] | None = None
+        self._outcome: CaseResult | None = None
 
     @property
     def base_url(self) -> str:
         return self.server.base_url
 
-    def run(self, stop: threading.Event, on_ready: Callable[[str], None]
-            ) -> tuple[ScenarioResult | None, Verdict]:
+    def run(self, stop: threading.Event, on_ready: Callable[[str], None]) -> CaseResult:
         """Serve until ``stop`` is set (``on_ready(base_url)`` once the first turn waits for
         the agent), then judge the run; a run that cannot start ends the session at once."""
         stand_in = AgentType(self._factory, images=self.kind.images, human=self.kind.human,
@@ -101,9 +101,10 @@ class ServeSession:
                 self.bridge.stop()
             self._done.wait(FINISH_WAIT)
         if self._outcome is None:
-            return None, Verdict("error", stopped_by=f"the run did not finish within "
-                                                    f"{FINISH_WAIT:g} s of the stop",
-                                 kind="agent")
+            late = Verdict("error", stopped_by=f"the run did not finish within {FINISH_WAIT:g} "
+                                               "s of the stop", kind="agent")
+            return CaseResult(Case(self.scenario, self.agent_type, seed=self.seed), [],
+                              case_stats([]), late)
         return self._outcome
 
     def trace_text(self, result: ScenarioResult) -> str:
@@ -121,8 +122,8 @@ class ServeSession:
 
     def _work(self) -> None:
         try:
-            self._outcome = attempt(lambda: run_scenario(self.scenario, self.agent_type,
-                                                         seed=self.seed), None, None)
+            self._outcome = run_case(Case(self.scenario, self.agent_type, seed=self.seed,
+                                          samples=False))
         finally:
             self._done.set()
 

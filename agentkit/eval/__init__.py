@@ -11,6 +11,8 @@
 * :mod:`agentkit.eval.matrix` -- every scenario × agent type × model, recorded where a sample
   is missing, shards.
 
-It sits between :mod:`agentkit.scenario` (which it runs) and :mod:`agentkit.report` (which
-presents its statistics): the report imports it, never the reverse.
+``stats`` and ``cases`` live in :mod:`agentkit.verdict`, which judges sampled cases by them;
+these names re-export them. It sits between :mod:`agentkit.scenario` (which it runs) and
+:mod:`agentkit.report` (which presents its statistics): the report imports it, never the
+reverse.
 """

@@ -2,12 +2,12 @@
 judged together.
 
 * :func:`run_samples` replays every recorded sample of a scenario × agent type offline (its
-  ``recording:``, or an evaluation's cassette) and judges the case on all of them: each
-  sample as a run is judged (:mod:`agentkit.scenario.judge`), then the case --
-  :class:`~agentkit.eval.cases.CaseStats`, the scenario's ``min_pass_rate``, and the snapshot
-  of all the samples' traces. pytest's item, ``agentkit run``, ``replay``, ``report`` and
-  ``eval`` all call it, so a change to the agent is judged against the whole recorded
-  distribution everywhere.
+  ``recording:``, or an evaluation's cassette) and judges the case on all of them: it is
+  :func:`agentkit.harness.run_case` of a sampled case (each sample judged once, then the case
+  -- :class:`~agentkit.eval.cases.CaseStats`, the scenario's ``min_pass_rate``, and the
+  snapshot of all the samples' traces), as pytest's item, ``agentkit run``, ``replay``,
+  ``report`` and ``eval`` run it, so a change to the agent is judged against the whole
+  recorded distribution everywhere.
 * :class:`SampleBook` is a sampled cassette being recorded: the recorders of its samples share
   it, it is checked against what is asked (the number of samples, the model) before anything
   is spent, and it can be saved after every exchange so an interrupted evaluation resumes
@@ -34,20 +34,17 @@ from agentkit.core.files import replace_together
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import real_time
 from agentkit.core.yamlsafe import parse_yaml
-from agentkit.eval.cases import CaseStats, SampleOutcome, case_stats
-from agentkit.eval.stats import Spread, spread
+from agentkit.harness import Case, CaseResult, run_case, sample_count
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
-from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM, RecordingLLM
+from agentkit.llms.cassette import Cassette, RecordingLLM
 from agentkit.llms.types import ChatResponse
 from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.judge import SnapshotCheck, Verdict, attempt
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.record import cassette_miss
 from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
-from agentkit.scenario.trace import SampledTrace
+from agentkit.verdict import COST_KEYS, SampleRun, SnapshotSession, cassette_miss
 
 __all__ = ["SamplesMismatchError", "SampleRun", "SampledResult", "COST_KEYS", "sample_count",
            "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
@@ -59,185 +56,21 @@ class SamplesMismatchError(BadInputError):
     never reused silently."""
 
 
-#: The costs whose spread over the samples a case reports (a trace's totals, tokens in + out).
-COST_KEYS = ("steps", "llm_calls", "tool_calls", "tokens", "wall_time", "serial_time")
-
-
-@dataclass
-class SampleRun:
-    """One sample's replay: its result (None: it could not run), its judgement, and what it
-    says about the agent (``outcome``; None when it says nothing: it could not run or its
-    recording no longer fits)."""
-
-    index: int
-    result: ScenarioResult | None
-    verdict: Verdict
-    outcome: SampleOutcome | None
-
-    def costs(self) -> dict[str, float]:
-        """This sample's totals by :data:`COST_KEYS` (empty when it has no trace)."""
-        if self.result is None:
-            return {}
-        totals = self.result.trace.totals()
-        return {"steps": totals.steps, "llm_calls": totals.llm_calls,
-                "tool_calls": totals.tool_calls,
-                "tokens": totals.prompt_tokens + totals.completion_tokens,
-                "wall_time": totals.wall_time, "serial_time": totals.serial_time}
-
-
-@dataclass
-class SampledResult:
-    """A case judged on its samples: each sample's run, the statistics, the one verdict (as
-    every command reports it) and the samples not recorded yet (``missing``: a partial
-    result)."""
-
-    scenario: Scenario
-    agent_type: str
-    runs: list[SampleRun]
-    stats: CaseStats
-    verdict: Verdict
-    missing: list[int] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict.passed
-
-    @property
-    def trace(self) -> SampledTrace | None:
-        """Every sample's trace, in sample order (None when one of them has none)."""
-        if any(run.result is None for run in self.runs):
-            return None
-        return SampledTrace([run.result.trace for run in self.runs if run.result is not None])
-
-    def spread(self) -> dict[str, Spread]:
-        """Mean and spread of each cost over the samples that say something about the agent."""
-        costs = [run.costs() for run in self.runs if run.outcome in ("pass", "fail")]
-        return {key: spread([c[key] for c in costs]) for key in COST_KEYS} if costs else {}
-
-    def mean_totals(self, *, judged_only: bool = True) -> dict[str, float]:
-        """Each trace total (steps, LLM calls, tokens in/out, times) averaged over the samples
-        that say something about the agent (empty when none does); with ``judged_only``
-        False, over every sample that has a trace (also those whose recording no longer
-        fits: what they did before the request the recording lacks)."""
-        results = [run.result for run in self.runs if run.result is not None
-                   and (run.outcome in ("pass", "fail") or not judged_only)]
-        if not results:
-            return {}
-        totals = [vars(result.trace.totals()) for result in results]
-        # the roles' calls (a judge's, a simulated user's) are counted apart, not averaged here
-        return {key: round(sum(t[key] for t in totals) / len(totals), 6) for key in totals[0]
-                if isinstance(totals[0][key], (int, float))}
-
-
-def _header(path: Path) -> Cassette | None:
-    """The cassette at ``path`` (None when there is none or it is unreadable: the run says
-    why)."""
-    try:
-        return Cassette.load(path) if path.is_file() else None
-    except CassetteError:
-        return None
-
-
-def sample_count(scenario: Scenario, agent_type: str) -> int | None:
-    """How many samples the agent type's ``recording:`` holds (None: not a sampled one)."""
-    spec = scenario.agents.get(agent_type)
-    if spec is None or spec.team is not None or spec.recording is None:
-        return None
-    cassette = _header(cassette_path(scenario, agent_type))
-    return cassette.samples if cassette is not None else None
-
-
-def _outcome(verdict: Verdict) -> SampleOutcome | None:
-    if verdict.outcome == "error" or verdict.kind == "recording":
-        return None
-    if verdict.passed:
-        return "pass"
-    return "infra" if verdict.kind == "infrastructure" else "fail"
-
-
-def _judge_case(scenario: Scenario, agent_type: str, runs: list[SampleRun],
-                snapshots: SnapshotCheck | None, path: Path | None,
-                infra: Mapping[int, str]) -> tuple[CaseStats, Verdict]:
-    """The statistics of the samples and the verdict on the case (module docstring)."""
-    outcomes: list[SampleOutcome] = [run.outcome for run in runs if run.outcome is not None]
-    outcomes += ["infra"] * len(infra)
-    stats = case_stats(outcomes, scenario.confidence)
-    broken = next((run for run in runs if run.verdict.outcome == "error"), None)
-    if broken is not None:
-        if snapshots is not None and snapshots.policy != "off":
-            snapshots.keep(path)
-        return stats, replace(broken.verdict, stopped_by=f"sample {broken.index}: "
-                                                        f"{broken.verdict.stopped_by}")
-    problems = [f"sample {run.index}: the recording no longer fits the agent: "
-                f"{cassette_miss(run.result) or run.verdict.stopped_by}"
-                for run in runs if run.verdict.kind == "recording" and run.result is not None]
-    if not stats.judged and not problems:
-        if snapshots is not None and snapshots.policy != "off":
-            snapshots.keep(path)
-        if not stats.samples:
-            return stats, Verdict("error", stopped_by="no sample is recorded yet")
-        first = next((run.verdict.stopped_by for run in runs if run.outcome == "infra"),
-                     next(iter(infra.values()), ""))
-        return stats, Verdict("error", stopped_by=f"all {stats.samples} samples hit "
-                                                  f"infrastructure errors; the first: {first}",
-                              kind="infrastructure")
-    gate = stats.gate(scenario.min_pass_rate)
-    if gate is not None:
-        problems.insert(0, gate)
-        problems += [f"sample {run.index} failed: {_first(run.verdict)}"
-                     for run in runs if run.outcome == "fail"]
-    if snapshots is None or snapshots.policy == "off":
-        return stats, Verdict("fail" if problems else "pass", tuple(problems))
-    trace = SampledTrace([run.result.trace for run in runs if run.result is not None])
-    state, diff, _ = snapshots.compare(trace, path)
-    fails = snapshots.policy == "check" and state in ("changed", "stale", "missing")
-    return stats, Verdict("fail" if problems or fails else "pass", tuple(problems),
-                          snapshot=state, snapshot_diff=tuple(diff), hint=snapshots.update_hint(),
-                          snapshot_fails=fails, snapshot_at=path)
-
-
-def _first(verdict: Verdict) -> str:
-    lines = verdict.lines()
-    return lines[-1].removeprefix("- ").splitlines()[0] if lines else "it failed"
+SampledResult = CaseResult
+"""A case judged on its samples (:class:`agentkit.harness.CaseResult`)."""
 
 
 def run_samples(scenario: Scenario | str | Path, agent_type: str, *,
-                cassette: Cassette | None = None, snapshots: SnapshotCheck | None = None,
+                cassette: Cassette | None = None, snapshots: SnapshotSession | None = None,
                 seed: int | str = 0, state: Mapping[str, Any] | None = None,
-                infra: Mapping[int, str] | None = None) -> SampledResult:
+                infra: Mapping[int, str] | None = None) -> CaseResult:
     """Replay every sample of ``agent_type``'s sampled recording (or of ``cassette``, an
     evaluation's) offline and judge the case on them (module docstring); samples the cassette
     does not list as complete are ``missing`` and not run, except those in ``infra`` (index:
     error), which hit infrastructure errors while being recorded and count as such."""
-    infra = dict(infra or {})
-    scenario = load(scenario)
-    spec = scenario.agents[agent_type]
-    if spec.team is not None:
-        raise BadInputError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
-                            "samples are recorded for one-agent types; a team records one run")
-    path = None if cassette is not None else snapshot_path(scenario, agent_type)
-    if cassette is None:
-        file = cassette_path(scenario, agent_type)
-        try:
-            cassette = Cassette.load(file)
-        except CassetteError as exc:
-            error = Verdict("error", stopped_by=str(exc), kind="input")
-            if snapshots is not None and snapshots.policy != "off":
-                snapshots.keep(path)
-            return SampledResult(scenario, agent_type, [], case_stats([]), error)
-    count = cassette.samples or 1
-    done = sorted(set(cassette.complete)) if cassette.sampled else [0]
-    runs = []
-    for index in done:
-        def run(index: int = index) -> ScenarioResult:
-            replay = CassetteLLM(cassette, sample=index if cassette.sampled else None)
-            return run_scenario(scenario, agent_type, seed=seed, llm=replay, state=state)
-
-        result, verdict = attempt(run, None, None)
-        runs.append(SampleRun(index, result, verdict, _outcome(verdict)))
-    stats, verdict = _judge_case(scenario, agent_type, runs, snapshots, path, infra)
-    return SampledResult(scenario, agent_type, runs, stats, verdict,
-                         missing=[i for i in range(count) if i not in done and i not in infra])
+    case = Case(load(scenario), agent_type, seed=seed, state=state, infra=dict(infra or {}),
+                cassette=cassette, samples=True)
+    return run_case(case, snapshots)
 
 
 class Seeded(WrappingLLM):

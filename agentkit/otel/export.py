@@ -1,7 +1,7 @@
 """Export runs as spans: to an OTLP-JSON file and to an OTLP/HTTP endpoint.
 
-:class:`OtelExport` collects the runs of a command -- every run :func:`attempt
-<agentkit.scenario.judge.attempt>` judges while :meth:`OtelExport.observing` is active, and
+:class:`OtelExport` collects the runs of a command -- every run
+:func:`~agentkit.harness.run_case` judges while :meth:`OtelExport.observing` is active, and
 plain tests' bus events -- and sends them when it closes: one file (runs in order of name,
 so the file is the same however the runs were spread over processes) and one request to the
 endpoint. A collector that is down or refuses costs one warning and at most the exporter's
@@ -29,12 +29,13 @@ from agentkit.core.events import (
 )
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
+from agentkit.harness import observing_runs
 from agentkit.otel import otlp_json
 from agentkit.otel.spans import Evaluation, RunRecord, SpanBuilder
 from agentkit.scenario.check import expectation_results
-from agentkit.scenario.judge import Verdict, observing_runs
 from agentkit.scenario.model import SlowRegexError
 from agentkit.scenario.trace import IdNormalizer, Trace, TurnTrace, build_turn
+from agentkit.verdict import Verdict
 
 if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult
@@ -181,7 +182,7 @@ class OtelExport:
                 self.records.append(record)
 
     def observe(self, result: ScenarioResult | None, verdict: Verdict) -> None:
-        """A :data:`~agentkit.scenario.judge.RunObserver`: a run that could not start has no
+        """A :data:`~agentkit.harness.RunObserver`: a run that could not start has no
         spans."""
         if result is not None:
             self.add(record_of_result(result, verdict))

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.eval.matrix import CaseResult, shard_of
-from agentkit.eval.samples import SampledResult, run_samples, sample_count
+from agentkit.harness import Case, run_case
+from agentkit.harness import CaseResult as JudgedCase
 from agentkit.report.model import (
     AgentSummary,
     Comparison,
@@ -33,12 +34,10 @@ from agentkit.scenario import (
     ScenarioError,
     discover_scenarios,
     load_scenario,
-    run_scenario,
 )
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
-from agentkit.scenario.judge import SnapshotCheck, SnapshotFiles, SnapshotState, attempt
-from agentkit.scenario.layout import snapshot_path
 from agentkit.scenario.llm_judge import Judgement, disagreements, judged_entries
+from agentkit.verdict import SnapshotFiles, SnapshotSession, SnapshotState
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
            "row_from_samples", "sampled_verdicts", "eval_comparison"]
@@ -74,12 +73,12 @@ def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
 
 
 def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
-                    snapshots: SnapshotCheck | None = None) -> Row:
+                    snapshots: SnapshotSession | None = None) -> Row:
     """Run one scenario × agent type and turn its judgement and trace totals into a row."""
     return _run_row(scenario, agent_type, seed, snapshots or SnapshotFiles("report"))[0]
 
 
-def row_from_samples(sampled: SampledResult, model: str | None = None) -> Row:
+def row_from_samples(sampled: JudgedCase, model: str | None = None) -> Row:
     """The row of a case judged on its samples: its statistics, and as metrics the means
     over the samples that say something about the agent."""
     scenario, stats, verdict = sampled.scenario, sampled.stats, sampled.verdict
@@ -124,7 +123,7 @@ def _verdict(judgement: Judgement, sample: int | None = None) -> JudgeVerdict:
                         sample=sample)
 
 
-def sampled_verdicts(sampled: SampledResult) -> tuple[list[JudgeVerdict],
+def sampled_verdicts(sampled: JudgedCase) -> tuple[list[JudgeVerdict],
                                                       list[JudgeDisagreement]]:
     """Every sample's verdicts, and the judged expectations whose verdict differs between
     the samples (those that ran), with each sample's verdict and reason."""
@@ -146,7 +145,7 @@ def sampled_verdicts(sampled: SampledResult) -> tuple[list[JudgeVerdict],
     return judged, found
 
 
-def _mean_roles(sampled: SampledResult) -> dict[str, RoleCost]:
+def _mean_roles(sampled: JudgedCase) -> dict[str, RoleCost]:
     """The roles' calls and tokens per sample (judges, a simulated user), averaged over the
     samples whose metrics are (those that say something about the agent, else all that ran)."""
     results = [run.result for run in sampled.runs if run.result is not None
@@ -173,15 +172,13 @@ def _count(value: float) -> float | int:
 
 
 def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
-             snapshots: SnapshotCheck) -> tuple[Row, str | None]:
+             snapshots: SnapshotSession) -> tuple[Row, str | None]:
     """The row of one run (of all samples of a sampled recording), and the run's workflow
     diagram (workflow agent types)."""
-    if sample_count(scenario, agent_type) is not None:
-        return row_from_samples(run_samples(scenario, agent_type, seed=seed,
-                                            snapshots=snapshots)), None
-    result, verdict = attempt(
-        lambda: run_scenario(scenario, agent_type, seed=seed, snapshots=snapshots),
-        snapshots, snapshot_path(scenario, agent_type))
+    case = run_case(Case(scenario, agent_type, seed=seed), snapshots)
+    if case.sampled:
+        return row_from_samples(case), None
+    result, verdict = case.result, case.verdict
     if result is None:
         return _error_row(scenario.name, agent_type, verdict.stopped_by or ""), None
     totals = result.trace.totals()
@@ -213,12 +210,12 @@ Progress = Callable[[int, int, Row], None]
 def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
                    agent_types: list[str] | None = None, *, seed: int | str = 0,
                    progress: Progress | None = None,
-                   snapshots: SnapshotCheck | None = None,
+                   snapshots: SnapshotSession | None = None,
                    shard: tuple[int, int] | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows, each run
     judged with ``snapshots`` (default: compared with its snapshot file, a difference failing
-    the run: :class:`~agentkit.scenario.judge.SnapshotFiles`).
+    the run: :class:`~agentkit.verdict.SnapshotFiles`).
 
     Rows follow the (sorted) scenario files, then the agent-type order: ``agent_types`` as
     given, else the order in which the scenarios first declare them. A path that does not

@@ -1,4 +1,10 @@
-"""The harness: scenario files, runs under several agent types, traces and expectations."""
+"""The harness: scenario files, runs under several agent types, traces and expectations.
+
+The runner's names (``run_scenario``, ``run_all``, ``ScenarioResult``) are imported when first
+asked for: the runner judges through :mod:`agentkit.verdict`, which reads this package's
+file-format modules, so importing any of them must not import the runner."""
+
+from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
@@ -8,8 +14,10 @@ from agentkit.scenario.agent_types import (
 )
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult, run_all, run_scenario
 from agentkit.scenario.trace import Trace
+
+if TYPE_CHECKING:
+    from agentkit.scenario.runner import ScenarioResult, run_all, run_scenario
 
 __all__ = [
     "AGENT_TYPES",
@@ -25,3 +33,13 @@ __all__ = [
     "run_all",
     "run_scenario",
 ]
+
+_RUNNER = ("ScenarioResult", "run_all", "run_scenario")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUNNER:
+        from agentkit.scenario import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

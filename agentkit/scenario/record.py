@@ -50,7 +50,6 @@ from agentkit.llms.cassette import (
     Cassette,
     CassetteError,
     CassetteLLM,
-    CassetteMissError,
     Exchange,
     RecordingLLM,
     RecordMode,
@@ -68,6 +67,7 @@ from agentkit.scenario.model import Scenario, judge_panel
 from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 from agentkit.tools.mcp import MCPRecording
+from agentkit.verdict import cassette_miss
 
 __all__ = ["Recording", "record_scenario", "cassette_miss", "rerecord_command"]
 
@@ -98,15 +98,6 @@ class Recording:
         """The files it writes, for messages: ``a.yaml and __snapshots__/s/t.json``."""
         paths = [*map(str, self.cassettes), *([str(self.snapshot)] if self.snapshot else [])]
         return ", ".join(paths[:-1]) + f" and {paths[-1]}" if len(paths) > 1 else paths[0]
-
-
-def cassette_miss(result: ScenarioResult) -> str | None:
-    """The cassette-miss message a replayed run stopped on, if it did."""
-    prefix = f"{CassetteMissError.__name__}: "
-    for turn in result.trace.turns:
-        if turn.error and turn.error.startswith(prefix):
-            return str(turn.error).removeprefix(prefix)
-    return None
 
 
 def rerecord_command(scenario: Scenario, agent_type: str) -> str:

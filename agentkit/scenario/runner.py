@@ -15,17 +15,18 @@
 4. **turns** -- the user turns, fixed or written by the simulated user; an exception of the
    agent (or of a role) stops the run and is recorded in the trace (its kind kept for the
    judgement);
-5. **judge** -- the judged expectations decided by the LLM judges (their verdicts filed into
-   the trace), then the run's own checks (expectations, trajectory, unexpected tool errors,
-   the order of calls, unused script) and, when a command passes its
-   :class:`~agentkit.scenario.judge.SnapshotCheck`, the snapshot: one
-   :class:`~agentkit.scenario.judge.Verdict` (``result.verdict``) every command reports.
+5. **judged expectations** -- decided by the LLM judges (their verdicts filed into the
+   trace).
+
+:func:`execute_scenario` stops there and returns the run (its trace, models, tools, what its
+roles found) without judging it; :func:`run_scenario` judges it too, once
+(:func:`agentkit.verdict.judge`: the checks, then the snapshot), as the case runner
+(:func:`agentkit.harness.run_case`) does for every command.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,10 +48,8 @@ from agentkit.scenario.agent_types import (
     build_agent,
     resolve_agent_type,
 )
-from agentkit.scenario.check import check_expectations
 from agentkit.scenario.families.workflow import WorkflowChatAgent
 from agentkit.scenario.images import turn_images
-from agentkit.scenario.judge import SnapshotCheck, Verdict, judge
 from agentkit.scenario.layout import (
     cassette_path,
     llm_source,
@@ -70,42 +69,53 @@ from agentkit.scenario.model import (
     ScriptItem,
     judge_panel,
 )
-from agentkit.scenario.resume import check_resume, prefix_problems, resume_agent
+from agentkit.scenario.resume import check_resume, resume_agent
 from agentkit.scenario.roles import Channel, RoleModels, RoleSource, role_events
 from agentkit.scenario.script import to_mock_items
 from agentkit.scenario.simulated_user import Conversation, FixedTurns, SimulatedConversation
 from agentkit.scenario.trace import IdNormalizer, Trace, TurnTrace, build_turn, extend_turn
-from agentkit.scenario.trajectory_run import (
-    TrajectoryOutputs,
-    check_trajectory,
-    render_script,
-    trajectory_outputs,
-)
-from agentkit.scenario.world import SimulatedTool, resolve_ref
+from agentkit.scenario.trajectory import Trajectory
+from agentkit.scenario.trajectory_run import TrajectoryOutputs, render_script, trajectory_outputs
+from agentkit.scenario.world import resolve_ref
 from agentkit.tools import BaseTool
 from agentkit.tools.mcp import MCPRecording
+from agentkit.verdict import Problem, SnapshotSession, Verdict, judge
 from agentkit.workflow import draw_workflow
 
-__all__ = ["ScenarioResult", "run_scenario", "run_all", "cassette_path", "recording_files",
-           "load"]
+__all__ = ["ScenarioResult", "run_scenario", "execute_scenario", "run_all", "cassette_path",
+           "recording_files", "load"]
 
 
 @dataclass
 class ScenarioResult:
-    """A run of one scenario under one agent type: its trace, what its own checks found
-    (``problems``) and the judgement of it (``verdict``)."""
+    """A run of one scenario under one agent type: its trace and what the run left to judge
+    (models, tools, its roles' findings); once judged (:func:`agentkit.verdict.judge`), what
+    the checks found (``problems``) and the judgement of it (``verdict``)."""
 
     scenario: Scenario
     agent_type: str
     trace: Trace
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     llm: LLM | None = field(default=None, repr=False)
     diagram: str | None = field(default=None, repr=False)
     """For a workflow agent type: the Mermaid flowchart of its workflow (``draw_workflow``)."""
-    verdict: Verdict = field(default_factory=lambda: Verdict("pass"), repr=False)
+    verdict: Verdict = field(
+        default_factory=lambda: Verdict("error", stopped_by="the run is not judged yet"),
+        repr=False)
     judgements: list[Judgement] = field(default_factory=list, repr=False)
     """The LLM judges' verdicts on the run's judged expectations (and a simulated user's
     judged goal), in the order they were decided: what a report lists and samples compare."""
+    models: dict[str | None, LLM] = field(default_factory=dict, repr=False)
+    """The models the agent (a team's agents, by name) ran on."""
+    role_scripts: dict[str, ScriptedLLM] = field(default_factory=dict, repr=False)
+    """The scripts the harness's roles (judges, a simulated user) answered from."""
+    tools: list[BaseTool] = field(default_factory=list, repr=False)
+    mcp: MCPWorld | None = field(default=None, repr=False)
+    trajectory: Trajectory | None = field(default=None, repr=False)
+    conversation_problems: list[str] = field(default_factory=list, repr=False)
+    """What the simulated user's conversation found (its goal not reached)."""
+    own_tools_allowed: bool = field(default=False, repr=False)
+    """The agent may call tools of its own by a scenario tool's name (traced from the wire)."""
 
     @property
     def passed(self) -> bool:
@@ -206,27 +216,42 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                  seed: int | str = 0, llm: LLM | None = None,
                  llms: Mapping[str, LLM] | None = None,
                  state: Mapping[str, Any] | None = None,
-                 snapshots: SnapshotCheck | None = None,
+                 snapshots: SnapshotSession | None = None,
                  roles: RoleModels | None = None,
                  mcp: MCPRecording | None = None,
                  sample: int | None = None) -> ScenarioResult:
-    """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation and judge it
-    (the stages are in the module docstring).
+    """Run ``scenario`` under ``agent_type`` (:func:`execute_scenario`) and judge it once
+    (:func:`agentkit.verdict.judge`), its snapshot compared through ``snapshots`` when given.
+    A run that cannot start raises a :class:`~agentkit.core.errors.HarnessError`
+    (:func:`agentkit.harness.run_case` turns it into a verdict)."""
+    result = execute_scenario(scenario, agent_type, seed=seed, llm=llm, llms=llms, state=state,
+                              roles=roles, mcp=mcp, sample=sample)
+    judge(result, snapshots, snapshot_path(result.scenario, result.agent_type))
+    return result
+
+
+def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = None, *,
+                     seed: int | str = 0, llm: LLM | None = None,
+                     llms: Mapping[str, LLM] | None = None,
+                     state: Mapping[str, Any] | None = None,
+                     roles: RoleModels | None = None,
+                     mcp: MCPRecording | None = None,
+                     sample: int | None = None) -> ScenarioResult:
+    """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation, and judge
+    nothing (the stages are in the module docstring).
 
     The LLM is the agent type's script (a ScriptedLLM, or the OpenAI backend against a local
     fake endpoint) or its recording (a cassette), unless ``llm`` is given; a team's agents
     take theirs from ``llms`` (by agent name) where it names them. To record against a live
     model, use :func:`agentkit.scenario.record.record_scenario`. ``state`` reaches the agent
-    type's factory as ``context.state`` (:class:`AgentContext`). ``snapshots`` adds the
-    comparison with the committed snapshot to the verdict. ``roles`` are the live models of
+    type's factory as ``context.state`` (:class:`AgentContext`). ``roles`` are the live models of
     the LLM judges and the simulated user (:class:`~agentkit.scenario.roles.RoleModels`):
     recorded with the agent's when ``llm`` records, else asked directly. MCP tools replay the
     agent type's cassette unless ``mcp`` says where their exchanges come from (a recording:
     live servers, started for the run and stopped when it ends). ``sample`` replays that
-    sample of a sampled recording (:func:`agentkit.eval.samples.run_samples` runs all of them
-    and judges them together). A run that cannot start raises a
-    :class:`~agentkit.core.errors.HarnessError`
-    (:func:`agentkit.scenario.judge.attempt` turns it into a verdict).
+    sample of a sampled recording (:func:`agentkit.harness.run_case` runs all of them and
+    judges them together). A run that cannot start raises a
+    :class:`~agentkit.core.errors.HarnessError`.
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
     plan.sample = sample
@@ -241,7 +266,7 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
             raise
         trace = _turns(plan, world, built.agent, cast)
         _judge_answers(plan, cast, trace)
-    return _judge(plan, world, built, cast, trace, snapshots)
+    return _result(plan, world, built, cast, trace)
 
 
 def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
@@ -319,12 +344,13 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
 
 
 def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
-    """A factory that raised: the scenario's ``params`` when they are what it rejected (an
-    unknown or missing keyword, a value it refused that names one), else the factory."""
+    """A factory that raised: the scenario's ``params`` when they are what it rejected (a
+    TypeError or ValueError naming one of them: an unknown keyword, a value it refused), else
+    the factory. The builtin families hand ``params`` to LlamaIndex-shaped constructors that
+    take ``**kwargs``, so no signature says beforehand which names they accept."""
     scenario, agent_type, params = plan.scenario, plan.agent_type, plan.spec.params
     text = f"{type(exc).__name__}: {exc}"
-    if params and isinstance(exc, (TypeError, ValueError)) and (
-            "keyword argument" in str(exc) or any(name in str(exc) for name in params)):
+    if isinstance(exc, (TypeError, ValueError)) and any(name in str(exc) for name in params):
         return ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                              f"agents.{agent_type}.params: {exc}")
     factory = plan.kind.factory
@@ -515,72 +541,21 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
             return
 
 
-def _tool_accounting(tools: Sequence[BaseTool], trace: Trace, *,
-                     own_tools_allowed: bool) -> list[str]:
-    """Each scenario tool's runs against the trace's calls of it. A tool that ran more often
-    than the trace shows was called around the agent's steps (code calling it directly, before
-    or besides what the model asked for): a side effect no trace, expectation or snapshot
-    sees. A tool the scenario gives a latency or a failure schedule that never ran while the
-    trace shows calls of its name was shadowed by the agent's own tool of that name: the
-    scenario's timing and failures never applied -- unless ``own_tools_allowed`` (an agent
-    traced from the wire, whose tools may be its own by design)."""
-    traced = Counter(call.name for call in trace.tool_calls)
-    problems = []
-    for tool in tools:
-        if not isinstance(tool, SimulatedTool):
-            continue
-        name, ran = tool.metadata.name, tool.finished
-        if ran > traced[name]:
-            extra = ran - traced[name]
-            problems.append(
-                f"`{name}` ran {ran} time{'' if ran == 1 else 's'}, but the agent's steps show "
-                f"{traced[name]} call{'' if traced[name] == 1 else 's'} of it: {extra} "
-                f"call{' was' if extra == 1 else 's were'} made outside the tool calls the "
-                "model asked for (code calling the tool directly), so no trace, expectation or "
-                "snapshot sees them; call scenario tools only through the agent's tool calls")
-        declared = [what for what, given in (("latency", tool.latency),
-                                             ("failure schedule", tool.failures)) if given]
-        if declared and tool.calls == 0 and traced[name] and not own_tools_allowed:
-            problems.append(
-                f"the trace shows {traced[name]} call{'' if traced[name] == 1 else 's'} of "
-                f"`{name}`, but the scenario's `{name}` never ran: the agent called a tool of "
-                f"its own by that name, so the scenario's {' and '.join(declared)} never "
-                "applied; build the agent's tools from the factory's context.tools")
-    return problems
-
-
-def _judge(plan: _Plan, world: _World, built: _Agent, cast: _Cast, trace: Trace,
-           snapshots: SnapshotCheck | None) -> ScenarioResult:
-    scenario, agent_type = plan.scenario, plan.agent_type
+def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
+            trace: Trace) -> ScenarioResult:
+    """The run as it ended, to be judged: a run that stopped excuses its scripts (replies
+    after the failure could not be used)."""
     if any(t.error for t in trace.turns):
-        # replies after the failure could not be used (see _leftovers)
         _excuse([*built.models.values(), *cast.scripts.values()])
-    expect = scenario.expect_for(agent_type)
-    # a changed recording first: what else this run got wrong follows from it
-    problems = prefix_problems(trace, scenario, agent_type)
-    judgements = cast.judge.decided if cast.judge is not None else []
-    problems += check_expectations(trace, scenario.turns, expect, judgements)
-    problems += cast.conversation.problems
-    if world.outputs is not None:
-        problems += check_trajectory(trace, world.outputs.trajectory, expect)
-    for used in built.models.values():
-        problems += _leftovers(used, trace)
-    for role, script in cast.scripts.items():
-        if script.remaining and not any(t.error for t in trace.turns):
-            problems.append(f"the {role}'s script has {script.remaining} unused repl"
-                            f"{'y' if script.remaining == 1 else 'ies'} (it was asked "
-                            f"{script.calls} time{'' if script.calls == 1 else 's'})")
-    if world.mcp is not None and not any(t.error for t in trace.turns):
-        problems += world.mcp.leftovers()
-    problems += _tool_accounting(
-        world.tools, trace, own_tools_allowed=getattr(built.agent, "traced_from_wire", False))
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
-    result = ScenarioResult(scenario, agent_type, trace, problems,
-                            next(iter(built.models.values())), diagram,
-                            judgements=judgements)
-    result.verdict = judge(result, snapshots, snapshot_path(scenario, agent_type))
-    return result
+    return ScenarioResult(
+        plan.scenario, plan.agent_type, trace, llm=next(iter(built.models.values())),
+        diagram=diagram, judgements=cast.judge.decided if cast.judge is not None else [],
+        models=dict(built.models), role_scripts=dict(cast.scripts), tools=list(world.tools),
+        mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
+        conversation_problems=list(cast.conversation.problems),
+        own_tools_allowed=getattr(built.agent, "traced_from_wire", False))
 
 
 def _renders(spec: AgentSpec) -> bool:
@@ -680,24 +655,6 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         if trace.turns[-1].error is not None:
             break
     return trace
-
-
-def _leftovers(llm: LLM, trace: Trace) -> list[str]:
-    if any(t.error for t in trace.turns):
-        return []
-    if isinstance(llm, ScriptedLLM) and llm.remaining:
-        return [f"the script has {llm.remaining} unused repl{'y' if llm.remaining == 1 else 'ies'}"
-                f" (the agent made {llm.calls} LLM calls)"]
-    if isinstance(llm, CassetteLLM) and llm.unused:
-        roles = ", ".join(f"{count} of the {role}'s" for role, count in llm.unused_roles.items())
-        return [f"the recording has {llm.unused} exchange(s) that were not replayed"
-                + (f" ({roles})" if roles else "")]
-    server = getattr(llm, "script_server", None)
-    if server is not None and server.remaining:
-        return [f"the script has {server.remaining} unused repl"
-                f"{'y' if server.remaining == 1 else 'ies'} (the endpoint got {server.calls} "
-                "requests)"]
-    return []
 
 
 def run_all(scenario: Scenario | str | Path, agent_types: list[str] | None = None,

@@ -132,3 +132,19 @@ def test_run_fails_a_case_none_of_whose_samples_fits_the_agent_any_more_saying_s
     assert ("FAIL adding[function_calling] 3 samples recorded: none replays to its end, so no "
             "pass rate") in said
     assert "sample 2: the recording no longer fits the agent" in said
+
+
+def test_a_sampled_case_whose_recording_no_longer_fits_says_so_by_kind(
+        cli: Callable[..., Outcome], adding: Path, fake_openai_endpoint) -> None:
+    from agentkit.harness import Case, run_case
+    from agentkit.scenario import load_scenario
+
+    fake_openai_endpoint(_script(["2 + 3 = 5"] * 3))
+    _record(cli, adding, "--samples", "3")
+    adding.write_text(adding.read_text("utf-8").replace("What is 2 + 3?", "What is 3 + 2?"),
+                      "utf-8")
+
+    case = run_case(Case(load_scenario(adding), "function_calling"))
+
+    assert case.sampled and not case.passed
+    assert [problem.kind for problem in case.verdict.problems] == ["recording_mismatch"] * 3

@@ -1,0 +1,47 @@
+"""Judging, pure: each expectation a check returning problems with a kind, the one verdict
+of a run (or of a sampled case), and the snapshot store of a session."""
+
+from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
+from agentkit.verdict._checks import (
+    CHECKS,
+    Check,
+    Conversation,
+    Expectations,
+    Leftovers,
+    RecordingPrefix,
+    ToolAccounting,
+    Trajectory,
+    run_checks,
+)
+from agentkit.verdict._expectations import (
+    ExpectationResult,
+    check_expectations,
+    expectation_results,
+)
+from agentkit.verdict._problems import PROBLEM_KINDS, Problem, ProblemKind
+from agentkit.verdict._snapshots import (
+    Compared,
+    SnapshotFiles,
+    SnapshotPolicy,
+    SnapshotSession,
+    SnapshotState,
+)
+from agentkit.verdict._verdict import (
+    COST_KEYS,
+    Outcome,
+    SampleRun,
+    Verdict,
+    cassette_miss,
+    judge,
+    judge_error,
+    judge_samples,
+    sample_outcome,
+)
+
+__all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
+           "Compared", "Conversation", "ExpectationResult",
+           "Expectations", "Leftovers", "check_expectations", "expectation_results",
+           "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
+           "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
+           "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
+           "judge_samples", "run_checks", "sample_outcome"]

@@ -1,0 +1,162 @@
+"""The checks of a run, each a value (in the spirit of pydantic-evals' ``Evaluator``): it
+looks at what the run left -- its trace, models, tools -- and returns its problems, each with
+a kind. :data:`CHECKS` are a run's, in the order their problems are reported: a changed
+recording first (what else the run got wrong follows from it)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from agentkit.llms.cassette import CassetteLLM
+from agentkit.llms.mock import ScriptedLLM
+from agentkit.scenario.resume import prefix_problems
+from agentkit.scenario.trajectory_run import check_trajectory
+from agentkit.scenario.world import SimulatedTool
+from agentkit.verdict._expectations import check_expectations
+from agentkit.verdict._problems import Problem, ProblemKind
+
+if TYPE_CHECKING:
+    from agentkit.llms.base import LLM
+    from agentkit.scenario.runner import ScenarioResult
+    from agentkit.scenario.trace import Trace
+
+__all__ = ["Check", "CHECKS", "RecordingPrefix", "Expectations", "Conversation", "Trajectory",
+           "Leftovers", "ToolAccounting", "run_checks"]
+
+
+class Check(Protocol):
+    """One kind of expectation of a run."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        """What the run got wrong by this check (empty: it holds)."""
+        ...
+
+
+def _problems(texts: list[str], kind: ProblemKind) -> list[Problem]:
+    return [Problem(text, kind) for text in texts]
+
+
+def _stopped(trace: Trace) -> bool:
+    return any(turn.error for turn in trace.turns)
+
+
+@dataclass(frozen=True)
+class RecordingPrefix:
+    """A resumed run's replayed steps against the recorded trace's first steps."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        return _problems(prefix_problems(run.trace, run.scenario, run.agent_type),
+                         "recording_mismatch")
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """The scenario's ``expect`` (answers, tool calls and their order, tool errors, hand-offs,
+    budgets, memory) and its judged expectations, by the judges' verdicts."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        scenario = run.scenario
+        return check_expectations(run.trace, scenario.turns, scenario.expect_for(run.agent_type),
+                                  run.judgements)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A simulated user's goal, as its conversation decided it."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        return _problems(run.conversation_problems, "conversation")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The expectations the scenario's trajectory implies."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        if run.trajectory is None:
+            return []
+        return _problems(check_trajectory(run.trace, run.trajectory,
+                                          run.scenario.expect_for(run.agent_type)), "trajectory")
+
+
+def _unused(llm: LLM) -> list[str]:
+    if isinstance(llm, ScriptedLLM) and llm.remaining:
+        return [f"the script has {llm.remaining} unused repl{'y' if llm.remaining == 1 else 'ies'}"
+                f" (the agent made {llm.calls} LLM calls)"]
+    if isinstance(llm, CassetteLLM) and llm.unused:
+        roles = ", ".join(f"{count} of the {role}'s" for role, count in llm.unused_roles.items())
+        return [f"the recording has {llm.unused} exchange(s) that were not replayed"
+                + (f" ({roles})" if roles else "")]
+    server = getattr(llm, "script_server", None)
+    if server is not None and server.remaining:
+        return [f"the script has {server.remaining} unused repl"
+                f"{'y' if server.remaining == 1 else 'ies'} (the endpoint got {server.calls} "
+                "requests)"]
+    return []
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """Script replies, recorded exchanges and MCP exchanges the run did not use (the agent
+    now asks less than its script or recording has); not looked at when the run stopped,
+    since replies after the failure could not be used."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        if _stopped(run.trace):
+            return []
+        found = [text for model in run.models.values() for text in _unused(model)]
+        for role, script in run.role_scripts.items():
+            if script.remaining:
+                found.append(f"the {role}'s script has {script.remaining} unused repl"
+                             f"{'y' if script.remaining == 1 else 'ies'} (it was asked "
+                             f"{script.calls} time{'' if script.calls == 1 else 's'})")
+        if run.mcp is not None:
+            found += run.mcp.leftovers()
+        return _problems(found, "leftover")
+
+
+@dataclass(frozen=True)
+class ToolAccounting:
+    """Each scenario tool's runs against the trace's calls of it. A tool that ran more often
+    than the trace shows was called around the agent's steps (code calling it directly):
+    a side effect no trace, expectation or snapshot sees. A tool the scenario gives a latency
+    or a failure schedule that never ran while the trace shows calls of its name was shadowed
+    by the agent's own tool of that name -- unless the agent is traced from the wire, whose
+    tools may be its own by design."""
+
+    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+        traced = Counter(call.name for call in run.trace.tool_calls)
+        found = []
+        for tool in run.tools:
+            if not isinstance(tool, SimulatedTool):
+                continue
+            name, ran = tool.metadata.name, tool.finished
+            if ran > traced[name]:
+                extra = ran - traced[name]
+                found.append(
+                    f"`{name}` ran {ran} time{'' if ran == 1 else 's'}, but the agent's steps "
+                    f"show {traced[name]} call{'' if traced[name] == 1 else 's'} of it: {extra} "
+                    f"call{' was' if extra == 1 else 's were'} made outside the tool calls the "
+                    "model asked for (code calling the tool directly), so no trace, expectation "
+                    "or snapshot sees them; call scenario tools only through the agent's tool "
+                    "calls")
+            declared = [what for what, given in (("latency", tool.latency),
+                                                 ("failure schedule", tool.failures)) if given]
+            if declared and tool.calls == 0 and traced[name] and not run.own_tools_allowed:
+                found.append(
+                    f"the trace shows {traced[name]} call{'' if traced[name] == 1 else 's'} of "
+                    f"`{name}`, but the scenario's `{name}` never ran: the agent called a tool "
+                    f"of its own by that name, so the scenario's {' and '.join(declared)} never "
+                    "applied; build the agent's tools from the factory's context.tools")
+        return _problems(found, "tool_accounting")
+
+
+CHECKS: tuple[Check, ...] = (RecordingPrefix(), Expectations(), Conversation(), Trajectory(),
+                             Leftovers(), ToolAccounting())
+
+
+def run_checks(run: ScenarioResult, checks: tuple[Check, ...] = CHECKS) -> list[Problem]:
+    """Every problem the checks find in ``run``, in the checks' order."""
+    return [problem for check in checks for problem in check.evaluate(run)]
