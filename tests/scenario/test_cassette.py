@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.core.files import FileWriteError
 from agentkit.llms import cassette as cassette_module
 from agentkit.llms import errors
 from agentkit.llms.cassette import (
@@ -494,7 +495,7 @@ def test_a_failing_rename_leaves_the_old_cassette_intact_and_no_temp_file(tmp_pa
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(FileWriteError, match=r"disk full \(nothing written\)"):
         _ask(RecordingLLM(ScriptedLLM(["a2"]), path, "all"), "q2")
 
     assert path.read_text("utf-8") == before
