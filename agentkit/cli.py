@@ -1233,6 +1233,12 @@ class _EvalProgress:
             self.stream.flush()
 
 
+def _tell(line: str) -> None:
+    """``line`` on stderr, if anything still reads it (Ctrl-C also ends a ``| tee``)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
 def _served_models(base_url: str, timeout: float) -> list[str] | None:
     """The models an OpenAI-compatible server lists at ``/models`` (None: it lists none)."""
     import httpx
@@ -1311,23 +1317,22 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
               f"with seed {args.seed} + i, {args.concurrency} requests in flight to start)",
               file=out, flush=True)
+    def interrupted(evaluation: Evaluation) -> None:
+        progress.close()
+        _tell(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
+              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
+              "way)")
+
+    evaluation.on_interrupt = interrupted
     try:
         evaluation.record()
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     except KeyboardInterrupt:
-        progress.close()
-        print(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
-              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
-              "way)", file=sys.stderr, flush=True)
-        try:
-            evaluation.drain()
-        except KeyboardInterrupt:
-            os._exit(EXIT_INTERRUPTED)  # every cassette was written atomically: nothing is lost
-        print(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
+        # the pipe a `| tee` read may be gone (Ctrl-C ended it too): the lines are best effort
+        _tell(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
               f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
-              "same command again to record the rest (no recorded call is asked again)",
-              file=sys.stderr)
+              "same command again to record the rest (no recorded call is asked again)")
         return EXIT_INTERRUPTED
     finally:
         progress.close()

@@ -281,11 +281,15 @@ class SampleBook:
         self.path = path
         self.autosave = autosave
         self.secrets: dict[str, str] = {}
+        self.closed = False
+        self.kept = 0
+        """Exchanges the file holds (as of the last save)."""
         self._lock = threading.Lock()
         existing = Cassette.load(path) if mode == "resume" and path.is_file() else None
         if existing is not None:
             check_recorded(existing, path, model=model, samples=samples)
             self.cassette = existing
+            self.kept = len(existing.exchanges)
         else:
             self.cassette = Cassette(path=path, model=model, samples=samples,
                                      sampling=dict(sampling or {}), scenario=scenario,
@@ -321,6 +325,8 @@ class SampleBook:
         without asking anything twice) or ``failed`` (the model's answer was an
         infrastructure error: that answer is forgotten, to be asked again next time)."""
         with self._lock:
+            if self.closed:
+                return
             if how == "complete":
                 self.cassette.complete = sorted({*self.cassette.complete, sample})
             elif how == "failed":
@@ -335,7 +341,15 @@ class SampleBook:
 
     def save(self) -> None:
         with self._lock:
-            self.cassette.save(secrets=self.secrets)
+            if not self.closed:
+                self.cassette.save(secrets=self.secrets)
+                self.kept = len(self.cassette.exchanges)
+
+    def close(self) -> None:
+        """Write nothing more (a save under way ends first): the file stays as last saved,
+        whatever the recorders still running do."""
+        with self._lock:
+            self.closed = True
 
 
 def check_recorded(cassette: Cassette, path: Path, *, model: str, samples: int) -> None:
