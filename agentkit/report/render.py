@@ -118,7 +118,18 @@ def _counts(comparison: Comparison) -> str:
     failed = sum(r.status == "fail" for r in rows)
     errors = sum(r.status == "error" for r in rows)
     return (f"{_plural(len(comparison.scenarios), 'scenario')} · {_plural(len(rows), 'run')}: "
-            f"{passed} passed, {failed} failed, {_plural(errors, 'error')}")
+            f"{passed} passed, {failed} failed, {_plural(errors, 'error')}"
+            + (f"; incomplete: {_incomplete(comparison)}" if _incomplete(comparison) else ""))
+
+
+def _incomplete(comparison: Comparison) -> str:
+    """The samples with no result (infrastructure errors, not recorded), in words; empty when
+    every sample has one."""
+    infra = sum(row.infra_errors or 0 for row in comparison.rows)
+    missing = sum(row.not_recorded or 0 for row in comparison.rows)
+    parts = ([f"{_plural(infra, 'sample')} hit infrastructure errors"] if infra else []) + (
+        [f"{_plural(missing, 'sample')} not recorded"] if missing else [])
+    return ", ".join(parts)
 
 
 def _baseline_line(diff: BaselineDiff) -> str:
@@ -441,7 +452,8 @@ def render_summary(comparison: Comparison, baseline: Comparison | None = None) -
     table = head_to_head(comparison)
     regressions = diff.regressions if diff is not None else []
     ok = comparison.passed and not regressions
-    verdict = "✅ passed" if ok else "❌ failed"
+    verdict = ("❌ failed" if not ok else "⚠️ incomplete" if _incomplete(comparison)
+               else "✅ passed")
     lines = [f"### agentkit: {verdict}", "", _counts(comparison)
              + (f"; against the baseline: {_baseline_line(diff)}" if diff is not None else ""),
              ""]

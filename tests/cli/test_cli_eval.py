@@ -301,3 +301,33 @@ def test_eval_writes_no_progress_when_stderr_is_not_a_terminal(
     result = _eval(cli, suite, "--base-url", FAKE_URL)
 
     assert result.code == 0 and "\x1b[K" not in result.err
+
+
+def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and_exits_3(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    import httpx
+
+    unreadable = httpx.Response(200, text="not json")  # not retried: one infrastructure error
+    fake_openai_endpoint([*_script("2 + 3 = 5"), unreadable, *_script(*["2 + 3 = 5"] * 4)])
+    junit = suite.parent / "junit.xml"
+
+    result = _eval(cli, suite, "--base-url", FAKE_URL, "--junit-xml", junit)
+
+    assert result.code == 3, result.out
+    assert "PASS  one[function_calling@m1]" in result.out
+    assert "3 samples, 1 infrastructure errors: pass rate 100% (2/2" in result.out
+    assert "INCOMPLETE  samples hit infrastructure errors: 1 of 6 samples not recorded" \
+        in result.out
+    report = suite.parent / "report"
+    markdown = (report / "report.md").read_text("utf-8")
+    summary = (report / "summary.md").read_text("utf-8")
+    page = (report / "report.html").read_text("utf-8")
+    for text in (markdown, summary, page):
+        assert "incomplete: 1 sample hit infrastructure errors" in text
+        assert "Infrastructure errors" in text  # under Needs attention
+    assert summary.startswith("### agentkit: ⚠️ incomplete")
+    assert _report(suite)["rows"][0]["infra_errors"] == 1
+    case = ET.parse(junit).getroot().findall(".//testcase")[0]
+    error = case.find("error")
+    assert error is not None and "1 of 3 samples hit infrastructure errors" in (
+        error.get("message") or "")
