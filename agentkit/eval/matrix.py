@@ -40,7 +40,7 @@ from typing import Any
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import real_time
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
-from agentkit.eval.samples import SampleBook, SampledResult, run_samples
+from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
 from agentkit.llms.base import LLM
 from agentkit.llms.errors import APIConnectionError, NotSentError
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
@@ -343,7 +343,9 @@ class Evaluation:
         if book.closed:  # abandoned: nothing of this run is kept or shown
             return
         cut = self.stop.is_set() and any(turn.error for turn in result.trace.turns)
-        stopped = any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
+        # a judge that answered no verdict is the sample's failure (kept), not the server's
+        stopped = (any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
+                   and not unjudged(result))
         not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
         refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)
                         and not e.retryable), None)

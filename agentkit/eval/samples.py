@@ -50,7 +50,7 @@ from agentkit.scenario.runner import ScenarioResult, load, run_scenario
 from agentkit.scenario.trace import SampledTrace
 
 __all__ = ["SamplesMismatchError", "SampleRun", "SampledResult", "COST_KEYS", "sample_count",
-           "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
+           "unjudged", "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
            "record_samples"]
 
 
@@ -147,12 +147,21 @@ def sample_count(scenario: Scenario, agent_type: str) -> int | None:
     return cassette.samples if cassette is not None else None
 
 
-def _outcome(verdict: Verdict) -> SampleOutcome | None:
+def unjudged(result: ScenarioResult | None) -> bool:
+    """Whether an LLM judge of this run answered something that is not a verdict. Its server
+    worked, so the run is not an infrastructure error left out of the pass rate: nothing
+    showed that the agent passed, so the sample counts as failed."""
+    return result is not None and any(
+        entry.get("verdict") == "error"
+        for turn in result.trace.turns for entry in turn.details.get("judged") or [])
+
+
+def _outcome(verdict: Verdict, result: ScenarioResult | None) -> SampleOutcome | None:
     if verdict.outcome == "error" or verdict.kind == "recording":
         return None
     if verdict.passed:
         return "pass"
-    return "infra" if verdict.kind == "infrastructure" else "fail"
+    return "infra" if verdict.kind == "infrastructure" and not unjudged(result) else "fail"
 
 
 def _judge_case(scenario: Scenario, agent_type: str, runs: list[SampleRun],
@@ -234,7 +243,7 @@ def run_samples(scenario: Scenario | str | Path, agent_type: str, *,
             return run_scenario(scenario, agent_type, seed=seed, llm=replay, state=state)
 
         result, verdict = attempt(run, None, None)
-        runs.append(SampleRun(index, result, verdict, _outcome(verdict)))
+        runs.append(SampleRun(index, result, verdict, _outcome(verdict, result)))
     stats, verdict = _judge_case(scenario, agent_type, runs, snapshots, path, infra)
     return SampledResult(scenario, agent_type, runs, stats, verdict,
                          missing=[i for i in range(count) if i not in done and i not in infra])
