@@ -891,7 +891,10 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
 
 
 def _sampled_line(name: str, sampled: Any) -> str:
-    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky``."""
+    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky`` (and a warning
+    line when its ``min_pass_rate`` cannot fail at that many samples)."""
+    from agentkit.eval.cases import gate_warning
+
     status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
     stats = sampled.stats
     counts = f"{stats.samples} samples"
@@ -901,8 +904,9 @@ def _sampled_line(name: str, sampled: Any) -> str:
     if not stats.samples and sampled.runs:
         return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
                 "replays to its end, so no pass rate")
+    warning = gate_warning(sampled.scenario.min_pass_rate, stats.judged, stats.confidence)
     return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
-            f"{stats.case_class}")
+            f"{stats.case_class}" + (f"\n      warning: {warning}" if warning else ""))
 
 
 def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
@@ -1173,6 +1177,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         if row.disagreements:
             print(f"DISAGREE  {row.key}", file=out)
             _print_disagreements(row.disagreements, out)
+        if row.gate_warning is not None:
+            print(f"WARNING  {row.key}: {row.gate_warning}", file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     _junit_report(args, comparison, regressions, out)
     for delta in regressions:
@@ -1368,6 +1374,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         shown = f" · {row.class_}" if row.class_ else ""
         counted = f"{row.samples} samples{extra}: " if row.samples or extra else ""
         print(f"{status}  {row.key:<45} {counted}{rate}{shown}", file=out)
+        if row.gate_warning is not None:
+            print(f"      warning: {row.gate_warning}", file=out)
         if row.status != "pass":
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -643,6 +644,7 @@ def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type
     ``--record-mode`` and ``--samples N`` the samples are recorded first, through the
     ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
     ``judge_llm``, its simulated user through ``live_llm``, with the same seed)."""
+    from agentkit.eval.cases import GateWarning, gate_warning
     from agentkit.eval.samples import Seeded, record_samples, run_samples
 
     path = snapshot_path(scenario, agent_type)
@@ -683,6 +685,9 @@ def _sampled_test(request: pytest.FixtureRequest, scenario: Scenario, agent_type
                                      ("agentkit_pass_rate", sampled.stats.pass_rate),
                                      ("agentkit_class", sampled.stats.case_class)]
     _note_disagreements(request.node, sampled)
+    weak = gate_warning(scenario.min_pass_rate, sampled.stats.judged, sampled.stats.confidence)
+    if weak is not None:
+        warnings.warn(f"{title}: {weak}", GateWarning, stacklevel=1)
     verdict = sampled.verdict
     if not verdict.passed:
         header = (f"{title} could not run:" if verdict.outcome == "error"

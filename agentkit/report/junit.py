@@ -46,6 +46,8 @@ def sample_properties(row: Row) -> dict[str, str]:
                      confidence=f"{row.confidence or 0.95:g}")
     if row.not_recorded:
         found["not_recorded"] = str(row.not_recorded)
+    if row.gate_warning is not None:
+        found["gate_warning"] = row.gate_warning
     if row.disagreements:
         found["judges_disagree"] = "; ".join(d.describe() for d in row.disagreements)
     return found

@@ -176,6 +176,8 @@ def _attention(comparison: Comparison,
             what = (f"{row.infra_errors} of {row.samples} samples hit infrastructure errors "
                     "(timeouts, 5xx, rate limits); they are not counted as failures")
             items.append(("infrastructure", row.key, row, what))
+    items += [("gate", row.key, row, row.gate_warning)
+              for row in comparison.rows if row.gate_warning is not None]
     for row in comparison.rows:
         if row.not_recorded:
             items.append(("partial", row.key, row, f"{row.not_recorded} samples not recorded: "
@@ -187,6 +189,7 @@ def _attention(comparison: Comparison,
 
 _ATTENTION_TITLES = {"regression": "Regression", "flaky": "Flaky",
                      "infrastructure": "Infrastructure errors", "partial": "Partial",
+                     "gate": "A gate that cannot fail",
                      "disagree": "Judges disagree between samples"}
 _NOTHING = "Nothing: no regression, no flaky case, no infrastructure error."
 
@@ -534,7 +537,7 @@ svg .band{fill:#f6f8fa}
 svg .whisker{stroke:#1f2328;stroke-width:1.3}
 svg .spread{stroke-width:2}
 td.best{font-weight:600;background:#dafbe1}
-.b-flaky,.b-disagree{background:#fff1c2;color:#7d4e00}
+.b-flaky,.b-disagree,.b-gate{background:#fff1c2;color:#7d4e00}
 .b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
 ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;

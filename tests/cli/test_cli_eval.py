@@ -331,3 +331,40 @@ def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and
     error = case.find("error")
     assert error is not None and "1 of 3 samples hit infrastructure errors" in (
         error.get("message") or "")
+
+
+def test_a_case_no_sample_passes_fails_a_low_min_pass_rate_warned_in_every_output_form(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        fake_openai_endpoint) -> None:
+    # issue 33: 0/5 under min_pass_rate 0.2 printed PASS -- 0/5's interval reaches 43%
+    suite = write("scenarios/gated.yaml", adding_scenario("gated", """\
+expect:
+  answer: {contains: "5"}
+min_pass_rate: 0.2
+agents:
+  function_calling:
+    script: []
+""")).parent
+    fake_openai_endpoint(_script(*["2 + 3 = 6"] * 5))
+    junit = suite.parent / "junit.xml"
+    warning = ("min_pass_rate 20% cannot fail at 5 samples unless none passes (even 0/5 has a "
+               "95% interval up to 43%); give at least 16 samples for a pass rate below it to "
+               "fail")
+
+    result = cli("eval", suite, "--agents", "function_calling", "--models", "m1", "--samples",
+                 "5", "--concurrency", "1", "--max-concurrency", "1", "--out",
+                 suite.parent / "report", "--base-url", FAKE_URL, "--junit-xml", junit)
+
+    assert result.code == 1, result.out
+    assert "FAIL  gated[function_calling@m1]" in result.out
+    assert "no sample passed (0/5): a case meets min_pass_rate 20% only with passes" \
+        in result.out
+    assert f"      warning: {warning}" in result.out
+    report = suite.parent / "report"
+    for name in ("report.md", "summary.md", "report.html"):
+        text = " ".join((report / name).read_text("utf-8").replace("\\_", "_").split())
+        assert "A gate that cannot fail" in text and warning in text, name
+    assert _report(suite)["rows"][0]["gate_warning"] == warning
+    properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert properties["gate_warning"] == warning
+    assert ET.parse(junit).getroot().get("failures") == "1"

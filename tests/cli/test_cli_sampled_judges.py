@@ -394,3 +394,18 @@ def test_eval_fails_a_case_whose_samples_judge_gave_no_verdict_and_keeps_them(
         assert "FAIL  adding[my_agent@m1]" in result.out
         assert "5 samples: pass rate 20% (1/5" in result.out
         assert "infrastructure" not in result.out and "INCOMPLETE" not in result.out
+
+
+GATE = ("warning: min_pass_rate 50% cannot fail at 2 samples unless none passes (even 0/2 has "
+        "a 95% interval up to 66%); give at least 4 samples for a pass rate below it to fail")
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "report"])
+def test_every_command_warns_of_a_min_pass_rate_that_2_samples_cannot_fail(
+        cli, disagreeing, command):
+    result = cli(command, "scenarios/adding.yaml",
+                 *(["--out", "reports/now"] if command == "report" else []))
+
+    assert result.code == 0, result.out
+    said = " ".join(result.out.split())
+    assert GATE.removeprefix("warning: ") in said

@@ -161,3 +161,14 @@ def test_the_replay_item_fails_when_the_judge_of_4_of_5_samples_gave_no_verdict(
     result.stdout.fnmatch_lines(["*4 of 5 samples failed*",
                                  "*sample 1 failed*the judge's answer is not a verdict*"])
     assert "infrastructure" not in result.stdout.str()
+
+
+def test_an_item_whose_min_pass_rate_cannot_fail_at_its_samples_is_warned(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*GateWarning: *min_pass_rate 50% cannot fail at 2 samples "
+                                 "unless none passes*give at least 4 samples*"])
