@@ -1200,45 +1200,6 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
-class _EvalProgress:
-    """``agentkit eval``'s progress on a terminal: one line on stderr, rewritten after each
-    recorded sample -- done/total, pass rate so far, calls and tokens spent, the concurrency
-    limit and rate limits met, ETA -- and cleared at the end. Off when stderr is not a
-    terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.on = stream.isatty()
-        self.shown = False
-        self.first: int | None = None
-
-    def __call__(self, evaluation: Any) -> None:
-        import time
-
-        done = evaluation.recorded
-        if self.first is None:
-            self.first = done
-        rate = (f"pass {evaluation.passed / evaluation.judged:.0%}" if evaluation.judged
-                else "pass —")
-        new = done - self.first
-        elapsed = time.monotonic() - evaluation.started_at
-        left = evaluation.total - done
-        eta = (f"ETA {fmt.seconds(elapsed / new * left)}" if new and left else "ETA —")
-        line = (f"[{done:>{len(str(evaluation.total))}}/{evaluation.total}] {rate} · "
-                f"{evaluation.budget.calls:,} calls · {evaluation.budget.tokens:,} tokens · "
-                f"limit {evaluation.limiter.limit} ({evaluation.limiter.rate_limits} rate "
-                f"limits) · {eta}")
-        columns = shutil.get_terminal_size().columns - 1
-        self.stream.write(f"\r\x1b[K{line[:columns]}")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-
 def _tell(line: str) -> None:
     """``line`` on stderr, if anything still reads it (Ctrl-C also ends a ``| tee``)."""
     with contextlib.suppress(OSError, ValueError):
@@ -1264,6 +1225,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.eval.live import AdaptiveConcurrency, Budget
     from agentkit.eval.matrix import Evaluation, plan, shard_of
+    from agentkit.eval.progress import EvalProgress
     from agentkit.llms.openai import OpenAI
     from agentkit.report import (
         ReportError,
@@ -1297,14 +1259,14 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                       temperature=args.temperature, max_retries=0,
                       additional_kwargs={"seed": seed})
 
-    progress = _EvalProgress(sys.stderr)
+    progress = EvalProgress(sys.stderr)
     evaluation = Evaluation(
         cases, args.samples, live if args.base_url else None,
         sampling={"temperature": args.temperature, "seed": args.seed},
         limiter=AdaptiveConcurrency(args.concurrency, maximum=args.max_concurrency,
                                     cooldown=args.cooldown),
         budget=Budget(args.max_calls, args.max_tokens), workers=args.max_concurrency,
-        progress=progress if progress.on else None)
+        progress=progress)
     try:
         evaluation.open()
     except BadInputError as exc:

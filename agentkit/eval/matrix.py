@@ -128,7 +128,8 @@ def shard(keys: Sequence[str], index: int, count: int) -> list[bool]:
 
 
 Progress = Callable[["Evaluation"], None]
-"""Called after every recorded sample (and once before the first), to show progress."""
+"""Called after every recorded sample, once before the first, and every half second while
+waiting for samples (a progress line that is due by time), to show progress."""
 
 
 class _Workers:
@@ -293,6 +294,8 @@ class Evaluation:
                                                    return_when=FIRST_COMPLETED)
             for future in finished:
                 future.result()
+            if self.progress is not None:
+                self.progress(self)
             if self.budget.exhausted:
                 self.stop.set()
             if self.stop.is_set():
@@ -362,11 +365,11 @@ class Evaluation:
             self.infra.setdefault(case.key, {})[index] = error
         elif cut:
             book.finish(index, "paused")
-        else:
-            book.finish(index, "complete")
+        else:  # counted first: a progress line that sees the sample recorded sees its verdict
             self.done += 1
             self.judged += 1
             self.passed += result.passed
+            book.finish(index, "complete")
         if self.progress is not None:
             self.progress(self)
 

@@ -296,7 +296,9 @@ class SampleBook:
         self._lock = threading.Lock()
         existing = Cassette.load(path) if mode == "resume" and path.is_file() else None
         if existing is not None:
-            check_recorded(existing, path, model=model, samples=samples)
+            # `agentkit eval` resumes: it has no --mode, so the file is what goes
+            check_recorded(existing, path, model=model, samples=samples,
+                           anew="remove the file, then run the command again")
             self.cassette = existing
             self.kept = len(existing.exchanges)
         else:
@@ -361,21 +363,21 @@ class SampleBook:
             self.closed = True
 
 
-def check_recorded(cassette: Cassette, path: Path, *, model: str, samples: int) -> None:
+def check_recorded(cassette: Cassette, path: Path, *, model: str, samples: int,
+                   anew: str = "--mode rewrite, or remove the file") -> None:
     """A :class:`SamplesMismatchError` when ``cassette`` holds another model or another
-    number of samples than asked."""
+    number of samples than asked; ``anew`` says how the command at hand records anew."""
     if cassette.model != model:
         raise SamplesMismatchError(
             f"{path}: recorded with model `{cassette.model}`, not `{model}`; evaluate "
-            f"`{cassette.model}` (--model/--models), or record `{model}` anew (--mode rewrite, "
-            "or remove the file)")
+            f"`{cassette.model}` (--model/--models), or record `{model}` anew ({anew})")
     if cassette.samples != samples:
         held = (f"{cassette.samples} samples" if cassette.samples is not None
                 else "one run (no samples)")
         raise SamplesMismatchError(
             f"{path}: holds {held}, but {samples} were asked; give --samples "
             f"{cassette.samples or 1} to use what is recorded, or record {samples} anew "
-            "(--mode rewrite, or remove the file)")
+            f"({anew})")
 
 
 @dataclass

@@ -150,6 +150,22 @@ def test_eval_over_a_cassette_of_another_sample_count_exits_2(
     assert result.code == 2 and "holds 3 samples, but 5 were asked" in result.err
 
 
+def test_evals_hints_over_a_mismatched_cassette_are_options_eval_has(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    # issue 33: the hint said `--mode rewrite`, which eval lacks (argparse read `--models`)
+    fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
+    _eval(cli, suite, "--base-url", FAKE_URL)
+    options = ["--agents", "function_calling", "--out", suite.parent / "report"]
+
+    result = cli("eval", suite, *options, "--models", "m1", "--samples", "5")
+    hinted = cli("eval", suite, *options, "--models", "m1", "--samples", "3")
+
+    assert result.code == 2 and "--mode" not in result.err, result.err
+    assert ("give --samples 3 to use what is recorded, or record 5 anew (remove the file, "
+            "then run the command again)") in result.err
+    assert hinted.code == 0, hinted.out + hinted.err
+
+
 def test_eval_writes_junit_xml_with_each_cases_statistics(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", *["2 + 3 = 5"] * 4))
@@ -294,13 +310,17 @@ def test_eval_shows_its_progress_on_a_terminal_and_clears_it_at_the_end(
     assert all(re.search(r" · ETA \d", line) for line in lines[1:-1])
 
 
-def test_eval_writes_no_progress_when_stderr_is_not_a_terminal(
+def test_eval_writes_plain_progress_lines_when_stderr_is_not_a_terminal(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    # issue 33: through `| tee` an evaluation was silent for 9.5 minutes
     fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
 
     result = _eval(cli, suite, "--base-url", FAKE_URL)
 
-    assert result.code == 0 and "\x1b[K" not in result.err
+    assert result.code == 0 and "\x1b[K" not in result.err and "\r" not in result.err
+    lines = [line for line in result.err.splitlines() if line.startswith("agentkit eval: [")]
+    # a tenth of 6 samples rounds up to one: a line per sample (or per 10 s, whichever first)
+    assert [line[:20] for line in lines] == [f"agentkit eval: [{n}/6]" for n in range(1, 7)]
 
 
 def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and_exits_3(
