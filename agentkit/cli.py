@@ -872,7 +872,10 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
 
 
 def _sampled_line(name: str, sampled: Any) -> str:
-    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky``."""
+    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky`` (and a warning
+    line when its ``min_pass_rate`` cannot fail at that many samples)."""
+    from agentkit.eval.cases import gate_warning
+
     status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
     stats = sampled.stats
     counts = f"{stats.samples} samples"
@@ -882,8 +885,9 @@ def _sampled_line(name: str, sampled: Any) -> str:
     if not stats.samples and sampled.runs:
         return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
                 "replays to its end, so no pass rate")
+    warning = gate_warning(sampled.scenario.min_pass_rate, stats.judged, stats.confidence)
     return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
-            f"{stats.case_class}")
+            f"{stats.case_class}" + (f"\n      warning: {warning}" if warning else ""))
 
 
 def _print_sampled(name: str, sampled: Any, out: TextIO) -> None:
@@ -1155,6 +1159,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         if row.disagreements:
             print(f"DISAGREE  {row.key}", file=out)
             _print_disagreements(row.disagreements, out)
+        if row.gate_warning is not None:
+            print(f"WARNING  {row.key}: {row.gate_warning}", file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
     _junit_report(args, comparison, regressions, out)
     for delta in regressions:
@@ -1176,43 +1182,10 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 
-class _EvalProgress:
-    """``agentkit eval``'s progress on a terminal: one line on stderr, rewritten after each
-    recorded sample -- done/total, pass rate so far, calls and tokens spent, the concurrency
-    limit and rate limits met, ETA -- and cleared at the end. Off when stderr is not a
-    terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.on = stream.isatty()
-        self.shown = False
-        self.first: int | None = None
-
-    def __call__(self, evaluation: Any) -> None:
-        import time
-
-        done = evaluation.recorded
-        if self.first is None:
-            self.first = done
-        rate = (f"pass {evaluation.passed / evaluation.judged:.0%}" if evaluation.judged
-                else "pass —")
-        new = done - self.first
-        elapsed = time.monotonic() - evaluation.started_at
-        left = evaluation.total - done
-        eta = (f"ETA {fmt.seconds(elapsed / new * left)}" if new and left else "ETA —")
-        line = (f"[{done:>{len(str(evaluation.total))}}/{evaluation.total}] {rate} · "
-                f"{evaluation.budget.calls:,} calls · {evaluation.budget.tokens:,} tokens · "
-                f"limit {evaluation.limiter.limit} ({evaluation.limiter.rate_limits} rate "
-                f"limits) · {eta}")
-        columns = shutil.get_terminal_size().columns - 1
-        self.stream.write(f"\r\x1b[K{line[:columns]}")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+def _tell(line: str) -> None:
+    """``line`` on stderr, if anything still reads it (Ctrl-C also ends a ``| tee``)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _served_models(base_url: str, timeout: float) -> list[str] | None:
@@ -1234,6 +1207,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.eval.live import AdaptiveConcurrency, Budget
     from agentkit.eval.matrix import Evaluation, plan, shard_of
+    from agentkit.eval.progress import EvalProgress
     from agentkit.llms.openai import OpenAI
     from agentkit.report import (
         ReportError,
@@ -1267,14 +1241,14 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                       temperature=args.temperature, max_retries=0,
                       additional_kwargs={"seed": seed})
 
-    progress = _EvalProgress(sys.stderr)
+    progress = EvalProgress(sys.stderr)
     evaluation = Evaluation(
         cases, args.samples, live if args.base_url else None,
         sampling={"temperature": args.temperature, "seed": args.seed},
         limiter=AdaptiveConcurrency(args.concurrency, maximum=args.max_concurrency,
                                     cooldown=args.cooldown),
         budget=Budget(args.max_calls, args.max_tokens), workers=args.max_concurrency,
-        progress=progress if progress.on else None)
+        progress=progress)
     try:
         evaluation.open()
     except BadInputError as exc:
@@ -1293,23 +1267,22 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
               f"with seed {args.seed} + i, {args.concurrency} requests in flight to start)",
               file=out, flush=True)
+    def interrupted(evaluation: Evaluation) -> None:
+        progress.close()
+        _tell(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
+              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
+              "way)")
+
+    evaluation.on_interrupt = interrupted
     try:
         evaluation.record()
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     except KeyboardInterrupt:
-        progress.close()
-        print(f"agentkit: interrupted: waiting for the {evaluation.in_flight()} requests in "
-              "flight to be saved (Ctrl-C again to quit now; the cassettes are whole either "
-              "way)", file=sys.stderr, flush=True)
-        try:
-            evaluation.drain()
-        except KeyboardInterrupt:
-            os._exit(EXIT_INTERRUPTED)  # every cassette was written atomically: nothing is lost
-        print(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
+        # the pipe a `| tee` read may be gone (Ctrl-C ended it too): the lines are best effort
+        _tell(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
               f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
-              "same command again to record the rest (no recorded call is asked again)",
-              file=sys.stderr)
+              "same command again to record the rest (no recorded call is asked again)")
         return EXIT_INTERRUPTED
     finally:
         progress.close()
@@ -1348,6 +1321,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         shown = f" · {row.class_}" if row.class_ else ""
         counted = f"{row.samples} samples{extra}: " if row.samples or extra else ""
         print(f"{status}  {row.key:<45} {counted}{rate}{shown}", file=out)
+        if row.gate_warning is not None:
+            print(f"      warning: {row.gate_warning}", file=out)
         if row.status != "pass":
             for problem in row.problems[:3]:
                 print("      - " + problem.replace("\n", "\n        "), file=out)

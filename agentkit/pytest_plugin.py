@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -595,6 +596,7 @@ def _scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
             raise ScenarioFailure(f"{title} could not run:\n{exc}") from None
         if judged.sampled:
             _note_samples(request.node, judged)
+            _warn_of_a_weak_gate(title, judged)
         failure = _failure(title, judged, request)
         if failure is not None:
             raise ScenarioFailure(failure)
@@ -674,6 +676,16 @@ def _record_samples(request: pytest.FixtureRequest, scenario: Scenario, agent_ty
     if not recording.ok:
         raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
                               f"{recording.files} are as they were)")
+
+
+def _warn_of_a_weak_gate(title: str, case: CaseResult) -> None:
+    """A ``min_pass_rate`` the item's sample count cannot fail on its interval, as a warning
+    naming the samples needed (pytest's warnings summary shows it)."""
+    from agentkit.eval.cases import GateWarning, gate_warning
+
+    weak = gate_warning(case.scenario.min_pass_rate, case.stats.judged, case.stats.confidence)
+    if weak is not None:
+        warnings.warn(f"{title}: {weak}", GateWarning, stacklevel=1)
 
 
 def _note_samples(item: pytest.Item, case: CaseResult) -> None:

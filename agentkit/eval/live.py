@@ -50,7 +50,7 @@ from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
 from agentkit.llms.types import ChatResponse
 
 __all__ = ["AdaptiveConcurrency", "LimitChange", "Budget", "BudgetExhaustedError",
-           "StoppedError", "LiveModel"]
+           "StoppedError", "LostCallError", "LiveModel"]
 
 #: A round counts toward growth only when the requests in flight reached this share of the
 #: limit during it.
@@ -183,6 +183,13 @@ class StoppedError(llm_errors.NotSentError):
     """The evaluation is stopping (Ctrl-C, a spent budget): the request was not sent."""
 
 
+class LostCallError(llm_errors.NotSentError):
+    """agentkit's own machinery failed around a live call -- an executor shut down under it
+    (the process exiting), its task cancelled: whatever the model answered is not kept, and
+    the sample asks again when the evaluation resumes. Never the model's or the agent's
+    error, so never recorded as one."""
+
+
 class BudgetExhaustedError(llm_errors.NotSentError):
     """The call or token budget is spent: the request was not sent."""
 
@@ -250,14 +257,22 @@ class LiveModel(WrappingLLM):
     async def _slot(self) -> int:
         """A slot of the limiter, waited for off the event loop."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.limiter.acquire, self.stop)
+        try:
+            return await loop.run_in_executor(None, self.limiter.acquire, self.stop)
+        except llm_errors.LLMError:
+            raise
+        except Exception as error:  # the executor itself failed: a shutdown
+            raise _lost(error) from error
 
     async def _after(self, error: llm_errors.LLMError, attempt: int) -> None:
-        """Report ``error`` and wait before the next attempt, or raise it."""
+        """Report ``error`` and wait before the next attempt, or raise it. A stopping
+        evaluation does not wait to retry: the call is left to the next run."""
         if isinstance(error, llm_errors.RateLimitError) and error.retryable:
             self.limiter.rate_limited(error.retry_after)
         if not error.retryable or attempt >= self.retries:
             raise error
+        if self.stop is not None and self.stop.is_set():
+            raise StoppedError("the evaluation is stopping: the call is not retried") from error
         self.budget.count_retry()
         delay = error.retry_after if error.retry_after else self.backoff * 2 ** attempt
         await wait(min(delay, 60.0))
@@ -278,6 +293,12 @@ class LiveModel(WrappingLLM):
                 self.limiter.release()
                 await self._after(error, attempt)
                 continue
+            except _UNWINDING:
+                self.limiter.release()
+                raise
+            except Exception as error:  # not the model's: see _lost
+                self.limiter.release()
+                raise _lost(error) from error
             self.limiter.release()
             self.limiter.success(generation, retried=attempt > 0)
             self._count(response)
@@ -301,6 +322,12 @@ class LiveModel(WrappingLLM):
                     raise
                 await self._after(error, attempt)
                 continue
+            except _UNWINDING:  # Ctrl-C, a cancelled task, a reader that stopped early
+                self.limiter.release()
+                raise
+            except Exception as error:  # not the model's: see _lost
+                self.limiter.release()
+                raise _lost(error) from error
             self.limiter.release()
             self.limiter.success(generation, retried=attempt > 0)
             if last is not None:
@@ -310,3 +337,15 @@ class LiveModel(WrappingLLM):
 
     def __repr__(self) -> str:
         return f"LiveModel({self.llm!r})"
+
+
+#: What unwinds through a live call as it is (a recording never keeps it either).
+_UNWINDING = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+def _lost(error: Exception) -> LostCallError:
+    """What a live call raises when ``error`` came from around the model rather than from it:
+    the backend turns everything a server does into an ``LLMError``, so anything else (a
+    ``RuntimeError`` of an executor shut down by the exiting process) is agentkit's own."""
+    return LostCallError(f"agentkit lost the call's answer ({type(error).__name__}: {error}); "
+                         "the sample asks it again when the evaluation resumes")

@@ -10,7 +10,10 @@ every model) and :func:`shard` keeps one CI job's share of them. :class:`Evaluat
    through one :class:`~agentkit.eval.live.AdaptiveConcurrency` limiter and one
    :class:`~agentkit.eval.live.Budget` -- saving each cassette after every exchange, so an
    interrupted evaluation (Ctrl-C, a spent budget, a crash) resumes where it stopped without
-   asking the model anything twice;
+   asking the model anything twice. A sample is marked complete only when its run ended with
+   an answer, or with an error of the agent or the model, while nothing was stopping it; a
+   call that agentkit itself lost (:class:`~agentkit.eval.live.LostCallError`: an executor
+   shut down under it) is never recorded, and its sample resumes;
 3. replays every recorded sample offline and judges each case on them
    (:func:`~agentkit.eval.samples.run_samples`): the same judgement however the samples were
    recorded, in one run or several, on one machine or split into shards.
@@ -23,19 +26,21 @@ error are kept.
 from __future__ import annotations
 
 import hashlib
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import real_time
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
-from agentkit.eval.samples import SampleBook, SampledResult, run_samples
+from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
 from agentkit.llms.base import LLM
 from agentkit.llms.errors import APIConnectionError, NotSentError
 from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
@@ -123,7 +128,45 @@ def shard(keys: Sequence[str], index: int, count: int) -> list[bool]:
 
 
 Progress = Callable[["Evaluation"], None]
-"""Called after every recorded sample (and once before the first), to show progress."""
+"""Called after every recorded sample, once before the first, and every half second while
+waiting for samples (a progress line that is due by time), to show progress."""
+
+
+class _Workers:
+    """Daemon threads running the samples. Not a ``ThreadPoolExecutor``: the process joins
+    those threads at exit and first shuts down every executor, so samples still running
+    would fail in agentkit's own machinery; an abandoned sample (:meth:`Evaluation.abandon`)
+    must neither hold the exit up nor see such errors."""
+
+    def __init__(self, count: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[None], Callable[[], None]] | None] = (
+            queue.SimpleQueue())
+        self._threads = [threading.Thread(target=self._work, name=f"agentkit-eval-{i}",
+                                          daemon=True) for i in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job: Callable[[], None]) -> Future[None]:
+        future: Future[None] = Future()
+        self._jobs.put((future, job))
+        return future
+
+    def _work(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            future, job = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                job()
+            except BaseException as exc:  # noqa: BLE001 (handed to the waiting thread)
+                future.set_exception(exc)
+            else:
+                future.set_result(None)
+
+    def close(self) -> None:
+        """Let every thread end once its job is done."""
+        for _ in self._threads:
+            self._jobs.put(None)
 
 
 @dataclass
@@ -154,6 +197,8 @@ class Evaluation:
     backoff: float = 0.5
     """Seconds before the first retry without a ``Retry-After`` (doubling each time)."""
     progress: Progress | None = None
+    on_interrupt: Progress | None = None
+    """Called once on Ctrl-C, before :meth:`record` waits for the requests in flight."""
     stop: threading.Event = field(default_factory=threading.Event)
     done: int = 0
     passed: int = 0
@@ -165,7 +210,7 @@ class Evaluation:
     started_at: float = field(default_factory=time.monotonic)
     _books: dict[str, SampleBook] = field(default_factory=dict)
     _todo: list[tuple[Case, int]] = field(default_factory=list)
-    _pool: ThreadPoolExecutor | None = None
+    _pending: set[Future[None]] = field(default_factory=set)
 
     def open(self) -> None:
         """Open (or create) every case's cassette and find what is left to record; a
@@ -201,9 +246,14 @@ class Evaluation:
 
     def record(self) -> None:
         """Record every sample left, concurrently; stops early (leaving the rest for the next
-        run) when the budget is spent or :attr:`stop` is set. On Ctrl-C it sets :attr:`stop`
-        and re-raises at once: the requests in flight finish in the background
-        (:meth:`drain` waits for them), and no new one is sent."""
+        run) when the budget is spent or :attr:`stop` is set.
+
+        On Ctrl-C (a ``KeyboardInterrupt`` in this thread) nothing new is sent: it calls
+        :attr:`on_interrupt`, waits for the samples running -- their requests in flight are
+        answered and saved, and each stops before its next request -- and re-raises. A second
+        Ctrl-C while it waits, or any other exception, abandons them instead
+        (:meth:`abandon`). Either way every cassette is whole and the next run resumes
+        exactly what is missing."""
         if not self._todo:
             return
         if self.live is None:
@@ -212,48 +262,61 @@ class Evaluation:
             raise BadInputError(
                 f"{missing} sample(s) are not recorded yet (the first: {first.key}, in "
                 f"{first.cassette}); give --base-url to record them against the model")
+        workers = _Workers(max(1, min(self.workers, len(self._todo))))
+        try:
+            try:
+                self._run(workers)
+            except KeyboardInterrupt:
+                self.stop.set()
+                if self.on_interrupt is not None:
+                    self.on_interrupt(self)
+                while self._pending:
+                    _, self._pending = wait_futures(self._pending, timeout=0.5)
+                raise
+        except BaseException:
+            self.abandon()
+            raise
+        finally:
+            workers.close()
+
+    def _run(self, workers: _Workers) -> None:
         if self.progress is not None:
             self.progress(self)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(self._todo))),
-                                        thread_name_prefix="agentkit-eval")
         waiting = list(self._todo)
-        pending: set[Future[None]] = set()
-        try:
-            while waiting or pending:
-                # as many samples run as requests may be in flight: a sample mostly waits for
-                # one call at a time, and a server that keeps a conversation's prompt cached
-                # (llama.cpp) answers far faster when conversations do not interleave
-                while waiting and len(pending) < min(self.workers, max(1, self.limiter.limit)):
-                    case, index = waiting.pop(0)
-                    pending.add(self._pool.submit(self._record, case, index))
-                finished, pending = wait_futures(pending, timeout=0.5,
-                                                 return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()
-                if self.budget.exhausted:
-                    self.stop.set()
-                if self.stop.is_set():
-                    waiting.clear()
-        except BaseException:
-            self.stop.set()
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        self._pool.shutdown(wait=True)
+        while waiting or self._pending:
+            # as many samples run as requests may be in flight: a sample mostly waits for one
+            # call at a time, and a server that keeps a conversation's prompt cached
+            # (llama.cpp) answers far faster when conversations do not interleave
+            while waiting and len(self._pending) < min(self.workers, max(1, self.limiter.limit)):
+                case, index = waiting.pop(0)
+                self._pending.add(workers.submit(partial(self._record, case, index)))
+            finished, self._pending = wait_futures(self._pending, timeout=0.5,
+                                                   return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
+            if self.progress is not None:
+                self.progress(self)
+            if self.budget.exhausted:
+                self.stop.set()
+            if self.stop.is_set():
+                waiting.clear()
+
+    def abandon(self) -> None:
+        """Stop, and write nothing more: samples still running finish unseen (their answers
+        are not kept) and every cassette stays as last saved -- each save is atomic, so whole.
+        The next run asks what they had not saved."""
+        self.stop.set()
+        for book in self._books.values():
+            book.close()
 
     def in_flight(self) -> int:
         """Requests sent and not answered yet."""
         return self.limiter.in_flight
 
-    def drain(self) -> None:
-        """Wait for the samples still running after an interruption (their requests in
-        flight finish and are saved; nothing new is sent)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
     @property
     def calls_kept(self) -> int:
-        """Exchanges the cassettes hold (complete samples and the started ones)."""
-        return sum(len(book.cassette.exchanges) for book in self._books.values())
+        """Exchanges the cassette files hold (complete samples and the started ones)."""
+        return sum(book.kept for book in self._books.values())
 
     def _record(self, case: Case, index: int) -> None:
         if self.stop.is_set() or self.budget.exhausted:
@@ -278,7 +341,14 @@ class Evaluation:
         with real_time():
             result = run_scenario(case.scenario, case.agent_type, llm=recorder,
                                   roles=RoleModels(judge=role_model, user=role_model))
-        stopped = any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
+        # an error while stopping may be the stop's own doing (a call cut short around the
+        # model): the sample resumes, replaying what it saved, instead of keeping that end
+        if book.closed:  # abandoned: nothing of this run is kept or shown
+            return
+        cut = self.stop.is_set() and any(turn.error for turn in result.trace.turns)
+        # a judge that answered no verdict is the sample's failure (kept), not the server's
+        stopped = (any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
+                   and not unjudged(result))
         not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
         refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)
                         and not e.retryable), None)
@@ -293,11 +363,13 @@ class Evaluation:
             error = next((t.error for t in result.trace.turns if t.error), None) or str(
                 recorder.unrecorded[0] if recorder.unrecorded else "infrastructure error")
             self.infra.setdefault(case.key, {})[index] = error
-        else:
-            book.finish(index, "complete")
+        elif cut:
+            book.finish(index, "paused")
+        else:  # counted first: a progress line that sees the sample recorded sees its verdict
             self.done += 1
             self.judged += 1
             self.passed += result.passed
+            book.finish(index, "complete")
         if self.progress is not None:
             self.progress(self)
 

@@ -44,10 +44,10 @@ from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.roles import RoleModels
 from agentkit.scenario.runner import ScenarioResult, load, run_scenario
-from agentkit.verdict import COST_KEYS, SampleRun, SnapshotSession, cassette_miss
+from agentkit.verdict import COST_KEYS, SampleRun, SnapshotSession, cassette_miss, unjudged
 
 __all__ = ["SamplesMismatchError", "SampleRun", "SampledResult", "COST_KEYS", "sample_count",
-           "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
+           "unjudged", "run_samples", "SampleBook", "Seeded", "SampleRoles", "SampledRecording",
            "record_samples"]
 
 
@@ -114,11 +114,17 @@ class SampleBook:
         self.path = path
         self.autosave = autosave
         self.secrets: dict[str, str] = {}
+        self.closed = False
+        self.kept = 0
+        """Exchanges the file holds (as of the last save)."""
         self._lock = threading.Lock()
         existing = Cassette.load(path) if mode == "resume" and path.is_file() else None
         if existing is not None:
-            check_recorded(existing, path, model=model, samples=samples)
+            # `agentkit eval` resumes: it has no --mode, so the file is what goes
+            check_recorded(existing, path, model=model, samples=samples,
+                           anew="remove the file, then run the command again")
             self.cassette = existing
+            self.kept = len(existing.exchanges)
         else:
             self.cassette = Cassette(path=path, model=model, samples=samples,
                                      sampling=dict(sampling or {}), scenario=scenario,
@@ -154,6 +160,8 @@ class SampleBook:
         without asking anything twice) or ``failed`` (the model's answer was an
         infrastructure error: that answer is forgotten, to be asked again next time)."""
         with self._lock:
+            if self.closed:
+                return
             if how == "complete":
                 self.cassette.complete = sorted({*self.cassette.complete, sample})
             elif how == "failed":
@@ -168,24 +176,32 @@ class SampleBook:
 
     def save(self) -> None:
         with self._lock:
-            self.cassette.save(secrets=self.secrets)
+            if not self.closed:
+                self.cassette.save(secrets=self.secrets)
+                self.kept = len(self.cassette.exchanges)
+
+    def close(self) -> None:
+        """Write nothing more (a save under way ends first): the file stays as last saved,
+        whatever the recorders still running do."""
+        with self._lock:
+            self.closed = True
 
 
-def check_recorded(cassette: Cassette, path: Path, *, model: str, samples: int) -> None:
+def check_recorded(cassette: Cassette, path: Path, *, model: str, samples: int,
+                   anew: str = "--mode rewrite, or remove the file") -> None:
     """A :class:`SamplesMismatchError` when ``cassette`` holds another model or another
-    number of samples than asked."""
+    number of samples than asked; ``anew`` says how the command at hand records anew."""
     if cassette.model != model:
         raise SamplesMismatchError(
             f"{path}: recorded with model `{cassette.model}`, not `{model}`; evaluate "
-            f"`{cassette.model}` (--model/--models), or record `{model}` anew (--mode rewrite, "
-            "or remove the file)")
+            f"`{cassette.model}` (--model/--models), or record `{model}` anew ({anew})")
     if cassette.samples != samples:
         held = (f"{cassette.samples} samples" if cassette.samples is not None
                 else "one run (no samples)")
         raise SamplesMismatchError(
             f"{path}: holds {held}, but {samples} were asked; give --samples "
             f"{cassette.samples or 1} to use what is recorded, or record {samples} anew "
-            "(--mode rewrite, or remove the file)")
+            f"({anew})")
 
 
 @dataclass

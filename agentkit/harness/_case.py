@@ -181,7 +181,7 @@ def run_case(case: Case, snapshots: SnapshotSession | None = None) -> CaseResult
                                     state=case.state)
 
         result, verdict = _judged(execute, snapshots, path)
-        outcome = sample_outcome(verdict)
+        outcome = sample_outcome(verdict, result)
         return CaseResult(case, [SampleRun(0, result, verdict, outcome)],
                           case_stats([outcome] if outcome else [], case.scenario.confidence),
                           verdict)
@@ -214,7 +214,7 @@ def _run_samples(case: Case, snapshots: SnapshotSession | None,
                                     state=case.state)
 
         result, verdict = _judged(execute, None, None)
-        runs.append(SampleRun(index, result, verdict, sample_outcome(verdict)))
+        runs.append(SampleRun(index, result, verdict, sample_outcome(verdict, result)))
     stats, verdict = judge_samples(scenario, runs, snapshots, path, case.infra)
     return CaseResult(case, runs, stats, verdict, sampled=True,
                       missing=[i for i in range(count)

@@ -18,7 +18,7 @@ of errors whatever the provider::
     │   └── APITimeoutError       the request timed out (also a TimeoutError)
     ├── MalformedResponseError    an answer that cannot be read (not JSON, wrong shape)
     │   └── IncompleteStreamError a stream that ended before completion
-    └── NotSentError              the request was never sent (a spent budget, a shutdown)
+    └── NotSentError              no answer reached the run (a spent budget, a shutdown)
 
 No message, repr or attribute of these errors holds an API key: backends build the messages
 themselves and redact what the server said.
@@ -150,8 +150,10 @@ class IncompleteStreamError(MalformedResponseError):
 
 
 class NotSentError(LLMError, InfrastructureError):
-    """The request was refused before it was sent (a call or token budget is spent, the run
-    is shutting down): no model answered, so a recording never keeps it."""
+    """No model's answer reached the run: the request was refused before it was sent (a call
+    or token budget is spent, the run is stopping), or agentkit's own machinery lost it (an
+    executor shut down, a cancelled task). A recording never keeps it; a resumed one asks
+    again."""
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {

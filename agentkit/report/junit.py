@@ -1,6 +1,7 @@
 """JUnit XML for CI systems (``--junit-xml PATH`` on ``agentkit run``, ``report`` and ``eval``):
 one ``<testcase>`` per scenario × agent type (× model), a ``<failure>`` for a run or case that
-failed (its problems as the text), an ``<error>`` for one that could not run, and, for a
+failed (its problems as the text), an ``<error>`` for one that could not run or whose samples
+hit infrastructure errors (the commands exit non-zero for those too), and, for a
 sampled case, its statistics as ``<properties>`` (samples, pass rate, interval, class, and
 ``judges_disagree`` when its samples were judged differently) --
 the shape GitLab, Jenkins, GitHub's test reporters and pytest's own ``--junitxml`` share.
@@ -45,6 +46,8 @@ def sample_properties(row: Row) -> dict[str, str]:
                      confidence=f"{row.confidence or 0.95:g}")
     if row.not_recorded:
         found["not_recorded"] = str(row.not_recorded)
+    if row.gate_warning is not None:
+        found["gate_warning"] = row.gate_warning
     if row.disagreements:
         found["judges_disagree"] = "; ".join(d.describe() for d in row.disagreements)
     return found
@@ -59,8 +62,12 @@ def junit_cases(comparison: Comparison, regressions: dict[str, list[str]] | None
         name = row.key.removeprefix(row.scenario).strip("[]") or "load"
         reasons = (regressions or {}).get(row.key, [])
         problems = [*row.problems, *(f"regression: {r}" for r in reasons)]
+        if row.infra_errors and row.status != "error":
+            problems.append(f"{row.infra_errors} of {row.samples} samples hit infrastructure "
+                            "errors (timeouts, 5xx, rate limits); the next run asks them again")
         outcome = ("error" if row.status == "error" else
-                   "fail" if row.status == "fail" or reasons else "pass")
+                   "fail" if row.status == "fail" or reasons else
+                   "error" if row.infra_errors else "pass")
         cases.append(JUnitCase(row.scenario, name, outcome,
                                problems[0].splitlines()[0] if problems else "",
                                "\n".join(problems), float(row.wall_time or 0.0),

@@ -31,7 +31,7 @@ import agentkit
 from agentkit.core.errors import BadInputError
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
-from agentkit.eval.cases import CaseClass, SampleOutcome
+from agentkit.eval.cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report.timeline import Span
 from agentkit.scenario.diff import TraceError, check_trace
 from agentkit.scenario.layout import file_safe
@@ -266,6 +266,14 @@ class Row(_Strict):
     """Per cost (steps, llm_calls, tool_calls, tokens, wall_time, serial_time): its spread."""
     sample_outcomes: list[SampleOutcome] | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derived(cls, data: Any) -> Any:
+        """``gate_warning`` in report.json follows from the other fields: read, not kept."""
+        if isinstance(data, dict) and "gate_warning" in data:
+            return {key: value for key, value in data.items() if key != "gate_warning"}
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> Row:
         missing = [m.key for m in METRICS if getattr(self, m.key) is None]
@@ -307,6 +315,14 @@ class Row(_Strict):
         return 1 if self.has_metrics else 0
 
     @property
+    def gate_warning(self) -> str | None:
+        """A sampled case's ``min_pass_rate`` that cannot fail at its sample count, said with
+        the samples it needs (:func:`~agentkit.eval.cases.gate_warning`)."""
+        if not self.sampled:
+            return None
+        return gate_warning(self.min_pass_rate, self.judged_runs, self.confidence or 0.95)
+
+    @property
     def passed_runs(self) -> int:
         """Of :attr:`judged`, how many passed."""
         if self.samples is not None:
@@ -340,6 +356,8 @@ class Row(_Strict):
             "samples", "passes", "infra_errors", "not_recorded", "pass_rate", "interval",
             "confidence", "min_pass_rate", "pass_at_k", "pass_all_k", "class", "cost",
             "sample_outcomes") if key in sampled})
+        if self.gate_warning is not None:
+            data["gate_warning"] = self.gate_warning
         if self.judged:
             data["judged"] = [verdict.model_dump(exclude_defaults=True)
                               for verdict in self.judged]

@@ -118,7 +118,18 @@ def _counts(comparison: Comparison) -> str:
     failed = sum(r.status == "fail" for r in rows)
     errors = sum(r.status == "error" for r in rows)
     return (f"{_plural(len(comparison.scenarios), 'scenario')} · {_plural(len(rows), 'run')}: "
-            f"{passed} passed, {failed} failed, {_plural(errors, 'error')}")
+            f"{passed} passed, {failed} failed, {_plural(errors, 'error')}"
+            + (f"; incomplete: {_incomplete(comparison)}" if _incomplete(comparison) else ""))
+
+
+def _incomplete(comparison: Comparison) -> str:
+    """The samples with no result (infrastructure errors, not recorded), in words; empty when
+    every sample has one."""
+    infra = sum(row.infra_errors or 0 for row in comparison.rows)
+    missing = sum(row.not_recorded or 0 for row in comparison.rows)
+    parts = ([f"{_plural(infra, 'sample')} hit infrastructure errors"] if infra else []) + (
+        [f"{_plural(missing, 'sample')} not recorded"] if missing else [])
+    return ", ".join(parts)
 
 
 def _baseline_line(diff: BaselineDiff) -> str:
@@ -165,6 +176,8 @@ def _attention(comparison: Comparison,
             what = (f"{row.infra_errors} of {row.samples} samples hit infrastructure errors "
                     "(timeouts, 5xx, rate limits); they are not counted as failures")
             items.append(("infrastructure", row.key, row, what))
+    items += [("gate", row.key, row, row.gate_warning)
+              for row in comparison.rows if row.gate_warning is not None]
     for row in comparison.rows:
         if row.not_recorded:
             items.append(("partial", row.key, row, f"{row.not_recorded} samples not recorded: "
@@ -176,6 +189,7 @@ def _attention(comparison: Comparison,
 
 _ATTENTION_TITLES = {"regression": "Regression", "flaky": "Flaky",
                      "infrastructure": "Infrastructure errors", "partial": "Partial",
+                     "gate": "A gate that cannot fail",
                      "disagree": "Judges disagree between samples"}
 _NOTHING = "Nothing: no regression, no flaky case, no infrastructure error."
 
@@ -441,7 +455,8 @@ def render_summary(comparison: Comparison, baseline: Comparison | None = None) -
     table = head_to_head(comparison)
     regressions = diff.regressions if diff is not None else []
     ok = comparison.passed and not regressions
-    verdict = "✅ passed" if ok else "❌ failed"
+    verdict = ("❌ failed" if not ok else "⚠️ incomplete" if _incomplete(comparison)
+               else "✅ passed")
     lines = [f"### agentkit: {verdict}", "", _counts(comparison)
              + (f"; against the baseline: {_baseline_line(diff)}" if diff is not None else ""),
              ""]
@@ -522,7 +537,7 @@ svg .band{fill:#f6f8fa}
 svg .whisker{stroke:#1f2328;stroke-width:1.3}
 svg .spread{stroke-width:2}
 td.best{font-weight:600;background:#dafbe1}
-.b-flaky,.b-disagree{background:#fff1c2;color:#7d4e00}
+.b-flaky,.b-disagree,.b-gate{background:#fff1c2;color:#7d4e00}
 .b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
 ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;

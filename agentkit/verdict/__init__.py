@@ -36,6 +36,7 @@ from agentkit.verdict._verdict import (
     judge_error,
     judge_samples,
     sample_outcome,
+    unjudged,
 )
 
 __all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
@@ -44,4 +45,4 @@ __all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "C
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
-           "judge_samples", "run_checks", "sample_outcome"]
+           "judge_samples", "run_checks", "sample_outcome", "unjudged"]

@@ -23,7 +23,8 @@ from agentkit.verdict._stats import (
 )
 
 __all__ = ["SampleOutcome", "CaseClass", "CASE_CLASSES", "CaseStats", "case_stats",
-           "PassRateChange", "compare_pass_rates", "percent"]
+           "PassRateChange", "compare_pass_rates", "percent", "samples_needed", "gate_warning",
+           "GateWarning"]
 
 SampleOutcome = Literal["pass", "fail", "infra"]
 CaseClass = Literal["stable_pass", "flaky", "stable_fail", "infra_error"]
@@ -100,7 +101,8 @@ class CaseStats:
     def gate(self, min_pass_rate: float | None) -> str | None:
         """Why the case misses its ``min_pass_rate`` (None: it does not). Without one, every
         judged sample must pass; with one, the upper end of the interval must reach it -- a
-        rate below it only by noise passes."""
+        rate below it only by noise passes -- and at least one sample must pass (0/N never
+        does, however few the samples: see :func:`gate_warning`)."""
         if not self.judged:
             return None
         if min_pass_rate is None:
@@ -109,11 +111,46 @@ class CaseStats:
                         "`min_pass_rate`, so every sample must pass")
             return None
         assert self.interval is not None
+        if self.passed == 0 and min_pass_rate > 0:
+            return (f"no sample passed (0/{self.judged}): a case meets min_pass_rate "
+                    f"{percent(min_pass_rate)} only with passes")
         if self.interval[1] < min_pass_rate:
             return (f"pass rate {self.describe()} is below min_pass_rate "
                     f"{percent(min_pass_rate)} beyond noise: even the top of the interval is "
                     "below it")
         return None
+
+
+class GateWarning(UserWarning):
+    """A sampled case's ``min_pass_rate`` cannot fail at its sample count (pytest shows it in
+    the warnings summary)."""
+
+
+def samples_needed(min_pass_rate: float, confidence: float = DEFAULT_CONFIDENCE) -> int:
+    """The fewest samples at which ``min_pass_rate`` can fail on its interval: where even
+    0 passes has an interval whose top is below it."""
+    if not 0 < min_pass_rate <= 1:
+        raise ValueError(f"min_pass_rate must be in (0, 1], got {min_pass_rate}")
+    count = 1
+    while wilson_interval(0, count, confidence)[1] >= min_pass_rate:
+        count += 1
+    return count
+
+
+def gate_warning(min_pass_rate: float | None, judged: int,
+                 confidence: float = DEFAULT_CONFIDENCE) -> str | None:
+    """What every output says when ``min_pass_rate`` cannot fail on its interval at
+    ``judged`` samples -- only 0 passes fails it then (:meth:`CaseStats.gate`) -- naming the
+    samples needed; None when it can (or there is no gate, or no judged sample)."""
+    if min_pass_rate is None or min_pass_rate <= 0 or judged < 1:
+        return None
+    top = wilson_interval(0, judged, confidence)[1]
+    if top < min_pass_rate:
+        return None
+    return (f"min_pass_rate {percent(min_pass_rate)} cannot fail at {judged} samples unless "
+            f"none passes (even 0/{judged} has a {percent(confidence)} interval up to "
+            f"{percent(top)}); give at least {samples_needed(min_pass_rate, confidence)} "
+            "samples for a pass rate below it to fail")
 
 
 def case_stats(outcomes: Iterable[SampleOutcome],

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from agentkit.scenario.runner import ScenarioResult
 
 __all__ = ["Verdict", "Outcome", "SampleRun", "COST_KEYS", "judge", "judge_error",
-           "judge_samples", "sample_outcome", "cassette_miss"]
+           "judge_samples", "sample_outcome", "unjudged", "cassette_miss"]
 
 Outcome = Literal["pass", "fail", "error"]
 
@@ -181,14 +181,24 @@ def cassette_miss(result: ScenarioResult) -> str | None:
     return None
 
 
-def sample_outcome(verdict: Verdict) -> SampleOutcome | None:
+def unjudged(result: ScenarioResult | None) -> bool:
+    """Whether an LLM judge of this run answered something that is not a verdict. Its server
+    worked, so the run is not an infrastructure error left out of the pass rate: nothing
+    showed that the agent passed, so the sample counts as failed."""
+    return result is not None and any(
+        entry.get("verdict") == "error"
+        for turn in result.trace.turns for entry in turn.details.get("judged") or [])
+
+
+def sample_outcome(verdict: Verdict, result: ScenarioResult | None) -> SampleOutcome | None:
     """What one sample's verdict says about the agent (None: nothing -- it could not run, or
-    its recording no longer fits)."""
+    its recording no longer fits). A judge that answered no verdict fails the sample
+    (:func:`unjudged`), never an infrastructure error left out of the pass rate."""
     if verdict.outcome == "error" or verdict.kind == "recording":
         return None
     if verdict.passed:
         return "pass"
-    return "infra" if verdict.kind == "infrastructure" else "fail"
+    return "infra" if verdict.kind == "infrastructure" and not unjudged(result) else "fail"
 
 
 #: The costs whose spread over the samples a case reports (a trace's totals, tokens in + out).

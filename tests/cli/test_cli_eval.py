@@ -150,6 +150,22 @@ def test_eval_over_a_cassette_of_another_sample_count_exits_2(
     assert result.code == 2 and "holds 3 samples, but 5 were asked" in result.err
 
 
+def test_evals_hints_over_a_mismatched_cassette_are_options_eval_has(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    # issue 33: the hint said `--mode rewrite`, which eval lacks (argparse read `--models`)
+    fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
+    _eval(cli, suite, "--base-url", FAKE_URL)
+    options = ["--agents", "function_calling", "--out", suite.parent / "report"]
+
+    result = cli("eval", suite, *options, "--models", "m1", "--samples", "5")
+    hinted = cli("eval", suite, *options, "--models", "m1", "--samples", "3")
+
+    assert result.code == 2 and "--mode" not in result.err, result.err
+    assert ("give --samples 3 to use what is recorded, or record 5 anew (remove the file, "
+            "then run the command again)") in result.err
+    assert hinted.code == 0, hinted.out + hinted.err
+
+
 def test_eval_writes_junit_xml_with_each_cases_statistics(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", *["2 + 3 = 5"] * 4))
@@ -294,10 +310,81 @@ def test_eval_shows_its_progress_on_a_terminal_and_clears_it_at_the_end(
     assert all(re.search(r" · ETA \d", line) for line in lines[1:-1])
 
 
-def test_eval_writes_no_progress_when_stderr_is_not_a_terminal(
+def test_eval_writes_plain_progress_lines_when_stderr_is_not_a_terminal(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    # issue 33: through `| tee` an evaluation was silent for 9.5 minutes
     fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
 
     result = _eval(cli, suite, "--base-url", FAKE_URL)
 
-    assert result.code == 0 and "\x1b[K" not in result.err
+    assert result.code == 0 and "\x1b[K" not in result.err and "\r" not in result.err
+    lines = [line for line in result.err.splitlines() if line.startswith("agentkit eval: [")]
+    # a tenth of 6 samples rounds up to one: a line per sample (or per 10 s, whichever first)
+    assert [line[:20] for line in lines] == [f"agentkit eval: [{n}/6]" for n in range(1, 7)]
+
+
+def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and_exits_3(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    import httpx
+
+    unreadable = httpx.Response(200, text="not json")  # not retried: one infrastructure error
+    fake_openai_endpoint([*_script("2 + 3 = 5"), unreadable, *_script(*["2 + 3 = 5"] * 4)])
+    junit = suite.parent / "junit.xml"
+
+    result = _eval(cli, suite, "--base-url", FAKE_URL, "--junit-xml", junit)
+
+    assert result.code == 3, result.out
+    assert "PASS  one[function_calling@m1]" in result.out
+    assert "3 samples, 1 infrastructure errors: pass rate 100% (2/2" in result.out
+    assert "INCOMPLETE  samples hit infrastructure errors: 1 of 6 samples not recorded" \
+        in result.out
+    report = suite.parent / "report"
+    markdown = (report / "report.md").read_text("utf-8")
+    summary = (report / "summary.md").read_text("utf-8")
+    page = (report / "report.html").read_text("utf-8")
+    for text in (markdown, summary, page):
+        assert "incomplete: 1 sample hit infrastructure errors" in text
+        assert "Infrastructure errors" in text  # under Needs attention
+    assert summary.startswith("### agentkit: ⚠️ incomplete")
+    assert _report(suite)["rows"][0]["infra_errors"] == 1
+    case = ET.parse(junit).getroot().findall(".//testcase")[0]
+    error = case.find("error")
+    assert error is not None and "1 of 3 samples hit infrastructure errors" in (
+        error.get("message") or "")
+
+
+def test_a_case_no_sample_passes_fails_a_low_min_pass_rate_warned_in_every_output_form(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        fake_openai_endpoint) -> None:
+    # issue 33: 0/5 under min_pass_rate 0.2 printed PASS -- 0/5's interval reaches 43%
+    suite = write("scenarios/gated.yaml", adding_scenario("gated", """\
+expect:
+  answer: {contains: "5"}
+min_pass_rate: 0.2
+agents:
+  function_calling:
+    script: []
+""")).parent
+    fake_openai_endpoint(_script(*["2 + 3 = 6"] * 5))
+    junit = suite.parent / "junit.xml"
+    warning = ("min_pass_rate 20% cannot fail at 5 samples unless none passes (even 0/5 has a "
+               "95% interval up to 43%); give at least 16 samples for a pass rate below it to "
+               "fail")
+
+    result = cli("eval", suite, "--agents", "function_calling", "--models", "m1", "--samples",
+                 "5", "--concurrency", "1", "--max-concurrency", "1", "--out",
+                 suite.parent / "report", "--base-url", FAKE_URL, "--junit-xml", junit)
+
+    assert result.code == 1, result.out
+    assert "FAIL  gated[function_calling@m1]" in result.out
+    assert "no sample passed (0/5): a case meets min_pass_rate 20% only with passes" \
+        in result.out
+    assert f"      warning: {warning}" in result.out
+    report = suite.parent / "report"
+    for name in ("report.md", "summary.md", "report.html"):
+        text = " ".join((report / name).read_text("utf-8").replace("\\_", "_").split())
+        assert "A gate that cannot fail" in text and warning in text, name
+    assert _report(suite)["rows"][0]["gate_warning"] == warning
+    properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert properties["gate_warning"] == warning
+    assert ET.parse(junit).getroot().get("failures") == "1"

@@ -333,3 +333,79 @@ def test_eval_asks_the_judge_model_the_scenario_names_with_each_samples_seed(
     assert result.code == 0, result.out + result.err
     assert [(body["model"], body["seed"]) for body in server.requests] == [
         ("m1", 5), ("m1", 5), ("judge-m", 5), ("m1", 6), ("m1", 6), ("judge-m", 6)]
+
+
+def no_verdict(messages: list[dict[str, Any]], tools: object) -> str:
+    """A judge that passes an answer saying 5 and answers anything else with prose."""
+    if "Assistant: 2 + 3 = 5" in str(messages[-1]["content"]):
+        return '{"verdict": "pass", "reason": "It says 5."}'
+    return "Hmm, hard to say."
+
+
+#: One sample answers 5, four answer 6 -- and the judge of those four gives no verdict. The
+#: scenario sets no `min_pass_rate`: every sample must pass.
+UNJUDGED = [item for answer in ["2 + 3 = 5"] + ["2 + 3 = 6"] * 4
+            for item in (tool_call("add", a=2, b=3), answer, no_verdict)]
+
+
+def _every_sample_must_pass(project: Path) -> None:
+    scenario = project / "scenarios" / "adding.yaml"
+    scenario.write_text(SCENARIO.replace("min_pass_rate: 0.5\n", ""), "utf-8")
+
+
+@pytest.fixture
+def unjudged(cli: Callable[..., Outcome], my_project: Path, fake_openai_endpoint) -> Path:
+    _every_sample_must_pass(my_project)
+    fake_openai_endpoint(UNJUDGED)
+    result = cli("record", "scenarios/adding.yaml", "--agent", "my_agent", "--base-url",
+                 FAKE_URL, "--samples", "5", "--temperature", "0.8", "--seed", "3")
+    # kept (a sampled recording measures the pass rate), and judged as failing already
+    assert result.code == 1 and "wrote scenarios/cassettes/adding.my_agent.yaml" in result.out
+    assert "FAIL  adding[my_agent]" in result.out
+    return my_project
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "report"])
+def test_samples_whose_judge_gave_no_verdict_fail_the_case_in_every_command(
+        cli, unjudged, command):
+    result = cli(command, "scenarios/adding.yaml",
+                 *(["--out", "reports/now"] if command == "report" else []))
+
+    assert result.code == 1, result.out
+    said = " ".join(result.out.split())
+    assert "PASS" not in said and "infrastructure" not in said
+    assert "the judge's answer is not a verdict" in said
+    assert "4 of 5 samples failed" in said
+
+
+def test_eval_fails_a_case_whose_samples_judge_gave_no_verdict_and_keeps_them(
+        cli, my_project, fake_openai_endpoint):
+    _every_sample_must_pass(my_project)
+    fake_openai_endpoint(UNJUDGED)
+
+    live = cli("eval", "scenarios", "--agents", "my_agent", "--models", "m1", "--samples", "5",
+               "--concurrency", "1", "--max-concurrency", "1", "--base-url", FAKE_URL,
+               "--out", "reports/live")
+    offline = cli("eval", "scenarios", "--agents", "my_agent", "--models", "m1", "--samples",
+                  "5", "--out", "reports/offline")
+
+    for result in (live, offline):
+        assert result.code == 1, result.out + result.err
+        assert "FAIL  adding[my_agent@m1]" in result.out
+        assert "5 samples: pass rate 20% (1/5" in result.out
+        assert "infrastructure" not in result.out and "INCOMPLETE" not in result.out
+
+
+GATE = ("warning: min_pass_rate 50% cannot fail at 2 samples unless none passes (even 0/2 has "
+        "a 95% interval up to 66%); give at least 4 samples for a pass rate below it to fail")
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "report"])
+def test_every_command_warns_of_a_min_pass_rate_that_2_samples_cannot_fail(
+        cli, disagreeing, command):
+    result = cli(command, "scenarios/adding.yaml",
+                 *(["--out", "reports/now"] if command == "report" else []))
+
+    assert result.code == 0, result.out
+    said = " ".join(result.out.split())
+    assert GATE.removeprefix("warning: ") in said

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agentkit.eval.cases import case_stats, compare_pass_rates
+from agentkit.eval.cases import case_stats, compare_pass_rates, gate_warning, samples_needed
+from agentkit.eval.stats import wilson_interval
 
 
 def _stats(passed: int, failed: int, infra: int = 0):
@@ -48,6 +49,28 @@ def test_a_rate_below_min_pass_rate_only_by_noise_passes_the_gate():
 def test_a_rate_below_min_pass_rate_beyond_noise_fails_the_gate_saying_why():
     problem = _stats(6, 4).gate(0.9) or ""
     assert "60% (6/10, 95% interval 31-83%) is below min_pass_rate 90% beyond noise" in problem
+
+
+def test_no_sample_passing_never_meets_a_min_pass_rate_however_few_the_samples():
+    # 0/5's interval reaches 43%: on the interval alone min_pass_rate 0.2 could not fail
+    assert _stats(0, 5).gate(0.2) == ("no sample passed (0/5): a case meets min_pass_rate 20% "
+                                      "only with passes")
+    assert _stats(1, 4).gate(0.2) is None
+
+
+def test_a_min_pass_rate_that_cannot_fail_at_the_sample_count_is_warned_naming_the_samples():
+    assert gate_warning(0.2, 5) == (
+        "min_pass_rate 20% cannot fail at 5 samples unless none passes (even 0/5 has a 95% "
+        "interval up to 43%); give at least 16 samples for a pass rate below it to fail")
+    assert gate_warning(0.2, 16) is None and gate_warning(None, 5) is None
+    assert gate_warning(0.9, 1) is None  # one sample can fail 90%: 0/1 reaches only 79%
+
+
+def test_the_samples_needed_are_the_fewest_at_which_no_pass_falls_below_the_gate():
+    for rate in (0.05, 0.2, 0.5, 0.8):
+        needed = samples_needed(rate)
+        assert wilson_interval(0, needed)[1] < rate <= wilson_interval(0, needed - 1)[1] \
+            if needed > 1 else wilson_interval(0, 1)[1] < rate
 
 
 def test_a_drop_beyond_noise_is_a_regression_in_plain_words():

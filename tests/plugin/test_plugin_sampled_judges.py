@@ -141,3 +141,35 @@ def test_samples_whose_judges_agree_add_no_summary_section(
 
     result.assert_outcomes(passed=1)
     assert "judges disagree" not in result.stdout.str()
+
+
+def test_the_replay_item_fails_when_the_judge_of_4_of_5_samples_gave_no_verdict(
+        judged_project: pytest.Pytester) -> None:
+    unjudged = (CONFTEST
+                .replace("""'{"verdict": "fail", "reason": "It does not say 5."}'""",
+                         "'Hmm, hard to say.'")
+                .replace('("2 + 3 = 5", "2 + 3 = 6")', '("2 + 3 = 5",) + ("2 + 3 = 6",) * 4'))
+    assert unjudged.count("Hmm") == 1 and "* 4" in unjudged
+    write(judged_project, "conftest.py", unjudged)
+    scenario = judged_project.path / "scenarios" / "judged.yaml"
+    scenario.write_text(SCENARIO.replace("min_pass_rate: 0.5\n", ""), "utf-8")
+    judged_project.runpytest("scenarios/judged.yaml", "--record-mode=rewrite",
+                             f"--agentkit-base-url={FAKE_URL}", "--samples", "5")
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*4 of 5 samples failed*",
+                                 "*sample 1 failed*the judge's answer is not a verdict*"])
+    assert "infrastructure" not in result.stdout.str()
+
+
+def test_an_item_whose_min_pass_rate_cannot_fail_at_its_samples_is_warned(
+        judged_project: pytest.Pytester) -> None:
+    judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
+
+    result = judged_project.runpytest("scenarios/judged.yaml")
+
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*GateWarning: *min_pass_rate 50% cannot fail at 2 samples "
+                                 "unless none passes*give at least 4 samples*"])
