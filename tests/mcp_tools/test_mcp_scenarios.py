@@ -79,7 +79,7 @@ expect:
     assert result.passed, result.verdict.lines()
     calls = [call for step in result.trace.turns[0].steps for call in step.tool_calls]
     assert [(c.is_error, c.output) for c in calls] == [
-        (True, "Error: simulated tool failure (call 1 of `echo`)"), (False, "HELLO")]
+        (True, "Encountered error: simulated tool failure (call 1 of `echo`)"), (False, "HELLO")]
 
 
 def test_a_tool_call_the_cassette_lacks_stops_the_run_as_a_recording_mismatch(tmp_path):
@@ -249,6 +249,6 @@ expect:
 
     assert result.passed, result.verdict.lines()
     calls = [call for step in result.trace.turns[0].steps for call in step.tool_calls]
-    assert [c.output for c in calls] == ["Error: the toy server is busy (call 1 of `echo`)",
-                                         "HELLO"]
+    assert [c.output for c in calls] == [
+        "Encountered error: the toy server is busy (call 1 of `echo`)", "HELLO"]
     assert calls[1].latency == pytest.approx(2.5)
