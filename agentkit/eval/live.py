@@ -253,6 +253,11 @@ class LiveModel(WrappingLLM):
         self.stop = stop
         self.retries = retries
         self.backoff = backoff
+        self.refused = 0
+        """Calls this model refused without an answer reaching the run
+        (:class:`~agentkit.llms.errors.NotSentError`: a spent budget, a stopping evaluation, a
+        call agentkit lost): a run that saw one was cut short by agentkit, not ended by the
+        agent or the model."""
 
     async def _slot(self) -> int:
         """A slot of the limiter, waited for off the event loop."""
@@ -284,6 +289,13 @@ class LiveModel(WrappingLLM):
                                      + response.usage.completion_tokens)
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
+        try:
+            return await self._achat_counted(request)
+        except llm_errors.NotSentError:
+            self.refused += 1
+            raise
+
+    async def _achat_counted(self, request: LLMRequest) -> ChatResponse:
         for attempt in range(self.retries + 1):
             self.budget.take()
             generation = await self._slot()
@@ -306,6 +318,14 @@ class LiveModel(WrappingLLM):
         raise AssertionError("unreachable")
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        try:
+            async for chunk in self._astream_counted(request):
+                yield chunk
+        except llm_errors.NotSentError:
+            self.refused += 1
+            raise
+
+    async def _astream_counted(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         for attempt in range(self.retries + 1):
             self.budget.take()
             generation = await self._slot()

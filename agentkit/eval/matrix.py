@@ -326,9 +326,13 @@ class Evaluation:
         book = self._books[case.key]
         seed = int(self.sampling.get("seed") or 0) + index
 
+        models: list[LiveModel] = []
+
         def limited(name: str) -> LLM:
-            return LiveModel(live(name, seed), self.limiter, self.budget,
-                             stop=self.stop, retries=self.retries, backoff=self.backoff)
+            models.append(LiveModel(live(name, seed), self.limiter, self.budget,
+                                    stop=self.stop, retries=self.retries,
+                                    backoff=self.backoff))
+            return models[-1]
 
         model = limited(case.model)
 
@@ -341,11 +345,13 @@ class Evaluation:
         with real_time():
             result = run_scenario(case.scenario, case.agent_type, llm=recorder,
                                   roles=RoleModels(judge=role_model, user=role_model))
-        # an error while stopping may be the stop's own doing (a call cut short around the
-        # model): the sample resumes, replaying what it saved, instead of keeping that end
         if book.closed:  # abandoned: nothing of this run is kept or shown
             return
-        cut = self.stop.is_set() and any(turn.error for turn in result.trace.turns)
+        # a run one of whose calls agentkit refused (a spent budget, a stopping evaluation)
+        # was cut short by agentkit, whatever the agent made of the refusal: the sample
+        # resumes, replaying what it saved. An error of the agent or the model while another
+        # sample spent the budget is this sample's end, and kept
+        cut = any(m.refused for m in models)
         # a judge that answered no verdict is the sample's failure (kept), not the server's
         stopped = (any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
                    and not unjudged(result))
@@ -356,15 +362,13 @@ class Evaluation:
             self.unreachable = str(refused)
             self.stop.set()
             book.finish(index, "paused")
-        elif not_sent:
+        elif not_sent or cut:
             book.finish(index, "paused")
         elif stopped or recorder.unrecorded:
             book.finish(index, "failed")
             error = next((t.error for t in result.trace.turns if t.error), None) or str(
                 recorder.unrecorded[0] if recorder.unrecorded else "infrastructure error")
             self.infra.setdefault(case.key, {})[index] = error
-        elif cut:
-            book.finish(index, "paused")
         else:  # counted first: a progress line that sees the sample recorded sees its verdict
             self.done += 1
             self.judged += 1

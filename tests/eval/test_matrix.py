@@ -225,3 +225,49 @@ def test_a_cassette_of_another_model_is_an_error(suite):
 
     with pytest.raises(SamplesMismatchError, match="recorded with model `m9`, not `m1`"):
         _evaluation(suite, Models("2 + 3 = 5"))
+
+
+def _stopping_mid_answer(folder: Path, answer: object, *, react_iterations: int = 1) -> Evaluation:
+    """An evaluation of one react sample whose model, as it answers, sees the evaluation stop
+    (another sample spent the budget, or Ctrl-C): ``answer`` is what it answers."""
+    (folder / "loop.yaml").write_text(adding_scenario(
+        "loop", 'expect:\n  answer: {contains: "5"}\nagents:\n  react:\n'
+                f"    params: {{max_iterations: {react_iterations}}}\n    script: []\n"), "utf-8")
+    evaluation: Evaluation
+
+    def live(model: str, seed: int) -> FunctionLLM:
+        def reply(messages, tools):
+            evaluation.stop.set()
+            return answer
+        return FunctionLLM(reply, name=model)
+
+    evaluation = Evaluation(plan([folder], ["react"], ["m1"]), 1, live,
+                            sampling={"temperature": 0.8, "seed": 0}, backoff=0.0)
+    evaluation.open()
+    return evaluation
+
+
+def test_a_sample_ending_in_its_agents_own_error_as_the_evaluation_stops_is_kept(tmp_path):
+    # the agent reaches its max iterations on the answer it was given before anything was
+    # refused: that end is the sample's, recorded and judged, not cut short and asked again
+    evaluation = _stopping_mid_answer(
+        tmp_path, 'Thought: I need a tool.\nAction: add\nAction Input: {"a": 2, "b": 3}')
+
+    evaluation.record()
+
+    assert (evaluation.recorded, evaluation.missing(), evaluation.budget.refused) == (1, {}, 0)
+    stats = evaluation.results()[0].sampled.stats
+    assert (stats.judged, stats.passed, stats.infra_errors) == (1, 0, 0)
+
+
+def test_a_sample_whose_next_call_is_refused_as_the_evaluation_stops_resumes(tmp_path):
+    # with room for a second iteration the agent asks again, and the stopping evaluation
+    # refuses the call: the sample is cut short by agentkit, kept for the next run
+    evaluation = _stopping_mid_answer(
+        tmp_path, 'Thought: I need a tool.\nAction: add\nAction Input: {"a": 2, "b": 3}',
+        react_iterations=3)
+
+    evaluation.record()
+
+    assert (evaluation.recorded, evaluation.missing()) == (0, {"loop[react@m1]": 1})
+    assert evaluation.infra == {}
