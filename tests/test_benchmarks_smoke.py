@@ -175,8 +175,8 @@ bench_scenarios = _load("bench_scenarios")
 
 
 def test_bench_scenarios_replays_every_bundled_case_and_counts_the_replays():
+    from agentkit.harness._runner import load
     from agentkit.scenario import discover_scenarios
-    from agentkit.scenario.runner import load
 
     cases = sum(len(load(p).agents) for p in discover_scenarios(BENCHMARKS.parent / "scenarios"))
     out = io.StringIO()

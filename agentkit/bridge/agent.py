@@ -1,7 +1,7 @@
 """An agent type for "my agent, through the bridge": any agent that talks to an OpenAI-compatible
 model, tested with scenarios, cassettes, snapshots and reports without agentkit seeing its code.
 
-Declare it with :func:`bridged` -- an :class:`~agentkit.scenario.agent_types.AgentType` like
+Declare it with :func:`bridged` -- an :class:`~agentkit.harness._agent_types.AgentType` like
 any other, registered the same ways (``register_agent_type``, ``[tool.agentkit.agent_types]``
 in pyproject.toml, an entry point)::
 
@@ -37,9 +37,9 @@ import openai
 from agentkit.bridge.endpoint import API_KEY, Bridge
 from agentkit.bridge.transport import BridgeTransport, openai_clients
 from agentkit.bridge.wire_trace import WireTurn
+from agentkit.harness import AgentContext, AgentType
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agent_types import AgentContext, AgentType
 from agentkit.scenario.trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 

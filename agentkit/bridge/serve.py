@@ -25,20 +25,22 @@ from agentkit.bridge.endpoint import Bridge
 from agentkit.bridge.server import LoopbackServer
 from agentkit.core.errors import AgentFailedError
 from agentkit.core.secrets import Redactor
-from agentkit.harness import Case, CaseResult, run_case
-from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
-from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agent_types import (
+from agentkit.harness import (
     AGENT_TYPES,
     AgentContext,
     AgentType,
     AgentTypeError,
+    Case,
+    CaseResult,
+    ScenarioResult,
+    mcp_servers,
     resolve_agent_type,
+    run_case,
 )
+from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
+from agentkit.llms.types import ChatMessage
 from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.mcp import mcp_servers
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult
 from agentkit.verdict import Verdict, case_stats
 
 __all__ = ["ServeSession", "FINISH_WAIT"]

@@ -2,7 +2,7 @@
 
 The bridge knows an agent only by the chat.completions requests it sends. :class:`WireTrace`
 turns them into the events every agentkit agent emits (:mod:`agentkit.core.events`), so the
-trace builder (:mod:`agentkit.scenario.trace`) builds the agent's trace as it builds any other:
+trace builder (:mod:`agentkit.trace._trace`) builds the agent's trace as it builds any other:
 
 * **a step per model call**: an agent-step start event, the model's LLM-call events inside it
   (the model emits those itself), an agent-step end event with the reply's text as the step's

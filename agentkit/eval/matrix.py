@@ -41,14 +41,12 @@ from agentkit.core.errors import BadInputError
 from agentkit.core.sim import real_time
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
 from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
+from agentkit.harness import RoleModels, UnknownAgentTypeError, check_agent_type, load, run_scenario
 from agentkit.llms.base import LLM
 from agentkit.llms.errors import APIConnectionError, NotSentError
-from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.scenario.layout import eval_cassette_path
-from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario.loader import ScenarioError, discover_scenarios
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.roles import RoleModels
-from agentkit.scenario.runner import run_scenario
 
 __all__ = ["Case", "plan", "parse_shard", "shard", "Progress", "CaseResult", "Evaluation"]
 
@@ -85,7 +83,7 @@ def plan(paths: Sequence[str | Path], agent_types: Sequence[str], models: Sequen
     cases: list[Case] = []
     names: dict[str, Path] = {}
     for path in found.values():
-        scenario = load_scenario(path, check_agent_types=True)
+        scenario = load(path)
         if scenario.name in names:
             raise ScenarioError(f"{path}: scenario name `{scenario.name}` is already used by "
                                 f"{names[scenario.name]}; scenario names must be unique")

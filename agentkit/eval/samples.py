@@ -34,16 +34,23 @@ from agentkit.core.files import replace_together
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import real_time
 from agentkit.core.yamlsafe import parse_yaml
-from agentkit.harness import Case, CaseResult, run_case, sample_count
+from agentkit.harness import (
+    Case,
+    CaseResult,
+    RoleModels,
+    ScenarioResult,
+    load,
+    run_case,
+    run_scenario,
+    sample_count,
+)
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
 from agentkit.llms.cassette import Cassette, RecordingLLM
 from agentkit.llms.types import ChatResponse
-from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.roles import RoleModels
-from agentkit.scenario.runner import ScenarioResult, load, run_scenario
+from agentkit.trace import diff_traces
 from agentkit.verdict import COST_KEYS, SampleRun, SnapshotSession, cassette_miss, unjudged
 
 __all__ = ["SamplesMismatchError", "SampleRun", "SampledResult", "COST_KEYS", "sample_count",
@@ -238,7 +245,7 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
 
     The scenario's LLM judges and simulated user without a script are recorded per sample,
     with that sample's exchanges, through ``roles(i)`` -- by default sample i's own model
-    plays them (as :func:`~agentkit.scenario.record.record_scenario` does for one run); a
+    plays them (as :func:`~agentkit.harness._record.record_scenario` does for one run); a
     replay of sample i replays its own verdicts and user messages.
 
     Mode ``once`` with the cassette there records nothing (``existing``) when it holds

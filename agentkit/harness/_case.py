@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
+from agentkit.harness._runner import ScenarioResult, execute_scenario
 from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.runner import ScenarioResult, execute_scenario
-from agentkit.scenario.trace import SampledTrace, Trace
+from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict import (
     COST_KEYS,
     SampleRun,
@@ -93,7 +93,9 @@ class CaseResult:
     @property
     def result(self) -> ScenarioResult | None:
         """The run of an unsampled case (None: it could not start)."""
-        return self.runs[0].result if self.runs and not self.sampled else None
+        result = self.runs[0].result if self.runs and not self.sampled else None
+        assert result is None or isinstance(result, ScenarioResult), "the case runner's run"
+        return result
 
     @property
     def trace(self) -> Trace | SampledTrace | None:

@@ -34,11 +34,11 @@ from agentkit.otel import otlp_json
 from agentkit.otel.spans import Evaluation, RunRecord, SpanBuilder
 from agentkit.scenario.check import expectation_results
 from agentkit.scenario.model import SlowRegexError
-from agentkit.scenario.trace import IdNormalizer, Trace, TurnTrace, build_turn
+from agentkit.trace import IdNormalizer, Trace, TurnTrace, build_turn
 from agentkit.verdict import Verdict
 
 if TYPE_CHECKING:
-    from agentkit.scenario.runner import ScenarioResult
+    from agentkit.harness import ScenarioResult
 
 __all__ = ["OtelExport", "record_of_result", "record_of_test", "DEFAULT_TIMEOUT"]
 

@@ -9,7 +9,7 @@ From one trace (:func:`agentkit.otel.conversation.conversation`) it writes:
   (:data:`~agentkit.tools.recorded.MODULE_TEXT`), which makes a
   :class:`~agentkit.tools.recorded.RecordedTool` of each: nothing of the trace is code;
 * the cassette and the snapshot, recorded the way ``agentkit record`` records
-  (:func:`agentkit.scenario.record.record_scenario`), with the trace's model answers in the
+  (:func:`agentkit.harness._record.record_scenario`), with the trace's model answers in the
   place of a live model: so the cassette holds the requests this agent type makes and the
   answers the traced model gave, and it is written only if the replay reproduces the run --
   the recorded tool calls, in order, and the answer.
@@ -176,9 +176,8 @@ def import_trace(source: str | Path, out: str | Path, *, agent_type: str | None 
                  trace_id: str | None = None, force: bool = False) -> ImportResult:
     """Write the scenario, its tools module, cassette and snapshot for the trace in ``source``
     (module docstring). An existing scenario file is kept unless ``force``."""
+    from agentkit.harness import load, record_scenario
     from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.record import record_scenario
-    from agentkit.scenario.runner import load
 
     source, out = Path(source), Path(out)
     run = read_run(source, trace_id)

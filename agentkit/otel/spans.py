@@ -12,7 +12,7 @@ every machine and overlap as the calls did (agentkit's timeline)::
           chat scripted                    tasks' tool calls; CoA's chain likewise
           execute_tool population
 
-Spans are built from :class:`~agentkit.scenario.trace.Trace` (itself built from the bus
+Spans are built from :class:`~agentkit.trace._trace.Trace` (itself built from the bus
 events), never from hooks in the agents. Message content (``gen_ai.input.messages`` and the
 like) is written only when asked; whatever text is written -- messages, tool arguments and
 results, problems -- goes through the cassettes' redactor first.
@@ -34,7 +34,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentkit.core.secrets import Redactor
 from agentkit.otel import genai as g
-from agentkit.scenario.trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
+from agentkit.trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
 
 __all__ = ["EPOCH_NS", "Evaluation", "RunRecord", "SpanBuilder"]
 

@@ -15,7 +15,16 @@ from typing import Any, Literal
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.eval.matrix import CaseResult, shard_of
-from agentkit.harness import Case, run_case
+from agentkit.harness import (
+    Case,
+    Judgement,
+    UnknownAgentTypeError,
+    check_agent_type,
+    disagreements,
+    judged_entries,
+    load,
+    run_case,
+)
 from agentkit.harness import CaseResult as JudgedCase
 from agentkit.report.model import (
     AgentSummary,
@@ -33,10 +42,7 @@ from agentkit.scenario import (
     Scenario,
     ScenarioError,
     discover_scenarios,
-    load_scenario,
 )
-from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
-from agentkit.scenario.llm_judge import Judgement, disagreements, judged_entries
 from agentkit.verdict import SnapshotFiles, SnapshotSession, SnapshotState
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
@@ -235,7 +241,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     used: dict[str, Path] = {}
     for path in _paths(paths_or_dir):
         try:
-            scenario = load_scenario(path, check_agent_types=True)
+            scenario = load(path)
         except ScenarioError as exc:
             plan.append(_error_row(_name_of_broken(path), None, str(exc)))
             continue

@@ -33,9 +33,9 @@ from agentkit.core.textfiles import TextFileError, json_locations, parse_json, r
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.eval.cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report.timeline import Span
-from agentkit.scenario.diff import TraceError, check_trace
 from agentkit.scenario.layout import file_safe
 from agentkit.scenario.model import Thresholds
+from agentkit.trace import TraceError, check_trace
 
 __all__ = [
     "REPORT_FORMAT",
@@ -166,7 +166,7 @@ class SampleVerdict(_Strict):
 
 class JudgeDisagreement(_Strict):
     """A judged expectation whose verdict differs between the samples of one case
-    (:func:`agentkit.scenario.llm_judge.disagreements`) -- not the split votes of one run's
+    (:func:`agentkit.harness._llm_judge.disagreements`) -- not the split votes of one run's
     judges (:attr:`JudgeVerdict.split`): each sample's verdict and reason."""
 
     at: str

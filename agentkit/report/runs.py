@@ -14,7 +14,7 @@ from agentkit.core.textdiff import HTML, Line, render, short
 from agentkit.report.baseline import BaselineDiff, RowDelta
 from agentkit.report.model import Comparison, Row
 from agentkit.report.timeline import timeline_svg
-from agentkit.scenario.diff import trace_diff
+from agentkit.trace import trace_diff
 
 __all__ = ["run_anchor", "html_runs", "metrics_line", "role_costs", "RUNS_CSS"]
 

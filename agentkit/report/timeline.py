@@ -15,7 +15,7 @@ from typing import Literal
 
 from agentkit.core.fmt import count, seconds
 from agentkit.report.charts import FAIL_COLOR, PALETTE, legend, nice_step
-from agentkit.scenario.trace import Trace
+from agentkit.trace import Trace
 
 __all__ = ["Span", "spans_of", "lanes", "timeline_svg"]
 

@@ -1,23 +1,32 @@
-"""The harness: scenario files, runs under several agent types, traces and expectations.
+"""The scenario file format: the model, loading (parsing and located errors), the project's
+settings, the file layout, trajectories, images and scripts -- no agent-type registry, MCP
+server or recorded run is consulted while loading (planning does that:
+:func:`agentkit.harness.plan_scenario`).
 
-The runner's names (``run_scenario``, ``run_all``, ``ScenarioResult``) are imported when first
-asked for: the runner judges through :mod:`agentkit.verdict`, which reads this package's
-file-format modules, so importing any of them must not import the runner."""
+This package is also a compatibility face: the running side (the agent-type registry, the
+scenario runner) moved to :mod:`agentkit.harness` and traces to :mod:`agentkit.trace`, and
+the names users import from here -- ``register_agent_type``, ``AgentType``, ``AgentContext``,
+``run_scenario``... -- stay importable. They are looked up when first asked for
+(:func:`__getattr__`), so importing the file format never imports the harness, which is
+built on it."""
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from agentkit.scenario.agent_types import (
-    AGENT_TYPES,
-    AgentContext,
-    AgentType,
-    register_agent_type,
-)
 from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.trace import Trace
 
 if TYPE_CHECKING:
-    from agentkit.scenario.runner import ScenarioResult, run_all, run_scenario
+    from agentkit.harness import (
+        AGENT_TYPES,
+        AgentContext,
+        AgentType,
+        ScenarioResult,
+        register_agent_type,
+        run_all,
+        run_scenario,
+    )
+    from agentkit.trace import Trace
 
 __all__ = [
     "AGENT_TYPES",
@@ -34,12 +43,20 @@ __all__ = [
     "run_scenario",
 ]
 
-_RUNNER = ("ScenarioResult", "run_all", "run_scenario")
+_MOVED = {
+    "AGENT_TYPES": "agentkit.harness",
+    "AgentContext": "agentkit.harness",
+    "AgentType": "agentkit.harness",
+    "register_agent_type": "agentkit.harness",
+    "ScenarioResult": "agentkit.harness",
+    "run_all": "agentkit.harness",
+    "run_scenario": "agentkit.harness",
+    "Trace": "agentkit.trace",
+}
+"""The names this package still answers for, by the package that now holds each."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in _RUNNER:
-        from agentkit.scenario import runner
-
-        return getattr(runner, name)
+    if name in _MOVED:
+        return getattr(import_module(_MOVED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import functools
-import json
 import re
 import types
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
-from agentkit.scenario.agent_types import (
-    AGENT_TYPES,
-    AgentTypeError,
-    UnknownAgentTypeError,
-    check_agent_type,
-)
+from agentkit.scenario._project import ProjectError
 from agentkit.scenario.images import image_folders, image_problem
-from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.model import (
     ANSWER_TAGS,
     SCENARIO_FORMAT,
@@ -34,24 +26,12 @@ from agentkit.scenario.model import (
     ResumeFrom,
     Scenario,
     ToolCallSpec,
-    ToolSpec,
     given_agents,
 )
-from agentkit.scenario.project import ProjectError
-from agentkit.scenario.trajectory import (
-    TrajectoryError,
-    compile_trajectory,
-    tool_call_problems,
-    trajectory_renderer,
-)
-from agentkit.scenario.world import SimulatedTool, build_tool
-
-if TYPE_CHECKING:
-    from agentkit.scenario.mcp import MCPWorld
+from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
-           "YamlLocations", "load_yaml", "build_tools", "located_error", "recorded_steps",
-           "not_a_workflow"]
+           "YamlLocations", "load_yaml", "located_error", "agent_lines"]
 
 
 class ScenarioError(BadInputError):
@@ -247,11 +227,12 @@ class _Report:
         return ScenarioError("\n".join(lines)) if lines else None
 
 
-def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scenario:
-    """Read and validate one scenario file; with ``check_agent_types``, an agent type that
-    does not exist (:func:`~agentkit.scenario.agent_types.check_agent_type`) is an error.
-    Every problem the file has is reported at once (:class:`ScenarioError`, one line each):
-    what needs a valid part of the file runs on each part that is valid."""
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file, and nothing else: what needs the agent-type
+    registry, the tools' code, MCP servers or recorded runs is checked when the scenario is
+    planned (:func:`agentkit.harness.plan_scenario`, which every run does first). Every
+    problem the file has is reported at once (:class:`ScenarioError`, one line each): what
+    needs a valid part of the file runs on each part that is valid."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -278,22 +259,20 @@ def load_scenario(path: str | Path, *, check_agent_types: bool = False) -> Scena
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         report.invalid(exc, Scenario)
-    _check_parts(data, report, check_agent_types=check_agent_types)
+    _check_parts(data, report)
     if scenario is None or report.error() is not None:
         raise _raised(report)
     scenario.path = str(path)
-    scenario.set_locations(where.line)
-    _check_mcp(scenario)
+    written = agent_lines(data)
+
+    def line_of(field_path: Path_, *, key: bool = False) -> int:
+        if len(field_path) >= 2 and field_path[0] == "agents" and field_path[1] in written:
+            # an agent type named in a list: its item's line
+            return where.line(written[str(field_path[1])] + field_path[2:], key=key)
+        return where.line(field_path, key=key)
+
+    scenario.set_locations(line_of)
     return scenario
-
-
-def _check_mcp(scenario: Scenario) -> None:
-    """The MCP servers of the tool world are told apart by name (:mod:`agentkit.scenario.mcp`)."""
-    from agentkit.scenario.mcp import mcp_problems
-
-    problems = mcp_problems(scenario)
-    if problems:
-        raise located_error(scenario, problems)
 
 
 def _raised(report: _Report) -> ScenarioError:
@@ -302,67 +281,19 @@ def _raised(report: _Report) -> ScenarioError:
     return error
 
 
-def build_tools(scenario: Scenario, mcp: MCPWorld | None = None) -> list[SimulatedTool]:
-    """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
-    naming its ``ref`` (every such tool, one line each). MCP tools come from ``mcp``, the
-    run's servers (:func:`agentkit.scenario.mcp.open_mcp`), in their place in ``tools``."""
-    refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.mcp is None]
-    built, problems = _built_tools(refs, scenario.path)
-    if problems:
-        raise located_error(scenario, problems)
-    by_index = dict(zip((index for index, _ in refs), built, strict=True))
-    tools: list[SimulatedTool] = []
-    for index, spec in enumerate(scenario.tools):
-        if spec.mcp is None:
-            tools.append(by_index[index])
-        else:
-            tools += _mcp_tools(scenario, index, mcp, [*tools, *built])
-    return tools
-
-
-def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
-               others: list[SimulatedTool]) -> list[SimulatedTool]:
-    """The MCP tools of ``tools[index]``, each with the entry's latency and failure schedule;
-    a name another tool of the world has already is an error."""
-    spec = scenario.tools[index]
-    if mcp is None:
-        raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: an "
-                            "MCP server's tools exist only in a run (run_scenario starts or "
-                            "replays the servers)")
-    taken = {tool.metadata.name for tool in others}
-    tools = []
-    for tool in mcp.tools(index, spec):
-        if tool.metadata.name in taken:
-            raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: "
-                                f"the MCP tool `{tool.metadata.name}` has the name of another "
-                                "tool of the world; leave one out with `only:`, or rename it "
-                                "(`only: [<tool>]` and `name:`)")
-        taken.add(tool.metadata.name)
-        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
-                                   error=spec.error))
-    return tools
-
-
-def _built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None,
-                 ) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
-    """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
-    message)`` for each that cannot be built."""
-    search_from = Path(scenario_path).parent if scenario_path else None
-    tools: list[SimulatedTool] = []
-    problems: list[tuple[Path_, str]] = []
-    for index, spec in specs:
-        try:
-            tools.append(build_tool(spec, search_from))
-        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
-            problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
-    return tools, problems
-
-
 def located_error(scenario: Scenario,
                   problems: Iterable[tuple[tuple[str | int, ...], str]]) -> ScenarioError:
     """One error with a ``file:line: field: message`` line per ``(field path, message)``."""
     return ScenarioError("\n".join(f"{scenario.where(*loc)}: {'.'.join(map(str, loc))}: {message}"
                                    for loc, message in problems))
+
+
+def agent_lines(data: dict[str, Any]) -> dict[str, Path_]:
+    """Where each agent type named in a list (``agents: [react, coa]``) is written: its item."""
+    given = data.get("agents")
+    if not isinstance(given, list):
+        return {}
+    return {name: ("agents", index) for index, name in enumerate(given) if isinstance(name, str)}
 
 
 # ---------------------------------------------------------------------------- checks by part
@@ -387,37 +318,18 @@ def _valid(model: type[BaseModel], name: str, value: Any) -> Any:
         return None
 
 
-def _check_parts(data: dict[str, Any], report: _Report, *, check_agent_types: bool) -> None:
+def _check_parts(data: dict[str, Any], report: _Report) -> None:
     given = given_agents(data)
     agents = given if isinstance(given, dict) else {}
-    unknown = _check_agent_names(agents, data, report) if check_agent_types else set()
     _check_images(data.get("turns"), report)
-    _check_trajectory(data, agents, unknown, report)
+    _check_trajectory(data, agents, report)
     _check_order(data, agents, report)
-    _check_resume(agents, unknown, report, check_agent_types=check_agent_types)
+    _check_resume(agents, report)
 
 
 def _agent_line(data: dict[str, Any], name: str) -> Path_:
     """Where the agent type ``name`` is written: its key, or its item in a list of names."""
-    given = data.get("agents")
-    if isinstance(given, list) and name in given:
-        return ("agents", given.index(name))
-    return ("agents", name)
-
-
-def _check_agent_names(agents: dict[Any, Any], data: dict[str, Any],
-                       report: _Report) -> set[str]:
-    """Agent types that do not exist, reported; their names returned."""
-    unknown = set()
-    for name in agents:
-        if not isinstance(name, str):
-            continue  # pydantic reports a name that is not a string
-        try:
-            check_agent_type(name)
-        except UnknownAgentTypeError as exc:
-            report.add(("agents", name), str(exc), key=True, line_of=_agent_line(data, name))
-            unknown.add(name)
-    return unknown
+    return agent_lines(data).get(name, ("agents", name))
 
 
 def _check_images(turns: Any, report: _Report) -> None:
@@ -441,26 +353,19 @@ def _check_images(turns: Any, report: _Report) -> None:
             report.add(loc, problem)
 
 
-def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], unknown: set[str],
-                      report: _Report) -> None:
-    """Every agent type has a script, a recording, or a renderer for the scenario's
-    trajectory; the trajectory fits one turn and names the scenario's tools correctly."""
+def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], report: _Report) -> None:
+    """Every agent type has a script or a recording, or the scenario a trajectory (whether
+    the agent type can render it is planning's question); the trajectory fits one turn and
+    its steps fit together (their tools are checked when it is planned)."""
     trajectory = data.get("trajectory")
-    for name, spec in agents.items():
-        if (not isinstance(name, str) or name in unknown or not isinstance(spec, dict)
-                or any(spec.get(k) is not None for k in ("team", "script", "recording"))):
-            continue
-        place = _agent_line(data, name)
-        if trajectory is None:
-            report.add(("agents", name), "give each agent type exactly one of `script` or "
-                                         "`recording` (or give the scenario a `trajectory:` to "
-                                         "render its script from)", line_of=place)
-        elif trajectory_renderer(name) is None:
-            report.add(("agents", name), f"agent type `{name}` cannot render a trajectory (it "
-                                         "has no renderer): give it a `script`, or register "
-                                         "one with register_agent_type(..., "
-                                         "trajectory=renderer)", line_of=place)
     if trajectory is None:
+        for name, spec in agents.items():
+            if (isinstance(name, str) and isinstance(spec, dict)
+                    and all(spec.get(k) is None for k in ("team", "script", "recording"))):
+                report.add(("agents", name), "give each agent type exactly one of `script` or "
+                                             "`recording` (or give the scenario a `trajectory:` "
+                                             "to render its script from)",
+                           line_of=_agent_line(data, name))
         return
     turns = data.get("turns")
     if data.get("user") is not None:
@@ -471,56 +376,13 @@ def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], unknown: set
         report.add(("trajectory",), f"a trajectory describes one turn, and this scenario has "
                                     f"{len(turns)}; give multi-turn scenarios a script per "
                                     "agent type")
-    tools = _trajectory_tools(data, report)
     steps = _valid(Scenario, "trajectory", trajectory)
     if steps is not None:
         try:
-            compile_trajectory(steps, tools)
+            compile_trajectory(steps)
         except TrajectoryError as exc:
             for loc, message in exc.problems:
                 report.add(loc, message)
-    elif tools is not None and isinstance(trajectory, list):
-        by_name = {tool.metadata.name: tool for tool in tools}
-        for loc, name, args in _raw_calls(trajectory):
-            for where, message in tool_call_problems(name, args, by_name, loc,
-                                                     complete=False):
-                report.add(where, message)
-
-
-def _trajectory_tools(data: dict[str, Any], report: _Report) -> list[SimulatedTool] | None:
-    """The scenario's tools, to check the trajectory's calls against (a tool's name and
-    parameters come from its ``ref`` and ``name``: a mistake in its other fields does not
-    hide them); None when one cannot be told (reported), so calls to it are not called
-    unknown. An MCP server's tools cannot be told before a run (the world stage checks the
-    trajectory against them)."""
-    raw = data.get("tools", [])
-    if not isinstance(raw, list):
-        return None
-    specs: dict[int, ToolSpec] = {}
-    for index, entry in enumerate(raw):
-        with contextlib.suppress(TypeError, ValidationError):  # not a mapping, a bad ref...
-            specs[index] = ToolSpec.model_validate(
-                {key: entry[key] for key in ("ref", "name") if key in entry})
-    tools, problems = _built_tools(specs.items(), str(report.path))
-    for loc, message in problems:
-        report.add(loc, message)
-    return None if problems or len(specs) < len(raw) else tools
-
-
-def _raw_calls(steps: list[Any]) -> Iterable[tuple[Path_, str, list[str]]]:
-    """The calls of a trajectory that did not validate, as written: each call's place, tool
-    name and argument names (where they are written as such)."""
-    for index, step in enumerate(steps):
-        if not isinstance(step, dict):
-            continue
-        calls: list[tuple[Path_, dict[Any, Any]]] = [(("trajectory", index), step)]
-        if isinstance(step.get("parallel"), list):
-            calls += [(("trajectory", index, "parallel", number), call)
-                      for number, call in enumerate(step["parallel"]) if isinstance(call, dict)]
-        for loc, call in calls:
-            args = call.get("args")
-            if isinstance(call.get("call"), str) and isinstance(args, dict | None):
-                yield loc, call["call"], [k for k in args or {} if isinstance(k, str)]
 
 
 def _check_order(data: dict[str, Any], agents: dict[Any, Any], report: _Report) -> None:
@@ -569,21 +431,10 @@ def _recorded(spec: Any) -> bool:
         isinstance(m, dict) and m.get("recording") is not None for m in members)
 
 
-def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:
-    """How many agent steps the recorded run of ``agent_type`` took: the steps of its recorded
-    trace (its snapshot), over all turns; None when there is no readable recorded trace."""
-    try:
-        trace = json.loads(read_text(snapshot_file(scenario_file, agent_type)))
-        return sum(len(turn["steps"]) for turn in trace["turns"])
-    except (OSError, TextFileError, ValueError, TypeError, KeyError):
-        return None
-
-
-def _check_resume(agents: dict[Any, Any], unknown: set[str], report: _Report, *,
-                  check_agent_types: bool) -> None:
-    """``resume_from:`` names another agent type of the scenario that has a recording, both
-    are workflow agent types (when agent types are checked), and the step is one after which
-    the recorded run went on (when its recorded trace is there: recording it comes first)."""
+def _check_resume(agents: dict[Any, Any], report: _Report) -> None:
+    """``resume_from:`` names another agent type of the scenario that has a recording (that
+    both are workflow agent types, and the step one after which the recorded run went on, is
+    planning's question: it needs the registry and the recorded trace)."""
     with_recording = sorted(str(n) for n, spec in agents.items() if _recorded(spec))
     for name, spec in agents.items():
         if not isinstance(name, str) or not isinstance(spec, dict):
@@ -603,34 +454,6 @@ def _check_resume(agents: dict[Any, Any], unknown: set[str], report: _Report, *,
                     else "is not an agent type of this scenario")
             report.add((*place, "recording"), f"unknown recording `{source}`: it {what}; "
                                               f"agent types with a recording: {known}")
-            continue
-        if check_agent_types:
-            for who, loc in ((name, place), (source, (*place, "recording"))):
-                problem = None if who in unknown else not_a_workflow(who)
-                if problem is not None:
-                    report.add(loc, problem)
-        steps = recorded_steps(report.path, source)
-        if steps is not None and resume.step >= steps:
-            recorded_trace = snapshot_file(report.path, source)
-            report.add((*place, "step"), (
-                f"step {resume.step} is out of range: the recorded run of `{source}` has "
-                f"{steps} step{'s' if steps != 1 else ''} ({recorded_trace}), and a resume "
-                + (f"follows one of steps 1 to {steps - 1}" if steps > 1
-                   else "needs a step after the one it follows")))
-
-
-def not_a_workflow(agent_type: str) -> str | None:
-    """Why ``agent_type`` cannot take part in a resume, as it is not a workflow agent type
-    (None: it is one, or cannot be imported, which is reported where it is used)."""
-    try:
-        kind = AGENT_TYPES[agent_type]
-    except (AgentTypeError, KeyError):
-        return None  # reported where its name is, or when it runs
-    if kind.workflow:
-        return None
-    workflows = ", ".join(n for n, k in AGENT_TYPES.loaded().items() if k.workflow)
-    return (f"agent type `{agent_type}` is not a workflow agent: checkpoints are taken and "
-            f"resumed by workflow agent types only ({workflows})")
 
 
 _SNIFF_BYTES = 1 << 20

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import regex as _regex
 from pydantic import (
@@ -27,7 +26,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
-from agentkit.scenario.trajectory import CallNumbers, TrajectoryStep, renderable_agent_types
+from agentkit.scenario.trajectory import CallNumbers, TrajectoryStep
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -244,7 +243,7 @@ class Judged(_Strict):
     """An open-ended expectation an LLM judge decides: ``{judge: "<rubric>"}``, optionally
     with ``min_score`` (0-1: a vote passes only with at least this score) and ``samples``
     (how many times each judge is asked; every answer votes, a majority passes, a tie fails).
-    See :mod:`agentkit.scenario.llm_judge`."""
+    See :mod:`agentkit.harness._llm_judge`."""
 
     judge: str = Field(description="the rubric: what the answer (or conversation) must do")
     min_score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
@@ -483,7 +482,7 @@ class LLMSource(_Strict):
 
 class JudgeSpec(_Strict):
     """Who judges the scenario's judged expectations (:class:`Judged`): an LLM on agentkit's
-    protocol, asked with the documented prompt of :mod:`agentkit.scenario.llm_judge`.
+    protocol, asked with the documented prompt of :mod:`agentkit.harness._llm_judge`.
 
     With ``script`` its answers are scripted, in the order the judge is asked (offline; no
     model). Without, it is the recording's: its calls replay from the agent type's cassette and
@@ -530,8 +529,8 @@ class SimulatedUser(_Strict):
     holds (a text match on the agent's answer, or a rubric judged on the conversation; by
     default the goal itself, judged) or ``max_turns`` turns ran (then the run fails). Its
     messages come from ``script`` (replies in order), ``ref`` (a function of a
-    :class:`~agentkit.scenario.simulated_user.SimulatedUserContext`) or a model: the
-    recording's, keyed by ``model`` like a judge's. See :mod:`agentkit.scenario.simulated_user`."""
+    :class:`~agentkit.harness._simulated_user.SimulatedUserContext`) or a model: the
+    recording's, keyed by ``model`` like a judge's. See :mod:`agentkit.harness._simulated_user`."""
 
     simulate: str = Field(description="the persona: who the user is and how they behave")
     goal: str | None = Field(default=None, description="what the user wants from the agent")
@@ -611,7 +610,7 @@ class AgentSpec(LLMSource):
     (or, for a multi-agent workflow, its ``team`` of agents and their ``root``). With neither
     script nor recording, its script is rendered from the scenario's ``trajectory``. With
     ``resume_from``, it goes on from a checkpoint of another agent type's recorded run
-    (:mod:`agentkit.scenario.resume`)."""
+    (:mod:`agentkit.harness._resume`)."""
 
     params: dict[str, Any] = Field(default_factory=dict)
     expect: Expect | None = None
@@ -692,15 +691,23 @@ class Thresholds(_Strict):
 def given_agents(data: dict[str, Any]) -> Any:
     """The ``agents`` of a scenario file's data as a mapping of agent type to its settings
     (``{}`` for a type named without any), as :class:`Scenario` reads them; other values as
-    they are (validation reports them)."""
+    they are (validation reports them). A scenario with a ``trajectory`` and no ``agents``
+    has none yet: planning it (:func:`agentkit.harness.plan_scenario`) gives it every agent
+    type that can render the trajectory."""
     agents = data.get("agents")
     if agents is None and data.get("trajectory") is not None:
-        agents = renderable_agent_types()
+        agents = {}
     if isinstance(agents, list) and all(isinstance(name, str) for name in agents):
         agents = dict.fromkeys(agents)
     if isinstance(agents, dict):
         return {name: {} if spec is None else spec for name, spec in agents.items()}
     return agents
+
+
+class LineOf(Protocol):
+    """The line of a field of a scenario file, by its path (its key's line with ``key``)."""
+
+    def __call__(self, path: tuple[str | int, ...], /, *, key: bool = False) -> int: ...
 
 
 class Scenario(_Strict):
@@ -718,10 +725,12 @@ class Scenario(_Strict):
     trajectory: list[TrajectoryStep] | None = Field(
         None, description="the tool calls and the answer, rendered into the script of every "
                           "agent type without one (agentkit.scenario.trajectory)")
-    agents: dict[str, AgentSpec] = Field(min_length=1)
+    agents: dict[str, AgentSpec] = Field(description=(
+        "the agent types that run it, each with its settings (with a `trajectory`, left out: "
+        "every agent type that can render it, chosen when the scenario is planned)"))
     expect: Expect = Field(default_factory=Expect)
     judge: Judges | None = Field(default=None, description="who decides judged expectations "
-                                                          "(agentkit.scenario.llm_judge)")
+                                                          "(agentkit.harness._llm_judge)")
     thresholds: Thresholds = Field(
         default_factory=Thresholds, description="how much more cost than in a report's "
                                                 "baseline is a regression (per metric)")
@@ -734,26 +743,32 @@ class Scenario(_Strict):
         description="the confidence level of pass-rate intervals and of the tests that call a "
                     "difference real (default 0.95)")
     path: str | None = Field(default=None, exclude=True, description="the file it was loaded from")
-    _line_of: Callable[[tuple[str | int, ...]], int] | None = PrivateAttr(None)
+    _line_of: LineOf | None = PrivateAttr(None)
 
-    def set_locations(self, line_of: Callable[[tuple[str | int, ...]], int]) -> None:
+    def set_locations(self, line_of: LineOf) -> None:
         """Remember where each field is in the file (the loader calls this)."""
         self._line_of = line_of
 
-    def where(self, *field_path: str | int) -> str:
-        """``file:line`` of a field (for error messages about a loaded scenario); with no
-        field, the file (or the scenario's name when it was not loaded from one)."""
+    def where(self, *field_path: str | int, key: bool = False) -> str:
+        """``file:line`` of a field (its key's line with ``key``), for error messages about a
+        loaded scenario; with no field, the file (or the scenario's name when it was not
+        loaded from one)."""
         place = self.path or self.name
         if self._line_of is None or not field_path:
             return place
-        return f"{place}:{self._line_of(field_path)}"
+        return f"{place}:{self._line_of(field_path, key=key)}"
+
+    def line(self, *field_path: str | int, key: bool = False) -> int:
+        """The line of a field in the file (its key's with ``key``; 1 when the scenario was
+        not loaded from one)."""
+        return 1 if self._line_of is None else self._line_of(field_path, key=key)
 
     @model_validator(mode="before")
     @classmethod
     def _agent_list(cls, data: Any) -> Any:
         """``agents`` may name types without settings (``react:`` or ``[react, coa]``); a
         scenario with a ``trajectory`` and no ``agents`` runs under every agent type that can
-        render it (:func:`~agentkit.scenario.trajectory.renderable_agent_types`)."""
+        render it, chosen when it is planned (:func:`agentkit.harness.plan_scenario`)."""
         if not isinstance(data, dict):
             return data
         if "user" in data and "turns" not in data:
@@ -774,6 +789,15 @@ class Scenario(_Strict):
         return value
 
     _panel = field_validator("judge")(_check_panel)
+
+    @field_validator("agents")
+    @classmethod
+    def _some_agents(cls, value: dict[str, AgentSpec],
+                     info: ValidationInfo) -> dict[str, AgentSpec]:
+        # `trajectory` is validated first: absent when it is invalid (reported there)
+        if not value and "trajectory" in info.data and info.data["trajectory"] is None:
+            raise ValueError("needs at least 1 entry; add one")
+        return value
 
     @field_validator("format")
     @classmethod

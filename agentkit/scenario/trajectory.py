@@ -27,13 +27,13 @@ without the markers of the text formats (``Action:``, ``Answer:``, ``Observation
 
 An agent type renders trajectories when its declaration has a :data:`TrajectoryRenderer`
 (``AgentType(..., trajectory=...)``, ``register_agent_type(..., trajectory=...)``: the
-renderer is part of the agent type, :mod:`agentkit.scenario.agent_types`): given a
+renderer is part of the agent type, :mod:`agentkit.harness._agent_types`): given a
 :class:`RenderContext` it returns the ScriptedLLM items of that type. Values a renderer needs
 from earlier calls are the **actual** outputs of the run: an item that needs them is a
 callable the LLM evaluates when it is called (:meth:`RenderContext.deferred`), by which time
 the agent has made the calls it depends on (the harness feeds each finished tool call to
 :attr:`RenderContext.outputs`). The bundled renderers are their families'
-(:mod:`agentkit.scenario.families`).
+(:mod:`agentkit.harness._families`).
 """
 
 from __future__ import annotations
@@ -62,9 +62,7 @@ __all__ = [
     "DEFAULT_ANSWER_THOUGHT",
     "compile_trajectory",
     "map_refs",
-    "renderable_agent_types",
     "tool_call_problems",
-    "trajectory_renderer",
 ]
 
 Loc = tuple[str | int, ...]
@@ -462,18 +460,3 @@ from a trajectory; raise :class:`TrajectoryError` for what the format cannot exp
 
 DEFAULT_ANSWER_THOUGHT = "I can answer without using any more tools."
 """The thought a text format writes before the answer when the trajectory gives none."""
-
-
-def trajectory_renderer(agent_type: str) -> TrajectoryRenderer | None:
-    """The renderer of ``agent_type``, if it has one (its :class:`AgentType`'s)."""
-    from agentkit.scenario.agent_types import AGENT_TYPES  # it imports this module
-
-    return AGENT_TYPES.renderer(agent_type)
-
-
-def renderable_agent_types() -> list[str]:
-    """Every agent type with a renderer, built-in first: what a trajectory scenario without
-    ``agents:`` runs under."""
-    from agentkit.scenario.agent_types import AGENT_TYPES  # it imports this module
-
-    return AGENT_TYPES.renderable()

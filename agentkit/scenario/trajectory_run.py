@@ -22,21 +22,19 @@ from typing import Any
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.events import Event, ToolCallEndEvent, dispatcher
 from agentkit.core.fmt import seconds
-from agentkit.scenario.loader import ScenarioError, located_error
+from agentkit.scenario.loader import located_error
 from agentkit.scenario.model import Expect, Scenario
-from agentkit.scenario.trace import ToolCallTrace, Trace
 from agentkit.scenario.trajectory import (
     Ref,
-    RenderContext,
     Trajectory,
     TrajectoryCall,
     TrajectoryError,
     compile_trajectory,
-    trajectory_renderer,
 )
+from agentkit.trace._trace import ToolCallTrace, Trace
 
 __all__ = ["ObservedCall", "TrajectoryOutputs", "TrajectoryDeviationError", "check_trajectory",
-           "trajectory_outputs", "render_script"]
+           "trajectory_outputs"]
 
 _TOLERANCE = 1e-9
 
@@ -218,22 +216,3 @@ def trajectory_outputs(scenario: Scenario, tools: Sequence[Any]) -> TrajectoryOu
         return TrajectoryOutputs(compile_trajectory(scenario.trajectory, tools))
     except TrajectoryError as exc:
         raise located_error(scenario, exc.problems) from None
-
-
-def render_script(scenario: Scenario, agent_type: str, tools: Sequence[Any],
-                  outputs: TrajectoryOutputs | None) -> list[Any]:
-    """The agent type's ScriptedLLM items, rendered from the scenario's trajectory by the
-    type's renderer; what it cannot render is a :class:`ScenarioError` naming the place."""
-    renderer = trajectory_renderer(agent_type)
-    if outputs is None or renderer is None:
-        raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: no "
-                            "`script` or `recording`, and " + (
-                                "no trajectory to render one from" if outputs is None else
-                                f"agent type `{agent_type}` has no trajectory renderer"))
-    context = RenderContext(agent_type=agent_type, trajectory=outputs.trajectory,
-                            tools=tuple(tools), outputs=outputs)
-    try:
-        return renderer(context)
-    except TrajectoryError as exc:
-        raise located_error(scenario, [(loc, f"{agent_type}: {message}")
-                                       for loc, message in exc.problems]) from None

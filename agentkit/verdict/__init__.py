@@ -18,7 +18,9 @@ from agentkit.verdict._expectations import (
     check_expectations,
     expectation_results,
 )
+from agentkit.verdict._judgements import Judgement, Vote
 from agentkit.verdict._problems import PROBLEM_KINDS, Problem, ProblemKind
+from agentkit.verdict._run import Run, ServerLeftovers
 from agentkit.verdict._snapshots import (
     Compared,
     SnapshotFiles,
@@ -41,7 +43,8 @@ from agentkit.verdict._verdict import (
 
 __all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
            "Compared", "Conversation", "ExpectationResult",
-           "Expectations", "Leftovers", "check_expectations", "expectation_results",
+           "Expectations", "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
+           "check_expectations", "expectation_results",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",

@@ -5,22 +5,27 @@ recording first (what else the run got wrong follows from it)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
-from agentkit.scenario.resume import prefix_problems
+from agentkit.scenario.layout import snapshot_file
+from agentkit.scenario.model import Scenario
 from agentkit.scenario.trajectory_run import check_trajectory
-from agentkit.scenario.world import SimulatedTool
+from agentkit.trace import Trace, TraceError, diff_traces, expand_trace
 from agentkit.verdict._expectations import check_expectations
 from agentkit.verdict._problems import Problem, ProblemKind
 
 if TYPE_CHECKING:
     from agentkit.llms.base import LLM
-    from agentkit.scenario.runner import ScenarioResult
-    from agentkit.scenario.trace import Trace
+    from agentkit.tools import ToolMetadata
+    from agentkit.verdict._run import Run
 
 __all__ = ["Check", "CHECKS", "RecordingPrefix", "Expectations", "Conversation", "Trajectory",
            "Leftovers", "ToolAccounting", "run_checks"]
@@ -29,13 +34,61 @@ __all__ = ["Check", "CHECKS", "RecordingPrefix", "Expectations", "Conversation",
 class Check(Protocol):
     """One kind of expectation of a run."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         """What the run got wrong by this check (empty: it holds)."""
         ...
 
 
 def _problems(texts: list[str], kind: ProblemKind) -> list[Problem]:
     return [Problem(text, kind) for text in texts]
+
+
+def _first_steps(trace: dict[str, Any], count: int) -> dict[str, Any]:
+    """The first ``count`` steps of ``trace`` (over its turns), with each turn's user message,
+    as a trace to diff."""
+    turns = []
+    for turn in trace.get("turns", []):
+        if count <= 0:
+            break
+        steps = turn.get("steps", [])[:count]
+        count -= len(steps)
+        turns.append({"user": turn.get("user"), "steps": steps})
+    # no format: a recorded trace of an older format holding the same steps is the same run
+    return {"turns": turns}
+
+
+def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[str]:
+    """For a resumed run: how its replayed steps differ from the recorded trace's first steps
+    (the recording changed since its trace was recorded), as one problem; else none."""
+    resume = scenario.agents[agent_type].resume_from
+    if resume is None or not scenario.path:
+        return []
+    path = snapshot_file(Path(scenario.path), resume.recording)
+    try:
+        recorded = json.loads(read_text(path))
+    except (OSError, TextFileError, ValueError):
+        return [f"the recorded trace {path} of `{resume.recording}` cannot be read any more"]
+    if not isinstance(recorded, dict):
+        return [f"the recorded trace {path} of `{resume.recording}` is not a trace"]
+    try:  # messages expanded before the steps are cut: a step may refer to an earlier turn's
+        recorded = expand_trace(recorded, str(path))
+    except TraceError as exc:
+        return [f"the recorded trace of `{resume.recording}` cannot be read any more: {exc}"]
+    lines = diff_traces(_first_steps(recorded, resume.step),
+                        _first_steps(expand_trace(trace.to_dict()), resume.step))
+    if not lines:
+        resumed = any("resumed" in turn.details for turn in trace.turns)
+        if resumed or any(turn.error for turn in trace.turns):
+            return []
+        return [f"the run ended before the resume point: the replay of `{resume.recording}`'s "
+                f"recording took {len(trace.steps)} step{'s' if len(trace.steps) != 1 else ''}, "
+                f"and its recorded trace ({path}) has more; nothing was resumed after step "
+                f"{resume.step}"]
+    return [f"the recording of `{resume.recording}` changed: replaying its first {resume.step} "
+            f"step{'s' if resume.step != 1 else ''} no longer gives its recorded trace ({path}), "
+            "so this run does not go on from the recorded run; record "
+            f"`{resume.recording}` again (with its trace) before resuming from it "
+            "(recorded -> replayed):\n" + "\n".join(f"  {line}" for line in lines)]
 
 
 def _stopped(trace: Trace) -> bool:
@@ -46,7 +99,7 @@ def _stopped(trace: Trace) -> bool:
 class RecordingPrefix:
     """A resumed run's replayed steps against the recorded trace's first steps."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         return _problems(prefix_problems(run.trace, run.scenario, run.agent_type),
                          "recording_mismatch")
 
@@ -56,7 +109,7 @@ class Expectations:
     """The scenario's ``expect`` (answers, tool calls and their order, tool errors, hand-offs,
     budgets, memory) and its judged expectations, by the judges' verdicts."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         scenario = run.scenario
         return check_expectations(run.trace, scenario.turns, scenario.expect_for(run.agent_type),
                                   run.judgements)
@@ -66,15 +119,15 @@ class Expectations:
 class Conversation:
     """A simulated user's goal, as its conversation decided it."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
-        return _problems(run.conversation_problems, "conversation")
+    def evaluate(self, run: Run) -> list[Problem]:
+        return _problems(list(run.conversation_problems), "conversation")
 
 
 @dataclass(frozen=True)
 class Trajectory:
     """The expectations the scenario's trajectory implies."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         if run.trajectory is None:
             return []
         return _problems(check_trajectory(run.trace, run.trajectory,
@@ -103,7 +156,7 @@ class Leftovers:
     now asks less than its script or recording has); not looked at when the run stopped,
     since replies after the failure could not be used."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         if _stopped(run.trace):
             return []
         found = [text for model in run.models.values() for text in _unused(model)]
@@ -117,6 +170,20 @@ class Leftovers:
         return _problems(found, "leftover")
 
 
+@runtime_checkable
+class CountedTool(Protocol):
+    """A tool of the scenario's world that counts its runs (the harness's simulated tools):
+    its calls started and finished, and the latency and failure schedule the scenario gave."""
+
+    @property
+    def metadata(self) -> ToolMetadata: ...
+
+    calls: int
+    finished: int
+    latency: float
+    failures: Collection[int]
+
+
 @dataclass(frozen=True)
 class ToolAccounting:
     """Each scenario tool's runs against the trace's calls of it. A tool that ran more often
@@ -126,11 +193,11 @@ class ToolAccounting:
     by the agent's own tool of that name -- unless the agent is traced from the wire, whose
     tools may be its own by design."""
 
-    def evaluate(self, run: ScenarioResult) -> list[Problem]:
+    def evaluate(self, run: Run) -> list[Problem]:
         traced = Counter(call.name for call in run.trace.tool_calls)
         found = []
         for tool in run.tools:
-            if not isinstance(tool, SimulatedTool):
+            if not isinstance(tool, CountedTool):
                 continue
             name, ran = tool.metadata.name, tool.finished
             if ran > traced[name]:
@@ -157,6 +224,6 @@ CHECKS: tuple[Check, ...] = (RecordingPrefix(), Expectations(), Conversation(), 
                              Leftovers(), ToolAccounting())
 
 
-def run_checks(run: ScenarioResult, checks: tuple[Check, ...] = CHECKS) -> list[Problem]:
+def run_checks(run: Run, checks: tuple[Check, ...] = CHECKS) -> list[Problem]:
     """Every problem the checks find in ``run``, in the checks' order."""
     return [problem for check in checks for problem in check.evaluate(run)]

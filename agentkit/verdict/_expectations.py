@@ -22,11 +22,11 @@ from agentkit.scenario.model import (
     ToolCallSpec,
     Turn,
 )
-from agentkit.scenario.trace import ToolCallTrace, Trace
+from agentkit.trace._trace import ToolCallTrace, Trace
 from agentkit.verdict._problems import Problem, ProblemKind
 
 if TYPE_CHECKING:
-    from agentkit.scenario.llm_judge import Judgement
+    from agentkit.verdict._judgements import Judgement
 
 __all__ = ["check_expectations", "expectation_results", "ExpectationResult"]
 

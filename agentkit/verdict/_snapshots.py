@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.files import atomic_write_text
 from agentkit.core.textfiles import too_large_to_read
-from agentkit.scenario.snapshot_compare import compare_with_snapshot
+from agentkit.trace._compare import compare_with_snapshot
 
 if TYPE_CHECKING:
-    from agentkit.scenario.trace import SampledTrace, Trace
+    from agentkit.trace._trace import SampledTrace, Trace
 
 __all__ = ["SnapshotSession", "SnapshotFiles", "SnapshotPolicy", "SnapshotState", "Compared",
            "NOT_CHECKED"]

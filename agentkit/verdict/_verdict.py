@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
 from agentkit.llms.cassette import CassetteMissError
-from agentkit.scenario.trace import SampledTrace, Trace
+from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import run_checks
 from agentkit.verdict._problems import Problem, ProblemKind
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from agentkit.scenario.model import Scenario
-    from agentkit.scenario.runner import ScenarioResult
+    from agentkit.verdict._run import Run
 
 __all__ = ["Verdict", "Outcome", "SampleRun", "COST_KEYS", "judge", "judge_error",
            "judge_samples", "sample_outcome", "unjudged", "cassette_miss"]
@@ -137,7 +137,7 @@ def _compared(snapshots: SnapshotSession, trace: Trace | SampledTrace, path: Pat
                    hint=hint, snapshot_fails=fails, snapshot_at=path)
 
 
-def judge(run: ScenarioResult, snapshots: SnapshotSession | None = None,
+def judge(run: Run, snapshots: SnapshotSession | None = None,
           snapshot_path: Path | None = None) -> Verdict:
     """The verdict of a run that produced a trace: its checks (:data:`~._checks.CHECKS`),
     then, unless it stopped on an error, its snapshot through ``snapshots``. Sets the run's
@@ -150,7 +150,7 @@ def judge(run: ScenarioResult, snapshots: SnapshotSession | None = None,
     return verdict
 
 
-def _judged(run: ScenarioResult, snapshots: SnapshotSession | None,
+def _judged(run: Run, snapshots: SnapshotSession | None,
             snapshot_path: Path | None) -> Verdict:
     stopped = run.stopped_by
     if stopped is not None:
@@ -172,7 +172,7 @@ def judge_error(error: HarnessError, snapshots: SnapshotSession | None = None,
                    snapshot="not_checked" if snapshots else None)
 
 
-def cassette_miss(result: ScenarioResult) -> str | None:
+def cassette_miss(result: Run) -> str | None:
     """The cassette-miss message a replayed run stopped on, if it did."""
     prefix = f"{CassetteMissError.__name__}: "
     for turn in result.trace.turns:
@@ -181,7 +181,7 @@ def cassette_miss(result: ScenarioResult) -> str | None:
     return None
 
 
-def unjudged(result: ScenarioResult | None) -> bool:
+def unjudged(result: Run | None) -> bool:
     """Whether an LLM judge of this run answered something that is not a verdict. Its server
     worked, so the run is not an infrastructure error left out of the pass rate: nothing
     showed that the agent passed, so the sample counts as failed."""
@@ -190,7 +190,7 @@ def unjudged(result: ScenarioResult | None) -> bool:
         for turn in result.trace.turns for entry in turn.details.get("judged") or [])
 
 
-def sample_outcome(verdict: Verdict, result: ScenarioResult | None) -> SampleOutcome | None:
+def sample_outcome(verdict: Verdict, result: Run | None) -> SampleOutcome | None:
     """What one sample's verdict says about the agent (None: nothing -- it could not run, or
     its recording no longer fits). A judge that answered no verdict fails the sample
     (:func:`unjudged`), never an infrastructure error left out of the pass rate."""
@@ -212,7 +212,7 @@ class SampleRun:
     nothing: it could not run or its recording no longer fits)."""
 
     index: int
-    result: ScenarioResult | None
+    result: Run | None
     verdict: Verdict
     outcome: SampleOutcome | None
 

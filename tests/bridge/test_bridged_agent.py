@@ -15,14 +15,14 @@ import pytest
 from agentkit.bridge import BridgeContext, bridged
 from agentkit.core.errors import AgentFailedError
 from agentkit.core.sim import run
+from agentkit.harness._agent_types import AGENT_TYPES
+from agentkit.harness._record import cassette_miss, record_scenario
 from agentkit.llms.mock import tool_call
 from agentkit.llms.tool_calling import call_tool
 from agentkit.report import run_comparison
 from agentkit.scenario import register_agent_type, run_scenario
-from agentkit.scenario.agent_types import AGENT_TYPES
 from agentkit.scenario.judge import SnapshotFiles
-from agentkit.scenario.record import cassette_miss, record_scenario
-from agentkit.scenario.trace_read import expand_trace
+from agentkit.trace._read import expand_trace
 from examples.tool_loop_agent import SCHEMAS, ToolLoopAgent
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario

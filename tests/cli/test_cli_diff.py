@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from agentkit.cli import main
 from agentkit.core import textfiles
-from agentkit.scenario.runner import run_scenario
-from agentkit.scenario.trace_read import expand_trace
+from agentkit.harness._runner import run_scenario
+from agentkit.trace._read import expand_trace
 from cli_helpers import Outcome
 from tests.fuzz import mutated
 

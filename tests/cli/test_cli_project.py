@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.scenario.agent_types import agent_type_names
+from agentkit.harness._agent_types import agent_type_names
 from cli_helpers import ADDING, Outcome
 
 MY_AGENTS = '''

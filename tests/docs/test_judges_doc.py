@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 import shutil
 
-from agentkit.scenario.llm_judge import JUDGE_PROMPT
-from agentkit.scenario.simulated_user import USER_PROMPT
+from agentkit.harness._llm_judge import JUDGE_PROMPT
+from agentkit.harness._simulated_user import USER_PROMPT
 from tests.docs.pages import ROOT, Shell
 
 GUIDE = ROOT / "docs" / "judges.md"

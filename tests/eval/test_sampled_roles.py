@@ -10,10 +10,10 @@ from pathlib import Path
 import yaml
 
 from agentkit.eval.samples import record_samples, run_samples
+from agentkit.harness._roles import RoleModels
 from agentkit.llms.cassette import Cassette
 from agentkit.llms.mock import FunctionLLM, tool_call
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.roles import RoleModels
 from tests.scenario_text import adding_scenario
 
 JUDGED = adding_scenario("sam", """\

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from agentkit.core.errors import BadInputError
+from agentkit.harness._agent_types import AGENT_TYPES
+from agentkit.harness._record import cassette_miss, record_scenario
 from agentkit.integrations._framework import FactoryResultError
 from agentkit.integrations.langgraph import langgraph_agent
 from agentkit.integrations.llama_index import llama_index_agent
@@ -21,8 +23,6 @@ from agentkit.integrations.openai_agents import openai_agents_agent
 from agentkit.integrations.pydantic_ai import pydantic_ai_agent
 from agentkit.llms.mock import tool_call
 from agentkit.scenario import register_agent_type, run_scenario
-from agentkit.scenario.agent_types import AGENT_TYPES
-from agentkit.scenario.record import cassette_miss, record_scenario
 from mocks.openai_server import FakeOpenAIServer
 from tests.scenario_text import adding_scenario
 

@@ -19,10 +19,10 @@ import yaml
 
 from agentkit.cli import main
 from agentkit.core.sim import now, run
+from agentkit.harness._mcp import close_session_servers
+from agentkit.harness._record import record_scenario
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.scenario import run_scenario
-from agentkit.scenario.mcp import close_session_servers
-from agentkit.scenario.record import record_scenario
 from agentkit.tools.mcp import (
     LiveConnection,
     MCPCallError,

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hypothesis  # noqa: F401
 import pytest
 
-import agentkit.llms.openai
-import agentkit.scenario.runner  # noqa: F401
 import mocks.openai_server  # noqa: F401
 from plugin_project import ADDING, CALC_TOOLS, ini, write
 

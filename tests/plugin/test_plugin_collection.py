@@ -171,7 +171,7 @@ def test_a_malformed_tool_agentkit_table_is_a_usage_error_naming_file_line_and_k
 
 def test_an_agent_type_registered_in_a_conftest_runs_and_does_not_outlive_the_session(
         pytester: pytest.Pytester) -> None:
-    from agentkit.scenario.agent_types import agent_type_names
+    from agentkit.harness._agent_types import agent_type_names
 
     _my_agent_project(pytester, "")
     write(pytester, "conftest.py", """\

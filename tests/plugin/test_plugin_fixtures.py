@@ -24,7 +24,7 @@ def test_scripted_llm_fixture_answers_with_its_script(pytester: pytest.Pytester)
 
 def test_run_scenario_fixture_returns_a_scenario_result(project: pytest.Pytester) -> None:
     write(project, "test_run.py", """\
-        from agentkit.scenario.runner import ScenarioResult
+        from agentkit.harness._runner import ScenarioResult
 
         def test_run(run_scenario):
             result = run_scenario("scenarios/adding.yaml", "react")

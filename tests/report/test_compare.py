@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agentkit.harness import load
 from agentkit.report import run_comparison
 from agentkit.scenario import ScenarioError, discover_scenarios, load_scenario, run_scenario
 from agentkit.scenario.judge import SnapshotFiles
@@ -14,7 +15,7 @@ from .conftest import AGENT_TYPES, SCENARIOS, passing_scenario
 
 
 def _scenarios():
-    return [load_scenario(p, check_agent_types=True) for p in discover_scenarios(SCENARIOS)]
+    return [load(p) for p in discover_scenarios(SCENARIOS)]
 
 
 def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):

@@ -20,7 +20,7 @@ from agentkit.report import (
 from agentkit.report.model import trace_file
 from agentkit.report.render import CHART_TITLES, RATE_CHART_TITLES
 from agentkit.report.standings import head_to_head
-from agentkit.scenario.diff import diff_traces
+from agentkit.trace._diff import diff_traces
 
 from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario
 

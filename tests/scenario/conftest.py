@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.scenario.agent_types import AGENT_TYPES
+from agentkit.harness._agent_types import AGENT_TYPES
 from tests.scenario_text import adding_scenario
 
 MINIMAL = adding_scenario("demo", """\

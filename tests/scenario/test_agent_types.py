@@ -16,9 +16,7 @@ import pytest
 
 from agentkit.agent import FunctionCallingAgent
 from agentkit.core.events import Event, LLMCallEndEvent, dispatcher
-from agentkit.llms.mock import ScriptedLLM
-from agentkit.scenario import run_scenario
-from agentkit.scenario.agent_types import (
+from agentkit.harness._agent_types import (
     AGENT_TYPES,
     AgentContext,
     AgentType,
@@ -29,7 +27,9 @@ from agentkit.scenario.agent_types import (
     register_agent_type,
     resolve_agent_type,
 )
-from agentkit.scenario.trace import TurnBuilder
+from agentkit.llms.mock import ScriptedLLM
+from agentkit.scenario import run_scenario
+from agentkit.trace._trace import TurnBuilder
 from tests.scenario_text import adding_scenario
 
 from .conftest import MINIMAL, TRAJECTORY_SCENARIO
@@ -141,7 +141,7 @@ def agent_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
         from agentkit.agent import FunctionCallingAgent
         from agentkit.core.events import Event, dispatcher
-        from agentkit.scenario.agent_types import AgentType
+        from agentkit.harness._agent_types import AgentType
 
         def build(context):
             return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
@@ -346,7 +346,7 @@ def test_a_renderer_declared_by_ref_renders_the_types_trajectory_scenarios(rende
 
 
 def test_a_declared_renderer_is_gone_when_the_scope_ends(renderer_module):
-    from agentkit.scenario.trajectory import trajectory_renderer
+    from agentkit.harness import trajectory_renderer
 
     with AGENT_TYPES.scoped():
         AGENT_TYPES.declare("mine", f"{renderer_module}:build", "pyproject.toml",
@@ -384,7 +384,7 @@ def test_a_type_declared_by_ref_to_an_agent_type_renders_with_its_renderer(agent
 
 
 def test_listing_the_types_that_render_imports_no_type_declared_by_ref(agent_module):
-    from agentkit.scenario.trajectory import renderable_agent_types
+    from agentkit.harness import renderable_agent_types
 
     AGENT_TYPES.declare("mine", f"{agent_module}:calling", "pyproject.toml")
 
@@ -417,7 +417,7 @@ def _render_context() -> Any:
 
 
 def test_the_renderer_of_a_type_declared_by_ref_imports_it_when_it_renders(agent_module):
-    from agentkit.scenario.trajectory import trajectory_renderer
+    from agentkit.harness import trajectory_renderer
 
     AGENT_TYPES.declare("mine", f"{agent_module}:calling", "pyproject.toml")
     renderer = trajectory_renderer("mine")
@@ -429,7 +429,8 @@ def test_the_renderer_of_a_type_declared_by_ref_imports_it_when_it_renders(agent
 
 def test_rendering_for_a_type_declared_by_ref_without_a_renderer_says_how_to_give_one(
         agent_module):
-    from agentkit.scenario.trajectory import TrajectoryError, trajectory_renderer
+    from agentkit.harness import trajectory_renderer
+    from agentkit.scenario.trajectory import TrajectoryError
 
     AGENT_TYPES.declare("mine", f"{agent_module}:build", "pyproject.toml")
     renderer = trajectory_renderer("mine")

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from agentkit.core.files import FileWriteError
+from agentkit.harness._record import record_scenario
 from agentkit.llms import cassette as cassette_module
 from agentkit.llms import errors
 from agentkit.llms.cassette import (
@@ -25,7 +26,6 @@ from agentkit.llms.cassette import (
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
-from agentkit.scenario.record import record_scenario
 from agentkit.tools import FunctionTool
 from tests.fake_keys import fake_key
 

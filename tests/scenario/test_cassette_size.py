@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.harness._record import record_scenario
 from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.record import record_scenario
 
 from .test_trace_size import long_scenario
 

@@ -8,7 +8,7 @@ import pytest
 
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.model import Expect, Turn
-from agentkit.scenario.trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
+from agentkit.trace._trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
 
 
 def _turn(response: str | None = "done", *, calls: list[tuple[str, dict[str, Any]]] = (),

@@ -1,5 +1,5 @@
 """Chain-of-Abstraction runs in traces: the parsed chain and each level run are step details
-(the coa family's trace handlers: agentkit.scenario.families.coa)."""
+(the coa family's trace handlers: agentkit.harness._families.coa)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from agentkit.eval.samples import run_samples, sample_count
+from agentkit.harness._runner import recording_files
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
-from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.runner import recording_files
-from agentkit.scenario.snapshot import diff_snapshots
+from agentkit.trace._diff import diff_traces
+from agentkit.verdict._syrupy import diff_snapshots
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 RECORDED = [(path, name) for path in discover_scenarios(SCENARIOS)

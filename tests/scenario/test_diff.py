@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from agentkit.core.textdiff import ANSI
-from agentkit.scenario.diff import diff_traces, step_signature
+from agentkit.trace._diff import diff_traces, step_signature
 
 
 def _step(index: int, tools: tuple[tuple[str, dict[str, Any], str], ...] = (), said: str = "",

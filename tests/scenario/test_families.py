@@ -1,4 +1,4 @@
-"""The built-in agent families: each a module of agentkit.scenario.families declaring its
+"""The built-in agent families: each a module of agentkit.harness._families declaring its
 agent types as AgentType objects (factory, trajectory renderer, trace handlers), registered
 by import ref the way a project's pyproject table registers its own."""
 
@@ -11,14 +11,14 @@ import pytest
 
 from agentkit.agent.coa.events import ChainLevelEvent, ChainParsedEvent
 from agentkit.agent.llm_compiler import JoinerDecisionEvent, PlanEvent, PlanTaskEvent
-from agentkit.scenario import families
-from agentkit.scenario.agent_types import AGENT_TYPES, resolve_agent_type
-from agentkit.scenario.families.coa import render_coa
-from agentkit.scenario.families.function_calling import render_tool_calls
-from agentkit.scenario.families.llm_compiler import render_llm_compiler
-from agentkit.scenario.families.react import render_react
-from agentkit.scenario.families.workflow import HumanInputEvent
-from agentkit.scenario.world import resolve_ref
+from agentkit.harness import _families as families
+from agentkit.harness._agent_types import AGENT_TYPES, resolve_agent_type
+from agentkit.harness._families.coa import render_coa
+from agentkit.harness._families.function_calling import render_tool_calls
+from agentkit.harness._families.llm_compiler import render_llm_compiler
+from agentkit.harness._families.react import render_react
+from agentkit.harness._families.workflow import HumanInputEvent
+from agentkit.harness._world import resolve_ref
 
 FAMILY_MODULES = [m.name for m in pkgutil.iter_modules(families.__path__)]
 
@@ -69,13 +69,13 @@ def test_the_workflow_types_share_one_set_of_trace_handlers():
 @pytest.mark.parametrize(("fmt", "agent_type"), [(fmt, agent_type) for fmt, agent_type
                                                  in families.WIRE_FORMATS.items()])
 def test_a_wire_format_is_the_renderer_of_the_built_in_type_it_names(fmt, agent_type):
-    from agentkit.scenario.agent_types import named_renderer
+    from agentkit.harness._agent_types import named_renderer
 
     assert named_renderer(fmt) is resolve_agent_type(agent_type).trajectory
 
 
 def test_a_built_in_name_to_render_like_keeps_its_meaning_when_a_project_reuses_the_name():
-    from agentkit.scenario.agent_types import register_agent_type
+    from agentkit.harness._agent_types import register_agent_type
 
     with AGENT_TYPES.scoped():
         register_agent_type("function_calling", resolve_agent_type("react").factory)

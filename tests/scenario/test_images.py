@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from agentkit.agent import FunctionCallingAgent
+from agentkit.harness._record import record_scenario
 from agentkit.llms.cassette import CassetteMissError
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.scenario import (
@@ -23,8 +24,7 @@ from agentkit.scenario import (
     run_scenario,
 )
 from agentkit.scenario.images import turn_images
-from agentkit.scenario.record import record_scenario
-from agentkit.scenario.trace_read import expand_trace
+from agentkit.trace._read import expand_trace
 
 PNG = b"\x89PNG\r\n\x1a\n a picture of a dog"
 OTHER_PNG = b"\x89PNG\r\n\x1a\n a picture of a cat"  # same size, other bytes

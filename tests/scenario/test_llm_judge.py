@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.llms.mock import FunctionLLM
-from agentkit.scenario import run_scenario
-from agentkit.scenario.llm_judge import (
+from agentkit.harness._llm_judge import (
     JUDGE_PROMPT,
     disagreements,
     judge_messages,
     parse_verdict,
     verdicts,
 )
+from agentkit.harness._roles import RoleModels
+from agentkit.llms.mock import FunctionLLM
+from agentkit.scenario import run_scenario
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.roles import RoleModels
 from tests.scenario_text import adding_scenario
 
 Write = Callable[[str, str], Path]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.harness import load
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario.loader import is_scenario_file
 from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
@@ -22,7 +23,7 @@ _SYNTAX_FIX = ("  fix: check the indentation and quoting there (quote strings co
 
 def _error(path: Path) -> str:
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, check_agent_types=True)
+        load(path)
     return str(info.value)
 
 
@@ -35,7 +36,7 @@ def _variant(old: str, new: str) -> str:
 def test_a_valid_file_loads_with_its_path_and_fields(write_file):
     path = write_file("demo.yaml", MINIMAL)
 
-    scenario = load_scenario(path, check_agent_types=True)
+    scenario = load(path)
 
     assert (scenario.name, scenario.path) == ("demo", str(path))
     assert [t.user for t in scenario.turns] == ["What is 2 + 3?"]
@@ -305,7 +306,7 @@ def test_cost_thresholds_load_per_metric_and_default_to_none(write_file):
     path = write_file("limits.yaml", MINIMAL + "thresholds:\n  tokens: {relative: 0.25, "
                                                "absolute: 100}\n  wall_time: {absolute: 2}\n")
 
-    thresholds = load_scenario(path, check_agent_types=True).thresholds
+    thresholds = load(path).thresholds
 
     assert (thresholds.tokens.relative, thresholds.tokens.absolute) == (0.25, 100)
     assert (thresholds.wall_time.relative, thresholds.wall_time.absolute) == (None, 2)
@@ -504,18 +505,30 @@ name: again
 """
 
 
+def _load_error(path: Path) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    return str(info.value)
+
+
 def test_a_file_with_a_problem_in_every_stage_reports_them_all_at_once_in_file_order(
         write_file, tmp_path):
     path = write_file("multi.yaml", _MANY_MISTAKES)
 
-    assert _error(path).splitlines() == [
+    # loading reports the file's own problems; what needs the registry and the tools' code
+    # is planning's, once the file is valid
+    assert _load_error(path).splitlines() == [
         f"{path}:7: turns.0.images.0: no image file `cat.png` ({tmp_path / 'cat.png'} does not "
         "exist; image paths are relative to the scenario file)",
-        f"{path}:9: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
-        "tools: add)",
         f"{path}:13: expect.max_step: unknown field `max_step`; did you mean `max_steps`?",
-        f"{path}:14: agents.reakt: unknown agent type `reakt`; did you mean `react`? {_KNOWN}",
         f"{path}:15: name: duplicate key `name` (first at line 2); merge the two or remove one",
+    ]
+    fixed = write_file("multi.yaml", _MANY_MISTAKES.replace("    images: [cat.png]\n", "")
+                       .replace("max_step:", "max_steps:").replace("name: again\n", ""))
+    assert _error(fixed).splitlines() == [
+        f"{path}:8: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
+        "tools: add)",
+        f"{path}:13: agents.reakt: unknown agent type `reakt`; did you mean `react`? {_KNOWN}",
     ]
 
 
@@ -538,9 +551,13 @@ agents: [react]
 """))
 
     assert _error(path).splitlines() == [
+        f"{path}:10: trajectory.1.answr: unknown field `answr`; did you mean `answer`?",
+    ]
+    # the tools' names are planning's to check (their refs are imported), once the file is valid
+    write_file("traj.yaml", path.read_text(encoding="utf-8").replace("answr:", "answer:"))
+    assert _error(path).splitlines() == [
         f"{path}:8: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
         "tools: add)",
-        f"{path}:10: trajectory.1.answr: unknown field `answr`; did you mean `answer`?",
     ]
 
 
@@ -554,8 +571,12 @@ agents: [react]
 """))
 
     assert _error(path).splitlines() == [
-        f"{path}:9: trajectory.0.args.c: `add` has no parameter `c`; (its parameters: a, b)",
         f"{path}:10: trajectory.1.answr: unknown field `answr`; did you mean `answer`?",
+    ]
+    write_file("traj.yaml", path.read_text(encoding="utf-8").replace("answr:", "answer:"))
+    assert _error(path).splitlines() == [
+        f"{path}:9: trajectory.0.args.c: `add` has no parameter `c`; (its parameters: a, b)",
+        f"{path}:9: trajectory.0.args: `add` needs b; add it",
     ]
 
 
@@ -567,8 +588,9 @@ trajectory:
 agents: [react]
 """).replace("  - ref: mocks.tools:add\n", "  - ref: mocks.tools:add\n    latency: -1\n"))
 
+    assert _error(path).splitlines() == [f"{path}:5: tools.0.latency: must be >= 0, got -1"]
+    write_file("traj.yaml", path.read_text(encoding="utf-8").replace("latency: -1", "latency: 1"))
     assert _error(path).splitlines() == [
-        f"{path}:5: tools.0.latency: must be >= 0, got -1",
         f"{path}:9: trajectory.0.call: unknown tool `ad`; did you mean `add`? (the scenario's "
         "tools: add)",
     ]

@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit.core.yamlsafe import parse_yaml
+from agentkit.harness import load
+from agentkit.harness._agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.llms.cassette import Cassette, CassetteError
-from agentkit.scenario import ScenarioError, load_scenario
-from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
+from agentkit.scenario import ScenarioError
 from agentkit.scenario.script import parse_tool_arguments
 from tests.fuzz import JSON, mutated
 
@@ -68,7 +69,7 @@ def _assert_located(message: str, path: Path) -> None:
 
 def _load_scenario(path: Path) -> None:
     try:
-        load_scenario(path, check_agent_types=True)
+        load(path)
     except ScenarioError as exc:
         _assert_located(str(exc), path)
 
@@ -204,7 +205,7 @@ MISTAKES = [
 
 
 def test_the_many_parts_scenario_loads_as_written():
-    assert load_scenario(_write("many.yaml", MANY), check_agent_types=True).name == "many"
+    assert load(_write("many.yaml", MANY)).name == "many"
 
 
 @pytest.mark.slow  # property test at full size
@@ -219,7 +220,7 @@ def test_any_mistakes_together_are_each_reported_once_in_file_order(chosen):
     path = _write("many.yaml", "\n".join(lines) + "\n")
 
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, check_agent_types=True)
+        load(path)
 
     # MISTAKES are in file order
     assert str(info.value).splitlines() == [

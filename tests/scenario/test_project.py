@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentkit.harness._agent_types import AGENT_TYPES, agent_type_names, resolve_agent_type
 from agentkit.scenario import run_scenario
-from agentkit.scenario.agent_types import agent_type_names, resolve_agent_type
 from agentkit.scenario.project import (
     AgentTypeRef,
     Project,
@@ -232,8 +232,12 @@ def test_an_agent_type_may_render_like_a_bundled_agent_type_named_by_its_traject
 def test_an_unknown_trajectory_name_suggests_the_nearest_at_its_line(tmp_path):
     text = ('[tool.agentkit.agent_types]\n'
             'mine = { ref = "p.a:build", trajectory = "function_caling" }\n')
+    project = read_project(_pyproject(tmp_path, text))  # the name is the registry's to know
 
-    assert _error(tmp_path, text).startswith(
+    with pytest.raises(ProjectError) as info, activated(project):
+        pass
+    assert "mine" not in AGENT_TYPES  # nothing was declared
+    assert str(info.value).startswith(
         f"{tmp_path / 'pyproject.toml'}:2: tool.agentkit.agent_types.mine.trajectory: unknown "
         "trajectory format `function_caling`; did you mean `function_calling`? (give a wire "
         "format or a bundled agent type to render like: coa, function_agent, ")

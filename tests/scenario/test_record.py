@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from agentkit.core import textfiles
+from agentkit.harness._record import record_scenario
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.llms.openai import OpenAI
 from agentkit.scenario import run_scenario
-from agentkit.scenario.record import record_scenario
 
 from .conftest import MINIMAL
 
@@ -175,7 +175,7 @@ _KILLED_RECORDER = """\
 import os, signal, sys
 from agentkit.core import textfiles
 from agentkit.llms.mock import ScriptedLLM, tool_call
-from agentkit.scenario.record import record_scenario
+from agentkit.harness._record import record_scenario
 
 scenario, mode, kill_at_replace, answer = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 

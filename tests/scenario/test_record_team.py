@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.harness._record import record_scenario
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.scenario import ScenarioError, run_scenario
-from agentkit.scenario.record import record_scenario
 
 TEAM = """\
 format: 1

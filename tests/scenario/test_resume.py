@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.harness import load
+from agentkit.harness._agent_types import register_agent_type, resolve_agent_type
+from agentkit.harness._record import record_scenario
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.scenario import ScenarioError, load_scenario, run_scenario
-from agentkit.scenario.agent_types import register_agent_type, resolve_agent_type
-from agentkit.scenario.record import record_scenario
 
 REPO = Path(__file__).parents[2]
 BUNDLED = REPO / "scenarios" / "checkpoint_resume.yaml"
@@ -40,7 +41,7 @@ def _edit(path: Path, old: str, new: str) -> Path:
 
 def _error(path: Path) -> str:
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(path, check_agent_types=True)
+        load(path)
     return str(caught.value)
 
 
@@ -252,7 +253,7 @@ def test_a_resumed_agent_type_needs_a_script_or_recording_of_its_own(write_file)
 
 def test_a_resume_before_the_recording_is_recorded_says_to_record_it_first(bundled):
     (bundled.parent / "__snapshots__" / "checkpoint_resume" / "function_agent.json").unlink()
-    load_scenario(bundled, check_agent_types=True)  # recording it needs the file to load
+    load(bundled)  # recording it needs the file to load
 
     with pytest.raises(ScenarioError) as caught:
         run_scenario(bundled, "agent_workflow")
@@ -376,7 +377,7 @@ def test_a_recorded_step_that_waited_for_a_human_is_replayed_with_the_turns_answ
 
 def test_a_recorded_trace_of_the_older_trace_format_with_the_same_steps_still_resumes(bundled):
     # format 2 held every message list in full; an upgrade does not make the recording "changed"
-    from agentkit.scenario.trace_read import expand_trace
+    from agentkit.trace._read import expand_trace
 
     recorded = bundled.parent / "__snapshots__" / "checkpoint_resume" / "function_agent.json"
     full = json.loads(json.dumps(expand_trace(json.loads(recorded.read_text())), default=list))

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.harness._record import record_scenario, rerecord_command
+from agentkit.harness._roles import RoleModels
 from agentkit.llms.cassette import Cassette, CassetteError, Exchange
 from agentkit.llms.mock import FunctionLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
-from agentkit.scenario.record import record_scenario, rerecord_command
-from agentkit.scenario.roles import RoleModels
 
 Write = Callable[[str, str], Path]
 

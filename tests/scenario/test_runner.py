@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.agent import FunctionCallingAgent
 from agentkit.core.sim import UnmodelledLatencyWarning
+from agentkit.harness._runner import cassette_path
 from agentkit.llms import errors
 from agentkit.llms.cassette import CassetteError
 from agentkit.llms.mock import ScriptedLLM
@@ -23,7 +24,6 @@ from agentkit.scenario import (
     run_scenario,
 )
 from agentkit.scenario.model import ErrorItem, Scenario
-from agentkit.scenario.runner import cassette_path
 from agentkit.scenario.script import to_mock_items
 
 from .conftest import MINIMAL

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.harness._roles import RoleModels
+from agentkit.harness._simulated_user import FIRST_MESSAGE, USER_PROMPT, SimulatedUserContext
 from agentkit.llms.mock import FunctionLLM
 from agentkit.llms.types import MessageRole
 from agentkit.scenario import run_scenario
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.roles import RoleModels
-from agentkit.scenario.simulated_user import FIRST_MESSAGE, USER_PROMPT, SimulatedUserContext
 
 Write = Callable[[str, str], Path]
 

@@ -8,14 +8,14 @@ from pathlib import Path
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from agentkit.scenario import run_scenario
-from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.snapshot import (
+from agentkit.trace._diff import diff_traces
+from agentkit.trace._trace import TRACE_FORMAT
+from agentkit.verdict._syrupy import (
     SnapshotComparison,
     TraceSnapshotExtension,
     compare_with_snapshot,
     stale_snapshot,
 )
-from agentkit.scenario.trace import TRACE_FORMAT
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 

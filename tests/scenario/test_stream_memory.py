@@ -20,10 +20,10 @@ import yaml
 
 from agentkit.bridge.serve import ServeSession
 from agentkit.core.events import LLMStreamChunkEvent
+from agentkit.harness._record import record_scenario
+from agentkit.harness._runner import load, run_scenario
 from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
-from agentkit.scenario.record import record_scenario
-from agentkit.scenario.runner import load, run_scenario
 
 CHUNKS = 2000
 PIECES = [f"w{i:05d} " for i in range(CHUNKS)]

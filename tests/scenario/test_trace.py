@@ -12,8 +12,8 @@ from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
-from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.trace import IdNormalizer, ToolCallTrace, build_turn, critical_path
+from agentkit.trace._diff import diff_traces
+from agentkit.trace._trace import IdNormalizer, ToolCallTrace, build_turn, critical_path
 from tests.fake_keys import fake_key
 
 from .conftest import MINIMAL
@@ -285,7 +285,7 @@ def test_a_registered_handler_files_a_new_kind_of_event_into_its_step():
     from dataclasses import dataclass
 
     from agentkit.core.events import AgentStepEndEvent, AgentStepStartEvent, Event
-    from agentkit.scenario.trace import trace_handler
+    from agentkit.trace._trace import trace_handler
 
     @dataclass(kw_only=True)
     class PlanMade(Event):
@@ -305,7 +305,7 @@ def test_a_registered_handler_files_a_new_kind_of_event_into_its_step():
 
 
 def test_details_are_written_after_the_core_fields_and_omitted_when_empty():
-    from agentkit.scenario.trace import StepTrace, Trace, TurnTrace
+    from agentkit.trace._trace import StepTrace, Trace, TurnTrace
 
     plain = StepTrace(index=0, input="hi", is_last=True, output="ok")
     planned = StepTrace(index=1, input=None, is_last=True, output="ok",
@@ -321,7 +321,7 @@ def test_details_are_written_after_the_core_fields_and_omitted_when_empty():
 
 
 def test_a_detail_that_would_overwrite_a_core_field_is_refused():
-    from agentkit.scenario.trace import StepTrace, Trace, TurnTrace
+    from agentkit.trace._trace import StepTrace, Trace, TurnTrace
 
     step = StepTrace(index=0, input="hi", is_last=True, output="ok", details={"output": "x"})
     turn = TurnTrace(user="hi", steps=[step], response="ok", error=None, memory=[],

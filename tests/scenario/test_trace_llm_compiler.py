@@ -3,11 +3,11 @@ parse error) and the joiner's decision: the trace handlers the llm_compiler fami
 in effect once the agent-type registry has loaded it (the agent is built through it)."""
 
 from agentkit.core.sim import asleep
+from agentkit.harness._agent_types import AgentContext, build_agent
 from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
-from agentkit.scenario.agent_types import AgentContext, build_agent
-from agentkit.scenario.trace import IdNormalizer, Trace, build_turn
 from agentkit.tools import FunctionTool
+from agentkit.trace._trace import IdNormalizer, Trace, build_turn
 
 
 async def lookup(name: str) -> str:

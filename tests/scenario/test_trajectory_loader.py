@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.scenario import AGENT_TYPES, AgentType, ScenarioError, load_scenario
-from agentkit.scenario.trajectory import Ref, compile_trajectory, renderable_agent_types
+from agentkit.harness import load, renderable_agent_types
+from agentkit.scenario import AGENT_TYPES, AgentType, ScenarioError
+from agentkit.scenario.trajectory import Ref, compile_trajectory
 
 HEAD = """\
 format: 1
@@ -34,13 +35,13 @@ trajectory:
 
 
 def _load(write_file, body: str, head: str = HEAD):
-    return load_scenario(write_file("traj.yaml", head + body), check_agent_types=True)
+    return load(write_file("traj.yaml", head + body))
 
 
 def _error(write_file, body: str, head: str = HEAD) -> tuple[Path, str]:
     path = write_file("traj.yaml", head + body)
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, check_agent_types=True)
+        load(path)
     return path, str(info.value)
 
 

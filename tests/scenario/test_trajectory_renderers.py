@@ -12,17 +12,17 @@ from agentkit.agent.coa.chain import Ref as ChainRef
 from agentkit.agent.llm_compiler import parse_joiner_output, parse_plan
 from agentkit.agent.react import ReActOutputParser
 from agentkit.agent.react.types import ActionReasoningStep, ResponseReasoningStep
+from agentkit.harness._agent_types import trajectory_renderer
+from agentkit.harness._families.coa import render_coa
+from agentkit.harness._families.function_calling import render_tool_calls
+from agentkit.harness._families.llm_compiler import render_llm_compiler
+from agentkit.harness._families.react import render_react
 from agentkit.llms.mock import ScriptedResponse
-from agentkit.scenario.families.coa import render_coa
-from agentkit.scenario.families.function_calling import render_tool_calls
-from agentkit.scenario.families.llm_compiler import render_llm_compiler
-from agentkit.scenario.families.react import render_react
 from agentkit.scenario.trajectory import (
     RenderContext,
     TrajectoryError,
     TrajectoryStep,
     compile_trajectory,
-    trajectory_renderer,
 )
 from agentkit.scenario.trajectory_run import (
     ObservedCall,

@@ -10,15 +10,14 @@ from typing import Any
 import pytest
 
 from agentkit.agent import FunctionCallingAgent
+from agentkit.harness._agent_types import AgentContext, AgentTypeError, renderable_agent_types
+from agentkit.harness._runner import load
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from agentkit.scenario import AGENT_TYPES, ScenarioError, register_agent_type, run_scenario
-from agentkit.scenario.agent_types import AgentContext, AgentTypeError
-from agentkit.scenario.runner import load
 from agentkit.scenario.trajectory import (
     RenderContext,
     TrajectoryStep,
     compile_trajectory,
-    renderable_agent_types,
 )
 from agentkit.scenario.trajectory_run import TrajectoryDeviationError, TrajectoryOutputs
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.scenario import AGENT_TYPES, ScenarioError, load_scenario, run_scenario
-from agentkit.scenario.agent_types import register_agent_type, resolve_agent_type
+from agentkit.harness import load
+from agentkit.harness._agent_types import register_agent_type, resolve_agent_type
+from agentkit.scenario import AGENT_TYPES, ScenarioError, run_scenario
 from agentkit.scenario.check import check_expectations
 from agentkit.scenario.model import Expect, Turn
 from tests.scenario_text import adding_scenario
@@ -100,7 +101,7 @@ def test_a_tool_call_expectation_can_name_the_agent(write_file) -> None:
 def test_a_malformed_team_is_a_loader_error_naming_the_line(write_file, replace, message) -> None:
     path = write_file("team.yaml", _team(**replace))
     with pytest.raises(ScenarioError) as info:
-        load_scenario(path, check_agent_types=True)
+        load(path)
     assert str(info.value).startswith(f"{path}:")
     assert message in str(info.value)
 
@@ -110,7 +111,7 @@ def test_a_team_agent_without_a_script_is_a_loader_error(write_file) -> None:
         "        script:\n          - tool_calls: [{name: handoff",
         "        xscript:\n          - tool_calls: [{name: handoff"))
     with pytest.raises(ScenarioError, match="unknown field `xscript`"):
-        load_scenario(path, check_agent_types=True)
+        load(path)
 
 
 def test_a_team_agent_naming_an_unknown_tool_is_an_error_naming_the_line(write_file) -> None:

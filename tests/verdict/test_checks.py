@@ -11,7 +11,7 @@ import pytest
 
 from agentkit.scenario import run_scenario
 from agentkit.scenario.model import Expect, Turn
-from agentkit.scenario.trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
+from agentkit.trace._trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
 from agentkit.verdict import CHECKS, PROBLEM_KINDS, Leftovers, Problem, check_expectations
 from tests.scenario_text import adding_scenario
 

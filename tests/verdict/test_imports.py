@@ -19,8 +19,8 @@ def test_the_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
 
 
 def test_the_public_runner_names_import_from_the_scenario_package() -> None:
+    from agentkit.harness._runner import run_scenario as runner_run_scenario
     from agentkit.scenario import Scenario, ScenarioResult, load_scenario, run_all, run_scenario
-    from agentkit.scenario.runner import run_scenario as runner_run_scenario
 
     assert run_scenario is runner_run_scenario
     assert all(callable(name) for name in (Scenario, ScenarioResult, load_scenario, run_all))

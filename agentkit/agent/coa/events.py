@@ -1,7 +1,7 @@
 """Bus events of the Chain-of-Abstraction worker: the chain it read, and each level it ran.
 
 Traces turn them into a step's ``chain`` and ``chain_levels`` (see
-``agentkit.scenario.families.coa``); like every event they carry the span they were emitted in,
+``agentkit.harness._families.coa``); like every event they carry the span they were emitted in,
 so they belong to the step that ran the chain.
 """
 

@@ -19,9 +19,9 @@ from agentkit.agent.coa import CoAAgentWorker
 from agentkit.agent.coa.chain import Ref as ChainRef
 from agentkit.agent.coa.chain import format_call
 from agentkit.agent.coa.events import ChainLevelEvent, ChainParsedEvent
-from agentkit.scenario.agent_types import AgentContext, AgentType
-from agentkit.scenario.trace import TurnBuilder
+from agentkit.harness._agent_types import AgentContext, AgentType
 from agentkit.scenario.trajectory import RenderContext, TrajectoryError, map_refs
+from agentkit.trace._trace import TurnBuilder
 
 __all__ = ["COA", "render_coa"]
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from agentkit.agent import BaseAgent, FunctionCallingAgent
+from agentkit.harness._agent_types import AgentContext, AgentType
 from agentkit.llms.base import FunctionCallingLLM
 from agentkit.llms.mock import ScriptedResponse, tool_call
-from agentkit.scenario.agent_types import AgentContext, AgentType
 from agentkit.scenario.trajectory import RenderContext, TrajectoryCall
 
 __all__ = ["FUNCTION_CALLING", "render_tool_calls"]

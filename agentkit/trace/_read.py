@@ -1,4 +1,4 @@
-"""Reading a trace's messages back: the lists :mod:`agentkit.scenario.trace` writes with
+"""Reading a trace's messages back: the lists :mod:`agentkit.trace._trace` writes with
 references (format 3) expanded, so a diff shows and compares the messages themselves.
 
 Traces of format 2 and before hold every list in full: they are read as they are, so a trace

@@ -6,19 +6,24 @@ import asyncio
 import importlib
 import inspect
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.core.sim import asleep, run_sync
-from agentkit.scenario.model import ToolSpec
+from agentkit.scenario.loader import ScenarioError, located_error
+from agentkit.scenario.model import Scenario, ToolSpec
 from agentkit.tools import AsyncBaseTool, BaseTool, FunctionTool, ToolMetadata, ToolOutput
 from agentkit.tools.types import adapt_to_async_tool
+from agentkit.trace import SimulatedToolError
 
-__all__ = ["SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool"]
+if TYPE_CHECKING:
+    from agentkit.harness._mcp import MCPWorld
 
+__all__ = ["SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool", "build_tools",
+           "built_tools"]
 
-class SimulatedToolError(RuntimeError):
-    """A failure the scenario's failure schedule injected."""
+Path_ = tuple[str | int, ...]
 
 
 class SimulatedTool(AsyncBaseTool):
@@ -109,7 +114,7 @@ def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
 def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
     """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is;
     a tool class (a factory) is instantiated with no arguments."""
-    assert spec.ref is not None, "an MCP entry's tools are built by agentkit.scenario.mcp"
+    assert spec.ref is not None, "an MCP entry's tools are built by agentkit.harness._mcp"
     target = resolve_ref(spec.ref, search_from)
     if isinstance(target, type) and issubclass(target, BaseTool):
         try:
@@ -133,3 +138,59 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool
                         "a tool class")
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
                          metadata=metadata)
+
+
+def build_tools(scenario: Scenario, mcp: MCPWorld | None = None) -> list[SimulatedTool]:
+    """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
+    naming its ``ref`` (every such tool, one line each). MCP tools come from ``mcp``, the
+    run's servers (:func:`~agentkit.harness._mcp.open_mcp`), in their place in ``tools``."""
+    refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.mcp is None]
+    built, problems = built_tools(refs, scenario.path)
+    if problems:
+        raise located_error(scenario, problems)
+    by_index = dict(zip((index for index, _ in refs), built, strict=True))
+    tools: list[SimulatedTool] = []
+    for index, spec in enumerate(scenario.tools):
+        if spec.mcp is None:
+            tools.append(by_index[index])
+        else:
+            tools += _mcp_tools(scenario, index, mcp, [*tools, *built])
+    return tools
+
+
+def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
+               others: list[SimulatedTool]) -> list[SimulatedTool]:
+    """The MCP tools of ``tools[index]``, each with the entry's latency and failure schedule;
+    a name another tool of the world has already is an error."""
+    spec = scenario.tools[index]
+    if mcp is None:
+        raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: an "
+                            "MCP server's tools exist only in a run (run_scenario starts or "
+                            "replays the servers)")
+    taken = {tool.metadata.name for tool in others}
+    tools = []
+    for tool in mcp.tools(index, spec):
+        if tool.metadata.name in taken:
+            raise ScenarioError(f"{scenario.where('tools', index, 'mcp')}: tools.{index}.mcp: "
+                                f"the MCP tool `{tool.metadata.name}` has the name of another "
+                                "tool of the world; leave one out with `only:`, or rename it "
+                                "(`only: [<tool>]` and `name:`)")
+        taken.add(tool.metadata.name)
+        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
+                                   error=spec.error))
+    return tools
+
+
+def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None,
+                 ) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
+    """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
+    message)`` for each that cannot be built."""
+    search_from = Path(scenario_path).parent if scenario_path else None
+    tools: list[SimulatedTool] = []
+    problems: list[tuple[Path_, str]] = []
+    for index, spec in specs:
+        try:
+            tools.append(build_tool(spec, search_from))
+        except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
+            problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
+    return tools, problems

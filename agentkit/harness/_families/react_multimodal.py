@@ -1,7 +1,7 @@
 """The multimodal ReAct family: agent type ``react_multimodal``
 (``MultimodalReActAgentWorker`` as an agent), which takes the turns' images.
 
-It speaks ReAct, so a trajectory renders as :func:`~agentkit.scenario.families.react.render_react`
+It speaks ReAct, so a trajectory renders as :func:`~agentkit.harness._families.react.render_react`
 does; the images travel as each chat's ``image_docs=``, not in the script. Its events are the
 core ones: no trace handlers.
 """
@@ -9,8 +9,8 @@ core ones: no trace handlers.
 from __future__ import annotations
 
 from agentkit.agent import BaseAgent, MultimodalReActAgentWorker
-from agentkit.scenario.agent_types import AgentContext, AgentType
-from agentkit.scenario.families.react import render_react
+from agentkit.harness._agent_types import AgentContext, AgentType
+from agentkit.harness._families.react import render_react
 
 __all__ = ["REACT_MULTIMODAL"]
 

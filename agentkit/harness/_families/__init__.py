@@ -2,7 +2,7 @@
 a user's agent type is.
 
 A family is one module of this package holding everything the harness knows about one kind
-of agent, declared as :class:`~agentkit.scenario.agent_types.AgentType` objects:
+of agent, declared as :class:`~agentkit.harness._agent_types.AgentType` objects:
 
 * the *factory* that builds the agent from an ``AgentContext``;
 * the *trajectory renderer*: a scenario's ``trajectory:`` as the LLM script of the family's
@@ -38,14 +38,14 @@ from __future__ import annotations
 __all__ = ["BUILT_IN", "WIRE_FORMATS"]
 
 BUILT_IN: dict[str, str] = {
-    "react": "agentkit.scenario.families.react:REACT",
-    "function_calling": "agentkit.scenario.families.function_calling:FUNCTION_CALLING",
-    "llm_compiler": "agentkit.scenario.families.llm_compiler:LLM_COMPILER",
-    "coa": "agentkit.scenario.families.coa:COA",
-    "react_multimodal": "agentkit.scenario.families.react_multimodal:REACT_MULTIMODAL",
-    "function_agent": "agentkit.scenario.families.workflow:FUNCTION_AGENT",
-    "react_agent": "agentkit.scenario.families.workflow:REACT_AGENT",
-    "agent_workflow": "agentkit.scenario.families.workflow:AGENT_WORKFLOW",
+    "react": "agentkit.harness._families.react:REACT",
+    "function_calling": "agentkit.harness._families.function_calling:FUNCTION_CALLING",
+    "llm_compiler": "agentkit.harness._families.llm_compiler:LLM_COMPILER",
+    "coa": "agentkit.harness._families.coa:COA",
+    "react_multimodal": "agentkit.harness._families.react_multimodal:REACT_MULTIMODAL",
+    "function_agent": "agentkit.harness._families.workflow:FUNCTION_AGENT",
+    "react_agent": "agentkit.harness._families.workflow:REACT_AGENT",
+    "agent_workflow": "agentkit.harness._families.workflow:AGENT_WORKFLOW",
 }
 """The built-in agent types: name -> import ref of its :class:`AgentType` declaration."""
 

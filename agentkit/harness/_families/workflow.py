@@ -53,13 +53,13 @@ from agentkit.core.errors import HarnessError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
+from agentkit.harness._agent_types import AgentContext, AgentFactory, AgentType
+from agentkit.harness._families.function_calling import render_tool_calls
+from agentkit.harness._families.react import render_react
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
-from agentkit.scenario.agent_types import AgentContext, AgentFactory, AgentType
-from agentkit.scenario.families.function_calling import render_tool_calls
-from agentkit.scenario.families.react import render_react
 from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.trace import StepTrace, TraceHandler, TurnBuilder
+from agentkit.trace._trace import StepTrace, TraceHandler, TurnBuilder
 from agentkit.workflow import (
     Checkpoint,
     Context,

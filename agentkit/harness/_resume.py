@@ -11,30 +11,26 @@ so (``resumed: {from, after_step}``), so it compares step for step with the reco
 a report shows the two continuations side by side.
 
 The loader checks what the file alone tells (:func:`agentkit.scenario.loader.load_scenario`);
-this module checks at run time what needs the recorded run: its recorded trace (the snapshot of
-the recorded agent type) must be there, and the replayed steps must be the recorded ones -- a
-recording that changed since its trace was recorded would make the "same prefix" a different
-one, and says so.
+planning (:func:`agentkit.harness.plan_scenario`) and this module check before a run what needs
+the recorded run: its recorded trace (the snapshot of the recorded agent type) must be there;
+the verdict checks after it that the replayed steps were the recorded ones
+(:class:`agentkit.verdict.RecordingPrefix`) -- a recording that changed since its trace was
+recorded would make the "same prefix" a different one, and says so.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.textfiles import TextFileError, read_text
-from agentkit.scenario.agent_types import resolve_agent_type
-from agentkit.scenario.diff import diff_traces
-from agentkit.scenario.families.workflow import WorkflowChatAgent
-from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.loader import ScenarioError, not_a_workflow, recorded_steps
+from agentkit.harness._agent_types import resolve_agent_type
+from agentkit.harness._families.workflow import WorkflowChatAgent
+from agentkit.harness._plan import not_a_workflow, recorded_steps
+from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import ResumeFrom, Scenario
-from agentkit.scenario.trace import Trace
-from agentkit.scenario.trace_read import TraceError, expand_trace
 
-__all__ = ["check_resume", "resume_agent", "prefix_problems"]
+__all__ = ["check_resume", "resume_agent"]
 
 
 def _where(scenario: Scenario, agent_type: str, *field: str) -> str:
@@ -79,51 +75,3 @@ def resume_agent(agent: Any, recorded: Any, resume: ResumeFrom) -> None:
     assert isinstance(agent, WorkflowChatAgent) and isinstance(recorded, WorkflowChatAgent), \
         "check_resume lets only workflow agent types take part"
     agent.resume_after(recorded, resume.step, resume.recording)
-
-
-def _first_steps(trace: dict[str, Any], count: int) -> dict[str, Any]:
-    """The first ``count`` steps of ``trace`` (over its turns), with each turn's user message,
-    as a trace to diff."""
-    turns = []
-    for turn in trace.get("turns", []):
-        if count <= 0:
-            break
-        steps = turn.get("steps", [])[:count]
-        count -= len(steps)
-        turns.append({"user": turn.get("user"), "steps": steps})
-    # no format: a recorded trace of an older format holding the same steps is the same run
-    return {"turns": turns}
-
-
-def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[str]:
-    """For a resumed run: how its replayed steps differ from the recorded trace's first steps
-    (the recording changed since its trace was recorded), as one problem; else none."""
-    resume = scenario.agents[agent_type].resume_from
-    if resume is None or not scenario.path:
-        return []
-    path = snapshot_file(Path(scenario.path), resume.recording)
-    try:
-        recorded = json.loads(read_text(path))
-    except (OSError, TextFileError, ValueError):
-        return [f"the recorded trace {path} of `{resume.recording}` cannot be read any more"]
-    if not isinstance(recorded, dict):
-        return [f"the recorded trace {path} of `{resume.recording}` is not a trace"]
-    try:  # messages expanded before the steps are cut: a step may refer to an earlier turn's
-        recorded = expand_trace(recorded, str(path))
-    except TraceError as exc:
-        return [f"the recorded trace of `{resume.recording}` cannot be read any more: {exc}"]
-    lines = diff_traces(_first_steps(recorded, resume.step),
-                        _first_steps(expand_trace(trace.to_dict()), resume.step))
-    if not lines:
-        resumed = any("resumed" in turn.details for turn in trace.turns)
-        if resumed or any(turn.error for turn in trace.turns):
-            return []
-        return [f"the run ended before the resume point: the replay of `{resume.recording}`'s "
-                f"recording took {len(trace.steps)} step{'s' if len(trace.steps) != 1 else ''}, "
-                f"and its recorded trace ({path}) has more; nothing was resumed after step "
-                f"{resume.step}"]
-    return [f"the recording of `{resume.recording}` changed: replaying its first {resume.step} "
-            f"step{'s' if resume.step != 1 else ''} no longer gives its recorded trace ({path}), "
-            "so this run does not go on from the recorded run; record "
-            f"`{resume.recording}` again (with its trace) before resuming from it "
-            "(recorded -> replayed):\n" + "\n".join(f"  {line}" for line in lines)]

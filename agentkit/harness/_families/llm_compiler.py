@@ -28,14 +28,14 @@ from agentkit.agent.llm_compiler import (
     PlanTaskEvent,
 )
 from agentkit.agent.llm_compiler.prompts import END_OF_PLAN
-from agentkit.scenario.agent_types import AgentContext, AgentType
-from agentkit.scenario.trace import TurnBuilder, _round
+from agentkit.harness._agent_types import AgentContext, AgentType
 from agentkit.scenario.trajectory import (
     DEFAULT_ANSWER_THOUGHT,
     Ref,
     RenderContext,
     TrajectoryError,
 )
+from agentkit.trace._trace import TurnBuilder, _round
 
 __all__ = ["LLM_COMPILER", "render_llm_compiler"]
 

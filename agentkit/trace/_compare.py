@@ -1,5 +1,5 @@
 """A trace compared with its committed snapshot file, without syrupy (the commands' way; the
-pytest plugin compares through :mod:`agentkit.scenario.snapshot`'s syrupy extension). Kept apart
+pytest plugin compares through :mod:`agentkit.verdict._syrupy`'s syrupy extension). Kept apart
 so that a command does not import syrupy, and with it pytest."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from agentkit.core.textfiles import TextFileError, parse_json, read_text
-from agentkit.scenario.diff import TraceError, diff_traces
-from agentkit.scenario.trace import TRACE_FORMAT
-from agentkit.scenario.trace_read import expand_trace
+from agentkit.trace._diff import TraceError, diff_traces
+from agentkit.trace._read import expand_trace
+from agentkit.trace._trace import TRACE_FORMAT
 
 __all__ = ["SnapshotStatus", "SnapshotComparison", "compare_with_snapshot", "stale_snapshot",
            "stale_reason", "diff_snapshots", "is_snapshot"]

@@ -1,0 +1,186 @@
+"""Planning a scenario: the checks of a loaded file that need more than the file.
+
+Loading (:func:`agentkit.scenario.load_scenario`) reads and validates the file alone.
+:func:`plan_scenario` then asks what only the running side knows, before anything runs:
+
+* the agent-type registry -- every agent type named exists; one without a script or a
+  recording can render the scenario's trajectory; a scenario with a trajectory and no
+  ``agents`` gets every agent type that can render it; both sides of a ``resume_from`` are
+  workflow agent types;
+* the tools' code -- a trajectory's calls name the tools (imported from their refs) and their
+  parameters;
+* recorded runs -- a resume's step is one after which the recorded run went on (its recorded
+  trace: the snapshot of the recorded agent type);
+* MCP servers -- two servers are not given one name.
+
+Every problem is reported at once, one ``file:line: field: message`` line each, in file
+order (:class:`~agentkit.scenario.ScenarioError`), as loading reports the file's. Every run
+plans its scenario first (:func:`load`, which the scenario runner and so every face uses).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentkit.core.errors import one_line
+from agentkit.core.textfiles import TextFileError, read_text
+from agentkit.harness._agent_types import (
+    AGENT_TYPES,
+    AgentTypeError,
+    UnknownAgentTypeError,
+    check_agent_type,
+    renderable_agent_types,
+    trajectory_renderer,
+)
+from agentkit.harness._mcp import mcp_problems
+from agentkit.harness._world import SimulatedTool, built_tools
+from agentkit.scenario.layout import snapshot_file
+from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory
+
+__all__ = ["plan_scenario", "load", "recorded_steps", "not_a_workflow"]
+
+Loc = tuple[str | int, ...]
+
+
+class _Problems:
+    """What planning found: each ``(field path, message)``, the agent-type names' at their
+    key (``key``)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.found: list[tuple[Loc, str, bool]] = []
+
+    def add(self, loc: Loc, message: str, *, key: bool = False) -> None:
+        self.found.append((loc, message, key))
+
+    def error(self) -> ScenarioError | None:
+        """All problems, one line each, in file order (each once), or None."""
+        scenario = self.scenario
+        lines = [(scenario.line(*loc, key=key),
+                  one_line(f"{scenario.where(*loc, key=key)}: {'.'.join(map(str, loc))}: "
+                           f"{message}"))
+                 for loc, message, key in self.found]
+        text = dict.fromkeys(line for _, line in sorted(lines, key=lambda p: p[0]))
+        return ScenarioError("\n".join(text)) if text else None
+
+
+def plan_scenario(scenario: Scenario) -> Scenario:
+    """Check what ``scenario`` needs beyond its file (module docstring) and return it, a
+    trajectory scenario without agent types given those that can render it; a
+    :class:`~agentkit.scenario.ScenarioError` lists every problem."""
+    if not scenario.agents and scenario.trajectory is not None:
+        scenario.agents = {name: AgentSpec.model_validate({}) for name in renderable_agent_types()}
+    problems = _Problems(scenario)
+    unknown = _check_agent_names(scenario, problems)
+    _check_trajectory(scenario, unknown, problems)
+    _check_resume(scenario, unknown, problems)
+    for loc, message in mcp_problems(scenario):
+        problems.add(loc, message)
+    error = problems.error()
+    if error is not None:
+        raise error
+    return scenario
+
+
+def load(scenario: Scenario | str | Path) -> Scenario:
+    """The scenario file at that path (or ``scenario`` itself), planned."""
+    return plan_scenario(scenario if isinstance(scenario, Scenario) else load_scenario(scenario))
+
+
+def _check_agent_names(scenario: Scenario, problems: _Problems) -> set[str]:
+    """Agent types that do not exist, reported; their names returned."""
+    unknown = set()
+    for name in scenario.agents:
+        try:
+            check_agent_type(name)
+        except UnknownAgentTypeError as exc:
+            problems.add(("agents", name), str(exc), key=True)
+            unknown.add(name)
+    return unknown
+
+
+def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems) -> None:
+    """Every agent type without a script or recording can render the trajectory, and the
+    trajectory's calls name the scenario's tools and their parameters (the tools of an MCP
+    server are known only in a run, where the world stage checks them)."""
+    if scenario.trajectory is None:
+        return
+    for name, spec in scenario.agents.items():
+        if (name in unknown or spec.team is not None or spec.script is not None
+                or spec.recording is not None):
+            continue
+        if trajectory_renderer(name) is None:
+            problems.add(("agents", name), f"agent type `{name}` cannot render a trajectory "
+                                           "(it has no renderer): give it a `script`, or "
+                                           "register one with register_agent_type(..., "
+                                           "trajectory=renderer)")
+    tools = _trajectory_tools(scenario, problems)
+    if tools is None:
+        return
+    try:
+        compile_trajectory(scenario.trajectory, tools)
+    except TrajectoryError as exc:
+        for loc, message in exc.problems:
+            problems.add(loc, message)
+
+
+def _trajectory_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
+    """The scenario's tools, to check the trajectory's calls against; None when one cannot
+    be told (a ref that cannot be used, reported; an MCP server's), so calls to it are not
+    called unknown."""
+    refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
+    tools, found = built_tools(refs, scenario.path)
+    for loc, message in found:
+        problems.add(loc, message)
+    return None if found or len(refs) < len(scenario.tools) else tools
+
+
+def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:
+    """How many agent steps the recorded run of ``agent_type`` took: the steps of its recorded
+    trace (its snapshot), over all turns; None when there is no readable recorded trace."""
+    try:
+        trace = json.loads(read_text(snapshot_file(scenario_file, agent_type)))
+        return sum(len(turn["steps"]) for turn in trace["turns"])
+    except (OSError, TextFileError, ValueError, TypeError, KeyError):
+        return None
+
+
+def not_a_workflow(agent_type: str) -> str | None:
+    """Why ``agent_type`` cannot take part in a resume, as it is not a workflow agent type
+    (None: it is one, or cannot be imported, which is reported where it is used)."""
+    try:
+        kind = AGENT_TYPES[agent_type]
+    except (AgentTypeError, KeyError):
+        return None  # reported where its name is, or when it runs
+    if kind.workflow:
+        return None
+    workflows = ", ".join(n for n, k in AGENT_TYPES.loaded().items() if k.workflow)
+    return (f"agent type `{agent_type}` is not a workflow agent: checkpoints are taken and "
+            f"resumed by workflow agent types only ({workflows})")
+
+
+def _check_resume(scenario: Scenario, unknown: set[str], problems: _Problems) -> None:
+    """Both sides of a ``resume_from:`` are workflow agent types, and its step is one after
+    which the recorded run went on (when its recorded trace is there: recording it comes
+    first; a run checks that it is, :func:`agentkit.harness._resume.check_resume`)."""
+    for name, spec in scenario.agents.items():
+        resume = spec.resume_from
+        if resume is None:
+            continue
+        place: Loc = ("agents", name, "resume_from")
+        source = resume.recording
+        for who, loc in ((name, place), (source, (*place, "recording"))):
+            problem = None if who in unknown else not_a_workflow(who)
+            if problem is not None:
+                problems.add(loc, problem)
+        steps = recorded_steps(Path(scenario.path), source) if scenario.path else None
+        if steps is not None and resume.step >= steps:
+            recorded_trace = snapshot_file(Path(scenario.path or ""), source)
+            problems.add((*place, "step"), (
+                f"step {resume.step} is out of range: the recorded run of `{source}` has "
+                f"{steps} step{'s' if steps != 1 else ''} ({recorded_trace}), and a resume "
+                + (f"follows one of steps 1 to {steps - 1}" if steps > 1
+                   else "needs a step after the one it follows")))
