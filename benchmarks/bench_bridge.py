@@ -50,7 +50,7 @@ from agentkit.instrumentation import collect_events  # noqa: E402
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM  # noqa: E402
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call  # noqa: E402
 from agentkit.llms.openai import ssl_context  # noqa: E402
-from agentkit.scenario.trace import IdNormalizer, build_turn  # noqa: E402
+from agentkit.trace import IdNormalizer, build_turn  # noqa: E402
 from examples.tool_loop_agent import ToolLoopAgent  # noqa: E402
 
 TARGET_RATIO = 2.0

@@ -58,8 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _cases() -> list[tuple[Any, str]]:
+    from agentkit.harness import load
     from agentkit.scenario import discover_scenarios
-    from agentkit.scenario.runner import load
 
     return [(scenario, agent) for path in discover_scenarios(ROOT / "scenarios")
             for scenario in [load(path)] for agent in scenario.agents]

@@ -77,10 +77,10 @@ def _write_scenario(folder: Path, name: str, questions: list[str]) -> Path:
 
 def _phase(phase: str, scenario: Path) -> dict[str, Any]:
     """Record or replay ``scenario`` in this process (a fresh interpreter): what it found."""
+    from agentkit.harness import record_scenario
     from agentkit.llms.mock import ScriptedLLM
     from agentkit.scenario import run_scenario
     from agentkit.scenario.judge import SnapshotFiles
-    from agentkit.scenario.record import record_scenario
 
     turns = len(json.loads(scenario.read_text("utf-8"))["turns"])
     meta = json.loads((scenario.parent / "answer.json").read_text("utf-8"))

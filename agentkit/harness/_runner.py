@@ -2,8 +2,10 @@
 
 :func:`run_scenario` is a sequence of named stages, each with its own kind of failure:
 
-1. **plan** -- the agent type resolved, the turns and team checked against what it can take,
-   an interrupted recording settled (bad input: :class:`ScenarioError`);
+1. **plan** -- the scenario planned (:func:`agentkit.harness.plan_scenario`: its agent types,
+   the trajectory's tools, a resume's recorded run, MCP server names), the agent type
+   resolved, the turns and team checked against what it can take, an interrupted recording
+   settled (bad input: :class:`ScenarioError`);
 2. **world** -- the tools built from their refs, the trajectory compiled and the agent type's
    script rendered from it (bad input);
 3. **agent** -- each model (script, recording, or the one given), then the agent type's
