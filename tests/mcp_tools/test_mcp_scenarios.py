@@ -4,10 +4,12 @@ and the harness's own trouble inside a tool stops the run with its kind."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentkit.harness import load as plan
 from agentkit.llms.cassette import CassetteError
 from agentkit.report.timeline import lanes, spans_of
 from agentkit.scenario import load_scenario, run_scenario
@@ -28,12 +30,13 @@ def _world(tmp_path: Path, *exchanges: dict, text: str = toy.SCENARIO,
     return path
 
 
-def _load_error(tmp_path: Path, tools: str) -> str:
+def _load_error(tmp_path: Path, tools: str, *, load: Callable[[Path], object] = load_scenario,
+                ) -> str:
     text = toy.SCENARIO.replace("tools:\n  - mcp: {name: toy, command: no-such-mcp-server-anywhere}\n",
                                 f"tools:\n{tools}")
     path = toy.write_scenario(tmp_path, text)
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(path)
+        load(path)
     return str(caught.value)
 
 
@@ -180,7 +183,9 @@ def test_malformed_mcp_entries_are_errors_at_their_line(tmp_path, tools, message
 
 
 def test_two_different_servers_under_one_name_are_an_error(tmp_path):
-    error = _load_error(tmp_path, "  - mcp: {name: s, command: a}\n  - mcp: {name: s, command: b}\n")
+    # the file is well formed: telling the servers apart is planning's (before anything runs)
+    error = _load_error(tmp_path, "  - mcp: {name: s, command: a}\n  - mcp: {name: s, command: b}\n",
+                        load=plan)
     assert "tools.1.mcp.name: MCP server name `s` is already tools.0's, a different server (a)" \
            in error
 
