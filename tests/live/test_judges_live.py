@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.scenario.llm_judge import parse_verdict
+
 pytestmark = pytest.mark.live
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,6 +123,13 @@ def test_a_live_judges_recorded_vote_replays_and_misses_when_the_rubric_changes(
     assert "the rubric changed" in changed.stdout
 
 
+def _verdict(answer: str) -> str:
+    try:
+        return parse_verdict(answer).verdict
+    except ValueError:
+        return "no verdict"
+
+
 #: the live model as the agent and as the judge, three samples at temperature 0.8
 SAMPLED = JUDGED.replace("""  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
   - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
@@ -142,7 +151,9 @@ def test_a_live_sampled_recording_judges_each_sample_and_replays_its_verdicts(tm
     judged = [(e["sample"], e["key"]["model"]) for e in cassette["exchanges"]
               if e.get("role") == "judge"]
     assert judged == [(0, MODEL), (1, MODEL), (2, MODEL)]
-    verdicts = [json.loads(e["response"]["message"]["content"])["verdict"]
+    # what the judge made of each answer: the tiny model does not always answer valid JSON,
+    # and an answer read as no verdict is one outcome of its own
+    verdicts = [_verdict(e["response"]["message"]["content"])
                 for e in cassette["exchanges"] if e.get("role") == "judge"]
     replay = _agentkit(tmp_path, "replay", str(scenario))
     assert "replay reproduces the recorded traces of all 3 samples" in replay.stdout
