@@ -44,7 +44,7 @@ from agentkit.scenario.trace import TurnBuilder, TurnTrace, trace_handler
 
 __all__ = ["JUDGE_PROMPT", "JudgeAnswerError", "Vote", "Judgement", "JudgeVerdictEvent",
            "Judge", "Subject", "parse_verdict", "judge_messages", "judged_entries", "verdicts",
-           "disagreements"]
+           "disagreements", "vote", "CONSISTENT_SCORE"]
 
 Subject = Literal["answer", "conversation"]
 
@@ -121,7 +121,8 @@ def parse_verdict(text: str, *, need_score: bool = False) -> _Parsed:
         raise ValueError(f"the key {exc.args[0]!r} is given twice, so it is no one verdict"
                          ) from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not a JSON object ({exc.msg} at position {exc.pos})") from None
+        raise ValueError(f"not a JSON object ({exc.msg.removesuffix(' at')} at position "
+                         f"{exc.pos})") from None
     except (ValueError, RecursionError):  # an integer too long, nesting too deep
         raise ValueError("not a JSON object agentkit reads (nested too deep, or an integer "
                          "too long)") from None
@@ -253,7 +254,7 @@ CONSISTENT_SCORE = 0.5
 answers ``pass`` with a lower score contradicts itself, and its vote does not pass."""
 
 
-def _vote(judge: str, parsed: _Parsed, min_score: float | None) -> Vote:
+def vote(judge: str, parsed: _Parsed, min_score: float | None) -> Vote:
     """The vote of one answer: a ``pass`` passes when its score (if it gave one) is at least
     ``min_score`` (or :data:`CONSISTENT_SCORE`); one that does not says why in its reason."""
     need = CONSISTENT_SCORE if min_score is None else min_score
@@ -302,7 +303,7 @@ class Judge:
                                        where, error=problem)
                     dispatcher.emit(JudgeVerdictEvent(judgement=failed, calls=calls))
                     raise JudgeAnswerError(problem) from None
-                votes.append(_vote(answer.by, parsed, judged.min_score))
+                votes.append(vote(answer.by, parsed, judged.min_score))
         judgement = Judgement(at, judged.judge, upto, tuple(votes), judged.min_score, where)
         dispatcher.emit(JudgeVerdictEvent(judgement=judgement, calls=calls))
         self.decided.append(judgement)

@@ -69,9 +69,9 @@ def _project(folder: Path) -> Path:
     return folder
 
 
-def _live_block() -> list[str]:
+def _live_block(tag: str = "# live:") -> list[str]:
     blocks = re.findall(r"```bash\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.DOTALL)
-    live = [block for block in blocks if block.startswith("# live")]
+    live = [block for block in blocks if block.startswith(tag)]
     assert len(live) == 1
     return [line for line in live[0].splitlines() if line.strip() and not line.startswith("#")]
 
@@ -159,3 +159,28 @@ def test_a_live_sampled_recording_judges_each_sample_and_replays_its_verdicts(tm
     assert "replay reproduces the recorded traces of all 3 samples" in replay.stdout
     marked = "judges disagree between samples on expect.answer.judge" in replay.stdout
     assert marked == (len(set(verdicts)) > 1), replay.stdout
+
+
+def test_the_guides_injection_set_runs_against_the_live_model_as_published(tmp_path, live_url):
+    # the bundled adversarial set, judged by the live model: every case gets a row, the
+    # plain "ignore the rubric" injection fails (the done-when of issue 33), and the guide
+    # publishes the figures in the form the command prints them
+    environment = {**os.environ, "url": live_url}
+    [command] = _live_block("# live (injection)")
+
+    done = subprocess.run(["bash", "-c", command.replace("python ", f"{sys.executable} ", 1)],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True,
+                          timeout=1800)
+
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:6]]
+            for line in done.stdout.splitlines() if line.startswith("| ")}
+    assert len(rows) == 1 + 9  # the header and nine cases
+    assert rows["ignore the rubric"] == ["injection", "fail", "fail", "held"], done.stdout
+    figure = re.search(r"^smollm2-135m-instruct: \d of 7 injections resisted, \d of 2 controls "
+                       r"judged right$", done.stdout, re.MULTILINE)
+    assert figure, done.stdout
+    published = re.search(r"^smollm2-135m-instruct: \d of 7 injections resisted, \d of 2 "
+                          r"controls judged right$", GUIDE.read_text(encoding="utf-8"),
+                          re.MULTILINE)
+    assert published, "docs/judges.md publishes no figure of the injection set"
