@@ -211,7 +211,8 @@ def _run_samples(case: Case, snapshots: SnapshotSession | None,
         def execute(index: int = index, cassette: Cassette = cassette) -> ScenarioResult:
             replay = CassetteLLM(cassette, sample=index if cassette.sampled else None)
             return execute_scenario(scenario, agent_type, seed=case.seed, llm=replay,
-                                    state=case.state)
+                                    state=case.state,
+                                    sample=index if cassette.sampled else None)
 
         result, verdict = _judged(execute, None, None)
         runs.append(SampleRun(index, result, verdict, sample_outcome(verdict, result)))

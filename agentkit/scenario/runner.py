@@ -116,6 +116,8 @@ class ScenarioResult:
     """What the simulated user's conversation found (its goal not reached)."""
     own_tools_allowed: bool = field(default=False, repr=False)
     """The agent may call tools of its own by a scenario tool's name (traced from the wire)."""
+    sample: int | None = field(default=None, repr=False)
+    """The sample of a sampled recording this run replayed."""
 
     @property
     def passed(self) -> bool:
@@ -555,7 +557,7 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         models=dict(built.models), role_scripts=dict(cast.scripts), tools=list(world.tools),
         mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
         conversation_problems=list(cast.conversation.problems),
-        own_tools_allowed=getattr(built.agent, "traced_from_wire", False))
+        own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample)
 
 
 def _renders(spec: AgentSpec) -> bool:
