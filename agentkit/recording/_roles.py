@@ -48,7 +48,6 @@ class RoleKey:
         return found
 
 
-
 class RoleChannel(Protocol):
     """What a role's calls go through: a cassette's replaying or recording LLM."""
 
@@ -61,8 +60,7 @@ class RoleLLM(FunctionCallingLLM):
     call is replayed from the cassette's exchanges of that role and key, or recorded through
     the role's live model (see :meth:`CassetteLLM.role`)."""
 
-    def __init__(self, channel: RoleChannel, key: RoleKey,
-                 live: LLM | None = None) -> None:
+    def __init__(self, channel: RoleChannel, key: RoleKey, live: LLM | None = None) -> None:
         self.channel = channel
         self.key = key
         self.live = live
