@@ -37,8 +37,8 @@ from agentkit.core.yamlsafe import parse_yaml
 from agentkit.harness import Case, CaseResult, run_case, sample_count
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
-from agentkit.llms.cassette import Cassette, RecordingLLM
 from agentkit.llms.types import ChatResponse
+from agentkit.recording import Cassette, RecordingLLM
 from agentkit.scenario.diff import diff_traces
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
-from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM
+from agentkit.recording import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, execute_scenario

@@ -50,7 +50,7 @@ DEFAULT_TIMEOUT = 5.0
 
 def _shown_url(url: str) -> str:
     """``url`` as it may be printed: no user, password, query or fragment."""
-    from agentkit.llms.cassette import public_url
+    from agentkit.recording import public_url
 
     return public_url(url) or "<endpoint>"
 

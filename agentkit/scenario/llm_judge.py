@@ -36,8 +36,8 @@ from typing import Any, Literal
 
 from agentkit.core.errors import InfrastructureError
 from agentkit.core.events import dispatcher
-from agentkit.llms.cassette import RoleKey, text_hash
 from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.recording import RoleKey, text_hash
 from agentkit.scenario.model import Judged, JudgeSpec
 from agentkit.scenario.roles import RoleEvent, RoleSource, file_calls, transcript
 from agentkit.scenario.trace import TurnBuilder, TurnTrace, trace_handler

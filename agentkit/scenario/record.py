@@ -46,7 +46,7 @@ from agentkit.core.textfiles import too_large_to_read
 from agentkit.core.yamlsafe import parse_yaml
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import (
+from agentkit.recording import (
     Cassette,
     CassetteError,
     CassetteLLM,

@@ -37,9 +37,9 @@ from agentkit.core.events import Event
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
+from agentkit.recording import CassetteLLM, RecordingLLM
 from agentkit.scenario.agent_types import (
     AGENT_TYPES,
     AgentContext,
@@ -159,7 +159,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
-        from agentkit.llms.fake_openai import FakeOpenAIServer
+        from agentkit.recording import FakeOpenAIServer
 
         # routed per client (not server.start(), which patches httpx process-wide): scenarios
         # in other threads have their own servers

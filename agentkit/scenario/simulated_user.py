@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from agentkit.core.errors import AgentFailedError, InfrastructureError
 from agentkit.core.events import dispatcher
-from agentkit.llms.cassette import RoleKey, text_hash
 from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.recording import RoleKey, text_hash
 from agentkit.scenario.llm_judge import Judge
 from agentkit.scenario.model import Judged, Scenario, SimulatedUser, TextMatch, Turn
 from agentkit.scenario.roles import RoleEvent, RoleSource, file_calls

@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
+from agentkit.recording import CassetteLLM
 from agentkit.scenario.resume import prefix_problems
 from agentkit.scenario.trajectory_run import check_trajectory
 from agentkit.scenario.world import SimulatedTool
