@@ -223,7 +223,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
     ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
     (:func:`agentkit.eval.matrix.shard_of`: by the row's key, stable as the suite changes);
-    the comparison keeps the whole run's plan, for :func:`~agentkit.report.model.merge_shards`.
+    the comparison keeps the whole run's plan, for :func:`~agentkit.report.merge_shards`.
     """
     for name in agent_types or ():
         try:
