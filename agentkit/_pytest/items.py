@@ -16,7 +16,6 @@ from agentkit._pytest.samples import note_samples, record_samples_first, warn_of
 from agentkit._pytest.snapshots import SyrupySnapshots
 from agentkit.core.errors import HarnessError
 from agentkit.harness import Case, CaseResult, run_case
-from agentkit.scenario.layout import recording_files, records
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.record import cassette_miss
 
@@ -44,14 +43,13 @@ class ScenarioItem(pytest.Function):
         return self.path, 0, f"scenario {self.path.stem} [{self.name}]"
 
 
-def _record_hint(scenario: Scenario, agent_type: str, nodeid: str) -> str | None:
+def _record_hint(case: Case, nodeid: str) -> str | None:
     """For a run that could not start without its cassette: how to record it."""
-    spec = scenario.agents[agent_type]
-    if not records(scenario, agent_type):
-        return None
-    missing = [p for p in recording_files(scenario, agent_type)[1:] if not p.exists()]
+    missing = case.missing_cassettes()
     if not missing:
         return None
+    scenario, agent_type = case.scenario, case.agent_type
+    spec = scenario.agents[agent_type]
     field = ("tools" if not spec.recorded() else "recording" if spec.team is None else "team")
     return (f"{scenario.path}: agents.{agent_type}.{field}: no cassette at "
             f"{', '.join(map(str, missing))}; record it once with "
@@ -98,7 +96,7 @@ def _failure(title: str, case: CaseResult, request: pytest.FixtureRequest) -> st
         body = verdict.lines() if verdict.stopped_by is None else [verdict.stopped_by]
         return "\n".join([header, *body])
     if verdict.outcome == "error":
-        hint = (_record_hint(case.scenario, case.agent_type, nodeid)
+        hint = (_record_hint(case.case, nodeid)
                 if verdict.stopped_by is not None and not is_recording(request.config) else None)
         return f"{title} could not run:\n{hint or verdict.stopped_by}"
     lines = verdict.lines()

@@ -58,9 +58,9 @@ def record_samples_first(request: pytest.FixtureRequest, scenario: Scenario, age
 def warn_of_a_weak_gate(title: str, case: CaseResult) -> None:
     """A ``min_pass_rate`` the item's sample count cannot fail on its interval, as a warning
     naming the samples needed (pytest's warnings summary shows it)."""
-    from agentkit.eval.cases import GateWarning, gate_warning
+    from agentkit.eval.cases import GateWarning
 
-    weak = gate_warning(case.scenario.min_pass_rate, case.stats.judged, case.stats.confidence)
+    weak = case.gate_warning
     if weak is not None:
         warnings.warn(f"{title}: {weak}", GateWarning, stacklevel=1)
 
@@ -79,17 +79,14 @@ def note_samples(item: pytest.Item, case: CaseResult) -> None:
 DISAGREEMENT_PROPERTY = "agentkit_judges_disagree"
 
 
-def _note_disagreements(item: pytest.Item, sampled: Any) -> None:
+def _note_disagreements(item: pytest.Item, sampled: CaseResult) -> None:
     """Files the judged expectations whose verdict differs between the item's samples (the
     report's marks), for :class:`DisagreementSummary` -- a passing item prints nothing."""
-    from agentkit.core.secrets import Redactor
-    from agentkit.report.compare import sampled_verdicts
+    from agentkit.report.compare import disagreement_lines
 
-    found = sampled_verdicts(sampled)[1]
-    if found:
-        redact = Redactor().text
-        item.user_properties.append(
-            (DISAGREEMENT_PROPERTY, [line for each in found for line in each.lines(redact)]))
+    lines = disagreement_lines(sampled)
+    if lines:
+        item.user_properties.append((DISAGREEMENT_PROPERTY, lines))
 
 
 class DisagreementSummary:
