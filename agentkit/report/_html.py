@@ -11,11 +11,21 @@ from agentkit.core.fmt import count, ratio, seconds
 from agentkit.eval.cases import percent
 from agentkit.eval.stats import DEFAULT_CONFIDENCE, wilson_interval
 from agentkit.report._wording import (
+    ATTENTION,
     ATTENTION_TITLES,
+    BASELINE,
+    BEST,
     DIAGRAM_NOTE,
+    FAILURES,
+    NO_FAILURE,
     NOTHING,
+    NOTHING_TO_COMPARE,
+    SNAPSHOTS,
     STATUS,
+    SUMMARY,
+    TABLE,
     TITLE,
+    WORKFLOWS,
     attention,
     baseline_diff,
     baseline_line,
@@ -330,8 +340,7 @@ def _html_attention(comparison: Comparison, diff: BaselineDiff | None) -> str:
 
 def _html_head_to_head(table: HeadToHead) -> str:
     if not table.contenders or not table.scenarios:
-        return '<p class="note">No scenario was run by more than one agent type: nothing to ' \
-               "compare.</p>"
+        return f'<p class="note">{escape(NOTHING_TO_COMPARE)}</p>'
     head = "".join(f"<th>{escape(contender_label(c))}</th>" for c in table.contenders)
     body = []
     for line in table.lines:
@@ -347,7 +356,7 @@ def _html_head_to_head(table: HeadToHead) -> str:
 
 def _html_failures(comparison: Comparison, diff: BaselineDiff | None) -> str:
     if not comparison.failures:
-        return '<p class="ok">None: every run passed.</p>'
+        return f'<p class="ok">{escape(NO_FAILURE)}</p>'
     parts = []
     for row in comparison.failures:
         delta = diff.for_row(row) if diff is not None else None
@@ -386,7 +395,7 @@ def _html_snapshots(comparison: Comparison) -> list[str]:
     if not changed:
         return []
     items = "".join(f"<li>{_link(r.key, r)}: {escape(snapshot_note(r))}</li>" for r in changed)
-    return ["<h2>Snapshot changes</h2>",
+    return [f"<h2>{escape(SNAPSHOTS)}</h2>",
             '<p class="note">Runs whose trace is not the committed snapshot; each run\'s section '
             "shows the diff (accept a change with pytest --snapshot-update).</p>",
             f'<ul class="plain">{items}</ul>']
@@ -396,7 +405,7 @@ def _html_diagrams(comparison: Comparison) -> list[str]:
     groups = diagram_groups(comparison)
     if not groups:
         return []
-    parts = ["<h2>Workflows</h2>", f'<p class="note">{escape(DIAGRAM_NOTE)}</p>']
+    parts = [f"<h2>{escape(WORKFLOWS)}</h2>", f'<p class="note">{escape(DIAGRAM_NOTE)}</p>']
     for agent_types, diagram in groups:
         parts += [f"<p>Workflow of {escape(', '.join(agent_types))}:</p>",
                   f'<pre class="mermaid">{escape(diagram)}</pre>']
@@ -412,25 +421,25 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
     sections = [f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
-                "<h2>Needs attention</h2>", _html_attention(comparison, diff)]
+                f"<h2>{escape(ATTENTION)}</h2>", _html_attention(comparison, diff)]
     if diff is not None:
-        sections.append(f"<h2>Against the baseline</h2>{_html_baseline(diff)}")
+        sections.append(f"<h2>{escape(BASELINE)}</h2>{_html_baseline(diff)}")
     sections += [
-        "<h2>Which is best</h2>", _html_head_to_head(table),
-        "<h2>Summary by agent type</h2>",
+        f"<h2>{escape(BEST)}</h2>", _html_head_to_head(table),
+        f"<h2>{escape(SUMMARY)}</h2>",
         f'<p class="note">{escape(summary_note(table))}</p>',
         _html_summary(comparison.summaries()),
         "<h2>Charts</h2>",
         '<p class="note">One group per scenario several agent types ran, one bar per agent '
         "type that ran it; ✗ marks a failed run. Hover a bar for its numbers.</p>",
         _html_charts(comparison, table),
-        "<h2>Scenarios × agent types</h2>",
+        f"<h2>{escape(TABLE)}</h2>",
     ]
     if diff is not None:
         sections.append('<p class="note">Δ: current minus baseline, shown where a value changed; '
                         "red is more cost (or less speedup), green less.</p>")
     sections += [_html_rows(comparison, diff), *_html_diagrams(comparison),
-                 *html_continuations(comparison), "<h2>Failures</h2>",
+                 *html_continuations(comparison), f"<h2>{escape(FAILURES)}</h2>",
                  _html_failures(comparison, diff), *_html_snapshots(comparison),
                  "<h2>Runs</h2>",
                  '<p class="note">Each scenario × agent type: its costs, its calls on '

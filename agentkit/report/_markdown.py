@@ -8,11 +8,22 @@ import re
 from tabulate import tabulate
 
 from agentkit.report._wording import (
+    ATTENTION,
     ATTENTION_TITLES,
+    BASELINE,
+    BEST,
     DIAGRAM_NOTE,
+    DISAGREEMENTS,
+    FAILURES,
+    NO_FAILURE,
     NOTHING,
+    NOTHING_TO_COMPARE,
+    SNAPSHOTS,
     STATUS,
+    SUMMARY,
+    TABLE,
     TITLE,
+    WORKFLOWS,
     attention,
     baseline_diff,
     baseline_line,
@@ -45,7 +56,7 @@ __all__ = ["render_markdown", "render_summary"]
 
 def _md_attention(comparison: Comparison, diff: BaselineDiff | None) -> list[str]:
     items = attention(comparison, diff)
-    lines = ["## Needs attention", ""]
+    lines = [f"## {ATTENTION}", ""]
     if not items:
         return [*lines, NOTHING, ""]
     lines += [f"- **{ATTENTION_TITLES[kind]}** `{key}`: {_md_text(why)}"
@@ -54,9 +65,9 @@ def _md_attention(comparison: Comparison, diff: BaselineDiff | None) -> list[str
 
 
 def _md_head_to_head(table: HeadToHead) -> list[str]:
-    lines = ["## Which is best", ""]
+    lines = [f"## {BEST}", ""]
     if not table.contenders or not table.scenarios:
-        return [*lines, "No scenario was run by more than one agent type: nothing to compare.",
+        return [*lines, NOTHING_TO_COMPARE,
                 ""]
     headers = ["", *(contender_label(c) for c in table.contenders)]
     body = [[line.label, *(h2h_cell(line, c) for c in table.contenders)]
@@ -116,9 +127,9 @@ def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
 
 
 def _md_failures(comparison: Comparison) -> list[str]:
-    lines = ["## Failures", ""]
+    lines = [f"## {FAILURES}", ""]
     if not comparison.failures:
-        return [*lines, "None: every run passed.", ""]
+        return [*lines, NO_FAILURE, ""]
     for row in comparison.failures:
         lines += [f"### {row.key}: {STATUS[row.status]}", "",
                   _fence("\n".join(f"- {p}" for p in row.problems)), ""]
@@ -126,7 +137,7 @@ def _md_failures(comparison: Comparison) -> list[str]:
 
 
 def _md_baseline(diff: BaselineDiff) -> list[str]:
-    lines = ["## Against the baseline", "", baseline_line(diff) + ".", ""]
+    lines = [f"## {BASELINE}", "", baseline_line(diff) + ".", ""]
     sections = [("Regressions", [f"`{d.key}`: {_md_text(reason)}"
                                  for d in diff.regressions for reason in d.reasons]),
                 ("Fixed", [f"`{d.key}`" for d in diff.fixed]),
@@ -142,7 +153,7 @@ def _md_snapshots(comparison: Comparison) -> list[str]:
     changed = snapshot_changes(comparison)
     if not changed:
         return []
-    lines = ["## Snapshot changes", "",
+    lines = [f"## {SNAPSHOTS}", "",
              "Runs whose trace is not the committed snapshot (snapshot -> now); accept a "
              "change with `pytest --snapshot-update`.", ""]
     for row in changed:
@@ -177,7 +188,7 @@ def _md_disagreements(rows: list[Row]) -> list[str]:
             lines.append(f"- `{row.key}` `{found.at}` ({_md_text(found.rubric)}):")
             lines += [f"  - sample {s.sample}: {s.verdict}"
                       + (f" -- {_md_text(s.reason)}" if s.reason else "") for s in found.samples]
-    return ["### Judge disagreements between samples", "", _DISAGREE_NOTE, "", *lines, ""] \
+    return [f"### {DISAGREEMENTS}", "", _DISAGREE_NOTE, "", *lines, ""] \
         if lines else []
 
 
@@ -204,7 +215,7 @@ def _md_diagrams(comparison: Comparison) -> list[str]:
     for agent_types, diagram in diagram_groups(comparison):
         lines += [f"Workflow of {', '.join(f'`{t}`' for t in agent_types)}:", "",
                   "```mermaid", diagram.rstrip("\n"), "```", ""]
-    return ["## Workflows", "", DIAGRAM_NOTE, "", *lines] if lines else []
+    return [f"## {WORKFLOWS}", "", DIAGRAM_NOTE, "", *lines] if lines else []
 
 
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
@@ -217,12 +228,12 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     table = head_to_head(comparison)
     lines = [f"# {TITLE}", "", meta_line(comparison), ""]
     if diff is not None:
-        lines += [f"Against the baseline: {baseline_line(diff)}.", ""]
+        lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
     lines += _md_attention(comparison, diff)
     lines += _md_head_to_head(table)
-    lines += ["## Summary by agent type", "", summary_note(table), "",
+    lines += [f"## {SUMMARY}", "", summary_note(table), "",
               _md_summary(comparison.summaries()), "",
-              "## Scenarios × agent types", ""]
+              f"## {TABLE}", ""]
     if diff is not None:
         lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     if sampled_columns(comparison):
@@ -253,11 +264,11 @@ def render_summary(comparison: Comparison, baseline: Comparison | None = None) -
              ""]
     items = attention(comparison, diff)
     if items:
-        lines += ["**Needs attention**", "",
+        lines += [f"**{ATTENTION}**", "",
                   *(f"- {ATTENTION_TITLES[kind]} `{key}`: {_md_text(why)}"
                     for kind, key, _, why in items), ""]
     if table.contenders and table.scenarios and len(table.contenders) > 1:
-        lines += ["**Which is best** (★: best, several ★: a tie within noise)", "",
+        lines += [f"**{BEST}** (★: best, several ★: a tie within noise)", "",
                   tabulate([[line.label, *(h2h_cell(line, c) for c in table.contenders)]
                             for line in table.lines],
                            ["", *(contender_label(c) for c in table.contenders)],

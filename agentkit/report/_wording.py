@@ -20,6 +20,18 @@ from agentkit.report.model import (
 from agentkit.report.standings import HeadToHead, Line
 
 TITLE = "Agent comparison report"
+#: The report's sections, as both renderers head them (in this order)
+ATTENTION = "Needs attention"
+BASELINE = "Against the baseline"
+BEST = "Which is best"
+SUMMARY = "Summary by agent type"
+TABLE = "Scenarios × agent types"
+WORKFLOWS = "Workflows"
+FAILURES = "Failures"
+SNAPSHOTS = "Snapshot changes"
+DISAGREEMENTS = "Judge disagreements between samples"
+NO_FAILURE = "None: every run passed."
+NOTHING_TO_COMPARE = "No scenario was run by more than one agent type: nothing to compare."
 
 
 STATUS = {"pass": "pass", "fail": "FAIL", "error": "ERROR"}
