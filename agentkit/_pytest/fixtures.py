@@ -27,7 +27,7 @@ from agentkit.scenario.runner import ScenarioResult, execute_scenario, load
 from agentkit.verdict import judge
 
 __all__ = ["agentkit_record_mode", "scripted_llm", "live_llm", "judge_llm", "agentkit_llm",
-           "run_scenario", "RecordingFailed", "record_first"]
+           "run_scenario", "RecordingFailed", "record_first", "kept"]
 
 
 @pytest.fixture(autouse=True)
@@ -145,6 +145,14 @@ class RecordingFailed(Exception):
     __module__ = "agentkit.pytest_plugin"  # where users import it from
 
 
+def kept(recording: Any) -> None:
+    """Raise :class:`RecordingFailed` when ``recording`` (a scenario's or its samples') was not
+    kept: its problems, then the files that stayed as they were."""
+    if not recording.ok:
+        raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
+                              f"{recording.files} are as they were)")
+
+
 def record_first(request: pytest.FixtureRequest, scenario: Scenario,
                  agent_type: str | None, state: Mapping[str, Any] | None) -> None:
     """With a record mode, record one scenario × agent type first (the same
@@ -158,10 +166,7 @@ def record_first(request: pytest.FixtureRequest, scenario: Scenario,
         if scenario.agents[name].recorded():
             live = request.getfixturevalue("live_llm")
             roles = RoleModels(judge=request.getfixturevalue("judge_llm"), user=live)
-        recording = record_scenario(scenario, name, live, mode, state=state, roles=roles)
-        if not recording.ok:
-            raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
-                                  f"{recording.files} are as they were)")
+        kept(record_scenario(scenario, name, live, mode, state=state, roles=roles))
 
 
 @pytest.fixture

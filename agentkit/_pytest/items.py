@@ -57,6 +57,9 @@ def _record_hint(case: Case, nodeid: str) -> str | None:
 
 
 def scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
+    """The item's test function: run the case (recorded first with a record mode), note a
+    sampled case's statistics, and fail with one message saying why."""
+
     def test(request: pytest.FixtureRequest, snapshot: Any) -> None:
         title = f"scenario {scenario.name} [{agent_type}]"
         snapshots = SyrupySnapshots(snapshot, request.config.rootpath, request.node,

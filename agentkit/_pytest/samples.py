@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentkit._pytest.fixtures import RecordingFailed
+from agentkit._pytest.fixtures import kept
 from agentkit.harness import CaseResult
 from agentkit.llms.base import LLM
 from agentkit.scenario.model import Scenario
@@ -46,13 +46,10 @@ def record_samples_first(request: pytest.FixtureRequest, scenario: Scenario, age
 
         return RoleModels(judge=judged_by, user=Seeded(live, base + index))
 
-    recording = record_samples(
+    kept(record_samples(
         scenario, agent_type, lambda index: Seeded(live, base + index), samples, mode,
         sampling={"temperature": getattr(live, "temperature", None), "seed": base},
-        roles=cast, state=state)
-    if not recording.ok:
-        raise RecordingFailed("\n".join(recording.problems) + f"\n(nothing written: "
-                              f"{recording.files} are as they were)")
+        roles=cast, state=state))
 
 
 def warn_of_a_weak_gate(title: str, case: CaseResult) -> None:
