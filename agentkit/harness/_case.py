@@ -13,7 +13,7 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
 from agentkit.recording import Cassette, CassetteError, CassetteLLM
-from agentkit.scenario.layout import cassette_path, snapshot_path
+from agentkit.scenario.layout import cassette_path, recording_files, records, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.runner import ScenarioResult, execute_scenario
 from agentkit.scenario.trace import SampledTrace, Trace
@@ -27,7 +27,7 @@ from agentkit.verdict import (
     judge_samples,
     sample_outcome,
 )
-from agentkit.verdict._cases import CaseStats, case_stats
+from agentkit.verdict._cases import CaseStats, case_stats, gate_warning
 from agentkit.verdict._stats import Spread, spread
 
 __all__ = ["Case", "CaseResult", "run_case", "sample_count", "RunObserver", "observing_runs"]
@@ -63,6 +63,14 @@ class Case:
             return self.samples
         return self.cassette is not None or sample_count(self.scenario,
                                                          self.agent_type) is not None
+
+    def missing_cassettes(self) -> list[Path]:
+        """The cassettes of the agent type's recording (and its MCP servers') not on disk yet,
+        without which the case cannot run: each face says how to record them."""
+        if self.cassette is not None or not records(self.scenario, self.agent_type):
+            return []
+        return [path for path in recording_files(self.scenario, self.agent_type)[1:]
+                if not path.exists()]
 
 
 @dataclass
@@ -104,6 +112,14 @@ class CaseResult:
         if any(run.result is None for run in self.runs):
             return None
         return SampledTrace([run.result.trace for run in self.runs if run.result is not None])
+
+    @property
+    def gate_warning(self) -> str | None:
+        """Why the scenario's ``min_pass_rate`` cannot fail at this sampled case's sample count,
+        naming the samples needed (None: it can, or there is none): the commands print it, the
+        pytest plugin warns it."""
+        return gate_warning(self.scenario.min_pass_rate, self.stats.judged,
+                            self.stats.confidence)
 
     @property
     def snapshot_written(self) -> Path | None:
