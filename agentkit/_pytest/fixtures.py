@@ -16,8 +16,8 @@ from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.options import shown_path
 from agentkit._pytest.outcomes import call_passed
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteError, CassetteLLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
+from agentkit.recording import CassetteError, CassetteLLM
 from agentkit.scenario.layout import records
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario

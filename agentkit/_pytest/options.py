@@ -11,7 +11,7 @@ import pytest
 
 from agentkit._pytest.cassettes import MARKER as CASSETTE_MARKER
 from agentkit._pytest.network import AllowedHosts
-from agentkit.llms.cassette import RECORD_MODES
+from agentkit.recording import RECORD_MODES
 from agentkit.scenario.project import Project, ProjectError, activated, read_project
 
 __all__ = ["add_options", "add_markers", "activate_project", "project_of", "read_allowed_hosts",
