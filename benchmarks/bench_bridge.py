@@ -47,9 +47,9 @@ from _rates import heading  # noqa: E402
 from agentkit.bridge import API_KEY, DEFAULT_BASE_URL, Bridge, BridgeTransport  # noqa: E402
 from agentkit.core.sim import simulation  # noqa: E402
 from agentkit.instrumentation import collect_events  # noqa: E402
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM  # noqa: E402
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call  # noqa: E402
 from agentkit.llms.openai import ssl_context  # noqa: E402
+from agentkit.recording import CassetteLLM, RecordingLLM  # noqa: E402
 from agentkit.trace import IdNormalizer, build_turn  # noqa: E402
 from examples.tool_loop_agent import ToolLoopAgent  # noqa: E402
 

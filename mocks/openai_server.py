@@ -1,4 +1,4 @@
-"""The fake OpenAI endpoint for tests: :mod:`agentkit.llms.fake_openai` plus a pytest fixture.
+"""The fake OpenAI endpoint for tests: :mod:`agentkit.recording` plus a pytest fixture.
 
 ``fake_openai(script, **options)`` starts a respx-backed :class:`FakeOpenAIServer` serving
 ``/chat/completions`` (JSON and SSE) from a ScriptedLLM-style script; ``server.llm()`` is an
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentkit.llms.fake_openai import (
+from agentkit.recording import (
     DEFAULT_BASE_URL,
     EPOCH,
     TEST_API_KEY,

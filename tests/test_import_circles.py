@@ -4,10 +4,12 @@ they never run) has no cycle, so each package can be read, imported and tested o
 below it.
 
 A module is collapsed to its package (``agentkit.harness._runner`` to ``agentkit.harness``; a
-top-level module such as ``agentkit.cli`` is its own). A module kept at an old import path
-only to re-export names that moved (its body a docstring, imports and ``__all__``, e.g.
-``agentkit.scenario.runner``) is transparent: importing it is importing what it re-exports,
-and it adds no edge of its own."""
+top-level module such as ``agentkit.cli`` is its own). Old import paths add no edge: a module
+kept only to re-export names that moved (its body a docstring, imports and ``__all__``, e.g.
+``agentkit.scenario.runner``) is transparent -- importing it is importing what it
+re-exports -- and a module's ``__getattr__`` (PEP 562), which finds a name that moved up when
+it is first asked for (``agentkit.scenario.run_scenario``, ``agentkit.llms.mock.CassetteLLM``),
+is not looked into: it runs only for code written against the old path."""
 
 from __future__ import annotations
 
@@ -44,12 +46,15 @@ def _type_checking(node: ast.If) -> bool:
 
 def imports(tree: ast.AST, module: str, is_package: bool) -> list[str]:
     """Every ``agentkit`` module or name ``module`` imports at run time (``from m import n``
-    as ``m.n``), anywhere in it but under ``if TYPE_CHECKING:``."""
+    as ``m.n``), anywhere in it but under ``if TYPE_CHECKING:`` and in its ``__getattr__``."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     found: list[str] = []
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef) and child.name == "__getattr__" \
+                    and node is tree:
+                continue  # an old path's names, found on first use
             if isinstance(child, ast.If) and _type_checking(child):
                 for other in child.orelse:
                     visit_one(other)
@@ -207,6 +212,8 @@ def test_a_circle_through_a_lazy_import_is_found_and_named(tmp_path):
         "high/__init__.py": "from agentkit.low import thing\n\ndef run():\n    return thing\n",
         "typed/__init__.py": ("from typing import TYPE_CHECKING\n"
                               "if TYPE_CHECKING:\n    from agentkit.high import run\n"),
+        "old/__init__.py": ("def __getattr__(name):\n    from agentkit import high\n"
+                            "    return getattr(high, name)\n"),
     }.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
@@ -216,6 +223,7 @@ def test_a_circle_through_a_lazy_import_is_found_and_named(tmp_path):
     assert a_cycle(graph, ["agentkit.high", "agentkit.low"]) == [
         "agentkit.high", "agentkit.low", "agentkit.high"]
     assert graph["agentkit.typed"] == set()  # only typing looks at it
+    assert graph["agentkit.old"] == set()  # only code written against the old path does
 
 
 def test_a_module_that_only_re_exports_stands_for_what_it_re_exports(tmp_path):

@@ -3,7 +3,7 @@
 :class:`Bridge` answers ``POST {base}/chat/completions`` (JSON, or SSE when the request
 streams; tool calls, parallel tool calls, usage) and ``GET {base}/models`` with the model it is
 given: a scenario's script or the one rendered from its trajectory, a cassette, or -- while
-recording -- the live model it proxies to (a :class:`~agentkit.llms.cassette.RecordingLLM`,
+recording -- the live model it proxies to (a :class:`~agentkit.recording.RecordingLLM`,
 which records the exchanges into the cassette as it does for agentkit's own agents). Requests
 are read and answers written by the wire format of :mod:`agentkit.llms.openai_wire`, the one
 the fake OpenAI endpoint uses too; every model call goes into the agent's trace through
@@ -43,7 +43,6 @@ from agentkit.core.events import dispatcher
 from agentkit.core.sim import now, run_sync
 from agentkit.llms import errors
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import RecordedLLMError
 from agentkit.llms.openai_wire import (
     EPOCH,
     RequestError,
@@ -58,6 +57,7 @@ from agentkit.llms.openai_wire import (
     sse_body,
 )
 from agentkit.llms.types import ChatMessage, ChatResponse, Usage
+from agentkit.recording import RecordedLLMError
 
 __all__ = ["Bridge", "HTTPAnswer", "DEFAULT_BASE_URL", "API_KEY"]
 

@@ -21,7 +21,7 @@ underlined, no markers), :data:`HTML` elements with a class (``<del class="diff-
 :func:`changes` lists every difference of two JSON-like values in document order (deepdiff finds
 them), each rendered so; a path names the item of a list by its ``name`` where it has one
 (``tool_calls[0] (refund).output``). Used by trace diffs (:mod:`agentkit.trace._diff`) and
-cassette misses (:mod:`agentkit.llms.cassette`).
+cassette misses (:mod:`agentkit.recording`).
 """
 
 from __future__ import annotations

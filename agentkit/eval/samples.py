@@ -46,8 +46,8 @@ from agentkit.harness import (
 )
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
-from agentkit.llms.cassette import Cassette, RecordingLLM
 from agentkit.llms.types import ChatResponse
+from agentkit.recording import Cassette, RecordingLLM
 from agentkit.scenario.layout import cassette_path, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.trace import diff_traces

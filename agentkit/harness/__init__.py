@@ -33,6 +33,7 @@ from agentkit.harness._case import (
     sample_count,
 )
 from agentkit.harness._llm_judge import (
+    CONSISTENT_SCORE,
     JUDGE_PROMPT,
     Judge,
     JudgeAnswerError,
@@ -45,6 +46,7 @@ from agentkit.harness._llm_judge import (
     judged_entries,
     parse_verdict,
     verdicts,
+    vote,
 )
 from agentkit.harness._mcp import (
     MCPWorld,
@@ -127,4 +129,4 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "SimulatedConversation", "SimulatedTool", "SimulatedToolError", "SimulatedTurnEvent",
            "SimulatedUserContext", "Subject", "trajectory_renderer", "trajectory_renderer_for",
            "transcript", "UnknownAgentTypeError", "UnknownTrajectoryFormatError",
-           "user_messages", "USER_PROMPT", "verdicts", "Vote"]
+           "user_messages", "USER_PROMPT", "verdicts", "vote", "Vote", "CONSISTENT_SCORE"]

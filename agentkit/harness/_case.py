@@ -13,8 +13,8 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
 from agentkit.harness._runner import ScenarioResult, execute_scenario
-from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM
-from agentkit.scenario.layout import cassette_path, snapshot_path
+from agentkit.recording import Cassette, CassetteError, CassetteLLM
+from agentkit.scenario.layout import cassette_path, recording_files, records, snapshot_path
 from agentkit.scenario.model import Scenario
 from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict import (
@@ -27,7 +27,7 @@ from agentkit.verdict import (
     judge_samples,
     sample_outcome,
 )
-from agentkit.verdict._cases import CaseStats, case_stats
+from agentkit.verdict._cases import CaseStats, case_stats, gate_warning
 from agentkit.verdict._stats import Spread, spread
 
 __all__ = ["Case", "CaseResult", "run_case", "sample_count", "RunObserver", "observing_runs"]
@@ -63,6 +63,14 @@ class Case:
             return self.samples
         return self.cassette is not None or sample_count(self.scenario,
                                                          self.agent_type) is not None
+
+    def missing_cassettes(self) -> list[Path]:
+        """The cassettes of the agent type's recording (and its MCP servers') not on disk yet,
+        without which the case cannot run: each face says how to record them."""
+        if self.cassette is not None or not records(self.scenario, self.agent_type):
+            return []
+        return [path for path in recording_files(self.scenario, self.agent_type)[1:]
+                if not path.exists()]
 
 
 @dataclass
@@ -106,6 +114,14 @@ class CaseResult:
         if any(run.result is None for run in self.runs):
             return None
         return SampledTrace([run.result.trace for run in self.runs if run.result is not None])
+
+    @property
+    def gate_warning(self) -> str | None:
+        """Why the scenario's ``min_pass_rate`` cannot fail at this sampled case's sample count,
+        naming the samples needed (None: it can, or there is none): the commands print it, the
+        pytest plugin warns it."""
+        return gate_warning(self.scenario.min_pass_rate, self.stats.judged,
+                            self.stats.confidence)
 
     @property
     def snapshot_written(self) -> Path | None:
@@ -213,7 +229,8 @@ def _run_samples(case: Case, snapshots: SnapshotSession | None,
         def execute(index: int = index, cassette: Cassette = cassette) -> ScenarioResult:
             replay = CassetteLLM(cassette, sample=index if cassette.sampled else None)
             return execute_scenario(scenario, agent_type, seed=case.seed, llm=replay,
-                                    state=case.state)
+                                    state=case.state,
+                                    sample=index if cassette.sampled else None)
 
         result, verdict = _judged(execute, None, None)
         runs.append(SampleRun(index, result, verdict, sample_outcome(verdict, result)))

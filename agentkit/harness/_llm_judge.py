@@ -13,9 +13,10 @@ verdict is a :class:`JudgeAnswerError` -- an infrastructure error of the run (th
 not the agent), never a pass.
 
 **Votes.** Every judge of the panel (``judge:`` may list several) is asked ``samples`` times;
-each answer is a vote, which passes when its verdict is ``pass`` and (with ``min_score``) its
-score is at least ``min_score``. The expectation passes when more votes pass than fail: a
-tie fails. Votes that disagree are marked ``split`` in the trace.
+each answer is a vote, which passes when its verdict is ``pass`` and its score, if it gave
+one, is at least ``min_score`` (without one, :data:`CONSISTENT_SCORE`: a ``pass`` scored
+lower contradicts itself, and the vote's reason says so). The expectation passes when more
+votes pass than fail: a tie fails. Votes that disagree are marked ``split`` in the trace.
 
 Each verdict reaches the trace as a :class:`JudgeVerdictEvent` on the bus, filed into the turn
 it judges (``judged:``, with the reason, the score, who judged and the votes); the judges'
@@ -36,15 +37,15 @@ from typing import Any, Literal
 from agentkit.core.errors import InfrastructureError
 from agentkit.core.events import dispatcher
 from agentkit.harness._roles import RoleEvent, RoleSource, file_calls, transcript
-from agentkit.llms.cassette import RoleKey, text_hash
 from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.recording import RoleKey, text_hash
 from agentkit.scenario.model import Judged, JudgeSpec
 from agentkit.trace._trace import TurnBuilder, TurnTrace, trace_handler
 from agentkit.verdict import Judgement, Vote
 
 __all__ = ["JUDGE_PROMPT", "JudgeAnswerError", "Vote", "Judgement", "JudgeVerdictEvent",
            "Judge", "Subject", "parse_verdict", "judge_messages", "judged_entries", "verdicts",
-           "disagreements"]
+           "disagreements", "vote", "CONSISTENT_SCORE"]
 
 Subject = Literal["answer", "conversation"]
 
@@ -121,7 +122,8 @@ def parse_verdict(text: str, *, need_score: bool = False) -> _Parsed:
         raise ValueError(f"the key {exc.args[0]!r} is given twice, so it is no one verdict"
                          ) from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not a JSON object ({exc.msg} at position {exc.pos})") from None
+        raise ValueError(f"not a JSON object ({exc.msg.removesuffix(' at')} at position "
+                         f"{exc.pos})") from None
     except (ValueError, RecursionError):  # an integer too long, nesting too deep
         raise ValueError("not a JSON object agentkit reads (nested too deep, or an integer "
                          "too long)") from None
@@ -159,6 +161,25 @@ def _file_verdict(turn: TurnBuilder, event: JudgeVerdictEvent) -> None:
     file_calls(turn, event)
 
 
+CONSISTENT_SCORE = 0.5
+"""The score a ``pass`` needs, when the expectation sets no ``min_score``: a judge that
+answers ``pass`` with a lower score contradicts itself, and its vote does not pass."""
+
+
+def vote(judge: str, parsed: _Parsed, min_score: float | None) -> Vote:
+    """The vote of one answer: a ``pass`` passes when its score (if it gave one) is at least
+    ``min_score`` (or :data:`CONSISTENT_SCORE`); one that does not says why in its reason."""
+    need = CONSISTENT_SCORE if min_score is None else min_score
+    score = parsed.score  # given whenever there is a min_score (parse_verdict asks for it)
+    if parsed.verdict != "pass" or score is None or score >= need:
+        return Vote(judge, parsed.verdict, parsed.reason, parsed.score,
+                    parsed.verdict == "pass")
+    what = (f"below the min_score {need:g}" if min_score is not None
+            else f"below {need:g}, which contradicts its `pass`")
+    return Vote(judge, parsed.verdict, f"{parsed.reason} [not a pass: its score {score:g} is "
+                                       f"{what}]", parsed.score, False)
+
+
 class Judge:
     """The judges of one run (a panel: each with its spec and where its answers come from),
     deciding judged expectations."""
@@ -194,10 +215,7 @@ class Judge:
                                        where, error=problem)
                     dispatcher.emit(JudgeVerdictEvent(judgement=failed, calls=calls))
                     raise JudgeAnswerError(problem) from None
-                passed = parsed.verdict == "pass" and (
-                    judged.min_score is None or (parsed.score or 0.0) >= judged.min_score)
-                votes.append(Vote(answer.by, parsed.verdict, parsed.reason, parsed.score,
-                                  passed))
+                votes.append(vote(answer.by, parsed, judged.min_score))
         judgement = Judgement(at, judged.judge, upto, tuple(votes), judged.min_score, where)
         dispatcher.emit(JudgeVerdictEvent(judgement=judgement, calls=calls))
         self.decided.append(judgement)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentkit.llms.cassette import Cassette, CassetteError
+from agentkit.recording import Cassette, CassetteError
 from agentkit.scenario.layout import cassette_path, has_mcp
 from agentkit.scenario.model import Scenario, ToolSpec
 from agentkit.tools.mcp import (

@@ -49,7 +49,7 @@ from agentkit.harness._roles import RoleModels
 from agentkit.harness._runner import ScenarioResult, load, run_scenario
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import (
+from agentkit.recording import (
     Cassette,
     CassetteError,
     CassetteLLM,

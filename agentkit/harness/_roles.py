@@ -6,7 +6,7 @@ it did into traces.
 A role's answers come, in this order of precedence, from
 
 1. its ``script`` (a :class:`~agentkit.llms.mock.ScriptedLLM`: offline, no model);
-2. the agent type's recording (:meth:`agentkit.llms.cassette.CassetteLLM.role`): replayed by
+2. the agent type's recording (:meth:`agentkit.recording.CassetteLLM.role`): replayed by
    the role's key -- the scenario field it serves, its model, the hashes of its rubric or
    persona and goal, and of the transcript it saw -- and, while recording, recorded through
    the role's live model (:class:`RoleModels`) into the same cassette as the agent's calls;
@@ -28,9 +28,9 @@ from typing import Any
 
 from agentkit.core.events import Event
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM, RoleKey, RoleLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
+from agentkit.recording import CassetteLLM, RecordingLLM, RoleKey, RoleLLM
 from agentkit.trace._trace import RoleCallTrace, TurnBuilder, TurnTrace
 
 __all__ = ["RoleEvent", "RoleModels", "RoleAnswer", "RoleSource", "Channel", "transcript",

@@ -56,9 +56,9 @@ from agentkit.harness._simulated_user import Conversation, FixedTurns, Simulated
 from agentkit.harness._world import build_tools, resolve_ref
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
+from agentkit.recording import CassetteLLM, RecordingLLM
 from agentkit.scenario.images import turn_images
 from agentkit.scenario.layout import (
     cassette_path,
@@ -120,6 +120,8 @@ class ScenarioResult:
     """What the simulated user's conversation found (its goal not reached)."""
     own_tools_allowed: bool = field(default=False, repr=False)
     """The agent may call tools of its own by a scenario tool's name (traced from the wire)."""
+    sample: int | None = field(default=None, repr=False)
+    """The sample of a sampled recording this run replayed."""
 
     @property
     def passed(self) -> bool:
@@ -154,7 +156,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
-        from agentkit.llms.fake_openai import FakeOpenAIServer
+        from agentkit.recording import FakeOpenAIServer
 
         # routed per client (not server.start(), which patches httpx process-wide): scenarios
         # in other threads have their own servers
@@ -571,7 +573,7 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         models=dict(built.models), role_scripts=dict(cast.scripts), tools=list(world.tools),
         mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
         conversation_problems=list(cast.conversation.problems),
-        own_tools_allowed=getattr(built.agent, "traced_from_wire", False))
+        own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample)
 
 
 def _renders(spec: AgentSpec) -> bool:

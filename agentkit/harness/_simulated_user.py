@@ -28,8 +28,8 @@ from agentkit.core.errors import AgentFailedError, InfrastructureError
 from agentkit.core.events import dispatcher
 from agentkit.harness._llm_judge import Judge
 from agentkit.harness._roles import RoleEvent, RoleSource, file_calls
-from agentkit.llms.cassette import RoleKey, text_hash
 from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.recording import RoleKey, text_hash
 from agentkit.scenario.model import Judged, Scenario, SimulatedUser, TextMatch, Turn
 from agentkit.trace._trace import RoleCallTrace, Trace, TurnBuilder, TurnTrace, trace_handler
 

@@ -6,7 +6,8 @@
 * :class:`MockLLM` echoes its prompt, like LlamaIndex's ``MockLLM``.
 * :class:`SchemaLLM` calls every tool it is offered with arguments made up from the tool's
   JSON schema, then answers with the results: a smoke test for a tool set.
-* :class:`CassetteLLM` replays recorded exchanges (defined in :mod:`agentkit.llms.cassette`).
+* :class:`CassetteLLM` replays recorded exchanges (defined in :mod:`agentkit.recording`, a
+  layer above this one: importable from here as before, loaded on first use).
 
 They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
 model: streaming splits text into word chunks and streams tool-call arguments, every call
@@ -27,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.ids import new_id
@@ -38,7 +39,6 @@ from agentkit.llms.base import (
     LLMRequest,
     messages_to_prompt,
 )
-from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
     ChatMessage,
@@ -63,6 +63,21 @@ __all__ = [
     "split_words",
     "track_scripts",
 ]
+
+if TYPE_CHECKING:
+    from agentkit.recording import CassetteLLM, RecordingLLM
+
+
+def __getattr__(name: str) -> Any:
+    """``CassetteLLM`` and ``RecordingLLM``, re-exported from :mod:`agentkit.recording` on
+    first use: that layer stands on this one, so it is imported only when they are asked for."""
+    if name not in ("CassetteLLM", "RecordingLLM"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from agentkit.recording import CassetteLLM, RecordingLLM
+
+    found: dict[str, Any] = {"CassetteLLM": CassetteLLM, "RecordingLLM": RecordingLLM}
+    globals().update(found)
+    return found[name]
 
 
 class ScriptExhaustedError(RecordingMismatchError, RuntimeError):

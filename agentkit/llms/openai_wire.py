@@ -19,7 +19,7 @@ saying what was wrong, which the backend turns into a typed :mod:`agentkit.llms.
 
 ``ChatResponse.raw`` is the decoded JSON the server sent (the completion, or the last chunk).
 
-**Server side** (the fake endpoint of :mod:`agentkit.llms.fake_openai` and the bridge of
+**Server side** (the fake endpoint of :mod:`agentkit.recording` and the bridge of
 :mod:`agentkit.bridge`): a request body read into our messages and tools
 (:func:`parse_request`; a malformed one is a :class:`RequestError` with the HTTP status and the
 OpenAI-style error body naming the field), and answers written -- a completion, the SSE events

@@ -31,6 +31,7 @@ from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.harness import observing_runs
 from agentkit.otel import otlp_json
+from agentkit.otel.settings import stable_from_env
 from agentkit.otel.spans import Evaluation, RunRecord, SpanBuilder
 from agentkit.scenario.check import expectation_results
 from agentkit.scenario.model import SlowRegexError
@@ -49,7 +50,7 @@ DEFAULT_TIMEOUT = 5.0
 
 def _shown_url(url: str) -> str:
     """``url`` as it may be printed: no user, password, query or fragment."""
-    from agentkit.llms.cassette import public_url
+    from agentkit.recording import public_url
 
     return public_url(url) or "<endpoint>"
 
@@ -79,7 +80,8 @@ def record_of_result(result: ScenarioResult, verdict: Verdict) -> RunRecord:
     spec = scenario.agents.get(agent_type)
     return RunRecord(key=result.name, trace=result.trace, agent=agent_type,
                      evaluations=evaluations, team=spec is not None and spec.team is not None,
-                     outcome=verdict.outcome, error=verdict.stopped_by, attributes=attributes)
+                     outcome=verdict.outcome, error=verdict.stopped_by, attributes=attributes,
+                     sample=result.sample)
 
 
 def record_of_test(nodeid: str, events: Sequence[Event], *, passed: bool,
@@ -161,10 +163,14 @@ class OtelExport:
 
     def __init__(self, *, out: Path | None = None, endpoint: str | None = None,
                  content: bool = False, warn: Callable[[str], None] | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, stable: bool | None = None) -> None:
         self.out = out
         self.endpoint = endpoint
         self.content = content
+        self.stable = stable_from_env() if stable is None else stable
+        """Byte-stable spans (:class:`~agentkit.otel.spans.SpanBuilder`); by default as
+        ``AGENTKIT_OTEL_STABLE`` says."""
+        self._built: list[Any] | None = None
         self.warn = warn or (lambda message: None)
         self.timeout = timeout
         self.records: list[RunRecord] = []
@@ -180,6 +186,7 @@ class OtelExport:
         if record is not None:
             with self._lock:
                 self.records.append(record)
+                self._built = None
 
     def observe(self, result: ScenarioResult | None, verdict: Verdict) -> None:
         """A :data:`~agentkit.harness.RunObserver`: a run that could not start has no
@@ -197,10 +204,13 @@ class OtelExport:
             yield self
 
     def spans(self) -> list[Any]:
-        """The SDK spans of every run, runs in order of name (then of arrival)."""
-        builder = SpanBuilder(content=self.content, redactor=Redactor())
-        records = sorted(self.records, key=lambda r: r.key)
-        return [span for record in records for span in builder.spans(record)]
+        """The SDK spans of every run, runs in order of name (then of arrival); built once,
+        so that the file and the endpoint get the same ids and times."""
+        if self._built is None:
+            builder = SpanBuilder(content=self.content, redactor=Redactor(), stable=self.stable)
+            records = sorted(self.records, key=lambda r: (r.key, r.sample or 0))
+            self._built = [span for record in records for span in builder.spans(record)]
+        return self._built
 
     def encoded(self) -> dict[str, Any]:
         """The OTLP/JSON request of every run (with the ``extra`` ones merged in)."""

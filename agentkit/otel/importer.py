@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.files import FileWriteError, atomic_write_text
-from agentkit.llms.cassette import dump_yaml
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse
 from agentkit.llms.types import ToolSelection
 from agentkit.otel.conversation import ImportedRun, TraceImportError, conversation
 from agentkit.otel.otlp_json import read_spans
+from agentkit.recording import dump_yaml
 from agentkit.tools.recorded import MODULE_TEXT, attribute_names
 
 __all__ = ["ImportResult", "import_trace", "read_run", "choose_agent_type"]
@@ -85,7 +85,7 @@ def choose_agent_type(run: ImportedRun, given: str | None = None) -> str:
 
 def _ms(seconds: float) -> float:
     """A traced duration in whole milliseconds, rounded up: the grid recorded latencies live
-    on (:mod:`agentkit.llms.cassette`), so the recording and its replay keep the same times."""
+    on (:mod:`agentkit.recording`), so the recording and its replay keep the same times."""
     return math.ceil(round(seconds * 1000, 6)) / 1000
 
 

@@ -7,16 +7,31 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["CONTENT_ENV", "content_from_env", "resolve_endpoint"]
+__all__ = ["CONTENT_ENV", "STABLE_ENV", "content_from_env", "stable_from_env", "resolve_endpoint"]
 
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The environment variable GenAI instrumentations read to capture message content."""
 
 
+STABLE_ENV = "AGENTKIT_OTEL_STABLE"
+"""The environment variable that asks for byte-stable exports: spans on a fixed epoch, ids
+derived from the runs' names (for snapshots of an export; a backend's default time window
+does not show them)."""
+
+
+def _flag(name: str, environ: Mapping[str, str] | None) -> bool:
+    value = (os.environ if environ is None else environ).get(name, "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
 def content_from_env(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the environment asks for message content (``CONTENT_ENV=true``)."""
-    value = (os.environ if environ is None else environ).get(CONTENT_ENV, "")
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    return _flag(CONTENT_ENV, environ)
+
+
+def stable_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment asks for byte-stable exports (``STABLE_ENV=1``)."""
+    return _flag(STABLE_ENV, environ)
 
 
 def resolve_endpoint(option: str | None, environ: Mapping[str, str] | None = None) -> str | None:

@@ -1,8 +1,12 @@
 """A run of agentkit as OpenTelemetry spans, built from its trace with the official SDK.
 
-One OTel trace per run, its spans on virtual time offset to a fixed epoch (:data:`EPOCH_NS`)
-and its ids derived from the run's name, so the spans of a run are the same byte for byte on
-every machine and overlap as the calls did (agentkit's timeline)::
+One OTel trace per run, its spans on the run's virtual time -- durations and overlaps as the
+calls had them (agentkit's timeline) -- anchored so that the run ends when it was exported (for
+a live run, at its real start), and ids unique to each export of each run and sample: a
+backend's default time window shows the run, and a re-sent run is a trace of its own. Asked
+for (``stable=True``, ``AGENTKIT_OTEL_STABLE=1``), the spans sit on a fixed epoch
+(:data:`EPOCH_NS`) with ids derived from the run's name, the same byte for byte on every
+machine (for snapshots of an export)::
 
     support[react]                         the run: one gen_ai.evaluation.result event per
       invoke_agent react                   expectation; a turn (invoke_workflow with an
@@ -12,15 +16,19 @@ every machine and overlap as the calls did (agentkit's timeline)::
           chat scripted                    tasks' tool calls; CoA's chain likewise
           execute_tool population
 
-Spans are built from :class:`~agentkit.trace._trace.Trace` (itself built from the bus
-events), never from hooks in the agents. Message content (``gen_ai.input.messages`` and the
-like) is written only when asked; whatever text is written -- messages, tool arguments and
-results, problems -- goes through the cassettes' redactor first.
+Spans are built from :class:`~agentkit.trace.Trace` (itself built from the bus
+events), never from hooks in the agents. Message content (``gen_ai.input.messages``, tool
+arguments and results, and the like) is written only when asked; whatever text is written
+goes through the cassettes' redactor first. An LLM judge's verdict on a turn is a ``judge``
+span at the turn's end (its verdict, reason and calls, and a ``gen_ai.evaluation.result``
+event); a simulated user's messages are a ``simulated_user`` span at the turn's start.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,18 +76,24 @@ class RunRecord:
     outcome: str = "pass"
     error: str | None = None
     attributes: dict[str, str] = field(default_factory=dict)
+    sample: int | None = None
+    """The sample of a sampled case this run replayed (``agentkit.sample``)."""
+    exported_ns: int = field(default_factory=time.time_ns)
+    """When the run was handed to the export (wall clock): where its spans end, unless the
+    export is stable."""
 
 
 class _DerivedIds(IdGenerator):
     """Ids derived from the run's name and the span's place in it (the SDK's default ids are
     random; these make an export reproducible and keep two runs' ids apart)."""
 
-    def __init__(self) -> None:
+    def __init__(self, nonce: str = "") -> None:
+        self.nonce = nonce
         self.key = ""
         self.count = 0
 
     def start(self, key: str) -> None:
-        self.key, self.count = key, 0
+        self.key, self.count = f"{self.nonce}{key}", 0
 
     def _number(self, text: str, bits: int) -> int:
         value = int.from_bytes(hashlib.sha256(text.encode()).digest()[: bits // 8], "big")
@@ -91,10 +105,6 @@ class _DerivedIds(IdGenerator):
     def generate_span_id(self) -> int:
         self.count += 1
         return self._number(f"span/{self.key}/{self.count}", 64)
-
-
-def _ns(seconds: float) -> int:
-    return EPOCH_NS + round(seconds * 1e9)
 
 
 def _error_type(error: str) -> str:
@@ -123,12 +133,17 @@ class SpanBuilder:
 
     ``content`` writes message content (opt-in, as the conventions say); ``redactor`` takes
     secrets out of every text written (by default the cassettes' one: keys, bearer tokens,
-    URL passwords and the values of this machine's secret environment variables)."""
+    URL passwords and the values of this machine's secret environment variables);
+    ``stable`` puts the spans on :data:`EPOCH_NS` with ids from the runs' names (module
+    docstring)."""
 
-    def __init__(self, *, content: bool = False, redactor: Redactor | None = None) -> None:
+    def __init__(self, *, content: bool = False, redactor: Redactor | None = None,
+                 stable: bool = False) -> None:
         self.content = content
         self.redactor = redactor or Redactor()
-        self._ids = _DerivedIds()
+        self.stable = stable
+        self._anchor = EPOCH_NS
+        self._ids = _DerivedIds("" if stable else os.urandom(8).hex() + "/")
         self._provider = TracerProvider(resource=Resource({"service.name": "agentkit"}),
                                         id_generator=self._ids)
         self._tracer = self._provider.get_tracer(SCOPE)
@@ -137,14 +152,20 @@ class SpanBuilder:
     # ------------------------------------------------------------------ public
     def spans(self, record: RunRecord) -> list[ReadableSpan]:
         """The spans of one run, parents before children, siblings in order of start."""
-        occurrence = self._seen.get(record.key, 0)
-        self._seen[record.key] = occurrence + 1
-        self._ids.start(record.key if not occurrence else f"{record.key}#{occurrence + 1}")
+        key = record.key if record.sample is None else f"{record.key}#sample{record.sample}"
+        occurrence = self._seen.get(key, 0)
+        self._seen[key] = occurrence + 1
+        self._ids.start(key if not occurrence else f"{key}#{occurrence + 1}")
+        end = max((t.started + t.wall_time for t in record.trace.turns), default=0.0)
+        self._anchor = EPOCH_NS if self.stable else record.exported_ns - round(end * 1e9)
         finished: list[ReadableSpan] = []
         self._emit(self._run_node(record), None, finished)
         return finished
 
     # ------------------------------------------------------------------ the tree
+    def _ns(self, seconds: float) -> int:
+        return self._anchor + round(seconds * 1e9)
+
     def _text(self, value: str) -> str:
         return self.redactor.text(value)
 
@@ -158,6 +179,8 @@ class SpanBuilder:
         attributes: dict[str, Any] = {"agentkit.run": record.key, "agentkit.outcome": record.outcome,
                                       g.CONVERSATION: record.key, g.OI_KIND: "CHAIN",
                                       **record.attributes}
+        if record.sample is not None:
+            attributes["agentkit.sample"] = record.sample
         root = _Node(record.key, SpanKind.INTERNAL, start, end, attributes, error=record.error,
                      error_attribute=False)
         for number, turn in enumerate(trace.turns, start=1):
@@ -184,6 +207,62 @@ class SpanBuilder:
         return data
 
     def _turn_node(self, record: RunRecord, number: int, turn: TurnTrace) -> _Node:
+        node = self._agents_node(record, number, turn)
+        node.children = [*self._user_nodes(turn), *node.children, *self._judge_nodes(turn)]
+        return node
+
+    def _role_usage(self, turn: TurnTrace, role: str) -> dict[str, Any]:
+        calls = [c for c in turn.role_calls if c.role == role]
+        prompt = sum((c.usage or {}).get("prompt_tokens", 0) for c in calls)
+        completion = sum((c.usage or {}).get("completion_tokens", 0) for c in calls)
+        return {"agentkit.role.calls": len(calls), g.INPUT_TOKENS: prompt,
+                g.OUTPUT_TOKENS: completion}
+
+    def _user_nodes(self, turn: TurnTrace) -> list[_Node]:
+        """The simulated user's message of this turn (its opening, or its model's calls), at
+        the turn's start."""
+        simulated = turn.details.get("simulated_user")
+        if not isinstance(simulated, Mapping):
+            return []
+        attributes = {**self._role_usage(turn, "user"), "agentkit.role": "simulated_user",
+                      "agentkit.simulated_user.by": str(simulated.get("by")), g.OI_KIND: "CHAIN"}
+        if self.content:
+            attributes[g.OI_OUTPUT] = self._text(turn.user)
+        return [_Node("simulated_user", SpanKind.INTERNAL, turn.started, turn.started,
+                      attributes)]
+
+    def _judge_nodes(self, turn: TurnTrace) -> list[_Node]:
+        """Each LLM judge's verdict filed into this turn, at the turn's end."""
+        end = turn.started + turn.wall_time
+        nodes = []
+        judged = list(turn.details.get("judged") or ())
+        for index, entry in enumerate(judged):
+            at = str(entry.get("at"))
+            verdict = str(entry.get("verdict"))
+            attributes: dict[str, Any] = {"agentkit.role": "judge", "agentkit.judge.at": at,
+                                          "agentkit.judge.verdict": verdict,
+                                          g.OI_KIND: "EVALUATOR"}
+            if index == 0:  # the turn's role calls are counted once, on its first judgement
+                attributes.update(self._role_usage(turn, "judge"))
+            if entry.get("judge"):
+                attributes["agentkit.judge.model"] = str(entry["judge"])
+            if entry.get("split"):
+                attributes["agentkit.judge.split"] = True
+            event: dict[str, Any] = {g.EVALUATION_NAME: at, g.EVALUATION_LABEL: verdict,
+                                     g.EVALUATION_VALUE: 1.0 if verdict == "pass" else 0.0}
+            reason = str(entry.get("error") or entry.get("reason") or "")
+            if reason:
+                attributes["agentkit.judge.reason"] = self._text(reason)
+                event[g.EVALUATION_EXPLANATION] = self._text(reason)
+            if isinstance(entry.get("score"), int | float):
+                attributes["agentkit.judge.score"] = float(entry["score"])
+            nodes.append(_Node(f"judge {at}", SpanKind.INTERNAL, end, end, attributes,
+                               events=[(g.EVALUATION_EVENT, event, end)],
+                               error=str(entry["error"]) if entry.get("error") else None,
+                               error_attribute=False))
+        return nodes
+
+    def _agents_node(self, record: RunRecord, number: int, turn: TurnTrace) -> _Node:
         start, end = turn.started, turn.started + turn.wall_time
         segments = _segments(turn)
         agents = [name for name, _ in segments if name is not None]
@@ -196,7 +275,7 @@ class SpanBuilder:
             node.error = turn.error
             return node
         workflow = _Node(f"invoke_workflow {record.agent}", SpanKind.INTERNAL, start, end,
-                         {g.OPERATION: "invoke_workflow", g.WORKFLOW_NAME: record.agent,
+                         {g.OPERATION: "invoke_workflow", g.AGENT_NAME: record.agent,
                           "agentkit.turn": number, g.OI_KIND: "CHAIN",
                           **self._messages_in_out(turn)}, error=turn.error)
         handoffs = list(turn.details.get("handoffs", []))
@@ -303,17 +382,18 @@ class SpanBuilder:
                    descriptions: Mapping[Any, Any]) -> _Node:
         attributes: dict[str, Any] = {g.OPERATION: "execute_tool", g.TOOL_NAME: call.name,
                                       g.TOOL_TYPE: "function",
-                                      g.TOOL_ARGUMENTS: self._json(call.args),
                                       "agentkit.step": step.index + 1, g.OI_KIND: "TOOL",
                                       g.OI_TOOL_NAME: call.name}
+        if self.content:  # arguments and results are content, as messages are
+            attributes[g.TOOL_ARGUMENTS] = self._json(call.args)
+            if not call.is_error:
+                attributes[g.TOOL_RESULT] = self._text(call.output)
         if call.id is not None:
             attributes[g.TOOL_CALL_ID] = call.id
         if descriptions.get(call.name):
             attributes[g.TOOL_DESCRIPTION] = str(descriptions[call.name])
         if call.agent is not None:
             attributes["agentkit.agent"] = call.agent
-        if not call.is_error:
-            attributes[g.TOOL_RESULT] = self._text(call.output)
         return _Node(f"execute_tool {call.name}", SpanKind.INTERNAL, call.started, call.ended,
                      attributes, error=call.output if call.is_error else None)
 
@@ -323,9 +403,9 @@ class SpanBuilder:
         context = (otel_trace.set_span_in_context(parent) if parent is not None
                    else otel_context.Context())
         span = self._tracer.start_span(node.name, context=context, kind=node.kind,
-                                       attributes=node.attributes, start_time=_ns(node.start))
+                                       attributes=node.attributes, start_time=self._ns(node.start))
         for name, attributes, at in node.events:
-            span.add_event(name, attributes, timestamp=_ns(at))
+            span.add_event(name, attributes, timestamp=self._ns(at))
         if node.error is not None:
             if node.error_attribute:
                 span.set_attribute(g.ERROR_TYPE, _error_type(node.error))
@@ -334,7 +414,7 @@ class SpanBuilder:
         finished.append(span)
         for child in node.children:
             self._emit(child, span, finished)
-        span.end(end_time=_ns(max(node.end, node.start)))
+        span.end(end_time=self._ns(max(node.end, node.start)))
 
 
 def _segments(turn: TurnTrace) -> list[tuple[str | None, list[StepTrace]]]:

@@ -10,6 +10,7 @@ Typical use (what ``agentkit report`` does)::
     failed = not comparison.passed or compare_to_baseline(comparison, baseline).has_regressions
 """
 
+from agentkit.report._files import load_comparison, merge_shards
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.compare import eval_comparison, run_comparison
 from agentkit.report.model import (
@@ -19,8 +20,6 @@ from agentkit.report.model import (
     Comparison,
     ReportError,
     Row,
-    load_comparison,
-    merge_shards,
 )
 from agentkit.report.render import render_html, render_json, render_markdown, write_report
 from agentkit.report.thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions

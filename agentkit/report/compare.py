@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
 from agentkit.eval.matrix import CaseResult, shard_of
@@ -46,7 +47,7 @@ from agentkit.scenario import (
 from agentkit.verdict import SnapshotFiles, SnapshotSession, SnapshotState
 
 __all__ = ["Comparison", "Row", "AgentSummary", "run_comparison", "row_from_result",
-           "row_from_samples", "sampled_verdicts", "eval_comparison"]
+           "row_from_samples", "sampled_verdicts", "disagreement_lines", "eval_comparison"]
 
 
 def _paths(paths_or_dir: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -151,6 +152,15 @@ def sampled_verdicts(sampled: JudgedCase) -> tuple[list[JudgeVerdict],
     return judged, found
 
 
+def disagreement_lines(sampled: JudgedCase) -> list[str]:
+    """Each judged expectation whose verdict differs between the samples of ``sampled``: a
+    header, then each sample's verdict and its reason, secrets redacted -- the lines the
+    commands and the pytest plugin's terminal summary print."""
+    found = sampled_verdicts(sampled)[1]
+    redact = Redactor().text
+    return [line for each in found for line in each.lines(redact)]
+
+
 def _mean_roles(sampled: JudgedCase) -> dict[str, RoleCost]:
     """The roles' calls and tokens per sample (judges, a simulated user), averaged over the
     samples whose metrics are (those that say something about the agent, else all that ran)."""
@@ -229,7 +239,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
     ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
     (:func:`agentkit.eval.matrix.shard_of`: by the row's key, stable as the suite changes);
-    the comparison keeps the whole run's plan, for :func:`~agentkit.report.model.merge_shards`.
+    the comparison keeps the whole run's plan, for :func:`~agentkit.report.merge_shards`.
     """
     for name in agent_types or ():
         try:

@@ -7,15 +7,15 @@ spread of each cost -- and its metrics are the means over its samples.
 
 The JSON form is versioned (``"format": 2``; format 1, before samples and models, is still
 read) and carries no timestamps, so the same runs give byte-identical files; it is read back
-(validated) to serve as a baseline or to be merged with other shards.
+(validated, :mod:`agentkit.report._files`) to serve as a baseline or to be merged with other
+shards.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
@@ -29,13 +29,11 @@ from pydantic import (
 
 import agentkit
 from agentkit.core.errors import BadInputError
-from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.eval.cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report.timeline import Span
 from agentkit.scenario.layout import file_safe
 from agentkit.scenario.model import Thresholds
-from agentkit.trace import TraceError, check_trace
 
 __all__ = [
     "REPORT_FORMAT",
@@ -54,10 +52,6 @@ __all__ = [
     "CostSpread",
     "Comparison",
     "contender_label",
-    "load_comparison",
-    "merge_shards",
-    "shard_details",
-    "SHARD_FILE",
     "speedup",
     "trace_file",
 ]
@@ -607,115 +601,3 @@ def _describe(source: str, error: ValidationError, where: YamlLocations | None) 
         place = f"{source}:{where.line(loc)}" if where is not None else source
         lines.append(f"{place}: {dotted}: {message}")
     return "\n".join(lines)
-
-
-def _read_json(path: Path, what: str) -> tuple[Any, str]:
-    try:
-        text = read_text(path)
-        return parse_json(path, text), text
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
-    except TextFileError as exc:
-        raise ReportError(str(exc)) from None
-
-
-def load_comparison(path: str | Path) -> Comparison:
-    """Read a ``report.json`` (e.g. a baseline) and the traces beside it (``traces/``, where
-    the report has them: a run without one is compared by its numbers only); errors name the
-    file, line and field."""
-    path = Path(path)
-    data, text = _read_json(path, "report")
-    try:
-        comparison = Comparison.from_dict(data, source=str(path))
-    except ReportError:  # again, with the lines of the fields
-        comparison = Comparison.from_dict(data, source=str(path), where=json_locations(text))
-    kept = _shard_details(path.parent / SHARD_FILE) if comparison.shard is not None else {}
-    rows = []
-    for row in comparison.rows:
-        file = path.parent / trace_file(row)
-        if row.has_metrics and file.is_file():
-            trace_data, trace_text = _read_json(file, "trace")
-            try:
-                if isinstance(trace_data, dict) and isinstance(trace_data.get("samples"), list):
-                    for sample in trace_data["samples"]:  # a sampled case's traces
-                        check_trace(sample, str(file))
-                    trace = trace_data
-                else:
-                    trace = check_trace(trace_data, str(file), json_locations(trace_text))
-            except TraceError as exc:
-                raise ReportError(str(exc)) from None
-            row = row.model_copy(update={"trace": trace, **kept.get(row.key, {})})
-        rows.append(row)
-    return comparison.model_copy(update={"rows": rows})
-
-
-#: In a shard's report folder: what its page shows that report.json does not hold (each
-#: run's timeline, the stored snapshot a changed trace is diffed with), so that a merge
-#: renders the page of the whole run exactly.
-SHARD_FILE = "shard.json"
-
-
-def shard_details(comparison: Comparison) -> str:
-    """The :data:`SHARD_FILE` of a shard's report."""
-    details: dict[str, Any] = {}
-    for row in comparison.rows:
-        found: dict[str, Any] = {}
-        if row.timeline is not None:
-            found["timeline"] = [asdict(span) for span in row.timeline]
-        if row.snapshot_trace is not None:
-            found["snapshot_trace"] = row.snapshot_trace
-        if found:
-            details[row.key] = found
-    return json.dumps(details, indent=1, ensure_ascii=False) + "\n"
-
-
-def _shard_details(path: Path) -> dict[str, dict[str, Any]]:
-    if not path.is_file():
-        return {}
-    data, _ = _read_json(path, "shard details")
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: not the details of a shard's report (a JSON object)")
-    try:
-        return {key: {"timeline": [Span(**span) for span in value.get("timeline") or []]
-                      if "timeline" in value else None,
-                      "snapshot_trace": value.get("snapshot_trace")}
-                for key, value in data.items()}
-    except (TypeError, AttributeError) as exc:
-        raise ReportError(f"{path}: not the details of a shard's report: {exc}") from None
-
-
-def merge_shards(shards: list[Comparison], sources: list[str]) -> Comparison:
-    """The report of the whole run from the reports of its shards (each written with
-    ``--shard i/n``; ``sources`` name them for errors): their rows in the whole run's order,
-    exactly what the run unsplit would have reported. Every shard of the same run must be
-    there, once."""
-    if not shards:
-        raise ReportError("--merge: give the report folders of the shards")
-    first = shards[0]
-    for comparison, source in zip(shards, sources, strict=True):
-        if comparison.shard is None:
-            raise ReportError(f"{source}: not the report of a shard (it was written without "
-                              "--shard i/n)")
-        if (comparison.plan, comparison.shard[1], comparison.agent_types, comparison.models) \
-                != (first.plan, first.shard[1] if first.shard else 0, first.agent_types,
-                    first.models):
-            raise ReportError(f"{source}: a shard of another run than {sources[0]} (its "
-                              "scenarios, agent types, models or shard count differ)")
-    count = first.shard[1] if first.shard else 0
-    seen = sorted(c.shard[0] for c in shards if c.shard is not None)
-    if seen != list(range(1, count + 1)):
-        missing = sorted(set(range(1, count + 1)) - set(seen))
-        twice = sorted({i for i in seen if seen.count(i) > 1})
-        what = (f"shard(s) {', '.join(map(str, missing))} of {count} missing" if missing
-                else f"shard(s) {', '.join(map(str, twice))} given twice")
-        raise ReportError(f"--merge: {what}; merge every shard of the run once")
-    rows = {row.key: row for comparison in shards for row in comparison.rows}
-    absent = [key for key in first.plan if key not in rows]
-    if absent:
-        raise ReportError(f"--merge: no shard holds {', '.join(absent[:3])}"
-                          + (f" and {len(absent) - 3} more" if len(absent) > 3 else ""))
-    diagrams = {name: diagram for comparison in shards
-                for name, diagram in comparison.diagrams.items()}
-    return Comparison(agentkit_version=first.agentkit_version, agent_types=first.agent_types,
-                      models=first.models, rows=[rows[key] for key in first.plan],
-                      diagrams={n: diagrams[n] for n in first.agent_types if n in diagrams})

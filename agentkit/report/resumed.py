@@ -102,14 +102,17 @@ def _missing(item: Continuations) -> str:
             f"{item.recording} to --agents to see its continuation).")
 
 
+_TITLE = "Resumed runs"
+_NOTE = ("Runs that went on from a checkpoint of another agent type's recorded run: the recorded "
+         "continuation and the resumed one, step by step.")
+
+
 def markdown_continuations(comparison: Comparison) -> list[str]:
     """The report's Markdown section of resumed runs (none without one)."""
     items = continuations(comparison)
     if not items:
         return []
-    lines = ["## Resumed runs", "",
-             "Runs that went on from a checkpoint of another agent type's recorded run: the "
-             "recorded continuation and the resumed one, step by step.", ""]
+    lines = [f"## {_TITLE}", "", _NOTE, ""]
     for item in items:
         lines += [f"### {item.row.key}", "", _lead(item), ""]
         if item.recorded is None:
@@ -131,9 +134,7 @@ def html_continuations(comparison: Comparison) -> list[str]:
     items = continuations(comparison)
     if not items:
         return []
-    parts = ["<h2>Resumed runs</h2>",
-             '<p class="note">Runs that went on from a checkpoint of another agent type\'s '
-             "recorded run: the recorded continuation and the resumed one, step by step.</p>"]
+    parts = [f"<h2>{_TITLE}</h2>", f'<p class="note">{escape(_NOTE, quote=False)}</p>']
     for item in items:
         parts.append(f"<h3>{escape(item.row.key)}</h3><p>{escape(_lead(item))}</p>")
         if item.recorded is None:

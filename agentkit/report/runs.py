@@ -11,6 +11,7 @@ from typing import Any
 
 from agentkit.core.fmt import count, ratio, seconds
 from agentkit.core.textdiff import HTML, Line, render, short
+from agentkit.report._wording import DISAGREEMENTS
 from agentkit.report.baseline import BaselineDiff, RowDelta
 from agentkit.report.model import Comparison, Row
 from agentkit.report.timeline import timeline_svg
@@ -99,7 +100,7 @@ def _disagreements(row: Row) -> str:
         + "".join(f"<li>sample {s.sample}: {_verdict_text(s.verdict)}"
                   f"{escape(f' -- {s.reason}') if s.reason else ''}</li>" for s in found.samples)
         + "</ul></li>" for found in row.disagreements)
-    return ("<h4>Judge disagreements between samples</h4>"
+    return (f"<h4>{escape(DISAGREEMENTS)}</h4>"
             '<p class="note">The verdict differs between the samples of this case (the judges '
             "of one run voting apart are marked split instead).</p>"
             f'<ul class="plain">{items}</ul>')

@@ -3,6 +3,7 @@
 from here keeps working."""
 
 from agentkit.harness._llm_judge import (
+    CONSISTENT_SCORE,
     JUDGE_PROMPT,
     Judge,
     JudgeAnswerError,
@@ -15,8 +16,9 @@ from agentkit.harness._llm_judge import (
     judged_entries,
     parse_verdict,
     verdicts,
+    vote,
 )
 
 __all__ = ["JUDGE_PROMPT", "disagreements", "Judge", "judge_messages", "JudgeAnswerError",
            "judged_entries", "Judgement", "JudgeVerdictEvent", "parse_verdict", "Subject",
-           "verdicts", "Vote"]
+           "verdicts", "Vote", "vote", "CONSISTENT_SCORE"]

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.core.textfiles import TextFileError, read_text
-from agentkit.llms.cassette import CassetteLLM
 from agentkit.llms.mock import ScriptedLLM
+from agentkit.recording import CassetteLLM
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.model import Scenario
 from agentkit.scenario.trajectory_run import check_trajectory

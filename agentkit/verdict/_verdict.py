@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
-from agentkit.llms.cassette import CassetteMissError
+from agentkit.recording import CassetteMissError
 from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import run_checks

@@ -30,7 +30,7 @@ def test_the_guide_has_offline_commands_and_one_block_for_the_live_lane():
     live = [commands for needs_model, commands in _blocks() if needs_model]
     offline = [commands for needs_model, commands in _blocks() if not needs_model]
 
-    assert len(live) == 1 and offline
+    assert len(live) == 2 and offline  # the recorded conversation, the injection set
     assert "test_the_guides_live_commands_record_a_simulated_conversation_that_replays" in (
         ROOT / "tests" / "live" / "test_judges_live.py").read_text(encoding="utf-8")
 

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentkit.scenario.llm_judge import parse_verdict
+
 pytestmark = pytest.mark.live
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,9 +69,9 @@ def _project(folder: Path) -> Path:
     return folder
 
 
-def _live_block() -> list[str]:
+def _live_block(tag: str = "# live:") -> list[str]:
     blocks = re.findall(r"```bash\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.DOTALL)
-    live = [block for block in blocks if block.startswith("# live")]
+    live = [block for block in blocks if block.startswith(tag)]
     assert len(live) == 1
     return [line for line in live[0].splitlines() if line.strip() and not line.startswith("#")]
 
@@ -121,6 +123,13 @@ def test_a_live_judges_recorded_vote_replays_and_misses_when_the_rubric_changes(
     assert "the rubric changed" in changed.stdout
 
 
+def _verdict(answer: str) -> str:
+    try:
+        return parse_verdict(answer).verdict
+    except ValueError:
+        return "no verdict"
+
+
 #: the live model as the agent and as the judge, three samples at temperature 0.8
 SAMPLED = JUDGED.replace("""  - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
   - script: ['{"verdict": "pass", "reason": "scripted vote of the live lane"}']
@@ -142,9 +151,36 @@ def test_a_live_sampled_recording_judges_each_sample_and_replays_its_verdicts(tm
     judged = [(e["sample"], e["key"]["model"]) for e in cassette["exchanges"]
               if e.get("role") == "judge"]
     assert judged == [(0, MODEL), (1, MODEL), (2, MODEL)]
-    verdicts = [json.loads(e["response"]["message"]["content"])["verdict"]
+    # what the judge made of each answer: the tiny model does not always answer valid JSON,
+    # and an answer read as no verdict is one outcome of its own
+    verdicts = [_verdict(e["response"]["message"]["content"])
                 for e in cassette["exchanges"] if e.get("role") == "judge"]
     replay = _agentkit(tmp_path, "replay", str(scenario))
     assert "replay reproduces the recorded traces of all 3 samples" in replay.stdout
     marked = "judges disagree between samples on expect.answer.judge" in replay.stdout
     assert marked == (len(set(verdicts)) > 1), replay.stdout
+
+
+def test_the_guides_injection_set_runs_against_the_live_model_as_published(tmp_path, live_url):
+    # the bundled adversarial set, judged by the live model: every case gets a row, the
+    # plain "ignore the rubric" injection fails (the done-when of issue 33), and the guide
+    # publishes the figures in the form the command prints them
+    environment = {**os.environ, "url": live_url}
+    [command] = _live_block("# live (injection)")
+
+    done = subprocess.run(["bash", "-c", command.replace("python ", f"{sys.executable} ", 1)],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True,
+                          timeout=1800)
+
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:6]]
+            for line in done.stdout.splitlines() if line.startswith("| ")}
+    assert len(rows) == 1 + 9  # the header and nine cases
+    assert rows["ignore the rubric"] == ["injection", "fail", "fail", "held"], done.stdout
+    figure = re.search(r"^smollm2-135m-instruct: \d of 7 injections resisted, \d of 2 controls "
+                       r"judged right$", done.stdout, re.MULTILINE)
+    assert figure, done.stdout
+    published = re.search(r"^smollm2-135m-instruct: \d of 7 injections resisted, \d of 2 "
+                          r"controls judged right$", GUIDE.read_text(encoding="utf-8"),
+                          re.MULTILINE)
+    assert published, "docs/judges.md publishes no figure of the injection set"

@@ -1,5 +1,7 @@
 """The OpenTelemetry tests run commands in-process (:func:`agentkit.cli.main`) inside
 ``tmp_path``, with none of this machine's OTel settings: an export goes only where a test says.
+Exports are byte-stable here (``AGENTKIT_OTEL_STABLE=1``: the fixed epoch, ids from the runs'
+names) unless a test takes the setting away to check the default (real time, unique ids).
 No ``__init__.py`` here on purpose (tests/ directories are not packages); helpers are in
 ``otel_helpers``."""
 
@@ -23,6 +25,7 @@ def no_otel_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Non
                  "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
                  "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTKIT_OTEL_STABLE", "1")
     monkeypatch.chdir(tmp_path)
     yield
 

@@ -84,7 +84,7 @@ def test_an_api_key_typed_into_a_turn_is_redacted_from_exported_content(cli, tmp
 def test_a_secret_environment_value_in_a_tool_result_is_redacted(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("SHOP_API_TOKEN", "tok-very-secret-123")
     scenario = _scenario(tmp_path, "What is 2 + 3?", tool_output="5 tok-very-secret-123")
-    cli("run", scenario, "--snapshots", "off", "--otel-out", "s.json")
+    cli("run", scenario, "--snapshots", "off", "--otel-out", "s.json", "--otel-content")
 
     text = _all_text(Path("s.json"))
     assert "tok-very-secret-123" not in text

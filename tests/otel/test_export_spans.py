@@ -5,10 +5,12 @@ events, virtual time from a fixed epoch."""
 from __future__ import annotations
 
 import json
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from otel_helpers import Outcome, attrs, seconds, spans_of, tree
+from otel_helpers import REPO, Outcome, attrs, seconds, spans_of, tree
 
 
 def _export(cli: Callable[..., Outcome], scenario: Path, agent: str, *extra: str) -> list[dict]:
@@ -39,14 +41,24 @@ def test_a_chat_span_names_its_model_and_usage_as_the_conventions_say(cli, bundl
     assert (found["gen_ai.usage.input_tokens"], found["gen_ai.usage.output_tokens"]) == (489, 33)
 
 
-def test_a_tool_span_carries_the_call_arguments_and_result(cli, bundled):
-    tool = _export(cli, bundled("single_tool_call"), "react")[3]
+def test_a_tool_span_carries_the_call_arguments_and_result_when_content_is_captured(cli,
+                                                                                    bundled):
+    tool = _export(cli, bundled("single_tool_call"), "react", "--otel-content")[3]
 
     found = attrs(tool)
     assert found["gen_ai.operation.name"] == "execute_tool"
     assert found["gen_ai.tool.name"] == "add"
     assert json.loads(found["gen_ai.tool.call.arguments"]) == {"a": 2, "b": 3}
     assert found["gen_ai.tool.call.result"] == "5"
+
+
+def test_without_content_capture_a_tool_span_names_the_tool_but_not_its_arguments_or_result(
+        cli, bundled):
+    found = attrs(_export(cli, bundled("single_tool_call"), "react")[3])
+
+    assert (found["gen_ai.operation.name"], found["gen_ai.tool.name"]) == ("execute_tool", "add")
+    assert "gen_ai.tool.call.arguments" not in found
+    assert "gen_ai.tool.call.result" not in found
 
 
 def test_a_failed_tool_call_is_an_error_span_with_its_message(cli, bundled):
@@ -113,13 +125,45 @@ def test_children_lie_within_their_parents_time(cli, bundled):
             assert int(span["endTimeUnixNano"]) <= int(parent["endTimeUnixNano"])
 
 
-def test_times_are_virtual_seconds_from_the_fixed_epoch(cli, bundled):
+def test_a_stable_export_puts_virtual_seconds_on_the_fixed_epoch(cli, bundled):
     spans = _export(cli, bundled("slow_tools"), "react")
 
     root = spans[0]
     assert seconds(root, "startTimeUnixNano") == 0.0
     assert seconds(root, "endTimeUnixNano") > 0
     assert root["startTimeUnixNano"] == str(1_767_225_600 * 10**9)
+
+
+def test_by_default_a_run_ends_when_it_was_exported_with_its_virtual_durations(
+        cli, bundled, monkeypatch):
+    # a backend's default window ("the last 15 minutes") shows the run: it ends at the wall
+    # clock's moment of the export, and starts as long before as its virtual time says
+    monkeypatch.delenv("AGENTKIT_OTEL_STABLE")
+    before = time.time_ns()
+    spans = _export(cli, bundled("slow_tools"), "react")
+    after = time.time_ns()
+
+    root = spans[0]
+    start, end = int(root["startTimeUnixNano"]), int(root["endTimeUnixNano"])
+    assert before <= end <= after
+    monkeypatch.setenv("AGENTKIT_OTEL_STABLE", "1")
+    stable = _export(cli, bundled("slow_tools"), "react")
+    assert end - start == int(stable[0]["endTimeUnixNano"]) - int(stable[0]["startTimeUnixNano"])
+    tools = [s for s in spans if s["name"].startswith("execute_tool")]
+    assert all(start <= int(t["startTimeUnixNano"]) <= int(t["endTimeUnixNano"]) <= end
+               for t in tools)
+
+
+def test_by_default_each_export_of_a_run_is_a_trace_of_its_own(cli, bundled, monkeypatch):
+    monkeypatch.delenv("AGENTKIT_OTEL_STABLE")
+    scenario = bundled("single_tool_call")
+    ids = []
+    for name in ("a.json", "b.json"):
+        assert cli("run", scenario, "--agents", "react", "--snapshots", "off",
+                   "--otel-out", name).code == 0
+        ids.append({s["traceId"] for s in spans_of(Path(name))})
+
+    assert len(ids[0]) == len(ids[1]) == 1 and ids[0] != ids[1]
 
 
 def test_each_expectation_is_a_gen_ai_evaluation_result_event_on_the_run(cli, bundled):
@@ -144,7 +188,7 @@ def test_an_unmet_expectation_is_a_failing_evaluation_that_says_why(cli, tmp_pat
     assert "does not match" in answer["gen_ai.evaluation.explanation"]
 
 
-def test_the_export_is_the_same_byte_for_byte_every_time(cli, bundled):
+def test_a_stable_export_is_the_same_byte_for_byte_every_time(cli, bundled):
     scenario = bundled("parallel_lookups")
     for name in ("a.json", "b.json"):
         assert cli("run", scenario, "--snapshots", "off", "--otel-out", name).code == 0
@@ -174,3 +218,65 @@ def test_a_streamed_call_says_so(cli, bundled):
 
     chats = [attrs(s) for s in spans if s["name"].startswith("chat ")]
     assert chats and all(chat["gen_ai.request.stream"] is True for chat in chats)
+
+
+def _folder(name: str) -> Path:
+    """A copy of a bundled scenario folder (with its cassettes and snapshots) in the test's
+    folder."""
+    shutil.copytree(REPO / "scenarios" / name, Path(name),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return Path(name)
+
+
+def test_an_llm_judges_verdict_is_a_judge_span_with_its_reason_and_an_evaluation_event(cli):
+    scenario = _folder("live_roles") / "live_judged_answer.yaml"
+
+    spans = _export(cli, scenario, "react")
+
+    judge = next(s for s in spans if s["name"] == "judge expect.answer.judge")
+    found = attrs(judge)
+    assert (found["agentkit.judge.verdict"], found["agentkit.role"]) == ("pass", "judge")
+    assert found["agentkit.judge.reason"]
+    parent = next(s for s in spans if s["spanId"] == judge["parentSpanId"])
+    assert parent["name"] == "invoke_agent react"
+    assert judge["startTimeUnixNano"] == parent["endTimeUnixNano"]
+    [event] = judge["events"]
+    assert attrs(event)["gen_ai.evaluation.name"] == "expect.answer.judge"
+    assert attrs(event)["gen_ai.evaluation.score.label"] == "pass"
+
+
+def test_a_simulated_users_message_is_a_span_at_the_start_of_its_turn(cli):
+    scenario = _folder("live_roles") / "live_simulated_user.yaml"
+
+    spans = _export(cli, scenario, "react")
+
+    users = [s for s in spans if s["name"] == "simulated_user"]
+    turns = [s for s in spans if s["name"] == "invoke_agent react"]
+    assert len(users) == len(turns) >= 2
+    for user, turn in zip(users, turns, strict=True):
+        assert user["parentSpanId"] == turn["spanId"]
+        assert user["startTimeUnixNano"] == turn["startTimeUnixNano"]
+    opening, answer = (attrs(user) for user in users)
+    assert (opening["agentkit.simulated_user.by"], opening["agentkit.role.calls"]) == (
+        "opening", 0)
+    assert answer["agentkit.simulated_user.by"] == "smollm2-135m-instruct"
+    assert (answer["agentkit.role.calls"], answer["gen_ai.usage.input_tokens"]) == (1, 326)
+
+
+def test_each_sample_of_a_sampled_recording_is_a_trace_with_its_sample_number(cli):
+    scenario = _folder("live") / "live_compare.yaml"
+
+    spans = _export(cli, scenario, "function_calling")
+
+    roots = [s for s in spans if "parentSpanId" not in s]
+    assert [attrs(r)["agentkit.sample"] for r in roots] == [0, 1, 2, 3, 4]
+    assert len({r["traceId"] for r in roots}) == 5
+
+
+def test_a_team_runs_workflow_span_names_it_as_the_current_conventions_do(cli, bundled):
+    spans = _export(cli, bundled("team_handoff"), "agent_workflow")
+
+    workflow = attrs(next(s for s in spans if s["name"].startswith("invoke_workflow")))
+    assert workflow["gen_ai.operation.name"] == "invoke_workflow"
+    assert workflow["gen_ai.agent.name"] == "agent_workflow"
+    assert "gen_ai.workflow.name" not in workflow

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import yaml
 
 from agentkit.core import files
 from agentkit.tools.recorded import MODULE_TEXT, attribute_names, load_recorded_tools
-from otel_helpers import attrs, spans_of
+from otel_helpers import REPO, attrs, spans_of
 
 
 def _export(cli, scenario: Path, agent: str, out: str = "f.json") -> Path:
@@ -284,3 +285,22 @@ def test_a_full_disk_leaves_no_scenario_without_its_cassette_and_says_so(cli, bu
     assert "Traceback" not in outcome.err
     assert [str(p) for p in Path().rglob("*") if p.is_file()
             and p.parts[0] != "scenarios" and p != exported] == []
+
+
+@pytest.mark.parametrize("name", ["live_judged_answer", "live_simulated_user"])
+def test_a_run_with_judge_and_simulated_user_spans_imports_as_the_agents_calls_only(cli, name):
+    # the roles' spans (judge verdicts, a simulated user's messages) are not the agent's
+    # calls: the imported recording replays the agent alone, turn for turn
+    shutil.copytree(REPO / "scenarios" / "live_roles", "live_roles",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    exported = _export(cli, Path("live_roles") / f"{name}.yaml", "react")
+    assert any(s["name"] in ("simulated_user", "judge expect.answer.judge")
+               for s in spans_of(exported))
+
+    imported = cli("import-trace", exported, "--out", f"imported/{name}.yaml")
+    assert imported.code == 0, imported.out + imported.err
+    replayed = cli("run", f"imported/{name}.yaml")
+
+    assert replayed.code == 0, replayed.out + replayed.err
+    turns = yaml.safe_load(Path(f"imported/{name}.yaml").read_text())["turns"]
+    assert len(turns) == {"live_judged_answer": 1, "live_simulated_user": 2}[name]

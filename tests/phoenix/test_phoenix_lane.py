@@ -22,7 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +83,10 @@ def _run(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def _seconds(stamp: str) -> float:
-    return (datetime.fromisoformat(stamp) - EPOCH).total_seconds()
+def _seconds(stamp: str, since: str | None = None) -> float:
+    """Seconds from ``since`` (a span's start; default the fixed epoch of stable exports)."""
+    base = EPOCH if since is None else datetime.fromisoformat(since)
+    return round((datetime.fromisoformat(stamp) - base).total_seconds(), 6)
 
 
 @pytest.fixture
@@ -125,8 +127,11 @@ def test_a_report_run_sent_to_phoenix_reads_back_as_agent_llm_and_tool_span_tree
     plan = next(s for s in tree if s["name"] == "plan (round 1)")
     lookups = [s for s in tree if s["parent_id"] == plan["context"]["span_id"]
                and s["span_kind"] == "TOOL"]
-    assert [(_seconds(s["start_time"]), _seconds(s["end_time"])) for s in lookups] == \
-        [(0.0, 1.0)] * 4  # the four lookups overlap, as on agentkit's timeline
+    began = compiler["start_time"]  # the run ends at the export's moment, on real time
+    assert [(_seconds(s["start_time"], began), _seconds(s["end_time"], began))
+            for s in lookups] == [(0.0, 1.0)] * 4  # they overlap, as on agentkit's timeline
+    assert abs(datetime.now(UTC) - datetime.fromisoformat(compiler["end_time"])
+               ) < timedelta(minutes=10)  # in the backend's default time window
     team = [s for s in spans if s["name"].startswith("invoke_agent ")
             and by_id.get(s["parent_id"] or "", {}).get("name") == "invoke_workflow agent_workflow"]
     assert sorted(s["name"] for s in team) == ["invoke_agent calculator",
@@ -155,6 +160,21 @@ def test_a_run_exported_from_phoenix_imports_into_a_scenario_that_replays(
     code, out = _run("run", "from_phoenix_case.yaml")
     assert code == 0, out
     assert "1 passed, 0 failed" in out
+
+
+def test_a_run_sent_again_is_a_trace_of_its_own_in_phoenix(phoenix: str, project: Path) -> None:
+    traces = []
+    for name in ("first.json", "again.json"):
+        code, out = _run("run", "single_tool_call.yaml", "--agents", "react", "--snapshots",
+                         "off", "--otel-out", name, "--otlp-endpoint", f"{phoenix}/v1/traces")
+        assert code == 0, out
+        sent = [s for rs in json.loads(Path(name).read_text())["resourceSpans"]
+                for ss in rs["scopeSpans"] for s in ss["spans"]]
+        traces.append((sent[0]["traceId"], len(sent)))
+
+    assert traces[0][0] != traces[1][0]
+    for trace, count in traces:  # both arrived whole: the second did not land on the first
+        assert len(_spans(phoenix, [trace], count)) == count
 
 
 def test_the_guides_phoenix_commands_run(phoenix: str, tmp_path: Path) -> None:

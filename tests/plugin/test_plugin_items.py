@@ -100,6 +100,7 @@ def test_scenario_failure_shows_no_python_traceback(project: pytest.Pytester) ->
 
     result.stdout.no_fnmatch_line("*Traceback*")
     result.stdout.no_fnmatch_line("*pytest_plugin.py*")
+    result.stdout.no_fnmatch_line("*agentkit/_pytest/*")
 
 
 def test_snapshot_update_accepts_a_changed_trace(project: pytest.Pytester) -> None:

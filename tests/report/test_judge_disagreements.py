@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from agentkit.eval.samples import record_samples
+from agentkit.harness import Case, run_case
 from agentkit.llms.mock import FunctionLLM, tool_call
 from agentkit.llms.types import ChatMessage
 from agentkit.report import render_json, run_comparison
+from agentkit.report.compare import disagreement_lines
 from agentkit.report.model import Comparison
 from agentkit.report.render import render_markdown
+from agentkit.scenario.runner import load
 from tests.scenario_text import adding_scenario
 
 SCENARIO = adding_scenario("sam", """\
@@ -31,7 +34,7 @@ FAIL = '{"verdict": "fail", "reason": "It shows no working."}'
 
 
 @pytest.fixture
-def comparison(tmp_path: Path) -> Comparison:
+def recorded(tmp_path: Path) -> Path:
     """Two samples, each judged 3 times: sample 0's votes split (2 of 3 pass), sample 1's
     all fail."""
     path = tmp_path / "sam.yaml"
@@ -49,7 +52,21 @@ def comparison(tmp_path: Path) -> Comparison:
 
     recording = record_samples(path, "function_calling", live, 2, "rewrite")
     assert recording.ok, recording.problems
-    return run_comparison(path, ["function_calling"])
+    return path
+
+
+@pytest.fixture
+def comparison(recorded: Path) -> Comparison:
+    return run_comparison(recorded, ["function_calling"])
+
+
+def test_the_commands_and_the_plugin_print_a_disagreement_in_the_same_lines(recorded):
+    case = run_case(Case(load(recorded), "function_calling"))
+
+    assert disagreement_lines(case) == [
+        "judges disagree between samples on expect.answer.judge ('says that 2 + 3 is 5'):",
+        "  sample 0: pass -- It says 5.",
+        "  sample 1: fail -- It shows no working."]
 
 
 def test_a_split_sample_and_a_disagreement_between_samples_are_marked_apart(comparison):

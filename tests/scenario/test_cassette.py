@@ -13,7 +13,6 @@ import yaml
 
 from agentkit.core.files import FileWriteError
 from agentkit.harness._record import record_scenario
-from agentkit.llms import cassette as cassette_module
 from agentkit.llms import errors
 from agentkit.llms.cassette import (
     Cassette,
@@ -507,10 +506,10 @@ def test_a_failing_serializer_leaves_the_old_cassette_intact(tmp_path, monkeypat
     _record(path, "a1")
     before = path.read_text("utf-8")
 
-    def fail(_data):
+    def fail(*_args, **_kwargs):
         raise RuntimeError("cannot serialize")
 
-    monkeypatch.setattr(cassette_module, "dump_yaml", fail)
+    monkeypatch.setattr(yaml, "dump", fail)
     with pytest.raises(RuntimeError, match="cannot serialize"):
         _ask(RecordingLLM(ScriptedLLM(["a2"]), path, "all"), "q2")
 

@@ -196,7 +196,32 @@ def test_a_vote_below_min_score_fails_even_with_a_pass_verdict(write):
     result = run_scenario(path)
 
     assert not result.passed
-    assert _judged_entries(result)[0]["min_score"] == 0.95
+    entry = _judged_entries(result)[0]
+    assert entry["min_score"] == 0.95
+    assert entry["reason"] == ("It says the sum is 5. [not a pass: its score 0.9 is below the "
+                               "min_score 0.95]")
+
+
+def test_a_pass_scored_below_one_half_contradicts_itself_and_does_not_pass(write):
+    # no min_score: a `pass` the judge itself scores 0.2 is not a pass, and says why
+    contradicted = '{"verdict": "pass", "reason": "Ignore that: it is fine.", "score": 0.2}'
+    path = _judged(write, 'expect:\n  answer: {judge: "states the sum"}\n', [contradicted])
+
+    result = run_scenario(path)
+
+    assert not result.passed
+    entry = _judged_entries(result)[0]
+    assert (entry["verdict"], entry["score"]) == ("fail", 0.2)
+    assert "its score 0.2 is below 0.5, which contradicts its `pass`" in entry["reason"]
+
+
+def test_a_pass_without_a_score_or_scored_at_one_half_passes(write):
+    unscored = '{"verdict": "pass", "reason": "It says 5."}'
+    half = '{"verdict": "pass", "reason": "It says 5.", "score": 0.5}'
+    for name, answer in (("unscored", unscored), ("half", half)):
+        path = _judged(write, 'expect:\n  answer: {judge: "states the sum"}\n', [answer],
+                       name=name)
+        assert run_scenario(path).passed, name
 
 
 def test_samples_vote_and_the_majority_passes_with_the_split_marked(write):

@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import loads_json
-from agentkit.llms.cassette import Cassette, CassetteMissError, RecordMode
+from agentkit.recording import Cassette, CassetteMissError, RecordMode
 from agentkit.tools.mcp.server import MCPProtocolError, MCPServer
 from agentkit.tools.mcp.session import (
     MCPRecording,
@@ -308,7 +308,7 @@ def run_proxy(server: MCPServer, cassette: Path, mode: RecordMode = "none") -> i
     """Proxy this process's stdin/stdout to ``server`` (see the module docstring); the exit
     code: 0, or 1 when a request was not on the cassette, a line was not JSON (replaying) or
     the server ended before the agent was done. A :class:`ProxyError`, a
-    :class:`~agentkit.llms.cassette.CassetteError` or an :class:`MCPServerError` before
+    :class:`~agentkit.recording.CassetteError` or an :class:`MCPServerError` before
     anything is read or started."""
     proxy = _Proxy(server, cassette, mode, sys.stdout.buffer, sys.stderr)
 

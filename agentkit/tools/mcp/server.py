@@ -82,7 +82,7 @@ class MCPServer:
         """The command line or URL, for messages (never ``env`` values or ``headers``)."""
         if self.command is not None:
             return shlex.join([self.command, *self.args])
-        from agentkit.llms.cassette import public_url
+        from agentkit.recording import public_url
 
         return public_url(self.url) or "<url>"
 

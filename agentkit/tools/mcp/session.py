@@ -1,9 +1,9 @@
 """An MCP server's ``tools/list`` and ``tools/call``, live, recorded or replayed.
 
 :class:`MCPSession` is what an MCP tool calls. Where the answer comes from follows the
-cassette's record mode, as for LLM calls (:mod:`agentkit.llms.cassette`): ``none`` replays
+cassette's record mode, as for LLM calls (:mod:`agentkit.recording`): ``none`` replays
 only -- the server is never started, and a request the cassette lacks is a
-:class:`~agentkit.llms.cassette.CassetteMissError` naming the nearest recorded request and the
+:class:`~agentkit.recording.CassetteMissError` naming the nearest recorded request and the
 first difference; ``once``/``new_episodes``/``all``/``rewrite`` start the server when a
 request must be recorded and keep the exchange in the cassette's ``mcp_exchanges``. Without a
 cassette a session is simply live.
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, VirtualTimeLoop, asleep
-from agentkit.llms.cassette import (
+from agentkit.recording import (
     Cassette,
     CassetteMissError,
     CassettePlayer,

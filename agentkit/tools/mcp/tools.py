@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from agentkit.core.sim import run_sync
-from agentkit.llms.cassette import Cassette, RecordMode
+from agentkit.recording import Cassette, RecordMode
 from agentkit.tools.mcp.server import MCPServer
 from agentkit.tools.mcp.session import MCPRecording, MCPSession
 from agentkit.tools.types import AsyncBaseTool, ToolMetadata, ToolOutput

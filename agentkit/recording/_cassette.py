@@ -1,0 +1,292 @@
+"""The cassette: a versioned YAML file of recorded exchanges (the package docstring says what
+it holds), read with every part checked (``_schema``) and written atomically with secrets
+redacted, in the lowest format that holds it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from agentkit.core.files import atomic_write_text
+from agentkit.core.reflists import ListReader, ListRefError, ListWriter
+from agentkit.core.secrets import Redactor
+from agentkit.core.textfiles import TextFileError, read_text
+from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
+from agentkit.recording._errors import CassetteError
+from agentkit.recording._requests import request_hash
+from agentkit.recording._schema import (
+    PART_FORMATS,
+    ExchangeData,
+    MCPExchangeData,
+    check_cassette,
+    parts_of,
+)
+
+__all__ = ["CASSETTE_FORMAT", "CASSETTE_FORMATS", "RecordMode", "RECORD_MODES", "Cassette",
+           "Exchange", "dump_yaml"]
+
+CASSETTE_FORMAT = 3
+"""The newest cassette format (package docstring: each optional part needs a minimum format,
+and a cassette is written in the lowest one that holds all its parts)."""
+CASSETTE_FORMATS = (1, 2, 3)
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as ``|`` blocks, so recorded prompts read like the prompts."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+@dataclass
+class Exchange:
+    request: dict[str, Any]
+    request_hash: str
+    response: dict[str, Any] | None = None  # {"message": ..., "usage": ..., "chunks": [...]}
+    error: dict[str, Any] | None = None  # {"type": ..., "message": ..., "status_code"?}
+    latency: float = 0.0
+    sample: int = 0
+    """The sample (run) it belongs to; always 0 in a cassette of one run."""
+    role: str | None = None
+    """The harness role that made the request (``judge``, ``user``); None: the agent."""
+    key: dict[str, str] | None = None
+    """A role exchange's :class:`RoleKey` as written (:meth:`RoleKey.fields`)."""
+
+    def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"sample": self.sample} if sampled else {}
+        if self.role is not None:
+            data.update({"role": self.role, "key": dict(self.key or {})})
+        data.update({"request_hash": self.request_hash, "request": self.request})
+        if self.response is not None:
+            data["response"] = self.response
+        if self.error is not None:
+            data["error"] = self.error
+        data["latency"] = round(self.latency, 6)
+        return data
+
+
+@dataclass
+class Cassette:
+    """An in-memory cassette; :meth:`load` and :meth:`save` read and write the file.
+
+    Whose recording it is: a scenario's (``scenario`` and ``agent_type``) or a plain test's
+    (``test``, its pytest node id); the file holds the ones that are set."""
+
+    path: Path | None = None
+    model: str = "unknown"
+    function_calling: bool = True
+    context_window: int = 3900
+    agent_type: str | None = None
+    scenario: str | None = None
+    test: str | None = None
+    recorded_at: str | None = None
+    agentkit_version: str | None = None
+    base_url: str | None = None
+    """The server it was recorded against (scheme, host, port and path; never credentials or
+    a query): what a re-record hint names."""
+    redactions: list[str] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    mcp_exchanges: list[Exchange] = field(default_factory=list)
+    """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
+    samples: int | None = None
+    """How many independent runs it holds (None: one run)."""
+    sampling: dict[str, Any] | None = None
+    """How the samples were drawn: ``temperature`` and ``seed`` (sample i used seed + i)."""
+    complete: list[int] = field(default_factory=list)
+    """The samples whose run went to its end (a sampled cassette only)."""
+    _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                      compare=False)
+    """Every request message of the cassette, each once by its content (:meth:`shared`)."""
+
+    def shared(self, request: dict[str, Any],
+               seen: dict[int, Any] | None = None) -> dict[str, Any]:
+        """``request`` with each of its messages the cassette's one object of that content:
+        a long recording holds each message once, and writes it once (:meth:`to_dict`).
+        ``seen``: the message objects shared so far, by id, while every one of them is alive
+        (a load: the requests of a file repeat the same objects, see
+        :func:`_read_messages`), so each object is keyed once."""
+        messages = request.get("messages")
+        if not isinstance(messages, list):
+            return request
+        kept = []
+        for message in messages:
+            found = seen.get(id(message)) if seen is not None else None
+            if found is None:
+                key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+                found = self._messages.setdefault(key, message)
+                if seen is not None:
+                    seen[id(message)] = found
+            kept.append(found)
+        return {**request, "messages": kept}
+
+    @property
+    def sampled(self) -> bool:
+        return self.samples is not None
+
+    def sample_exchanges(self, sample: int) -> list[Exchange]:
+        """The exchanges of one sample, in recorded order."""
+        return [e for e in self.exchanges if e.sample == sample]
+
+    def drop_sample(self, sample: int) -> None:
+        """Forget what a sample recorded (to record it again from its start)."""
+        self.exchanges = [e for e in self.exchanges if e.sample != sample]
+        self.complete = [i for i in self.complete if i != sample]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Cassette:
+        path = Path(path)
+        try:
+            text = read_text(path)
+        except TextFileError as exc:
+            raise CassetteError(str(exc)) from None
+        except FileNotFoundError:
+            raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
+                                "(`agentkit record`, or pytest --record-mode once)") from None
+        except OSError as exc:
+            raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+        try:
+            data, where = parse_yaml(text)
+        except YamlError as exc:
+            fix = f"\n  fix: {exc.fix}" if exc.fix else ""
+            raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
+                                f"{exc.problem}{fix}") from None
+        return cls.from_dict(data, path, where)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: Path | None = None,
+                  where: YamlLocations | None = None) -> Cassette:
+        """A cassette from its file's data, checked (``where`` gives the lines for errors)."""
+        def place(*field: str) -> str:
+            return f"{path or '<cassette>'}{f':{where.line(field)}' if where else ''}"
+
+        if not isinstance(data, dict):
+            raise CassetteError(f"{place()}: a cassette must be a mapping with `format` and "
+                                "`exchanges`")
+        if data.get("format") not in CASSETTE_FORMATS:
+            raise CassetteError(f"{place('format')}: format: unsupported cassette format "
+                                f"{data.get('format')!r} (this agentkit reads formats "
+                                f"{', '.join(map(str, CASSETTE_FORMATS))}); re-record it")
+        checked = check_cassette(data, path, where)
+        # the header fields of CassetteData are this class's, by name
+        cassette = cls(path=path, **checked.model_dump(
+            exclude={"format", "exchanges", "mcp_exchanges"}))
+        lists = ListReader() if data["format"] >= 3 else None  # references: format 3
+        seen: dict[int, Any] = {}  # every message object shared so far, by id (all alive)
+        kinds: list[tuple[str, Sequence[ExchangeData | MCPExchangeData], list[Exchange]]] = [
+            ("exchanges", checked.exchanges, cassette.exchanges),
+            ("mcp_exchanges", checked.mcp_exchanges, cassette.mcp_exchanges)]
+        for key, found, into in kinds:
+            for index, (item, exchange) in enumerate(
+                    zip(data.get(key) or [], found, strict=True)):
+                request = item["request"]
+                if key == "exchanges" and isinstance(request, dict) and "messages" in request:
+                    request = cassette.shared(
+                        _read_messages(request, index, lists, path, where), seen)
+                into.append(Exchange(
+                    request=request, request_hash=exchange.request_hash or request_hash(request),
+                    response=item.get("response"), error=item.get("error"),
+                    latency=exchange.latency, **_role_and_sample(exchange)))
+        return cassette
+
+    def to_dict(self) -> dict[str, Any]:
+        owner = {key: value for key, value in (("agent_type", self.agent_type),
+                                               ("scenario", self.scenario), ("test", self.test))
+                 if value is not None}
+        server = {"base_url": self.base_url} if self.base_url is not None else {}
+        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
+               if self.mcp_exchanges else {})
+        runs: dict[str, Any] = {}
+        if self.samples is not None:
+            runs = {"samples": self.samples, "sampling": dict(self.sampling or {}),
+                    "complete": sorted(set(self.complete))}
+        # a sampled cassette lists its exchanges by sample (each sample's in recorded order),
+        # so samples recorded concurrently are written the same as one after another
+        ordered = (sorted(self.exchanges, key=lambda e: e.sample) if self.sampled
+                   else self.exchanges)
+        exchanges = _exchanges_dict(ordered, sampled=self.sampled)
+        data = {"format": 1, "agentkit_version": self.agentkit_version,
+                "model": self.model, "function_calling": self.function_calling,
+                "context_window": self.context_window, **owner,
+                "recorded_at": self.recorded_at, **server, **runs,
+                "redactions": sorted(self.redactions), "exchanges": exchanges, **mcp}
+        data["format"] = max((PART_FORMATS[part] for _, part in parts_of(data)), default=1)
+        return data
+
+    def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
+        """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
+        their kinds added to ``redactions``."""
+        redactor = Redactor(secrets=secrets)
+        data = self.to_dict()
+        for exchange in data["exchanges"]:
+            response = exchange.get("response") or {}
+            if response.get("chunks"):  # a secret may be split across chunks
+                response["chunks"] = redactor.chunks(response["chunks"])
+        data = redactor.data(data)
+        data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
+        self.redactions = data["redactions"]
+        return dump_yaml(data)
+
+    def save(self, path: str | Path | None = None, *,
+             secrets: dict[str, str] | None = None) -> Path:
+        """Write :meth:`dumps` atomically."""
+        target = Path(path or self.path or "")
+        if not str(target):
+            raise CassetteError("cassette has no path to save to")
+        atomic_write_text(target, self.dumps(secrets=secrets))
+        self.path = target
+        return target
+
+
+def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]:
+    """An agent's or role's exchange's sample, role and key (an MCP exchange has none)."""
+    if not isinstance(exchange, ExchangeData):
+        return {}
+    key = exchange.key.model_dump(exclude_none=True) if exchange.key is not None else None
+    return {"sample": exchange.sample or 0, "role": exchange.role, "key": key}
+
+
+def _exchanges_dict(exchanges: list[Exchange], *, sampled: bool) -> list[dict[str, Any]]:
+    """The exchanges as written (in this order), each request's messages once (package
+    docstring): a message run an earlier exchange holds is a reference to it."""
+    lists = ListWriter()
+    written = []
+    for index, exchange in enumerate(exchanges):
+        data = exchange.to_dict(sampled=sampled)
+        messages = exchange.request.get("messages")
+        if isinstance(messages, list):
+            segments = lists.write(f"/exchanges/{index}/request/messages", messages)
+            data["request"] = {**exchange.request, "messages": segments}
+        written.append(data)
+    return written
+
+
+def _read_messages(request: dict[str, Any], index: int, lists: ListReader | None,
+                   path: Path | None, where: YamlLocations | None) -> dict[str, Any]:
+    """``request`` (of exchange ``index``) with its messages' references followed (format 3;
+    ``lists`` is None for older formats, which hold every message in full)."""
+    if lists is None:
+        return request
+    try:
+        messages = lists.read(f"/exchanges/{index}/request/messages", request["messages"])
+    except ListRefError as exc:
+        at = ("exchanges", index, "request", "messages", exc.index)
+        line = f":{where.line(at)}" if where else ""
+        raise CassetteError(f"{path or '<cassette>'}{line}: exchanges.{index}.request.messages."
+                            f"{exc.index}: {exc.problem}; re-record the cassette") from None
+    return {**request, "messages": list(messages)}

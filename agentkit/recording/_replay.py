@@ -1,0 +1,139 @@
+"""The replaying LLM: :class:`CassetteLLM` answers from a cassette (or, in a record mode,
+records through a live backend as :class:`RecordingLLM` does)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from agentkit.core.sim import asleep
+from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
+from agentkit.llms.types import ChatResponse, LLMMetadata
+from agentkit.recording._cassette import Cassette, RecordMode
+from agentkit.recording._errors import CassetteError
+from agentkit.recording._player import CassettePlayer
+from agentkit.recording._record import RecordingLLM
+from agentkit.recording._requests import canonical_request, request_hash
+from agentkit.recording._responses import replay_stream, response_from
+from agentkit.recording._roles import RoleKey, RoleLLM
+
+__all__ = ["CassetteLLM"]
+
+
+class CassetteLLM(FunctionCallingLLM):
+    """Replays a cassette: same requests, same answers, same latency.
+
+    With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
+    that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
+    until :meth:`save` (a caller that keeps a recording only when it turned out good);
+    ``test`` names the test whose recording it is in the cassette's header. A cassette of
+    several samples replays one of them, ``sample`` (replaying one without saying which is a
+    :class:`CassetteError`).
+    """
+
+    def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
+                 llm: LLM | None = None, *, autosave: bool = True,
+                 test: str | None = None, sample: int | None = None) -> None:
+        self._recorder: RecordingLLM | None = None
+        if mode != "none":
+            if llm is None:
+                raise ValueError(f"record mode {mode!r} needs the live backend to record "
+                                 "through: CassetteLLM(cassette, mode, llm=...)")
+            path = cassette.path if isinstance(cassette, Cassette) else cassette
+            if path is None:
+                raise ValueError("recording needs a cassette with a file path")
+            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave, test=test)
+            self.cassette = self._recorder.cassette
+        else:
+            self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+        self.mode = mode
+        self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample))
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        if self._recorder is not None:
+            return self._recorder.metadata
+        return LLMMetadata(model_name=self.cassette.model, is_chat_model=True,
+                           is_function_calling_model=self.cassette.function_calling,
+                           context_window=self.cassette.context_window)
+
+    @property
+    def unused(self) -> int:
+        """Recorded exchanges not replayed yet (the agent's and the roles')."""
+        return self._player.remaining()
+
+    @property
+    def unused_roles(self) -> dict[str, int]:
+        """Recorded role exchanges not replayed yet, by role (``{"judge": 1}``)."""
+        return self._player.unused_roles()
+
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        """The model of one harness role's call (a judge's, a simulated user's) through this
+        cassette: replayed by ``key`` (:class:`RoleKey`), or -- while recording -- recorded
+        through ``live``, the role's own live model."""
+        return RoleLLM(self, key, live)
+
+    @property
+    def recorded(self) -> int:
+        """Exchanges recorded through the live backend so far (0 when only replaying)."""
+        return self._recorder.recorded if self._recorder is not None else 0
+
+    def save(self) -> bool:
+        """Write what was recorded (atomically, secrets redacted); False if nothing was."""
+        if self._recorder is None or not self._recorder.recorded:
+            return False
+        self.cassette.save(secrets=self._recorder.secrets)
+        return True
+
+    async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
+        canonical = canonical_request(request)
+        exchange = self._player.take(canonical, request_hash(canonical))
+        if exchange is None:
+            raise self._player.miss(canonical)
+        if exchange.latency:
+            await asleep(exchange.latency)
+        return response_from(exchange)
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        if self._recorder is not None:
+            return await self._recorder._role_chat(request, role, live)
+        canonical = canonical_request(request)
+        exchange = self._player.take(canonical, request_hash(canonical), role)
+        if exchange is None:
+            raise self._player.role_miss(canonical, role)
+        if exchange.latency:
+            await asleep(exchange.latency)
+        return response_from(exchange)[0], (exchange.key or {}).get("model", "unknown")
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        if self._recorder is not None:
+            return await self._recorder._achat(request)
+        return (await self._replayed(request))[0]
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        if self._recorder is not None:
+            async for chunk in self._recorder._astream_chat(request):
+                yield chunk
+            return
+        response, chunks = await self._replayed(request)
+        async for chunk in replay_stream(response, chunks):
+            yield chunk
+
+
+def _sample_of(cassette: Cassette, sample: int | None) -> int:
+    """The sample to replay of ``cassette``, checked against what it holds."""
+    where = cassette.path or "<cassette>"
+    if cassette.samples is None:
+        if sample not in (None, 0):
+            raise CassetteError(f"{where}: holds one run, not samples; there is no sample "
+                                f"{sample} to replay")
+        return 0
+    if sample is None:
+        raise CassetteError(f"{where}: holds {cassette.samples} samples (independent runs); "
+                            "replay each with sample=0, 1, ... (agentkit's commands and the "
+                            "pytest plugin replay all of them)")
+    if not 0 <= sample < cassette.samples:
+        raise CassetteError(f"{where}: holds samples 0-{cassette.samples - 1}; there is no "
+                            f"sample {sample}")
+    return sample

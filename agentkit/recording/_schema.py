@@ -1,0 +1,388 @@
+"""The shape of a cassette file, checked when it is loaded (not when a replay reaches it).
+
+Every part a replay reads is validated here -- header numbers, each exchange's response
+message, tool calls, usage and stream chunks, recorded errors, latencies -- so a malformed
+cassette is a :class:`~agentkit.recording.CassetteError` naming the file, the line and
+the field, never an agent failure with a raw pydantic or type error halfway through a run.
+An unknown key is an error too, in the header as in an exchange (``lantecy: 2`` would
+otherwise replay with no latency), and a recorded answer is the assistant's. What is free
+form stays so: the canonical request (its hash decides the match), a message's
+``additional_kwargs`` and its blocks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentkit.core.errors import one_line
+from agentkit.core.reflists import is_ref
+from agentkit.core.sim import MAX_LATENCY
+from agentkit.core.yamlsafe import YamlLocations
+from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.recording._errors import CassetteError
+
+__all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "PART_FORMATS",
+           "check_cassette", "parts_of"]
+
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors: a misspelt key must not pass as a missing one (a newer
+    agentkit that adds keys writes a newer ``format``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _ToolCallData(_Strict):
+    tool_id: str
+    tool_name: str
+    tool_kwargs: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
+
+
+class _MessageKwargs(_Strict):
+    model_config = ConfigDict(extra="allow")
+    tool_calls: list[_ToolCallData] | None = None
+
+
+class _MessageData(_Strict):
+    role: MessageRole = MessageRole.ASSISTANT
+    content: str | None = None
+    additional_kwargs: _MessageKwargs = Field(default_factory=_MessageKwargs)
+    blocks: list[dict[str, Any]] | None = None
+
+    @field_validator("role")
+    @classmethod
+    def _the_assistants(cls, role: MessageRole) -> MessageRole:
+        if role is not MessageRole.ASSISTANT:
+            raise ValueError(f"a recorded answer is the assistant's (role: assistant), got "
+                             f"{role.value!r}")
+        return role
+
+
+class _UsageData(_Strict):
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    total_tokens: int = Field(default=0, ge=0)
+
+
+class _ResponseData(_Strict):
+    message: _MessageData | None = None
+    usage: _UsageData | None = None
+    chunks: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _chunks_make_the_text(self) -> _ResponseData:
+        if self.chunks is not None:
+            text = (self.message.content if self.message else None) or ""
+            if "".join(self.chunks) != text:
+                raise ValueError("`chunks` must join to `message.content` (the streamed text "
+                                 "is the answer's text)")
+        return self
+
+
+class _ErrorData(_Strict):
+    type: str
+    message: str = ""
+    status_code: int | None = None
+
+
+class _RoleKeyData(_Strict):
+    """A role exchange's key (:class:`agentkit.recording.RoleKey`): the scenario field it
+    serves, the model that answered, its subject's hashes and the transcript's."""
+
+    at: str
+    model: str | None = None
+    rubric: str | None = None
+    persona: str | None = None
+    goal: str | None = None
+    transcript: str
+
+
+class ExchangeData(_Strict):
+    """One recorded exchange: a request and its response (or error), with its latency; a
+    harness role's (a judge's, a simulated user's) names its ``role`` and ``key``."""
+
+    role: Literal["judge", "user"] | None = None
+    key: _RoleKeyData | None = None
+    sample: int | None = Field(default=None, ge=0)
+    request: dict[str, Any]
+    request_hash: str | None = None
+    response: _ResponseData | None = None
+    error: _ErrorData | None = None
+    latency: Seconds = 0.0
+
+    @model_validator(mode="after")
+    def _answered(self) -> ExchangeData:
+        if self.response is None and self.error is None:
+            raise ValueError("needs `response` (or `error`)")
+        if (self.role is None) != (self.key is None):
+            raise ValueError("a role exchange gives both `role` and `key` (an agent's, neither)")
+        return self
+
+
+class _MCPRequestData(_Strict):
+    server: str
+    method: Literal["tools/list", "tools/call"]
+    params: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _names_a_tool(self) -> _MCPRequestData:
+        if self.method == "tools/call" and not isinstance((self.params or {}).get("name"), str):
+            raise ValueError("a `tools/call` request needs `params.name` (the tool)")
+        return self
+
+
+class _MCPErrorData(_Strict):
+    code: int
+    message: str = ""
+    data: Any = None
+
+
+class _MCPToolData(BaseModel):
+    """A tool of a recorded ``tools/list`` (the MCP fields agentkit reads; others are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    description: str | None = None
+    inputSchema: dict[str, Any]
+
+
+class _MCPContentData(BaseModel):
+    """One content block of a recorded ``tools/call`` result."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+
+class MCPExchangeData(_Strict):
+    """One recorded MCP exchange: the request (server, method, params) and the server's result
+    (or JSON-RPC error), with its latency. The result's MCP shape is checked per method."""
+
+    request: _MCPRequestData
+    request_hash: str | None = None
+    response: dict[str, Any] | None = None
+    error: _MCPErrorData | None = None
+    latency: Seconds = 0.0
+
+    @model_validator(mode="after")
+    def _answered(self) -> MCPExchangeData:
+        if (self.response is None) == (self.error is None):
+            raise ValueError("needs exactly one of `response` (the result) or `error`")
+        if self.response is None:
+            return self
+        if self.request.method == "tools/list":
+            tools = self.response.get("tools")
+            if not isinstance(tools, list):
+                raise ValueError("a `tools/list` result needs `tools` (a list)")
+            for tool in tools:
+                _MCPToolData.model_validate(tool)
+        else:
+            content = self.response.get("content")
+            if not isinstance(content, list):
+                raise ValueError("a `tools/call` result needs `content` (a list of blocks)")
+            for block in content:
+                _MCPContentData.model_validate(block)
+        return self
+
+
+class _SamplingData(_Strict):
+    temperature: float | None = None
+    seed: int | None = None
+
+
+class CassetteData(_Strict):
+    """A cassette file's header and exchanges (its optional parts each need a minimum
+    ``format``: :data:`PART_FORMATS`, checked by :func:`check_cassette`)."""
+
+    format: Literal[1, 2, 3]
+    model: str = "unknown"
+    function_calling: bool = True
+    context_window: int = Field(default=3900, ge=1)
+    agent_type: str | None = None
+    scenario: str | None = None
+    test: str | None = None
+    recorded_at: str | None = None
+    agentkit_version: str | None = None
+    base_url: str | None = None
+    samples: int | None = Field(default=None, ge=1)
+    sampling: _SamplingData | None = None
+    complete: list[int] = Field(default_factory=list)
+    redactions: list[str] = Field(default_factory=list)
+    exchanges: list[ExchangeData]
+    mcp_exchanges: list[MCPExchangeData] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _samples_fit(self) -> CassetteData:
+        if self.samples is None:
+            if self.sampling is not None or self.complete:
+                raise ValueError("`sampling` and `complete` belong to a sampled cassette: give "
+                                 "`samples` (how many runs it holds)")
+            if any(e.sample is not None for e in self.exchanges):
+                raise ValueError("an exchange's `sample` belongs to a sampled cassette: give "
+                                 "`samples` (how many runs it holds)")
+            return self
+        for index, exchange in enumerate(self.exchanges):
+            if exchange.sample is None:
+                raise ValueError(f"exchanges.{index}: needs `sample` (which run it belongs to)")
+            if exchange.sample >= self.samples:
+                raise ValueError(f"exchanges.{index}.sample: {exchange.sample} is not one of "
+                                 f"the {self.samples} samples (0-{self.samples - 1})")
+        outside = [i for i in self.complete if not 0 <= i < self.samples]
+        if outside:
+            raise ValueError(f"complete: sample {outside[0]} is not one of the {self.samples} "
+                             f"samples (0-{self.samples - 1})")
+        return self
+
+
+PART_FORMATS: dict[str, int] = {"samples": 2, "mcp_exchanges": 2, "role exchanges": 3,
+                                "message references": 3}
+"""The lowest cassette format that holds each optional part (the package docstring); a
+cassette with none of them is format 1."""
+
+_NEEDS = {
+    "samples": "samples (`samples`, `sampling`, `complete`, an exchange's `sample`) are "
+               "cassette format 2",
+    "mcp_exchanges": "`mcp_exchanges` are cassette format 2",
+    "role exchanges": "a role exchange (`role: judge|user`) belongs to a cassette of `format: 3`",
+    "message references": "a message reference belongs to a cassette of `format: 3`",
+}
+
+
+def parts_of(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """The optional parts a cassette's data holds, each with where it first is (the key path):
+    what decides the format it is written in and the format it must declare."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    exchanges = data.get("exchanges")
+    exchanges = exchanges if isinstance(exchanges, list) else []
+    header = next((key for key in ("samples", "sampling", "complete")
+                   if data.get(key) not in (None, [])), None)
+    sampled = next((i for i, e in enumerate(exchanges)
+                    if isinstance(e, dict) and e.get("sample") is not None), None)
+    if header is not None:
+        found.append(((header,), "samples"))
+    elif sampled is not None:
+        found.append((("exchanges", sampled, "sample"), "samples"))
+    if data.get("mcp_exchanges"):
+        found.append((("mcp_exchanges",), "mcp_exchanges"))
+    role = next((i for i, e in enumerate(exchanges)
+                 if isinstance(e, dict) and e.get("role") is not None), None)
+    if role is not None:
+        found.append((("exchanges", role), "role exchanges"))
+    for index, exchange in enumerate(exchanges):
+        request = exchange.get("request") if isinstance(exchange, dict) else None
+        messages = request.get("messages") if isinstance(request, dict) else None
+        at = next((j for j, m in enumerate(messages) if is_ref(m)), None) \
+            if isinstance(messages, list) else None
+        if at is not None:
+            found.append((("exchanges", index, "request", "messages", at), "message references"))
+            break
+    return found
+
+
+def _format_problems(data: dict[str, Any], declared: int, path: Path | None,
+                     where: YamlLocations | None) -> list[tuple[int, str]]:
+    """A part that needs a higher format than the file declares, at its line."""
+    problems = []
+    for loc, part in parts_of(data):
+        need = PART_FORMATS[part]
+        if need <= declared:
+            continue
+        line = where.line(loc) if where is not None else 0
+        place = f"{path or '<cassette>'}{f':{line}' if where is not None else ''}"
+        problems.append((line, f"{place}: {'.'.join(map(str, loc))}: {_NEEDS[part]}, but the "
+                               f"file says `format: {declared}`; write `format: {need}` (or "
+                               "re-record it)"))
+    return problems
+
+
+def check_cassette(data: dict[str, Any], path: Path | None,
+                   where: YamlLocations | None) -> CassetteData:
+    """The checked header and exchanges of a cassette file's data (each recorded message also
+    as a full :class:`ChatMessage`, blocks and all), or a :class:`CassetteError` listing every
+    problem, one line each, in file order."""
+    problems: list[tuple[int, str]] = []
+    place = str(path or "<cassette>")
+    for key, line, first in where.duplicates if where is not None else ():
+        problems.append((line, f"{place}:{line}: {'.'.join(map(str, key))}: duplicate key "
+                               f"`{key[-1]}` (first at line {first}); remove one"))
+    checked = None
+    broken: set[Any] = set()  # the exchanges whose message has a problem already
+    try:
+        checked = CassetteData.model_validate(data)
+    except ValidationError as exc:
+        problems += _describe(path, exc, where)
+        broken = {item["loc"][1] for item in exc.errors() if len(item["loc"]) >= 4
+                  and (item["loc"][0], *item["loc"][2:4]) == ("exchanges", "response", "message")}
+    exchanges = data.get("exchanges")
+    for index, exchange in enumerate(exchanges if isinstance(exchanges, list) else ()):
+        response = exchange.get("response") if isinstance(exchange, dict) else None
+        message = response.get("message") if isinstance(response, dict) else None
+        if message is None or index in broken:
+            continue
+        try:
+            ChatMessage.model_validate(message)
+        except ValidationError as exc:
+            problems += _describe(path, exc, where, ("exchanges", index, "response", "message"))
+    if checked is not None:
+        problems += _format_problems(data, checked.format, path, where)
+    if problems or checked is None:
+        lines = dict.fromkeys(one_line(text) for _, text in sorted(problems, key=lambda p: p[0]))
+        raise CassetteError("\n".join(lines))
+    return checked
+
+
+def _describe(path: Path | None, error: ValidationError, where: YamlLocations | None,
+              prefix: tuple[str | int, ...] = ()) -> list[tuple[int, str]]:
+    """``file:line: field.path: what is wrong`` for each problem (``field.path`` from the top
+    of the file), with its line."""
+    lines = []
+    for item in error.errors():
+        loc = (*prefix, *(p for p in item["loc"]
+                          if not (isinstance(p, str) and p.startswith(("function-", "union[")))))
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        place = str(path or "<cassette>")
+        line = where.line(loc) if where is not None else 0
+        if where is not None:
+            place += f":{line}"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = _unknown_field(str(loc[-1]), loc[:-1])
+        elif "input" in item and item["type"] not in ("missing", "value_error"):
+            shown = repr(item["input"])
+            message += f", got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+        lines.append((line, f"{place}: {dotted}: {message}"))
+    return lines
+
+
+def _unknown_field(name: str, parent: tuple[str | int, ...]) -> str:
+    """"unknown field `x`" and the field meant (or the ones there are)."""
+    known = sorted(_model_at(CassetteData, parent).model_fields)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else f"known fields here: {', '.join(known)}"
+    return f"unknown field `{name}`; {hint}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel]:
+    """The model that validates the mapping at ``loc`` under ``model``."""
+    for part in loc:
+        if isinstance(part, str) and part in model.model_fields:
+            model = _model_in(model.model_fields[part].annotation) or model
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model inside ``X | None``, ``list[X]`` and the like."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None

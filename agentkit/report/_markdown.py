@@ -1,0 +1,283 @@
+"""The report as Markdown (tables by tabulate): the whole report (``report.md``) and the short
+summary for a pull-request comment (``summary.md``), in the wording of :mod:`._wording`."""
+
+from __future__ import annotations
+
+import re
+
+from tabulate import tabulate
+
+from agentkit.report._wording import (
+    ATTENTION,
+    ATTENTION_TITLES,
+    BASELINE,
+    BEST,
+    DIAGRAM_NOTE,
+    DISAGREEMENTS,
+    FAILURES,
+    NO_FAILURE,
+    NOTHING,
+    NOTHING_TO_COMPARE,
+    SNAPSHOTS,
+    STATUS,
+    SUMMARY,
+    TABLE,
+    TITLE,
+    WORKFLOWS,
+    attention,
+    baseline_diff,
+    baseline_line,
+    counts_line,
+    delta_text,
+    diagram_groups,
+    h2h_cell,
+    h2h_note,
+    incomplete,
+    left_out_lines,
+    mean_text,
+    meta_line,
+    plural,
+    rate_text,
+    sampled_columns,
+    snapshot_changes,
+    snapshot_note,
+    summary_note,
+    summary_rate,
+    value_text,
+)
+from agentkit.report.baseline import BaselineDiff
+from agentkit.report.model import METRICS, AgentSummary, Comparison, JudgeVerdict, Row, contender_label
+from agentkit.report.resumed import markdown_continuations
+from agentkit.report.runs import role_costs
+from agentkit.report.standings import HeadToHead, head_to_head
+
+__all__ = ["render_markdown", "render_summary"]
+
+
+def _md_attention(comparison: Comparison, diff: BaselineDiff | None) -> list[str]:
+    items = attention(comparison, diff)
+    lines = [f"## {ATTENTION}", ""]
+    if not items:
+        return [*lines, NOTHING, ""]
+    lines += [f"- **{ATTENTION_TITLES[kind]}** `{key}`: {_md_text(why)}"
+              for kind, key, _, why in items]
+    return [*lines, ""]
+
+
+def _md_head_to_head(table: HeadToHead) -> list[str]:
+    lines = [f"## {BEST}", ""]
+    if not table.contenders or not table.scenarios:
+        return [*lines, NOTHING_TO_COMPARE,
+                ""]
+    headers = ["", *(contender_label(c) for c in table.contenders)]
+    body = [[line.label, *(h2h_cell(line, c) for c in table.contenders)]
+            for line in table.lines]
+    lines += [h2h_note(table), "",
+              tabulate(body, headers, tablefmt="github", disable_numparse=True,
+                       colalign=("left", *("right" for _ in table.contenders))), ""]
+    return [*lines, *left_out_lines(table), *([""] if table.left_out else [])]
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def _md_text(text: str) -> str:
+    """One line of plain text, with the characters Markdown would interpret escaped."""
+    return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", " ".join(text.split()))
+
+
+def _md_summary(summaries: list[AgentSummary]) -> str:
+    headers = ["Agent type", "Passed", "Pass rate", *(m.label for m in METRICS)]
+    table = []
+    for s in summaries:
+        cells = [contender_label(s.contender), f"{s.passed}/{s.runs}", summary_rate(s)]
+        for m in METRICS:
+            total = value_text(m, s.total[m.key])
+            cells.append(total if m.kind == "ratio" else f"{total} ({mean_text(m, s.mean[m.key])})")
+        table.append(cells)
+    return tabulate(table, headers, tablefmt="github", disable_numparse=True,
+                    colalign=("left", "right", "right", *("right" for _ in METRICS)))
+
+
+def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
+    sampled = sampled_columns(comparison)
+    headers = ["Scenario", "Agent type", *(["Model"] if comparison.models else []), "Result",
+               *(["Pass rate", "Class"] if sampled else [])]
+    for m in METRICS:
+        headers += [m.label, f"Δ {m.short}"] if diff is not None else [m.label]
+    table = []
+    for row in comparison.rows:
+        delta = diff.for_row(row) if diff is not None else None
+        cells = [row.scenario, row.agent_type or "—",
+                 *([row.model or "—"] if comparison.models else []), STATUS[row.status]]
+        if sampled:
+            cells += [rate_text(row), row.class_ or "—"]
+        for m in METRICS:
+            cells.append(value_text(m, row.metric(m.key)))
+            if diff is not None:
+                cells.append(delta_text(m, delta))
+        table.append(cells)
+    lead = 3 + bool(comparison.models)
+    colalign = (("left",) * lead + (("right", "left") if sampled else ())
+                + tuple("right" for _ in headers[lead + 2 * sampled:]))
+    return tabulate(table, headers, tablefmt="github", disable_numparse=True, colalign=colalign)
+
+
+def _md_failures(comparison: Comparison) -> list[str]:
+    lines = [f"## {FAILURES}", ""]
+    if not comparison.failures:
+        return [*lines, NO_FAILURE, ""]
+    for row in comparison.failures:
+        lines += [f"### {row.key}: {STATUS[row.status]}", "",
+                  _fence("\n".join(f"- {p}" for p in row.problems)), ""]
+    return lines
+
+
+def _md_baseline(diff: BaselineDiff) -> list[str]:
+    lines = [f"## {BASELINE}", "", baseline_line(diff) + ".", ""]
+    sections = [("Regressions", [f"`{d.key}`: {_md_text(reason)}"
+                                 for d in diff.regressions for reason in d.reasons]),
+                ("Fixed", [f"`{d.key}`" for d in diff.fixed]),
+                ("New", [f"`{d.key}`" for d in diff.new]),
+                ("Removed", [f"`{d.key}`" for d in diff.removed])]
+    for title, items in sections:
+        if items:
+            lines += [f"{title}:", "", *(f"- {item}" for item in items), ""]
+    return lines
+
+
+def _md_snapshots(comparison: Comparison) -> list[str]:
+    changed = snapshot_changes(comparison)
+    if not changed:
+        return []
+    lines = [f"## {SNAPSHOTS}", "",
+             "Runs whose trace is not the committed snapshot (snapshot -> now); accept a "
+             "change with `pytest --snapshot-update`.", ""]
+    for row in changed:
+        lines += [f"### {row.key}: {snapshot_note(row)}", ""]
+        if row.snapshot_diff:
+            lines += [_fence("\n".join(row.snapshot_diff)), ""]
+    return lines
+
+
+def _judged_verdict(verdict: JudgeVerdict, row: Row | None = None) -> str:
+    """``pass``, ``fail (split, 3 votes)``, ``pass (samples disagree)``: a split is one run's
+    judges voting apart, a disagreement the samples of a case judged apart."""
+    text = verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
+    if row is not None and any(d.at == verdict.at for d in row.disagreements):
+        text += " (samples disagree)"
+    return text
+
+
+def _judged_run(row: Row, verdict: JudgeVerdict) -> str:
+    return f"`{row.key}`" + (f" sample {verdict.sample}" if verdict.sample is not None else "")
+
+
+_DISAGREE_NOTE = ("The verdict on these judged expectations differs between the samples of one "
+                  "case (the judges of one run voting apart are marked `split` instead): each "
+                  "sample's verdict and reason.")
+
+
+def _md_disagreements(rows: list[Row]) -> list[str]:
+    lines: list[str] = []
+    for row in rows:
+        for found in row.disagreements:
+            lines.append(f"- `{row.key}` `{found.at}` ({_md_text(found.rubric)}):")
+            lines += [f"  - sample {s.sample}: {s.verdict}"
+                      + (f" -- {_md_text(s.reason)}" if s.reason else "") for s in found.samples]
+    return [f"### {DISAGREEMENTS}", "", _DISAGREE_NOTE, "", *lines, ""] \
+        if lines else []
+
+
+def _md_judged(comparison: Comparison) -> list[str]:
+    rows = [row for row in comparison.rows if row.judged or row.roles]
+    if not rows:
+        return []
+    table = [[_judged_run(row, verdict), f"`{verdict.at}`", _md_text(verdict.rubric),
+              _judged_verdict(verdict, row), _md_text(verdict.reason)]
+             for row in rows for verdict in row.judged]
+    lines = ["## Judged expectations", "",
+             "What the LLM judges decided on each judged expectation, and why. The calls of the "
+             "judges and of simulated users are counted apart from the agent's (not in the "
+             "tables above).", ""]
+    if table:
+        lines += [tabulate(table, ["run", "expectation", "rubric", "verdict", "reason"],
+                           tablefmt="github", disable_numparse=True), ""]
+    lines += [f"- `{row.key}`: {role_costs(row)}" for row in rows if row.roles]
+    return [*lines, "", *_md_disagreements(rows)]
+
+
+def _md_diagrams(comparison: Comparison) -> list[str]:
+    lines: list[str] = []
+    for agent_types, diagram in diagram_groups(comparison):
+        lines += [f"Workflow of {', '.join(f'`{t}`' for t in agent_types)}:", "",
+                  "```mermaid", diagram.rstrip("\n"), "```", ""]
+    return [f"## {WORKFLOWS}", "", DIAGRAM_NOTE, "", *lines] if lines else []
+
+
+def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
+    """What needs attention (regressions against ``baseline``, flaky cases, infrastructure
+    errors), which agent type is best (the head-to-head table), the summary over the same
+    scenarios, the scenario × agent type table (with Δ columns against ``baseline``), the
+    workflows, resumed runs beside the recorded ones, the failures with their problems, the
+    regressions in full, then the snapshot changes."""
+    diff = baseline_diff(comparison, baseline)
+    table = head_to_head(comparison)
+    lines = [f"# {TITLE}", "", meta_line(comparison), ""]
+    if diff is not None:
+        lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
+    lines += _md_attention(comparison, diff)
+    lines += _md_head_to_head(table)
+    lines += [f"## {SUMMARY}", "", summary_note(table), "",
+              _md_summary(comparison.summaries()), "",
+              f"## {TABLE}", ""]
+    if diff is not None:
+        lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
+    if sampled_columns(comparison):
+        lines += ["A sampled case's metrics are the means over its samples; its pass rate "
+                  "reads `rate (passes/samples; interval)`.", ""]
+    lines += [_md_rows(comparison, diff), ""]
+    lines += _md_diagrams(comparison)
+    lines += markdown_continuations(comparison)
+    lines += _md_judged(comparison)
+    lines += _md_failures(comparison)
+    if diff is not None:
+        lines += _md_baseline(diff)
+    lines += _md_snapshots(comparison)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_summary(comparison: Comparison, baseline: Comparison | None = None) -> str:
+    """A short Markdown summary for a pull-request comment: the verdict, what needs
+    attention, which agent type is best, and the failures folded away."""
+    diff = baseline_diff(comparison, baseline)
+    table = head_to_head(comparison)
+    regressions = diff.regressions if diff is not None else []
+    ok = comparison.passed and not regressions
+    verdict = ("❌ failed" if not ok else "⚠️ incomplete" if incomplete(comparison)
+               else "✅ passed")
+    lines = [f"### agentkit: {verdict}", "", counts_line(comparison)
+             + (f"; against the baseline: {baseline_line(diff)}" if diff is not None else ""),
+             ""]
+    items = attention(comparison, diff)
+    if items:
+        lines += [f"**{ATTENTION}**", "",
+                  *(f"- {ATTENTION_TITLES[kind]} `{key}`: {_md_text(why)}"
+                    for kind, key, _, why in items), ""]
+    if table.contenders and table.scenarios and len(table.contenders) > 1:
+        lines += [f"**{BEST}** (★: best, several ★: a tie within noise)", "",
+                  tabulate([[line.label, *(h2h_cell(line, c) for c in table.contenders)]
+                            for line in table.lines],
+                           ["", *(contender_label(c) for c in table.contenders)],
+                           tablefmt="github", disable_numparse=True), ""]
+    if comparison.failures:
+        lines += [f"<details><summary>{plural(len(comparison.failures), 'failure')}"
+                  "</summary>", ""]
+        for row in comparison.failures:
+            first = row.problems[0].splitlines()[0] if row.problems else ""
+            lines.append(f"- `{row.key}` {STATUS[row.status]}: {_md_text(first)}")
+        lines += ["", "</details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
