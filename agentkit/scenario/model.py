@@ -26,6 +26,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario.thresholds import Threshold, Thresholds
 from agentkit.scenario.trajectory import CallNumbers, TrajectoryStep
 
 __all__ = [
@@ -668,32 +669,11 @@ class HistoryMessage(_Strict):
     content: str
 
 
-class Threshold(_Strict):
-    """How much one cost may grow against a report's baseline before the report calls it a
-    regression: by more than ``relative`` (a fraction of the baseline value; 0.1 is +10 %)
-    and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
-    (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
-
-    relative: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    absolute: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-
-
-class Thresholds(_Strict):
-    """A scenario's own cost-regression thresholds, per metric (``agentkit report
-    --baseline``): steps, LLM calls, tokens (in + out) and simulated wall time (seconds)."""
-
-    steps: Threshold | None = None
-    llm_calls: Threshold | None = None
-    tokens: Threshold | None = None
-    wall_time: Threshold | None = None
-
-
 def given_agents(data: dict[str, Any]) -> Any:
     """The ``agents`` of a scenario file's data as a mapping of agent type to its settings
     (``{}`` for a type named without any), as :class:`Scenario` reads them; other values as
-    they are (validation reports them). A scenario with a ``trajectory`` and no ``agents``
-    has none yet: planning it (:func:`agentkit.harness.plan_scenario`) gives it every agent
-    type that can render the trajectory."""
+    they are (validation reports them). With a ``trajectory`` and no ``agents``: none yet
+    (planning it, :func:`agentkit.harness.plan_scenario`, gives it those that render it)."""
     agents = data.get("agents")
     if agents is None and data.get("trajectory") is not None:
         agents = {}
@@ -750,17 +730,14 @@ class Scenario(_Strict):
         self._line_of = line_of
 
     def where(self, *field_path: str | int, key: bool = False) -> str:
-        """``file:line`` of a field (its key's line with ``key``), for error messages about a
-        loaded scenario; with no field, the file (or the scenario's name when it was not
-        loaded from one)."""
+        """``file:line`` of a field (its key's line with ``key``), for error messages; with no
+        field, the file (or the scenario's name when it was not loaded from one)."""
         place = self.path or self.name
-        if self._line_of is None or not field_path:
-            return place
-        return f"{place}:{self._line_of(field_path, key=key)}"
+        return place if self._line_of is None or not field_path else \
+            f"{place}:{self.line(*field_path, key=key)}"
 
     def line(self, *field_path: str | int, key: bool = False) -> int:
-        """The line of a field in the file (its key's with ``key``; 1 when the scenario was
-        not loaded from one)."""
+        """The line of a field in the file (1 when the scenario was not loaded from one)."""
         return 1 if self._line_of is None else self._line_of(field_path, key=key)
 
     @model_validator(mode="before")
@@ -792,8 +769,7 @@ class Scenario(_Strict):
 
     @field_validator("agents")
     @classmethod
-    def _some_agents(cls, value: dict[str, AgentSpec],
-                     info: ValidationInfo) -> dict[str, AgentSpec]:
+    def _some(cls, value: dict[str, AgentSpec], info: ValidationInfo) -> dict[str, AgentSpec]:
         # `trajectory` is validated first: absent when it is invalid (reported there)
         if not value and "trajectory" in info.data and info.data["trajectory"] is None:
             raise ValueError("needs at least 1 entry; add one")
