@@ -6,11 +6,19 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TypeAlias
 
 from agentkit import __version__
 from agentkit.cli._otel import otel_options
 
 __all__ = ["build_parser"]
+
+# what add_subparsers returns
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+_PATHS_HELP = ("scenario files or folders (default: the project's, `scenarios` under "
+               "[tool.agentkit] in pyproject.toml, else scenarios/)")
+_AGENTS_HELP = "only these agent types, comma-separated (default: all a scenario declares)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,20 +31,31 @@ def build_parser() -> argparse.ArgumentParser:
                "evaluation is incomplete.")
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _list_command(commands)
+    _run_command(commands)
+    _record_command(commands)
+    _replay_command(commands)
+    _diff_command(commands)
+    _report_command(commands)
+    _eval_command(commands)
+    _import_trace_command(commands)
+    _serve_command(commands)
+    _mcp_proxy_command(commands)
+    return parser
 
-    paths_help = ("scenario files or folders (default: the project's, `scenarios` under "
-                  "[tool.agentkit] in pyproject.toml, else scenarios/)")
-    agents_help = "only these agent types, comma-separated (default: all a scenario declares)"
 
+def _list_command(commands: _Commands) -> None:
     sub = commands.add_parser("list", help="list scenarios and their agent types",
                               description="List scenario files with their agent types.")
-    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
 
+
+def _run_command(commands: _Commands) -> None:
     sub = commands.add_parser("run", help="run scenarios offline and check expectations",
                               description="Run each scenario under each agent type (scripts "
                                           "and recordings, no network) and check expectations.")
-    sub.add_argument("paths", nargs="*", help=paths_help)
-    sub.add_argument("--agents", type=_agent_list, help=agents_help)
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
     sub.add_argument("--trace-dir", type=Path,
                      help="also write each run's trace as <dir>/<scenario>.<agent>.json")
     sub.add_argument("-v", "--verbose", action="store_true", help="print every trace")
@@ -48,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     _ci_options(sub)
     otel_options(sub)
 
+
+def _record_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "record", help="record a scenario against a live model (OpenAI or compatible)",
         description="Run a scenario's turns against a live model, one progress line per LLM "
@@ -92,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--judge-base-url", default=None,
                      help="OpenAI-compatible server of the judge model (default: --base-url)")
 
+
+def _replay_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "replay", help="replay recordings offline and compare with the recorded traces",
         description="Replay each recorded agent type of a scenario from its cassette "
@@ -101,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", help="only this agent type")
 
+
+def _diff_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "diff", help="step-aligned diff of two trace files",
         description="Show how trace NEW differs from trace OLD (inserted/dropped/changed "
@@ -114,14 +139,16 @@ def build_parser() -> argparse.ArgumentParser:
                           "and NO_COLOR is not set), always, never (plain [-old-]{+new+} "
                           "markers)")
 
+
+def _report_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "report", help="compare agent types on scenarios (Markdown, JSON, HTML)",
         description="Run every scenario under the chosen agent types and write report.md, "
                     "report.json, a self-contained report.html (a section per run: its "
                     "timeline on simulated time, steps, and trace diffs against its snapshot "
                     "and the baseline) and traces/ (each run's trace).")
-    sub.add_argument("paths", nargs="*", help=paths_help)
-    sub.add_argument("--agents", type=_agent_list, help=agents_help)
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
     sub.add_argument("--out", type=Path, default=Path("reports/latest"),
                      help="output folder (default: reports/latest)")
     sub.add_argument("--baseline", type=Path,
@@ -137,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "unsplit (no scenario runs)")
     otel_options(sub)
 
+
+def _eval_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "eval", help="evaluate agent types × models on N live samples each",
         description="Run every scenario under every agent type (--agents) with every model "
@@ -152,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                "another model or sample count, an unknown model, a budget below one run); 3 "
                "incomplete: the budget ran out, the model could not be reached, or samples hit "
                "infrastructure errors (a partial report is written; run again to resume).")
-    sub.add_argument("paths", nargs="*", help=paths_help)
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
     sub.add_argument("--agents", type=_agent_list, required=True,
                      help="agent types to compare, comma-separated")
     sub.add_argument("--models", type=_name_list, required=True,
@@ -192,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "regression (exit 1)")
     _ci_options(sub)
 
+
+def _import_trace_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "import-trace", help="turn an OTLP-JSON trace export into a scenario that replays",
         description="Read one trace of an OTLP-JSON export (agentkit's --otel-out, Phoenix's "
@@ -213,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--force", action="store_true",
                      help="replace an existing scenario file (and its tools, cassette, snapshot)")
 
+
+def _serve_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "serve", help="serve a scenario's model on a loopback URL for an agent in another "
                       "process, then judge the agent's run",
@@ -232,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where to write the trace (default: <scenario>.<agent>.json in the "
                           "current folder)")
 
+
+def _mcp_proxy_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
                           "exchanges into a cassette, or answer them from it",
@@ -251,7 +286,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help="an environment variable of the server (never recorded)")
     sub.add_argument("server", nargs=argparse.REMAINDER,
                      help="-- then the server's command and arguments (to record)")
-    return parser
 
 
 def _ci_options(sub: argparse.ArgumentParser) -> None:

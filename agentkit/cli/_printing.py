@@ -111,7 +111,7 @@ def print_summaries(comparison: Any, out: TextIO) -> None:
 
 
 def junit_report(args: argparse.Namespace, comparison: Any, regressions: list[Any],
-                  out: TextIO) -> None:
+                 out: TextIO) -> None:
     if not args.junit_xml:
         return
     from agentkit.report.junit import junit_cases, write_junit

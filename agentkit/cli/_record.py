@@ -15,65 +15,96 @@ __all__ = ["command"]
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.core.errors import BadInputError, HarnessError
-    from agentkit.llms.errors import LLMError
-    from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.layout import recording_files, records
-    from agentkit.scenario.record import Recording, record_scenario, rerecord_command
-    from agentkit.scenario.roles import RoleModels
-    from agentkit.verdict import judge_error
-
     scenario = load_scenario(args.scenario)
-    if args.agent not in scenario.agents:
-        raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
-                       f"{', '.join(scenario.agents)})")
-    spec = scenario.agents[args.agent]
-    mcp_only = not spec.recorded() and records(scenario, args.agent)
-    if spec.team is not None and not spec.recorded() and not mcp_only:
-        raise CLIError(f"{args.scenario}: agents.{args.agent}: every team agent has a `script`; "
-                       f"set `recording: cassettes/{scenario.name}.{args.agent}.<agent>.yaml` "
-                       "(instead of `script`) on each team agent to record")
-    if not spec.recorded() and not mcp_only:
-        raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
-                       f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
-                       ".yaml` (instead of `script`) to record it")
+    mcp_only = _only_mcp_servers(args, scenario)
     _check_judge_model(scenario, args.agent, args.judge_model)
-    sampling: dict[str, Any] = ({"temperature": args.temperature}
-                                if args.temperature is not None else {})
-
-    def model(name: str, base_url: str | None, seed: int | None = args.seed) -> OpenAI:
-        try:
-            return OpenAI(model=name, base_url=base_url, timeout=args.timeout,
-                          additional_kwargs={"seed": seed} if seed is not None else None,
-                          **sampling)
-        except (LLMError, ValueError) as exc:
-            raise CLIError(str(exc)) from None
-
-    def cast(agent_model: OpenAI, seed: int | None) -> RoleModels:
-        """The roles' live models of a run (a sample's: with its seed): by default the
-        agent's model plays them."""
-        def judge(named: str | None) -> OpenAI:
-            name = named or args.judge_model
-            if name is None and args.judge_base_url is None:
-                return agent_model
-            return model(name or args.model, args.judge_base_url or args.base_url, seed)
-
-        def user(named: str | None) -> OpenAI:
-            return (agent_model if named is None or named == args.model
-                    else model(named, args.base_url, seed))
-
-        return RoleModels(judge=judge, user=user)
-
+    models = _LiveModels(args)
     live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
-    roles: RoleModels | None = None
+    roles: Any = None
     if not mcp_only:
-        live = model(args.model, args.base_url)
-        roles = cast(live, args.seed)
+        live = models.model(args.model, args.base_url, args.seed)
+        roles = models.cast(live, args.seed)
     if args.samples is not None and args.samples > 1:
         if mcp_only:
             raise CLIError(f"{args.scenario}: agents.{args.agent} has a scripted model: "
                            "--samples draws several runs from a live model; record it once")
-        return _record_samples(args, scenario, live, out, cast)
+        return _record_samples(args, scenario, live, out, models.cast)
+    return _record_once(args, scenario, live, roles, mcp_only, out)
+
+
+def _only_mcp_servers(args: argparse.Namespace, scenario: Any) -> bool:
+    """Whether the agent type's model is scripted and only its MCP servers are recorded; a
+    :class:`CLIError` when it has nothing to record."""
+    from agentkit.scenario.layout import records
+
+    if args.agent not in scenario.agents:
+        raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
+                       f"{', '.join(scenario.agents)})")
+    spec = scenario.agents[args.agent]
+    if spec.recorded():
+        return False
+    if records(scenario, args.agent):
+        return True
+    if spec.team is not None:
+        raise CLIError(f"{args.scenario}: agents.{args.agent}: every team agent has a `script`; "
+                       f"set `recording: cassettes/{scenario.name}.{args.agent}.<agent>.yaml` "
+                       "(instead of `script`) on each team agent to record")
+    raise CLIError(f"{args.scenario}: agents.{args.agent} has a `script`, not a "
+                   f"`recording`; set `recording: cassettes/{scenario.name}.{args.agent}"
+                   ".yaml` (instead of `script`) to record it")
+
+
+class _LiveModels:
+    """The live models ``record``'s options ask for: the agent's, and its roles' (LLM judges,
+    a simulated user), which the agent's model plays unless an option or the scenario names
+    another."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.sampling: dict[str, Any] = ({"temperature": args.temperature}
+                                         if args.temperature is not None else {})
+
+    def model(self, name: str, base_url: str | None, seed: int | None) -> Any:
+        """``name`` at ``base_url``, sampling with ``seed`` (None: the server's choice)."""
+        from agentkit.llms.errors import LLMError
+        from agentkit.llms.openai import OpenAI
+
+        try:
+            return OpenAI(model=name, base_url=base_url, timeout=self.args.timeout,
+                          additional_kwargs={"seed": seed} if seed is not None else None,
+                          **self.sampling)
+        except (LLMError, ValueError) as exc:
+            raise CLIError(str(exc)) from None
+
+    def cast(self, agent_model: Any, seed: int | None) -> Any:
+        """The roles' live models of a run (a sample's: with its seed): by default the
+        agent's model plays them."""
+        from agentkit.scenario.roles import RoleModels
+
+        args = self.args
+
+        def judge(named: str | None) -> Any:
+            name = named or args.judge_model
+            if name is None and args.judge_base_url is None:
+                return agent_model
+            return self.model(name or args.model, args.judge_base_url or args.base_url, seed)
+
+        def user(named: str | None) -> Any:
+            return (agent_model if named is None or named == args.model
+                    else self.model(named, args.base_url, seed))
+
+        return RoleModels(judge=judge, user=user)
+
+
+def _record_once(args: argparse.Namespace, scenario: Any, live: Any, roles: Any,
+                 mcp_only: bool, out: TextIO) -> int:
+    """``record`` of one run: its progress, then what was written (nothing if the run or its
+    replay was not good)."""
+    from agentkit.core.errors import BadInputError, HarnessError
+    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario.record import Recording, record_scenario
+    from agentkit.verdict import judge_error
+
     where = "its MCP servers (the model is scripted)" if mcp_only else (
         f"{args.model} at {args.base_url or 'OpenAI'}")
     name = f"{scenario.name}[{args.agent}]"
@@ -95,19 +126,33 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         print_verdict(verdict, out, f"nothing written: {written.files} are as they were")
         return EXIT_FAILED
     if recording.existing:
-        replay = recording.replay
-        assert replay is not None
-        print(f"{cassettes}: cassette exists, nothing recorded (mode once records only what is "
-              "missing); use --mode rewrite to record it again, or --mode new_episodes to add "
-              "requests it lacks", file=out)
-        if recording.written:
-            print(f"wrote the missing snapshot {recording.snapshot}", file=out)
-        if not replay.passed:
-            print(result_line(name, replay, replay.verdict), file=out)
-            print_verdict(replay.verdict, out,
-                           f"to re-record: {rerecord_command(scenario, args.agent)}")
-            return EXIT_FAILED
-        return EXIT_OK
+        return _print_existing(args, scenario, recording, cassettes, out)
+    return _print_recorded(name, recording, out)
+
+
+def _print_existing(args: argparse.Namespace, scenario: Any, recording: Any, cassettes: str,
+                    out: TextIO) -> int:
+    """``record --mode once`` of a cassette that exists: nothing recorded, the missing
+    snapshot written, its replay judged."""
+    from agentkit.scenario.record import rerecord_command
+
+    replay = recording.replay
+    assert replay is not None
+    print(f"{cassettes}: cassette exists, nothing recorded (mode once records only what is "
+          "missing); use --mode rewrite to record it again, or --mode new_episodes to add "
+          "requests it lacks", file=out)
+    if recording.written:
+        print(f"wrote the missing snapshot {recording.snapshot}", file=out)
+    if not replay.passed:
+        print(result_line(f"{scenario.name}[{args.agent}]", replay, replay.verdict), file=out)
+        print_verdict(replay.verdict, out,
+                      f"to re-record: {rerecord_command(scenario, args.agent)}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_recorded(name: str, recording: Any, out: TextIO) -> int:
+    """The live run's line, then what was written, or why nothing was."""
     if recording.live is not None:
         print(result_line(name, recording.live, recording.live.verdict), file=out)
     if not recording.ok:

@@ -9,7 +9,9 @@
 * :mod:`agentkit.eval.live` -- what live calls go through: adaptive concurrency (back off on
   429, grow on success), call and token budgets;
 * :mod:`agentkit.eval.matrix` -- every scenario × agent type × model, recorded where a sample
-  is missing, shards.
+  is missing, shards;
+* :mod:`agentkit.eval.run` -- an evaluation from start to end (plan, open the cassettes,
+  check the models, record, judge), as ``agentkit eval`` runs it.
 
 ``stats`` and ``cases`` live in :mod:`agentkit.verdict`, which judges sampled cases by them;
 these names re-export them. It sits between :mod:`agentkit.scenario` (which it runs) and
