@@ -13,7 +13,7 @@ them) is a :class:`~agentkit.core.errors.BadInputError`; Ctrl-C while recording 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,12 +89,15 @@ class EvalRun:
     """Every scenario of ``paths`` under every agent type of ``agent_types`` with every model
     of ``models``, ``samples`` samples each, in ``cassettes`` (default: beside each scenario),
     only shard ``shard`` = (index, count) of the cases if given. Opening the cassettes is
-    part of building it (a :class:`BadInputError` before anything is spent)."""
+    part of building it (a :class:`BadInputError` before anything is spent). ``backend(model,
+    seed)`` builds a sample's live model when ``live`` has a server (default:
+    :meth:`LiveSettings.model`)."""
 
     def __init__(self, paths: Sequence[str | Path], agent_types: Sequence[str],
                  models: Sequence[str], samples: int, live: LiveSettings, *,
                  cassettes: Path | None = None, shard: tuple[int, int] | None = None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None,
+                 backend: Callable[[str, int], LLM] | None = None) -> None:
         self.models = list(models)
         self.live = live
         cases = plan(paths, agent_types, models, cassettes=cassettes)
@@ -104,7 +107,7 @@ class EvalRun:
         if shard is not None:
             cases = [c for c in cases if shard_of(c.key, shard[1]) == shard[0]]
         self.evaluation = Evaluation(
-            cases, samples, live.model if live.base_url else None,
+            cases, samples, (backend or live.model) if live.base_url else None,
             sampling={"temperature": live.temperature, "seed": live.seed},
             limiter=AdaptiveConcurrency(live.concurrency, maximum=live.max_concurrency,
                                         cooldown=live.cooldown),
