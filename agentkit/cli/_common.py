@@ -50,6 +50,7 @@ def scenario_paths(args: argparse.Namespace) -> list[Path]:
 
 
 def load_scenario(path: Path) -> Any:
+    """The scenario file at ``path``; a :class:`CLIError` saying where it is malformed."""
     from agentkit.scenario.loader import ScenarioError
     from agentkit.scenario.runner import load
 
