@@ -169,9 +169,9 @@ def _row_line(row: Any) -> str:
     extra = "".join([f", {row.infra_errors} infrastructure errors" if row.infra_errors
                      else "", f", {row.not_recorded} not recorded" if row.not_recorded
                      else ""])
-    shown = f" · {row.class_}" if row.class_ else ""
+    labelled = f" · {row.class_}" if row.class_ else ""
     counted = f"{row.samples} samples{extra}: " if row.samples or extra else ""
-    return f"{status}  {row.key:<45} {counted}{rate}{shown}"
+    return f"{status}  {row.key:<45} {counted}{rate}{labelled}"
 
 
 def _print_incomplete(outcome: Any, out: TextIO) -> None:

@@ -34,8 +34,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     print(f"imported {args.file} (trace {run.trace_id}: {run.name}; {len(run.turns)} "
           f"turn{'s' if len(run.turns) != 1 else ''}, {llm_calls} LLM calls, {tool_calls} tool "
           f"calls) under agent type {result.agent_type}", file=out)
-    shown = [str(shown(path.absolute())) for path in result.written]
-    print(f"wrote {', '.join(shown)}", file=out)
+    files = [str(shown(path.absolute())) for path in result.written]
+    print(f"wrote {', '.join(files)}", file=out)
     if not result.ok:
         print(f"FAIL  the run does not replay under agent type {result.agent_type}, so no "
               "cassette was written:", file=out)
@@ -45,6 +45,6 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
               "--agent function_calling (--force to replace the files), or edit the scenario "
               "and its tools module", file=out)
         return EXIT_FAILED
-    print(f"the replay reproduces the traced tool calls and answer: agentkit run {shown[0]}",
+    print(f"the replay reproduces the traced tool calls and answer: agentkit run {files[0]}",
           file=out)
     return EXIT_OK

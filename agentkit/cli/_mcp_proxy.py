@@ -17,8 +17,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.tools.mcp import MCPServer, MCPServerError
     from agentkit.tools.mcp.proxy import ProxyError, run_proxy
 
-    command = args.server[1:] if args.server[:1] == ["--"] else args.server
-    if args.mode != "none" and not command:
+    argv = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if args.mode != "none" and not argv:
         raise CLIError(f"mcp-proxy --mode {args.mode}: give the server's command after `--` "
                        "(it is started to record)")
     env = {}
@@ -28,8 +28,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             raise CLIError(f"mcp-proxy --env {pair!r}: write KEY=VALUE")
         env[key] = value
     try:
-        server = MCPServer(name=args.name, command=command[0] if command else "-",
-                           args=tuple(command[1:]), env=env, cwd=os.getcwd())
+        server = MCPServer(name=args.name, command=argv[0] if argv else "-",
+                           args=tuple(argv[1:]), env=env, cwd=os.getcwd())
     except ValueError as exc:
         raise CLIError(f"mcp-proxy: {exc}") from None
     try:
