@@ -350,31 +350,7 @@ def _build_plain(loader: Any) -> Any:
         event = get_event()
         kind = type(event)
         if kind is yaml.ScalarEvent:
-            if event.anchor is not None:
-                raise _NotPlain
-            text, tag = event.value, event.tag
-            if tag is None or tag == "!":
-                if event.implicit[0]:  # a plain scalar: YAML's implicit typing
-                    tag = tags.get(text)
-                    if tag is None:
-                        tag = resolve(yaml.ScalarNode, text, event.implicit)
-                        if len(text) <= 64 and len(tags) < _PLAIN_TAGS_KEPT:
-                            tags[text] = tag
-                else:
-                    tag = _STR
-            value: Any
-            if tag == _STR:
-                value = text
-            elif tag == _INT and _PLAIN_INT.match(text):
-                value = _plain_int(text)
-            elif tag == _NULL:
-                value = None
-            elif tag == _BOOL and text.lower() in _BOOLS:
-                value = _BOOLS[text.lower()]
-            elif tag == _FLOAT and _PLAIN_FLOAT.match(text):
-                value = float(text)
-            else:
-                raise _NotPlain
+            value = _plain_scalar(event, resolve, tags)
         elif kind is _MAP_START or kind is _SEQ_START:
             if event.anchor is not None or len(frames) >= MAX_DEPTH or (
                     event.tag not in (None, "!", _MAP if kind is _MAP_START else _SEQ)) or (
@@ -407,6 +383,35 @@ def _build_plain(loader: Any) -> Any:
         else:
             top[0][top[1]] = value
             top[1] = _NO_KEY
+
+
+def _plain_scalar(event: Any, resolve: Any, tags: dict[str, str]) -> Any:
+    """The value of a scalar event of plain data (YAML's implicit typing of a plain scalar,
+    ``tags`` remembering what recurring texts resolved to); :class:`_NotPlain` for an anchor
+    or a tag the careful path must build."""
+    if event.anchor is not None:
+        raise _NotPlain
+    text, tag = event.value, event.tag
+    if tag is None or tag == "!":
+        if event.implicit[0]:  # a plain scalar: YAML's implicit typing
+            tag = tags.get(text)
+            if tag is None:
+                tag = resolve(yaml.ScalarNode, text, event.implicit)
+                if len(text) <= 64 and len(tags) < _PLAIN_TAGS_KEPT:
+                    tags[text] = tag
+        else:
+            tag = _STR
+    if tag == _STR:
+        return text
+    if tag == _INT and _PLAIN_INT.match(text):
+        return _plain_int(text)
+    if tag == _NULL:
+        return None
+    if tag == _BOOL and text.lower() in _BOOLS:
+        return _BOOLS[text.lower()]
+    if tag == _FLOAT and _PLAIN_FLOAT.match(text):
+        return float(text)
+    raise _NotPlain
 
 
 def parse_yaml(text: str) -> tuple[Any, YamlLocations]:

@@ -6,6 +6,8 @@
   words for a change of pass rate);
 * :mod:`agentkit.eval.samples` -- sampled cassettes: recording N runs, replaying and judging
   all of them;
+* :mod:`agentkit.eval.run` -- an evaluation from start to end (plan, open the cassettes,
+  check the models, record, judge), as ``agentkit eval`` runs it;
 * :mod:`agentkit.eval.live` -- what live calls go through: adaptive concurrency (back off on
   429, grow on success), call and token budgets;
 * :mod:`agentkit.eval.matrix` -- every scenario × agent type × model, recorded where a sample

@@ -56,14 +56,71 @@ def _text(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-def main() -> None:
+class _Server:
+    """Answers one JSON-RPC request at a time; ``count()`` counts across calls."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+        self.calls = 0
+
+    def answer(self, message: dict[str, Any]) -> None:
+        method, ident = message.get("method"), message.get("id")
+        if ident is None:
+            return  # a notification
+        params = message.get("params") or {}
+        if method == "initialize":
+            _send({"jsonrpc": "2.0", "id": ident, "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "misbehaving", "version": "1"}}})
+        elif method == "tools/list":
+            _send({"jsonrpc": "2.0", "id": ident, "result": {"tools": self.tools}})
+        elif method == "tools/call":
+            self.call(ident, params.get("name"), params.get("arguments") or {})
+        elif method == "ping":
+            _send({"jsonrpc": "2.0", "id": ident, "result": {}})
+        else:
+            _send({"jsonrpc": "2.0", "id": ident, "error": {
+                "code": -32601, "message": f"Method not found: {method}"}})
+
+    def call(self, ident: Any, name: Any, arguments: dict[str, Any]) -> None:
+        if name == "echo":
+            _send({"jsonrpc": "2.0", "id": ident, "result": _text(str(arguments["text"]))})
+        elif name == "count":
+            self.calls += 1
+            _send({"jsonrpc": "2.0", "id": ident, "result": _text(str(self.calls))})
+        elif name == "slow":
+            time.sleep(float(arguments["seconds"]))
+            _send({"jsonrpc": "2.0", "id": ident, "result": _text("done")})
+        elif name == "crash":
+            print("misbehaving: crashing in the middle of `crash`", file=sys.stderr, flush=True)
+            os._exit(7)
+        elif name == "malformed":
+            _send({"jsonrpc": "2.0", "id": ident, "result": {"content": "not a list"}})
+        elif name == "fail":
+            _send({"jsonrpc": "2.0", "id": ident, "result": {
+                "content": [{"type": "text", "text": "the tool failed"}], "isError": True}})
+        elif name == "garbled":
+            print("this is not JSON-RPC", flush=True)
+        elif name == "refuse":
+            _send({"jsonrpc": "2.0", "id": ident, "error": {
+                "code": -32602, "message": "refused: this call is not allowed"}})
+        else:
+            _send({"jsonrpc": "2.0", "id": ident, "error": {
+                "code": -32602, "message": f"Unknown tool: {name}"}})
+
+
+def _options() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--bad-schema", action="store_true")
     parser.add_argument("--hang-on-close", action="store_true")
     parser.add_argument("--pidfile")
     parser.add_argument("--print-env")
-    options = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    options = _options()
     if options.print_env:
         print(f"{options.print_env}={os.environ.get(options.print_env, '')}", file=sys.stderr,
               flush=True)
@@ -78,54 +135,11 @@ def main() -> None:
     tools = [dict(tool) for tool in _TOOLS]
     if options.bad_schema:
         tools[0]["inputSchema"] = {"type": "string"}
-    calls = 0
+    server = _Server(tools)
     print("misbehaving: ready", file=sys.stderr, flush=True)
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, ident = message.get("method"), message.get("id")
-        if ident is None:
-            continue  # a notification
-        params = message.get("params") or {}
-        if method == "initialize":
-            _send({"jsonrpc": "2.0", "id": ident, "result": {
-                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "misbehaving", "version": "1"}}})
-        elif method == "tools/list":
-            _send({"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}})
-        elif method == "tools/call":
-            name, arguments = params.get("name"), params.get("arguments") or {}
-            if name == "echo":
-                _send({"jsonrpc": "2.0", "id": ident, "result": _text(str(arguments["text"]))})
-            elif name == "count":
-                calls += 1
-                _send({"jsonrpc": "2.0", "id": ident, "result": _text(str(calls))})
-            elif name == "slow":
-                time.sleep(float(arguments["seconds"]))
-                _send({"jsonrpc": "2.0", "id": ident, "result": _text("done")})
-            elif name == "crash":
-                print("misbehaving: crashing in the middle of `crash`", file=sys.stderr,
-                      flush=True)
-                os._exit(7)
-            elif name == "malformed":
-                _send({"jsonrpc": "2.0", "id": ident, "result": {"content": "not a list"}})
-            elif name == "fail":
-                _send({"jsonrpc": "2.0", "id": ident, "result": {
-                    "content": [{"type": "text", "text": "the tool failed"}], "isError": True}})
-            elif name == "garbled":
-                print("this is not JSON-RPC", flush=True)
-            elif name == "refuse":
-                _send({"jsonrpc": "2.0", "id": ident, "error": {
-                    "code": -32602, "message": "refused: this call is not allowed"}})
-            else:
-                _send({"jsonrpc": "2.0", "id": ident, "error": {
-                    "code": -32602, "message": f"Unknown tool: {name}"}})
-        elif method == "ping":
-            _send({"jsonrpc": "2.0", "id": ident, "result": {}})
-        else:
-            _send({"jsonrpc": "2.0", "id": ident, "error": {
-                "code": -32601, "message": f"Method not found: {method}"}})
+        if line.strip():
+            server.answer(json.loads(line))
     if options.hang_on_close:
         while True:
             time.sleep(1)

@@ -1,0 +1,361 @@
+"""The command line's parser: one function per command adds its subparser; the options
+several commands share and the argument types apart."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TypeAlias
+
+from agentkit import __version__
+from agentkit.cli._otel import otel_options
+
+__all__ = ["build_parser"]
+
+# what add_subparsers returns
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+_PATHS_HELP = ("scenario files or folders (default: the project's, `scenarios` under "
+               "[tool.agentkit] in pyproject.toml, else scenarios/)")
+_AGENTS_HELP = "only these agent types, comma-separated (default: all a scenario declares)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentkit",
+        description="Deterministic, offline tests for LLM agents: run scenario files, record "
+                    "them against a live model, replay recordings, diff traces and compare "
+                    "agent types.",
+        epilog="Exit codes: 0 ok, 1 failure/difference/regression, 2 bad usage or input, 3 an "
+               "evaluation is incomplete.")
+    parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _list_command(commands)
+    _run_command(commands)
+    _record_command(commands)
+    _replay_command(commands)
+    _diff_command(commands)
+    _report_command(commands)
+    _eval_command(commands)
+    _import_trace_command(commands)
+    _serve_command(commands)
+    _mcp_proxy_command(commands)
+    return parser
+
+
+def _list_command(commands: _Commands) -> None:
+    sub = commands.add_parser("list", help="list scenarios and their agent types",
+                              description="List scenario files with their agent types.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+
+
+def _run_command(commands: _Commands) -> None:
+    sub = commands.add_parser("run", help="run scenarios offline and check expectations",
+                              description="Run each scenario under each agent type (scripts "
+                                          "and recordings, no network) and check expectations.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--trace-dir", type=Path,
+                     help="also write each run's trace as <dir>/<scenario>.<agent>.json")
+    sub.add_argument("-v", "--verbose", action="store_true", help="print every trace")
+    _snapshot_options(sub, "run")
+    sub.add_argument("--snapshot-update", action="store_true",
+                     help="write the snapshot of each run that differs from it or has none "
+                          "(never of a run that stopped on an error), as pytest "
+                          "--snapshot-update does")
+    _ci_options(sub)
+    otel_options(sub)
+
+
+def _record_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "record", help="record a scenario against a live model (OpenAI or compatible)",
+        description="Run a scenario's turns against a live model, one progress line per LLM "
+                    "and tool call, and write the agent type's cassette and its snapshot, "
+                    "__snapshots__/<scenario>/<agent type>.json beside the scenario (the "
+                    "recorded trace: what `replay` and every run compare against) -- together, "
+                    "only if the run met its expectations and the fresh cassette replays to "
+                    "the same trace; otherwise nothing is written. The API key comes from "
+                    "$OPENAI_API_KEY and is never written to either; a local "
+                    "OpenAI-compatible server needs none.")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", required=True, help="the agent type to record (a team: each "
+                     "of its agents with a `recording:`)")
+    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
+                     help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+                          "(default: $OPENAI_BASE_URL or OpenAI)")
+    sub.add_argument("--mode", default="once",
+                     choices=["once", "new_episodes", "all", "rewrite"],
+                     help="record mode: once (default: record if there is no cassette yet), "
+                          "new_episodes (record requests the cassette lacks), all (re-record "
+                          "every request), rewrite (start an empty cassette)")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds the server may take to connect and for each read of an "
+                          "answer (default 120)")
+    sub.add_argument("--temperature", type=_temperature, default=None,
+                     help="sampling temperature, 0-2 (default: the backend's, 0.1); 0 with "
+                          "--seed makes a local model record the same conversation every time")
+    sub.add_argument("--seed", type=int, default=None,
+                     help="sampling seed sent with every request (servers that honour it, "
+                          "llama.cpp and OpenAI among them, then sample reproducibly); with "
+                          "--samples, sample i uses seed + i (default seed 0)")
+    sub.add_argument("--samples", type=_positive, default=None, metavar="N",
+                     help="record N independent runs into the one cassette and "
+                          "their N traces into the snapshot; every replay then judges all N "
+                          "(pass rate, interval, min_pass_rate). Use --temperature > 0 so "
+                          "they differ. 1 is a plain recording")
+    sub.add_argument("--judge-model", default=None,
+                     help="model the scenario's LLM judges record with when their `judge:` "
+                          "names none (default: --model); one it names must be the same")
+    sub.add_argument("--judge-base-url", default=None,
+                     help="OpenAI-compatible server of the judge model (default: --base-url)")
+
+
+def _replay_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "replay", help="replay recordings offline and compare with the recorded traces",
+        description="Replay each recorded agent type of a scenario from its cassette "
+                    "(offline) and check that the trace equals the one `record` saved beside "
+                    "it. Exit 1 if it differs or if a request is not on the cassette (a "
+                    "cassette miss: the nearest recorded request is shown).")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", help="only this agent type")
+
+
+def _diff_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "diff", help="step-aligned diff of two trace files",
+        description="Show how trace NEW differs from trace OLD (inserted/dropped/changed "
+                    "steps, then details; a change is shown once, where it began, with where "
+                    "else it shows). Changed words are marked [-old-]{+new+}, or coloured on "
+                    "a terminal.")
+    sub.add_argument("old", type=Path, help="trace JSON (a snapshot or --trace-dir output)")
+    sub.add_argument("new", type=Path, help="trace JSON")
+    sub.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the changes: auto (default: when the output is a terminal "
+                          "and NO_COLOR is not set), always, never (plain [-old-]{+new+} "
+                          "markers)")
+
+
+def _report_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "report", help="compare agent types on scenarios (Markdown, JSON, HTML)",
+        description="Run every scenario under the chosen agent types and write report.md, "
+                    "report.json, a self-contained report.html (a section per run: its "
+                    "timeline on simulated time, steps, and trace diffs against its snapshot "
+                    "and the baseline) and traces/ (each run's trace).")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--out", type=Path, default=Path("reports/latest"),
+                     help="output folder (default: reports/latest)")
+    sub.add_argument("--baseline", type=Path,
+                     help="an earlier report.json (its traces/ beside it) to diff against; a run "
+                          "that fails where it passed, or costs more than its thresholds allow "
+                          "(steps, LLM calls, tokens, wall time: +10%% by default, per scenario "
+                          "in `thresholds:`), is a regression (exit 1)")
+    _snapshot_options(sub, "report")
+    _ci_options(sub)
+    sub.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                     help="join the report folders of a run's shards (each written with "
+                          "--shard i/n) into the report of the whole run, as it would have been "
+                          "unsplit (no scenario runs)")
+    otel_options(sub)
+
+
+def _eval_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "eval", help="evaluate agent types × models on N live samples each",
+        description="Run every scenario under every agent type (--agents) with every model "
+                    "(--models), N samples each (--samples), recording what is missing against "
+                    "a live model (--base-url), then judge each case on all its samples "
+                    "offline: pass rate with its interval, pass@k, pass^k, class (stable_pass, "
+                    "flaky, stable_fail, infra_error), and a report saying which is best. The "
+                    "samples are kept in cassettes (cassettes/eval/ beside each scenario), "
+                    "saved after every call: an interrupted run resumes without repeating a "
+                    "call; with everything recorded it runs offline.",
+        epilog="Exit codes: 0 every case met its min_pass_rate; 1 a case failed, or a pass-rate "
+               "regression against --baseline; 2 bad usage or input (also: a cassette of "
+               "another model or sample count, an unknown model, a budget below one run); 3 "
+               "incomplete: the budget ran out, the model could not be reached, or samples hit "
+               "infrastructure errors (a partial report is written; run again to resume).")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, required=True,
+                     help="agent types to compare, comma-separated")
+    sub.add_argument("--models", type=_name_list, required=True,
+                     help="models to compare, comma-separated (as the server names them)")
+    sub.add_argument("--samples", type=_positive, required=True, metavar="N",
+                     help="independent runs per scenario × agent type × model")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server to record missing samples from (default: "
+                          "$OPENAI_BASE_URL; none: offline, every sample must be recorded)")
+    sub.add_argument("--temperature", type=_temperature, default=0.8,
+                     help="sampling temperature of new samples (default 0.8: samples differ)")
+    sub.add_argument("--seed", type=int, default=0,
+                     help="seed of sample 0; sample i uses seed + i (default 0), so a re-record "
+                          "draws the same samples from a server that honours seeds")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds a server may take to connect and per read (default 120)")
+    sub.add_argument("--max-calls", type=_positive, help="live-call budget: stop cleanly "
+                     "(keeping what was recorded) once this many calls were made")
+    sub.add_argument("--max-tokens", type=_positive, help="token budget (prompt + completion "
+                     "tokens of live calls), as --max-calls")
+    sub.add_argument("--concurrency", type=_positive, default=20, metavar="N",
+                     help="requests in flight to start with (default 20); it backs off ×0.8 "
+                          "per rate-limit episode and grows back while calls succeed")
+    sub.add_argument("--max-concurrency", type=_positive, default=100, metavar="N",
+                     help="the most requests in flight ever (default 100): a shard's share of "
+                          "a rate limit shared with other shards")
+    sub.add_argument("--cooldown", type=float, default=15.0,
+                     help="seconds after a rate-limit cut before the next cut or any growth "
+                          "(default 15; longer when the server's Retry-After says so)")
+    sub.add_argument("--cassettes", type=Path,
+                     help="keep the samples in this folder (default: cassettes/eval/ beside "
+                          "each scenario file)")
+    sub.add_argument("--out", type=Path, default=Path("reports/eval"),
+                     help="report folder (default: reports/eval)")
+    sub.add_argument("--baseline", type=Path,
+                     help="an earlier report.json: a pass-rate drop beyond noise is a "
+                          "regression (exit 1)")
+    _ci_options(sub)
+
+
+def _import_trace_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "import-trace", help="turn an OTLP-JSON trace export into a scenario that replays",
+        description="Read one trace of an OTLP-JSON export (agentkit's --otel-out, Phoenix's "
+                    "span export, a framework's OpenTelemetry instrumentation) and write a "
+                    "scenario: its user turns, its tools as recorded outputs (NAME_tools.py "
+                    "beside it), drafted expectations (the answer, the tool-call trajectory) "
+                    "and a cassette of the model's answers -- kept only if the replay "
+                    "reproduces the traced tool calls and answer. Needs message content in "
+                    "the trace.")
+    sub.add_argument("file", type=Path, help="the OTLP-JSON file")
+    sub.add_argument("--out", type=Path, required=True,
+                     help="the scenario file to write, e.g. scenarios/refund_case.yaml (its "
+                          "name is the file's)")
+    sub.add_argument("--agent", help="the agent type to replay with (default: the one that "
+                                     "made the run, else function_calling when the model called "
+                                     "tools, react when it wrote Action: lines)")
+    sub.add_argument("--trace", metavar="ID", help="the trace to import when the file has "
+                                                   "several (a prefix of its id is enough)")
+    sub.add_argument("--force", action="store_true",
+                     help="replace an existing scenario file (and its tools, cassette, snapshot)")
+
+
+def _serve_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "serve", help="serve a scenario's model on a loopback URL for an agent in another "
+                      "process, then judge the agent's run",
+        description="Answer OpenAI-compatible requests (POST /v1/chat/completions, GET "
+                    "/v1/models) on 127.0.0.1 with the scenario's model for the agent type "
+                    "(its script, trajectory or recording), so an agent in another process or "
+                    "language is tested by pointing it at the URL, printed as the first line. "
+                    "Serves until stopped (Ctrl-C, SIGTERM), then writes the agent's trace, "
+                    "built from its requests, and checks the scenario's expectations on it "
+                    "(exit 1 when they fail).")
+    sub.add_argument("scenario", type=Path, help="the scenario file")
+    sub.add_argument("--agent", required=True, help="the agent type whose model to serve")
+    sub.add_argument("--port", type=_port, default=0,
+                     help="port on 127.0.0.1 (default 0: any free port; a port in use is an "
+                          "error)")
+    sub.add_argument("--trace-out", type=Path,
+                     help="where to write the trace (default: <scenario>.<agent>.json in the "
+                          "current folder)")
+
+
+def _mcp_proxy_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
+                          "exchanges into a cassette, or answer them from it",
+        description="Started by an agent in the place of an MCP server's command (over "
+                    "stdio), keep the server's tools/list and tools/call exchanges in the "
+                    "cassette's mcp_exchanges, as scenarios do (docs/mcp.md). With --mode none "
+                    "(the default) no server runs: the handshake and every tool request are "
+                    "answered from the cassette, and a request it lacks is answered with an "
+                    "error naming the nearest recorded one (exit 1 at the end). With another "
+                    "mode the server after `--` is started and every line relayed; the "
+                    "cassette is written when the agent closes the connection.")
+    sub.add_argument("--cassette", type=Path, required=True, help="the cassette file")
+    sub.add_argument("--name", required=True, help="the server's name in the cassette")
+    sub.add_argument("--mode", choices=["none", "once", "new_episodes", "all", "rewrite"],
+                     default="none", help="record mode (default none: replay only, no server)")
+    sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="an environment variable of the server (never recorded)")
+    sub.add_argument("server", nargs=argparse.REMAINDER,
+                     help="-- then the server's command and arguments (to record)")
+
+
+def _ci_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--junit-xml", type=Path, metavar="PATH",
+                     help="also write the results as JUnit XML (a testcase per scenario × agent "
+                          "type, failures with their problems, a sampled case's statistics as "
+                          "properties)")
+    sub.add_argument("--shard", type=_shard, metavar="I/N",
+                     help="run only shard I of N (each scenario × agent type lands in the same "
+                          "shard whatever else changes; `agentkit report --merge` joins the "
+                          "shards' report folders)")
+
+
+def _snapshot_options(sub: argparse.ArgumentParser, command: str) -> None:
+    sub.add_argument("--snapshots", choices=["check", "report", "off"], default="check",
+                     help="compare each run's trace with its committed snapshot "
+                          "(__snapshots__/<scenario file>/<agent type>.json, as pytest does): "
+                          "check (default: a difference or a missing snapshot fails the run), "
+                          "report (shown, not failing), off (not compared)")
+
+
+def _agent_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give agent types as a comma-separated list, e.g. "
+                                         "react,function_calling")
+    return names
+
+
+def _name_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give names as a comma-separated list")
+    return names
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 2")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from agentkit.eval.matrix import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 65535")
+    return value

@@ -1,0 +1,120 @@
+"""What the commands print of a run, a sampled case and a comparison: the result line, the
+verdict's lines, the disagreements between samples, the standings."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from agentkit.core import fmt
+
+__all__ = ["result_line", "print_verdict", "record_hint", "sampled_line", "print_sampled",
+           "disagreements_of", "print_disagreements", "print_summaries", "junit_report"]
+
+
+def result_line(name: str, result: Any, verdict: Any) -> str:
+    """``PASS  scenario[agent]  steps=...`` (``FAIL``/``ERROR``; no numbers without a trace),
+    with the calls and tokens of the harness's own roles (judges, a simulated user) apart,
+    then one line per judged expectation: its verdict and the judge's reason."""
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[verdict.outcome]
+    if result is None:
+        return f"{status}  {name}"
+    totals = result.trace.totals()
+    roles = "".join(f" {role}={sums['llm_calls']}:{sums['prompt_tokens']}+"
+                    f"{sums['completion_tokens']}" for role, sums in totals.roles.items())
+    judged = "".join(f"\n      judged {j.at}: {j.verdict}"
+                     f"{f' ({j.tally()})' if j.tally() else ''} -- {j.reason}"
+                     for j in result.judgements)
+    return (f"{status}  {name:<45} steps={totals.steps} llm={totals.llm_calls} "
+            f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
+            f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}"
+            f"{roles}{judged}")
+
+
+def print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
+    for line in verdict.lines():
+        print("      " + line.replace("\n", "\n      "), file=out)
+    if hint is not None:
+        print(f"      {hint}", file=out)
+
+
+def record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
+    """How to record a missing cassette, for a run that could not start without one."""
+    from agentkit.scenario.layout import recording_files, records
+
+    if (verdict.outcome == "error" and records(scenario, agent_type)
+            and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):
+        return f"fix: record it with `agentkit record {scenario.path} --agent {agent_type}`"
+    return None
+
+
+def sampled_line(name: str, sampled: Any) -> str:
+    """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky`` (and a warning
+    line when its ``min_pass_rate`` cannot fail at that many samples)."""
+    from agentkit.eval.cases import gate_warning
+
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
+    stats = sampled.stats
+    counts = f"{stats.samples} samples"
+    if stats.infra_errors:
+        counts += f" ({stats.infra_errors} infrastructure errors, not counted)"
+    missing = f", {len(sampled.missing)} not recorded" if sampled.missing else ""
+    if not stats.samples and sampled.runs:
+        return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
+                "replays to its end, so no pass rate")
+    warning = gate_warning(sampled.scenario.min_pass_rate, stats.judged, stats.confidence)
+    return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
+            f"{stats.case_class}" + (f"\n      warning: {warning}" if warning else ""))
+
+
+def print_sampled(name: str, sampled: Any, out: TextIO) -> None:
+    print(sampled_line(name, sampled), file=out)
+    if not sampled.passed:
+        print_verdict(sampled.verdict, out)
+    print_disagreements(disagreements_of(sampled), out)
+
+
+def disagreements_of(sampled: Any) -> list[Any]:
+    """The judged expectations whose verdict differs between the samples of a case."""
+    from agentkit.report.compare import sampled_verdicts
+
+    return sampled_verdicts(sampled)[1]
+
+
+def print_disagreements(found: Sequence[Any], out: TextIO) -> None:
+    """Each judged expectation whose verdict differs between the samples of a case, with
+    every sample's verdict and reason."""
+    from agentkit.core.secrets import Redactor
+
+    for disagreement in found:
+        for line in disagreement.lines(Redactor().text):
+            print(f"      {line}", file=out)
+
+
+def print_summaries(comparison: Any, out: TextIO) -> None:
+    """One line per compared agent type (× model): passed runs over the shared scenarios."""
+    from agentkit.report.model import contender_label
+
+    compared = comparison.compared()
+    for summary in comparison.summaries():
+        rate = (f", pass rate {summary.passes}/{summary.judged}" if summary.judged
+                and summary.judged != summary.runs else "")
+        print(f"{contender_label(summary.contender):<20} {summary.passed}/{summary.runs} passed"
+              f"{rate}", file=out)
+    if compared.scenarios and len(compared.scenarios) < len(comparison.scenarios):
+        print(f"(those totals are over the {len(compared.scenarios)} scenarios every compared "
+              "agent type ran)", file=out)
+    for (agent_type, model), reason in compared.left_out:
+        name = agent_type if model is None else f"{agent_type} @ {model}"
+        print(f"{name} is left out of the comparison: it {reason}", file=out)
+
+
+def junit_report(args: argparse.Namespace, comparison: Any, regressions: list[Any],
+                 out: TextIO) -> None:
+    if not args.junit_xml:
+        return
+    from agentkit.report.junit import junit_cases, write_junit
+
+    reasons = {delta.key: delta.reasons for delta in regressions}
+    print(f"wrote {write_junit(args.junit_xml, junit_cases(comparison, reasons))}", file=out)

@@ -1,0 +1,64 @@
+"""``agentkit serve``: a scenario's model on a loopback URL for an agent in another process,
+then the agent's run judged."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentkit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CLIError,
+    load_scenario,
+    shown,
+    writable_folder,
+)
+from agentkit.cli._printing import print_verdict, result_line
+
+__all__ = ["command"]
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    import threading
+
+    from agentkit.bridge.serve import ServeSession
+    from agentkit.core.errors import BadInputError
+    from agentkit.core.files import atomic_write_text
+    from agentkit.scenario.layout import trace_file
+
+    scenario = load_scenario(args.scenario)
+    trace_out = args.trace_out or trace_file(Path.cwd(), scenario, args.agent)
+    if trace_out.is_dir():
+        raise CLIError(f"--trace-out {trace_out}: is a folder; give the trace file's path")
+    writable_folder(trace_out.parent, "--trace-out")
+    try:
+        session = ServeSession(scenario, args.agent, port=args.port)
+    except BadInputError as exc:
+        raise CLIError(str(exc)) from None
+    stop = threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    with contextlib.suppress(ValueError):  # not the main thread: the caller stops it otherwise
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        case = session.run(stop, lambda url: print(url, file=out, flush=True))
+    finally:
+        for stopped, handler in previous.items():
+            signal.signal(stopped, handler)
+        session.close()
+    name, result, verdict = case.case.name, case.result, case.verdict
+    if result is None:
+        if verdict.kind == "input":
+            raise CLIError(str(verdict.stopped_by))
+        print(result_line(name, None, verdict), file=out)
+        print_verdict(verdict, out)
+        return EXIT_FAILED
+    atomic_write_text(trace_out, session.trace_text(result))
+    print(result_line(name, result, verdict), file=out)
+    print_verdict(verdict, out)
+    print(f"wrote {shown(trace_out.resolve())}", file=out)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
