@@ -72,13 +72,54 @@ def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
         return_direct=metadata.return_direct)
 
 
+def _tool_nodes(graph: Any) -> list[Any]:
+    """The graph's ``ToolNode``s."""
+    tool_node = load("langgraph.prebuilt").ToolNode
+    return [node.bound for node in graph.nodes.values() if isinstance(node.bound, tool_node)]
+
+
+def _tools(graph: Any) -> dict[str, Any] | None:
+    """The tools of the graph's ``ToolNode``s by name."""
+    if not isinstance(graph, load("langgraph.pregel").Pregel):
+        return None
+    return {name: tool for node in _tool_nodes(graph) for name, tool in
+            node.tools_by_name.items()}
+
+
+def _apply(tool_node: Any, tools: ScenarioTools) -> None:
+    """Run the ``ToolNode``'s calls of the agent's own tools named in ``tools.own`` as the
+    scenario's (its ``awrap_tool_call`` interceptor, inside any of the graph's own; a graph
+    given again in a later run is wrapped afresh, not twice)."""
+    theirs = tool_node._awrap_tool_call
+    theirs = getattr(theirs, "agentkit_wrapped", theirs)
+
+    async def scenario(request: Any, execute: Any) -> Any:
+        call = request.tool_call
+        if call["name"] not in tools.own:
+            return await execute(request)
+        return await tools.run_own(call["name"], dict(call["args"]), call.get("id"),
+                                   lambda: execute(request))
+
+    async def wrapper(request: Any, execute: Any) -> Any:
+        if theirs is None:
+            return await scenario(request, execute)
+        return await theirs(request, lambda inner: scenario(inner, execute))
+
+    wrapper.agentkit_wrapped = theirs  # type: ignore[attr-defined]
+    tool_node._awrap_tool_call = wrapper
+
+
 class _Run:
-    """A compiled graph run turn by turn, the conversation its ``messages`` input."""
+    """A compiled graph run turn by turn, the conversation its ``messages`` input, its
+    ``ToolNode``s running its own tools as the scenario's."""
 
     def __init__(self, graph: Any, tools: ScenarioTools) -> None:
         self.graph = graph
         self.bridge = tools.bridge
         self.messages: list[Any] = []
+        if tools.own:
+            for tool_node in _tool_nodes(graph):
+                _apply(tool_node, tools)
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
         lc = load("langchain_core.messages")
@@ -117,13 +158,7 @@ class _Run:
                          for m in messages]
 
 
-def _run(graph: Any, tools: ScenarioTools) -> _Run | None:
-    if isinstance(graph, load("langgraph.pregel").Pregel):
-        return _Run(graph, tools)
-    return None
-
-
-INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run,
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "a compiled LangGraph graph (create_react_agent(...), or "
                           "StateGraph(...).compile())")
 

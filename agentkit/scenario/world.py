@@ -47,9 +47,14 @@ class SimulatedTool(AsyncBaseTool):
         return bool(getattr(self.tool, "requires_context", False))
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return await self.acall_with(self.tool, *args, **kwargs)
+
+    async def acall_with(self, tool: AsyncBaseTool, *args: Any, **kwargs: Any) -> ToolOutput:
+        """A call of this scenario tool run by ``tool`` (the agent's own tool of this name):
+        the same latency, failure schedule and call count as :meth:`acall`."""
         self.calls += 1
         try:
-            output = await self._run(self.calls, *args, **kwargs)
+            output = await self._run(tool, self.calls, *args, **kwargs)
         except asyncio.CancelledError:
             raise
         except BaseException:
@@ -58,12 +63,13 @@ class SimulatedTool(AsyncBaseTool):
         self.finished += 1
         return output
 
-    async def _run(self, number: int, *args: Any, **kwargs: Any) -> ToolOutput:
+    async def _run(self, tool: AsyncBaseTool, number: int, *args: Any,
+                   **kwargs: Any) -> ToolOutput:
         if self.latency:
             await asleep(self.latency)
         if number in self.failures:
             raise SimulatedToolError(f"{self.error} (call {number} of `{self.metadata.name}`)")
-        output = await self.tool.acall(*args, **kwargs)
+        output = await tool.acall(*args, **kwargs)
         if output.tool_name != self.metadata.name:
             output = output.model_copy(update={"tool_name": self.metadata.name})
         return output
