@@ -289,7 +289,7 @@ class _Ran(AsyncBaseTool):
         value = await self.run()
         self.returned.append(value)
         return ToolOutput(content=_text(value), tool_name=self._metadata.name,
-                          raw_input={"args": (), "kwargs": kwargs}, raw_output=value,
+                          raw_input={"args": (), "kwargs": kwargs}, raw_output=_raw(value),
                           is_error=self.failed(value))
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
@@ -306,6 +306,21 @@ def _text(value: Any) -> str:
         return json.dumps(content, default=str)
     except ValueError:
         return str(content)
+
+
+def _raw(value: Any) -> Any:
+    """What a framework's tool returned, as the value it stands for (a trajectory's ``$N``):
+    LlamaIndex's ``ToolOutput``'s ``raw_output``, the JSON value of a LangChain
+    ``ToolMessage``'s text (the text when it is none), else the value."""
+    if hasattr(value, "raw_output"):
+        return value.raw_output
+    content = getattr(value, "content", None)
+    if not isinstance(content, str):
+        return value
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
 
 
 def _failed(value: Any) -> bool:
