@@ -9,17 +9,20 @@ and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- a
 :class:`~agentkit.scenario.agent_types.AgentType`:
 
 * the factory gets a :class:`FrameworkContext` (``model``/``llm``, ``tools``, ``params``...)
-  and returns the framework's agent; anything else is a :class:`FactoryResultError` naming the
-  factory and what it returned;
+  and returns the framework's agent (the user's own, or one built over ``context.tools``);
+  anything else is a :class:`FactoryResultError` naming the factory and what it returned;
 * an extra that is not installed is a :class:`MissingFrameworkError` (bad input, exit 2) saying
   which ``pip install`` brings it; a version outside the tested range is one
   :class:`FrameworkVersionWarning` naming the range;
 * each turn runs the framework's coroutine on agentkit's virtual-time loop inside a turn of the
   bridge's wire trace (:class:`FrameworkAgent`); the tools' simulated latencies overlap as the
   framework runs them;
-* tool calls run through :func:`agentkit.llms.tool_calling.acall_tool` in the step that asked
-  for them (:class:`ScenarioTools`), so their latency, errors and scheduled failures are in the
-  trace even when the model never sees the output;
+* the scenario's tools apply to the agent's own tools by name (:attr:`Integration.tools` finds
+  them; a scenario tool the agent does not have is a :class:`MissingToolError`), and every tool
+  call -- of the agent's own tools or of the scenario tools a factory built an agent from --
+  runs through :func:`agentkit.llms.tool_calling.acall_tool` in the step that asked for it
+  (:class:`ScenarioTools`), so its latency, errors and scheduled failures are in the trace even
+  when the model never sees the output;
 * :func:`note_step` files which framework agent took a step (``agent`` on the step, ``agents``
   on the turn) and :func:`note_handoff` a hand-off (the turn's ``handoffs``), the same fields
   agentkit's own multi-agent workflow writes.

@@ -2,16 +2,16 @@
 -- ``create_react_agent`` or one of your own -- over langchain-openai's ``ChatOpenAI`` routed
 through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-a ``ChatOpenAI`` on the bridge's httpx clients and whose ``tools`` are LangChain
-``StructuredTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
-through agentkit; it returns the compiled graph::
-
-    from langgraph.prebuilt import create_react_agent
-    from agentkit.integrations.langgraph import langgraph_agent
+A compiled graph holds its model, so a factory gives the user's graph builder the context's
+``model`` -- a ``ChatOpenAI`` on the bridge's httpx clients -- and returns the graph
+(``return build_support_graph(context.model)``); the graph's ``ToolNode``s run its own tools
+of the scenario's tools' names as the scenario's (an ``awrap_tool_call`` interceptor). The
+built-in type builds the graph over the scenario's tools instead (``context.tools``: LangChain
+``StructuredTool`` objects with the scenario tools' own JSON schemas, running them through
+agentkit)::
 
     @langgraph_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return create_react_agent(context.model, context.tools, **context.params)
 
 Agent type: ``langgraph`` (``create_react_agent``; ``params`` go to it). Each turn streams the

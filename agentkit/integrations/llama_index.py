@@ -2,15 +2,15 @@
 ``FunctionAgent``, ``ReActAgent`` and ``AgentWorkflow`` of llama-index-core, over
 llama-index-llms-openai's ``OpenAI`` routed through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``llm`` is a
-LlamaIndex ``OpenAI`` talking to the bridge in-process and whose ``tools`` are LlamaIndex
-``FunctionTool`` objects running the scenario's tools through agentkit; it returns the agent::
-
-    from llama_index.core.agent.workflow import FunctionAgent
-    from agentkit.integrations.llama_index import llama_index_agent
+A factory returns the user's agent (``return support_agent``); each run uses a copy of it (of
+each agent of an ``AgentWorkflow``) whose ``llm`` is a LlamaIndex ``OpenAI`` talking to the
+bridge in-process (``model_copy(update={"llm": ...})``) and whose own tools of the scenario's
+tools' names are copies calling them as the scenario's. The built-in types build the agent
+over the scenario's tools instead (``context.tools``: LlamaIndex ``FunctionTool`` objects
+running them through agentkit)::
 
     @llama_index_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return FunctionAgent(llm=context.llm, tools=context.tools, **context.params)
 
 Agent types: ``li_function`` (a ``FunctionAgent``) and ``li_react`` (a ``ReActAgent``, whose

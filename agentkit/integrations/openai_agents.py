@@ -2,16 +2,15 @@
 ``Agent`` run by ``Runner``, hand-offs included, over the SDK's chat-completions model routed
 through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-an ``OpenAIChatCompletionsModel`` on the bridge's async client and whose ``tools`` are the SDK's
-``FunctionTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
-through agentkit; it returns the starting agent::
-
-    from agents import Agent
-    from agentkit.integrations.openai_agents import openai_agents_agent
+A factory returns the user's starting agent (``return support_agent``); each run uses a clone
+of it and of the agents it hands off to, whose own ``FunctionTool``s of the scenario's tools'
+names are copies calling them as the scenario's, on an ``OpenAIChatCompletionsModel`` over the
+bridge's async client (``RunConfig.model``). The built-in type builds the agent over the
+scenario's tools instead (``context.tools``: ``FunctionTool`` objects with the scenario tools'
+own JSON schemas, running them through agentkit)::
 
     @openai_agents_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return Agent(name="Assistant", model=context.model, tools=context.tools)
 
 Agent type: ``openai_agents`` (an ``Agent`` named ``Agent``; ``params`` go to it). Each turn is

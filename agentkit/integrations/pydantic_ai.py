@@ -1,16 +1,15 @@
 """pydantic-ai agents under the harness (``pip install 'agentkit[pydantic-ai]'``): an ``Agent``
 over pydantic-ai's ``OpenAIChatModel`` routed through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-an ``OpenAIChatModel`` on the bridge's async client and whose ``tools`` are pydantic-ai ``Tool``
-objects (the scenario tools' own JSON schemas) running the scenario's tools through agentkit;
-it returns the agent::
-
-    from pydantic_ai import Agent
-    from agentkit.integrations.pydantic_ai import pydantic_ai_agent
+A factory returns the user's agent (``return support_agent``); each run is given an
+``OpenAIChatModel`` on the bridge's async client as its ``model`` and a capability whose
+``wrap_tool_execute`` runs the agent's own tools of the scenario's tools' names as the
+scenario's. The built-in type builds the agent over the scenario's tools instead
+(``context.tools``: pydantic-ai ``Tool`` objects with the scenario tools' own JSON schemas,
+running them through agentkit)::
 
     @pydantic_ai_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return Agent(context.model, tools=context.tools, **context.params)
 
 Agent type: ``pydantic_ai`` (``params`` go to ``Agent``). Each turn is a run of the agent
