@@ -7,6 +7,7 @@ model is offered the agent's tools, not agentkit's rendering of the scenario's."
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,6 @@ import pytest
 from agentkit.integrations._framework import MissingToolError
 from agentkit.scenario import register_agent_type, run_scenario
 from agentkit.scenario.agent_types import AGENT_TYPES
-from tests.integrations import support
 
 pytestmark = pytest.mark.frameworks
 
@@ -30,6 +30,8 @@ default failure handling)."""
 
 @pytest.fixture(autouse=True)
 def _support_types() -> Iterator[None]:
+    # imported here: the default run, without the frameworks, collects this module too
+    support = importlib.import_module("tests.integrations.support")
     with AGENT_TYPES.scoped():
         for framework in FRAMEWORKS:
             for variant in ("", "_without_refund", "_with_escalate"):

@@ -7,32 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agents import function_tool
-from langchain_core.tools import tool
-from llama_index.core.tools import FunctionTool
-from pydantic_ai import Tool
 
 from agentkit.scenario import run_scenario
 from agentkit.scenario.model import ToolSpec
 from agentkit.scenario.world import build_tool
 from tests.scenario_text import adding_scenario
 
-
-async def plus(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-langchain_add = tool(add)
-langchain_async_add = tool("add")(plus)
-pydantic_ai_add = Tool(add)
-llama_index_add = FunctionTool.from_defaults(add)
-sdk_add = function_tool(add)
+OBJECTS = "tests.integrations.tool_objects"
+"""The frameworks' tool objects (imported by the scenarios' refs: the default run, without the
+frameworks, collects this module too)."""
 
 pytestmark = pytest.mark.frameworks
 
@@ -51,7 +34,7 @@ agents:
     script:
       - tool_calls: [{name: add, args: {a: 2, b: 3}}]
       - 2 + 3 = 5
-""", tool=f"{__name__}:{ref}"))
+""", tool=f"{OBJECTS}:{ref}"))
 
     result = run_scenario(path, "function_agent")
 
@@ -60,10 +43,10 @@ agents:
 
 def test_an_agents_sdk_function_tool_says_what_to_ref_instead():
     with pytest.raises(TypeError) as caught:
-        build_tool(ToolSpec(ref=f"{__name__}:sdk_add"), Path(__file__).parent)
+        build_tool(ToolSpec(ref=f"{OBJECTS}:sdk_add"), Path(__file__).parent)
 
     assert str(caught.value) == (
-        f"`{__name__}:sdk_add` is a FunctionTool, not a function, a tool or a tool class; an "
+        f"`{OBJECTS}:sdk_add` is a FunctionTool, not a function, a tool or a tool class; an "
         "Agents SDK FunctionTool keeps no reference to the function it was made from: ref that "
         "function (define it undecorated and give the agent `function_tool(<function>)`), "
         "named as the agent's tool")
