@@ -52,9 +52,14 @@ class SimulatedTool(AsyncBaseTool):
         return bool(getattr(self.tool, "requires_context", False))
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return await self.acall_with(self.tool, *args, **kwargs)
+
+    async def acall_with(self, tool: AsyncBaseTool, *args: Any, **kwargs: Any) -> ToolOutput:
+        """A call of this scenario tool run by ``tool`` (the agent's own tool of this name):
+        the same latency, failure schedule and call count as :meth:`acall`."""
         self.calls += 1
         try:
-            output = await self._run(self.calls, *args, **kwargs)
+            output = await self._run(tool, self.calls, *args, **kwargs)
         except asyncio.CancelledError:
             raise
         except BaseException:
@@ -63,12 +68,13 @@ class SimulatedTool(AsyncBaseTool):
         self.finished += 1
         return output
 
-    async def _run(self, number: int, *args: Any, **kwargs: Any) -> ToolOutput:
+    async def _run(self, tool: AsyncBaseTool, number: int, *args: Any,
+                   **kwargs: Any) -> ToolOutput:
         if self.latency:
             await asleep(self.latency)
         if number in self.failures:
             raise SimulatedToolError(f"{self.error} (call {number} of `{self.metadata.name}`)")
-        output = await self.tool.acall(*args, **kwargs)
+        output = await tool.acall(*args, **kwargs)
         if output.tool_name != self.metadata.name:
             output = output.model_copy(update={"tool_name": self.metadata.name})
         return output
@@ -111,8 +117,48 @@ def resolve_ref(ref: str, search_from: Path | None = None) -> Any:
     return value
 
 
+def _is_function(target: Any) -> bool:
+    return inspect.isfunction(target) or inspect.iscoroutinefunction(target)
+
+
+_KEPT = ("coroutine", "func", "function", "real_fn")
+"""Where a framework's tool object keeps the function it was made from: LangChain's ``@tool``
+(``coroutine``/``func``), pydantic-ai's ``Tool`` (``function``), LlamaIndex's ``FunctionTool``
+(``real_fn``). Read by name, so that no framework is imported here."""
+
+
+def _kept_function(target: Any) -> tuple[Any, str | None] | None:
+    """The function a framework's tool object was made from and the tool's name, if it keeps
+    them (a tool made by the Agents SDK's ``@function_tool`` does not)."""
+    for attribute in _KEPT:
+        try:
+            function = getattr(target, attribute, None)
+        except ValueError:  # LlamaIndex's real_fn of a tool made without one
+            continue
+        if _is_function(function):
+            metadata = getattr(target, "metadata", None)
+            name = getattr(target, "name", None) or getattr(metadata, "name", None)
+            return function, name if isinstance(name, str) else None
+    return None
+
+
+def _how(target: Any) -> str:
+    """How to name a tool object the scenario cannot run."""
+    if hasattr(target, "on_invoke_tool"):
+        return ("; an Agents SDK FunctionTool keeps no reference to the function it was made "
+                "from: ref that function (define it undecorated and give the agent "
+                "`function_tool(<function>)`), named as the agent's tool")
+    if hasattr(target, "name") or hasattr(target, "metadata"):
+        return ("; a framework's tool object is used by the function it keeps (LangChain's "
+                "@tool, pydantic-ai's Tool, LlamaIndex's FunctionTool): ref the function the "
+                "tool runs instead")
+    return ""
+
+
 def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
-    """The scenario tool for ``spec``: a function becomes a FunctionTool; a tool is used as is;
+    """The scenario tool for ``spec``: a function -- or a framework's tool object that keeps
+    the function it was made from (LangChain's ``@tool``, pydantic-ai's ``Tool``, LlamaIndex's
+    ``FunctionTool``), under the object's name -- becomes a FunctionTool; a tool is used as is;
     a tool class (a factory) is instantiated with no arguments."""
     assert spec.ref is not None, "an MCP entry's tools are built by agentkit.harness._mcp"
     target = resolve_ref(spec.ref, search_from)
@@ -129,13 +175,16 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool
                                 description=spec.description or meta.description,
                                 fn_schema=meta.fn_schema,
                                 return_direct=spec.return_direct or meta.return_direct)
-    elif inspect.isfunction(target) or inspect.iscoroutinefunction(target):
-        tool = FunctionTool.from_defaults(target, name=spec.name, description=spec.description,
+    else:
+        kept = (target, None) if _is_function(target) else _kept_function(target)
+        if kept is None:
+            raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool "
+                            f"or a tool class{_how(target)}")
+        function, name = kept
+        tool = FunctionTool.from_defaults(function, name=spec.name or name,
+                                          description=spec.description,
                                           return_direct=spec.return_direct)
         metadata = tool.metadata
-    else:
-        raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool or "
-                        "a tool class")
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
                          metadata=metadata)
 

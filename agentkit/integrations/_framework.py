@@ -9,17 +9,20 @@ and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- a
 :class:`~agentkit.scenario.agent_types.AgentType`:
 
 * the factory gets a :class:`FrameworkContext` (``model``/``llm``, ``tools``, ``params``...)
-  and returns the framework's agent; anything else is a :class:`FactoryResultError` naming the
-  factory and what it returned;
+  and returns the framework's agent (the user's own, or one built over ``context.tools``);
+  anything else is a :class:`FactoryResultError` naming the factory and what it returned;
 * an extra that is not installed is a :class:`MissingFrameworkError` (bad input, exit 2) saying
   which ``pip install`` brings it; a version outside the tested range is one
   :class:`FrameworkVersionWarning` naming the range;
 * each turn runs the framework's coroutine on agentkit's virtual-time loop inside a turn of the
   bridge's wire trace (:class:`FrameworkAgent`); the tools' simulated latencies overlap as the
   framework runs them;
-* tool calls run through :func:`agentkit.llms.tool_calling.acall_tool` in the step that asked
-  for them (:class:`ScenarioTools`), so their latency, errors and scheduled failures are in the
-  trace even when the model never sees the output;
+* the scenario's tools apply to the agent's own tools by name (:attr:`Integration.tools` finds
+  them; a scenario tool the agent does not have is a :class:`MissingToolError`), and every tool
+  call -- of the agent's own tools or of the scenario tools a factory built an agent from --
+  runs through :func:`agentkit.llms.tool_calling.acall_tool` in the step that asked for it
+  (:class:`ScenarioTools`), so its latency, errors and scheduled failures are in the trace even
+  when the model never sees the output;
 * :func:`note_step` files which framework agent took a step (``agent`` on the step, ``agents``
   on the turn) and :func:`note_handoff` a hand-off (the turn's ``handoffs``), the same fields
   agentkit's own multi-agent workflow writes.
@@ -30,15 +33,17 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import json
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.agent.workflow import AgentHandoffEvent
 from agentkit.bridge.agent import BridgeContext, BridgedAgent
 from agentkit.bridge.endpoint import Bridge
+from agentkit.core.errors import AgentFailedError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
@@ -48,12 +53,14 @@ from agentkit.llms.types import ChatMessage, ToolOutput
 from agentkit.scenario.agent_types import AgentContext, AgentType, AgentTypeError
 from agentkit.scenario.trace import TraceHandler, TurnBuilder
 from agentkit.scenario.trajectory import TrajectoryRenderer
-from agentkit.tools import BaseTool
+from agentkit.scenario.world import SimulatedTool
+from agentkit.tools import AsyncBaseTool, BaseTool, ToolMetadata
 
 if TYPE_CHECKING:
     from agentkit.scenario.model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
+           "MissingToolError",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
            "note_step", "note_handoff", "TRACE_HANDLERS"]
@@ -66,6 +73,12 @@ class MissingFrameworkError(AgentTypeError):
 
 class FactoryResultError(AgentTypeError):
     """A framework agent type's factory returned something that is not the framework's agent."""
+
+
+class MissingToolError(AgentFailedError):
+    """A scenario tool the framework's agent does not have (by name): the agent lost a tool
+    the scenario gives it latency, failures or calls for. The run fails naming the tool and
+    the agent's tools."""
 
 
 class FrameworkVersionWarning(UserWarning):
@@ -186,12 +199,20 @@ def note_handoff(from_agent: str, to_agent: str, reason: str = "") -> None:
 
 # ---------------------------------------------------------------------------- tools
 class ScenarioTools:
-    """The scenario's tools, run for a framework by agentkit's tool calling in the step that
+    """The scenario's tool world of one run of a framework's agent, applied in the step that
     asked for each call: simulated latency on the virtual clock, ``failures:`` schedules,
-    errors as outputs (never raised into the framework)."""
+    call accounting, errors in the trace.
 
-    def __init__(self, bridge: BridgeContext) -> None:
+    * :meth:`call` runs a scenario tool itself (the tools of ``context.tools``, which a factory
+      rebuilds an agent from): its error is the output the framework gets, never raised;
+    * :meth:`run_own` runs the agent's own tool of a scenario tool's name (``own``: those the
+      integration wraps in place): the framework's own call, with the scenario tool's latency
+      and failure schedule around it, its result or exception the framework's to handle."""
+
+    def __init__(self, bridge: BridgeContext,
+                 own: Mapping[str, SimulatedTool] | None = None) -> None:
         self.bridge = bridge
+        self.own: Mapping[str, SimulatedTool] = own or {}
 
     @property
     def tools(self) -> tuple[BaseTool, ...]:
@@ -211,6 +232,104 @@ class ScenarioTools:
         with self.bridge.step_of(tool_id):
             return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
                                     arguments_error=arguments_error)
+
+    async def run_own(self, name: str, arguments: dict[str, Any], tool_id: str | None,
+                      run: Callable[[], Awaitable[Any]], *,
+                      failed: Callable[[Any], bool] | None = None) -> Any:
+        """The agent's own tool ``name`` called on ``arguments`` by the framework (``run()``
+        calls it as the framework would have) as call ``tool_id`` of the model, as the
+        scenario's tool of that name: its latency first, then its scheduled failure raised
+        instead of running, else ``run()``. The call is in the trace (an exception is its
+        ``is_error`` output, as is a returned value ``failed`` says is a failure the framework
+        caught -- by default LangChain's ``ToolMessage`` with status ``error`` or LlamaIndex's
+        ``ToolOutput`` with ``is_error``); what ``run()`` returned is returned and what it
+        raised -- or the scheduled failure -- raised, for the framework to handle as it handles
+        its tools'."""
+        returned: list[Any] = []
+        ran = _Ran(self.own[name].metadata, run, returned, failed or _failed)
+        output = await self.call(_OwnCall(self.own[name], ran), arguments, tool_id)
+        if returned:
+            return returned[0]
+        if isinstance(output.raw_output, BaseException):
+            raise output.raw_output
+        raise RuntimeError(output.content)  # pragma: no cover (acall_tool keeps the exception)
+
+
+class _OwnCall(AsyncBaseTool):
+    """One call of the agent's own tool, as the scenario tool of its name runs it (its
+    latency, failure schedule and call count: :meth:`SimulatedTool.acall_with`)."""
+
+    def __init__(self, scenario: SimulatedTool, inner: AsyncBaseTool) -> None:
+        self.scenario = scenario
+        self.inner = inner
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self.scenario.metadata
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return await self.scenario.acall_with(self.inner, *args, **kwargs)
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return run_sync(self.acall(*args, **kwargs))
+
+
+class _Ran(AsyncBaseTool):
+    """The framework's call of the agent's own tool (the arguments are in it already)."""
+
+    def __init__(self, metadata: ToolMetadata, run: Callable[[], Awaitable[Any]],
+                 returned: list[Any], failed: Callable[[Any], bool]) -> None:
+        self._metadata = metadata
+        self.run = run
+        self.returned = returned
+        self.failed = failed
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        value = await self.run()
+        self.returned.append(value)
+        return ToolOutput(content=_text(value), tool_name=self._metadata.name,
+                          raw_input={"args": (), "kwargs": kwargs}, raw_output=_raw(value),
+                          is_error=self.failed(value))
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return run_sync(self.acall(*args, **kwargs))
+
+
+def _text(value: Any) -> str:
+    """What a framework's tool returned, as the trace's output: its ``content`` (LangChain's
+    ``ToolMessage``, LlamaIndex's ``ToolOutput``) or the value, JSON unless text."""
+    content = getattr(value, "content", value)
+    if isinstance(content, str):
+        return content
+    try:
+        return json.dumps(content, default=str)
+    except ValueError:
+        return str(content)
+
+
+def _raw(value: Any) -> Any:
+    """What a framework's tool returned, as the value it stands for (a trajectory's ``$N``):
+    LlamaIndex's ``ToolOutput``'s ``raw_output``, the JSON value of a LangChain
+    ``ToolMessage``'s text (the text when it is none), else the value."""
+    if hasattr(value, "raw_output"):
+        return value.raw_output
+    content = getattr(value, "content", None)
+    if not isinstance(content, str):
+        return value
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
+
+
+def _failed(value: Any) -> bool:
+    """Whether a framework's tool reported a failure in what it returned (LangChain's
+    ``ToolMessage`` with status ``error``, LlamaIndex's ``ToolOutput`` with ``is_error``)."""
+    return getattr(value, "status", None) == "error" or getattr(value, "is_error", False) is True
 
 
 # ---------------------------------------------------------------------------- the agent
@@ -310,14 +429,18 @@ class _NoChat:
 @dataclass(frozen=True)
 class Integration:
     """One framework's side of its agent types (see the module docstring): ``model`` makes its
-    model over the bridge, ``tool`` wraps a scenario tool as its tool, ``run`` makes a
-    :class:`FrameworkRun` of its agent -- None when the factory returned no agent of the
-    framework, which ``expects`` describes."""
+    model over the bridge, ``tool`` wraps a scenario tool as its tool, ``tools`` lists the
+    tools of an agent of the framework by name (those of every agent of a team; None when
+    the factory returned no agent of the framework, which ``expects`` describes), ``run``
+    makes a :class:`FrameworkRun` of its agent -- which wraps the agent's own tools named in
+    :attr:`ScenarioTools.own` in place, through the framework's tool mechanism, so that each
+    call goes through :meth:`ScenarioTools.run_own`."""
 
     framework: Framework
     model: Callable[[BridgeContext], Any]
     tool: Callable[[BaseTool, ScenarioTools], Any]
-    run: Callable[[Any, ScenarioTools], FrameworkRun | None]
+    tools: Callable[[Any], Mapping[str, Any] | None]
+    run: Callable[[Any, ScenarioTools], FrameworkRun]
     expects: str
 
 
@@ -326,7 +449,8 @@ FrameworkFactory = Callable[[FrameworkContext], Any]
 
 class _IntegrationFactory:
     """The agent type's factory: the framework imported, a bridge over the run's model, the
-    user's factory given the framework's model and tools, its agent run by the framework."""
+    user's factory given the framework's model and tools, its agent run by the framework with
+    the scenario's tool world applied to its own tools."""
 
     def __init__(self, integration: Integration, factory: FrameworkFactory) -> None:
         self.integration = integration
@@ -345,14 +469,37 @@ class _IntegrationFactory:
                                 tools=[integration.tool(t, tools) for t in context.tools],
                                 bridge=bridge_context)
         agent = self.factory(made)
-        run = integration.run(agent, tools)
-        if run is None:
-            name = (f"{getattr(self.factory, '__module__', '?')}:"
-                    f"{getattr(self.factory, '__qualname__', self.factory)}")
+        own = integration.tools(agent)
+        if own is None:
             raise FactoryResultError(
-                f"agent type `{context.agent_type}`: factory {name} returned "
+                f"agent type `{context.agent_type}`: factory {self._name()} returned "
                 f"{type(agent).__name__} ({_short_repr(agent)}), not {integration.expects}")
-        return FrameworkAgent(run, bridge)
+        tools.own = self._own(context, own, made)
+        return FrameworkAgent(integration.run(agent, tools), bridge)
+
+    def _own(self, context: AgentContext, own: Mapping[str, Any],
+             made: FrameworkContext) -> dict[str, SimulatedTool]:
+        """The scenario tools the agent has its own tool of (by name; not one rebuilt from
+        ``context.tools``); a scenario tool it does not have is a :class:`MissingToolError`."""
+        missing = [tool.metadata.name for tool in context.tools
+                   if tool.metadata.name not in own]
+        if missing:
+            where = (context.scenario.where("tools") if context.scenario is not None
+                     else "the scenario")
+            names = ", ".join(f"`{name}`" for name in missing)
+            has = ", ".join(f"`{name}`" for name in own) or "none"
+            raise MissingToolError(
+                f"{where}: agent type `{context.agent_type}`: the agent ({self._name()}) has "
+                f"no tool {names}, which the scenario's tools give it (the agent's tools: "
+                f"{has}); the scenario's tools apply to the agent's own by name -- give the "
+                "agent the tool, or take it out of the scenario's `tools:`")
+        rebuilt = {id(tool) for tool in made.tools}
+        return {tool.metadata.name: tool for tool in context.tools
+                if isinstance(tool, SimulatedTool) and id(own[tool.metadata.name]) not in rebuilt}
+
+    def _name(self) -> str:
+        return (f"{getattr(self.factory, '__module__', '?')}:"
+                f"{getattr(self.factory, '__qualname__', self.factory)}")
 
 
 def _short_repr(value: Any) -> str:

@@ -2,16 +2,16 @@
 -- ``create_react_agent`` or one of your own -- over langchain-openai's ``ChatOpenAI`` routed
 through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-a ``ChatOpenAI`` on the bridge's httpx clients and whose ``tools`` are LangChain
-``StructuredTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
-through agentkit; it returns the compiled graph::
-
-    from langgraph.prebuilt import create_react_agent
-    from agentkit.integrations.langgraph import langgraph_agent
+A compiled graph holds its model, so a factory gives the user's graph builder the context's
+``model`` -- a ``ChatOpenAI`` on the bridge's httpx clients -- and returns the graph
+(``return build_support_graph(context.model)``); the graph's ``ToolNode``s run its own tools
+of the scenario's tools' names as the scenario's (an ``awrap_tool_call`` interceptor). The
+built-in type builds the graph over the scenario's tools instead (``context.tools``: LangChain
+``StructuredTool`` objects with the scenario tools' own JSON schemas, running them through
+agentkit)::
 
     @langgraph_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return create_react_agent(context.model, context.tools, **context.params)
 
 Agent type: ``langgraph`` (``create_react_agent``; ``params`` go to it). Each turn streams the
@@ -72,13 +72,54 @@ def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
         return_direct=metadata.return_direct)
 
 
+def _tool_nodes(graph: Any) -> list[Any]:
+    """The graph's ``ToolNode``s."""
+    tool_node = load("langgraph.prebuilt").ToolNode
+    return [node.bound for node in graph.nodes.values() if isinstance(node.bound, tool_node)]
+
+
+def _tools(graph: Any) -> dict[str, Any] | None:
+    """The tools of the graph's ``ToolNode``s by name."""
+    if not isinstance(graph, load("langgraph.pregel").Pregel):
+        return None
+    return {name: tool for node in _tool_nodes(graph) for name, tool in
+            node.tools_by_name.items()}
+
+
+def _apply(tool_node: Any, tools: ScenarioTools) -> None:
+    """Run the ``ToolNode``'s calls of the agent's own tools named in ``tools.own`` as the
+    scenario's (its ``awrap_tool_call`` interceptor, inside any of the graph's own; a graph
+    given again in a later run is wrapped afresh, not twice)."""
+    theirs = tool_node._awrap_tool_call
+    theirs = getattr(theirs, "agentkit_wrapped", theirs)
+
+    async def scenario(request: Any, execute: Any) -> Any:
+        call = request.tool_call
+        if call["name"] not in tools.own:
+            return await execute(request)
+        return await tools.run_own(call["name"], dict(call["args"]), call.get("id"),
+                                   lambda: execute(request))
+
+    async def wrapper(request: Any, execute: Any) -> Any:
+        if theirs is None:
+            return await scenario(request, execute)
+        return await theirs(request, lambda inner: scenario(inner, execute))
+
+    wrapper.agentkit_wrapped = theirs  # type: ignore[attr-defined]
+    tool_node._awrap_tool_call = wrapper
+
+
 class _Run:
-    """A compiled graph run turn by turn, the conversation its ``messages`` input."""
+    """A compiled graph run turn by turn, the conversation its ``messages`` input, its
+    ``ToolNode``s running its own tools as the scenario's."""
 
     def __init__(self, graph: Any, tools: ScenarioTools) -> None:
         self.graph = graph
         self.bridge = tools.bridge
         self.messages: list[Any] = []
+        if tools.own:
+            for tool_node in _tool_nodes(graph):
+                _apply(tool_node, tools)
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
         lc = load("langchain_core.messages")
@@ -117,13 +158,7 @@ class _Run:
                          for m in messages]
 
 
-def _run(graph: Any, tools: ScenarioTools) -> _Run | None:
-    if isinstance(graph, load("langgraph.pregel").Pregel):
-        return _Run(graph, tools)
-    return None
-
-
-INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run,
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "a compiled LangGraph graph (create_react_agent(...), or "
                           "StateGraph(...).compile())")
 

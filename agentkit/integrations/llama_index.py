@@ -2,15 +2,15 @@
 ``FunctionAgent``, ``ReActAgent`` and ``AgentWorkflow`` of llama-index-core, over
 llama-index-llms-openai's ``OpenAI`` routed through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``llm`` is a
-LlamaIndex ``OpenAI`` talking to the bridge in-process and whose ``tools`` are LlamaIndex
-``FunctionTool`` objects running the scenario's tools through agentkit; it returns the agent::
-
-    from llama_index.core.agent.workflow import FunctionAgent
-    from agentkit.integrations.llama_index import llama_index_agent
+A factory returns the user's agent (``return support_agent``); each run uses a copy of it (of
+each agent of an ``AgentWorkflow``) whose ``llm`` is a LlamaIndex ``OpenAI`` talking to the
+bridge in-process (``model_copy(update={"llm": ...})``) and whose own tools of the scenario's
+tools' names are copies calling them as the scenario's. The built-in types build the agent
+over the scenario's tools instead (``context.tools``: LlamaIndex ``FunctionTool`` objects
+running them through agentkit)::
 
     @llama_index_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return FunctionAgent(llm=context.llm, tools=context.tools, **context.params)
 
 Agent types: ``li_function`` (a ``FunctionAgent``) and ``li_react`` (a ``ReActAgent``, whose
@@ -94,17 +94,65 @@ def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
     return load("llama_index.core.tools").FunctionTool(async_fn=run, metadata=made)
 
 
+def _agents(agent: Any) -> list[Any]:
+    """The agents of an ``AgentWorkflow``, or the agent itself."""
+    return list(agent.agents.values()) if hasattr(agent, "agents") else [agent]
+
+
+def _tools(agent: Any) -> dict[str, Any] | None:
+    """The tools of the agent (of every agent of an ``AgentWorkflow``) by name; an agent that
+    finds its tools with a ``tool_retriever`` has none listed."""
+    workflow = load("llama_index.core.agent.workflow")
+    if not isinstance(agent, (workflow.BaseWorkflowAgent, workflow.AgentWorkflow)):
+        return None
+    return {tool.metadata.name: tool for member in _agents(agent)
+            for tool in member.tools or ()}
+
+
+def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
+    """A copy of the LlamaIndex tool ``tool`` whose calls (``acall``, how workflow agents call
+    tools) run as the scenario's tool of its name; its exception is the agent's to catch."""
+    own = copy.copy(tool)
+    context = getattr(tool, "ctx_param_name", None)
+
+    async def acall(*args: Any, **kwargs: Any) -> Any:
+        arguments = {k: v for k, v in kwargs.items() if k != context}
+        return await tools.run_own(tool.metadata.name, arguments, None,
+                                   lambda: tool.acall(*args, **kwargs))
+
+    own.acall = acall
+    return own
+
+
+def _routed(agent: Any, llm: Any, tools: ScenarioTools) -> Any:
+    """A copy of the agent (of each agent of an ``AgentWorkflow``) on agentkit's model, its
+    own tools named in ``tools.own`` running as the scenario's (the user's agents are not
+    changed)."""
+    def member(one: Any) -> Any:
+        update: dict[str, Any] = {"llm": llm}
+        if one.tools:
+            update["tools"] = [_own_tool(t, tools) if t.metadata.name in tools.own else t
+                               for t in one.tools]
+        return one.model_copy(update=update)
+
+    if not hasattr(agent, "agents"):
+        return member(agent)
+    workflow = copy.copy(agent)
+    workflow.agents = {name: member(one) for name, one in agent.agents.items()}
+    return workflow
+
+
 class _Run:
-    """A LlamaIndex workflow agent run turn by turn: one ``Context`` and one memory for the
-    scenario; its stream's ``AgentOutput`` events name each step's agent."""
+    """A LlamaIndex workflow agent run turn by turn on agentkit's model (a copy of the agent
+    with its ``llm`` replaced): one ``Context`` and one memory for the scenario; its stream's
+    ``AgentOutput`` events name each step's agent."""
 
     def __init__(self, agent: Any, tools: ScenarioTools) -> None:
-        self.agent = agent
+        self.agent = _routed(agent, _model(tools.bridge), tools)
         self.bridge = tools.bridge
-        self.context = load("llama_index.core.workflow").Context(agent)
-        root = agent.agents[agent.root_agent] if hasattr(agent, "agents") else agent
+        self.context = load("llama_index.core.workflow").Context(self.agent)
         self.memory = load("llama_index.core.memory").ChatMemoryBuffer.from_defaults(
-            llm=root.llm)
+            llm=_agents(self.agent)[0].llm)
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
         events = load("llama_index.core.agent.workflow")
@@ -135,15 +183,8 @@ class _Run:
                          for m in messages])
 
 
-def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
-    workflow = load("llama_index.core.agent.workflow")
-    if isinstance(agent, (workflow.BaseWorkflowAgent, workflow.AgentWorkflow)):
-        return _Run(agent, tools)
-    return None
-
-
 INTEGRATION = Integration(
-    FRAMEWORK, _model, _tool, _run,
+    FRAMEWORK, _model, _tool, _tools, _Run,
     "a LlamaIndex agent (a FunctionAgent, ReActAgent or other BaseWorkflowAgent, or an "
     "AgentWorkflow)")
 

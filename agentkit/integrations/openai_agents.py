@@ -2,16 +2,15 @@
 ``Agent`` run by ``Runner``, hand-offs included, over the SDK's chat-completions model routed
 through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-an ``OpenAIChatCompletionsModel`` on the bridge's async client and whose ``tools`` are the SDK's
-``FunctionTool`` objects (the scenario tools' own JSON schemas) running the scenario's tools
-through agentkit; it returns the starting agent::
-
-    from agents import Agent
-    from agentkit.integrations.openai_agents import openai_agents_agent
+A factory returns the user's starting agent (``return support_agent``); each run uses a clone
+of it and of the agents it hands off to, whose own ``FunctionTool``s of the scenario's tools'
+names are copies calling them as the scenario's, on an ``OpenAIChatCompletionsModel`` over the
+bridge's async client (``RunConfig.model``). The built-in type builds the agent over the
+scenario's tools instead (``context.tools``: ``FunctionTool`` objects with the scenario tools'
+own JSON schemas, running them through agentkit)::
 
     @openai_agents_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return Agent(name="Assistant", model=context.model, tools=context.tools)
 
 Agent type: ``openai_agents`` (an ``Agent`` named ``Agent``; ``params`` go to it). Each turn is
@@ -24,6 +23,7 @@ the SDK's hand-offs carry no reason). A tool call runs under the model's ``tool_
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Sequence
@@ -44,6 +44,7 @@ from agentkit.integrations._framework import (
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import AgentType
 from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario.world import SimulatedToolError
 from agentkit.tools import BaseTool
 
 __all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS"]
@@ -97,11 +98,78 @@ def _hooks_type() -> type:
     return TraceHooks
 
 
+def _team(agent: Any) -> list[Any]:
+    """The agent and every agent its hand-offs reach as agents (a ``Handoff`` object's agent
+    is not reachable), each once."""
+    sdk_agent = load("agents").Agent
+    found: dict[int, Any] = {}
+    waiting = [agent]
+    while waiting:
+        member = waiting.pop(0)
+        if id(member) not in found:
+            found[id(member)] = member
+            waiting += [h for h in member.handoffs if isinstance(h, sdk_agent)]
+    return list(found.values())
+
+
+def _tools(agent: Any) -> dict[str, Any] | None:
+    """The tools of the agent and of the agents it hands off to, by name."""
+    if not isinstance(agent, load("agents").Agent):
+        return None
+    return {tool.name: tool for member in _team(agent) for tool in member.tools}
+
+
+def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
+    """A copy of the SDK ``FunctionTool`` ``tool`` whose calls run as the scenario's tool of
+    its name. A scheduled failure reaches the model as the SDK's default tool error message,
+    as a ``@function_tool``'s exception does; an exception the tool's own failure handling
+    turned into its output is the call's error in the trace."""
+    sdk = load("agents")
+    invoke = tool.on_invoke_tool
+
+    async def run(context: Any, arguments: str) -> Any:
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError:
+            parsed = {}
+        try:
+            return await tools.run_own(tool.name, parsed, context.tool_call_id,
+                                       lambda: invoke(context, arguments),
+                                       failed=lambda _: _handled_failure(context))
+        except SimulatedToolError as exc:
+            return sdk.default_tool_error_function(context, exc)
+
+    return dataclasses.replace(tool, on_invoke_tool=run)
+
+
+def _handled_failure(context: Any) -> bool:
+    """Whether the SDK's default failure handling made the tool's output of an exception (the
+    flag it leaves on the tool context; absent from releases that do not set it)."""
+    return bool(getattr(context, "_function_tool_default_failure_handled", False))
+
+
+def _with_own_tools(agent: Any, tools: ScenarioTools) -> Any:
+    """Copies of the agent and of the agents it hands off to, each with its own tools named in
+    ``tools.own`` running as the scenario's (``Agent.clone``: the user's agents are not
+    changed)."""
+    sdk_agent = load("agents").Agent
+    team = _team(agent)
+    copies = {id(member): member.clone(tools=[
+        _own_tool(tool, tools) if getattr(tool, "name", None) in tools.own
+        and hasattr(tool, "on_invoke_tool") else tool for tool in member.tools])
+        for member in team}
+    for member in team:
+        copies[id(member)].handoffs = [copies[id(h)] if isinstance(h, sdk_agent) else h
+                                       for h in member.handoffs]
+    return copies[id(agent)]
+
+
 class _Run:
-    """An Agents SDK agent run turn by turn: the input list and the current agent carry over."""
+    """An Agents SDK agent run turn by turn on agentkit's model (``RunConfig.model``): the
+    input list and the current agent carry over."""
 
     def __init__(self, agent: Any, tools: ScenarioTools) -> None:
-        self.agent = agent
+        self.agent = _with_own_tools(agent, tools) if tools.own else agent
         self.bridge = tools.bridge
         self.model = _model(tools.bridge)
         self.items: list[Any] = []
@@ -133,13 +201,7 @@ class _Run:
         self.items = [{"role": m.role.value, "content": m.content or ""} for m in messages]
 
 
-def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
-    if isinstance(agent, load("agents").Agent):
-        return _Run(agent, tools)
-    return None
-
-
-INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run,
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "an OpenAI Agents SDK Agent (the run's starting agent)")
 
 

@@ -1,16 +1,15 @@
 """pydantic-ai agents under the harness (``pip install 'agentkit[pydantic-ai]'``): an ``Agent``
 over pydantic-ai's ``OpenAIChatModel`` routed through the bridge.
 
-A factory gets a :class:`~agentkit.integrations._framework.FrameworkContext` whose ``model`` is
-an ``OpenAIChatModel`` on the bridge's async client and whose ``tools`` are pydantic-ai ``Tool``
-objects (the scenario tools' own JSON schemas) running the scenario's tools through agentkit;
-it returns the agent::
-
-    from pydantic_ai import Agent
-    from agentkit.integrations.pydantic_ai import pydantic_ai_agent
+A factory returns the user's agent (``return support_agent``); each run is given an
+``OpenAIChatModel`` on the bridge's async client as its ``model`` and a capability whose
+``wrap_tool_execute`` runs the agent's own tools of the scenario's tools' names as the
+scenario's. The built-in type builds the agent over the scenario's tools instead
+(``context.tools``: pydantic-ai ``Tool`` objects with the scenario tools' own JSON schemas,
+running them through agentkit)::
 
     @pydantic_ai_agent
-    def my_agent(context):
+    def framework_over_the_scenario(context):
         return Agent(context.model, tools=context.tools, **context.params)
 
 Agent type: ``pydantic_ai`` (``params`` go to ``Agent``). Each turn is a run of the agent
@@ -67,12 +66,52 @@ def _tool(tool: BaseTool, tools: ScenarioTools) -> Any:
         json_schema=metadata.get_parameters_dict(), takes_ctx=True)
 
 
+@functools.cache
+def _capability_type() -> type:
+    """A pydantic-ai capability running the agent's own tools of the scenario's tools' names
+    through :meth:`ScenarioTools.run_own` (``wrap_tool_execute``, per run)."""
+    base: Any = load("pydantic_ai.capabilities").AbstractCapability
+
+    class ScenarioToolWorld(base):  # type: ignore[misc]
+        def __init__(self, tools: ScenarioTools) -> None:
+            self.tools = tools
+
+        async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
+                                    handler: Any) -> Any:
+            if call.tool_name not in self.tools.own:
+                return await handler(args)
+            return await self.tools.run_own(call.tool_name, dict(call.args_as_dict()),
+                                            call.tool_call_id, lambda: handler(args))
+
+    return ScenarioToolWorld
+
+
+def _tools(agent: Any) -> dict[str, Any] | None:
+    """The agent's function tools by name (those of its function toolsets)."""
+    if not isinstance(agent, load("pydantic_ai.agent").AbstractAgent):
+        return None
+    function_toolset = load("pydantic_ai.toolsets").FunctionToolset
+    found: dict[str, Any] = {}
+
+    def visit(toolset: Any) -> None:
+        if isinstance(toolset, function_toolset):
+            found.update(toolset.tools)
+
+    for toolset in agent.toolsets:
+        toolset.apply(visit)
+    return found
+
+
 class _Run:
-    """A pydantic-ai agent run turn by turn, the conversation carried in ``message_history``."""
+    """A pydantic-ai agent run turn by turn on agentkit's model (the run's ``model``), the
+    conversation carried in ``message_history``, its own tools run as the scenario's
+    (a per-run capability)."""
 
     def __init__(self, agent: Any, tools: ScenarioTools) -> None:
         self.agent = agent
         self.bridge = tools.bridge
+        self.model = _model(tools.bridge)
+        self.capabilities = [_capability_type()(tools)] if tools.own else []
         self.history: list[Any] = []
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
@@ -88,7 +127,8 @@ class _Run:
         messages = load("pydantic_ai.messages")
         name = self.agent.name or "Agent"
         streamed: list[str] = []
-        async with self.agent.iter(message, message_history=self.history) as run:
+        async with self.agent.iter(message, message_history=self.history, model=self.model,
+                                   capabilities=self.capabilities) as run:
             async for node in run:
                 if deltas is not None and pai.Agent.is_model_request_node(node):
                     streamed = []
@@ -137,13 +177,7 @@ def _text_delta(messages: Any, event: Any) -> list[str]:
     return []
 
 
-def _run(agent: Any, tools: ScenarioTools) -> _Run | None:
-    if isinstance(agent, load("pydantic_ai.agent").AbstractAgent):
-        return _Run(agent, tools)
-    return None
-
-
-INTEGRATION = Integration(FRAMEWORK, _model, _tool, _run, "a pydantic-ai Agent")
+INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run, "a pydantic-ai Agent")
 
 
 def pydantic_ai_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,

@@ -1,0 +1,24 @@
+"""The frameworks' own tool objects over one function, as scenario refs name them
+(tests/integrations/test_tool_refs.py)."""
+
+from agents import function_tool
+from langchain_core.tools import tool
+from llama_index.core.tools import FunctionTool
+from pydantic_ai import Tool
+
+
+async def plus(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+langchain_add = tool(add)
+langchain_async_add = tool("add")(plus)
+pydantic_ai_add = Tool(add)
+llama_index_add = FunctionTool.from_defaults(add)
+sdk_add = function_tool(add)
