@@ -89,9 +89,9 @@ class ImportedRun:
     """The agentkit agent type that made the run (agentkit's own exports only)."""
     params: dict[str, Any] = field(default_factory=dict)
     """That agent type's parameters in the scenario (its limits, forced tools...; agentkit's
-    own exports only: ``agentkit.agent.params``)."""
+    own exports only: ``agentkit.agent_params``)."""
     return_direct: list[str] = field(default_factory=list)
-    """The tools whose output was the answer (``agentkit.tools.return_direct``)."""
+    """The tools whose output was the answer (``agentkit.return_direct``)."""
 
 
 # ---------------------------------------------------------------------------- spans
@@ -522,8 +522,8 @@ def conversation(spans: Sequence[SpanData], source: str,
     ids = {s.span_id for s in trace}
     root = next((s for s in trace if s.parent_id not in ids), trace[0])
     agent_type = root.attributes.get("agentkit.agent_type")
-    params = _loads(root.attributes.get("agentkit.agent.params", "{}"))
-    direct = _loads(root.attributes.get("agentkit.tools.return_direct", "[]"))
+    params = _loads(root.attributes.get("agentkit.agent_params", "{}"))
+    direct = _loads(root.attributes.get("agentkit.return_direct", "[]"))
     return ImportedRun(trace_id=trace[0].trace_id, name=root.name, turns=turns, model=model,
                        tool_specs=_tool_specs(trace),
                        agent_type=str(agent_type) if agent_type else None,

@@ -81,10 +81,10 @@ def record_of_result(result: ScenarioResult, verdict: Verdict) -> RunRecord:
     # what an import needs to run the agent again as it ran: its limits and forced tools,
     # and which tools answer directly
     if spec is not None and spec.params:
-        attributes["agentkit.agent.params"] = genai.dumps(Redactor().data(spec.params))
+        attributes["agentkit.agent_params"] = genai.dumps(Redactor().data(spec.params))
     direct = sorted(t.metadata.name for t in result.tools if t.metadata.return_direct)
     if direct:
-        attributes["agentkit.tools.return_direct"] = genai.dumps(direct)
+        attributes["agentkit.return_direct"] = genai.dumps(direct)
     return RunRecord(key=result.name, trace=result.trace, agent=agent_type,
                      evaluations=evaluations, team=spec is not None and spec.team is not None,
                      outcome=verdict.outcome, error=verdict.stopped_by, attributes=attributes,
