@@ -72,6 +72,8 @@ class ImportedTurn:
     exchanges: list[Exchange] = field(default_factory=list)
     tools: list[ToolRecord] = field(default_factory=list)
     answer: str | None = None
+    error: str | None = None
+    """The error the turn ended on (its agent span's status), instead of an answer."""
 
 
 @dataclass
@@ -85,6 +87,11 @@ class ImportedRun:
     tool_specs: dict[str, dict[str, Any]]
     agent_type: str | None = None
     """The agentkit agent type that made the run (agentkit's own exports only)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """That agent type's parameters in the scenario (its limits, forced tools...; agentkit's
+    own exports only: ``agentkit.agent_params``)."""
+    return_direct: list[str] = field(default_factory=list)
+    """The tools whose output was the answer (``agentkit.return_direct``)."""
 
 
 # ---------------------------------------------------------------------------- spans
@@ -410,7 +417,9 @@ def _listing(traces: Mapping[str, Sequence[SpanData]]) -> str:
     for trace_id, spans in traces.items():
         ids = {s.span_id for s in spans}
         root = next((s for s in spans if s.parent_id not in ids), spans[0])
-        lines.append(f"\n  {trace_id}  {root.name}")
+        sample = root.attributes.get("agentkit.sample")
+        lines.append(f"\n  {trace_id}  {root.name}"
+                     + (f" (sample {sample})" if sample is not None else ""))
     return "".join(lines[:50]) + ("\n  ..." if len(lines) > 50 else "")
 
 
@@ -513,9 +522,14 @@ def conversation(spans: Sequence[SpanData], source: str,
     ids = {s.span_id for s in trace}
     root = next((s for s in trace if s.parent_id not in ids), trace[0])
     agent_type = root.attributes.get("agentkit.agent_type")
+    params = _loads(root.attributes.get("agentkit.agent_params", "{}"))
+    direct = _loads(root.attributes.get("agentkit.return_direct", "[]"))
     return ImportedRun(trace_id=trace[0].trace_id, name=root.name, turns=turns, model=model,
                        tool_specs=_tool_specs(trace),
-                       agent_type=str(agent_type) if agent_type else None)
+                       agent_type=str(agent_type) if agent_type else None,
+                       params=dict(params) if isinstance(params, Mapping) else {},
+                       return_direct=[str(n) for n in direct] if isinstance(direct, list)
+                       else [])
 
 
 def _turn(root: SpanData | None, llms: Sequence[SpanData], tools: Sequence[SpanData],
@@ -563,6 +577,8 @@ def _turn(root: SpanData | None, llms: Sequence[SpanData], tools: Sequence[SpanD
         answer = _messages(root, "output")
         if answer:
             turn.answer = answer[-1].text
+        if root.status_code == 2 and root.status_message:
+            turn.error = root.status_message
         elif isinstance(root.attributes.get(g.OI_OUTPUT), str):
             turn.answer = root.attributes[g.OI_OUTPUT]
     if turn.answer is None:

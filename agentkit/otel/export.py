@@ -30,7 +30,7 @@ from agentkit.core.events import (
 from agentkit.core.files import atomic_write_text
 from agentkit.core.secrets import Redactor
 from agentkit.harness import observing_runs
-from agentkit.otel import otlp_json
+from agentkit.otel import genai, otlp_json
 from agentkit.otel.settings import stable_from_env
 from agentkit.otel.spans import Evaluation, RunRecord, SpanBuilder
 from agentkit.scenario.check import expectation_results
@@ -78,6 +78,13 @@ def record_of_result(result: ScenarioResult, verdict: Verdict) -> RunRecord:
     if scenario.path is not None:
         attributes["agentkit.scenario.file"] = Path(scenario.path).name
     spec = scenario.agents.get(agent_type)
+    # what an import needs to run the agent again as it ran: its limits and forced tools,
+    # and which tools answer directly
+    if spec is not None and spec.params:
+        attributes["agentkit.agent_params"] = genai.dumps(Redactor().data(spec.params))
+    direct = sorted(t.metadata.name for t in result.tools if t.metadata.return_direct)
+    if direct:
+        attributes["agentkit.return_direct"] = genai.dumps(direct)
     return RunRecord(key=result.name, trace=result.trace, agent=agent_type,
                      evaluations=evaluations, team=spec is not None and spec.team is not None,
                      outcome=verdict.outcome, error=verdict.stopped_by, attributes=attributes,

@@ -94,6 +94,8 @@ def _tables(run: ImportedRun) -> dict[str, list[dict[str, Any]]]:
     tables: dict[str, list[dict[str, Any]]] = {}
     for turn in run.turns:
         for record in sorted(turn.tools, key=lambda r: r.start):
+            if run.tool_specs and record.name not in run.tool_specs:
+                continue  # not a tool of the agent's: see below
             entry: dict[str, Any] = {"args": record.args}
             if record.error is not None:
                 entry["error"] = record.error
@@ -105,7 +107,10 @@ def _tables(run: ImportedRun) -> dict[str, list[dict[str, Any]]]:
     for turn in run.turns:
         for exchange in turn.exchanges:
             for name, _ in exchange.tool_calls:
-                tables.setdefault(name, [])
+                # a name the agent had no tool of (the trace lists its tools) stays unknown,
+                # so the replay meets the same "no such tool" the run met
+                if not run.tool_specs or name in run.tool_specs:
+                    tables.setdefault(name, [])
     return tables
 
 
@@ -141,8 +146,12 @@ def _scenario_data(run: ImportedRun, name: str, module: str, agent_type: str, so
                 call["error"] = True
             calls.append(call)
     expect: dict[str, Any] = {}
-    last = run.turns[-1].answer
-    if answers and len(run.turns) == 1 and last is not None:
+    last, error = run.turns[-1].answer, run.turns[-1].error
+    if error is not None:
+        # the run ended on an error (an iteration limit, a tool that does not exist): its
+        # replay must end on the same one
+        expect["error"] = {"contains": error}
+    elif answers and len(run.turns) == 1 and last is not None:
         expect["answer"] = {"equals": last}
     expect["tool_calls"] = {"match": "strict", "args": "exact", "calls": calls}
     llm_calls = sum(len(t.exchanges) for t in run.turns)
@@ -153,10 +162,30 @@ def _scenario_data(run: ImportedRun, name: str, module: str, agent_type: str, so
                         "calls). The expectations are drafts of what happened: edit them to "
                         "what must hold."),
         "tags": ["imported"],
-        "tools": [{"ref": f"{module}:{attribute}"} for attribute in attribute_names(tool_names)],
+        "tools": [_tool_entry(module, attribute, tool in run.return_direct)
+                  for tool, attribute in zip(tool_names, attribute_names(tool_names),
+                                             strict=True)],
         "turns": turns, "expect": expect,
-        "agents": {agent_type: {"recording": f"cassettes/{name}.{agent_type}.yaml"}}}
+        "agents": {agent_type: _agent_entry(run, name, agent_type)}}
     return data
+
+
+def _tool_entry(module: str, attribute: str, direct: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"ref": f"{module}:{attribute}"}
+    if direct:
+        entry["return_direct"] = True
+    return entry
+
+
+def _agent_entry(run: ImportedRun, name: str, agent_type: str) -> dict[str, Any]:
+    """The agent type's entry: its recording, and -- when it is the agent type that made the
+    run -- the parameters it ran with (an iteration limit, a forced tool), without which the
+    replay would ask the model more, or otherwise, than the run did."""
+    entry: dict[str, Any] = {}
+    if run.params and agent_type == run.agent_type:
+        entry["params"] = dict(run.params)
+    entry["recording"] = f"cassettes/{name}.{agent_type}.yaml"
+    return entry
 
 
 def _answers(run: ImportedRun) -> list[ScriptedResponse]:

@@ -304,3 +304,62 @@ def test_a_run_with_judge_and_simulated_user_spans_imports_as_the_agents_calls_o
     assert replayed.code == 0, replayed.out + replayed.err
     turns = yaml.safe_load(Path(f"imported/{name}.yaml").read_text())["turns"]
     assert len(turns) == {"live_judged_answer": 1, "live_simulated_user": 2}[name]
+
+
+def _roots(path: Path) -> list[dict]:
+    return [s for s in spans_of(path) if "parentSpanId" not in s]
+
+
+@pytest.mark.parametrize("name", ["live_answers", "live_compare", "live_function_calling",
+                                  "live_react", "live_openai_sdk"])
+def test_every_sample_of_a_bundled_live_recording_exports_imports_and_replays(cli, name):
+    # the live model's runs as they were: an iteration limit reached, a forced tool, a tool
+    # name the model made up -- carried by the export (the agent's params, return_direct) and
+    # imported into a scenario that replays to the same end
+    shutil.copytree(REPO / "scenarios" / "live", "live",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "examples", "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", "pyproject.toml")  # registers openai_sdk_agent
+    scenario = yaml.safe_load((REPO / "scenarios" / "live" / f"{name}.yaml").read_text())
+    for agent in scenario["agents"]:
+        exported = _export(cli, Path("live") / f"{name}.yaml", agent, out=f"{agent}.json")
+        roots = _roots(exported)
+        assert [attrs(r)["agentkit.sample"] for r in roots] == list(range(len(roots)))
+        for root in roots:
+            out = f"imported/{name}_{agent}_{attrs(root)['agentkit.sample']}.yaml"
+            imported = cli("import-trace", exported, "--trace", root["traceId"], "--out", out)
+            assert imported.code == 0, imported.out + imported.err
+            replayed = cli("run", out, "--snapshots", "off")
+            assert replayed.code == 0, f"{out}\n{replayed.out}{replayed.err}"
+            data = yaml.safe_load(Path(out).read_text())
+            [(imported_as, entry)] = data["agents"].items()
+            # the params are the agent type's: carried when it replays under that type (a
+            # wire-traced agent is imported under function_calling, without them)
+            carried = scenario["agents"][agent].get("params") if imported_as == agent else None
+            assert entry.get("params") == carried
+            if root["status"].get("code") == 2:  # the run ended on an error: so does the replay
+                assert root["status"]["message"] in data["expect"]["error"]["contains"]
+
+
+def test_a_file_of_samples_lists_each_trace_with_its_sample(cli):
+    shutil.copytree(REPO / "scenarios" / "live", "live",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    exported = _export(cli, Path("live") / "live_react.yaml", "react")
+
+    listed = cli("import-trace", exported, "--out", "x.yaml")
+
+    assert listed.code == 2
+    for root in _roots(exported):
+        sample = attrs(root)["agentkit.sample"]
+        assert f"{root['traceId']}  live_react[react] (sample {sample})" in listed.err
+
+
+def test_a_return_direct_tool_is_carried_into_the_imported_scenario(cli, bundled):
+    exported = _export(cli, bundled("return_direct"), "function_calling")
+
+    assert cli("import-trace", exported, "--out", "direct.yaml").code == 0
+
+    tools = yaml.safe_load(Path("direct.yaml").read_text())["tools"]
+    assert [t.get("return_direct") for t in tools] == [True]
+    replayed = cli("run", "direct.yaml", "--snapshots", "off")
+    assert replayed.code == 0, replayed.out + replayed.err
