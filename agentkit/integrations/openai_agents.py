@@ -44,8 +44,8 @@ from agentkit.integrations._framework import (
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario.agent_types import AgentType
 from agentkit.scenario.trajectory import TrajectoryRenderer
-from agentkit.scenario.world import SimulatedToolError
 from agentkit.tools import BaseTool
+from agentkit.trace import SimulatedToolError
 
 __all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS"]
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentkit.scenario import run_scenario
 from agentkit.scenario.model import ToolSpec
-from agentkit.scenario.world import build_tool
+from agentkit.harness import build_tool
 from tests.scenario_text import adding_scenario
 
 OBJECTS = "tests.integrations.tool_objects"
