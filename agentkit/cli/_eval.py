@@ -17,6 +17,7 @@ from agentkit.cli._common import (
     tell,
     writable_folder,
 )
+from agentkit.cli._otel import otel_export
 from agentkit.cli._printing import junit_report, print_disagreements, print_summaries
 
 __all__ = ["command"]
@@ -50,7 +51,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
              "same command again to record the rest (no recorded call is asked again)")
         return EXIT_INTERRUPTED
     try:
-        outcome = run.finish()
+        with otel_export(args, out):  # every sample, as it is judged offline
+            outcome = run.finish()
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     try:

@@ -1,5 +1,5 @@
-"""The OpenTelemetry options of the commands that judge runs (``run``, ``report``) and the
-export around their body."""
+"""The OpenTelemetry options of the commands that judge runs (``run``, ``report``, ``eval``)
+and the export around their body."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ def otel_options(sub: argparse.ArgumentParser) -> None:
         "OpenTelemetry", "export each run as spans following the GenAI semantic conventions "
                          "(needs the extra: pip install 'agentkit[otel]')")
     group.add_argument("--otel-out", type=Path, metavar="PATH",
-                       help="write the runs' spans to PATH as OTLP-JSON (deterministic: "
-                            "virtual time from a fixed epoch)")
+                       help="write the runs' spans to PATH as OTLP-JSON (virtual "
+                            "durations, each run ending when it is exported; "
+                            "AGENTKIT_OTEL_STABLE=1: byte-stable, from a fixed epoch)")
     group.add_argument("--otlp-endpoint", metavar="URL",
                        help="send the runs' spans to this OTLP/HTTP traces endpoint, e.g. "
                             "http://127.0.0.1:6006/v1/traces (default: "

@@ -220,6 +220,7 @@ def _eval_command(commands: _Commands) -> None:
                      help="an earlier report.json: a pass-rate drop beyond noise is a "
                           "regression (exit 1)")
     _ci_options(sub)
+    otel_options(sub)
 
 
 def _import_trace_command(commands: _Commands) -> None:

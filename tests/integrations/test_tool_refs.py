@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.harness import build_tool
 from agentkit.scenario import run_scenario
 from agentkit.scenario.model import ToolSpec
-from agentkit.harness import build_tool
 from tests.scenario_text import adding_scenario
 
 OBJECTS = "tests.integrations.tool_objects"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from agentkit.otel import OtelMissingError, require_sdk
 from agentkit.otel.settings import resolve_endpoint
-from otel_helpers import Receiver, spans_of
+from otel_helpers import REPO, Receiver, attrs, spans_of
 
 
 @pytest.mark.agentkit_allow_loopback
@@ -121,3 +122,18 @@ def test_a_run_that_could_not_start_is_not_exported(cli, tmp_path):
 
     assert outcome.code == 2
     assert not Path("s.json").exists()
+
+
+def test_eval_exports_every_sample_it_judges_as_a_trace_with_its_sample(cli):
+    shutil.copytree(REPO / "scenarios" / "live", "live",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+    outcome = cli("eval", "live/live_compare.yaml", "--agents", "function_calling", "--models",
+                  "smollm2-135m-instruct", "--samples", "10", "--out", "reports/eval",
+                  "--otel-out", "eval.json")
+
+    assert outcome.code == 0, outcome.out + outcome.err
+    assert "wrote " in outcome.out and " spans of 10 runs to eval.json" in outcome.out
+    roots = [s for s in spans_of(Path("eval.json")) if "parentSpanId" not in s]
+    assert [attrs(r)["agentkit.sample"] for r in roots] == list(range(10))
+    assert {r["name"] for r in roots} == {"live_compare[function_calling]"}
