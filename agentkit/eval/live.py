@@ -240,9 +240,10 @@ class Budget:
 
 class LiveModel(WrappingLLM):
     """The live backend an evaluation records through (module docstring): each attempt takes
-    a slot of ``limiter`` and a call of ``budget``, and a 429 or another retryable error is
-    retried here, up to ``retries`` times, after the server's ``Retry-After`` or an
-    exponential back-off (give ``llm`` ``max_retries=0``, so that every 429 comes here)."""
+    a slot of ``limiter`` and a call of ``budget``, and a 429 or another retryable error (not a
+    timeout: the server may still be serving it) is retried here, up to ``retries`` times,
+    after the server's ``Retry-After`` or an exponential back-off (give ``llm``
+    ``max_retries=0``, so that every 429 comes here)."""
 
     def __init__(self, llm: LLM, limiter: AdaptiveConcurrency, budget: Budget, *,
                  stop: threading.Event | None = None, retries: int = 6,
@@ -275,6 +276,11 @@ class LiveModel(WrappingLLM):
         if isinstance(error, llm_errors.RateLimitError) and error.retryable:
             self.limiter.rate_limited(error.retry_after)
         if not error.retryable or attempt >= self.retries:
+            raise error
+        if isinstance(error, llm_errors.APITimeoutError):
+            # the server may still be working on it (a local model answers one request at a
+            # time): asking again would queue a second copy behind the first. The sample ends
+            # on an infrastructure error and is asked again by the next run
             raise error
         if self.stop is not None and self.stop.is_set():
             raise StoppedError("the evaluation is stopping: the call is not retried") from error

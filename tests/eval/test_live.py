@@ -15,7 +15,7 @@ from agentkit.eval.live import (
     LiveModel,
     StoppedError,
 )
-from agentkit.llms.errors import BadRequestError, RateLimitError
+from agentkit.llms.errors import APITimeoutError, BadRequestError, RateLimitError
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 
@@ -283,6 +283,17 @@ def test_the_live_model_does_not_retry_what_cannot_succeed():
     with pytest.raises(BadRequestError):
         _chat(LiveModel(backend, limiter, Budget(), backoff=0.0))
     assert limiter.in_flight == 0
+
+
+def test_the_live_model_does_not_ask_again_a_request_that_timed_out():
+    # the server may still be answering it: a second copy would queue behind the first
+    limiter, _ = _controller()
+    budget = Budget()
+    backend = ScriptedLLM([APITimeoutError("timed out"), "late"], strict=False)
+
+    with pytest.raises(APITimeoutError):
+        _chat(LiveModel(backend, limiter, budget, retries=3, backoff=0.0))
+    assert (backend.calls, budget.calls, budget.retried, limiter.in_flight) == (1, 1, 0, 0)
 
 
 def test_the_live_model_gives_up_after_its_retries_with_the_last_error():
