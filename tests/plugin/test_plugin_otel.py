@@ -82,6 +82,7 @@ def test_under_xdist_the_file_is_the_one_a_serial_run_writes(
     write(project, "test_plain.py", PLAIN_TEST)
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTKIT_OTEL_STABLE", "1")  # byte for byte, as a snapshot would ask
     quiet = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio")
     project.runpytest_subprocess("--agentkit-otel-out", "serial.json", "--snapshot-update",
                                  *quiet).assert_outcomes(passed=4)
