@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from agentkit.core import fmt
 
 __all__ = ["result_line", "print_verdict", "record_hint", "sampled_line", "print_sampled",
-           "disagreements_of", "print_disagreements", "print_summaries", "junit_report"]
+           "print_sample_disagreements", "print_disagreements", "print_summaries", "junit_report"]
 
 
 def result_line(name: str, result: Any, verdict: Any) -> str:
@@ -52,8 +52,6 @@ def record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
 def sampled_line(name: str, sampled: Any) -> str:
     """``PASS  scenario[agent]  5 samples: pass rate 80% (4/5, ...) · flaky`` (and a warning
     line when its ``min_pass_rate`` cannot fail at that many samples)."""
-    from agentkit.eval.cases import gate_warning
-
     status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[sampled.verdict.outcome]
     stats = sampled.stats
     counts = f"{stats.samples} samples"
@@ -63,7 +61,7 @@ def sampled_line(name: str, sampled: Any) -> str:
     if not stats.samples and sampled.runs:
         return (f"{status}  {name:<45} {len(sampled.runs)} samples recorded{missing}: none "
                 "replays to its end, so no pass rate")
-    warning = gate_warning(sampled.scenario.min_pass_rate, stats.judged, stats.confidence)
+    warning = sampled.gate_warning  # what the pytest plugin warns, defined once
     return (f"{status}  {name:<45} {counts}{missing}: pass rate {stats.describe()} · "
             f"{stats.case_class}" + (f"\n      warning: {warning}" if warning else ""))
 
@@ -72,14 +70,16 @@ def print_sampled(name: str, sampled: Any, out: TextIO) -> None:
     print(sampled_line(name, sampled), file=out)
     if not sampled.passed:
         print_verdict(sampled.verdict, out)
-    print_disagreements(disagreements_of(sampled), out)
+    print_sample_disagreements(sampled, out)
 
 
-def disagreements_of(sampled: Any) -> list[Any]:
-    """The judged expectations whose verdict differs between the samples of a case."""
-    from agentkit.report.compare import sampled_verdicts
+def print_sample_disagreements(sampled: Any, out: TextIO) -> None:
+    """The judges disagreeing between the samples of a case, in the lines the pytest plugin
+    prints too (:func:`agentkit.report.compare.disagreement_lines`)."""
+    from agentkit.report.compare import disagreement_lines
 
-    return sampled_verdicts(sampled)[1]
+    for line in disagreement_lines(sampled):
+        print(f"      {line}", file=out)
 
 
 def print_disagreements(found: Sequence[Any], out: TextIO) -> None:

@@ -8,8 +8,7 @@ from typing import Any, TextIO
 
 from agentkit.cli._common import EXIT_FAILED, EXIT_OK, CLIError, load_scenario
 from agentkit.cli._printing import (
-    disagreements_of,
-    print_disagreements,
+    print_sample_disagreements,
     print_verdict,
     record_hint,
     result_line,
@@ -86,7 +85,7 @@ def _replay_sampled(scenario: Any, name: str, sampled: Any, again: str, out: Tex
     print(sampled_line(f"{scenario.name}[{name}]", sampled), file=out)
     if verdict.outcome == "error" and verdict.kind == "input":
         raise CLIError(str(verdict.stopped_by))
-    print_disagreements(disagreements_of(sampled), out)
+    print_sample_disagreements(sampled, out)
     count = len(sampled.runs)
     misses = verdict.has("recording_mismatch")
     if verdict.snapshot == "same" and not misses:
