@@ -13,8 +13,8 @@ import pytest
 from agentkit._pytest.items import ScenarioItem, scenario_test
 from agentkit._pytest.options import project_of
 from agentkit.core.errors import HarnessError
+from agentkit.harness import load
 from agentkit.scenario.loader import ScenarioError, is_scenario_file
-from agentkit.scenario.runner import load
 
 __all__ = ["collect_file", "ScenarioFile"]
 

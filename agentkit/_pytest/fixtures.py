@@ -15,15 +15,13 @@ import pytest
 from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.options import shown_path
 from agentkit._pytest.outcomes import call_passed
+from agentkit.harness import RoleModels, ScenarioResult, execute_scenario, load, record_scenario
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.recording import CassetteError, CassetteLLM
 from agentkit.scenario.layout import records
 from agentkit.scenario.loader import ScenarioError
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.record import record_scenario
-from agentkit.scenario.roles import RoleModels
-from agentkit.scenario.runner import ScenarioResult, execute_scenario, load
 from agentkit.verdict import judge
 
 __all__ = ["agentkit_record_mode", "scripted_llm", "live_llm", "judge_llm", "agentkit_llm",

@@ -15,9 +15,8 @@ from agentkit._pytest.options import is_recording
 from agentkit._pytest.samples import note_samples, record_samples_first, warn_of_a_weak_gate
 from agentkit._pytest.snapshots import SyrupySnapshots
 from agentkit.core.errors import HarnessError
-from agentkit.harness import Case, CaseResult, run_case
+from agentkit.harness import Case, CaseResult, cassette_miss, run_case
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.record import cassette_miss
 
 __all__ = ["ScenarioFailure", "ScenarioItem", "scenario_test"]
 

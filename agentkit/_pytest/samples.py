@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from agentkit._pytest.fixtures import kept
-from agentkit.harness import CaseResult
+from agentkit.harness import CaseResult, RoleModels
 from agentkit.llms.base import LLM
 from agentkit.scenario.model import Scenario
-from agentkit.scenario.roles import RoleModels
 
 __all__ = ["record_samples_first", "warn_of_a_weak_gate", "note_samples",
            "DisagreementSummary", "DISAGREEMENT_PROPERTY"]

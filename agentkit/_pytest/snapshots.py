@@ -13,7 +13,7 @@ from syrupy.assertion import DiffMode
 
 from agentkit._pytest.options import shown_path
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
-from agentkit.scenario.trace import SampledTrace, Trace
+from agentkit.trace import SampledTrace, Trace
 from agentkit.verdict import Compared, SnapshotSession
 
 __all__ = ["SyrupySnapshots", "SnapshotGuard", "SNAPSHOT_PROPERTY"]

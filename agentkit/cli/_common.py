@@ -51,8 +51,8 @@ def scenario_paths(args: argparse.Namespace) -> list[Path]:
 
 def load_scenario(path: Path) -> Any:
     """The scenario file at ``path``; a :class:`CLIError` saying where it is malformed."""
+    from agentkit.harness import load
     from agentkit.scenario.loader import ScenarioError
-    from agentkit.scenario.runner import load
 
     try:
         return load(path)
@@ -61,7 +61,7 @@ def load_scenario(path: Path) -> Any:
 
 
 def check_agent_types(names: list[str] | None) -> None:
-    from agentkit.scenario.agent_types import UnknownAgentTypeError, check_agent_type
+    from agentkit.harness import UnknownAgentTypeError, check_agent_type
 
     for name in names or []:
         try:

@@ -14,7 +14,7 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.textdiff import ANSI, PLAIN
-    from agentkit.scenario.diff import diff_traces
+    from agentkit.trace import diff_traces
 
     coloured = args.color == "always" or (args.color == "auto" and out.isatty()
                                           and not os.environ.get("NO_COLOR"))
@@ -31,7 +31,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 def _read_trace(path: Path) -> dict[str, Any]:
     """A trace file, checked: every problem is a :class:`CLIError` with file, line and field."""
     from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
-    from agentkit.scenario.diff import TraceError, check_trace
+    from agentkit.trace import TraceError, check_trace
 
     try:
         text = read_text(path)

@@ -79,7 +79,7 @@ class _LiveModels:
     def cast(self, agent_model: Any, seed: int | None) -> Any:
         """The roles' live models of a run (a sample's: with its seed): by default the
         agent's model plays them."""
-        from agentkit.scenario.roles import RoleModels
+        from agentkit.harness import RoleModels
 
         args = self.args
 
@@ -101,8 +101,8 @@ def _record_once(args: argparse.Namespace, scenario: Any, live: Any, roles: Any,
     """``record`` of one run: its progress, then what was written (nothing if the run or its
     replay was not good)."""
     from agentkit.core.errors import BadInputError, HarnessError
+    from agentkit.harness import Recording, record_scenario
     from agentkit.scenario.layout import recording_files
-    from agentkit.scenario.record import Recording, record_scenario
     from agentkit.verdict import judge_error
 
     where = "its MCP servers (the model is scripted)" if mcp_only else (
@@ -134,7 +134,7 @@ def _print_existing(args: argparse.Namespace, scenario: Any, recording: Any, cas
                     out: TextIO) -> int:
     """``record --mode once`` of a cassette that exists: nothing recorded, the missing
     snapshot written, its replay judged."""
-    from agentkit.scenario.record import rerecord_command
+    from agentkit.harness import rerecord_command
 
     replay = recording.replay
     assert replay is not None
@@ -249,8 +249,7 @@ class _Progress:
     def __call__(self, event: Any) -> None:
         from agentkit.core.events import AgentChatStartEvent, LLMCallEndEvent, ToolCallEndEvent
         from agentkit.core.secrets import Redactor
-        from agentkit.scenario.llm_judge import JudgeVerdictEvent
-        from agentkit.scenario.simulated_user import ConversationEndEvent, SimulatedTurnEvent
+        from agentkit.harness import ConversationEndEvent, JudgeVerdictEvent, SimulatedTurnEvent
 
         if isinstance(event, JudgeVerdictEvent):
             judged = event.judgement

@@ -19,9 +19,8 @@ __all__ = ["command"]
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
-    from agentkit.harness import Case, run_case
+    from agentkit.harness import Case, rerecord_command, run_case
     from agentkit.scenario.layout import legacy_recorded_trace, records, snapshot_path
-    from agentkit.scenario.record import rerecord_command
     from agentkit.verdict import SnapshotFiles, cassette_miss
 
     scenario = load_scenario(args.scenario)

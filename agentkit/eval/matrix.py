@@ -43,7 +43,7 @@ from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
 from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
 from agentkit.harness import RoleModels, UnknownAgentTypeError, check_agent_type, load, run_scenario
 from agentkit.llms.base import LLM
-from agentkit.llms.errors import APIConnectionError, NotSentError
+from agentkit.llms.errors import APIConnectionError
 from agentkit.scenario.layout import eval_cassette_path
 from agentkit.scenario.loader import ScenarioError, discover_scenarios
 from agentkit.scenario.model import Scenario
@@ -353,14 +353,13 @@ class Evaluation:
         # a judge that answered no verdict is the sample's failure (kept), not the server's
         stopped = (any(turn.error_kind == "infrastructure" for turn in result.trace.turns)
                    and not unjudged(result))
-        not_sent = any(isinstance(error, NotSentError) for error in recorder.unrecorded)
         refused = next((e for e in recorder.unrecorded if isinstance(e, APIConnectionError)
                         and not e.retryable), None)
         if refused is not None:  # nothing answers there: stop instead of failing every sample
             self.unreachable = str(refused)
             self.stop.set()
             book.finish(index, "paused")
-        elif not_sent or cut:
+        elif cut:  # every NotSentError the recorder saw was one of these refusals
             book.finish(index, "paused")
         elif stopped or recorder.unrecorded:
             book.finish(index, "failed")

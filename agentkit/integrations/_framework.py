@@ -47,14 +47,13 @@ from agentkit.core.errors import AgentFailedError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
-from agentkit.harness import SimulatedTool
+from agentkit.harness import AgentContext, AgentType, AgentTypeError, SimulatedTool
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.tool_calling import acall_tool
 from agentkit.llms.types import ChatMessage, ToolOutput
-from agentkit.scenario.agent_types import AgentContext, AgentType, AgentTypeError
-from agentkit.scenario.trace import TraceHandler, TurnBuilder
 from agentkit.scenario.trajectory import TrajectoryRenderer
 from agentkit.tools import AsyncBaseTool, BaseTool, ToolMetadata
+from agentkit.trace import TraceHandler, TurnBuilder
 
 if TYPE_CHECKING:
     from agentkit.scenario.model import Scenario

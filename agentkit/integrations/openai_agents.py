@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkit.bridge.agent import BridgeContext
+from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
@@ -42,7 +43,6 @@ from agentkit.integrations._framework import (
     note_step,
 )
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.agent_types import AgentType
 from agentkit.scenario.trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 from agentkit.trace import SimulatedToolError

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkit.bridge.agent import BridgeContext
+from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
@@ -37,7 +38,6 @@ from agentkit.integrations._framework import (
     note_step,
 )
 from agentkit.llms.types import ChatMessage, MessageRole
-from agentkit.scenario.agent_types import AgentType
 from agentkit.scenario.trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 

@@ -156,10 +156,10 @@ class SpanBuilder:
         occurrence = self._seen.get(key, 0)
         self._seen[key] = occurrence + 1
         self._ids.start(key if not occurrence else f"{key}#{occurrence + 1}")
-        end = max((t.started + t.wall_time for t in record.trace.turns), default=0.0)
-        self._anchor = EPOCH_NS if self.stable else record.exported_ns - round(end * 1e9)
+        root = self._run_node(record)
+        self._anchor = EPOCH_NS if self.stable else record.exported_ns - round(root.end * 1e9)
         finished: list[ReadableSpan] = []
-        self._emit(self._run_node(record), None, finished)
+        self._emit(root, None, finished)
         return finished
 
     # ------------------------------------------------------------------ the tree

@@ -12,7 +12,7 @@ from typing import Any
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.report.model import Comparison, ReportError, trace_file
 from agentkit.report.timeline import Span
-from agentkit.scenario.diff import TraceError, check_trace
+from agentkit.trace import TraceError, check_trace
 
 __all__ = ["load_comparison", "merge_shards", "shard_details", "SHARD_FILE"]
 
