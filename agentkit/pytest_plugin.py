@@ -5,7 +5,7 @@ a project's other tests: everything here is opt-in, VCR-style.
   (``scenarios/x.yaml::react``; its tags work with ``-k``), from the folders the project
   configures -- the ini option ``agentkit_scenarios``, else ``scenarios`` under
   ``[tool.agentkit]`` in pyproject.toml, else ``scenarios/`` at the rootdir -- and only YAML
-  files that are agentkit's (:func:`agentkit.scenario.loader.is_scenario_file`): any other
+  files that are agentkit's (:func:`agentkit.scenario._loader.is_scenario_file`): any other
   YAML file there is left alone. Each item runs the scenario, checks its expectations and
   compares its trace with a syrupy snapshot (``__snapshots__/<file stem>/<agent type>.json``
   beside the file); ``--snapshot-update`` accepts a change.

@@ -1,7 +1,7 @@
 """Scenario files collected as test items, one per scenario × agent type, from the folders the
 project configures -- the ini option ``agentkit_scenarios``, else ``scenarios`` under
 ``[tool.agentkit]`` in pyproject.toml, else ``scenarios/`` at the rootdir -- and only YAML files
-that are agentkit's (:func:`agentkit.scenario.loader.is_scenario_file`)."""
+that are agentkit's (:func:`agentkit.scenario._loader.is_scenario_file`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from agentkit._pytest.items import ScenarioItem, scenario_test
 from agentkit._pytest.options import project_of
 from agentkit.core.errors import HarnessError
 from agentkit.harness import load
-from agentkit.scenario.loader import ScenarioError, is_scenario_file
+from agentkit.scenario._loader import ScenarioError, is_scenario_file
 
 __all__ = ["collect_file", "ScenarioFile"]
 

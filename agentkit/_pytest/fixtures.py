@@ -19,9 +19,9 @@ from agentkit.harness import RoleModels, ScenarioResult, execute_scenario, load,
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.recording import CassetteError, CassetteLLM
-from agentkit.scenario.layout import records
-from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._layout import records
+from agentkit.scenario._loader import ScenarioError
+from agentkit.scenario._model import Scenario
 from agentkit.verdict import judge
 
 __all__ = ["agentkit_record_mode", "scripted_llm", "live_llm", "judge_llm", "agentkit_llm",

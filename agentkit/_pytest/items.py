@@ -16,7 +16,7 @@ from agentkit._pytest.samples import note_samples, record_samples_first, warn_of
 from agentkit._pytest.snapshots import SyrupySnapshots
 from agentkit.core.errors import HarnessError
 from agentkit.harness import Case, CaseResult, cassette_miss, run_case
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._model import Scenario
 
 __all__ = ["ScenarioFailure", "ScenarioItem", "scenario_test"]
 

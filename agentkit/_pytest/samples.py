@@ -14,7 +14,7 @@ import pytest
 from agentkit._pytest.fixtures import kept
 from agentkit.harness import CaseResult, RoleModels
 from agentkit.llms.base import LLM
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._model import Scenario
 
 __all__ = ["record_samples_first", "warn_of_a_weak_gate", "note_samples",
            "DisagreementSummary", "DISAGREEMENT_PROPERTY"]

@@ -40,11 +40,11 @@ from agentkit.bridge.wire_trace import WireTurn
 from agentkit.harness import AgentContext, AgentType
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 
 if TYPE_CHECKING:
-    from agentkit.scenario.model import Scenario
+    from agentkit.scenario._model import Scenario
 
 __all__ = ["BridgeContext", "BridgeFactory", "BridgedAgent", "WireAgent", "bridged"]
 

@@ -39,8 +39,8 @@ from agentkit.harness import (
 )
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._loader import ScenarioError
+from agentkit.scenario._model import Scenario
 from agentkit.verdict import Verdict, case_stats
 
 __all__ = ["ServeSession", "FINISH_WAIT"]

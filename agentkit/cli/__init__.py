@@ -8,7 +8,7 @@ infrastructure errors: the partial report is written and the same command resume
 
 * ``record`` (:func:`agentkit.scenario.record.record_scenario`, as the pytest plugin) writes
   the cassette and the agent type's snapshot (the live run's trace, secrets redacted: what
-  every later offline run must reproduce; :mod:`agentkit.scenario.layout`) -- together, and
+  every later offline run must reproduce; :mod:`agentkit.scenario._layout`) -- together, and
   only when the recording is good: the run met its expectations and the fresh cassette
   replays to the same trace. Otherwise it exits 1 and leaves both files as they were. The default mode is
   ``once`` (record what is missing); ``rewrite`` re-records from scratch. A team

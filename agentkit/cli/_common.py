@@ -29,7 +29,7 @@ def shown(path: Path) -> Path:
 
 def scenario_paths(args: argparse.Namespace) -> list[Path]:
     """The scenario files of the command's PATHS, else of the project's scenario folders."""
-    from agentkit.scenario.loader import ScenarioError, discover_scenarios
+    from agentkit.scenario._loader import ScenarioError, discover_scenarios
 
     project = args.project
     given = [Path(p) for p in args.paths] or [shown(f) for f in project.scenarios]
@@ -52,7 +52,7 @@ def scenario_paths(args: argparse.Namespace) -> list[Path]:
 def load_scenario(path: Path) -> Any:
     """The scenario file at ``path``; a :class:`CLIError` saying where it is malformed."""
     from agentkit.harness import load
-    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario._loader import ScenarioError
 
     try:
         return load(path)

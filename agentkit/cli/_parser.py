@@ -10,6 +10,7 @@ from typing import TypeAlias
 
 from agentkit import __version__
 from agentkit.cli._otel import otel_options
+from agentkit.llms.openai import DEFAULT_MODEL
 
 __all__ = ["build_parser"]
 
@@ -82,7 +83,7 @@ def _record_command(commands: _Commands) -> None:
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", required=True, help="the agent type to record (a team: each "
                      "of its agents with a `recording:`)")
-    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", "gpt-4o-mini"),
+    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", DEFAULT_MODEL),
                      help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
     sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
                      help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "

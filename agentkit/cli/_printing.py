@@ -41,7 +41,7 @@ def print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
 
 def record_hint(scenario: Any, agent_type: str, verdict: Any) -> str | None:
     """How to record a missing cassette, for a run that could not start without one."""
-    from agentkit.scenario.layout import recording_files, records
+    from agentkit.scenario._layout import recording_files, records
 
     if (verdict.outcome == "error" and records(scenario, agent_type)
             and not all(p.exists() for p in recording_files(scenario, agent_type)[1:])):

@@ -35,7 +35,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 def _only_mcp_servers(args: argparse.Namespace, scenario: Any) -> bool:
     """Whether the agent type's model is scripted and only its MCP servers are recorded; a
     :class:`CLIError` when it has nothing to record."""
-    from agentkit.scenario.layout import records
+    from agentkit.scenario._layout import records
 
     if args.agent not in scenario.agents:
         raise CLIError(f"{args.scenario}: no agent type `{args.agent}` (it has "
@@ -102,7 +102,7 @@ def _record_once(args: argparse.Namespace, scenario: Any, live: Any, roles: Any,
     replay was not good)."""
     from agentkit.core.errors import BadInputError, HarnessError
     from agentkit.harness import Recording, record_scenario
-    from agentkit.scenario.layout import recording_files
+    from agentkit.scenario._layout import recording_files
     from agentkit.verdict import judge_error
 
     where = "its MCP servers (the model is scripted)" if mcp_only else (
@@ -173,7 +173,7 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
     from agentkit.core.errors import BadInputError
     from agentkit.eval.samples import record_samples
     from agentkit.llms.openai import OpenAI
-    from agentkit.scenario.layout import cassette_path
+    from agentkit.scenario._layout import cassette_path
 
     base = args.seed if args.seed is not None else 0
     records = args.mode != "once" or not cassette_path(scenario, args.agent).exists()
@@ -223,7 +223,7 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
 def _check_judge_model(scenario: Any, agent_type: str, judge_model: str | None) -> None:
     """``--judge-model`` records judges that name no model; one that names another model is
     a usage error (its verdicts are keyed by the model it names)."""
-    from agentkit.scenario.model import judge_panel
+    from agentkit.scenario._model import judge_panel
 
     if judge_model is None:
         return

@@ -20,7 +20,7 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.harness import Case, rerecord_command, run_case
-    from agentkit.scenario.layout import legacy_recorded_trace, records, snapshot_path
+    from agentkit.scenario._layout import legacy_recorded_trace, records, snapshot_path
     from agentkit.verdict import SnapshotFiles, cassette_miss
 
     scenario = load_scenario(args.scenario)

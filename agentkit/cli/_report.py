@@ -27,7 +27,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         write_report,
     )
     from agentkit.report.render import REPORT_MARKER
-    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario._loader import ScenarioError
     from agentkit.verdict import SnapshotFiles
 
     writable_folder(args.out, "--out")

@@ -34,7 +34,7 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
     from agentkit.eval.matrix import shard_of
     from agentkit.harness import Case, run_case
-    from agentkit.scenario.layout import trace_file
+    from agentkit.scenario._layout import trace_file
     from agentkit.verdict import SnapshotFiles
 
     check_agent_types(args.agents)

@@ -28,7 +28,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.bridge.serve import ServeSession
     from agentkit.core.errors import BadInputError
     from agentkit.core.files import atomic_write_text
-    from agentkit.scenario.layout import trace_file
+    from agentkit.scenario._layout import trace_file
 
     scenario = load_scenario(args.scenario)
     trace_out = args.trace_out or trace_file(Path.cwd(), scenario, args.agent)

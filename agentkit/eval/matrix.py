@@ -44,9 +44,9 @@ from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudg
 from agentkit.harness import RoleModels, UnknownAgentTypeError, check_agent_type, load, run_scenario
 from agentkit.llms.base import LLM
 from agentkit.llms.errors import APIConnectionError
-from agentkit.scenario.layout import eval_cassette_path
-from agentkit.scenario.loader import ScenarioError, discover_scenarios
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._layout import eval_cassette_path
+from agentkit.scenario._loader import ScenarioError, discover_scenarios
+from agentkit.scenario._model import Scenario
 
 __all__ = ["Case", "plan", "parse_shard", "shard", "Progress", "CaseResult", "Evaluation"]
 

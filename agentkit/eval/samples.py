@@ -48,8 +48,8 @@ from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
 from agentkit.llms.types import ChatResponse
 from agentkit.recording import Cassette, RecordingLLM
-from agentkit.scenario.layout import cassette_path, snapshot_path
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._layout import cassette_path, snapshot_path
+from agentkit.scenario._model import Scenario
 from agentkit.trace import diff_traces
 from agentkit.verdict import COST_KEYS, SampleRun, SnapshotSession, cassette_miss, unjudged
 

@@ -53,13 +53,13 @@ from agentkit.core.events import Event as BusEvent
 from agentkit.harness._families import BUILT_IN, WIRE_FORMATS
 from agentkit.harness._world import resolve_ref
 from agentkit.llms.base import LLM
-from agentkit.scenario.trajectory import RenderContext, TrajectoryError, TrajectoryRenderer
+from agentkit.scenario._trajectory import RenderContext, TrajectoryError, TrajectoryRenderer
 from agentkit.tools import BaseTool
 from agentkit.trace._trace import TraceHandler, TurnBuilder, trace_handler
 
 if TYPE_CHECKING:
     from agentkit.llms.types import ImageBlock
-    from agentkit.scenario.model import Scenario
+    from agentkit.scenario._model import Scenario
 
 __all__ = ["AgentContext", "AgentFactory", "AgentType", "AgentTypeError", "ChatAgent",
            "UnknownAgentTypeError", "UnknownTrajectoryFormatError", "AGENT_TYPES",

@@ -14,8 +14,8 @@ from typing import Any
 from agentkit.core.errors import BadInputError, HarnessError
 from agentkit.harness._runner import ScenarioResult, execute_scenario
 from agentkit.recording import Cassette, CassetteError, CassetteLLM
-from agentkit.scenario.layout import cassette_path, recording_files, records, snapshot_path
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._layout import cassette_path, recording_files, records, snapshot_path
+from agentkit.scenario._model import Scenario
 from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict import (
     COST_KEYS,

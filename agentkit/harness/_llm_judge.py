@@ -39,7 +39,7 @@ from agentkit.core.events import dispatcher
 from agentkit.harness._roles import RoleEvent, RoleSource, file_calls, transcript
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.recording import RoleKey, text_hash
-from agentkit.scenario.model import Judged, JudgeSpec
+from agentkit.scenario._model import Judged, JudgeSpec
 from agentkit.trace._trace import TurnBuilder, TurnTrace, trace_handler
 from agentkit.verdict import Judgement, Vote
 

@@ -2,7 +2,7 @@
 
 :class:`MCPWorld` owns a run's MCP sessions: one per distinct server (several ``tools``
 entries may share a server, e.g. to give some of its tools a failure schedule), each replayed
-from the agent type's cassette (:func:`agentkit.scenario.layout.cassette_path`) or, while
+from the agent type's cassette (:func:`agentkit.scenario._layout.cassette_path`) or, while
 recording, live and recorded into it. A server with ``lifetime: session`` stays up across
 runs until the process ends (:func:`close_session_servers`); any other is stopped when the run
 ends, whichever way it ends (:func:`open_mcp` is a context manager).
@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agentkit.recording import Cassette, CassetteError
-from agentkit.scenario.layout import cassette_path, has_mcp
-from agentkit.scenario.model import Scenario, ToolSpec
+from agentkit.scenario._layout import cassette_path, has_mcp
+from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools.mcp import (
     LiveConnection,
     MCPRecording,
@@ -121,7 +121,7 @@ class MCPWorld:
     def tools(self, index: int, spec: ToolSpec) -> list[MCPTool]:
         """The tools ``tools[index]`` asks for (renamed by its ``name``, when it picks one); a
         tool the server does not offer is a :class:`ScenarioError` at its place in ``only``."""
-        from agentkit.scenario.loader import ScenarioError
+        from agentkit.scenario._loader import ScenarioError
 
         assert spec.mcp is not None
         session = self.sessions[spec.mcp.server_name()]

@@ -35,10 +35,10 @@ from agentkit.harness._agent_types import (
 )
 from agentkit.harness._mcp import mcp_problems
 from agentkit.harness._world import SimulatedTool, built_tools
-from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
-from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory
+from agentkit.scenario._layout import snapshot_file
+from agentkit.scenario._loader import ScenarioError, load_scenario
+from agentkit.scenario._model import AgentSpec, Scenario
+from agentkit.scenario._trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["plan_scenario", "load", "recorded_steps", "not_a_workflow"]
 

@@ -5,7 +5,7 @@ the pytest plugin's ``--record-mode``.
 kept in memory, replays the fresh cassette offline, and only when the recording is good --
 the live run met its expectations, the replay used every exchange and reproduced the live
 trace -- replaces the cassette and the scenario's snapshot of that agent type (the recorded
-trace, :mod:`agentkit.scenario.layout`) together (:func:`agentkit.core.files.replace_together`),
+trace, :mod:`agentkit.scenario._layout`) together (:func:`agentkit.core.files.replace_together`),
 so ``pytest`` and ``agentkit replay`` are green right after a good recording. Anything else
 writes nothing: a good recording is never replaced by a failed one, and a recording killed
 halfway leaves the old files as they were. A team records each agent with a ``recording:``
@@ -57,14 +57,14 @@ from agentkit.recording import (
     RecordingLLM,
     RecordMode,
 )
-from agentkit.scenario.layout import (
+from agentkit.scenario._layout import (
     cassette_path,
     legacy_recorded_trace,
     recording_files,
     snapshot_path,
 )
-from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.model import Scenario, judge_panel
+from agentkit.scenario._loader import ScenarioError
+from agentkit.scenario._model import Scenario, judge_panel
 from agentkit.tools.mcp import MCPRecording
 from agentkit.trace._diff import diff_traces
 from agentkit.verdict import cassette_miss

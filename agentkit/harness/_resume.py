@@ -10,7 +10,7 @@ resumed run holds the replayed steps and then its own, and the turn in which it 
 so (``resumed: {from, after_step}``), so it compares step for step with the recorded trace and
 a report shows the two continuations side by side.
 
-The loader checks what the file alone tells (:func:`agentkit.scenario.loader.load_scenario`);
+The loader checks what the file alone tells (:func:`agentkit.scenario._loader.load_scenario`);
 planning (:func:`agentkit.harness.plan_scenario`) and this module check before a run what needs
 the recorded run: its recorded trace (the snapshot of the recorded agent type) must be there;
 the verdict checks after it that the replayed steps were the recorded ones
@@ -27,8 +27,8 @@ from typing import Any
 from agentkit.harness._agent_types import resolve_agent_type
 from agentkit.harness._families.workflow import WorkflowChatAgent
 from agentkit.harness._plan import not_a_workflow, recorded_steps
-from agentkit.scenario.loader import ScenarioError
-from agentkit.scenario.model import ResumeFrom, Scenario
+from agentkit.scenario._loader import ScenarioError
+from agentkit.scenario._model import ResumeFrom, Scenario
 
 __all__ = ["check_resume", "resume_agent"]
 

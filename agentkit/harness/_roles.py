@@ -13,7 +13,7 @@ A role's answers come, in this order of precedence, from
 3. a live model given to the run (:class:`RoleModels`), not recorded (a scripted agent type
    judged by a live model in a test).
 
-Otherwise the run cannot start: a :class:`~agentkit.scenario.loader.ScenarioError` names the
+Otherwise the run cannot start: a :class:`~agentkit.scenario._loader.ScenarioError` names the
 field that needs the role. A role's calls are LLM calls on agentkit's protocol, but they are
 not the agent's: a trace counts them apart (``totals.roles``), and they never reach the
 agent's steps.

@@ -57,18 +57,19 @@ from agentkit.harness._world import build_tools, resolve_ref
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM
+from agentkit.llms.openai import DEFAULT_MODEL
 from agentkit.llms.types import ChatMessage
 from agentkit.recording import CassetteLLM, RecordingLLM
-from agentkit.scenario.images import turn_images
-from agentkit.scenario.layout import (
+from agentkit.scenario._images import turn_images
+from agentkit.scenario._layout import (
     cassette_path,
     llm_source,
     recording_files,
     records,
     snapshot_path,
 )
-from agentkit.scenario.loader import ScenarioError, located_error
-from agentkit.scenario.model import (
+from agentkit.scenario._loader import ScenarioError, located_error
+from agentkit.scenario._model import (
     AgentSpec,
     Judged,
     JudgeSpec,
@@ -77,9 +78,9 @@ from agentkit.scenario.model import (
     ScriptItem,
     judge_panel,
 )
-from agentkit.scenario.script import to_mock_items
-from agentkit.scenario.trajectory import RenderContext, Trajectory, TrajectoryError
-from agentkit.scenario.trajectory_run import TrajectoryOutputs, trajectory_outputs
+from agentkit.scenario._script import to_mock_items
+from agentkit.scenario._trajectory import RenderContext, Trajectory, TrajectoryError
+from agentkit.scenario._trajectory_run import TrajectoryOutputs, trajectory_outputs
 from agentkit.tools import BaseTool
 from agentkit.tools.mcp import MCPRecording
 from agentkit.trace._trace import IdNormalizer, Trace, TurnTrace, build_turn, extend_turn
@@ -162,7 +163,7 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         # in other threads have their own servers
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
-        llm = server.llm("gpt-4o-mini")
+        llm = server.llm(DEFAULT_MODEL)
         llm.script_server = server  # type: ignore[attr-defined]  # for the leftover check
         return llm
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")

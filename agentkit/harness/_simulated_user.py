@@ -30,7 +30,7 @@ from agentkit.harness._llm_judge import Judge
 from agentkit.harness._roles import RoleEvent, RoleSource, file_calls
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.recording import RoleKey, text_hash
-from agentkit.scenario.model import Judged, Scenario, SimulatedUser, TextMatch, Turn
+from agentkit.scenario._model import Judged, Scenario, SimulatedUser, TextMatch, Turn
 from agentkit.trace._trace import RoleCallTrace, Trace, TurnBuilder, TurnTrace, trace_handler
 
 __all__ = ["USER_PROMPT", "FIRST_MESSAGE", "SimulatedUserContext", "SimulatedTurnEvent",

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.sim import asleep, run_sync
-from agentkit.scenario.loader import ScenarioError, located_error
-from agentkit.scenario.model import Scenario, ToolSpec
+from agentkit.scenario._loader import ScenarioError, located_error
+from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools import AsyncBaseTool, BaseTool, FunctionTool, ToolMetadata, ToolOutput
 from agentkit.tools.types import adapt_to_async_tool
 from agentkit.trace import SimulatedToolError

@@ -51,12 +51,12 @@ from agentkit.harness import AgentContext, AgentType, AgentTypeError, SimulatedT
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.tool_calling import acall_tool
 from agentkit.llms.types import ChatMessage, ToolOutput
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import AsyncBaseTool, BaseTool, ToolMetadata
 from agentkit.trace import TraceHandler, TurnBuilder
 
 if TYPE_CHECKING:
-    from agentkit.scenario.model import Scenario
+    from agentkit.scenario._model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
            "MissingToolError",

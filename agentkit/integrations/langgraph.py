@@ -42,7 +42,7 @@ from agentkit.integrations._framework import (
     note_step,
 )
 from agentkit.llms.types import ChatMessage, MessageRole
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 
 __all__ = ["FRAMEWORK", "langgraph_agent", "LANGGRAPH"]

@@ -44,8 +44,9 @@ from agentkit.integrations._framework import (
     note_handoff,
     note_step,
 )
+from agentkit.llms.openai import DEFAULT_MODEL
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 
 __all__ = ["FRAMEWORK", "MODEL_NAME", "llama_index_agent", "LI_FUNCTION", "LI_REACT"]
@@ -55,7 +56,7 @@ FRAMEWORK = Framework("LlamaIndex", "llama-index", (
     Requirement("llama-index-llms-openai", "llama_index.llms.openai", "0.8.3", "0.9")))
 """What ``agentkit[llama-index]`` installs, and the versions it was tested with."""
 
-MODEL_NAME = "gpt-4o-mini"
+MODEL_NAME = DEFAULT_MODEL
 """The model name LlamaIndex is given: one it knows as a tool-calling chat model."""
 
 

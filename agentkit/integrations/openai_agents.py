@@ -43,7 +43,7 @@ from agentkit.integrations._framework import (
     note_step,
 )
 from agentkit.llms.types import ChatMessage
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 from agentkit.trace import SimulatedToolError
 

@@ -38,7 +38,7 @@ from agentkit.integrations._framework import (
     note_step,
 )
 from agentkit.llms.types import ChatMessage, MessageRole
-from agentkit.scenario.trajectory import TrajectoryRenderer
+from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 
 __all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI"]

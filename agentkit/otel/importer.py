@@ -206,7 +206,7 @@ def import_trace(source: str | Path, out: str | Path, *, agent_type: str | None 
     """Write the scenario, its tools module, cassette and snapshot for the trace in ``source``
     (module docstring). An existing scenario file is kept unless ``force``."""
     from agentkit.harness import load, record_scenario
-    from agentkit.scenario.loader import ScenarioError
+    from agentkit.scenario._loader import ScenarioError
 
     source, out = Path(source), Path(out)
     run = read_run(source, trace_id)

@@ -46,7 +46,7 @@ from agentkit.core.sim import asleep, now, sleep
 from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
 from agentkit.llms.mock import Script, ScriptedResponse
-from agentkit.llms.openai import OpenAI
+from agentkit.llms.openai import DEFAULT_MODEL, OpenAI
 from agentkit.llms.openai_wire import (
     EPOCH,
     HTTPError,
@@ -118,7 +118,7 @@ class FakeOpenAIServer:
         if exc_type is None:
             self.assert_complete()
 
-    def llm(self, model: str = "gpt-4o-mini", **kwargs: Any) -> OpenAI:
+    def llm(self, model: str = DEFAULT_MODEL, **kwargs: Any) -> OpenAI:
         """An :class:`OpenAI` talking to this server through its own HTTP clients, routed to
         this server only (no :meth:`start` needed): runs in other threads with their own
         servers never see each other's replies."""

@@ -32,8 +32,8 @@ from agentkit.core.errors import BadInputError
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.eval.cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report.timeline import Span
-from agentkit.scenario.layout import file_safe
-from agentkit.scenario.model import Thresholds
+from agentkit.scenario._layout import file_safe
+from agentkit.scenario._model import Thresholds
 
 __all__ = [
     "REPORT_FORMAT",

@@ -25,7 +25,7 @@ from agentkit.core.fmt import (
     signed_seconds,
 )
 from agentkit.report.model import Row
-from agentkit.scenario.model import Threshold, Thresholds
+from agentkit.scenario._model import Threshold, Thresholds
 
 __all__ = ["CostMetric", "COST_METRICS", "DEFAULT_THRESHOLDS", "CostRegression",
            "cost_regressions", "threshold_for"]

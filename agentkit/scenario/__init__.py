@@ -1,4 +1,5 @@
-"""The scenario file format: the model, loading (parsing and located errors), the project's
+"""The scenario file format (its modules are private, ``_``-prefixed; this face exports what
+users import): the model, loading (parsing and located errors), the project's
 settings, the file layout, trajectories, images and scripts -- no agent-type registry, MCP
 server or recorded run is consulted while loading (planning does that:
 :func:`agentkit.harness.plan_scenario`).
@@ -13,8 +14,15 @@ built on it."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from agentkit.scenario.loader import ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario.model import Scenario
+from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
+from agentkit.scenario._model import Expect, Scenario, ToolSpec, Turn
+from agentkit.scenario._trajectory import (
+    RenderContext,
+    Trajectory,
+    TrajectoryError,
+    TrajectoryRenderer,
+    compile_trajectory,
+)
 
 if TYPE_CHECKING:
     from agentkit.harness import (
@@ -32,10 +40,18 @@ __all__ = [
     "AGENT_TYPES",
     "AgentContext",
     "AgentType",
+    "Expect",
+    "RenderContext",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "ToolSpec",
     "Trace",
+    "Trajectory",
+    "TrajectoryError",
+    "TrajectoryRenderer",
+    "Turn",
+    "compile_trajectory",
     "discover_scenarios",
     "load_scenario",
     "register_agent_type",

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.recording import CassetteLLM
-from agentkit.scenario.layout import snapshot_file
-from agentkit.scenario.model import Scenario
-from agentkit.scenario.trajectory_run import check_trajectory
+from agentkit.scenario._layout import snapshot_file
+from agentkit.scenario._model import Scenario
+from agentkit.scenario._trajectory_run import check_trajectory
 from agentkit.trace import Trace, TraceError, diff_traces, expand_trace
 from agentkit.verdict._expectations import check_expectations
 from agentkit.verdict._problems import Problem, ProblemKind

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.fmt import seconds
 from agentkit.core.textdiff import short
-from agentkit.scenario.model import (
+from agentkit.scenario._model import (
     Expect,
     HandoffsExpect,
     Judged,
@@ -280,7 +280,7 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
     run's turns all ran and that no tool call failed unexpectedly, which always hold), in the
     order :func:`check_expectations` reports their problems; a judged one by its verdict in
     ``judgements``. A regex that takes too long raises
-    :class:`~agentkit.scenario.model.SlowRegexError`."""
+    :class:`~agentkit.scenario._model.SlowRegexError`."""
     judged = _by_expectation(judgements)
     results: list[ExpectationResult] = []
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from agentkit.llms.base import LLM
     from agentkit.llms.mock import ScriptedLLM
-    from agentkit.scenario.model import Scenario
-    from agentkit.scenario.trajectory import Trajectory
+    from agentkit.scenario._model import Scenario
+    from agentkit.scenario._trajectory import Trajectory
     from agentkit.tools import BaseTool
     from agentkit.trace import Trace
     from agentkit.verdict._judgements import Judgement

@@ -17,7 +17,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializedData
 
-from agentkit.scenario.layout import snapshot_file
+from agentkit.scenario._layout import snapshot_file
 from agentkit.trace._compare import (
     SnapshotComparison,
     SnapshotStatus,
@@ -52,7 +52,7 @@ class TraceSnapshotExtension(JSONSnapshotExtension):
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        """The folder of the test's snapshots: :func:`agentkit.scenario.layout.snapshot_file`'s
+        """The folder of the test's snapshots: :func:`agentkit.scenario._layout.snapshot_file`'s
         (one rule for syrupy and the commands)."""
         return str(snapshot_file(Path(test_location.filepath), "-").parent)
 

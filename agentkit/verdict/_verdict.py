@@ -34,7 +34,7 @@ from agentkit.verdict._snapshots import NOT_CHECKED, SnapshotSession, SnapshotSt
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from agentkit.scenario.model import Scenario
+    from agentkit.scenario._model import Scenario
     from agentkit.verdict._run import Run
 
 __all__ = ["Verdict", "Outcome", "SampleRun", "COST_KEYS", "judge", "judge_error",

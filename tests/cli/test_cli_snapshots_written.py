@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agentkit.scenario.layout import snapshot_file
+from agentkit.scenario._layout import snapshot_file
 from cli_helpers import ADDING, Outcome
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentkit.eval.matrix import Evaluation, plan
 from agentkit.eval.samples import sample_count
-from agentkit.scenario.loader import discover_scenarios, load_scenario
+from agentkit.scenario._loader import discover_scenarios, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "smollm2-135m-instruct"

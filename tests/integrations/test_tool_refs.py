@@ -10,7 +10,7 @@ import pytest
 
 from agentkit.harness import build_tool
 from agentkit.scenario import run_scenario
-from agentkit.scenario.model import ToolSpec
+from agentkit.scenario._model import ToolSpec
 from tests.scenario_text import adding_scenario
 
 OBJECTS = "tests.integrations.tool_objects"

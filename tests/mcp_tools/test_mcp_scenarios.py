@@ -13,8 +13,8 @@ from agentkit.harness import load as plan
 from agentkit.llms.cassette import CassetteError
 from agentkit.report.timeline import lanes, spans_of
 from agentkit.scenario import load_scenario, run_scenario
-from agentkit.scenario.layout import recording_files, records
-from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario._layout import recording_files, records
+from agentkit.scenario._loader import ScenarioError
 from tests.mcp_tools import toy
 
 BUNDLED = Path(__file__).resolve().parents[2] / "scenarios" / "mcp_time_git.yaml"

@@ -60,7 +60,7 @@ def test_run_scenario_fixture_rejects_an_unknown_agent_type_while_recording(
         project: pytest.Pytester) -> None:
     write(project, "test_run.py", """\
         import pytest
-        from agentkit.scenario.loader import ScenarioError
+        from agentkit.scenario._loader import ScenarioError
 
         def test_run(run_scenario):
             with pytest.raises(ScenarioError, match="has no agent type `reakt` "

@@ -8,7 +8,7 @@ import pytest
 
 from agentkit.report import compare_to_baseline
 from agentkit.report.thresholds import DEFAULT_THRESHOLDS, cost_regressions, threshold_for
-from agentkit.scenario.model import Threshold, Thresholds
+from agentkit.scenario._model import Threshold, Thresholds
 
 from .conftest import make_comparison, make_row
 

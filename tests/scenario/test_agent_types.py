@@ -408,8 +408,8 @@ def test_a_type_declared_by_ref_without_a_renderer_fails_its_trajectory_run_at_i
 
 def _render_context() -> Any:
     """What a renderer gets for a trajectory that only answers "5"."""
-    from agentkit.scenario.trajectory import RenderContext, TrajectoryStep, compile_trajectory
-    from agentkit.scenario.trajectory_run import TrajectoryOutputs
+    from agentkit.scenario._trajectory import RenderContext, TrajectoryStep, compile_trajectory
+    from agentkit.scenario._trajectory_run import TrajectoryOutputs
 
     trajectory = compile_trajectory([TrajectoryStep(answer="5")])
     return RenderContext(agent_type="mine", trajectory=trajectory,
@@ -430,7 +430,7 @@ def test_the_renderer_of_a_type_declared_by_ref_imports_it_when_it_renders(agent
 def test_rendering_for_a_type_declared_by_ref_without_a_renderer_says_how_to_give_one(
         agent_module):
     from agentkit.harness import trajectory_renderer
-    from agentkit.scenario.trajectory import TrajectoryError
+    from agentkit.scenario._trajectory import TrajectoryError
 
     AGENT_TYPES.declare("mine", f"{agent_module}:build", "pyproject.toml")
     renderer = trajectory_renderer("mine")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from agentkit.scenario._model import Expect, Turn
 from agentkit.scenario.check import check_expectations
-from agentkit.scenario.model import Expect, Turn
 from agentkit.trace._trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
 
 

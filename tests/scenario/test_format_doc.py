@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from agentkit.scenario import model, trajectory
+from agentkit.scenario import _model as model
+from agentkit.scenario import _trajectory as trajectory
 
 README = Path(__file__).resolve().parents[2] / "docs" / "reference" / "scenario-format.md"
 PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessage, model.Turn,

@@ -23,7 +23,7 @@ from agentkit.scenario import (
     register_agent_type,
     run_scenario,
 )
-from agentkit.scenario.images import turn_images
+from agentkit.scenario._images import turn_images
 from agentkit.trace._read import expand_trace
 
 PNG = b"\x89PNG\r\n\x1a\n a picture of a dog"

@@ -19,7 +19,7 @@ from agentkit.harness._llm_judge import (
 from agentkit.harness._roles import RoleModels
 from agentkit.llms.mock import FunctionLLM
 from agentkit.scenario import run_scenario
-from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario._loader import ScenarioError, load_scenario
 from tests.scenario_text import adding_scenario
 
 Write = Callable[[str, str], Path]

@@ -10,7 +10,7 @@ import pytest
 
 from agentkit.harness import load
 from agentkit.scenario import AGENT_TYPES, ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario.loader import is_scenario_file
+from agentkit.scenario._loader import is_scenario_file
 from mocks.foreign_yaml import CI_PIPELINE, K8S_MANIFEST
 from tests.scenario_text import adding_scenario
 

@@ -21,7 +21,7 @@ from agentkit.harness import load
 from agentkit.harness._agent_types import UnknownAgentTypeError, check_agent_type
 from agentkit.llms.cassette import Cassette, CassetteError
 from agentkit.scenario import ScenarioError
-from agentkit.scenario.script import parse_tool_arguments
+from agentkit.scenario._script import parse_tool_arguments
 from tests.fuzz import JSON, mutated
 
 ROOT = Path(__file__).parents[2]

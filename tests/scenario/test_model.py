@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentkit.scenario import load_scenario
-from agentkit.scenario.model import (
+from agentkit.scenario._model import (
     AgentSpec,
     ErrorItem,
     Expect,

@@ -23,8 +23,8 @@ from agentkit.scenario import (
     run_all,
     run_scenario,
 )
-from agentkit.scenario.model import ErrorItem, Scenario
-from agentkit.scenario.script import to_mock_items
+from agentkit.scenario._model import ErrorItem, Scenario
+from agentkit.scenario._script import to_mock_items
 
 from .conftest import MINIMAL
 

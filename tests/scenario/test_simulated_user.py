@@ -14,7 +14,7 @@ from agentkit.harness._simulated_user import FIRST_MESSAGE, USER_PROMPT, Simulat
 from agentkit.llms.mock import FunctionLLM
 from agentkit.llms.types import MessageRole
 from agentkit.scenario import run_scenario
-from agentkit.scenario.loader import ScenarioError, load_scenario
+from agentkit.scenario._loader import ScenarioError, load_scenario
 
 Write = Callable[[str, str], Path]
 

@@ -18,8 +18,8 @@ from agentkit.core.errors import BadInputError
 from agentkit.core.reflists import Shared, is_ref
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario import run_scenario
+from agentkit.scenario._layout import snapshot_path
 from agentkit.scenario.judge import SnapshotFiles
-from agentkit.scenario.layout import snapshot_path
 from agentkit.trace._diff import diff_traces
 from agentkit.trace._read import expand_trace
 from agentkit.trace._trace import TRACE_FORMAT, IdNormalizer, Trace, TurnTrace

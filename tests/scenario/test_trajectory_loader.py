@@ -9,7 +9,7 @@ import pytest
 
 from agentkit.harness import load, renderable_agent_types
 from agentkit.scenario import AGENT_TYPES, AgentType, ScenarioError
-from agentkit.scenario.trajectory import Ref, compile_trajectory
+from agentkit.scenario._trajectory import Ref, compile_trajectory
 
 HEAD = """\
 format: 1

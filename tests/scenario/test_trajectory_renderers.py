@@ -18,13 +18,13 @@ from agentkit.harness._families.function_calling import render_tool_calls
 from agentkit.harness._families.llm_compiler import render_llm_compiler
 from agentkit.harness._families.react import render_react
 from agentkit.llms.mock import ScriptedResponse
-from agentkit.scenario.trajectory import (
+from agentkit.scenario._trajectory import (
     RenderContext,
     TrajectoryError,
     TrajectoryStep,
     compile_trajectory,
 )
-from agentkit.scenario.trajectory_run import (
+from agentkit.scenario._trajectory_run import (
     ObservedCall,
     TrajectoryDeviationError,
     TrajectoryOutputs,

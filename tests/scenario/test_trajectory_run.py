@@ -14,12 +14,12 @@ from agentkit.harness._agent_types import AgentContext, AgentTypeError, renderab
 from agentkit.harness._runner import load
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from agentkit.scenario import AGENT_TYPES, ScenarioError, register_agent_type, run_scenario
-from agentkit.scenario.trajectory import (
+from agentkit.scenario._trajectory import (
     RenderContext,
     TrajectoryStep,
     compile_trajectory,
 )
-from agentkit.scenario.trajectory_run import TrajectoryDeviationError, TrajectoryOutputs
+from agentkit.scenario._trajectory_run import TrajectoryDeviationError, TrajectoryOutputs
 
 BUNDLED = Path(__file__).parents[2] / "scenarios" / "trajectory_parallel_lookups.yaml"
 ANSWER = "Paris and Tokyo have 16062886 people together; Lima has 10004000."

@@ -9,8 +9,8 @@ import pytest
 from agentkit.harness import load
 from agentkit.harness._agent_types import register_agent_type, resolve_agent_type
 from agentkit.scenario import AGENT_TYPES, ScenarioError, run_scenario
+from agentkit.scenario._model import Expect, Turn
 from agentkit.scenario.check import check_expectations
-from agentkit.scenario.model import Expect, Turn
 from tests.scenario_text import adding_scenario
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"

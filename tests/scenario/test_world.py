@@ -13,7 +13,7 @@ from agentkit.core.sim import run_sync
 from agentkit.harness._world import SimulatedTool, SimulatedToolError, build_tool, resolve_ref
 from agentkit.llms.tool_calling import acall_tool
 from agentkit.scenario import ScenarioError, run_scenario
-from agentkit.scenario.model import ToolSpec
+from agentkit.scenario._model import ToolSpec
 from agentkit.tools import FunctionTool
 
 from .conftest import MINIMAL

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentkit.scenario import run_scenario
-from agentkit.scenario.model import Expect, Turn
+from agentkit.scenario._model import Expect, Turn
 from agentkit.trace._trace import LLMCallTrace, StepTrace, ToolCallTrace, Trace, TurnTrace
 from agentkit.verdict import CHECKS, PROBLEM_KINDS, Leftovers, Problem, check_expectations
 from tests.scenario_text import adding_scenario

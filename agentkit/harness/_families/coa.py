@@ -20,7 +20,7 @@ from agentkit.agent.coa.chain import Ref as ChainRef
 from agentkit.agent.coa.chain import format_call
 from agentkit.agent.coa.events import ChainLevelEvent, ChainParsedEvent
 from agentkit.harness._agent_types import AgentContext, AgentType
-from agentkit.scenario.trajectory import RenderContext, TrajectoryError, map_refs
+from agentkit.scenario._trajectory import RenderContext, TrajectoryError, map_refs
 from agentkit.trace._trace import TurnBuilder
 
 __all__ = ["COA", "render_coa"]

@@ -15,7 +15,7 @@ from agentkit.agent import BaseAgent, FunctionCallingAgent
 from agentkit.harness._agent_types import AgentContext, AgentType
 from agentkit.llms.base import FunctionCallingLLM
 from agentkit.llms.mock import ScriptedResponse, tool_call
-from agentkit.scenario.trajectory import RenderContext, TrajectoryCall
+from agentkit.scenario._trajectory import RenderContext, TrajectoryCall
 
 __all__ = ["FUNCTION_CALLING", "render_tool_calls"]
 

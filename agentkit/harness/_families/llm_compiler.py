@@ -29,7 +29,7 @@ from agentkit.agent.llm_compiler import (
 )
 from agentkit.agent.llm_compiler.prompts import END_OF_PLAN
 from agentkit.harness._agent_types import AgentContext, AgentType
-from agentkit.scenario.trajectory import (
+from agentkit.scenario._trajectory import (
     DEFAULT_ANSWER_THOUGHT,
     Ref,
     RenderContext,

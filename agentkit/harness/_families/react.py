@@ -15,7 +15,7 @@ from typing import Any
 from agentkit.agent import BaseAgent, ReActAgent
 from agentkit.agent.react.types import ActionReasoningStep, ResponseReasoningStep
 from agentkit.harness._agent_types import AgentContext, AgentType
-from agentkit.scenario.trajectory import DEFAULT_ANSWER_THOUGHT, RenderContext, TrajectoryCall
+from agentkit.scenario._trajectory import DEFAULT_ANSWER_THOUGHT, RenderContext, TrajectoryCall
 
 __all__ = ["REACT", "render_react"]
 

@@ -58,7 +58,7 @@ from agentkit.harness._families.function_calling import render_tool_calls
 from agentkit.harness._families.react import render_react
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
-from agentkit.scenario.loader import ScenarioError
+from agentkit.scenario._loader import ScenarioError
 from agentkit.trace._trace import StepTrace, TraceHandler, TurnBuilder
 from agentkit.workflow import (
     Checkpoint,

@@ -22,9 +22,9 @@ from typing import Any
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.events import Event, ToolCallEndEvent, dispatcher
 from agentkit.core.fmt import seconds
-from agentkit.scenario.loader import located_error
-from agentkit.scenario.model import Expect, Scenario
-from agentkit.scenario.trajectory import (
+from agentkit.scenario._loader import located_error
+from agentkit.scenario._model import Expect, Scenario
+from agentkit.scenario._trajectory import (
     Ref,
     Trajectory,
     TrajectoryCall,

@@ -9,7 +9,7 @@ from agentkit.core.ids import new_id
 from agentkit.llms import errors
 from agentkit.llms.mock import ScriptedResponse, tool_call
 from agentkit.llms.types import ToolSelection, Usage
-from agentkit.scenario.model import ErrorItem, ScriptItem, ScriptReply
+from agentkit.scenario._model import ErrorItem, ScriptItem, ScriptReply
 
 __all__ = ["to_mock_items", "error_for", "parse_tool_arguments"]
 

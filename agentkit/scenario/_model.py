@@ -26,8 +26,8 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
-from agentkit.scenario.thresholds import Threshold, Thresholds
-from agentkit.scenario.trajectory import CallNumbers, TrajectoryStep
+from agentkit.scenario._thresholds import Threshold, Thresholds
+from agentkit.scenario._trajectory import CallNumbers, TrajectoryStep
 
 __all__ = [
     "SCENARIO_FORMAT",
@@ -704,7 +704,7 @@ class Scenario(_Strict):
     turns: list[Turn] = Field(description="the user messages, in order (none with `user`)")
     trajectory: list[TrajectoryStep] | None = Field(
         None, description="the tool calls and the answer, rendered into the script of every "
-                          "agent type without one (agentkit.scenario.trajectory)")
+                          "agent type without one (agentkit.scenario._trajectory)")
     agents: dict[str, AgentSpec] = Field(description=(
         "the agent types that run it, each with its settings (with a `trajectory`, left out: "
         "every agent type that can render it, chosen when the scenario is planned)"))

@@ -16,9 +16,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from agentkit.core.errors import BadInputError, one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, YamlLocations, parse_yaml
-from agentkit.scenario._project import ProjectError
-from agentkit.scenario.images import image_folders, image_problem
-from agentkit.scenario.model import (
+from agentkit.scenario._images import image_folders, image_problem
+from agentkit.scenario._model import (
     ANSWER_TAGS,
     SCENARIO_FORMAT,
     SCRIPT_ITEM_TAGS,
@@ -28,7 +27,8 @@ from agentkit.scenario.model import (
     ToolCallSpec,
     given_agents,
 )
-from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory
+from agentkit.scenario._project import ProjectError
+from agentkit.scenario._trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["ScenarioError", "load_scenario", "discover_scenarios", "is_scenario_file",
            "YamlLocations", "load_yaml", "located_error", "agent_lines"]

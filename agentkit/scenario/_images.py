@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from agentkit.llms.types import ImageBlock
+from agentkit.scenario._model import Scenario, Turn
 from agentkit.scenario._project import find_project
-from agentkit.scenario.model import Scenario, Turn
 
 __all__ = ["image_problem", "image_folders", "turn_images"]
 

@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 from agentkit.core.files import settle
-from agentkit.scenario.model import AgentSpec, LLMSource, Scenario
+from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
            "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "trace_file",
