@@ -108,6 +108,8 @@ class LLMStreamChunkEvent(Event):
 class LLMCallEndEvent(Event):
     kind: str
     model: str
+    provider: str = "agentkit"
+    """Who answered (:attr:`agentkit.llms.LLM.provider`)."""
     messages: list[Any] = field(default_factory=list)
     response: Any = None
     usage: Any = None

@@ -197,6 +197,7 @@ class _CallRecorder:
             message = (f"{type(error).__name__}: {error}" if not isinstance(error, GeneratorExit)
                        else "stream closed before its end")
         self._emit(LLMCallEndEvent(kind=self.request.call_kind, model=self.model,
+                                   provider=self.llm.provider,
                                    messages=self.request.messages, response=response,
                                    usage=response.usage if response is not None else None,
                                    latency=now() - self.started, error=message))
@@ -292,6 +293,14 @@ class LLM:
     @property
     def metadata(self) -> LLMMetadata:
         return LLMMetadata()
+
+    @property
+    def provider(self) -> str:
+        """Who answers this model's requests, as OpenTelemetry's ``gen_ai.provider.name``
+        says it: ``agentkit`` for a model that answers itself (scripts, mocks; a custom value,
+        which the conventions allow), the vendor's name for a backend that sends requests to
+        one (``openai``: the OpenAI wire, whichever server speaks it)."""
+        return "agentkit"
 
     @property
     def secrets(self) -> dict[str, str]:
@@ -676,6 +685,10 @@ class WrappingLLM(FunctionCallingLLM):
     @property
     def metadata(self) -> LLMMetadata:
         return self.llm.metadata
+
+    @property
+    def provider(self) -> str:
+        return self.llm.provider
 
     @property
     def secrets(self) -> dict[str, str]:

@@ -394,6 +394,10 @@ class OpenAI(FunctionCallingLLM):
                            is_chat_model=True, is_function_calling_model=function_calling,
                            model_name=self.model)
 
+    @property
+    def provider(self) -> str:
+        return "openai"
+
     # ------------------------------------------------------------------ SDK clients
     def _client_options(self) -> dict[str, Any]:
         return {"api_key": self._api_key, "base_url": self.base_url, "timeout": self.timeout,

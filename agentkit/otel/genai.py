@@ -59,8 +59,9 @@ OI_INPUT = "input.value"
 OI_OUTPUT = "output.value"
 
 PROVIDER_NAME = "agentkit"
-"""``gen_ai.provider.name`` of agentkit's models: scripts and cassettes answer, not a vendor
-(a custom value, which the conventions allow)."""
+"""``gen_ai.provider.name`` of a model that answers itself (scripts, mocks; a custom value,
+which the conventions allow); a call to a vendor's wire carries the vendor's name
+(:attr:`agentkit.llms.LLM.provider`)."""
 
 
 def dumps(value: Any) -> str:

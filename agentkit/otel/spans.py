@@ -266,7 +266,7 @@ class SpanBuilder:
         start, end = turn.started, turn.started + turn.wall_time
         segments = _segments(turn)
         agents = [name for name, _ in segments if name is not None]
-        common = {g.PROVIDER: g.PROVIDER_NAME, g.CONVERSATION: record.key, "agentkit.turn": number}
+        common = {g.PROVIDER: _provider(turn), g.CONVERSATION: record.key, "agentkit.turn": number}
         if not (record.team or len(set(agents)) > 1):
             name = agents[0] if agents else record.agent
             node = self._agent_node(name, start, end, {**common, **self._messages_in_out(turn)})
@@ -356,7 +356,7 @@ class SpanBuilder:
         operation = "chat" if "chat" in call.kind else "text_completion"
         response = call.response or {}
         finish = "tool_calls" if response.get("tool_calls") else "stop"
-        attributes: dict[str, Any] = {g.OPERATION: operation, g.PROVIDER: g.PROVIDER_NAME,
+        attributes: dict[str, Any] = {g.OPERATION: operation, g.PROVIDER: call.provider,
                                       g.REQUEST_MODEL: model, g.RESPONSE_MODEL: model,
                                       "agentkit.step": step.index + 1, g.OI_KIND: "LLM",
                                       g.OI_MODEL: model}
@@ -430,3 +430,11 @@ def _segments(turn: TurnTrace) -> list[tuple[str | None, list[StepTrace]]]:
             groups.append((name, [step]))
     return groups or [(None, [])]
 
+
+def _provider(turn: TurnTrace) -> str:
+    """The provider of an agent's span: the one its turn's model calls went to (the first
+    call's, when a turn mixed them), agentkit's own when it made none."""
+    for step in turn.steps:
+        for call in step.llm_calls:
+            return call.provider
+    return g.PROVIDER_NAME

@@ -109,6 +109,10 @@ class RecordingLLM(FunctionCallingLLM):
         return self.llm.metadata
 
     @property
+    def provider(self) -> str:
+        return self.llm.provider
+
+    @property
     def secrets(self) -> dict[str, str]:
         """The live backend's secrets and those of the role models it recorded through."""
         return {**self.llm.secrets, **self._role_secrets}

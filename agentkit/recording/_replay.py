@@ -58,6 +58,15 @@ class CassetteLLM(FunctionCallingLLM):
                            context_window=self.cassette.context_window)
 
     @property
+    def provider(self) -> str:
+        """The recording's provider: ``openai`` for a cassette recorded from a server (the
+        server it names spoke the OpenAI wire), ``agentkit`` for one recorded from a model that
+        answered itself."""
+        if self._recorder is not None:
+            return self._recorder.provider
+        return "openai" if self.cassette.base_url is not None else "agentkit"
+
+    @property
     def unused(self) -> int:
         """Recorded exchanges not replayed yet (the agent's and the roles')."""
         return self._player.remaining()

@@ -54,6 +54,9 @@ class RoleChannel(Protocol):
     async def _role_chat(self, request: LLMRequest, role: RoleKey,
                          live: LLM | None) -> tuple[ChatResponse, str]: ...
 
+    @property
+    def provider(self) -> str: ...
+
 
 class RoleLLM(FunctionCallingLLM):
     """One harness role's model (a judge, a simulated user) on a scenario's cassette: each
@@ -72,6 +75,10 @@ class RoleLLM(FunctionCallingLLM):
         name = (self.live.metadata.model_name if self.live is not None
                 else self.key.model or f"recorded {self.key.role}")
         return LLMMetadata(model_name=name, is_chat_model=True, is_function_calling_model=False)
+
+    @property
+    def provider(self) -> str:
+        return self.live.provider if self.live is not None else self.channel.provider
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         response, self.answered_by = await self.channel._role_chat(request, self.key, self.live)

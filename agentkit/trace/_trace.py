@@ -146,6 +146,8 @@ class LLMCallTrace:
     model: str | None = field(default=None, repr=False)
     """The model the call went to (not written: a trace stays the same whichever model
     name a script or cassette carries; OpenTelemetry spans name it)."""
+    provider: str = field(default="agentkit", repr=False)
+    """Who answered (not written, as ``model``): OpenTelemetry's ``gen_ai.provider.name``."""
 
 
 @dataclass
@@ -349,6 +351,7 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("scheduled", None)
     data.pop("issued", None)
     data.pop("model", None)
+    data.pop("provider", None)
     data.pop("finished", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
@@ -557,7 +560,8 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
         usage=event.usage.model_dump() if event.usage is not None else None,
         latency=_round(event.latency), error=event.error,
         tools=[t["name"] for t in tools] if tools is not None else None,
-        started=event.time - event.latency, model=event.model))
+        started=event.time - event.latency, model=event.model,
+        provider=event.provider))
 
 
 @trace_handler(ToolCallEndEvent)

@@ -280,3 +280,16 @@ def test_a_team_runs_workflow_span_names_it_as_the_current_conventions_do(cli, b
     assert workflow["gen_ai.operation.name"] == "invoke_workflow"
     assert workflow["gen_ai.agent.name"] == "agent_workflow"
     assert "gen_ai.workflow.name" not in workflow
+
+
+def test_a_run_replayed_from_a_recording_of_a_server_names_its_provider_openai(cli, tmp_path):
+    """A chat span says who answered: the bundled live recording came from a server speaking
+    the OpenAI wire, so its replay's spans say ``openai``, where a scripted run says
+    ``agentkit`` (above)."""
+    shutil.copytree(REPO / "scenarios" / "live", tmp_path / "live")
+    spans = _export(cli, tmp_path / "live" / "live_react.yaml", "react")
+
+    chats = [attrs(s) for s in spans if s["name"].startswith("chat ")]
+    agents = [attrs(s) for s in spans if s["name"].startswith("invoke_agent")]
+    assert chats and {c["gen_ai.provider.name"] for c in chats} == {"openai"}
+    assert agents and {a["gen_ai.provider.name"] for a in agents} == {"openai"}
