@@ -147,6 +147,8 @@ class ScenarioResult:
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
+_NEVER_STARTED = "the run never started: nothing written for it could be used"
+
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
                  member: str | None = None, *, rendered: list[Any] | None = None,
@@ -390,9 +392,6 @@ def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
     given = f" (params given: {', '.join(params)})" if params else ""
     return AgentFailedError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: the "
                             f"agent type's factory {name} raised {text}{given}")
-
-
-_NEVER_STARTED = "the run never started: its script could not be used"
 
 
 def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:

@@ -12,7 +12,7 @@ protocol, never the class, so a double of your own is checked like the built-in 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -62,7 +62,7 @@ class Excusable:
         return []
 
 
-def excuse_all(doubles: Any, reason: str) -> None:
+def excuse_all(doubles: Iterable[object], reason: str) -> None:
     """Excuse each of ``doubles`` that is a :class:`ModelDouble` (others are skipped)."""
     for double in doubles:
         if isinstance(double, ModelDouble):
