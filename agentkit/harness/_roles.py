@@ -30,13 +30,13 @@ from agentkit.core.events import Event
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.recording import CassetteLLM, RecordingLLM, RoleKey, RoleLLM
+from agentkit.recording import RoleChannel, RoleKey
 from agentkit.trace._trace import RoleCallTrace, TurnBuilder, TurnTrace
 
 __all__ = ["RoleEvent", "RoleModels", "RoleAnswer", "RoleSource", "Channel", "transcript",
            "role_events"]
 
-Channel = CassetteLLM | RecordingLLM
+Channel = RoleChannel
 """A model that keeps a scenario's recording: the roles' calls go into its cassette too."""
 
 LiveModel = LLM | Callable[[str | None], LLM]
@@ -113,19 +113,16 @@ class RoleSource:
     def ask(self, key: RoleKey, messages: list[ChatMessage],
             params: Mapping[str, Any]) -> RoleAnswer:
         """One call of the role's model with ``messages`` (``params`` as request keywords)."""
-        llm: LLM
         if self.script is not None:
-            llm = self.script
+            response, by = self.script.chat(messages, **params), "script"
         elif self.channel is not None:
-            llm = self.channel.role(RoleKey(key.role, key.at, key.subject, key.transcript,
-                                            self.model, key.where), self.live)
+            recorded = self.channel.role(RoleKey(key.role, key.at, key.subject, key.transcript,
+                                                 self.model, key.where), self.live)
+            response = recorded.chat(messages, **params)
+            by = recorded.answered_by or "unknown"
         else:
             assert self.live is not None, "RoleSource.available was checked"
-            llm = self.live
-        response = llm.chat(messages, **params)
-        by = ("script" if llm is self.script else
-              (llm.answered_by or "unknown") if isinstance(llm, RoleLLM)
-              else llm.metadata.model_name)
+            response, by = self.live.chat(messages, **params), self.live.metadata.model_name
         usage = response.usage.model_dump() if response.usage is not None else None
         return RoleAnswer(response.message.content or "", by,
                           RoleCallTrace(role=self.role, usage=usage))

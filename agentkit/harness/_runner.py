@@ -28,7 +28,7 @@ roles found) without judging it; :func:`run_scenario` judges it too, once
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +56,11 @@ from agentkit.harness._simulated_user import Conversation, FixedTurns, Simulated
 from agentkit.harness._world import build_tools, resolve_ref
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
+from agentkit.llms.doubles import ModelDouble, excuse_all
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.openai import DEFAULT_MODEL
 from agentkit.llms.types import ChatMessage
-from agentkit.recording import CassetteLLM, RecordingLLM
+from agentkit.recording import CassetteLLM, RoleChannel
 from agentkit.scenario._images import turn_images
 from agentkit.scenario._layout import (
     cassette_path,
@@ -112,6 +113,9 @@ class ScenarioResult:
     judged goal), in the order they were decided: what a report lists and samples compare."""
     models: dict[str | None, LLM] = field(default_factory=dict, repr=False)
     """The models the agent (a team's agents, by name) ran on."""
+    doubles: list[ModelDouble] = field(default_factory=list, repr=False)
+    """The test doubles behind those models (a script, a recording, a fake endpoint's script):
+    what of them the run left unused is a leftover."""
     role_scripts: dict[str, ScriptedLLM] = field(default_factory=dict, repr=False)
     """The scripts the harness's roles (judges, a simulated user) answered from."""
     tools: list[BaseTool] = field(default_factory=list, repr=False)
@@ -144,16 +148,19 @@ class ScenarioResult:
 
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
+_NEVER_STARTED = "the run never started: nothing written for it could be used"
+
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
                  member: str | None = None, *, rendered: list[Any] | None = None,
-                 sample: int | None = None) -> LLM:
-    """The agent type's (or team agent ``member``'s) LLM: its cassette (sample ``sample`` of
-    a sampled one), its ScriptedLLM, or (``backend: openai``) the real OpenAI backend talking
-    to a fake endpoint that serves the script; ``rendered`` is the script rendered from the
-    trajectory when it has none."""
+                 sample: int | None = None) -> tuple[LLM, ModelDouble]:
+    """The agent type's (or team agent ``member``'s) LLM and the double behind it: its
+    cassette (sample ``sample`` of a sampled one), its ScriptedLLM, or (``backend: openai``)
+    the real OpenAI backend talking to a fake endpoint that serves the script (the double is
+    the endpoint); ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
-        return CassetteLLM(cassette_path(scenario, agent_type, member), sample=sample)
+        replay = CassetteLLM(cassette_path(scenario, agent_type, member), sample=sample)
+        return replay, replay
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
     if spec.backend == "openai":
@@ -163,11 +170,10 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         # in other threads have their own servers
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
-        llm = server.llm(DEFAULT_MODEL)
-        llm.script_server = server  # type: ignore[attr-defined]  # for the leftover check
-        return llm
+        return server.llm(DEFAULT_MODEL), server
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
-    return ScriptedLLM(items, latency=spec.latency, name=name)
+    script = ScriptedLLM(items, latency=spec.latency, name=name)
+    return script, script
 
 
 @dataclass
@@ -196,10 +202,11 @@ class _World:
 
 @dataclass
 class _Agent:
-    """Stage 3: the models and the agent built on them."""
+    """Stage 3: the models, the doubles behind them, and the agent built on them."""
 
     models: dict[str | None, LLM]
     agent: Any
+    doubles: list[ModelDouble]
 
 
 @dataclass
@@ -262,7 +269,7 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
         try:
             cast = _cast(plan, built)
         except BaseException:
-            _excuse(built.models.values())  # the run never started: its script is not at fault
+            excuse_all(built.doubles, _NEVER_STARTED)
             raise
         trace = _turns(plan, world, built.agent, cast)
         _judge_answers(plan, cast, trace)
@@ -331,11 +338,19 @@ def render_script(scenario: Scenario, agent_type: str, tools: Sequence[Any],
 
 def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agent:
     scenario, agent_type, spec = plan.scenario, plan.agent_type, plan.spec
-    models: dict[str | None, LLM] = {
-        member: plan.given[member] if member in plan.given
-        else _default_llm(scenario, agent_type, llm_source(spec, member), member,
-                          rendered=world.rendered, sample=plan.sample)
-        for member in plan.members}
+    models: dict[str | None, LLM] = {}
+    doubles: list[ModelDouble] = []
+    for member in plan.members:
+        double: ModelDouble | None
+        if member in plan.given:
+            model = plan.given[member]
+            double = model if isinstance(model, ModelDouble) else None
+        else:
+            model, double = _default_llm(scenario, agent_type, llm_source(spec, member), member,
+                                         rendered=world.rendered, sample=plan.sample)
+        models[member] = model
+        if double is not None:
+            doubles.append(double)
     team = {name: model for name, model in models.items() if name is not None}
     context = AgentContext(agent_type=agent_type,
                            llm=models[spec.root if spec.root else plan.members[0]],
@@ -357,9 +372,9 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                               state)
             resume_agent(agent, recorded.agent, spec.resume_from)
     except BaseException:
-        _excuse(models.values())  # the run never started: its script is not at fault
+        excuse_all(doubles, _NEVER_STARTED)
         raise
-    return _Agent(models, agent)
+    return _Agent(models, agent, doubles)
 
 
 def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
@@ -380,12 +395,6 @@ def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
                             f"agent type's factory {name} raised {text}{given}")
 
 
-def _excuse(models: Iterable[LLM]) -> None:
-    for model in models:
-        if isinstance(model, ScriptedLLM):
-            model.strict = False
-
-
 def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:
     """Put ``history:`` into the agent's memory (``agent.memory.set(messages)``)."""
     setter = getattr(getattr(agent, "memory", None), "set", None)
@@ -404,7 +413,7 @@ def _channel(plan: _Plan, models: Mapping[str | None, LLM]) -> Channel | None:
     first agent with a recording), when it replays or records one."""
     for member in plan.members:
         model = models.get(member)
-        if isinstance(model, CassetteLLM | RecordingLLM):
+        if isinstance(model, RoleChannel):
             return model
     return None
 
@@ -564,14 +573,17 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
             trace: Trace) -> ScenarioResult:
     """The run as it ended, to be judged: a run that stopped excuses its scripts (replies
     after the failure could not be used)."""
-    if any(t.error for t in trace.turns):
-        _excuse([*built.models.values(), *cast.scripts.values()])
+    stopped = next((t.error for t in trace.turns if t.error), None)
+    if stopped is not None:
+        excuse_all([*built.doubles, *cast.scripts.values()],
+                   f"the run stopped ({stopped}): replies after it could not be used")
     diagram = (draw_workflow(built.agent.workflow) if isinstance(built.agent, WorkflowChatAgent)
                else None)
     return ScenarioResult(
         plan.scenario, plan.agent_type, trace, llm=next(iter(built.models.values())),
         diagram=diagram, judgements=cast.judge.decided if cast.judge is not None else [],
-        models=dict(built.models), role_scripts=dict(cast.scripts), tools=list(world.tools),
+        models=dict(built.models), doubles=list(built.doubles), role_scripts=dict(cast.scripts),
+        tools=list(world.tools),
         mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
         conversation_problems=list(cast.conversation.problems),
         own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample)

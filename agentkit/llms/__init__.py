@@ -2,6 +2,7 @@
 
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.base import LLM, CustomLLM, FunctionCallingLLM, LLMRequest, messages_to_prompt
+from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -21,6 +22,7 @@ __all__ = [
     "CustomLLM",
     "FunctionCallingLLM",
     "LLMRequest",
+    "ListedTools",
     "messages_to_prompt",
     "ChatMessage",
     "ChatResponse",

@@ -44,7 +44,13 @@ from agentkit.core.events import (
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.agent_response import AgentChatResponse
-from agentkit.llms.tool_calling import CALL_TOOL_WORDING, ToolRunner, tool_specs, tool_specs_tokens
+from agentkit.llms.tool_calling import (
+    CALL_TOOL_WORDING,
+    ListedTools,
+    ToolRunner,
+    tool_specs,
+    tool_specs_tokens,
+)
 from agentkit.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -67,7 +73,9 @@ class LLMRequest:
 
     ``kind`` is ``"chat"`` or ``"complete"``; a completion carries its ``prompt`` and, for
     chat backends, the same prompt as a single user message in ``messages``. ``tools`` are
-    the tool objects offered (each with ``.metadata``, see :func:`tool_specs`).
+    the tool objects offered (each with ``.metadata``, see :func:`tool_specs`);
+    ``listed_tools`` those the prompt lists in its text (:class:`ListedTools`: for test
+    doubles, never sent on the wire).
     """
 
     kind: Literal["chat", "complete"]
@@ -79,6 +87,7 @@ class LLMRequest:
     prompt: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     formatted: bool = False
+    listed_tools: ListedTools | None = None
 
     @property
     def call_kind(self) -> str:
@@ -319,11 +328,16 @@ class LLM:
             if self.system_prompt and not (messages and messages[0].role == MessageRole.SYSTEM):
                 messages.insert(0, ChatMessage(role=MessageRole.SYSTEM, content=self.system_prompt))
         tools = kwargs.pop("tools", None)
+        listed = kwargs.pop("listed_tools", None)
+        if listed is not None and not isinstance(listed, ListedTools):
+            raise TypeError(f"listed_tools must be an agentkit.llms.ListedTools, got "
+                            f"{type(listed).__name__}")
         return LLMRequest(kind=kind, messages=messages, stream=stream,
                           tools=list(tools) if tools is not None else None,
                           tool_choice=kwargs.pop("tool_choice", None),
                           allow_parallel_tool_calls=kwargs.pop("allow_parallel_tool_calls", False),
-                          prompt=prompt, kwargs=kwargs, formatted=formatted)
+                          prompt=prompt, kwargs=kwargs, formatted=formatted,
+                          listed_tools=listed)
 
     def messages_to_prompt(self, messages: Sequence[ChatMessage]) -> str:
         return messages_to_prompt(messages)

@@ -2,7 +2,9 @@
 
 * :class:`ScriptedLLM` answers each call with the next item of a script and fails loudly when
   the script runs out (it never wraps around).
-* :class:`FunctionLLM` computes each answer with a function of the request.
+* :class:`FunctionLLM` computes each answer with a function of the request
+  (:data:`~agentkit.llms.doubles.ModelFunction`: the messages and a typed
+  :class:`~agentkit.llms.doubles.RequestInfo`).
 * :class:`MockLLM` echoes its prompt, like LlamaIndex's ``MockLLM``.
 * :class:`SchemaLLM` calls every tool it is offered with arguments made up from the tool's
   JSON schema, then answers with the results: a smoke test for a tool set.
@@ -12,6 +14,10 @@
 They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
 model: streaming splits text into word chunks and streams tool-call arguments, every call
 reports usage, and simulated latency runs on the virtual clock.
+
+Each is a :class:`~agentkit.llms.doubles.ModelDouble`: it says what of its script no call
+used (``leftovers()``) and can be excused for it (``excuse(reason)``), which is all the harness
+asks of a double, whatever its class.
 
 A script item is one of: ``str`` (assistant text), :class:`ChatMessage`,
 :class:`ScriptedResponse`, a :class:`ToolSelection` (see :func:`tool_call`) or a list of
@@ -39,6 +45,13 @@ from agentkit.llms.base import (
     LLMRequest,
     messages_to_prompt,
 )
+from agentkit.llms.doubles import (
+    Excusable,
+    ModelAnswer,
+    ModelDouble,
+    ModelFunction,
+    RequestInfo,
+)
 from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
     ChatMessage,
@@ -62,6 +75,10 @@ __all__ = [
     "RecordingLLM",
     "split_words",
     "track_scripts",
+    "ModelDouble",
+    "ModelFunction",
+    "ModelAnswer",
+    "RequestInfo",
 ]
 
 if TYPE_CHECKING:
@@ -207,7 +224,7 @@ def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMes
                        additional_kwargs={"tool_calls": list(calls)})
 
 
-class _ProgrammedLLM(FunctionCallingLLM):
+class _ProgrammedLLM(FunctionCallingLLM, Excusable):
     """Shared machinery of the scripted backends: rendering items, streaming, latency."""
 
     def __init__(self, *, name: str, function_calling: bool, latency: float,
@@ -334,14 +351,23 @@ class ScriptedLLM(_ProgrammedLLM):
     async def _next_item(self, request: LLMRequest) -> Any:
         return self.script.take(_last_user_text(request.messages))
 
+    def leftovers(self) -> list[str]:
+        left = self.remaining
+        if not left:
+            return []
+        return [f"the script has {left} unused repl{'y' if left == 1 else 'ies'} (the agent "
+                f"made {self.calls} LLM calls)"]
+
     def assert_complete(self) -> None:
-        """Fail if a strict script has items no call consumed."""
-        self.script.assert_complete()
+        """Fail if a strict script has items no call consumed (unless it was excused)."""
+        if self.excused is None:
+            self.script.assert_complete()
 
     def reset(self) -> None:
-        """Start the script over and forget the recorded requests."""
+        """Start the script over, forget the recorded requests and any excuse."""
         self.script.reset()
         self.requests.clear()
+        self.excused = None
 
 
 def _last_user_text(messages: Sequence[ChatMessage]) -> str:
@@ -355,22 +381,35 @@ StreamFn = Callable[[list[ChatMessage], list[Any] | None], Iterable[Any]]
 
 
 class FunctionLLM(_ProgrammedLLM):
-    """Answers each call with ``fn(messages, tools)`` (sync or async; any script item).
+    """Answers each call with ``function(messages, info)`` (a :data:`ModelFunction`: ``info``
+    is the call's :class:`RequestInfo` -- the offered tools' specs, the tools the prompt lists,
+    the keywords), sync or async, returning any script item. The older form ``fn(messages,
+    tools)``, given positionally, is handed the offered tool objects (None: none offered).
 
     ``stream_fn(messages, tools)``, if given, drives streaming instead: it yields ``str``
     deltas and/or :class:`ToolSelection` calls.
     """
 
-    def __init__(self, fn: Callable[..., Any], stream_fn: StreamFn | None = None, *,
-                 function_calling: bool = True, latency: float = 0.0, name: str = "function",
+    def __init__(self, fn: Callable[..., Any] | None = None, stream_fn: StreamFn | None = None,
+                 *, function: ModelFunction | None = None, function_calling: bool = True,
+                 latency: float = 0.0, name: str = "function",
                  context_window: int = 3900) -> None:
+        if (fn is None) == (function is None):
+            raise TypeError("FunctionLLM answers with one function: function=f (f(messages, "
+                            "info)) or fn (fn(messages, tools)), not "
+                            + ("both" if fn is not None else "neither"))
         super().__init__(name=name, function_calling=function_calling, latency=latency,
                          context_window=context_window)
         self.fn = fn
+        self.function = function
         self.stream_fn = stream_fn
 
     async def _next_item(self, request: LLMRequest) -> Any:
-        return self.fn
+        function = self.function
+        if function is None:
+            return self.fn
+        info = RequestInfo.of(request)
+        return lambda messages, tools: function(messages, info)
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         if self.stream_fn is None:
@@ -394,7 +433,7 @@ class FunctionLLM(_ProgrammedLLM):
             yield chunk
 
 
-class MockLLM(CustomLLM):
+class MockLLM(CustomLLM, Excusable):
     """Echoes the prompt (chat: the flattened messages), or ``"text"`` × ``max_tokens``.
 
     A CustomLLM, as LlamaIndex's: a subclass overriding ``complete`` serves chat too."""
@@ -423,29 +462,8 @@ class MockLLM(CustomLLM):
             yield ChatResponse(message=_assistant(so_far), delta=piece)
 
 
-_REACT_TOOL = re.compile(r"^> Tool Name: (\S+)\s*$", re.MULTILINE)
-_REACT_ARGS = re.compile(r"^Tool Args: (.*)$", re.MULTILINE)
 _REACT_ACTION = re.compile(r"^Action: (\S+)", re.MULTILINE)
 _OBSERVATION = "Observation:"
-
-
-def _react_tools(messages: Sequence[ChatMessage]) -> list[tuple[str, dict[str, Any]]]:
-    """The tools a ReAct system prompt lists (``> Tool Name:`` ... ``Tool Args: {schema}``)."""
-    found: list[tuple[str, dict[str, Any]]] = []
-    for message in messages:
-        if message.role != MessageRole.SYSTEM:
-            continue
-        text = message.content or ""
-        starts = list(_REACT_TOOL.finditer(text))
-        for index, start in enumerate(starts):
-            end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
-            args = _REACT_ARGS.search(text, start.end(), end)
-            try:
-                schema = json.loads(args.group(1)) if args else {}
-            except ValueError:
-                schema = {}
-            found.append((start.group(1), schema if isinstance(schema, dict) else {}))
-    return found
 
 
 def _this_turn(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
@@ -469,12 +487,14 @@ class SchemaLLM(_ProgrammedLLM):
     * offered through the tool-calling API (the request's ``tools``: ``FunctionCallingAgent``,
       the workflow ``FunctionAgent``): one reply calling every tool (parallel tool calls), then,
       with the results in the conversation, the answer;
-    * listed in a ReAct system prompt (``> Tool Name:`` / ``Tool Args:`` blocks: ``ReActAgent``,
-      the multimodal ReAct worker, the workflow ``ReActAgent``): one
+    * listed in a ReAct prompt (the request's ``listed_tools`` in the ``react`` format:
+      ``ReActAgent``, the multimodal ReAct worker, the workflow ``ReActAgent``): one
       ``Thought / Action / Action Input`` reply per tool, in the listed order, then
       ``Thought / Answer``;
-    * neither (LLMCompiler and CoA list tools in their own formats): the answer ``{}`` at
-      once.
+    * otherwise (LLMCompiler's and CoA's formats, or no tools): the answer ``{}`` at once.
+
+    It reads the tools from the request (:class:`~agentkit.llms.ListedTools` for a prompt
+    that lists them), never from the prompt's text.
 
     Each user turn starts over: every tool is called again. ``tools=[names]`` calls only
     those (a name that is not offered is an error naming the offered ones).
@@ -490,9 +510,10 @@ class SchemaLLM(_ProgrammedLLM):
         if request.tools:
             offered = [(s["name"], s["parameters"]) for s in request.tool_specs() or ()]
             return self._tool_calls(self._chosen(offered), _this_turn(request.messages))
-        listed = _react_tools(request.messages)
-        if listed:
-            return self._react(self._chosen(listed), _this_turn(request.messages))
+        listed = request.listed_tools
+        if listed is not None and listed.format == "react" and listed.specs:
+            return self._react(self._chosen([(s["name"], s["parameters"]) for s in listed.specs]),
+                               _this_turn(request.messages))
         return self._answer({})
 
     def _chosen(self, offered: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:

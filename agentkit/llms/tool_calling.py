@@ -20,7 +20,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agentkit.core.errors import HarnessError
 from agentkit.core.events import (
@@ -34,6 +34,8 @@ from agentkit.core.tokens import count_tokens
 from agentkit.llms.types import ToolOutput, ToolSelection
 
 __all__ = [
+    "ListedTools",
+    "ListingFormat",
     "ToolRunner",
     "ToolErrorWording",
     "CALL_TOOL_WORDING",
@@ -220,6 +222,29 @@ def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
     every call, so the specs are built once per (name, description, ``fn_schema_str``) of
     each tool's metadata and shared: treat them as read-only."""
     return list(_offered(_offer_key(tools))[0])
+
+
+ListingFormat = Literal["react", "llm_compiler", "coa"]
+"""How a prompt that lists tools asks for calls: ReAct's ``Action:`` lines, LLMCompiler's
+numbered plan, CoA's chain of placeholders."""
+
+
+@dataclass(frozen=True)
+class ListedTools:
+    """Tools an agent lists in its prompt's text instead of offering them through the
+    tool-calling API (ReAct, LLMCompiler's planner, CoA), as data: their specs
+    (:func:`tool_specs`) and the ``format`` the prompt asks for calls in (``"react"``,
+    ``"llm_compiler"``, ``"coa"``). An agent passes them as ``listed_tools=`` to a chat call;
+    they ride on the :class:`~agentkit.llms.base.LLMRequest` for test doubles (which read the
+    tools here, never from the prompt) and are never sent on the wire: the prompt says it."""
+
+    format: ListingFormat
+    specs: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, format: ListingFormat, tools: Sequence[Any]) -> ListedTools:
+        """The specs of ``tools`` (objects with ``.metadata``), listed in ``format``."""
+        return cls(format, _offered(_offer_key(tools))[0])
 
 
 def tool_specs_tokens(tools: Sequence[Any]) -> int:

@@ -75,7 +75,7 @@ from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
 from agentkit.recording._replay import CassetteLLM
 from agentkit.recording._requests import canonical_request, public_url, request_hash, text_hash
-from agentkit.recording._roles import RoleKey, RoleLLM
+from agentkit.recording._roles import RoleChannel, RoleKey, RoleLLM
 from agentkit.recording._schema import (
     PART_FORMATS,
     CassetteData,
@@ -121,6 +121,7 @@ __all__ = [
     "RecordingLLM",
     "RoleKey",
     "RoleLLM",
+    "RoleChannel",
     # errors
     "CassetteError",
     "CassetteMissError",

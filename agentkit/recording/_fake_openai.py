@@ -45,6 +45,7 @@ import respx
 from agentkit.core.sim import asleep, now, sleep
 from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
+from agentkit.llms.doubles import Excusable
 from agentkit.llms.mock import Script, ScriptedResponse
 from agentkit.llms.openai import DEFAULT_MODEL, OpenAI
 from agentkit.llms.openai_wire import (
@@ -77,8 +78,10 @@ class RawToolCall:
     id: str = "call_raw"
 
 
-class FakeOpenAIServer:
-    """A scripted chat.completions endpoint (see the module docstring).
+class FakeOpenAIServer(Excusable):
+    """A scripted chat.completions endpoint (see the module docstring): a
+    :class:`~agentkit.llms.doubles.ModelDouble` of the server, whose leftovers are the script's
+    unused replies.
 
     With ``api_key`` set, requests carrying another bearer token get OpenAI's 401 answer (which,
     like OpenAI's, echoes a masked part of the key) and consume no script item.
@@ -143,8 +146,17 @@ class FakeOpenAIServer:
     def remaining(self) -> int:
         return self.script.remaining
 
+    def leftovers(self) -> list[str]:
+        left = self.remaining
+        if not left:
+            return []
+        return [f"the script has {left} unused repl{'y' if left == 1 else 'ies'} (the endpoint "
+                f"got {self.calls} requests)"]
+
     def assert_complete(self) -> None:
-        self.script.assert_complete()
+        """Fail if a strict script has items no request consumed (unless it was excused)."""
+        if self.excused is None:
+            self.script.assert_complete()
 
     @staticmethod
     def http_date(offset: float = 0.0) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentkit.core.sim import asleep
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
+from agentkit.llms.doubles import Excusable
 from agentkit.llms.types import ChatResponse, LLMMetadata
 from agentkit.recording._cassette import Cassette, RecordMode
 from agentkit.recording._errors import CassetteError
@@ -20,8 +21,9 @@ from agentkit.recording._roles import RoleKey, RoleLLM
 __all__ = ["CassetteLLM"]
 
 
-class CassetteLLM(FunctionCallingLLM):
-    """Replays a cassette: same requests, same answers, same latency.
+class CassetteLLM(FunctionCallingLLM, Excusable):
+    """Replays a cassette: same requests, same answers, same latency. A
+    :class:`~agentkit.llms.doubles.ModelDouble`: its leftovers are the exchanges not replayed.
 
     With ``mode`` other than ``none`` (and the live backend as ``llm``) it records through
     that backend as :class:`RecordingLLM` does; with ``autosave=False`` nothing is written
@@ -75,6 +77,13 @@ class CassetteLLM(FunctionCallingLLM):
     def unused_roles(self) -> dict[str, int]:
         """Recorded role exchanges not replayed yet, by role (``{"judge": 1}``)."""
         return self._player.unused_roles()
+
+    def leftovers(self) -> list[str]:
+        if not self.unused:
+            return []
+        roles = ", ".join(f"{count} of the {role}'s" for role, count in self.unused_roles.items())
+        return [f"the recording has {self.unused} exchange(s) that were not replayed"
+                + (f" ({roles})" if roles else "")]
 
     def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
         """The model of one harness role's call (a judge's, a simulated user's) through this

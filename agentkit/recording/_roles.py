@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
 from agentkit.llms.types import ChatResponse, LLMMetadata
@@ -48,8 +48,12 @@ class RoleKey:
         return found
 
 
+@runtime_checkable
 class RoleChannel(Protocol):
-    """What a role's calls go through: a cassette's replaying or recording LLM."""
+    """What a role's calls go through: a model that keeps a recording (a cassette's replaying
+    or recording LLM), into which the harness's roles' calls go too."""
+
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM: ...
 
     async def _role_chat(self, request: LLMRequest, role: RoleKey,
                          live: LLM | None) -> tuple[ChatResponse, str]: ...

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.core.textfiles import TextFileError, read_text
-from agentkit.llms.mock import ScriptedLLM
-from agentkit.recording import CassetteLLM
 from agentkit.scenario._layout import snapshot_file
 from agentkit.scenario._model import Scenario
 from agentkit.scenario._trajectory_run import check_trajectory
@@ -23,7 +21,6 @@ from agentkit.verdict._expectations import check_expectations
 from agentkit.verdict._problems import Problem, ProblemKind
 
 if TYPE_CHECKING:
-    from agentkit.llms.base import LLM
     from agentkit.tools import ToolMetadata
     from agentkit.verdict._run import Run
 
@@ -134,22 +131,6 @@ class Trajectory:
                                           run.scenario.expect_for(run.agent_type)), "trajectory")
 
 
-def _unused(llm: LLM) -> list[str]:
-    if isinstance(llm, ScriptedLLM) and llm.remaining:
-        return [f"the script has {llm.remaining} unused repl{'y' if llm.remaining == 1 else 'ies'}"
-                f" (the agent made {llm.calls} LLM calls)"]
-    if isinstance(llm, CassetteLLM) and llm.unused:
-        roles = ", ".join(f"{count} of the {role}'s" for role, count in llm.unused_roles.items())
-        return [f"the recording has {llm.unused} exchange(s) that were not replayed"
-                + (f" ({roles})" if roles else "")]
-    server = getattr(llm, "script_server", None)
-    if server is not None and server.remaining:
-        return [f"the script has {server.remaining} unused repl"
-                f"{'y' if server.remaining == 1 else 'ies'} (the endpoint got {server.calls} "
-                "requests)"]
-    return []
-
-
 @dataclass(frozen=True)
 class Leftovers:
     """Script replies, recorded exchanges and MCP exchanges the run did not use (the agent
@@ -159,7 +140,8 @@ class Leftovers:
     def evaluate(self, run: Run) -> list[Problem]:
         if _stopped(run.trace):
             return []
-        found = [text for model in run.models.values() for text in _unused(model)]
+        found = [text for double in run.doubles if double.excused is None
+                 for text in double.leftovers()]
         for role, script in run.role_scripts.items():
             if script.remaining:
                 found.append(f"the {role}'s script has {script.remaining} unused repl"

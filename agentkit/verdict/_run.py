@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentkit.llms.base import LLM
+    from agentkit.llms.doubles import ModelDouble
     from agentkit.llms.mock import ScriptedLLM
     from agentkit.scenario._model import Scenario
     from agentkit.scenario._trajectory import Trajectory
@@ -47,6 +48,11 @@ class Run(Protocol):
 
     @property
     def models(self) -> Mapping[str | None, LLM]: ...
+
+    @property
+    def doubles(self) -> Sequence[ModelDouble]:
+        """The test doubles behind the models (asked for their leftovers)."""
+        ...
 
     @property
     def role_scripts(self) -> Mapping[str, ScriptedLLM]: ...

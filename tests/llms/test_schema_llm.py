@@ -13,6 +13,7 @@ from agentkit.agent.react import ReActChatFormatter, ReActOutputParser
 from agentkit.agent.workflow import AgentWorkflow, FunctionAgent
 from agentkit.agent.workflow import ReActAgent as WorkflowReActAgent
 from agentkit.core.sim import simulation
+from agentkit.llms import ListedTools
 from agentkit.llms.mock import SchemaLLM
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.tools import FunctionTool
@@ -65,7 +66,8 @@ def test_its_react_replies_parse_with_the_react_parser():
     llm = SchemaLLM()
     prompt = ReActChatFormatter().format(TOOLS, [ChatMessage(role=MessageRole.USER, content="go")])
 
-    step = ReActOutputParser().parse(llm.chat(prompt).message.content)
+    reply = llm.chat(prompt, listed_tools=ListedTools.of("react", TOOLS))
+    step = ReActOutputParser().parse(reply.message.content)
 
     assert (step.action, step.action_input) == ("greet", {"name": "name", "times": 1})
 

@@ -237,7 +237,8 @@ def test_turn_images_reach_the_openai_backend_as_image_url_parts(picture):
 
     result = run_scenario(path)
 
-    [request] = result.llm.script_server.requests  # type: ignore[union-attr]
+    [server] = result.doubles  # the fake endpoint serving the script
+    [request] = server.requests  # type: ignore[attr-defined]
     assert request["messages"][1]["content"] == [
         {"type": "text", "text": "What is in the picture?"},
         {"type": "image_url",

@@ -31,7 +31,15 @@ from agentkit.llms import (
     TextBlock,
     ToolSelection,
 )
-from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
+from agentkit.llms.mock import (
+    FunctionLLM,
+    ModelDouble,
+    ModelFunction,
+    RequestInfo,
+    ScriptedLLM,
+    ScriptedResponse,
+    tool_call,
+)
 from agentkit.memory import ChatMemoryBuffer
 from agentkit.tools import FunctionTool, ToolMetadata, ToolOutput
 from agentkit.workflow import Context, Event, HumanResponseEvent, StartEvent, StopEvent, Workflow, step
@@ -154,8 +162,23 @@ def workflow() -> str:
     return str(result)
 
 
+def model_function() -> str:
+    """A typed model function answering a ReAct agent from the tools its request lists."""
+    def answer(messages: list[ChatMessage], info: RequestInfo) -> str:
+        listed = info.listed_tools
+        names = [spec["name"] for spec in listed.specs] if listed is not None else []
+        return f"Thought: done\nAnswer: {', '.join(names)}"
+
+    function: ModelFunction = answer
+    llm = FunctionLLM(function=function)
+    double: ModelDouble = llm
+    assert double.leftovers() == []
+    return str(ReActAgent.from_tools([FunctionTool.from_defaults(add)], llm=llm).chat("hi"))
+
+
 def main() -> None:
     """Run everything above: the forms mypy accepts also work."""
+    assert model_function() == "add"
     assert [m.content for m in messages()] == ["hi", "hi", "hi", "a", "5", "hi"]
     models()
     assert react_agent() == "5"

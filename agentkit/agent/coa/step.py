@@ -24,6 +24,7 @@ from agentkit.core.ids import new_uuid
 from agentkit.core.sim import now
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
+from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolCallOutcome, ToolRunner
 
@@ -181,7 +182,8 @@ class CoAAgentWorker(AgentWorker):
         functions = tool_stubs(runner.tools)
         self._print("Available Parsed Functions", functions)
         prompt = self.reasoning_prompt_template.format(functions=functions, question=question)
-        text, deltas = await self._areply(self._messages(task, prompt), stream)
+        text, deltas = await self._areply(self._messages(task, prompt), stream,
+                                          ListedTools.of("coa", runner.tools))
         self._print("Generated Chain of Abstraction", text)
         chain = self.output_parser.parse(text)
         if not chain.calls:
@@ -203,12 +205,14 @@ class CoAAgentWorker(AgentWorker):
         return [*task.memory.get(input=task.input),
                 ChatMessage(role=MessageRole.USER, content=prompt)]
 
-    async def _areply(self, messages: list[ChatMessage],
-                      stream: bool) -> tuple[str, list[str] | None]:
+    async def _areply(self, messages: list[ChatMessage], stream: bool,
+                      listed: ListedTools) -> tuple[str, list[str] | None]:
         """The model's whole reply, and its chunks when streamed."""
         if not stream:
-            return (await self._llm.achat(messages)).message.content or "", None
-        last, deltas = await self._aread_stream(await self._llm.astream_chat(messages))
+            return ((await self._llm.achat(messages, listed_tools=listed)).message.content
+                    or "", None)
+        last, deltas = await self._aread_stream(await self._llm.astream_chat(
+            messages, listed_tools=listed))
         return ("" if last is None else last.message.content or ""), deltas
 
     def _answer(self, step: TaskStep, task: Task, text: str,

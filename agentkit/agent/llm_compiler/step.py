@@ -23,6 +23,7 @@ from agentkit.core.ids import new_id, new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
 from agentkit.llms.prompts import PromptTemplate
+from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolRunner
 
@@ -161,7 +162,8 @@ class LLMCompilerAgentWorker(AgentWorker):
         """Plan, run, join. A plan that cannot be parsed skips running and joining."""
         messages = self.planner_messages(runner.tools, task.input, contexts)
         kwargs = {"stop": self.stop} if self.stop else {}
-        response = await self._llm.achat(messages, **kwargs)
+        response = await self._llm.achat(
+            messages, listed_tools=ListedTools.of("llm_compiler", runner.tools), **kwargs)
         text = response.message.content or ""
         if self._verbose:
             print(f"> Plan: {text}")

@@ -24,6 +24,7 @@ from agentkit.agent.worker import AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
+from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
@@ -219,7 +220,8 @@ class ReActAgentWorker(AgentWorker):
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
-        response = await self._llm.achat(self._messages(task, runner.tools))
+        response = await self._llm.achat(self._messages(task, runner.tools),
+                                         listed_tools=ListedTools.of("react", runner.tools))
         reasoning, is_done = await self._aprocess_output(task, runner,
                                                          response.message.content or "")
         return self._finish_step(task, step, reasoning, is_done)
@@ -238,7 +240,8 @@ class ReActAgentWorker(AgentWorker):
         a ``return_direct`` tool's output) it is handed out when the model's stream ends."""
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
-        stream = await self._llm.astream_chat(self._messages(task, runner.tools))
+        stream = await self._llm.astream_chat(self._messages(task, runner.tools),
+                                              listed_tools=ListedTools.of("react", runner.tools))
         # per chunk only what deciding needs; the deltas of an answer that shows only at the
         # end are worked out then from where each chunk ended (most streamed steps are
         # actions). Lengths, not texts: a text per chunk is memory quadratic in the answer

@@ -59,7 +59,7 @@ from agentkit.agent.workflow.events import (
     ToolCallResult,
 )
 from agentkit.agent.workflow.function_agent import FunctionAgent
-from agentkit.agent.workflow.loop import DEFAULT_MAX_ITERATIONS, AgentLoop
+from agentkit.agent.workflow.loop import AGENT_STEP, DEFAULT_MAX_ITERATIONS, AgentLoop
 from agentkit.agent.workflow.multi_agent import AgentWorkflow
 from agentkit.agent.workflow.prompts import (
     DEFAULT_HANDOFF_OUTPUT_PROMPT,
@@ -69,6 +69,7 @@ from agentkit.agent.workflow.prompts import (
 from agentkit.agent.workflow.react_agent import ReActAgent
 
 __all__ = [
+    "AGENT_STEP",
     "DEFAULT_AGENT_DESCRIPTION",
     "DEFAULT_AGENT_NAME",
     "DEFAULT_HANDOFF_OUTPUT_PROMPT",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 
 from agentkit.agent.workflow.bus import (
     AgentHandoffEvent,
@@ -60,7 +60,7 @@ from agentkit.workflow.serialize import model_closure
 if TYPE_CHECKING:
     from agentkit.agent.workflow.base_agent import BaseWorkflowAgent
 
-__all__ = ["AgentLoop", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS"]
+__all__ = ["AgentLoop", "AGENT_STEP", "DEFAULT_MAX_ITERATIONS", "WORKFLOW_TOOL_ERRORS"]
 
 DEFAULT_MAX_ITERATIONS = 20
 
@@ -381,3 +381,8 @@ class AgentLoop(Workflow):
         query = await store.get("user_msg_str", default="")
         return AgentInput(input=await memory.aget(input=query),
                           current_agent_name=await store.get("current_agent_name"))
+
+
+AGENT_STEP: Final[str] = AgentLoop.run_agent_step.__name__
+"""The workflow step in which the current agent takes its turn at the LLM, as step events and
+checkpoints name it."""

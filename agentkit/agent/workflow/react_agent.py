@@ -21,6 +21,7 @@ from agentkit.agent.workflow.events import AgentInput, AgentOutput, ToolCallResu
 from agentkit.agent.workflow.prompts import REACT_EMPTY_PROMPT, REACT_RETRY_PROMPT
 from agentkit.core.ids import new_id
 from agentkit.llms.prompts import PromptTemplate
+from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, ToolSelection
 from agentkit.memory import BaseMemory
 from agentkit.workflow import Context
@@ -91,10 +92,12 @@ class ReActAgent(BaseWorkflowAgent):
                                          current_reasoning=reasoning)
         ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
         llm = self._require_llm()
+        listed = ListedTools.of("react", tools)
         if self.streaming:
-            response = await self._streamed(ctx, await llm.astream_chat(messages))
+            response = await self._streamed(ctx, await llm.astream_chat(messages,
+                                                                        listed_tools=listed))
         else:
-            response = await llm.achat(messages)
+            response = await llm.achat(messages, listed_tools=listed)
         message = response.message
         text = message.content
         if not text:

@@ -17,8 +17,8 @@ script per agent, so ``agent_workflow`` renders none.
 
 **Traces.** A trace step of a workflow run is one *agent step*: the agent's turn at the LLM
 (its input, its LLM call, its output) plus the tool calls that output asked for. It opens at
-the agent's input event (in the ``run_agent_step`` workflow step, so the LLM call nests under
-it), and the later workflow steps of the run (``parse_agent_output``, ``call_tool``,
+the agent's input event (in the workflow's agent step, ``AGENT_STEP``, so the LLM call nests
+under it), and the later workflow steps of the run (``parse_agent_output``, ``call_tool``,
 ``aggregate_tool_results``) belong to it until the next agent step opens. Each step says
 ``agent`` (who took it) and ``retry`` when its output was sent back to the agent; its
 ``input`` is the user message for the first step of a run, its ``output`` the agent's text
@@ -38,6 +38,7 @@ from typing import Any
 
 from agentkit.agent.types import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.agent.workflow import (
+    AGENT_STEP,
     AgentHandoffEvent,
     AgentInput,
     AgentOutput,
@@ -241,7 +242,7 @@ class _StopAfter:
 
     async def record(self, run_id: str, last_completed_step: str | None,
                      input_ev: Event | None, output_ev: Event | None, ctx: Context) -> None:
-        if last_completed_step == "run_agent_step":
+        if last_completed_step == AGENT_STEP:
             self.done += 1
         if self.done < self.steps or not isinstance(output_ev, AgentInput):
             return
@@ -358,7 +359,7 @@ def _agent_input(turn: TurnBuilder, event: WorkflowAgentInputEvent) -> None:
 def _workflow_step(turn: TurnBuilder, event: WorkflowStepStartEvent) -> None:
     """Later workflow steps (tool calls...) belong to the agent step that asked for them."""
     step = _current(turn)
-    if step is not None and event.span_id is not None and event.step != "run_agent_step":
+    if step is not None and event.span_id is not None and event.step != AGENT_STEP:
         turn.steps[event.span_id] = step
 
 
