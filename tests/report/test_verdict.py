@@ -9,7 +9,7 @@ from agentkit.report import render_html, render_markdown, verdict_sentence
 from agentkit.report.model import Row
 from agentkit.report.render import render_summary
 
-from .conftest import make_comparison, make_row
+from .conftest import SCENARIOS, make_comparison, make_row
 
 
 def _sampled(scenario: str, agent: str, passes: int, judged: int, *,
@@ -107,3 +107,11 @@ def test_a_regressed_run_that_fails_is_listed_once():
     assert ("- **Regression** `a[react]`: passed in the baseline; fails now: the answer was "
             "wrong; steps 1 → 5") in attention
     assert "### Regressions" not in render_html(current, baseline)
+
+
+def test_the_verdict_quoted_in_the_reports_page_is_the_example_reports():
+    example = (SCENARIOS.parent / "reports" / "example" / "report.md").read_text("utf-8")
+    page = (SCENARIOS.parent / "docs" / "reports.md").read_text("utf-8")
+    sentence = example.split("**Verdict:** ", 1)[1].split("\n", 1)[0].replace("\\_", "_")
+
+    assert page.split("says:\n\n```text\n", 1)[1].split("\n```", 1)[0] == sentence
