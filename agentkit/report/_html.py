@@ -151,8 +151,9 @@ def _html_summary(summaries: list[AgentSummary]) -> str:
     for s in summaries:
         cells = [f'<td class="l">{escape(contender_label(s.contender))}</td>',
                  f"<td>{s.passed}/{s.runs}"
-                 + (f'<span class="sub">{s.failed} failed, {s.errors} errors</span>'
-                    if s.failed or s.errors else "") + "</td>",
+                 + (f'<span class="sub">{s.failed} failed, {s.errors} errors'
+                    + (f", {s.undecided} undecided" if s.undecided else "") + "</span>"
+                    if s.failed or s.errors or s.undecided else "") + "</td>",
                  f"<td>{escape(summary_rate(s))}</td>"]
         for m in METRICS:
             total = escape(value_text(m, s.total[m.key]))

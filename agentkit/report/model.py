@@ -422,6 +422,9 @@ class AgentSummary:
     model: str | None = None
     passes: int = 0
     judged: int = 0
+    undecided: int = 0
+    """Sampled cases under their ``min_pass_rate`` within noise (:attr:`Row.result`): in
+    neither ``passed`` nor ``failed``."""
 
     @property
     def contender(self) -> Contender:
@@ -438,7 +441,9 @@ class AgentSummary:
         rate = ({"pass_rate": _round(self.passes / self.judged), "passes": self.passes,
                  "judged": self.judged} if self.judged else {})
         return {**head, "runs": self.runs, "passed": self.passed, "failed": self.failed,
-                "errors": self.errors, **rate, "total": dict(self.total),
+                "errors": self.errors,
+                **({"undecided": self.undecided} if self.undecided else {}),
+                **rate, "total": dict(self.total),
                 "mean": dict(self.mean)}
 
 
@@ -451,7 +456,8 @@ def _summarize(contender: Contender, rows: list[Row]) -> AgentSummary:
     total["speedup"] = speedup(float(total["serial_time"]), float(total["wall_time"]))
     mean = {key: _round(total[key] / len(ran)) if ran else 0.0 for key in _SUMMED}
     return AgentSummary(agent_type=contender[0], model=contender[1], runs=len(rows),
-                        passed=sum(r.status == "pass" for r in rows),
+                        passed=sum(r.result == "pass" for r in rows),
+                        undecided=sum(r.result == "undecided" for r in rows),
                         failed=sum(r.status == "fail" for r in rows),
                         errors=sum(r.status == "error" for r in rows), total=total, mean=mean,
                         passes=sum(r.passed_runs for r in rows),

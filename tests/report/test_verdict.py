@@ -4,9 +4,11 @@ every stable_fail and every regression, each once; a case under its min_pass_rat
 
 from __future__ import annotations
 
+import json
+
 from agentkit.eval.cases import CaseStats
 from agentkit.report import render_html, render_markdown, verdict_sentence
-from agentkit.report.model import Row
+from agentkit.report.model import Comparison, Row
 from agentkit.report.render import render_summary
 
 from .conftest import SCENARIOS, make_comparison, make_row
@@ -95,6 +97,10 @@ def test_a_case_under_its_min_pass_rate_within_noise_is_undecided_not_pass():
             "min\\_pass\\_rate 60%, but within noise; about 25 samples at this rate would put "
             "it under beyond noise") in _attention(text)
     assert row.to_dict()["result"] == "undecided"
+    summary = make_comparison(row).summaries()[0]
+    assert (summary.passed, summary.undecided) == (0, 1)
+    read_back = Comparison.from_dict(json.loads(make_comparison(row).to_json()))
+    assert read_back.rows[0].result == "undecided"  # derived again, not stored
 
 
 def test_a_regressed_run_that_fails_is_listed_once():
