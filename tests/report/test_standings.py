@@ -142,6 +142,9 @@ def test_a_pair_is_compared_on_every_scenario_both_ran_whatever_a_third_type_ran
     assert tokens.means == (51.0, 6.0) and tokens.cheaper == ("coa", None)
     assert [p.scenarios for p in table.pairs if ("llm_compiler", None) in p.contenders] == [
         ["a"], ["a"]]
+    data = table.to_dict()["pairs"][0]
+    assert (data["pair"], data["passes"], data["better"]) == (
+        ["react", "coa"], {"react": 3, "coa": 2}, {"react": ["b"], "coa": []})
 
 
 def test_a_pair_too_close_to_call_says_how_many_samples_would_decide_it():
