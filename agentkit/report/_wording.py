@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from agentkit.core.fmt import count, ratio, seconds, signed_count, signed_seconds
 from agentkit.eval.cases import percent
+from agentkit.eval.stats import DEFAULT_CONFIDENCE
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.model import (
     METRICS,
@@ -129,11 +130,17 @@ def rate_text(row: Row) -> str:
             f"{low * 100:.0f}-{high * 100:.0f}%)")
 
 
+def _gate_decided_at(row: Row) -> int | None:
+    """The samples at which an ``undecided`` row's rate, if it held, would fail its gate."""
+    assert row.min_pass_rate is not None
+    return samples_to_fail_gate(row.passed_runs, row.judged_runs, row.min_pass_rate,
+                                row.confidence or DEFAULT_CONFIDENCE)
+
+
 def undecided_text(row: Row) -> str:
     """Why an ``undecided`` row is not ``pass``, and the samples that would decide it."""
     assert row.min_pass_rate is not None
-    needed = samples_to_fail_gate(row.passed_runs, row.judged_runs, row.min_pass_rate,
-                                  row.confidence or 0.95)
+    needed = _gate_decided_at(row)
     decide = (f"about {needed} samples at this rate would put it under beyond noise"
               if needed is not None else f"more than {SAMPLES_LIMIT} samples would be needed "
               "to tell")
@@ -288,8 +295,7 @@ def _thin(table: HeadToHead) -> str:
                          f"{decision.scenario} ({decide})")
     for row in (row for record in table.records for row in record.undecided):
         if row.min_pass_rate is not None:
-            needed = samples_to_fail_gate(row.passed_runs, row.judged_runs, row.min_pass_rate,
-                                          row.confidence or 0.95)
+            needed = _gate_decided_at(row)
             items.append(f"{row.key} {row.passed_runs}/{row.judged_runs} against its "
                          f"min_pass_rate {percent(row.min_pass_rate)} ("
                          + (f"about {needed} samples would decide" if needed is not None
