@@ -146,8 +146,12 @@ def _print_rows(comparison: Any, mismatched: set[str], cassettes: dict[str, Any]
                 out: TextIO) -> None:
     """A line per case (its pass rate and class), its warning, problems and disagreements,
     and how to record it anew when its agent asks what its samples do not hold."""
+    from agentkit.report.render import undecided_text
+
     for row in comparison.rows:
         print(_row_line(row), file=out)
+        if row.result == "undecided":
+            print(f"      {undecided_text(row)}", file=out)
         if row.gate_warning is not None:
             print(f"      warning: {row.gate_warning}", file=out)
         if row.status != "pass":
@@ -162,7 +166,8 @@ def _print_rows(comparison: Any, mismatched: set[str], cassettes: dict[str, Any]
 
 def _row_line(row: Any) -> str:
     """``PASS  scenario[agent] @ model  5 samples: pass rate 80% (4/5, 95% interval ...)``."""
-    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[row.status]
+    status = {"pass": "PASS", "fail": "FAIL", "error": "ERROR",
+              "undecided": "UNDECIDED"}[row.result]
     rate = (f"pass rate {row.pass_rate:.0%} ({row.passes}/{row.judged_runs}, "
             f"{(row.confidence or 0.95):.0%} interval {row.interval[0]:.0%}-"
             f"{row.interval[1]:.0%})" if row.pass_rate is not None and row.interval

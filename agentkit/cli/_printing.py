@@ -93,9 +93,12 @@ def print_disagreements(found: Sequence[Any], out: TextIO) -> None:
 
 
 def print_summaries(comparison: Any, out: TextIO) -> None:
-    """One line per compared agent type (× model): passed runs over the shared scenarios."""
+    """The verdict in one sentence, then one line per compared agent type (× model): passed
+    runs over the shared scenarios."""
+    from agentkit.report import verdict_sentence
     from agentkit.report.model import contender_label
 
+    print(f"verdict: {verdict_sentence(comparison)}", file=out)
     compared = comparison.compared()
     for summary in comparison.summaries():
         rate = (f", pass rate {summary.passes}/{summary.judged}" if summary.judged

@@ -26,7 +26,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         run_comparison,
         write_report,
     )
-    from agentkit.report.render import REPORT_MARKER
+    from agentkit.report.render import REPORT_MARKER, undecided_text
     from agentkit.scenario._loader import ScenarioError
     from agentkit.verdict import SnapshotFiles
 
@@ -65,6 +65,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         if row.disagreements:
             print(f"DISAGREE  {row.key}", file=out)
             print_disagreements(row.disagreements, out)
+        if row.result == "undecided":
+            print(f"UNDECIDED  {row.key}: {undecided_text(row)}", file=out)
         if row.gate_warning is not None:
             print(f"WARNING  {row.key}: {row.gate_warning}", file=out)
     regressions = compare_to_baseline(comparison, baseline).regressions if baseline else []
@@ -76,8 +78,11 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     failed = sum(row.status == "fail" for row in rows)
     errors = sum(row.status == "error" for row in rows)
     differ = sum(row.snapshot in ("changed", "missing") for row in rows)
-    totals = (f"{len(rows)} runs: {len(rows) - failed - errors} passed, {failed} failed, "
-              f"{errors} could not run, {len(regressions)} regressed")
+    undecided = sum(row.result == "undecided" for row in rows)
+    totals = (f"{len(rows)} runs: {len(rows) - failed - errors - undecided} passed, "
+              f"{failed} failed, {errors} could not run"
+              + (f", {undecided} undecided" if undecided else "")
+              + f", {len(regressions)} regressed")
     if args.snapshots != "off":
         totals += f", {differ} differ from their snapshots"
         if differ and args.snapshots == "report":

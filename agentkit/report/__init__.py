@@ -21,7 +21,13 @@ from agentkit.report.model import (
     ReportError,
     Row,
 )
-from agentkit.report.render import render_html, render_json, render_markdown, write_report
+from agentkit.report.render import (
+    render_html,
+    render_json,
+    render_markdown,
+    verdict_sentence,
+    write_report,
+)
 from agentkit.report.thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
 
 __all__ = [
@@ -44,5 +50,6 @@ __all__ = [
     "render_json",
     "render_markdown",
     "run_comparison",
+    "verdict_sentence",
     "write_report",
 ]

@@ -20,11 +20,14 @@ from agentkit.report._wording import (
     NO_FAILURE,
     NOTHING,
     NOTHING_TO_COMPARE,
+    PAIR_HEADERS,
+    PAIRS,
     SNAPSHOTS,
     STATUS,
     SUMMARY,
     TABLE,
     TITLE,
+    VERDICT,
     WORKFLOWS,
     attention,
     baseline_diff,
@@ -36,6 +39,8 @@ from agentkit.report._wording import (
     left_out_lines,
     mean_text,
     meta_line,
+    pair_cells,
+    pairs_note,
     plural,
     rate_text,
     sampled_columns,
@@ -44,6 +49,7 @@ from agentkit.report._wording import (
     summary_note,
     summary_rate,
     value_text,
+    verdict,
 )
 from agentkit.report.baseline import BaselineDiff, RowDelta
 from agentkit.report.charts import (
@@ -58,7 +64,7 @@ from agentkit.report.charts import (
 from agentkit.report.model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
 from agentkit.report.resumed import html_continuations
 from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
-from agentkit.report.standings import HeadToHead, head_to_head
+from agentkit.report.standings import HeadToHead, head_to_head, mean_cost
 
 __all__ = ["render_html", "CHART_TITLES", "RATE_CHART_TITLES"]
 
@@ -111,7 +117,9 @@ svg .band{fill:#f6f8fa}
 svg .whisker{stroke:#1f2328;stroke-width:1.3}
 svg .spread{stroke-width:2}
 td.best{font-weight:600;background:#dafbe1}
-.b-flaky,.b-disagree,.b-gate{background:#fff1c2;color:#7d4e00}
+.b-flaky,.b-disagree,.b-gate,.b-undecided{background:#fff1c2;color:#7d4e00}
+.b-stable_fail{background:#ffebe9;color:#b3261e}
+p.verdict{font-size:15px;margin:12px 0 0}
 .b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
 ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;
@@ -143,8 +151,9 @@ def _html_summary(summaries: list[AgentSummary]) -> str:
     for s in summaries:
         cells = [f'<td class="l">{escape(contender_label(s.contender))}</td>',
                  f"<td>{s.passed}/{s.runs}"
-                 + (f'<span class="sub">{s.failed} failed, {s.errors} errors</span>'
-                    if s.failed or s.errors else "") + "</td>",
+                 + (f'<span class="sub">{s.failed} failed, {s.errors} errors'
+                    + (f", {s.undecided} undecided" if s.undecided else "") + "</span>"
+                    if s.failed or s.errors or s.undecided else "") + "</td>",
                  f"<td>{escape(summary_rate(s))}</td>"]
         for m in METRICS:
             total = escape(value_text(m, s.total[m.key]))
@@ -170,7 +179,7 @@ def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
             seen.add(row.scenario)
             cells.append(f'<td class="l scenario" rowspan="{spans[row.scenario]}">'
                          f"{escape(row.scenario)}</td>")
-        result = _badge(row.status)
+        result = _badge(row.result)
         if delta is not None and delta.regressed:
             result += ' <span class="badge b-regression">regression</span>'
         name = contender_label(row.contender) if row.agent_type is not None else "—"
@@ -240,7 +249,11 @@ def _latency_bar(row: Row) -> Bar:
 def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
             groups: list[str], notes: list[tuple[str, float]] | None = None,
             integral: bool = True, caption: str = "") -> str:
+    """One chart, or nothing when every one of its bars is zero (it would show nothing)."""
     bars = {k: v for k, v in _chart_bars(comparison, make).items() if k[0] in groups}
+    if not any(segment.end > segment.start for bar in bars.values() if isinstance(bar, Bar)
+               for segment in bar.segments):
+        return ""
     svg = grouped_bar_chart(title=title, groups=groups, series=_series(comparison),
                             bars=bars, integral=integral, notes=notes)
     note = f'<p class="note">{escape(caption)}</p>' if caption else ""
@@ -250,9 +263,12 @@ def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
 def _rate_bar(row: Row) -> RateBar | str:
     if not row.judged_runs:
         return "error"
+    rate = row.passed_runs / row.judged_runs
+    if not row.sampled:  # a fact: no interval
+        return RateBar(rate, rate, rate, STATUS[row.result],
+                       f"{row.key}: {STATUS[row.result]} (one run, no samples)")
     confidence = row.confidence or DEFAULT_CONFIDENCE
     low, high = row.interval or wilson_interval(row.passed_runs, row.judged_runs, confidence)
-    rate = row.passed_runs / row.judged_runs
     label = f"{percent(rate)} ({row.passed_runs}/{row.judged_runs})"
     return RateBar(rate, low, high, label,
                    f"{row.key}: pass rate {label}, {percent(confidence)} interval "
@@ -269,28 +285,31 @@ def _rate_figures(comparison: Comparison, groups: list[str], table: HeadToHead) 
         svg = pass_rate_chart(title=RATE_CHART_TITLES[0], groups=groups,
                               series=_series(comparison), bars=bars)
         figures.append(f"<figure><figcaption>{RATE_CHART_TITLES[0]}</figcaption>{svg}"
-                       '<p class="note">Bar: the pass rate of the runs (all samples of a sampled '
-                       "case); whiskers: its Wilson interval. One run alone says little: its "
-                       "interval is wide.</p></figure>")
+                       '<p class="note">Bar: the pass rate of a sampled case\'s samples, '
+                       "whiskers: its Wilson interval; a run without samples is a fact, pass "
+                       "(100%) or FAIL (0%), with no interval.</p></figure>")
     pooled = next((line for line in table.lines if line.label.startswith("All ")), None)
-    tokens = next((line for line in table.lines if line.label == "Tokens per run"), None)
-    if pooled is not None and tokens is not None:
+    if pooled is not None:
         points = {}
         for contender in table.contenders:
-            rate, cost = pooled.values[contender], tokens.values[contender]
-            if rate.value is None or cost.value is None or rate.interval is None:
+            rate = pooled.values[contender]
+            rows = [comparison.row(s, *contender) for s in table.scenarios]
+            ran = [row for row in rows if row is not None and row.has_metrics]
+            if rate.value is None or len(ran) < len(rows):
                 continue
+            cost = mean_cost(ran, "tokens").value or 0.0
             name = contender_label(contender)
-            points[name] = Point(cost.value, rate.value, *rate.interval,
-                                 f"{name}: {cost.value:,.0f} tokens per run, pass rate "
+            points[name] = Point(cost, rate.value, *(rate.interval or (rate.value, rate.value)),
+                                 f"{name}: {cost:,.0f} tokens per run, pass rate "
                                  f"{percent(rate.value)} ({rate.passes}/{rate.judged})")
         svg = scatter_chart(title=RATE_CHART_TITLES[1], x_label="tokens per run (mean)",
                             series=[contender_label(c) for c in table.contenders],
                             points=points)
         figures.append(f"<figure><figcaption>{RATE_CHART_TITLES[1]}</figcaption>{svg}"
                        f'<p class="note">Over the {plural(len(table.scenarios), "scenario")} '
-                       "every compared agent type ran: up and to the left is better; the "
-                       "whisker is the pass rate's interval.</p></figure>")
+                       "every compared agent type ran, the mean over all their runs (failed "
+                       "ones too: the pass rate beside it counts them): up and to the left is "
+                       "better; the whisker is the pass rate's interval.</p></figure>")
     return figures
 
 
@@ -338,6 +357,19 @@ def _html_attention(comparison: Comparison, diff: BaselineDiff | None) -> str:
     return f'<ul class="plain attention">{lines}</ul>'
 
 
+def _html_pairs(table: HeadToHead) -> list[str]:
+    if not table.pairs:
+        return []
+    head = "".join(f'<th class="l">{escape(h)}</th>' if i in (0, 3) else f"<th>{escape(h)}</th>"
+                   for i, h in enumerate(PAIR_HEADERS))
+    body = "".join("<tr>" + "".join(
+        f'<td class="l">{escape(cell)}</td>' if i in (0, 3) else f"<td>{escape(cell)}</td>"
+        for i, cell in enumerate(pair_cells(pair))) + "</tr>" for pair in table.pairs)
+    return [f"<h2>{escape(PAIRS)}</h2>", f'<p class="note">{escape(pairs_note())}</p>',
+            f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            "</table></div>"]
+
+
 def _html_head_to_head(table: HeadToHead) -> str:
     if not table.contenders or not table.scenarios:
         return f'<p class="note">{escape(NOTHING_TO_COMPARE)}</p>'
@@ -377,10 +409,8 @@ def _link(key: str, row: Row | None) -> str:
 def _html_baseline(diff: BaselineDiff) -> str:
     parts = [f'<p class="meta">{escape(baseline_line(diff))}.</p>']
     if diff.regressions:
-        items = "".join(f"<li>{_link(d.key, d.current)}<ul class=\"plain\">"
-                        + "".join(f"<li>{escape(r)}</li>" for r in d.reasons) + "</ul></li>"
-                        for d in diff.regressions)
-        parts.append(f'<h3>Regressions</h3><ul class="plain">{items}</ul>')
+        parts.append(f'<p class="note">The regressions are listed under {escape(ATTENTION)}.'
+                     "</p>")
     sections = [("Fixed", diff.fixed), ("New", diff.new), ("Removed", diff.removed)]
     for title, deltas in sections:
         if deltas:
@@ -421,11 +451,14 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
     sections = [f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
+                f'<p class="verdict"><strong>{escape(VERDICT)}:</strong> '
+                f"{escape(verdict(table))}</p>",
                 f"<h2>{escape(ATTENTION)}</h2>", _html_attention(comparison, diff)]
     if diff is not None:
         sections.append(f"<h2>{escape(BASELINE)}</h2>{_html_baseline(diff)}")
     sections += [
         f"<h2>{escape(BEST)}</h2>", _html_head_to_head(table),
+        *_html_pairs(table),
         f"<h2>{escape(SUMMARY)}</h2>",
         f'<p class="note">{escape(summary_note(table))}</p>',
         _html_summary(comparison.summaries()),

@@ -18,11 +18,14 @@ from agentkit.report._wording import (
     NO_FAILURE,
     NOTHING,
     NOTHING_TO_COMPARE,
+    PAIR_HEADERS,
+    PAIRS,
     SNAPSHOTS,
     STATUS,
     SUMMARY,
     TABLE,
     TITLE,
+    VERDICT,
     WORKFLOWS,
     attention,
     baseline_diff,
@@ -36,6 +39,8 @@ from agentkit.report._wording import (
     left_out_lines,
     mean_text,
     meta_line,
+    pair_cells,
+    pairs_note,
     plural,
     rate_text,
     sampled_columns,
@@ -44,6 +49,7 @@ from agentkit.report._wording import (
     summary_note,
     summary_rate,
     value_text,
+    verdict,
 )
 from agentkit.report.baseline import BaselineDiff
 from agentkit.report.model import METRICS, AgentSummary, Comparison, JudgeVerdict, Row, contender_label
@@ -76,6 +82,14 @@ def _md_head_to_head(table: HeadToHead) -> list[str]:
               tabulate(body, headers, tablefmt="github", disable_numparse=True,
                        colalign=("left", *("right" for _ in table.contenders))), ""]
     return [*lines, *left_out_lines(table), *([""] if table.left_out else [])]
+
+
+def _md_pairs(table: HeadToHead) -> list[str]:
+    if not table.pairs:
+        return []
+    return [f"## {PAIRS}", "", pairs_note(), "",
+            tabulate([pair_cells(pair) for pair in table.pairs], PAIR_HEADERS,
+                     tablefmt="github", disable_numparse=True), ""]
 
 
 def _fence(text: str) -> str:
@@ -112,7 +126,7 @@ def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
     for row in comparison.rows:
         delta = diff.for_row(row) if diff is not None else None
         cells = [row.scenario, row.agent_type or "—",
-                 *([row.model or "—"] if comparison.models else []), STATUS[row.status]]
+                 *([row.model or "—"] if comparison.models else []), STATUS[row.result]]
         if sampled:
             cells += [rate_text(row), row.class_ or "—"]
         for m in METRICS:
@@ -138,9 +152,9 @@ def _md_failures(comparison: Comparison) -> list[str]:
 
 def _md_baseline(diff: BaselineDiff) -> list[str]:
     lines = [f"## {BASELINE}", "", baseline_line(diff) + ".", ""]
-    sections = [("Regressions", [f"`{d.key}`: {_md_text(reason)}"
-                                 for d in diff.regressions for reason in d.reasons]),
-                ("Fixed", [f"`{d.key}`" for d in diff.fixed]),
+    if diff.regressions:
+        lines += [f"The regressions are listed under {ATTENTION}.", ""]
+    sections = [("Fixed", [f"`{d.key}`" for d in diff.fixed]),
                 ("New", [f"`{d.key}`" for d in diff.new]),
                 ("Removed", [f"`{d.key}`" for d in diff.removed])]
     for title, items in sections:
@@ -219,18 +233,21 @@ def _md_diagrams(comparison: Comparison) -> list[str]:
 
 
 def render_markdown(comparison: Comparison, baseline: Comparison | None = None) -> str:
-    """What needs attention (regressions against ``baseline``, flaky cases, infrastructure
-    errors), which agent type is best (the head-to-head table), the summary over the same
+    """The verdict in one sentence, what needs attention (regressions against ``baseline``,
+    failures, flaky cases, infrastructure errors), which agent type is best (the head-to-head
+    table, then pair by pair), the summary over the same
     scenarios, the scenario × agent type table (with Δ columns against ``baseline``), the
     workflows, resumed runs beside the recorded ones, the failures with their problems, the
     regressions in full, then the snapshot changes."""
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
-    lines = [f"# {TITLE}", "", meta_line(comparison), ""]
+    lines = [f"# {TITLE}", "", meta_line(comparison), "",
+             f"**{VERDICT}:** {_md_text(verdict(table))}", ""]
     if diff is not None:
         lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
     lines += _md_attention(comparison, diff)
     lines += _md_head_to_head(table)
+    lines += _md_pairs(table)
     lines += [f"## {SUMMARY}", "", summary_note(table), "",
               _md_summary(comparison.summaries()), "",
               f"## {TABLE}", ""]
@@ -257,11 +274,11 @@ def render_summary(comparison: Comparison, baseline: Comparison | None = None) -
     table = head_to_head(comparison)
     regressions = diff.regressions if diff is not None else []
     ok = comparison.passed and not regressions
-    verdict = ("❌ failed" if not ok else "⚠️ incomplete" if incomplete(comparison)
+    outcome = ("❌ failed" if not ok else "⚠️ incomplete" if incomplete(comparison)
                else "✅ passed")
-    lines = [f"### agentkit: {verdict}", "", counts_line(comparison)
+    lines = [f"### agentkit: {outcome}", "", counts_line(comparison)
              + (f"; against the baseline: {baseline_line(diff)}" if diff is not None else ""),
-             ""]
+             "", f"**{VERDICT}:** {_md_text(verdict(table))}", ""]
     items = attention(comparison, diff)
     if items:
         lines += [f"**{ATTENTION}**", "",

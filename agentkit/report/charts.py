@@ -171,7 +171,8 @@ def _bar(bar: Bar | str | None, color: str, y: float, x_of: Callable[[float], fl
 
 @dataclass(frozen=True)
 class RateBar:
-    """A pass rate with its interval (whiskers), the label beside it and its tooltip."""
+    """A pass rate with its interval (whiskers; none when ``low == high``: a fact), the label
+    beside it and its tooltip."""
 
     rate: float
     low: float
@@ -222,16 +223,17 @@ def pass_rate_chart(*, title: str, groups: list[str], series: list[str],
                 continue
             middle = y + _BAR / 2
             x1, x2 = x_of(bar.low), x_of(bar.high)
-            body.append(
-                f"<g><title>{escape(bar.tooltip)}</title>"
-                f'<rect x="{plot_left:.1f}" y="{y:.1f}" width="{x_of(bar.rate) - plot_left:.1f}" '
-                f'height="{_BAR}" fill="{color_for(s_index)}" fill-opacity="0.75"/>'
+            whiskers = "" if bar.low == bar.high else (  # a fact has no interval
                 f'<line x1="{x1:.1f}" y1="{middle:.1f}" x2="{x2:.1f}" y2="{middle:.1f}" '
                 'class="whisker"/>'
                 f'<line x1="{x1:.1f}" y1="{y + 2:.1f}" x2="{x1:.1f}" y2="{y + _BAR - 2:.1f}" '
                 'class="whisker"/>'
                 f'<line x1="{x2:.1f}" y1="{y + 2:.1f}" x2="{x2:.1f}" y2="{y + _BAR - 2:.1f}" '
-                'class="whisker"/>'
+                'class="whisker"/>')
+            body.append(
+                f"<g><title>{escape(bar.tooltip)}</title>"
+                f'<rect x="{plot_left:.1f}" y="{y:.1f}" width="{x_of(bar.rate) - plot_left:.1f}" '
+                f'height="{_BAR}" fill="{color_for(s_index)}" fill-opacity="0.75"/>{whiskers}'
                 f'<text x="{max(x2, x_of(bar.rate)) + 4:.1f}" y="{y + _BAR - 2:.1f}" '
                 f'class="value">{escape(bar.label)}</text></g>')
     return (f'<svg viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" role="img" '

@@ -263,9 +263,11 @@ class Row(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _derived(cls, data: Any) -> Any:
-        """``gate_warning`` in report.json follows from the other fields: read, not kept."""
-        if isinstance(data, dict) and "gate_warning" in data:
-            return {key: value for key, value in data.items() if key != "gate_warning"}
+        """``gate_warning`` and ``result`` in report.json follow from the other fields: read,
+        not kept."""
+        if isinstance(data, dict) and ("gate_warning" in data or "result" in data):
+            return {key: value for key, value in data.items()
+                    if key not in ("gate_warning", "result")}
         return data
 
     @model_validator(mode="after")
@@ -317,6 +319,23 @@ class Row(_Strict):
         return gate_warning(self.min_pass_rate, self.judged_runs, self.confidence or 0.95)
 
     @property
+    def result(self) -> Literal["pass", "fail", "error", "undecided"]:
+        """What the report calls the row: its status, except that a sampled case whose pass
+        rate is under its ``min_pass_rate`` is not ``pass`` even when it meets the gate within
+        noise: it is ``undecided`` (more samples would tell)."""
+        if (self.status == "pass" and self.min_pass_rate is not None
+                and self.pass_rate is not None and self.pass_rate < self.min_pass_rate):
+            return "undecided"
+        return self.status
+
+    @property
+    def succeeded(self) -> bool:
+        """Passed, for the comparisons: a run that passed, or a sampled case whose result is
+        ``pass`` with at least one sample passing (a ``stable_fail`` case measured under
+        ``min_pass_rate: 0`` passes its gate, but not its scenario)."""
+        return self.result == "pass" and not (self.sampled and self.class_ == "stable_fail")
+
+    @property
     def passed_runs(self) -> int:
         """Of :attr:`judged`, how many passed."""
         if self.samples is not None:
@@ -352,6 +371,8 @@ class Row(_Strict):
             "sample_outcomes") if key in sampled})
         if self.gate_warning is not None:
             data["gate_warning"] = self.gate_warning
+        if self.result != self.status:
+            data["result"] = self.result
         if self.judged:
             data["judged"] = [verdict.model_dump(exclude_defaults=True)
                               for verdict in self.judged]
@@ -401,6 +422,9 @@ class AgentSummary:
     model: str | None = None
     passes: int = 0
     judged: int = 0
+    undecided: int = 0
+    """Sampled cases under their ``min_pass_rate`` within noise (:attr:`Row.result`): in
+    neither ``passed`` nor ``failed``."""
 
     @property
     def contender(self) -> Contender:
@@ -417,7 +441,9 @@ class AgentSummary:
         rate = ({"pass_rate": _round(self.passes / self.judged), "passes": self.passes,
                  "judged": self.judged} if self.judged else {})
         return {**head, "runs": self.runs, "passed": self.passed, "failed": self.failed,
-                "errors": self.errors, **rate, "total": dict(self.total),
+                "errors": self.errors,
+                **({"undecided": self.undecided} if self.undecided else {}),
+                **rate, "total": dict(self.total),
                 "mean": dict(self.mean)}
 
 
@@ -430,7 +456,8 @@ def _summarize(contender: Contender, rows: list[Row]) -> AgentSummary:
     total["speedup"] = speedup(float(total["serial_time"]), float(total["wall_time"]))
     mean = {key: _round(total[key] / len(ran)) if ran else 0.0 for key in _SUMMED}
     return AgentSummary(agent_type=contender[0], model=contender[1], runs=len(rows),
-                        passed=sum(r.status == "pass" for r in rows),
+                        passed=sum(r.result == "pass" for r in rows),
+                        undecided=sum(r.result == "undecided" for r in rows),
                         failed=sum(r.status == "fail" for r in rows),
                         errors=sum(r.status == "error" for r in rows), total=total, mean=mean,
                         passes=sum(r.passed_runs for r in rows),

@@ -15,11 +15,12 @@ from agentkit.core.files import FolderRefused, replace_folder
 from agentkit.report._files import SHARD_FILE, load_comparison, shard_details
 from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, render_html
 from agentkit.report._markdown import render_markdown, render_summary
-from agentkit.report._wording import baseline_diff
+from agentkit.report._wording import baseline_diff, undecided_text, verdict
 from agentkit.report.model import Comparison, ReportError, trace_file
 from agentkit.report.standings import head_to_head
 
 __all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
+           "verdict_sentence", "undecided_text",
            "REPORT_FILES", "REPORT_MARKER", "CHART_TITLES", "RATE_CHART_TITLES"]
 
 REPORT_FILES = {"markdown": "report.md", "json": "report.json", "html": "report.html",
@@ -31,11 +32,19 @@ _MARKER_TEXT = ("This folder is an agentkit report. `agentkit report --out` repl
                 "without this file it refuses to.\n")
 
 
+def verdict_sentence(comparison: Comparison) -> str:
+    """The report in one sentence, as report.md, the page and the console open with: which
+    agent types pass what, the cheapest of those that pass everything (over what each pair
+    shares) and where the evidence is too thin, with the samples that would decide it."""
+    return verdict(head_to_head(comparison))
+
+
 def render_json(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """:meth:`Comparison.to_dict`, the head-to-head table, and a ``baseline`` section
     (deltas, regressions) if given."""
     data: dict[str, Any] = comparison.to_dict()
-    data["head_to_head"] = head_to_head(comparison).to_dict()
+    table = head_to_head(comparison)
+    data["head_to_head"] = {"verdict": verdict(table), **table.to_dict()}
     diff = baseline_diff(comparison, baseline)
     if diff is not None:
         data["baseline"] = diff.to_dict()

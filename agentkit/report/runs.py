@@ -180,13 +180,17 @@ def _pre(lines: list[Line]) -> str:
     return f'<pre class="diff">{chr(10).join(render(lines, HTML))}</pre>'
 
 
+def _snapshot_lines(row: Row) -> list[Line]:
+    if row.snapshot_trace is not None and row.trace is not None:
+        return trace_diff(row.snapshot_trace, row.trace)
+    return [Line.of(line) for line in row.snapshot_diff]
+
+
 def _against_snapshot(row: Row) -> str:
     if row.snapshot == "changed":
         return ("<h4>Trace against its committed snapshot: changed</h4>"
                 '<p class="note">Snapshot → now (accept it with pytest --snapshot-update).</p>'
-                + _pre(trace_diff(row.snapshot_trace, row.trace)
-                       if row.snapshot_trace is not None and row.trace is not None
-                       else [Line.of(line) for line in row.snapshot_diff]))
+                + _pre(_snapshot_lines(row)))
     if row.snapshot == "missing":
         return "<h4>Trace against its committed snapshot: no snapshot yet</h4>"
     return ""
@@ -203,12 +207,15 @@ def _against_baseline(row: Row, delta: RowDelta | None) -> str:
     lines = trace_diff(before, row.trace)
     if not lines:
         return "<h4>Trace against the baseline: the same</h4>"
+    if row.snapshot == "changed" and [str(x) for x in lines] == [
+            str(x) for x in _snapshot_lines(row)]:
+        return ""  # the same diff as against the snapshot: that pane says it, once
     return ("<h4>Trace against the baseline: changed</h4>"
             '<p class="note">Baseline → now, step by step.</p>' + _pre(lines))
 
 
 def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str:
-    badge = f'<span class="badge b-{row.status}">{escape(row.status)}</span>'
+    badge = f'<span class="badge b-{row.result}">{escape(row.result)}</span>'
     if delta is not None and delta.regressed:
         badge += ' <span class="badge b-regression">regression</span>'
     parts = [f'<section class="run" id="{run_anchor(row)}"><h3>{escape(row.key)} {badge}</h3>']
@@ -234,9 +241,16 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
         parts.append("<h4>Samples</h4>" + _samples_table(row))
     elif row.trace is not None:
         parts.append("<h4>Steps</h4>" + _steps_table(row.trace))
-    parts.append(_against_snapshot(row))
+    snapshot = _against_snapshot(row)
     if diff is not None and row.has_metrics:
-        parts.append(_against_baseline(row, delta))
+        baseline = _against_baseline(row, delta)
+        if not baseline and snapshot:
+            snapshot = snapshot.replace("against its committed snapshot: changed",
+                                        "against its committed snapshot and the baseline's "
+                                        "(the same trace): changed", 1)
+        parts += [snapshot, baseline]
+    else:
+        parts.append(snapshot)
     parts.append("</section>")
     return "".join(parts)
 

@@ -1,7 +1,14 @@
 """Judging, pure: each expectation a check returning problems with a kind, the one verdict
 of a run (or of a sampled case), and the snapshot store of a session."""
 
-from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
+from agentkit.verdict._cases import (
+    SAMPLES_LIMIT,
+    CaseStats,
+    SampleOutcome,
+    case_stats,
+    samples_to_fail_gate,
+    samples_to_separate,
+)
 from agentkit.verdict._checks import (
     CHECKS,
     Check,
@@ -41,11 +48,12 @@ from agentkit.verdict._verdict import (
     unjudged,
 )
 
-__all__ = ["COST_KEYS", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
+__all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
            "Compared", "Conversation", "ExpectationResult",
            "Expectations", "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
            "check_expectations", "expectation_results",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
-           "judge_samples", "run_checks", "sample_outcome", "unjudged"]
+           "judge_samples", "run_checks", "sample_outcome", "samples_to_fail_gate",
+           "samples_to_separate", "unjudged"]

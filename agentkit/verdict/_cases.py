@@ -10,7 +10,7 @@ so it is in neither the passes nor the failures, and a case with nothing else is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,7 +24,7 @@ from agentkit.verdict._stats import (
 
 __all__ = ["SampleOutcome", "CaseClass", "CASE_CLASSES", "CaseStats", "case_stats",
            "PassRateChange", "compare_pass_rates", "percent", "samples_needed", "gate_warning",
-           "GateWarning"]
+           "GateWarning", "samples_to_fail_gate", "samples_to_separate", "SAMPLES_LIMIT"]
 
 SampleOutcome = Literal["pass", "fail", "infra"]
 CaseClass = Literal["stable_pass", "flaky", "stable_fail", "infra_error"]
@@ -135,6 +135,52 @@ def samples_needed(min_pass_rate: float, confidence: float = DEFAULT_CONFIDENCE)
     while wilson_interval(0, count, confidence)[1] >= min_pass_rate:
         count += 1
     return count
+
+
+#: Beyond this many samples per case, "how many samples would decide" answers "more than it".
+SAMPLES_LIMIT = 1000
+
+
+def _fewest(decides: Callable[[int], bool], start: int) -> int | None:
+    """The fewest n from ``start`` up to :data:`SAMPLES_LIMIT` for which ``decides(n)``, found
+    by doubling then halving (``decides`` grows true with n, up to rounding: an estimate)."""
+    high = max(start, 1)
+    while not decides(high):
+        if high >= SAMPLES_LIMIT:
+            return None
+        high = min(high * 2, SAMPLES_LIMIT)
+    low = max(start, 1)
+    while low < high:
+        middle = (low + high) // 2
+        if decides(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def samples_to_fail_gate(passed: int, judged: int, min_pass_rate: float,
+                         confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+    """The samples at which a pass rate under ``min_pass_rate`` only within noise would be
+    under it beyond noise, if the observed rate held (None: not under it, or more than
+    :data:`SAMPLES_LIMIT`)."""
+    if not judged or passed / judged >= min_pass_rate:
+        return None
+    rate = passed / judged
+    return _fewest(lambda n: wilson_interval(round(rate * n), n, confidence)[1] < min_pass_rate,
+                   judged)
+
+
+def samples_to_separate(high: tuple[int, int], low: tuple[int, int],
+                        confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+    """The samples per side at which two pass rates (``(passed, judged)`` each, ``high`` the
+    higher) would differ beyond noise (Fisher's exact test, one-sided), if the observed rates
+    held; None when they are equal or it takes more than :data:`SAMPLES_LIMIT`."""
+    top, bottom = high[0] / high[1], low[0] / low[1]
+    if top <= bottom:
+        return None
+    return _fewest(lambda n: fisher_lower(round(top * n), n, round(bottom * n), n)
+                   < 1 - confidence, max(high[1], low[1]))
 
 
 def gate_warning(min_pass_rate: float | None, judged: int,

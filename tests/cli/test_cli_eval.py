@@ -388,3 +388,28 @@ agents:
     properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
     assert properties["gate_warning"] == warning
     assert ET.parse(junit).getroot().get("failures") == "1"
+
+
+def test_a_case_under_its_min_pass_rate_within_noise_prints_undecided_not_pass(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        fake_openai_endpoint) -> None:
+    suite = write("scenarios/gated.yaml", adding_scenario("gated", """\
+expect:
+  answer: {contains: "5"}
+min_pass_rate: 0.6
+agents:
+  function_calling:
+    script: []
+""")).parent
+    fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", "2 + 3 = 6", "2 + 3 = 5",
+                                 "2 + 3 = 6"))
+
+    result = cli("eval", suite, "--agents", "function_calling", "--models", "m1", "--samples",
+                 "5", "--concurrency", "1", "--max-concurrency", "1", "--out",
+                 suite.parent / "report", "--base-url", FAKE_URL)
+
+    assert result.code == 0, result.out  # the gate is met within noise: not a failure
+    assert "UNDECIDED  gated[function_calling@m1]" in result.out
+    assert ("      pass rate 40% (2/5; 12-77%) is under its min_pass_rate 60%, but within "
+            "noise; about 25 samples at this rate would put it under beyond noise") \
+        in result.out.splitlines()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agentkit.eval.cases import case_stats, compare_pass_rates, gate_warning, samples_needed
-from agentkit.eval.stats import wilson_interval
+from agentkit.eval.stats import fisher_lower, wilson_interval
+from agentkit.verdict import samples_to_fail_gate, samples_to_separate
 
 
 def _stats(passed: int, failed: int, infra: int = 0):
@@ -95,3 +96,18 @@ def test_a_higher_confidence_needs_a_larger_drop_to_call_it_real():
 
 def test_no_pass_rate_change_without_judged_samples():
     assert compare_pass_rates(_stats(0, 0, infra=3), _stats(5, 0)) is None
+
+
+def test_the_samples_to_separate_two_rates_are_the_fewest_at_which_fisher_calls_them_apart():
+    assert samples_to_separate((5, 5), (2, 5)) == 6
+    assert fisher_lower(5, 5, 2, 5) >= 0.05 > fisher_lower(6, 6, 2, 6)
+    assert samples_to_separate((3, 5), (3, 5)) is None  # equal rates never separate
+    assert samples_to_separate((51, 100), (50, 100)) is None  # beyond the limit
+
+
+def test_the_samples_to_fail_a_gate_are_the_fewest_at_which_the_rate_is_under_it_beyond_noise():
+    needed = samples_to_fail_gate(2, 5, 0.6)
+
+    assert needed == 25
+    assert wilson_interval(10, 25)[1] < 0.6 <= wilson_interval(10, 24)[1]  # 40% of each
+    assert samples_to_fail_gate(3, 5, 0.6) is None  # not under it

@@ -81,11 +81,11 @@ def test_the_example_has_its_sections_and_a_run_section_per_table_row(browser):
     page = browser.open(EXAMPLE)
 
     headings = page.evaluate("[...document.querySelectorAll('h2')].map(h => h.textContent)")
-    rows = page.evaluate("document.querySelectorAll('table')[2].tBodies[0].rows.length")
+    rows = page.evaluate("document.querySelectorAll('table')[3].tBodies[0].rows.length")
     runs = page.evaluate("document.querySelectorAll('section.run').length")
-    assert headings[:8] == ["Needs attention", "Which is best", "Summary by agent type",
-                            "Charts", "Scenarios × agent types", "Workflows", "Resumed runs",
-                            "Failures"] and headings[-1] == "Runs"
+    assert headings[:9] == ["Needs attention", "Which is best", "Pair by pair",
+                            "Summary by agent type", "Charts", "Scenarios × agent types",
+                            "Workflows", "Resumed runs", "Failures"] and headings[-1] == "Runs"
     assert runs == rows > 0
 
 
@@ -115,11 +115,13 @@ def test_overlapping_calls_are_drawn_in_separate_lanes_over_the_same_time(browse
 def test_regressions_and_trace_diffs_are_on_the_page(browser, regressed):
     page = browser.open(regressed)
 
-    regressions = page.evaluate("[...document.querySelectorAll('h3')].filter(h => "
-                                "h.textContent === 'Regressions').length")
+    regressions = page.evaluate("[...document.querySelectorAll('ul.attention li')].filter("
+                                "li => li.querySelector('.b-regression'))"
+                                ".map(li => li.querySelector('a').textContent)")
     diff = page.evaluate("document.querySelector('#run-parallel_lookups-react pre.diff')"
                          ".textContent")
-    assert regressions == 1
+    assert "parallel_lookups[react]" in regressions
+    assert len(regressions) == len(set(regressions))  # each regressed run once
     assert "also in: tool_calls[0] (population).latency of steps 2-4" in diff
 
 

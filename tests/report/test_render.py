@@ -15,6 +15,7 @@ from agentkit.report import (
     render_json,
     render_markdown,
     run_comparison,
+    verdict_sentence,
     write_report,
 )
 from agentkit.report.model import trace_file
@@ -115,7 +116,8 @@ def test_json_report_is_the_comparison_plus_the_baseline_section(bundled):
 
     assert {k: v for k, v in data.items() if k not in ("baseline", "head_to_head")} == \
         bundled.to_dict()
-    assert data["head_to_head"] == head_to_head(bundled).to_dict()
+    assert data["head_to_head"] == {"verdict": verdict_sentence(bundled),
+                                    **head_to_head(bundled).to_dict()}
     assert data["baseline"]["has_regressions"] is False
 
 
@@ -170,7 +172,8 @@ def test_markdown_lists_regressions_against_a_baseline():
     text = render_markdown(make_comparison(make_row("a", status="fail")),
                            make_comparison(make_row("a")))
 
-    assert "- `a[react]`: passed in the baseline; fails now: the answer was wrong" in text
+    assert ("- **Regression** `a[react]`: passed in the baseline; fails now: the answer was "
+            "wrong") in text
 
 
 def test_html_is_well_formed_with_an_svg_per_chart_and_per_timed_run(bundled):
@@ -229,7 +232,9 @@ def test_html_marks_error_rows_in_charts_and_tables():
     comparison = make_comparison(make_row("a", "react"), make_row("a", "coa", status="error"))
     page = render_html(comparison)
 
-    assert page.count('class="value fail">error</text>') == len(CHART_TITLES) + 1
+    # every chart but "Tool errors" (all its bars are zero: not drawn), and the pass rates
+    assert page.count('class="value fail">error</text>') == len(CHART_TITLES)
+    assert "<figcaption>Tool errors</figcaption>" not in page
     assert '<span class="badge b-error">error</span>' in page
 
 
@@ -268,7 +273,7 @@ def test_markdown_lists_a_removed_passing_row_as_a_regression():
 
     text = render_markdown(current, baseline)
 
-    assert "- `b[react]`: passed in the baseline; missing now" in text
+    assert "- **Regression** `b[react]`: passed in the baseline; missing now" in text
 
 
 def test_markdown_escapes_problem_text_outside_code_blocks():
@@ -475,13 +480,29 @@ def test_markdown_lists_every_cost_regression_with_its_numbers():
     text = render_markdown(current, make_comparison(make_row("a", steps=3, wall_time=1.0)))
 
     assert "Against the baseline: 1 regression (1 in cost)" in text
-    assert ("- `a[react]`: steps 3 → 5 (+2, +67%; allowed: +10% or +0, whichever is more)"
-            in text)
-    assert "- `a[react]`: wall time 1.00s → 3.00s (+2.00s, +200%; allowed: +10% or +0.25s, "\
-           "whichever is more)" in text
+    assert ("- **Regression** `a[react]`: steps 3 → 5 (+2, +67%; allowed: +10% or +0, "
+            "whichever is more); wall time 1.00s → 3.00s (+2.00s, +200%; allowed: +10% or "
+            "+0.25s, whichever is more)") in text
 
 
 def test_numbers_have_one_format_in_every_table():
     text = render_markdown(make_comparison(make_row("a", wall_time=6.32919, serial_time=1)))
 
     assert "6.33s" in text and "1.00s" in text and "6.32919" not in text
+
+
+def test_a_run_whose_baseline_trace_is_its_snapshot_shows_that_diff_once():
+    before = json.loads((SCENARIOS.parent / "reports" / "example" / "traces" /
+                         "single_tool_call.react.json").read_text(encoding="utf-8"))
+    after = json.loads(json.dumps(before))
+    after["turns"][0]["user"] = "What is 2 + 4?"
+    row = make_row("single_tool_call", "react")
+    current = make_comparison(row.model_copy(update={"snapshot": "changed",
+                                                     "snapshot_trace": before, "trace": after}))
+    baseline = make_comparison(row.model_copy(update={"trace": before}))
+
+    section = render_html(current, baseline).split('id="run-single_tool_call-react"')[1]
+
+    assert section.count('<pre class="diff">') == 1
+    assert ("Trace against its committed snapshot and the baseline's (the same trace): "
+            "changed") in section

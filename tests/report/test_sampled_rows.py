@@ -85,12 +85,13 @@ def test_the_row_table_shows_pass_rate_and_class_when_a_row_is_sampled(sampled):
     assert "75% (3/4; 30-95%)" in table and "flaky" in table
 
 
-def test_the_page_draws_the_pass_rate_with_whiskers_for_a_scenario_several_types_ran(sampled):
+def test_the_page_draws_whiskers_for_the_sampled_case_and_none_for_a_single_run(sampled):
     page = render_html(sampled)
     chart = page.split("<figcaption>Pass rate per scenario</figcaption>")[1].split("</svg>")[0]
 
-    assert chart.count('class="whisker"') == 3 * 2  # a line and two caps per bar
+    assert chart.count('class="whisker"') == 3  # a line and two caps, the sampled bar's only
     assert "sam[function_calling]: pass rate 75% (3/4)" in chart
+    assert "sam[react]: FAIL (one run, no samples)" in chart
 
 
 def test_the_page_plots_cost_against_pass_rate_a_dot_per_agent_type_with_its_interval(sampled):
