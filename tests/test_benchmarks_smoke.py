@@ -400,3 +400,13 @@ def test_bench_rate_limit_drives_its_rate_limited_server_and_reports_goodput_and
     assert figures["answered"] > 0 and figures["gave_up"] == 0
     text = out.getvalue()
     assert "goodput:" in text and "of the limit" in text and "429s:" in text
+
+
+def test_bench_paired_prints_each_tests_error_rate_and_the_sequential_saving(capsys):
+    _load("bench_paired").main(["--runs", "40"])
+
+    out = capsys.readouterr().out
+    assert out.startswith("40 simulated comparisons per row, alpha 0.05")
+    assert out.count("McNemar, equal agents") == 3
+    assert out.count("ever declared a difference") == 2
+    assert out.count("a fixed design needs") == 2

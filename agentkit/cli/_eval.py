@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from typing import Any, TextIO
 
 from agentkit._console import EXIT_INTERRUPTED
@@ -38,23 +39,39 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     progress = EvalProgress(sys.stderr)
     try:
         baseline = load_comparison(args.baseline) if args.baseline else None
-        run = _open(args, progress)
+        dimension = _dimension(args)
+        # --until-decided: cassettes grow round by round, and a replay reads what they hold
+        run = _open(args, progress, targets={} if args.until_decided else None)
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
-    try:
-        _record(args, run, progress, out)
-    except KeyboardInterrupt:
-        evaluation = run.evaluation
-        # the pipe a `| tee` read may be gone (Ctrl-C ended it too): the lines are best effort
-        tell(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
-             f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
-             "same command again to record the rest (no recorded call is asked again)")
-        return EXIT_INTERRUPTED
-    try:
-        with otel_export(args, out):  # every sample, as it is judged offline
+    paired = None
+    while True:
+        try:
+            _record(args, run, progress, out)
+        except KeyboardInterrupt:
+            evaluation = run.evaluation
+            # the pipe a `| tee` read may be gone (Ctrl-C ended it too): best effort
+            tell(f"agentkit: interrupted: {evaluation.recorded} of {evaluation.total} samples "
+                 f"recorded and kept ({evaluation.calls_kept} calls in the cassettes); run the "
+                 "same command again to record the rest (no recorded call is asked again)")
+            return EXIT_INTERRUPTED
+        try:
+            with otel_export(args, out) if not args.until_decided else nullcontext():
+                outcome = run.finish()  # every sample, as it is judged offline
+        except BadInputError as exc:
+            raise CLIError(str(exc)) from None
+        if dimension is not None:
+            paired = _paired(args, outcome, dimension)
+        targets = _next_round(args, run, outcome, paired)
+        if targets is None:
+            break
+        try:
+            run = _open(args, progress, targets=targets, budget=run.evaluation.budget)
+        except BadInputError as exc:
+            raise CLIError(str(exc)) from None
+    if args.until_decided and (args.otel_out is not None or args.otlp_endpoint):
+        with otel_export(args, out):  # the last round's samples: every one recorded
             outcome = run.finish()
-    except BadInputError as exc:
-        raise CLIError(str(exc)) from None
     try:
         comparison = eval_comparison(outcome.results, args.agents, args.models,
                                      shard=args.shard, plan=run.keys)
@@ -70,6 +87,10 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     junit_report(args, comparison, regressions, out)
     for path in written.values():
         print(f"wrote {path}", file=out)
+    if paired is not None:
+        for line in paired.lines():
+            print(line, file=out)
+        print(f"wrote {_write_paired(args, paired)}", file=out)
     _print_incomplete(outcome, out)
     return _exit_code(outcome, comparison, regressions)
 
@@ -88,9 +109,74 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.concurrency > args.max_concurrency:
         raise CLIError(f"--concurrency {args.concurrency} is above --max-concurrency "
                        f"{args.max_concurrency}")
+    for option in ("margin", "until_decided", "max_samples"):
+        if getattr(args, option) not in (None, False) and args.compare is None:
+            raise CLIError(f"--{option.replace('_', '-')} needs --compare A B")
+    if args.max_samples is not None and not args.until_decided:
+        raise CLIError("--max-samples needs --until-decided")
+    if args.max_samples is not None and args.max_samples < args.samples:
+        raise CLIError(f"--max-samples {args.max_samples} is below --samples {args.samples}")
 
 
-def _open(args: argparse.Namespace, progress: Any) -> Any:
+def _dimension(args: argparse.Namespace) -> Any:
+    """What ``--compare A B`` compares (None without it)."""
+    from agentkit.eval.compare import dimension_of
+
+    if args.compare is None:
+        return None
+    a, b = args.compare
+    return dimension_of(a, b, args.agents, args.models)
+
+
+def _paired(args: argparse.Namespace, outcome: Any, dimension: Any) -> Any:
+    from agentkit.eval.compare import compare
+
+    a, b = args.compare
+    return compare(outcome.results, a, b, dimension, margin=args.margin, seed=args.seed)
+
+
+def _next_round(args: argparse.Namespace, run: Any, outcome: Any,
+                paired: Any) -> dict[str, int] | None:
+    """The samples each case should hold in the next round of ``--until-decided`` (None:
+    stop -- every compared case is decided, at --max-samples, the budget is spent, or samples
+    are missing that cannot be recorded now). Only undecided cases grow."""
+    if not args.until_decided or paired is None or outcome.incomplete:
+        return None
+    if run.evaluation.budget.exhausted:
+        return None
+    cap = args.max_samples or 10 * args.samples
+    undecided = {case.key for case in paired.cases if not paired.decided(case)}
+    targets: dict[str, int] = {}
+    grow = False
+    for result in outcome.results:
+        held = len(result.sampled.runs) + len(result.sampled.missing)
+        key = (f"{result.case.scenario.name}[{result.case.model}]"
+               if paired.dimension == "agent type"
+               else f"{result.case.scenario.name}[{result.case.agent_type}]")
+        if key in undecided and held < cap:
+            targets[result.case.key] = min(cap, held + args.samples)
+            grow = True
+        else:
+            targets[result.case.key] = held
+    if not grow:
+        return None
+    if run.live.base_url is None:
+        return None  # offline: what was recorded is what there is to decide on
+    return targets
+
+
+def _write_paired(args: argparse.Namespace, paired: Any) -> Any:
+    """``paired.md`` in the report folder: the comparison as printed."""
+    from agentkit.core.files import atomic_write_text
+
+    path = args.out / "paired.md"
+    lines = paired.lines()
+    text = f"# {lines[0]}\n\n```\n" + "\n".join(lines[1:-1]) + f"\n```\n\n{lines[-1]}\n"
+    atomic_write_text(path, text)
+    return path
+
+
+def _open(args: argparse.Namespace, progress: Any, **round_: Any) -> Any:
     """The evaluation the options ask for, its cassettes opened."""
     from agentkit.eval.run import EvalRun, LiveSettings
 
@@ -99,7 +185,7 @@ def _open(args: argparse.Namespace, progress: Any) -> Any:
                         max_concurrency=args.max_concurrency, cooldown=args.cooldown,
                         max_calls=args.max_calls, max_tokens=args.max_tokens)
     return EvalRun(scenario_paths(args), args.agents, args.models, args.samples, live,
-                   cassettes=args.cassettes, shard=args.shard, progress=progress)
+                   cassettes=args.cassettes, shard=args.shard, progress=progress, **round_)
 
 
 def _record(args: argparse.Namespace, run: Any, progress: Any, out: TextIO) -> None:

@@ -220,6 +220,22 @@ def _eval_command(commands: _Commands) -> None:
     sub.add_argument("--baseline", type=Path,
                      help="an earlier report.json: a pass-rate drop beyond noise is a "
                           "regression (exit 1)")
+    sub.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                     help="a paired verdict of B against A: two agent types of --agents or two "
+                          "models of --models, sample i of each case paired by its seed (exact "
+                          "McNemar per case, Holm-adjusted; a paired bootstrap over scenarios "
+                          "for the suite); written to paired.md in --out")
+    sub.add_argument("--margin", type=_points, metavar="POINTS",
+                     help="with --compare: also say whether B is no worse than A by more than "
+                          "this many percentage points (non-inferiority, one-sided)")
+    sub.add_argument("--until-decided", action="store_true",
+                     help="with --compare: draw --samples more samples per round, only for the "
+                          "cases whose sides are not decided yet (anytime-valid mixture "
+                          "e-values), until each is decided, --max-samples is reached or the "
+                          "budget (--max-calls/--max-tokens) runs out")
+    sub.add_argument("--max-samples", type=_positive, metavar="N",
+                     help="with --until-decided: the most samples per case (default: 10 × "
+                          "--samples)")
     _ci_options(sub)
     otel_options(sub)
 
@@ -342,6 +358,17 @@ def _temperature(text: str) -> float:
     if not 0 <= value <= 2:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 2")
     return value
+
+
+def _points(text: str) -> float:
+    """A margin in percentage points (``5`` = five points), as a fraction."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 100:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 100 (points)")
+    return value / 100
 
 
 def _shard(text: str) -> tuple[int, int]:

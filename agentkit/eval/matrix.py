@@ -195,6 +195,10 @@ class Evaluation:
     backoff: float = 0.5
     """Seconds before the first retry without a ``Retry-After`` (doubling each time)."""
     progress: Progress | None = None
+    targets: dict[str, int] | None = None
+    """Per case key, the samples it should hold instead of ``samples`` -- a sequential
+    evaluation's: its cassettes grow to the target and are never cut (see
+    :class:`~agentkit.eval.samples.SampleBook`'s ``grow``)."""
     on_interrupt: Progress | None = None
     """Called once on Ctrl-C, before :meth:`record` waits for the requests in flight."""
     stop: threading.Event = field(default_factory=threading.Event)
@@ -217,7 +221,10 @@ class Evaluation:
         if self.samples < 1:
             raise BadInputError(f"--samples must be at least 1, got {self.samples}")
         for case in self.cases:
-            book = SampleBook(case.cassette, model=case.model, samples=self.samples,
+            target = self.samples if self.targets is None else self.targets.get(case.key,
+                                                                                self.samples)
+            book = SampleBook(case.cassette, model=case.model, samples=target,
+                              grow=self.targets is not None,
                               scenario=case.scenario.name, agent_type=case.agent_type,
                               sampling=self.sampling, autosave=True)
             self._books[case.key] = book
@@ -235,7 +242,8 @@ class Evaluation:
 
     @property
     def total(self) -> int:
-        return len(self.cases) * self.samples
+        return sum(self._books[case.key].cassette.samples or 1 for case in self.cases
+                   if case.key in self._books) if self._books else len(self.cases) * self.samples
 
     @property
     def recorded(self) -> int:

@@ -91,13 +91,16 @@ class EvalRun:
     only shard ``shard`` = (index, count) of the cases if given. Opening the cassettes is
     part of building it (a :class:`BadInputError` before anything is spent). ``backend(model,
     seed)`` builds a sample's live model when ``live`` has a server (default:
-    :meth:`LiveSettings.model`)."""
+    :meth:`LiveSettings.model`). A sequential evaluation gives ``targets`` (per case key, the
+    samples it should hold: see :attr:`Evaluation.targets
+    <agentkit.eval.matrix.Evaluation.targets>`) and one ``budget`` shared by its rounds."""
 
     def __init__(self, paths: Sequence[str | Path], agent_types: Sequence[str],
                  models: Sequence[str], samples: int, live: LiveSettings, *,
                  cassettes: Path | None = None, shard: tuple[int, int] | None = None,
                  progress: Progress | None = None,
-                 backend: Callable[[str, int], LLM] | None = None) -> None:
+                 backend: Callable[[str, int], LLM] | None = None,
+                 targets: dict[str, int] | None = None, budget: Budget | None = None) -> None:
         self.models = list(models)
         self.live = live
         cases = plan(paths, agent_types, models, cassettes=cassettes)
@@ -111,8 +114,8 @@ class EvalRun:
             sampling={"temperature": live.temperature, "seed": live.seed},
             limiter=AdaptiveConcurrency(live.concurrency, maximum=live.max_concurrency,
                                         cooldown=live.cooldown),
-            budget=Budget(live.max_calls, live.max_tokens), workers=live.max_concurrency,
-            progress=progress)
+            budget=budget or Budget(live.max_calls, live.max_tokens),
+            workers=live.max_concurrency, progress=progress, targets=targets)
         self.evaluation.open()
         self.todo = self.evaluation.todo
         """The samples left to record when the evaluation opened."""

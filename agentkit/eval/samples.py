@@ -111,11 +111,16 @@ class SampleBook:
     ``mode`` ``resume`` keeps what an existing cassette recorded (it must hold ``samples``
     samples of ``model``, else :class:`SamplesMismatchError`) and records the samples it has
     not completed; ``rewrite`` starts an empty one. With ``autosave`` the file is rewritten
-    (atomically, secrets redacted) after every exchange and every finished sample."""
+    (atomically, secrets redacted) after every exchange and every finished sample.
+
+    With ``grow`` (a sequential evaluation drawing samples in batches) an existing cassette
+    may hold another count: fewer are extended to ``samples`` (what is recorded stays, the
+    new samples continue its seeds), more are kept as they are."""
 
     def __init__(self, path: Path, *, model: str, samples: int, scenario: str,
                  agent_type: str, sampling: Mapping[str, Any] | None = None,
-                 mode: Literal["resume", "rewrite"] = "resume", autosave: bool = False) -> None:
+                 mode: Literal["resume", "rewrite"] = "resume", autosave: bool = False,
+                 grow: bool = False) -> None:
         if samples < 1:
             raise BadInputError(f"samples must be at least 1, got {samples}")
         self.path = path
@@ -128,6 +133,9 @@ class SampleBook:
         existing = Cassette.load(path) if mode == "resume" and path.is_file() else None
         if existing is not None:
             # `agentkit eval` resumes: it has no --mode, so the file is what goes
+            if grow and existing.samples is not None:
+                samples = max(samples, existing.samples)
+                existing.samples = samples
             check_recorded(existing, path, model=model, samples=samples,
                            anew="remove the file, then run the command again")
             self.cassette = existing
