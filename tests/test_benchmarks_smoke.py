@@ -400,3 +400,16 @@ def test_bench_rate_limit_drives_its_rate_limited_server_and_reports_goodput_and
     assert figures["answered"] > 0 and figures["gave_up"] == 0
     text = out.getvalue()
     assert "goodput:" in text and "of the limit" in text and "429s:" in text
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_bench_rate_limit_queueing_drives_a_one_slot_server_and_reports_its_queue():
+    out = io.StringIO()
+
+    figures = bench_rate_limit.main(["--queueing", "--slots", "1", "--latency", "0.02",
+                                     "--start", "2", "--workers", "4", "--seconds", "1"],
+                                    out=out)
+
+    assert figures["answered"] > 0 and figures["gave_up"] == 0
+    assert 1 <= figures["most_inside"] <= 4
+    assert "in the server at once: at most" in out.getvalue()

@@ -36,7 +36,9 @@ class LiveSettings:
     seed: int = 0
     timeout: float = 120.0
     concurrency: int = 20
-    max_concurrency: int = 100
+    max_concurrency: int | None = None
+    """The most requests in flight (None: ``concurrency``; the limit grows beyond it only when
+    this allows)."""
     cooldown: float = 15.0
     max_calls: int | None = None
     max_tokens: int | None = None
@@ -111,7 +113,8 @@ class EvalRun:
             sampling={"temperature": live.temperature, "seed": live.seed},
             limiter=AdaptiveConcurrency(live.concurrency, maximum=live.max_concurrency,
                                         cooldown=live.cooldown),
-            budget=Budget(live.max_calls, live.max_tokens), workers=live.max_concurrency,
+            budget=Budget(live.max_calls, live.max_tokens),
+            workers=live.max_concurrency or live.concurrency,
             progress=progress)
         self.evaluation.open()
         self.todo = self.evaluation.todo
