@@ -156,6 +156,7 @@ def run_queueing(slots: int, latency: float, seconds: float, workers: int, start
     limiter = AdaptiveConcurrency(start, maximum=workers)
     budget, stop, errors, latencies = Budget(), threading.Event(), [], []
     with RateLimitedServer(0.0, 0.0, latency, slots=slots) as server:
+        began = time.monotonic()
         threads = [threading.Thread(target=_worker, daemon=True,
                                     args=(server.url, limiter, budget, stop, errors, timeout,
                                           latencies))
@@ -169,19 +170,20 @@ def run_queueing(slots: int, latency: float, seconds: float, workers: int, start
     ordered = sorted(latencies) or [0.0]
     timed_out = sum("timed out" in error.lower() or "timeout" in error.lower()
                     for error in errors)
+    answered = sum(t <= began + seconds for t in server.answered)
     figures = {
-        "answered": float(len(latencies)), "most_inside": float(server.most_inside),
+        "answered": float(answered), "most_inside": float(server.most_inside),
         "median_latency": ordered[len(ordered) // 2], "max_latency": ordered[-1],
         "timed_out": float(timed_out), "gave_up": float(len(errors)),
         "final_limit": float(limiter.limit),
-        "goodput": len(latencies) * latency / slots / seconds,
+        "goodput": answered * latency / slots / seconds,
     }
     print(f"server: {slots} slot(s), {latency:g} s per answer, the rest queued (never a 429)",
           file=out)
     print(f"client: {workers} workers, start {start} in flight (growth allowed to {workers}), "
           f"timeout {timeout:g} s, {seconds:g} s", file=out)
-    print(f"in the server at once: at most {server.most_inside}; answers: {len(latencies)} "
-          f"({figures['goodput']:.0%} of the server's capacity), calls took (with the wait "
+    print(f"in the server at once: at most {server.most_inside}; answers in the {seconds:g} s: "
+          f"{answered} ({figures['goodput']:.0%} of the server's capacity), calls took (with the wait "
           f"for a slot of the limiter) median {figures['median_latency']:.2f} s, max "
           f"{figures['max_latency']:.2f} s; timed out: "
           f"{timed_out}, other failures: {len(errors) - timed_out}", file=out)
