@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, TextIO
 
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel, StoppedError
-from agentkit.llms.errors import LLMError
+from agentkit.llms.errors import APITimeoutError, LLMError
 from agentkit.llms.openai import OpenAI
 from agentkit.llms.types import ChatMessage
 
@@ -91,7 +91,10 @@ class RateLimitedServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client gave up waiting (its timeout): nothing to answer
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -143,7 +146,7 @@ def _worker(url: str, limiter: AdaptiveConcurrency, budget: Budget, stop: thread
         except StoppedError:
             return
         except LLMError as exc:  # a call that gave up: say so, keep going
-            errors.append(str(exc))
+            errors.append(f"{type(exc).__name__}: {exc}")
             continue
         if latencies is not None:
             latencies.append(time.monotonic() - sent)
@@ -168,8 +171,7 @@ def run_queueing(slots: int, latency: float, seconds: float, workers: int, start
         for thread in threads:
             thread.join(timeout=timeout + 5)
     ordered = sorted(latencies) or [0.0]
-    timed_out = sum("timed out" in error.lower() or "timeout" in error.lower()
-                    for error in errors)
+    timed_out = sum(error.startswith(f"{APITimeoutError.__name__}:") for error in errors)
     answered = sum(t <= began + seconds for t in server.answered)
     figures = {
         "answered": float(answered), "most_inside": float(server.most_inside),
