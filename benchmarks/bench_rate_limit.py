@@ -10,8 +10,14 @@ same path an evaluation's samples take: `agentkit.llms.openai.OpenAI` (`max_retr
 Printed: goodput (answered requests per second) as a share of the rate limit, over the whole
 run and after the first `--warmup` seconds, the 429s per minute, and how the limit moved.
 
+With `--queueing` the server is a local model's instead (llama.cpp with `--slots` slots): it
+serves `--slots` requests at a time, `--latency` seconds each, queues the rest and never
+answers 429. Printed: the most requests in the server at once, the answers' latencies, the
+calls that timed out (`--timeout`) and how the limit moved.
+
     python benchmarks/bench_rate_limit.py                      # 20 req/s, 0.5 s each, 60 s
     python benchmarks/bench_rate_limit.py --seconds 5 --quick  # smoke test
+    python benchmarks/bench_rate_limit.py --queueing --slots 1 --latency 1 --start 2 --workers 64
 """
 
 from __future__ import annotations
@@ -27,20 +33,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, TextIO
 
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel, StoppedError
-from agentkit.llms.errors import LLMError
+from agentkit.llms.errors import APITimeoutError, LLMError
 from agentkit.llms.openai import OpenAI
 from agentkit.llms.types import ChatMessage
 
 
 class RateLimitedServer:
     """A chat-completions endpoint on 127.0.0.1 that admits ``rate`` requests per second
-    (token bucket of ``burst``) and answers each after ``latency`` seconds."""
+    (token bucket of ``burst``) and answers each after ``latency`` seconds; with ``slots``, it
+    admits every request instead and serves ``slots`` at a time, the rest waiting in line (a
+    local model's server)."""
 
-    def __init__(self, rate: float, burst: float, latency: float) -> None:
+    def __init__(self, rate: float, burst: float, latency: float,
+                 slots: int | None = None) -> None:
         self.rate, self.burst, self.latency = rate, burst, latency
         self.tokens = burst
         self.stamp = time.monotonic()
         self.lock = threading.Lock()
+        self.slots = threading.Semaphore(slots) if slots else None
+        self.inside = 0  # requests the server holds: served or waiting
+        self.most_inside = 0
         self.answered: list[float] = []
         self.refused: list[float] = []
         server = self
@@ -54,13 +66,16 @@ class RateLimitedServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
-                wait = server.admit()
-                if wait is not None:
-                    body = json.dumps({"error": {"message": "rate limit", "type": "rate"}})
-                    self._send(429, body, {"retry-after-ms": f"{wait * 1000:.0f}",
-                                           "retry-after": str(math.ceil(wait))})
-                    return
-                time.sleep(server.latency)
+                if server.slots is not None:
+                    server.serve_in_turn()
+                else:
+                    wait = server.admit()
+                    if wait is not None:
+                        body = json.dumps({"error": {"message": "rate limit", "type": "rate"}})
+                        self._send(429, body, {"retry-after-ms": f"{wait * 1000:.0f}",
+                                               "retry-after": str(math.ceil(wait))})
+                        return
+                    time.sleep(server.latency)
                 server.answered.append(time.monotonic())
                 self._send(200, json.dumps({
                     "id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
@@ -76,12 +91,26 @@ class RateLimitedServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client gave up waiting (its timeout): nothing to answer
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def serve_in_turn(self) -> None:
+        """Wait for a slot, then take ``latency`` seconds over the answer."""
+        assert self.slots is not None
+        with self.lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        with self.slots:
+            time.sleep(self.latency)
+        with self.lock:
+            self.inside -= 1
 
     def admit(self) -> float | None:
         """None when the request is admitted, else the seconds until it would be."""
@@ -105,17 +134,64 @@ class RateLimitedServer:
 
 
 def _worker(url: str, limiter: AdaptiveConcurrency, budget: Budget, stop: threading.Event,
-            errors: list[str]) -> None:
-    model = LiveModel(OpenAI(model="bench", base_url=url, max_retries=0, timeout=30),
+            errors: list[str], timeout: float = 30.0,
+            latencies: list[float] | None = None) -> None:
+    model = LiveModel(OpenAI(model="bench", base_url=url, max_retries=0, timeout=timeout),
                       limiter, budget, stop=stop, retries=20)
     message = [ChatMessage(role="user", content="hi")]
     while not stop.is_set():
+        sent = time.monotonic()
         try:
             model.chat(message)
         except StoppedError:
             return
         except LLMError as exc:  # a call that gave up: say so, keep going
-            errors.append(str(exc))
+            errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        if latencies is not None:
+            latencies.append(time.monotonic() - sent)
+
+
+def run_queueing(slots: int, latency: float, seconds: float, workers: int, start: int,
+                 timeout: float, out: TextIO) -> dict[str, float]:
+    """Drive a server that queues (``slots`` at a time) for ``seconds``; print and return the
+    figures."""
+    limiter = AdaptiveConcurrency(start, maximum=workers)
+    budget, stop, errors, latencies = Budget(), threading.Event(), [], []
+    with RateLimitedServer(0.0, 0.0, latency, slots=slots) as server:
+        began = time.monotonic()
+        threads = [threading.Thread(target=_worker, daemon=True,
+                                    args=(server.url, limiter, budget, stop, errors, timeout,
+                                          latencies))
+                   for _ in range(workers)]
+        for thread in threads:
+            thread.start()
+        time.sleep(seconds)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=timeout + 5)
+    ordered = sorted(latencies) or [0.0]
+    timed_out = sum(error.startswith(f"{APITimeoutError.__name__}:") for error in errors)
+    answered = sum(t <= began + seconds for t in server.answered)
+    figures = {
+        "answered": float(answered), "most_inside": float(server.most_inside),
+        "median_latency": ordered[len(ordered) // 2], "max_latency": ordered[-1],
+        "timed_out": float(timed_out), "gave_up": float(len(errors)),
+        "final_limit": float(limiter.limit),
+        "goodput": answered * latency / slots / seconds,
+    }
+    print(f"server: {slots} slot(s), {latency:g} s per answer, the rest queued (never a 429)",
+          file=out)
+    print(f"client: {workers} workers, start {start} in flight (growth allowed to {workers}), "
+          f"timeout {timeout:g} s, {seconds:g} s", file=out)
+    print(f"in the server at once: at most {server.most_inside}; answers in the {seconds:g} s: "
+          f"{answered} ({figures['goodput']:.0%} of the server's capacity), calls took (with the wait "
+          f"for a slot of the limiter) median {figures['median_latency']:.2f} s, max "
+          f"{figures['max_latency']:.2f} s; timed out: "
+          f"{timed_out}, other failures: {len(errors) - timed_out}", file=out)
+    moves = ", ".join(f"{c.at:.0f}s {c.old}->{c.new} ({c.reason})" for c in limiter.history)
+    print(f"limit: {moves or 'unchanged'}; {limiter.limit} at the end", file=out)
+    return figures
 
 
 def run(rate: float, burst: float, latency: float, seconds: float, warmup: float,
@@ -177,7 +253,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> dict[st
     parser.add_argument("--start", type=int, default=20, help="requests in flight to start")
     parser.add_argument("--cooldown", type=float, default=15.0)
     parser.add_argument("--quick", action="store_true", help="smoke test: a short, light run")
+    parser.add_argument("--queueing", action="store_true",
+                        help="a server that queues instead of answering 429 (a local model)")
+    parser.add_argument("--slots", type=int, default=1,
+                        help="with --queueing: requests the server serves at once")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="with --queueing: seconds a call may take")
     args = parser.parse_args(argv)
+    if args.queueing:
+        return run_queueing(args.slots, args.latency, args.seconds, args.workers, args.start,
+                            args.timeout, out)
     if args.quick:
         args.rate, args.burst, args.latency, args.workers, args.start = 20.0, 5.0, 0.1, 4, 2
         args.warmup = min(args.warmup, args.seconds / 2)

@@ -410,3 +410,16 @@ def test_bench_paired_prints_each_tests_error_rate_and_the_sequential_saving(cap
     assert out.count("McNemar, equal agents") == 3
     assert out.count("ever declared a difference") == 2
     assert out.count("a fixed design needs") == 2
+
+
+@pytest.mark.agentkit_allow_loopback
+def test_bench_rate_limit_queueing_drives_a_one_slot_server_and_reports_its_queue():
+    out = io.StringIO()
+
+    figures = bench_rate_limit.main(["--queueing", "--slots", "1", "--latency", "0.02",
+                                     "--start", "2", "--workers", "4", "--seconds", "1"],
+                                    out=out)
+
+    assert figures["answered"] > 0 and figures["gave_up"] == 0
+    assert 1 <= figures["most_inside"] <= 4
+    assert "in the server at once: at most" in out.getvalue()

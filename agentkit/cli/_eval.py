@@ -106,7 +106,7 @@ def _check_options(args: argparse.Namespace) -> None:
         replaceable_folder(args.out, REPORT_MARKER)
     except FolderRefused as exc:
         raise CLIError(f"--out {args.out}: {exc}") from None
-    if args.concurrency > args.max_concurrency:
+    if args.max_concurrency is not None and args.concurrency > args.max_concurrency:
         raise CLIError(f"--concurrency {args.concurrency} is above --max-concurrency "
                        f"{args.max_concurrency}")
     for option in ("margin", "until_decided", "max_samples"):
@@ -202,8 +202,9 @@ def _record(args: argparse.Namespace, run: Any, progress: Any, out: TextIO) -> N
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     if run.records_live:
+        growth = "" if args.max_concurrency is None else f", up to {args.max_concurrency}"
         print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
-              f"with seed {args.seed} + i, {args.concurrency} requests in flight to start)",
+              f"with seed {args.seed} + i, {args.concurrency} requests in flight{growth})",
               file=out, flush=True)
 
     def interrupted(evaluation: Any) -> None:

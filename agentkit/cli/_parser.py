@@ -204,11 +204,14 @@ def _eval_command(commands: _Commands) -> None:
     sub.add_argument("--max-tokens", type=_positive, help="token budget (prompt + completion "
                      "tokens of live calls), as --max-calls")
     sub.add_argument("--concurrency", type=_positive, default=20, metavar="N",
-                     help="requests in flight to start with (default 20); it backs off ×0.8 "
-                          "per rate-limit episode and grows back while calls succeed")
-    sub.add_argument("--max-concurrency", type=_positive, default=100, metavar="N",
-                     help="the most requests in flight ever (default 100): a shard's share of "
-                          "a rate limit shared with other shards")
+                     help="requests in flight (default 20); fewer while the server answers "
+                          "429 (×0.8 per rate-limit episode) or queues requests (answers "
+                          "slower than 1.5× its fastest), growing back while calls succeed")
+    sub.add_argument("--max-concurrency", type=_positive, metavar="N",
+                     help="let the limit grow beyond --concurrency, up to N requests in flight, "
+                          "while answers come as fast as with few in flight (default: "
+                          "--concurrency, no growth); a shard's share of a rate limit shared "
+                          "with other shards")
     sub.add_argument("--cooldown", type=float, default=15.0,
                      help="seconds after a rate-limit cut before the next cut or any growth "
                           "(default 15; longer when the server's Retry-After says so)")

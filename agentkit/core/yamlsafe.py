@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from agentkit.core.parsecache import MISSING, PARSE_CACHE, text_key
+
 __all__ = ["YamlError", "YamlLocations", "parse_yaml", "depth_error", "MAX_DEPTH",
            "MAX_ALIAS_NODES", "LOADER"]
 
@@ -416,8 +418,17 @@ def _plain_scalar(event: Any, resolve: Any, tags: dict[str, str]) -> Any:
 
 def parse_yaml(text: str) -> tuple[Any, YamlLocations]:
     """The data of one YAML document and where each part of it is; :class:`YamlError` if it is
-    not valid YAML or breaks the limits above."""
-    return _plain_data(text) or _checked(text)
+    not valid YAML or breaks the limits above. Plain data is remembered by the text's content
+    hash (:mod:`agentkit.core.parsecache`): the same text again is not parsed again."""
+    key = text_key(text)
+    data = PARSE_CACHE.get(key)
+    if data is not MISSING:
+        return data, YamlLocations(None, text=text, duplicates=False)
+    plain = _plain_data(text)
+    if plain is None:
+        return _checked(text)
+    PARSE_CACHE.put(key, plain[0])
+    return plain
 
 
 def _checked(text: str) -> tuple[Any, YamlLocations]:

@@ -21,7 +21,25 @@ it starts at ``start`` requests, and
   accepted ones finish, which ends a burst of 429s within one round trip instead of one
   cooldown;
 * **holds** every new request until the time a ``Retry-After`` names, so the requests queued
-  behind a 429 do not meet the same wall.
+  behind a 429 do not meet the same wall;
+* **watches latency** (the delay-based rule of TCP Vegas and of gradient concurrency
+  limiters): a server that queues requests instead of refusing them -- llama.cpp with one
+  slot answers one request at a time and never sends a 429 -- shows more requests in flight as
+  longer waits, not as errors. Each round's answers are compared with the fastest answer ever
+  seen (the server's latency without a queue): the limit grows only while the round's median
+  answer took at most ``GROW_WITHIN`` (1.5x) that; when even the round's *fastest* answer took
+  more than ``SHRINK_ABOVE`` (2x), every request waited behind others, and the limit falls to
+  what the server serves at once (Little's law: the limit over the median's inflation; one
+  request against a one-slot server), slow start ends, and requests sent before that cut are
+  not counted. Between the two the limit holds. Shrinking asks the fastest answer, so that
+  answers of different lengths do not look like a queue; growing asks the median, so that one
+  answer that met no queue does not let the limit grow into one. (Answers whose lengths
+  differ more than twofold across a whole round can still read as a queue and cut the limit
+  needlessly: the price of never drowning a server that queues.)
+
+The limit never goes above ``maximum``, which is ``start`` unless given: the limiter finds a
+lower load by itself, but grows beyond the number of requests the user asked for only when
+allowed to (``agentkit eval --max-concurrency``).
 
 :class:`Budget` counts live calls and tokens against ``--max-calls`` / ``--max-tokens``; a
 call the budget no longer covers is refused before it is sent
@@ -57,13 +75,19 @@ __all__ = ["AdaptiveConcurrency", "LimitChange", "Budget", "BudgetExhaustedError
 SATURATION = 0.8
 #: The fewest successes that make a round, however low the limit.
 ROUND_FLOOR = 4
+#: The limit grows only while a round's median answer took at most this many times the
+#: fastest answer ever seen.
+GROW_WITHIN = 1.5
+#: When a round's fastest answer took more than this many times the fastest ever seen,
+#: requests are queueing: the limit falls.
+SHRINK_ABOVE = 2.0
 
 
 @dataclass(frozen=True)
 class LimitChange:
     """One change of the concurrency limit: when (seconds since the start), from, to, why
-    (``slow_start``, ``grow``, ``rate_limit`` or ``in_flight``: down to the requests in
-    flight, on a 429 within an episode)."""
+    (``slow_start``, ``grow``, ``rate_limit``, ``in_flight``: down to the requests in
+    flight, on a 429 within an episode, or ``latency``: answers slowed by queueing)."""
 
     at: float
     old: int
@@ -74,11 +98,13 @@ class LimitChange:
 class AdaptiveConcurrency:
     """A thread-safe limit on requests in flight that adapts to the server (module
     docstring). ``acquire``/``release`` bracket each request; ``success`` and
-    ``rate_limited`` report how it went."""
+    ``rate_limited`` report how it went. ``maximum`` (default: ``start``) is the most
+    requests in flight it ever allows."""
 
-    def __init__(self, start: int = 20, *, minimum: int = 1, maximum: int = 200,
+    def __init__(self, start: int = 20, *, minimum: int = 1, maximum: int | None = None,
                  decrease: float = 0.8, cooldown: float = 15.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        maximum = start if maximum is None else maximum
         if not 1 <= minimum <= start <= maximum:
             raise ValueError(f"need 1 <= minimum <= start <= maximum, got minimum={minimum}, "
                              f"start={start}, maximum={maximum}")
@@ -93,6 +119,8 @@ class AdaptiveConcurrency:
         """Every 429 seen (an episode counts many)."""
         self.episodes = 0
         self.history: list[LimitChange] = []
+        self.fastest: float | None = None
+        """The fastest answer seen, in seconds: the server's latency without a queue."""
         self._began = clock()
         self._condition = threading.Condition()
         self._slow_start = True
@@ -103,6 +131,7 @@ class AdaptiveConcurrency:
         self._generation = 0  # bumped by every cut: requests sent before it are stale
         self._round = 0
         self._peak = 0
+        self._latencies: list[float] = []  # of this round's successes
 
     # -- the request path ---------------------------------------------------------------
     def acquire(self, stop: threading.Event | None = None) -> int:
@@ -125,27 +154,48 @@ class AdaptiveConcurrency:
             self.in_flight -= 1
             self._condition.notify_all()
 
-    def success(self, generation: int, *, retried: bool = False) -> None:
-        """A request sent in ``generation`` succeeded (after ``retried`` attempts, if any)."""
+    def success(self, generation: int, *, retried: bool = False,
+                latency: float | None = None) -> None:
+        """A request sent in ``generation`` succeeded (after ``retried`` attempts, if any), its
+        last attempt answered ``latency`` seconds after it was sent (None: not measured)."""
         with self._condition:
             now = self.clock()
+            if latency is not None:
+                self.fastest = latency if self.fastest is None else min(self.fastest, latency)
             if retried or generation != self._generation:
                 return  # neutral: retried, or sent before the last cut
             below = self._ceiling is not None and self.limit < self._ceiling
             if now < self._cool_until and not below:
                 return  # cooling down (back up to what the server took is allowed)
+            if latency is not None:
+                self._latencies.append(latency)
             self._round += 1
             if self._round < max(self.limit, ROUND_FLOOR):
                 return
             saturated = self._peak >= SATURATION * self.limit
-            self._round, self._peak = 0, self.in_flight
-            if not saturated or self.limit >= self.maximum:
+            fastest, median = self._inflation()
+            self._round, self._peak, self._latencies = 0, self.in_flight, []
+            if fastest > SHRINK_ABOVE:
+                self._generation += 1  # what was sent at the old limit waited behind it
+                self._slow_start = False
+                served = math.floor(self.limit / median)
+                self._change(max(self.minimum, min(served, self.limit - 1)), "latency", now)
+                return
+            if not saturated or self.limit >= self.maximum or median > GROW_WITHIN:
                 return
             near = self._ceiling is not None and self.limit >= self._ceiling
             if near and now - self._last_change < self.cooldown:
                 return  # above where the last rate limit left it: probe slowly
             new = min(self.maximum, self.limit * 2 if self._slow_start else self.limit + 1)
             self._change(new, "slow_start" if self._slow_start else "grow", now)
+
+    def _inflation(self) -> tuple[float, float]:
+        """How many times the fastest answer ever seen this round's fastest and median
+        answers took (1.0 each when latencies were not measured, or are zero)."""
+        if not self._latencies or not self.fastest:
+            return 1.0, 1.0
+        ordered = sorted(self._latencies)
+        return ordered[0] / self.fastest, ordered[len(ordered) // 2] / self.fastest
 
     def rate_limited(self, retry_after: float | None = None) -> None:
         """A request met a rate limit (429), the server asking to wait ``retry_after`` s."""
@@ -164,7 +214,7 @@ class AdaptiveConcurrency:
             self.episodes += 1
             self._slow_start = False
             self._generation += 1
-            self._round, self._peak = 0, self.in_flight
+            self._round, self._peak, self._latencies = 0, self.in_flight, []
             self._cool_until = now + max(self.cooldown, wait_for)
             cut = max(self.minimum, math.floor(self.limit * self.decrease))
             self._change(min(cut, taken), "rate_limit", now)
@@ -305,6 +355,7 @@ class LiveModel(WrappingLLM):
         for attempt in range(self.retries + 1):
             self.budget.take()
             generation = await self._slot()
+            sent = self.limiter.clock()
             try:
                 response = await self.llm._achat(request)
             except llm_errors.LLMError as error:
@@ -318,7 +369,8 @@ class LiveModel(WrappingLLM):
                 self.limiter.release()
                 raise _lost(error) from error
             self.limiter.release()
-            self.limiter.success(generation, retried=attempt > 0)
+            self.limiter.success(generation, retried=attempt > 0,
+                                 latency=self.limiter.clock() - sent)
             self._count(response)
             return response
         raise AssertionError("unreachable")
@@ -335,6 +387,7 @@ class LiveModel(WrappingLLM):
         for attempt in range(self.retries + 1):
             self.budget.take()
             generation = await self._slot()
+            sent = self.limiter.clock()
             last: ChatResponse | None = None
             started = False
             try:
@@ -355,7 +408,8 @@ class LiveModel(WrappingLLM):
                 self.limiter.release()
                 raise _lost(error) from error
             self.limiter.release()
-            self.limiter.success(generation, retried=attempt > 0)
+            self.limiter.success(generation, retried=attempt > 0,
+                                 latency=self.limiter.clock() - sent)
             if last is not None:
                 self._count(last)
             return

@@ -36,7 +36,9 @@ class LiveSettings:
     seed: int = 0
     timeout: float = 120.0
     concurrency: int = 20
-    max_concurrency: int = 100
+    max_concurrency: int | None = None
+    """The most requests in flight (None: ``concurrency``; the limit grows beyond it only when
+    this allows)."""
     cooldown: float = 15.0
     max_calls: int | None = None
     max_tokens: int | None = None
@@ -115,7 +117,8 @@ class EvalRun:
             limiter=AdaptiveConcurrency(live.concurrency, maximum=live.max_concurrency,
                                         cooldown=live.cooldown),
             budget=budget or Budget(live.max_calls, live.max_tokens),
-            workers=live.max_concurrency, progress=progress, targets=targets)
+            workers=live.max_concurrency or live.concurrency,
+            progress=progress, targets=targets)
         self.evaluation.open()
         self.todo = self.evaluation.todo
         """The samples left to record when the evaluation opened."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -77,16 +78,37 @@ def _param_docs(docstring: str) -> dict[str, str]:
 
 
 def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``fn``'s signature, its string annotations evaluated where they can be; worked out once
+    per function (a scenario builds the same tools on every replay)."""
+    try:
+        return _known_signature(fn)
+    except TypeError:  # an unhashable callable: not remembered
+        return _read_signature(fn)
+
+
+def _read_signature(fn: Callable[..., Any]) -> inspect.Signature:
     try:
         return inspect.signature(fn, eval_str=True)
     except (NameError, TypeError):
         return inspect.signature(fn)
 
 
+_known_signature = functools.lru_cache(maxsize=1024)(_read_signature)
+
+
 def create_schema_from_function(name: str, fn: Callable[..., Any],
                                 ignore_fields: list[str] | None = None) -> type[BaseModel]:
-    """A pydantic model of ``fn``'s parameters, described by its docstring where possible."""
-    ignore = set(ignore_fields or ())
+    """A pydantic model of ``fn``'s parameters, described by its docstring where possible.
+    Built once per function, name and ignored fields: the same class every time (so its JSON
+    schema, too, is worked out once)."""
+    ignore = frozenset(ignore_fields or ())
+    try:
+        return _known_schema(name, fn, ignore)
+    except TypeError:  # an unhashable callable: not remembered
+        return _build_schema(name, fn, ignore)
+
+
+def _build_schema(name: str, fn: Callable[..., Any], ignore: frozenset[str]) -> type[BaseModel]:
     docs = _param_docs(inspect.getdoc(fn) or "")
     fields: dict[str, Any] = {}
     for param in _signature(fn).parameters.values():
@@ -99,6 +121,36 @@ def create_schema_from_function(name: str, fn: Callable[..., Any],
         else:
             fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
     return create_model(name, **fields)
+
+
+_known_schema = functools.lru_cache(maxsize=1024)(_build_schema)
+
+
+def _context_params(fn: Callable[..., Any]) -> list[str]:
+    """The names of ``fn``'s workflow ``Context`` parameters."""
+    return [p.name for p in _signature(fn).parameters.values()
+            if _is_context_annotation(p.annotation)]
+
+
+def _default_description(fn: Callable[..., Any], name: str) -> str:
+    """The signature line (``add(a: int, b: int) -> int``, without a ``Context``) and the
+    docstring; worked out once per function and name."""
+    try:
+        return _known_description(fn, name)
+    except TypeError:  # an unhashable callable: not remembered
+        return _describe(fn, name)
+
+
+def _describe(fn: Callable[..., Any], name: str) -> str:
+    signature = _signature(fn)
+    ctx = _context_params(fn)
+    shown = signature.replace(parameters=[p for p in signature.parameters.values()
+                                          if p.name not in ctx])
+    doc = inspect.getdoc(fn)
+    return f"{name}{shown}" + (f"\n{doc}" if doc else "")
+
+
+_known_description = functools.lru_cache(maxsize=1024)(_describe)
 
 
 def _format_validation_error(tool: str, error: ValidationError) -> str:
@@ -161,14 +213,9 @@ class FunctionTool(AsyncBaseTool):
             if real is None:
                 raise ValueError("FunctionTool.from_defaults needs `fn` or `async_fn`")
             name = name or real.__name__
-            signature = _signature(real)
-            ctx = [p.name for p in signature.parameters.values()
-                   if _is_context_annotation(p.annotation)]
-            shown = signature.replace(parameters=[p for p in signature.parameters.values()
-                                                  if p.name not in ctx])
+            ctx = _context_params(real)
             if description is None:
-                doc = inspect.getdoc(real)
-                description = f"{name}{shown}" + (f"\n{doc}" if doc else "")
+                description = _default_description(real, name)
             if fn_schema is None:
                 fn_schema = create_schema_from_function(
                     name, real, ignore_fields=ctx + list(partial_params or ()))
