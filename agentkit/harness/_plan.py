@@ -34,7 +34,7 @@ from agentkit.harness._agent_types import (
     trajectory_renderer,
 )
 from agentkit.harness._mcp import mcp_problems
-from agentkit.harness._world import SimulatedTool, built_tools
+from agentkit.harness._world import NO_WORLD, SimulatedTool, built_tools
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.loader import ScenarioError, load_scenario
 from agentkit.scenario.model import AgentSpec, Scenario
@@ -132,7 +132,9 @@ def _trajectory_tools(scenario: Scenario, problems: _Problems) -> list[Simulated
     be told (a ref that cannot be used, reported; an MCP server's), so calls to it are not
     called unknown."""
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
-    tools, found = built_tools(refs, scenario.path)
+    # a world's place is held by None: these tools are only looked at, never called
+    tools, found = built_tools(refs, scenario.path,
+                               None if scenario.world is not None else NO_WORLD)
     for loc, message in found:
         problems.add(loc, message)
     return None if found or len(refs) < len(scenario.tools) else tools

@@ -164,8 +164,9 @@ class FunctionTool(AsyncBaseTool):
             signature = _signature(real)
             ctx = [p.name for p in signature.parameters.values()
                    if _is_context_annotation(p.annotation)]
+            hidden = {*ctx, *(partial_params or ())}  # filled in: the model never gives them
             shown = signature.replace(parameters=[p for p in signature.parameters.values()
-                                                  if p.name not in ctx])
+                                                  if p.name not in hidden])
             if description is None:
                 doc = inspect.getdoc(real)
                 description = f"{name}{shown}" + (f"\n{doc}" if doc else "")
