@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import enum
 import json
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,8 @@ def _data(value: Any, depth: int, seen: set[int]) -> Any:
         return _data(value.value, depth + 1, seen)
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
+    if isinstance(value, types.ModuleType):  # a reference to code, not state
+        return f"<module {value.__name__}>"
     inner = seen | {id(value)}
     dump = getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, type):

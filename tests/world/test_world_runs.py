@@ -221,3 +221,7 @@ def test_a_snapshot_diff_shows_a_changed_world(write):
     after["turns"][0]["world"]["state"]["seats"]["12A"] = "held"
 
     assert any("world.state.seats.12A" in line for line in diff_traces(before, after))
+
+
+def test_state_data_shows_a_module_reference_by_name_without_walking_it():
+    assert state_data({"codec": json}) == {"codec": "<module json>"}
