@@ -65,7 +65,7 @@ def _verdict_of(result: Any) -> list[str]:
             "text or a list of them)"]
 
 
-def _checked(ref: str, check: Callable[[Any], Any], state: Any) -> list[str]:
+def _checked(check: Callable[[Any], Any], state: Any) -> list[str]:
     try:
         result = check(copy.deepcopy(state))
     except AssertionError as exc:
@@ -103,7 +103,7 @@ def state_problems(trace: Trace, expect: StateExpect,
                         "changed")
     if expect.check is not None and expect.check in checks:
         problems += [f"{label}: check {expect.check}: {text}"
-                     for text in _checked(expect.check, checks[expect.check], state)]
+                     for text in _checked(checks[expect.check], state)]
     if problems:
         shown = "\n".join(f"    {line}" for line in changes) or "    (nothing)"
         problems[-1] += f"\n  what changed since the start of the run:\n{shown}"
