@@ -1,11 +1,13 @@
 """A test tool's first duty: a broken agent fails -- under `agentkit run`, `agentkit report` and
 pytest alike, with a message naming the call.
 
-A user's support project (tools `lookup_order`, `refund`, `escalate`) is broken five ways: a
-tool removed from the agent's world, a tool parameter renamed, the refund called by the agent's
-own code around its steps, a tool the agent brings instead of the scenario's, and the refund
-made concurrently with the look-ups it must follow. Each command passes the working project
-and fails each broken one."""
+A user's support project (tools `lookup_order`, `refund`, `escalate`; the refunds written to
+the project's own ledger) is broken six ways: a tool removed from the agent's world, a tool
+parameter renamed, the refund called by the agent's own code around its steps (through the
+tool object), the refund function called directly by the agent's factory (a side effect no
+tool object sees: the ledger, read as the scenario's world, names it), a tool the agent brings
+instead of the scenario's, and the refund made concurrently with the look-ups it must follow.
+Each command passes the working project and fails each broken one."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ import pytest
 from agentkit.cli import main
 
 TOOLS = '''
+LEDGER = {"refunds": []}
+
+
 def lookup_order(order_id: str) -> str:
     """The order's total and status."""
     return f"{order_id}: total 40.0, delivered"
@@ -31,6 +36,7 @@ def lookup_customer(order_id: str) -> str:
 
 def refund(order_id: str, amount: float) -> str:
     """Refund part or all of an order."""
+    LEDGER["refunds"].append({"order_id": order_id, "amount": amount})
     return f"refunded {amount} on {order_id}"
 
 
@@ -46,10 +52,14 @@ tools:
   - {ref: "support_tools:lookup_order", latency: 0.5}
   - {ref: "support_tools:refund", latency: 0.5}
   - {ref: "support_tools:escalate", latency: 2.0}
+world: {object: "support_tools:LEDGER"}
 turns:
   - user: Order A-1 arrived broken. Refund it and tell a person.
 expect:
   answer: {contains: "Refunded"}
+  state:
+    paths:
+      refunds: {equals: [{order_id: A-1, amount: 40.0}]}
   tool_calls:
     args: subset
     calls:
@@ -140,6 +150,25 @@ def _refund_called_directly(root: Path) -> None:
            '{ ref = "eager_agent:build", trajectory = "function_calling" }\n')
 
 
+DIRECT_AGENT = """\
+from agentkit.agent import FunctionCallingAgent
+
+import support_tools
+
+
+def build(context):
+    # the bug: the factory refunds by calling the tool's function, no tool object involved
+    support_tools.refund("A-1", 40.0)
+    return FunctionCallingAgent.from_tools(list(context.tools), llm=context.llm)
+"""
+
+
+def _refund_function_called_directly(root: Path) -> None:
+    _write(root, "direct_agent.py", DIRECT_AGENT)
+    _write(root, "pyproject.toml", '[tool.agentkit.agent_types]\nfunction_calling = '
+           '{ ref = "direct_agent:build", trajectory = "function_calling" }\n')
+
+
 OWN_TOOL_AGENT = """\
 from agentkit.agent import FunctionCallingAgent
 from agentkit.tools import FunctionTool
@@ -172,6 +201,11 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a tool called around the agent's steps": (_refund_called_directly,
                                                "`refund` ran 2 times, but the agent's steps "
                                                "show 1 call of it"),
+    "the tool function called directly": (_refund_function_called_directly,
+                                          'state after the run: refunds: expected equals '
+                                          '[{"amount": 40.0, "order_id": "A-1"}], got '
+                                          '[{"amount": 40.0, "order_id": "A-1"}, {"amount": '
+                                          '40.0, "order_id": "A-1"}'),
     "a tool of the agent's own": (_escalate_through_its_own_tool,
                                   "the trace shows 1 call of `escalate`, but the scenario's "
                                   "`escalate` never ran"),

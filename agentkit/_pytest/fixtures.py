@@ -15,7 +15,14 @@ import pytest
 from agentkit._pytest.cassettes import cassette_for
 from agentkit._pytest.options import shown_path
 from agentkit._pytest.outcomes import call_passed
-from agentkit.harness import RoleModels, ScenarioResult, execute_scenario, load, record_scenario
+from agentkit.harness import (
+    NO_WORLD,
+    RoleModels,
+    ScenarioResult,
+    execute_scenario,
+    load,
+    record_scenario,
+)
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM, track_scripts
 from agentkit.recording import CassetteError, CassetteLLM
@@ -169,15 +176,16 @@ def record_first(request: pytest.FixtureRequest, scenario: Scenario,
 
 @pytest.fixture
 def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult]:
-    """``run_scenario(path, agent_type=None, *, state=None) -> ScenarioResult`` (honours
-    --record-mode; ``state`` reaches the agent type's factory as ``context.state``), judged
-    once, without a snapshot."""
+    """``run_scenario(path, agent_type=None, *, state=None, world=...) -> ScenarioResult``
+    (honours --record-mode; ``state`` reaches the agent type's factory as ``context.state``;
+    ``world`` is the scenario world the tools act on, instead of the one its ``world:``
+    builds), judged once, without a snapshot."""
 
     def run(scenario: Scenario | str | Path, agent_type: str | None = None, *,
-            state: Mapping[str, Any] | None = None) -> ScenarioResult:
+            state: Mapping[str, Any] | None = None, world: Any = NO_WORLD) -> ScenarioResult:
         loaded = load(scenario)
         record_first(request, loaded, agent_type, state)
-        result = execute_scenario(loaded, agent_type, state=state)
+        result = execute_scenario(loaded, agent_type, state=state, world=world)
         judge(result)
         return result
 

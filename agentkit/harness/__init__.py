@@ -103,7 +103,10 @@ from agentkit.harness._simulated_user import (
     SimulatedUserContext,
     user_messages,
 )
+from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
 from agentkit.harness._world import (
+    NO_WORLD,
+    WORLD_PARAMETER,
     SimulatedTool,
     SimulatedToolError,
     build_tool,
@@ -129,4 +132,5 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "SimulatedConversation", "SimulatedTool", "SimulatedToolError", "SimulatedTurnEvent",
            "SimulatedUserContext", "Subject", "trajectory_renderer", "trajectory_renderer_for",
            "transcript", "UnknownAgentTypeError", "UnknownTrajectoryFormatError",
-           "user_messages", "USER_PROMPT", "verdicts", "vote", "Vote", "CONSISTENT_SCORE"]
+           "user_messages", "USER_PROMPT", "verdicts", "vote", "Vote", "CONSISTENT_SCORE",
+           "NO_WORLD", "WORLD_PARAMETER", "RunWorld", "StateCheck", "open_world", "state_checks"]

@@ -95,7 +95,8 @@ class AgentContext:
     (copy them to change them: ``dict(context.params)``). ``images`` are the image blocks the
     scenario's turns send, in order (each turn's chat gets its own as ``image_docs=`` when the
     type takes images). ``state`` is what the caller of ``run_scenario(..., state=...)`` hands
-    through, e.g. a pytest fixture's value.
+    through, e.g. a pytest fixture's value. ``world`` is the scenario's world of this run
+    (``world:``; None without one), the object its tools act on.
     """
 
     agent_type: str
@@ -106,6 +107,7 @@ class AgentContext:
     images: tuple[ImageBlock, ...] = ()
     scenario: Scenario | None = field(default=None, repr=False)
     state: Mapping[str, Any] = field(default_factory=dict)
+    world: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # read-only views of private copies: a factory that mutates cannot reach the caller's

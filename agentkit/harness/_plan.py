@@ -20,6 +20,7 @@ plans its scenario first (:func:`load`, which the scenario runner and so every f
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
@@ -34,10 +35,10 @@ from agentkit.harness._agent_types import (
     trajectory_renderer,
 )
 from agentkit.harness._mcp import mcp_problems
-from agentkit.harness._world import SimulatedTool, built_tools
+from agentkit.harness._world import NO_WORLD, SimulatedTool, built_tools
 from agentkit.scenario._layout import snapshot_file
 from agentkit.scenario._loader import ScenarioError, load_scenario
-from agentkit.scenario._model import AgentSpec, Scenario
+from agentkit.scenario._model import AgentSpec, Expect, Scenario
 from agentkit.scenario._trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["plan_scenario", "load", "recorded_steps", "not_a_workflow"]
@@ -75,7 +76,12 @@ def plan_scenario(scenario: Scenario) -> Scenario:
         scenario.agents = {name: AgentSpec.model_validate({}) for name in renderable_agent_types()}
     problems = _Problems(scenario)
     unknown = _check_agent_names(scenario, problems)
-    _check_trajectory(scenario, unknown, problems)
+    ruled = scenario.expect.never or any(spec.expect is not None and spec.expect.never
+                                         for spec in scenario.agents.values())
+    tools = (_scenario_tools(scenario, problems)
+             if scenario.trajectory is not None or ruled else None)
+    _check_trajectory(scenario, unknown, tools, problems)
+    _check_rules(scenario, tools, problems)
     _check_resume(scenario, unknown, problems)
     for loc, message in mcp_problems(scenario):
         problems.add(loc, message)
@@ -102,7 +108,8 @@ def _check_agent_names(scenario: Scenario, problems: _Problems) -> set[str]:
     return unknown
 
 
-def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems) -> None:
+def _check_trajectory(scenario: Scenario, unknown: set[str], tools: list[SimulatedTool] | None,
+                      problems: _Problems) -> None:
     """Every agent type without a script or recording can render the trajectory, and the
     trajectory's calls name the scenario's tools and their parameters (the tools of an MCP
     server are known only in a run, where the world stage checks them)."""
@@ -117,7 +124,6 @@ def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems
                                            "(it has no renderer): give it a `script`, or "
                                            "register one with register_agent_type(..., "
                                            "trajectory=renderer)")
-    tools = _trajectory_tools(scenario, problems)
     if tools is None:
         return
     try:
@@ -127,12 +133,38 @@ def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems
             problems.add(loc, message)
 
 
-def _trajectory_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
-    """The scenario's tools, to check the trajectory's calls against; None when one cannot
-    be told (a ref that cannot be used, reported; an MCP server's), so calls to it are not
-    called unknown."""
+def _check_rules(scenario: Scenario, tools: list[SimulatedTool] | None,
+                 problems: _Problems) -> None:
+    """The calls a policy rule (``expect.never``) names are the scenario's tools: a rule about
+    a misspelt name would never be broken."""
+    if tools is None:
+        return
+    names = sorted(tool.metadata.name for tool in tools)
+    places: list[tuple[Loc, Expect | None]] = [(("expect",), scenario.expect)] + [
+        (("agents", name, "expect"), spec.expect) for name, spec in scenario.agents.items()]
+    for place, expect in places:
+        for index, rule in enumerate(expect.never or () if expect is not None else ()):
+            patterns = [(("call",), rule.call)] + [
+                ((when, kind), getattr(event, kind)) for when in ("before", "after")
+                if (event := getattr(rule, when)) is not None for kind in ("call", "result")]
+            for loc, pattern in patterns:
+                if pattern is None or pattern.name is None or pattern.name in names:
+                    continue
+                close = difflib.get_close_matches(pattern.name, names, n=1)
+                hint = f"did you mean `{close[0]}`?" if close else \
+                    f"its tools: {', '.join(names) or 'none'}"
+                problems.add((*place, "never", index, *loc, "name"),
+                             f"`{pattern.name}` is not a tool of the scenario; {hint}")
+
+
+def _scenario_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
+    """The scenario's tools, to check the trajectory's calls and the rules' names against;
+    None when one cannot be told (a ref that cannot be used, reported; an MCP server's), so
+    calls to it are not called unknown."""
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
-    tools, found = built_tools(refs, scenario.path)
+    # a world's place is held by None: these tools are only looked at, never called
+    tools, found = built_tools(refs, scenario.path,
+                               None if scenario.world is not None else NO_WORLD)
     for loc, message in found:
         problems.add(loc, message)
     return None if found or len(refs) < len(scenario.tools) else tools

@@ -53,7 +53,8 @@ from agentkit.harness._plan import load
 from agentkit.harness._resume import check_resume, resume_agent
 from agentkit.harness._roles import Channel, RoleModels, RoleSource, role_events
 from agentkit.harness._simulated_user import Conversation, FixedTurns, SimulatedConversation
-from agentkit.harness._world import build_tools, resolve_ref
+from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
+from agentkit.harness._world import NO_WORLD, build_tools, resolve_ref
 from agentkit.instrumentation import collect_events
 from agentkit.llms.base import LLM
 from agentkit.llms.doubles import ModelDouble, excuse_all
@@ -127,6 +128,11 @@ class ScenarioResult:
     """The agent may call tools of its own by a scenario tool's name (traced from the wire)."""
     sample: int | None = field(default=None, repr=False)
     """The sample of a sampled recording this run replayed."""
+    world: Any = field(default=None, repr=False)
+    """The scenario's world as the run left it (``world:``; None without one): the object
+    its tools acted on, to assert on in a test."""
+    state_checks: dict[str, StateCheck] = field(default_factory=dict, repr=False)
+    """The user's check functions of ``expect.state`` (by ref), which judging calls."""
 
     @property
     def passed(self) -> bool:
@@ -198,6 +204,9 @@ class _World:
     outputs: TrajectoryOutputs | None
     rendered: list[Any] | None
     mcp: MCPWorld | None = None
+    state: RunWorld | None = None
+    """The run's world (``world:``), the state its tools act on."""
+    checks: dict[str, StateCheck] = field(default_factory=dict)
 
 
 @dataclass
@@ -226,13 +235,13 @@ def run_scenario(scenario: Scenario | str | Path, agent_type: str | None = None,
                  snapshots: SnapshotSession | None = None,
                  roles: RoleModels | None = None,
                  mcp: MCPRecording | None = None,
-                 sample: int | None = None) -> ScenarioResult:
+                 sample: int | None = None, world: Any = NO_WORLD) -> ScenarioResult:
     """Run ``scenario`` under ``agent_type`` (:func:`execute_scenario`) and judge it once
     (:func:`agentkit.verdict.judge`), its snapshot compared through ``snapshots`` when given.
     A run that cannot start raises a :class:`~agentkit.core.errors.HarnessError`
     (:func:`agentkit.harness.run_case` turns it into a verdict)."""
     result = execute_scenario(scenario, agent_type, seed=seed, llm=llm, llms=llms, state=state,
-                              roles=roles, mcp=mcp, sample=sample)
+                              roles=roles, mcp=mcp, sample=sample, world=world)
     judge(result, snapshots, snapshot_path(result.scenario, result.agent_type))
     return result
 
@@ -243,7 +252,7 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
                      state: Mapping[str, Any] | None = None,
                      roles: RoleModels | None = None,
                      mcp: MCPRecording | None = None,
-                     sample: int | None = None) -> ScenarioResult:
+                     sample: int | None = None, world: Any = NO_WORLD) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation, and judge
     nothing (the stages are in the module docstring).
 
@@ -257,23 +266,28 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
     agent type's cassette unless ``mcp`` says where their exchanges come from (a recording:
     live servers, started for the run and stopped when it ends). ``sample`` replays that
     sample of a sampled recording (:func:`agentkit.harness.run_case` runs all of them and
-    judges them together). A run that cannot start raises a
+    judges them together). ``world`` is the scenario world the run's tools act on instead of
+    the one its ``world:`` builds (a test's own, to look at after the run; the result's
+    ``world`` either way). A run that cannot start raises a
     :class:`~agentkit.core.errors.HarnessError`.
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
     plan.sample = sample
     plan.roles = roles
-    with simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers:
-        world = _world(plan, servers)
-        built = _agent(plan, world, state)
+    with (simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers,
+          open_world(plan.scenario, world) as run_world):
+        built_world = _world(plan, servers, run_world)
+        start = run_world.begin() if run_world is not None else None
+        built = _agent(plan, built_world, state)
         try:
             cast = _cast(plan, built)
         except BaseException:
             excuse_all(built.doubles, _NEVER_STARTED)
             raise
-        trace = _turns(plan, world, built.agent, cast)
+        trace = _turns(plan, built_world, built.agent, cast)
+        trace.world = start
         _judge_answers(plan, cast, trace)
-    return _result(plan, world, built, cast, trace)
+    return _result(plan, built_world, built, cast, trace)
 
 
 def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
@@ -309,12 +323,14 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     return _Plan(scenario, agent_type, kind, spec, members, given)
 
 
-def _world(plan: _Plan, servers: MCPWorld | None) -> _World:
-    tools = build_tools(plan.scenario, servers)
+def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _World:
+    tools = build_tools(plan.scenario, servers, NO_WORLD if state is None else state.value)
     outputs = trajectory_outputs(plan.scenario, tools)
     rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    return _World(list(tools), outputs, rendered, servers)
+    checks = state_checks(plan.scenario, plan.scenario.expect_for(plan.agent_type),
+                          _expect_field(plan, "state")[:-1])
+    return _World(list(tools), outputs, rendered, servers, state, checks)
 
 
 def render_script(scenario: Scenario, agent_type: str, tools: Sequence[Any],
@@ -357,7 +373,8 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                            llms=team, tools=tuple(world.tools), params=spec.params,
                            images=tuple(image for turn in scenario.turns
                                         for image in turn_images(scenario, turn)),
-                           scenario=scenario, state=state or {})
+                           scenario=scenario, state=state or {},
+                           world=world.state.value if world.state is not None else None)
     try:
         try:
             agent = build_agent(context)
@@ -516,7 +533,7 @@ def _turns(plan: _Plan, world: _World, agent: Any, cast: _Cast) -> Trace:
     # rendered scripts read the outputs of the calls the agent makes as it makes them
     with world.outputs.observing() if world.outputs is not None else nullcontext():
         return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images,
-                          cast.conversation)
+                          cast.conversation, world.state)
 
 
 def _stop_turn(turn: TurnTrace, exc: Exception, scenario: Scenario, role: str,
@@ -586,7 +603,9 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         tools=list(world.tools),
         mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
         conversation_problems=list(cast.conversation.problems),
-        own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample)
+        own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample,
+        world=world.state.value if world.state is not None else None,
+        state_checks=dict(world.checks))
 
 
 def _renders(spec: AgentSpec) -> bool:
@@ -633,7 +652,7 @@ def _takers(capability: str) -> list[str]:
 
 
 def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bool,
-               conversation: Conversation) -> Trace:
+               conversation: Conversation, world: RunWorld | None = None) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
     while True:
@@ -645,6 +664,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
             failed = build_turn("", role_events(before), ids, response=None, error=None,
                                 memory=agent.chat_history, wall_time=0.0, serial_time=0.0)
             _stop_turn(failed, exc, scenario, "the simulated user", scenario.where("user"))
+            failed.world = world.after_turn() if world is not None else None
             trace.turns.append(failed)
             break
         if turn is None:
@@ -673,6 +693,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
                                       error_kind=kind, started=watch.started_at))
+        trace.turns[-1].world = world.after_turn() if world is not None else None
         if error is not None:
             break
         after: list[Event] = []

@@ -25,14 +25,22 @@ __all__ = ["SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool", "
 
 Path_ = tuple[str | int, ...]
 
+WORLD_PARAMETER = "world"
+"""The parameter of a tool function that receives the run's world (the model never sees it)."""
+NO_WORLD: Any = type("NoWorld", (), {"__repr__": lambda self: "NO_WORLD"})()
+"""A scenario without a ``world:``: a tool's ``world`` parameter is an ordinary one."""
+
 
 class SimulatedTool(AsyncBaseTool):
     """Wraps a tool: each call first takes ``latency`` simulated seconds, and the calls whose
     1-based numbers are in ``failures`` raise :class:`SimulatedToolError` instead of running."""
 
     def __init__(self, tool: BaseTool, *, latency: float = 0.0, failures: list[int] | None = None,
-                 error: str = "simulated tool failure", metadata: ToolMetadata | None = None) -> None:
+                 error: str = "simulated tool failure", metadata: ToolMetadata | None = None,
+                 tags: Iterable[str] = ()) -> None:
         self.tool = adapt_to_async_tool(tool)
+        self.tags = frozenset(tags)
+        """The scenario's words for the tool (``tags:``), which policy rules select by."""
         self.latency = latency
         self.failures = set(failures or ())
         self.error = error
@@ -155,11 +163,14 @@ def _how(target: Any) -> str:
     return ""
 
 
-def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool:
+def build_tool(spec: ToolSpec, search_from: Path | None = None,
+               world: Any = NO_WORLD) -> SimulatedTool:
     """The scenario tool for ``spec``: a function -- or a framework's tool object that keeps
     the function it was made from (LangChain's ``@tool``, pydantic-ai's ``Tool``, LlamaIndex's
     ``FunctionTool``), under the object's name -- becomes a FunctionTool; a tool is used as is;
-    a tool class (a factory) is instantiated with no arguments."""
+    a tool class (a factory) is instantiated with no arguments. With a ``world`` (the run's,
+    :func:`open_world`), a function's parameter named ``world`` receives it, left out of what
+    the model sees."""
     assert spec.ref is not None, "an MCP entry's tools are built by agentkit.harness._mcp"
     target = resolve_ref(spec.ref, search_from)
     if isinstance(target, type) and issubclass(target, BaseTool):
@@ -181,20 +192,25 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None) -> SimulatedTool
             raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool "
                             f"or a tool class{_how(target)}")
         function, name = kept
+        bound = ({WORLD_PARAMETER: world} if world is not NO_WORLD
+                 and WORLD_PARAMETER in inspect.signature(function).parameters else None)
         tool = FunctionTool.from_defaults(function, name=spec.name or name,
                                           description=spec.description,
-                                          return_direct=spec.return_direct)
+                                          return_direct=spec.return_direct,
+                                          partial_params=bound)
         metadata = tool.metadata
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
-                         metadata=metadata)
+                         metadata=metadata, tags=spec.tags)
 
 
-def build_tools(scenario: Scenario, mcp: MCPWorld | None = None) -> list[SimulatedTool]:
+def build_tools(scenario: Scenario, mcp: MCPWorld | None = None,
+                world: Any = NO_WORLD) -> list[SimulatedTool]:
     """The scenario's tool world; a tool that cannot be built is a :class:`ScenarioError`
     naming its ``ref`` (every such tool, one line each). MCP tools come from ``mcp``, the
-    run's servers (:func:`~agentkit.harness._mcp.open_mcp`), in their place in ``tools``."""
+    run's servers (:func:`~agentkit.harness._mcp.open_mcp`), in their place in ``tools``;
+    tools taking a ``world`` get ``world``."""
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.mcp is None]
-    built, problems = built_tools(refs, scenario.path)
+    built, problems = built_tools(refs, scenario.path, world)
     if problems:
         raise located_error(scenario, problems)
     by_index = dict(zip((index for index, _ in refs), built, strict=True))
@@ -226,12 +242,12 @@ def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
                                 "(`only: [<tool>]` and `name:`)")
         taken.add(tool.metadata.name)
         tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
-                                   error=spec.error))
+                                   error=spec.error, tags=spec.tags))
     return tools
 
 
 def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None,
-                 ) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
+                world: Any = NO_WORLD) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
     """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
     message)`` for each that cannot be built."""
     search_from = Path(scenario_path).parent if scenario_path else None
@@ -239,7 +255,7 @@ def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None
     problems: list[tuple[Path_, str]] = []
     for index, spec in specs:
         try:
-            tools.append(build_tool(spec, search_from))
+            tools.append(build_tool(spec, search_from, world))
         except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
     return tools, problems

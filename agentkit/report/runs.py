@@ -151,6 +151,22 @@ def _steps_table(trace: dict[str, Any]) -> str:
             f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
+def _world_changes(trace: dict[str, Any]) -> str:
+    """What the run changed in the scenario's world, turn by turn (empty without a world)."""
+    if "world" not in trace:
+        return ""
+    items = []
+    for number, turn in enumerate(trace.get("turns") or [], start=1):
+        world = turn.get("world") if isinstance(turn, dict) else None
+        changes = world.get("changes") if isinstance(world, dict) else None
+        if not isinstance(changes, list):
+            continue
+        shown = "\n".join(str(line) for line in changes) or "(nothing changed)"
+        items.append(f"<li>after turn {number}:<pre>{escape(shown)}</pre></li>")
+    return ("<h4>World: what changed since the start of the run</h4>"
+            f'<ul class="plain">{"".join(items)}</ul>')
+
+
 def _samples_table(row: Row) -> str:
     """One line per sample of a sampled case: its outcome, costs and answer."""
     assert row.trace is not None
@@ -241,6 +257,7 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
         parts.append("<h4>Samples</h4>" + _samples_table(row))
     elif row.trace is not None:
         parts.append("<h4>Steps</h4>" + _steps_table(row.trace))
+        parts.append(_world_changes(row.trace))
     snapshot = _against_snapshot(row)
     if diff is not None and row.has_metrics:
         baseline = _against_baseline(row, delta)

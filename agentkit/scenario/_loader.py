@@ -99,7 +99,8 @@ def _walk(model: type[BaseModel], raw_loc: Path_) -> tuple[Path_, Any, int | Non
         if option is not None:
             annotation, member_at = option, index
             continue
-        if isinstance(part, str) and part.startswith(("function-", "union[")):
+        if isinstance(part, str) and (part.startswith(("function-", "union["))
+                                      or part == "[key]"):  # a mapping's key: its entry
             continue
         loc.append(part)
         if typing.get_origin(annotation) in (list, dict):
@@ -140,7 +141,8 @@ def _problem(item: Any, model: type[BaseModel], raw_loc: Path_, loc: Path_) -> s
     kind = item["type"]
     if kind == "extra_forbidden":
         name = str(loc[-1])
-        known = list(getattr(_model_in(_walk(model, raw_loc[:-1])[1]), "model_fields", {}))
+        fields = getattr(_model_in(_walk(model, raw_loc[:-1])[1]), "model_fields", {})
+        known = [field.alias or field_name for field_name, field in fields.items()]
         close = difflib.get_close_matches(name, known, n=1)
         hint = (f"did you mean `{close[0]}`?" if close
                 else f"known fields here: {', '.join(sorted(known))}")
@@ -325,6 +327,7 @@ def _check_parts(data: dict[str, Any], report: _Report) -> None:
     _check_trajectory(data, agents, report)
     _check_order(data, agents, report)
     _check_resume(agents, report)
+    _check_world(data, agents, report)
 
 
 def _agent_line(data: dict[str, Any], name: str) -> Path_:
@@ -388,10 +391,7 @@ def _check_trajectory(data: dict[str, Any], agents: dict[Any, Any], report: _Rep
 def _check_order(data: dict[str, Any], agents: dict[Any, Any], report: _Report) -> None:
     """``after:`` on an expected tool call names earlier entries of its ``calls`` list (the
     check of a run follows only those: a missing, its own or a later entry is a mistake)."""
-    places = [(("expect",), data.get("expect"))] + [
-        (("agents", name, "expect"), spec.get("expect")) for name, spec in agents.items()
-        if isinstance(spec, dict)]
-    for place, expect in places:
+    for place, expect in _expects(data, agents):
         tool_calls = expect.get("tool_calls") if isinstance(expect, dict) else None
         calls = tool_calls.get("calls") if isinstance(tool_calls, dict) else None
         if not isinstance(calls, list):
@@ -419,6 +419,64 @@ def _after_problem(number: int, entry: int, count: int) -> str | None:
         return (f"after: {number} is a later entry ({can}); list the calls that must happen "
                 "first before the ones that follow them")
     return None
+
+
+def _expects(data: dict[str, Any], agents: dict[Any, Any]) -> list[tuple[Path_, Any]]:
+    """The scenario's ``expect`` and each agent type's, with their places (as written)."""
+    return [(("expect",), data.get("expect"))] + [
+        (("agents", name, "expect"), spec.get("expect")) for name, spec in agents.items()
+        if isinstance(spec, dict)]
+
+
+def _check_world(data: dict[str, Any], agents: dict[Any, Any], report: _Report) -> None:
+    """``expect.state`` reads a declared ``world:`` after a turn the scenario has; a rule's
+    ``tag`` is one some tool of the scenario is given (``tags:``)."""
+    tools = data.get("tools")
+    tags = sorted({tag for spec in (tools if isinstance(tools, list) else ())
+                   if isinstance(spec, dict) and isinstance(spec.get("tags"), list)
+                   for tag in spec["tags"] if isinstance(tag, str)})
+    turns = data.get("turns")
+    for place, expect in _expects(data, agents):
+        if not isinstance(expect, dict):
+            continue
+        state = expect.get("state")
+        if state is not None and data.get("world") is None:
+            report.add((*place, "state"), "`state` is read from the scenario's world, and it "
+                                          "declares none: add `world: {ref: ...}` (a factory) "
+                                          "or `world: {object: ...}` (state your project "
+                                          "keeps)", key=True)
+        turn = state.get("turn") if isinstance(state, dict) else None
+        if (isinstance(turn, int) and isinstance(turns, list) and data.get("user") is None
+                and turn > len(turns)):
+            report.add((*place, "state", "turn"), f"turn {turn}: this scenario has "
+                                                  f"{len(turns)} turn"
+                                                  f"{'' if len(turns) == 1 else 's'}")
+        rules = expect.get("never")
+        for index, rule in enumerate(rules if isinstance(rules, list) else ()):
+            for loc, tag in _rule_tags(rule):
+                if tag not in tags:
+                    close = difflib.get_close_matches(tag, tags, n=1)
+                    hint = (f"did you mean `{close[0]}`?" if close else
+                            f"tags given: {', '.join(tags)}" if tags else
+                            "no tool has `tags:`; give the tools it means `tags: [" + tag + "]`")
+                    report.add((*place, "never", index, *loc), f"no tool of the scenario is "
+                                                               f"tagged `{tag}`; {hint}")
+
+
+def _rule_tags(rule: Any) -> list[tuple[Path_, str]]:
+    """The ``tag`` of each call pattern of a rule (as written), with its place in the rule."""
+    found: list[tuple[Path_, str]] = []
+    if not isinstance(rule, dict):
+        return found
+    patterns: list[tuple[Path_, Any]] = [(("call",), rule.get("call"))]
+    for when in ("before", "after"):
+        event = rule.get(when)
+        if isinstance(event, dict):
+            patterns += [((when, kind), event.get(kind)) for kind in ("call", "result")]
+    for loc, pattern in patterns:
+        if isinstance(pattern, dict) and isinstance(pattern.get("tag"), str):
+            found.append(((*loc, "tag"), pattern["tag"]))
+    return found
 
 
 def _recorded(spec: Any) -> bool:

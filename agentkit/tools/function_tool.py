@@ -132,20 +132,22 @@ def _context_params(fn: Callable[..., Any]) -> list[str]:
             if _is_context_annotation(p.annotation)]
 
 
-def _default_description(fn: Callable[..., Any], name: str) -> str:
-    """The signature line (``add(a: int, b: int) -> int``, without a ``Context``) and the
-    docstring; worked out once per function and name."""
+def _default_description(fn: Callable[..., Any], name: str,
+                         partial: frozenset[str] = frozenset()) -> str:
+    """The signature line (``add(a: int, b: int) -> int``, without a ``Context`` or the
+    ``partial`` parameters: the model never gives those) and the docstring; worked out once
+    per function, name and partial parameters."""
     try:
-        return _known_description(fn, name)
+        return _known_description(fn, name, partial)
     except TypeError:  # an unhashable callable: not remembered
-        return _describe(fn, name)
+        return _describe(fn, name, partial)
 
 
-def _describe(fn: Callable[..., Any], name: str) -> str:
+def _describe(fn: Callable[..., Any], name: str, partial: frozenset[str]) -> str:
     signature = _signature(fn)
-    ctx = _context_params(fn)
+    hidden = {*_context_params(fn), *partial}
     shown = signature.replace(parameters=[p for p in signature.parameters.values()
-                                          if p.name not in ctx])
+                                          if p.name not in hidden])
     doc = inspect.getdoc(fn)
     return f"{name}{shown}" + (f"\n{doc}" if doc else "")
 
@@ -215,7 +217,8 @@ class FunctionTool(AsyncBaseTool):
             name = name or real.__name__
             ctx = _context_params(real)
             if description is None:
-                description = _default_description(real, name)
+                # filled in, never given by the model: a Context, the partial parameters
+                description = _default_description(real, name, frozenset(partial_params or ()))
             if fn_schema is None:
                 fn_schema = create_schema_from_function(
                     name, real, ignore_fields=ctx + list(partial_params or ()))

@@ -32,10 +32,12 @@ from agentkit.trace._trace import (
     extend_turn,
     trace_handler,
 )
+from agentkit.trace._world import MISSING, shown_value, state_changes, state_data, value_at
 
 __all__ = ["IdNormalizer", "LLMCallTrace", "RoleCallTrace", "SampledTrace", "SimulatedToolError",
            "SnapshotComparison", "SnapshotStatus", "StepTrace", "ToolCallTrace", "Trace",
            "TraceError", "TraceHandler", "TraceTotals", "TurnBuilder", "TurnTrace", "build_turn",
            "check_trace", "compare_with_snapshot", "critical_path", "diff_snapshots",
            "diff_traces", "expand_trace", "extend_turn", "is_snapshot", "message_lists",
-           "stale_reason", "stale_snapshot", "step_signature", "trace_diff", "trace_handler"]
+           "stale_reason", "stale_snapshot", "step_signature", "trace_diff", "trace_handler",
+           "MISSING", "shown_value", "state_changes", "state_data", "value_at"]

@@ -233,6 +233,10 @@ class TurnTrace:
     role_calls: list[RoleCallTrace] = field(default_factory=list, repr=False)
     """The calls of the harness's roles filed into this turn (its details show each); only
     their sums are written, in ``totals.roles``."""
+    world: dict[str, Any] | None = None
+    """The scenario world after the turn: its ``state`` (plain data) and its ``changes``
+    since the start of the run (:func:`~agentkit.trace.state_changes`); written after the
+    memory, and only for a scenario with a ``world:``."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -264,6 +268,9 @@ class Trace:
     scenario: str
     agent: str
     turns: list[TurnTrace]
+    world: dict[str, Any] | None = None
+    """The scenario world at the start of the run (``{"start": state}``), before the agent
+    was built; written after the tools, and only for a scenario with a ``world:``."""
 
     @property
     def steps(self) -> list[StepTrace]:
@@ -313,11 +320,13 @@ class Trace:
         a trace is the same on every machine; a recording passes a ``redactor`` that also takes
         out its backend's secrets and those values, as in its cassette."""
         lists = ListWriter()
-        redacted: dict[str, Any] = (redactor or Redactor(environ={})).data({
-            "format": TRACE_FORMAT, "scenario": self.scenario, "agent": self.agent,
-            "tools": self.tools,
-            "turns": [_turn_dict(t, f"/turns/{i}", lists) for i, t in enumerate(self.turns)],
-            "totals": _totals_dict(self.totals())})
+        data: dict[str, Any] = {"format": TRACE_FORMAT, "scenario": self.scenario,
+                                "agent": self.agent, "tools": self.tools}
+        if self.world is not None:
+            data["world"] = self.world
+        data["turns"] = [_turn_dict(t, f"/turns/{i}", lists) for i, t in enumerate(self.turns)]
+        data["totals"] = _totals_dict(self.totals())
+        redacted: dict[str, Any] = (redactor or Redactor(environ={})).data(data)
         return redacted
 
     def to_json(self, redactor: Redactor | None = None) -> str:
@@ -380,6 +389,8 @@ def _turn_dict(turn: TurnTrace, pointer: str, lists: ListWriter) -> dict[str, An
         data["error"] = turn.error
     _add_details(data, turn.details)
     data["memory"] = lists.write(f"{pointer}/memory", turn.memory)
+    if turn.world is not None:
+        data["world"] = turn.world
     data["time"] = {"wall": _round(turn.wall_time), "serial": _round(turn.serial_time)}
     if turn.warnings:
         data["warnings"] = list(turn.warnings)

@@ -104,12 +104,15 @@ class RecordingPrefix:
 @dataclass(frozen=True)
 class Expectations:
     """The scenario's ``expect`` (answers, tool calls and their order, tool errors, hand-offs,
-    budgets, memory) and its judged expectations, by the judges' verdicts."""
+    budgets, memory, the world's end state, policy rules) and its judged expectations, by the
+    judges' verdicts."""
 
     def evaluate(self, run: Run) -> list[Problem]:
         scenario = run.scenario
+        tags: dict[str, frozenset[str]] = {tool.metadata.name: getattr(tool, "tags", frozenset())
+                                           for tool in run.tools}
         return check_expectations(run.trace, scenario.turns, scenario.expect_for(run.agent_type),
-                                  run.judgements)
+                                  run.judgements, tags=tags, state_checks=run.state_checks)
 
 
 @dataclass(frozen=True)

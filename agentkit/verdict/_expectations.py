@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,8 @@ from agentkit.scenario._model import (
 )
 from agentkit.trace._trace import ToolCallTrace, Trace
 from agentkit.verdict._problems import Problem, ProblemKind
+from agentkit.verdict._rules import rule_problems
+from agentkit.verdict._state import state_problems
 
 if TYPE_CHECKING:
     from agentkit.verdict._judgements import Judgement
@@ -236,13 +238,18 @@ class ExpectationResult:
 
 
 def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
-                       judgements: Sequence[Judgement] = ()) -> list[Problem]:
+                       judgements: Sequence[Judgement] = (), *,
+                       tags: Mapping[str, Collection[str]] | None = None,
+                       state_checks: Mapping[str, Callable[[Any], Any]] | None = None,
+                       ) -> list[Problem]:
     """All ways ``trace`` falls short of the expectations (empty: it passes), each with its
     kind; a regex that takes too long is one problem naming it (the expectations cannot all be
     checked). ``judgements`` are the LLM judges' verdicts of the run
-    (``ScenarioResult.judgements``)."""
+    (``ScenarioResult.judgements``); ``tags`` the tags of the run's tools by name (policy
+    rules select by them), ``state_checks`` the user's functions of ``expect.state``."""
     try:
-        return [p for result in expectation_results(trace, turns, expect, judgements)
+        return [p for result in expectation_results(trace, turns, expect, judgements,
+                                                    tags=tags, state_checks=state_checks)
                 for p in result.problems]
     except SlowRegexError as exc:
         return [Problem(f"an expectation could not be checked: {exc}", "unchecked")]
@@ -275,7 +282,10 @@ def _judged(what: str, judgement: Judgement | None) -> list[str]:
 
 
 def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
-                        judgements: Sequence[Judgement] = ()) -> list[ExpectationResult]:
+                        judgements: Sequence[Judgement] = (), *,
+                        tags: Mapping[str, Collection[str]] | None = None,
+                        state_checks: Mapping[str, Callable[[Any], Any]] | None = None,
+                        ) -> list[ExpectationResult]:
     """Each expectation the scenario declares, checked on ``trace`` (and ``turns``, that the
     run's turns all ran and that no tool call failed unexpectedly, which always hold), in the
     order :func:`check_expectations` reports their problems; a judged one by its verdict in
@@ -348,4 +358,8 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
             if totals.wall_time > expect.max_wall_time + 1e-9 else [], "budget")
     if expect.memory is not None and last is not None:
         add("memory", _check_memory(expect.memory, last.memory), "memory")
+    if expect.state is not None:
+        add("state", state_problems(trace, expect.state, state_checks or {}), "state")
+    if expect.never is not None:
+        add("never", rule_problems(trace, expect.never, tags or {}), "rule")
     return results

@@ -19,6 +19,8 @@ ProblemKind = Literal[
     "handoffs",
     "budget",  # max_steps, max_llm_calls, max_wall_time
     "memory",
+    "state",  # expect.state: the scenario world after the run
+    "rule",  # expect.never: a policy rule the run broke
     "conversation",  # the simulated user's goal
     "trajectory",
     "leftover",  # script replies, recorded exchanges or MCP exchanges not used

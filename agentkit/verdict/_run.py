@@ -4,8 +4,8 @@ judging writes (its problems and its verdict)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agentkit.llms.base import LLM
@@ -74,3 +74,6 @@ class Run(Protocol):
 
     @property
     def stopped_by(self) -> str | None: ...
+
+    @property
+    def state_checks(self) -> Mapping[str, Callable[[Any], Any]]: ...

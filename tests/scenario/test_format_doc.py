@@ -20,7 +20,8 @@ PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessa
          model.HandoffsExpect, model.HandoffSpec, model.MessageExpect,
          trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,
          model.Threshold, model.ResumeFrom, model.Judged, model.JudgeSpec,
-         model.SimulatedUser]
+         model.SimulatedUser, model.WorldSpec, model.StateExpect, model.StateMatch,
+         model.Rule, model.RuleEvent, model.CallPattern]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():
