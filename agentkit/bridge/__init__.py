@@ -2,9 +2,10 @@
 its model over the OpenAI API -- any framework, any language -- is tested with scenarios,
 cassettes, snapshots and reports as agentkit's own agents are.
 
-* :class:`Bridge` (:mod:`agentkit.bridge.endpoint`): ``/v1/chat/completions`` and
-  ``/v1/models`` answered by any agentkit LLM (a script, a cassette, a live model it proxies to
-  while recording);
+* :class:`Bridge` (:mod:`agentkit.bridge.endpoint`): ``/v1/chat/completions``,
+  ``/v1/responses`` (:mod:`agentkit.bridge.responses_wire`), Anthropic's ``/v1/messages``
+  (:mod:`agentkit.bridge.messages_wire`) and ``/v1/models`` answered by any agentkit LLM (a
+  script, a cassette, a live model it proxies to while recording);
 * :class:`BridgeTransport` / :func:`openai_clients` (:mod:`agentkit.bridge.transport`): the
   bridge in-process, for httpx and ``openai`` clients;
 * :class:`LoopbackServer` (:mod:`agentkit.bridge.server`): the bridge on 127.0.0.1, behind

@@ -122,6 +122,26 @@ def test_an_openai_client_streams_from_it_like_from_any_server(serve):
 
 
 @pytest.mark.slow
+def test_an_openai_client_on_the_responses_api_runs_the_scenario_to_a_pass(serve, tmp_path):
+    served = serve()
+    client = openai.OpenAI(base_url=served.url, api_key="anything", max_retries=0)
+    tool = {"type": "function", "name": "add", "parameters": ADD["function"]["parameters"]}
+
+    first = client.responses.create(model="m", input="What is 2 + 3?", tools=[tool])
+    (call,) = first.output
+    with client.responses.stream(model="m", previous_response_id=first.id, tools=[tool], input=[
+            {"type": "function_call_output", "call_id": call.call_id, "output": "5"}]) as stream:
+        answer = stream.get_final_response().output_text
+    code, out, err = served.stop(signal.SIGINT)
+
+    assert (call.name, json.loads(call.arguments), answer) == ("add", {"a": 2, "b": 3},
+                                                               "2 + 3 = 5")
+    assert code == 0, out + err
+    (turn,) = json.loads((tmp_path / "trace.json").read_text())["turns"]
+    assert [(c["name"], c["output"]) for c in turn["steps"][0]["tool_calls"]] == [("add", "5")]
+
+
+@pytest.mark.slow
 def test_sigint_stops_it_writes_the_wire_trace_and_exits_0_when_expectations_hold(serve,
                                                                                    tmp_path):
     served = serve()
