@@ -80,8 +80,11 @@ def parse_messages_request(content: bytes,
     if not isinstance(model, str) or not model:
         raise RequestError("model: Field required (a string)", param="model")
     max_tokens = body.get("max_tokens")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+    if max_tokens is None:
         raise RequestError("max_tokens: Field required (a positive integer)",
+                           param="max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise RequestError(f"max_tokens: must be a positive integer, got {json.dumps(max_tokens)}",
                            param="max_tokens")
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
