@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
 import yaml
 
-from agentkit.bridge import Bridge, LoopbackServer
+from agentkit.bridge import Bridge, LoopbackServer, httpx2_clients
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.recording import CassetteLLM, RecordingLLM
 
@@ -33,13 +32,9 @@ QUESTION = {"role": "user", "content": "What is 2 + 3?"}
 
 def client_of(bridge: Bridge, **options: Any) -> anthropic.Anthropic:
     """An ``anthropic`` client whose requests the bridge answers in-process."""
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        got = bridge.handle(request.method, request.url.path, request.read())
-        return httpx2.Response(got.status, headers=got.headers, content=got.body)
-
-    return anthropic.Anthropic(base_url="http://bridge.agentkit.invalid", api_key="any",
-                               max_retries=0, http_client=httpx2.Client(
-                                   transport=httpx2.MockTransport(answer)), **options)
+    sync, _ = httpx2_clients(bridge)
+    return anthropic.Anthropic(base_url=bridge.base_url.removesuffix("/v1"), api_key="any",
+                               max_retries=0, http_client=sync, **options)
 
 
 def scripted(script: list[Any], **options: Any) -> tuple[Bridge, anthropic.Anthropic]:
@@ -195,6 +190,22 @@ def test_a_request_the_harness_cannot_answer_is_an_anthropic_error_naming_the_tu
 
     assert caught.value.body["error"]["type"] == "invalid_request_error"
     assert "scenario `adding`, turn 1" in caught.value.body["error"]["message"]
+
+
+def test_the_async_client_streams_in_process_too():
+    bridge, _ = scripted(["2 + 3 = 5"])
+    _, async_http = httpx2_clients(bridge)
+    client = anthropic.AsyncAnthropic(base_url=bridge.base_url.removesuffix("/v1"),
+                                      api_key="any", max_retries=0, http_client=async_http)
+
+    async def ask() -> str:
+        async with client.messages.stream(model="m", max_tokens=10,
+                                          messages=[QUESTION]) as stream:
+            return await stream.get_final_text()
+
+    from agentkit.core.sim import run
+    with turn(bridge):
+        assert run(ask()) == "2 + 3 = 5"
 
 
 # ----------------------------------------------------------------- over 127.0.0.1
