@@ -9,7 +9,8 @@ WireRequest`: our messages and tools), so the model behind the bridge answers it
   ``image`` blocks (base64 or URL sources, user messages), ``tool_use`` blocks (an assistant's
   tool calls, ``input`` the arguments object) and ``tool_result`` blocks (each a tool message
   answering its ``tool_use_id``, before the user's own text of the same message);
-  ``thinking`` blocks are skipped. Any other block is a 400 naming it;
+  ``thinking`` blocks are skipped (and a tool result's ``is_error`` flag: the model gets its
+  content). Any other block is a 400 naming it;
 * ``tools`` (``{"name", "description", "input_schema"}``; a server tool such as web search is a
   400), ``tool_choice`` (``auto``, ``any`` -> required, ``tool`` -> that tool, ``none``;
   ``disable_parallel_tool_use``);
