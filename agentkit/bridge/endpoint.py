@@ -1,7 +1,10 @@
 """The bridge: an OpenAI-compatible endpoint answered by any agentkit LLM.
 
 :class:`Bridge` answers ``POST {base}/chat/completions`` (JSON, or SSE when the request
-streams; tool calls, parallel tool calls, usage) and ``GET {base}/models`` with the model it is
+streams; tool calls, parallel tool calls, usage), the Responses API's ``POST {base}/responses``
+(:mod:`agentkit.bridge.responses_wire`; ``previous_response_id`` chains are kept per bridge:
+:meth:`Bridge.conversation`), Anthropic's ``POST {base}/messages``
+(:mod:`agentkit.bridge.messages_wire`) and ``GET {base}/models`` with the model it is
 given: a scenario's script or the one rendered from its trajectory, a cassette, or -- while
 recording -- the live model it proxies to (a :class:`~agentkit.recording.RecordingLLM`,
 which records the exchanges into the cassette as it does for agentkit's own agents). Requests
@@ -15,7 +18,7 @@ transport (:mod:`agentkit.bridge.transport`) and the loopback server
 (:mod:`agentkit.bridge.server`) put on their wire. Every bridge has state of its own (its
 model, its turns), so bridges in other threads or processes never mix.
 
-Errors are HTTP statuses with OpenAI-style bodies:
+Errors are HTTP statuses with OpenAI-style bodies (Anthropic-style on ``/messages``):
 
 * a malformed request (not JSON, a message without a role, an unknown parameter...) -> 400
   naming the field; an unknown path -> 404; a known path with another method -> 405;
@@ -37,6 +40,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from agentkit.bridge.messages_wire import WIRE as MESSAGES_WIRE
+from agentkit.bridge.messages_wire import error_body as anthropic_error
+from agentkit.bridge.messages_wire import message_body, message_events, parse_messages_request
+from agentkit.bridge.responses_wire import WIRE as RESPONSES_WIRE
+from agentkit.bridge.responses_wire import (
+    named_sse_body,
+    parse_responses_request,
+    response_body,
+    response_events,
+)
 from agentkit.bridge.wire_trace import WireStep, WireTrace, WireTurn
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.events import dispatcher
@@ -57,9 +70,12 @@ from agentkit.llms.openai_wire import (
     sse_body,
 )
 from agentkit.llms.types import ChatMessage, ChatResponse, Usage
-from agentkit.recording import RecordedLLMError
+from agentkit.recording import RecordedLLMError, on_wire
 
 __all__ = ["Bridge", "HTTPAnswer", "DEFAULT_BASE_URL", "API_KEY"]
+
+_WIRES = ("/chat/completions", "/responses", "/messages")
+"""The endpoints of model calls, each read and answered by its wire (module docstring)."""
 
 DEFAULT_BASE_URL = "http://bridge.agentkit.invalid/v1"
 """The base URL of an in-process bridge (a reserved name: nothing on the network answers it)."""
@@ -98,6 +114,8 @@ class Bridge:
         self._prefix = urlsplit(self.base_url).path.rstrip("/")
         self._answers = 0
         self._messages: dict[str, ChatMessage] = {}  # every message read, by its JSON
+        self._read: dict[str, list[ChatMessage]] = {}  # the same, of the Messages API
+        self._conversations: dict[str, list[ChatMessage]] = {}  # by Responses API answer id
         self._lock = threading.Lock()  # sync callers take turns: one exchange at a time
         self._count = threading.Lock()
 
@@ -111,22 +129,22 @@ class Bridge:
         """Answer one HTTP request (from sync code: a sync client, a server thread)."""
         routed = self._route(method, path, body)
         if not isinstance(routed, tuple):
-            return routed
+            return self._shaped(path, routed)
         request, turn = routed
         with self._lock:
             answer: HTTPAnswer = turn.context.copy().run(run_sync, self._exchange(request, turn))
-        return answer
+        return self._shaped(path, answer)
 
     async def ahandle(self, method: str, path: str, body: bytes) -> HTTPAnswer:
         """Answer one HTTP request (from async code: an async client)."""
         routed = self._route(method, path, body)
         if not isinstance(routed, tuple):
-            return routed
+            return self._shaped(path, routed)
         request, turn = routed
         # the turn's context (clock, ids, listeners), whichever loop the client runs on
         task = asyncio.get_running_loop().create_task(self._exchange(request, turn),
                                                       context=turn.context.copy())
-        return await task
+        return self._shaped(path, await task)
 
     def stop(self) -> None:
         """Answer no more model calls (503) and end the turn of an agent in another process."""
@@ -135,15 +153,15 @@ class Bridge:
     # ------------------------------------------------------------------ routing
     def _route(self, method: str, path: str,
                body: bytes) -> HTTPAnswer | tuple[WireRequest, WireTurn]:
-        """An answer for anything but a chat completion to make; else its request and turn."""
+        """An answer for anything but a model call to make; else its request and turn."""
         if not path.startswith(self._prefix + "/"):
             return self._unknown(method, path)
         endpoint = path[len(self._prefix):].rstrip("/")
-        if endpoint == "/chat/completions":
+        if endpoint in _WIRES:
             if method != "POST":
                 return self._wrong_method(method, path, "POST")
             try:
-                request = parse_request(body, self._messages)
+                request = self._parse(endpoint, body)
                 return request, self.wire.turn_for(request)
             except RequestError as exc:
                 return self._request_error(exc)
@@ -153,10 +171,34 @@ class Bridge:
             return self._models(endpoint.removeprefix("/models").lstrip("/"))
         return self._unknown(method, path)
 
+    def _parse(self, endpoint: str, body: bytes) -> WireRequest:
+        """The request of a model call, read by the wire of its endpoint."""
+        if endpoint == "/responses":
+            return parse_responses_request(body, self._messages, self.conversation)
+        if endpoint == "/messages":
+            return parse_messages_request(body, self._read)
+        return parse_request(body, self._messages)
+
+    def conversation(self, response_id: str) -> list[ChatMessage] | None:
+        """The conversation a Responses API answer of this bridge ended (its request's input,
+        after the instructions, and its reply): what ``previous_response_id`` continues."""
+        with self._count:
+            return self._conversations.get(response_id)
+
+    def _shaped(self, path: str, answer: HTTPAnswer) -> HTTPAnswer:
+        """An error answer to the Messages API in Anthropic's shape (the others are
+        OpenAI's)."""
+        if answer.status < 400 or not path.rstrip("/").endswith(self._prefix + "/messages"):
+            return answer
+        error = json.loads(answer.body)["error"]
+        return HTTPAnswer.json(answer.status, anthropic_error(answer.status, error["message"]),
+                               {k: v for k, v in answer.headers.items() if k != "content-type"})
+
     def _unknown(self, method: str, path: str) -> HTTPAnswer:
         return HTTPAnswer.json(404, error_body(
             f"Unknown request URL: {method} {path}. The agentkit bridge serves POST "
-            f"{self._prefix}/chat/completions and GET {self._prefix}/models.",
+            f"{self._prefix}/chat/completions, POST {self._prefix}/responses, POST "
+            f"{self._prefix}/messages and GET {self._prefix}/models.",
             code="unknown_url"), self._headers())
 
     def _wrong_method(self, method: str, path: str, allowed: str) -> HTTPAnswer:
@@ -207,14 +249,16 @@ class Bridge:
             options.update(tools=request.tools, tool_choice=request.tool_choice,
                            allow_parallel_tool_calls=request.parallel_tool_calls)
         if not request.stream:
-            response = await self.llm.achat(request.messages, **options)
+            with on_wire(request.wire):
+                response = await self.llm.achat(request.messages, **options)
             return response.message, _usage(response), None
         last: ChatResponse | None = None
         deltas: list[str] = []
-        async for chunk in await self.llm.astream_chat(request.messages, **options):
-            last = chunk
-            if chunk.delta:
-                deltas.append(chunk.delta)
+        with on_wire(request.wire):
+            async for chunk in await self.llm.astream_chat(request.messages, **options):
+                last = chunk
+                if chunk.delta:
+                    deltas.append(chunk.delta)
         if last is None:
             raise RuntimeError(f"the model {self.model!r} streamed no chunk at all")
         text = last.message.content or ""
@@ -222,16 +266,33 @@ class Bridge:
 
     def _completion(self, request: WireRequest, message: ChatMessage, usage: Usage,
                     chunks: list[str] | None) -> HTTPAnswer:
+        """The answer to ``request`` in its wire's format (JSON, or its stream's events)."""
         headers = self._headers()
-        envelope: dict[str, Any] = {
-            "completion_id": f"chatcmpl-{headers['x-request-id'].removeprefix('req_')}",
-            "model": request.model, "created": int(EPOCH.timestamp() + now())}
+        number = int(headers["x-request-id"].removeprefix("req_"))
+        created = int(EPOCH.timestamp() + now())
         reply = WireReply.of(message, usage, chunks)
+        stream = {**headers, "content-type": "text/event-stream"}
+        if request.wire == RESPONSES_WIRE:
+            with self._count:
+                self._conversations[f"resp_{number}"] = [
+                    *request.messages[request.conversation:], message]
+            if not request.stream:
+                return HTTPAnswer.json(200, response_body(
+                    request, reply, usage, number=number, created=created), headers)
+            return HTTPAnswer(200, stream, named_sse_body(response_events(
+                request, reply, usage, number=number, created=created)))
+        if request.wire == MESSAGES_WIRE:
+            if not request.stream:
+                return HTTPAnswer.json(200, message_body(request, reply, usage, number=number),
+                                       headers)
+            return HTTPAnswer(200, stream, named_sse_body(message_events(
+                request, reply, usage, number=number)))
+        envelope: dict[str, Any] = {"completion_id": f"chatcmpl-{number}",
+                                    "model": request.model, "created": created}
         if not request.stream:
             return HTTPAnswer.json(200, completion_body(reply, usage, **envelope), headers)
         events = completion_events(reply, usage if request.include_usage else None, **envelope)
-        return HTTPAnswer(200, {**headers, "content-type": "text/event-stream"},
-                          sse_body(events))
+        return HTTPAnswer(200, stream, sse_body(events))
 
     def _failure(self, step: WireStep, error: Exception) -> HTTPAnswer:
         """The answer to a model call that failed (module docstring)."""

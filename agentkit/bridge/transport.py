@@ -9,6 +9,7 @@ workers) never reach each other's bridges; nothing is patched process-wide.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ import openai
 
 from agentkit.bridge.endpoint import API_KEY, Bridge, HTTPAnswer
 
-__all__ = ["BridgeTransport", "openai_clients"]
+__all__ = ["BridgeTransport", "openai_clients", "httpx2_clients"]
 
 
 class BridgeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
@@ -59,3 +60,32 @@ def openai_clients(bridge: Bridge, **options: Any) -> tuple[openai.OpenAI, opena
     async_http: Any = httpx.AsyncClient(transport=transport)
     return (openai.OpenAI(http_client=sync_http, **options),
             openai.AsyncOpenAI(http_client=async_http, **options))
+
+
+def httpx2_clients(bridge: Bridge) -> tuple[Any, Any]:
+    """A sync and an async ``httpx2`` client routed to ``bridge`` in-process: the HTTP stack of
+    Anthropic's SDK (which takes no httpx client), e.g. ``anthropic.Anthropic(base_url=
+    bridge.base_url.removesuffix("/v1"), api_key="any", http_client=sync)``. ``httpx2`` is
+    imported here (it comes with the SDKs that use it); it is not a dependency of agentkit."""
+    httpx2 = importlib.import_module("httpx2")
+
+    def answer(request: Any) -> Any:
+        got = bridge.handle(request.method, request.url.path, request.read())
+        return _httpx2_response(httpx2, got, request)
+
+    async def aanswer(request: Any) -> Any:
+        got = await bridge.ahandle(request.method, request.url.path, await request.aread())
+        return _httpx2_response(httpx2, got, request)
+
+    return (httpx2.Client(transport=httpx2.MockTransport(answer)),
+            httpx2.AsyncClient(transport=httpx2.MockTransport(aanswer)))
+
+
+def _httpx2_response(httpx2: Any, answer: HTTPAnswer, request: Any) -> Any:
+    if answer.failure == "timeout":
+        raise httpx2.ReadTimeout("scripted timeout (agentkit bridge)", request=request)
+    if answer.failure == "connect":
+        raise httpx2.ConnectError("scripted connection failure (agentkit bridge)",
+                                  request=request)
+    return httpx2.Response(answer.status, headers=answer.headers, content=answer.body,
+                           request=request)

@@ -270,9 +270,10 @@ def _serve_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "serve", help="serve a scenario's model on a loopback URL for an agent in another "
                       "process, then judge the agent's run",
-        description="Answer OpenAI-compatible requests (POST /v1/chat/completions, GET "
-                    "/v1/models) on 127.0.0.1 with the scenario's model for the agent type "
-                    "(its script, trajectory or recording), so an agent in another process or "
+        description="Answer model calls (OpenAI's POST /v1/chat/completions and POST "
+                    "/v1/responses, Anthropic's POST /v1/messages; GET /v1/models) on "
+                    "127.0.0.1 with the scenario's model for the agent type (its script, "
+                    "trajectory or recording), so an agent in another process or "
                     "language is tested by pointing it at the URL, printed as the first line. "
                     "Serves until stopped (Ctrl-C, SIGTERM), then writes the agent's trace, "
                     "built from its requests, and checks the scenario's expectations on it "

@@ -1,13 +1,15 @@
 """OpenAI Agents SDK agents under the harness (``pip install 'agentkit[openai-agents]'``): an
-``Agent`` run by ``Runner``, hand-offs included, over the SDK's chat-completions model routed
-through the bridge.
+``Agent`` run by ``Runner``, hand-offs included, over the SDK's default model -- the Responses
+API (``OpenAIResponsesModel``) -- routed through the bridge.
 
 A factory returns the user's starting agent (``return support_agent``); each run uses a clone
 of it and of the agents it hands off to, whose own ``FunctionTool``s of the scenario's tools'
-names are copies calling them as the scenario's, on an ``OpenAIChatCompletionsModel`` over the
-bridge's async client (``RunConfig.model``). The built-in type builds the agent over the
-scenario's tools instead (``context.tools``: ``FunctionTool`` objects with the scenario tools'
-own JSON schemas, running them through agentkit)::
+names are copies calling them as the scenario's, on an ``OpenAIResponsesModel`` over the
+bridge's async client (``RunConfig.model``): the agent speaks to the model as it does in
+production. ``openai_agents_agent(factory, api="chat_completions")`` runs it on the SDK's
+``OpenAIChatCompletionsModel`` instead, for an agent that uses that one. The built-in type
+builds the agent over the scenario's tools instead (``context.tools``: ``FunctionTool`` objects
+with the scenario tools' own JSON schemas, running them through agentkit)::
 
     @openai_agents_agent
     def framework_over_the_scenario(context):
@@ -27,7 +29,7 @@ import dataclasses
 import functools
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agentkit.bridge.agent import BridgeContext
 from agentkit.harness import AgentType
@@ -54,7 +56,19 @@ FRAMEWORK = Framework("OpenAI Agents SDK", "openai-agents", (
 """What ``agentkit[openai-agents]`` installs, and the versions it was tested with."""
 
 
+API = Literal["responses", "chat_completions"]
+"""The API an agent's model speaks to the bridge: the SDK's default (``responses``), or chat
+completions."""
+
+
 def _model(bridge: BridgeContext) -> Any:
+    """The SDK's default model (the Responses API) over the bridge."""
+    models = load("agents.models.openai_responses")
+    return models.OpenAIResponsesModel(model=bridge.model, openai_client=bridge.async_client)
+
+
+def _chat_model(bridge: BridgeContext) -> Any:
+    """The SDK's chat-completions model over the bridge."""
     models = load("agents.models.openai_chatcompletions")
     return models.OpenAIChatCompletionsModel(model=bridge.model,
                                              openai_client=bridge.async_client)
@@ -168,10 +182,11 @@ class _Run:
     """An Agents SDK agent run turn by turn on agentkit's model (``RunConfig.model``): the
     input list and the current agent carry over."""
 
-    def __init__(self, agent: Any, tools: ScenarioTools) -> None:
+    def __init__(self, agent: Any, tools: ScenarioTools,
+                 model: Callable[[BridgeContext], Any] = _model) -> None:
         self.agent = _with_own_tools(agent, tools) if tools.own else agent
         self.bridge = tools.bridge
-        self.model = _model(tools.bridge)
+        self.model = model(tools.bridge)
         self.items: list[Any] = []
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
@@ -203,15 +218,23 @@ class _Run:
 
 INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "an OpenAI Agents SDK Agent (the run's starting agent)")
+_INTEGRATIONS: dict[str, Integration] = {
+    "responses": INTEGRATION,
+    "chat_completions": dataclasses.replace(
+        INTEGRATION, model=_chat_model, run=functools.partial(_Run, model=_chat_model))}
 
 
 def openai_agents_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
-                        trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
-    """The agent type of the Agents SDK agent ``factory(context)`` returns (module docstring).
-    Works as a decorator, with or without arguments."""
+                        trajectory: TrajectoryRenderer | str | None = "tool_calls",
+                        api: API = "responses") -> Any:
+    """The agent type of the Agents SDK agent ``factory(context)`` returns (module docstring),
+    its model speaking ``api`` to the bridge (the SDK's default, the Responses API; or
+    ``"chat_completions"``). Works as a decorator, with or without arguments."""
+    if api not in _INTEGRATIONS:
+        raise ValueError(f"api must be one of {', '.join(_INTEGRATIONS)}, not {api!r}")
     if factory is None:
-        return functools.partial(openai_agents_agent, trajectory=trajectory)
-    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+        return functools.partial(openai_agents_agent, trajectory=trajectory, api=api)
+    return integration_type(_INTEGRATIONS[api], factory, trajectory=trajectory)
 
 
 def _agent(context: FrameworkContext) -> Any:

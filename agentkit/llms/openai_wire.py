@@ -58,7 +58,7 @@ from agentkit.llms.types import (
 __all__ = [
     # the client side
     "WireError", "parse_completion", "SSEDecoder", "StreamAssembler", "tool_selection",
-    "to_openai_messages", "MAX_ARGUMENT_DEPTH",
+    "to_openai_messages", "MAX_ARGUMENT_DEPTH", "image_block",
     # the server side
     "RequestError", "WireRequest", "WireTool", "parse_request", "from_openai_messages",
     "ANSWER_OPTIONS", "IGNORED_OPTIONS", "WireReply", "completion_body", "completion_events",
@@ -454,6 +454,12 @@ class WireRequest:
     stream: bool = False
     include_usage: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    wire: str | None = None
+    """The API it came over when not chat completions (``openai_responses``,
+    ``anthropic_messages``: :data:`agentkit.recording.WIRES`)."""
+    conversation: int = 0
+    """Where the conversation begins in ``messages``: after the system messages the request's
+    own ``instructions`` or ``system`` made (a Responses API chain keeps what follows)."""
 
     def last_text(self) -> str:
         """The last user or tool message's text (for messages naming the request)."""
@@ -665,7 +671,7 @@ def _content_blocks(parts: Any, where: str, *, images: bool) -> list[TextBlock |
         if kind == "text" and isinstance(part.get("text"), str):
             blocks.append(TextBlock(text=part["text"]))
         elif kind == "image_url" and images:
-            blocks.append(_image_block(part.get("image_url"), at))
+            blocks.append(image_block(part.get("image_url"), at))
         else:
             allowed = "text and image_url" if images else "text"
             raise RequestError(f"{at}: unsupported content part {json.dumps(kind)} (this "
@@ -677,7 +683,9 @@ _DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;ba
                        re.DOTALL)
 
 
-def _image_block(image: Any, where: str) -> ImageBlock:
+def image_block(image: Any, where: str) -> ImageBlock:
+    """An image part's ``{"url", "detail"}`` as an image block (a data: URL decoded); a
+    malformed one is a :class:`RequestError` at ``where``."""
     url = image.get("url") if isinstance(image, dict) else None
     if not isinstance(url, str) or not url:
         raise RequestError(f"{where}.image_url.url: missing (an image part needs a URL or a "

@@ -42,10 +42,16 @@ no sample keys.
 
 **Formats.** The optional parts of a cassette each need a minimum ``format``
 (:data:`PART_FORMATS`): samples 2, ``mcp_exchanges`` 2, message references 3, role exchanges
-3. A cassette is written in the lowest format that holds all its parts (the highest of their
-needs; with none of them, format 1), so a recording keeps the format it always had. Formats
-1, 2 and 3 are read; a part that needs a higher format than the file declares is refused,
-naming the file, its line and the part.
+3, an exchange's ``wire`` 4. A cassette is written in the lowest format that holds all its
+parts (the highest of their needs; with none of them, format 1), so a recording keeps the
+format it always had. Formats 1 to 4 are read; a part that needs a higher format than the
+file declares is refused, naming the file, its line and the part.
+
+**Wires.** An agent on the bridge (:mod:`agentkit.bridge`) may speak chat completions, the
+Responses API or Anthropic's Messages API; the bridge reads each into the same LLM request, so
+one cassette format holds all three. An exchange made over the Responses or Messages API names
+it (``wire: openai_responses`` / ``anthropic_messages``: :data:`WIRES`, set by the bridge with
+:func:`on_wire`); the request it is matched by is the model's, whichever API carried it.
 
 **Roles.** Beside the agent's exchanges a scenario's cassette keeps those of the harness's own
 LLM roles -- an LLM judge's verdicts, a simulated user's messages -- each tagged with its
@@ -65,10 +71,14 @@ from agentkit.recording._cassette import (
     CASSETTE_FORMAT,
     CASSETTE_FORMATS,
     RECORD_MODES,
+    WIRES,
     Cassette,
     Exchange,
     RecordMode,
+    Wire,
+    current_wire,
     dump_yaml,
+    on_wire,
 )
 from agentkit.recording._errors import CassetteError, CassetteMissError, RecordedLLMError
 from agentkit.recording._player import CassettePlayer
@@ -108,6 +118,11 @@ __all__ = [
     "check_cassette",
     "parts_of",
     "dump_yaml",
+    # the API an agent spoke to the bridge
+    "Wire",
+    "WIRES",
+    "on_wire",
+    "current_wire",
     # requests as a cassette keys them
     "canonical_request",
     "request_hash",

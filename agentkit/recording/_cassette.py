@@ -5,10 +5,12 @@ redacted, in the lowest format that holds it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -28,12 +30,37 @@ from agentkit.recording._schema import (
 )
 
 __all__ = ["CASSETTE_FORMAT", "CASSETTE_FORMATS", "RecordMode", "RECORD_MODES", "Cassette",
-           "Exchange", "dump_yaml"]
+           "Exchange", "dump_yaml", "WIRES", "Wire", "on_wire", "current_wire"]
 
-CASSETTE_FORMAT = 3
+CASSETTE_FORMAT = 4
 """The newest cassette format (package docstring: each optional part needs a minimum format,
 and a cassette is written in the lowest one that holds all its parts)."""
-CASSETTE_FORMATS = (1, 2, 3)
+CASSETTE_FORMATS = (1, 2, 3, 4)
+Wire = Literal["openai_responses", "anthropic_messages"]
+WIRES: tuple[str, ...] = ("openai_responses", "anthropic_messages")
+"""The wires an exchange may name besides OpenAI chat completions (an exchange naming none came
+over chat completions, or from agentkit's own agents): the API the agent spoke to the bridge."""
+_WIRE: ContextVar[Wire | None] = ContextVar("agentkit_wire", default=None)
+
+
+@contextmanager
+def on_wire(wire: str | None) -> Iterator[None]:
+    """Model calls inside came over ``wire`` (one of :data:`WIRES`, or None for chat
+    completions; the bridge says so): a recording notes it on the exchanges it records. The
+    wire is not part of the request's match: the same conversation replays whichever API
+    carries it."""
+    if wire is not None and wire not in WIRES:
+        raise ValueError(f"unknown wire {wire!r}; use one of {', '.join(WIRES)} (or None)")
+    token = _WIRE.set(cast(Wire | None, wire))
+    try:
+        yield
+    finally:
+        _WIRE.reset(token)
+
+
+def current_wire() -> Wire | None:
+    """The wire the model call being made came over (:func:`on_wire`; None: chat completions)."""
+    return _WIRE.get()
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -67,11 +94,15 @@ class Exchange:
     """The harness role that made the request (``judge``, ``user``); None: the agent."""
     key: dict[str, str] | None = None
     """A role exchange's :class:`RoleKey` as written (:meth:`RoleKey.fields`)."""
+    wire: Wire | None = None
+    """The API the agent spoke to the bridge (:data:`WIRES`; None: chat completions)."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
         if self.role is not None:
             data.update({"role": self.role, "key": dict(self.key or {})})
+        if self.wire is not None:
+            data["wire"] = self.wire
         data.update({"request_hash": self.request_hash, "request": self.request})
         if self.response is not None:
             data["response"] = self.response
@@ -258,7 +289,8 @@ def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]
     if not isinstance(exchange, ExchangeData):
         return {}
     key = exchange.key.model_dump(exclude_none=True) if exchange.key is not None else None
-    return {"sample": exchange.sample or 0, "role": exchange.role, "key": key}
+    return {"sample": exchange.sample or 0, "role": exchange.role, "key": key,
+            "wire": exchange.wire}
 
 
 def _exchanges_dict(exchanges: list[Exchange], *, sampled: bool) -> list[dict[str, Any]]:

@@ -12,7 +12,13 @@ from agentkit.core.secrets import Redactor
 from agentkit.core.sim import Stopwatch, asleep
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest, estimate_usage
 from agentkit.llms.types import ChatResponse, LLMMetadata
-from agentkit.recording._cassette import RECORD_MODES, Cassette, Exchange, RecordMode
+from agentkit.recording._cassette import (
+    RECORD_MODES,
+    Cassette,
+    Exchange,
+    RecordMode,
+    current_wire,
+)
 from agentkit.recording._errors import CassetteMissError
 from agentkit.recording._player import CassettePlayer, Slot, slot_of
 from agentkit.recording._requests import canonical_request, public_url, request_hash
@@ -199,7 +205,8 @@ class RecordingLLM(FunctionCallingLLM):
                                        if slot_of(e) != slot or e.sample != self.sample]
         self._recorded_hashes.add(slot)
         exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
-                            latency=round(watch.wall, 6), sample=self.sample)
+                            latency=round(watch.wall, 6), sample=self.sample,
+                            wire=current_wire() if role is None else None)
         if role is not None:
             exchange.role, exchange.key = role
         if error is not None:

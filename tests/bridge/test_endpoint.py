@@ -140,7 +140,7 @@ def test_an_unknown_path_is_a_404_saying_what_is_served():
     assert answer.status_code == 404
     assert answer.json()["error"]["message"] == (
         "Unknown request URL: POST /v1/completions. The agentkit bridge serves POST "
-        "/v1/chat/completions and GET /v1/models.")
+        "/v1/chat/completions, POST /v1/responses, POST /v1/messages and GET /v1/models.")
 
 
 def test_a_known_path_with_another_method_is_a_405():

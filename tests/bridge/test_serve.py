@@ -122,6 +122,50 @@ def test_an_openai_client_streams_from_it_like_from_any_server(serve):
 
 
 @pytest.mark.slow
+def test_an_openai_client_on_the_responses_api_runs_the_scenario_to_a_pass(serve, tmp_path):
+    served = serve()
+    client = openai.OpenAI(base_url=served.url, api_key="anything", max_retries=0)
+    tool = {"type": "function", "name": "add", "parameters": ADD["function"]["parameters"]}
+
+    first = client.responses.create(model="m", input="What is 2 + 3?", tools=[tool])
+    (call,) = first.output
+    with client.responses.stream(model="m", previous_response_id=first.id, tools=[tool], input=[
+            {"type": "function_call_output", "call_id": call.call_id, "output": "5"}]) as stream:
+        answer = stream.get_final_response().output_text
+    code, out, err = served.stop(signal.SIGINT)
+
+    assert (call.name, json.loads(call.arguments), answer) == ("add", {"a": 2, "b": 3},
+                                                               "2 + 3 = 5")
+    assert code == 0, out + err
+    (turn,) = json.loads((tmp_path / "trace.json").read_text())["turns"]
+    assert [(c["name"], c["output"]) for c in turn["steps"][0]["tool_calls"]] == [("add", "5")]
+
+
+@pytest.mark.slow
+def test_an_anthropic_client_on_the_messages_api_runs_the_scenario_to_a_pass(serve, tmp_path):
+    import anthropic
+
+    served = serve()
+    client = anthropic.Anthropic(base_url=served.url.removesuffix("/v1"), api_key="anything",
+                                 max_retries=0)
+    tool = {"name": "add", "input_schema": ADD["function"]["parameters"]}
+
+    first = client.messages.create(model="m", max_tokens=100, messages=[QUESTION], tools=[tool])
+    (use,) = first.content
+    with client.messages.stream(model="m", max_tokens=100, tools=[tool], messages=[
+            QUESTION, {"role": "assistant", "content": [use.model_dump(exclude_none=True)]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                          "content": "5"}]}]) as stream:
+        answer = stream.get_final_text()
+    code, out, err = served.stop(signal.SIGINT)
+
+    assert (use.name, use.input, answer) == ("add", {"a": 2, "b": 3}, "2 + 3 = 5")
+    assert code == 0, out + err
+    (turn,) = json.loads((tmp_path / "trace.json").read_text())["turns"]
+    assert [(c["name"], c["output"]) for c in turn["steps"][0]["tool_calls"]] == [("add", "5")]
+
+
+@pytest.mark.slow
 def test_sigint_stops_it_writes_the_wire_trace_and_exits_0_when_expectations_hold(serve,
                                                                                    tmp_path):
     served = serve()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from agentkit.core.errors import BadInputError
 from agentkit.harness._agent_types import AGENT_TYPES
@@ -285,3 +286,36 @@ agents:
     error = result.trace.turns[0].error or ""
     assert "ALLOW_MODEL_REQUESTS is False in this session" in error, error
     assert "override_allow_model_requests(True)" in error
+
+
+@pytest.mark.parametrize(("api", "wire"), [("responses", "openai_responses"),
+                                           ("chat_completions", None)])
+def test_the_agents_sdk_speaks_the_responses_api_by_default_and_chat_completions_on_request(
+        tmp_path, api, wire):
+    from agents import Agent
+
+    @openai_agents_agent(api=api)
+    def support(context: Any) -> Any:
+        return Agent(name="Assistant", instructions="Add numbers.", tools=context.tools)
+
+    register_agent_type("sdk_agent", support)
+    path = _write(tmp_path, adding_scenario("wired", """\
+expect:
+  answer: {contains: "5"}
+  tool_calls:
+    calls: [{name: add, args: {a: 2, b: 3}}]
+agents:
+  sdk_agent:
+    recording: cassettes/wired.sdk_agent.yaml
+"""))
+    live = FakeOpenAIServer([tool_call("add", a=2, b=3), "2 + 3 = 5"]).llm("gpt-4o-mini")
+
+    recording = record_scenario(path, "sdk_agent", live, "once")
+
+    assert recording.ok and recording.written, recording.problems
+    cassette = yaml.safe_load((tmp_path / "cassettes" / "wired.sdk_agent.yaml").read_text())
+    assert [e.get("wire") for e in cassette["exchanges"]] == [wire, wire]
+    first = cassette["exchanges"][0]["request"]["messages"][0]
+    assert (first["role"], first["content"]) == ("system", "Add numbers.")
+    replay = run_scenario(path, "sdk_agent")
+    assert replay.passed and cassette_miss(replay) is None, replay.problems

@@ -382,7 +382,7 @@ def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
     message = _load_error(path, "format: 9\nexchanges: []\n")
 
     assert message == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
-                       "reads formats 1, 2, 3); re-record it")
+                       "reads formats 1, 2, 3, 4); re-record it")
 
 
 def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
@@ -740,3 +740,43 @@ def test_a_cassette_problem_quoting_a_line_break_stays_on_one_line(tmp_path):
 
     assert message.splitlines() == [
         f"{path}:2: mo\\ndel: unknown field `mo\\ndel`; did you mean `model`?"]
+
+
+# ----------------------------------------------------------------- wires
+_WIRED = """\
+format: {format}
+exchanges:
+  - wire: {wire}
+    request: {{kind: chat, stream: false, messages: [{{role: user, content: hi}}]}}
+    response: {{message: {{role: assistant, content: hello}}}}
+"""
+
+
+def test_an_exchange_over_another_wire_keeps_it_and_needs_format_4(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(_WIRED.format(format=4, wire="anthropic_messages"), "utf-8")
+
+    cassette = Cassette.load(path)
+
+    assert cassette.exchanges[0].wire == "anthropic_messages"
+    assert cassette.to_dict()["format"] == 4
+    assert cassette.to_dict()["exchanges"][0]["wire"] == "anthropic_messages"
+    assert _load_error(path, _WIRED.format(format=3, wire="openai_responses")) == (
+        f"{path}:3: exchanges.0.wire: an exchange's `wire` (the Responses or Messages API) "
+        "belongs to a cassette of `format: 4`, but the file says `format: 3`; write "
+        "`format: 4` (or re-record it)")
+    assert "exchanges.0.wire" in _load_error(path, _WIRED.format(format=4, wire="grpc"))
+
+
+def test_a_chat_completions_recording_names_no_wire_and_keeps_its_format(tmp_path):
+    from agentkit.bridge import Bridge, openai_clients
+    from agentkit.recording import RecordingLLM
+
+    bridge = Bridge(RecordingLLM(ScriptedLLM(["5"]), tmp_path / "c.yaml", "once"))
+    client, _ = openai_clients(bridge)
+    with bridge.wire.turn("What is 2 + 3?"):
+        client.chat.completions.create(model="m", messages=[
+            {"role": "user", "content": "What is 2 + 3?"}])
+
+    data = yaml.safe_load((tmp_path / "c.yaml").read_text("utf-8"))
+    assert data["format"] == 1 and "wire" not in data["exchanges"][0]
