@@ -171,10 +171,13 @@ def record_first(request: pytest.FixtureRequest, scenario: Scenario,
 def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult]:
     """``run_scenario(path, agent_type=None, *, state=None) -> ScenarioResult`` (honours
     --record-mode; ``state`` reaches the agent type's factory as ``context.state``), judged
-    once, without a snapshot."""
+    once, without a snapshot: assert on its ``passed``, ``problems``, ``trace``. A relative
+    ``path`` is from the rootdir (as pytest shows node ids), whatever the current folder."""
 
     def run(scenario: Scenario | str | Path, agent_type: str | None = None, *,
             state: Mapping[str, Any] | None = None) -> ScenarioResult:
+        if not isinstance(scenario, Scenario) and Path.cwd() != request.config.rootpath:
+            scenario = request.config.rootpath / scenario  # an absolute path stays as it is
         loaded = load(scenario)
         record_first(request, loaded, agent_type, state)
         result = execute_scenario(loaded, agent_type, state=state)

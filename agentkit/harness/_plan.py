@@ -8,7 +8,7 @@ Loading (:func:`agentkit.scenario.load_scenario`) reads and validates the file a
   ``agents`` gets every agent type that can render it; both sides of a ``resume_from`` are
   workflow agent types;
 * the tools' code -- a trajectory's calls name the tools (imported from their refs) and their
-  parameters;
+  parameters; the calls ``expect.tool_calls`` lists name the tools;
 * recorded runs -- a resume's step is one after which the recorded run went on (its recorded
   trace: the snapshot of the recorded agent type);
 * MCP servers -- two servers are not given one name.
@@ -20,9 +20,11 @@ plans its scenario first (:func:`load`, which the scenario runner and so every f
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
+from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
 from agentkit.core.errors import one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.harness._agent_types import (
@@ -37,7 +39,7 @@ from agentkit.harness._mcp import mcp_problems
 from agentkit.harness._world import SimulatedTool, built_tools
 from agentkit.scenario.layout import snapshot_file
 from agentkit.scenario.loader import ScenarioError, load_scenario
-from agentkit.scenario.model import AgentSpec, Scenario
+from agentkit.scenario.model import AgentSpec, Expect, Scenario
 from agentkit.scenario.trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["plan_scenario", "load", "recorded_steps", "not_a_workflow"]
@@ -75,7 +77,9 @@ def plan_scenario(scenario: Scenario) -> Scenario:
         scenario.agents = {name: AgentSpec.model_validate({}) for name in renderable_agent_types()}
     problems = _Problems(scenario)
     unknown = _check_agent_names(scenario, problems)
-    _check_trajectory(scenario, unknown, problems)
+    tools = _scenario_tools(scenario, problems)
+    _check_trajectory(scenario, unknown, problems, tools)
+    _check_expected_calls(scenario, tools, problems)
     _check_resume(scenario, unknown, problems)
     for loc, message in mcp_problems(scenario):
         problems.add(loc, message)
@@ -102,7 +106,8 @@ def _check_agent_names(scenario: Scenario, problems: _Problems) -> set[str]:
     return unknown
 
 
-def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems) -> None:
+def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems,
+                      tools: list[SimulatedTool] | None) -> None:
     """Every agent type without a script or recording can render the trajectory, and the
     trajectory's calls name the scenario's tools and their parameters (the tools of an MCP
     server are known only in a run, where the world stage checks them)."""
@@ -117,7 +122,6 @@ def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems
                                            "(it has no renderer): give it a `script`, or "
                                            "register one with register_agent_type(..., "
                                            "trajectory=renderer)")
-    tools = _trajectory_tools(scenario, problems)
     if tools is None:
         return
     try:
@@ -127,15 +131,46 @@ def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems
             problems.add(loc, message)
 
 
-def _trajectory_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
-    """The scenario's tools, to check the trajectory's calls against; None when one cannot
-    be told (a ref that cannot be used, reported; an MCP server's), so calls to it are not
-    called unknown."""
+def _scenario_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
+    """The scenario's tools, to check the trajectory's and the expected calls against (built
+    only for a scenario that has either); None when one cannot be told (a ref that cannot be
+    used, reported; an MCP server's), so calls to it are not called unknown."""
+    expected = [scenario.expect, *(spec.expect for spec in scenario.agents.values())]
+    if scenario.trajectory is None and not any(
+            expect is not None and expect.tool_calls is not None for expect in expected):
+        return None
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
     tools, found = built_tools(refs, scenario.path)
     for loc, message in found:
         problems.add(loc, message)
     return None if found or len(refs) < len(scenario.tools) else tools
+
+
+def _check_expected_calls(scenario: Scenario, tools: list[SimulatedTool] | None,
+                          problems: _Problems) -> None:
+    """Every ``expect.tool_calls`` entry (the scenario's and each agent type's) names one of
+    the scenario's tools, as a trajectory's calls must. A scenario without tools is left
+    alone: its agents bring their own (an agent traced from the wire); an entry that expects
+    the call to fail may name a tool that does not exist (the agent asking for one), and a
+    team's calls may be its hand-offs."""
+    if not tools:
+        return
+    names = [tool.metadata.name for tool in tools]
+    if any(spec.team is not None for spec in scenario.agents.values()):
+        names.append(HANDOFF_TOOL_NAME)
+    places: list[tuple[Loc, Expect | None]] = [(("expect",), scenario.expect)]
+    places += [(("agents", name, "expect"), spec.expect) for name, spec in scenario.agents.items()]
+    for loc, expect in places:
+        if expect is None or expect.tool_calls is None:
+            continue
+        for index, call in enumerate(expect.tool_calls.calls):
+            if call.name in names or call.error not in (None, False):
+                continue
+            close = difflib.get_close_matches(call.name, names, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            problems.add((*loc, "tool_calls", "calls", index, "name"),
+                         f"unknown tool `{call.name}`; {hint}(the scenario's tools: "
+                         f"{', '.join(names)})")
 
 
 def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:
