@@ -134,15 +134,17 @@ def _check_trajectory(scenario: Scenario, unknown: set[str], problems: _Problems
 def _scenario_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
     """The scenario's tools, to check the trajectory's and the expected calls against (built
     only for a scenario that has either); None when one cannot be told (a ref that cannot be
-    used, reported; an MCP server's), so calls to it are not called unknown."""
+    used, reported for a trajectory, else when the run builds its world; an MCP server's), so
+    calls to it are not called unknown."""
     expected = [scenario.expect, *(spec.expect for spec in scenario.agents.values())]
     if scenario.trajectory is None and not any(
             expect is not None and expect.tool_calls is not None for expect in expected):
         return None
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
     tools, found = built_tools(refs, scenario.path)
-    for loc, message in found:
-        problems.add(loc, message)
+    if scenario.trajectory is not None:  # else a ref that cannot be used fails its run
+        for loc, message in found:
+            problems.add(loc, message)
     return None if found or len(refs) < len(scenario.tools) else tools
 
 
