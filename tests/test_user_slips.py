@@ -323,7 +323,8 @@ def test_pytest_names_the_cause_of_each_slip_and_with_v_the_user_traceback(trave
 
 
 # ------------------------------------------------------------- re-recording
-@pytest.mark.agentkit_allow_loopback
+@pytest.mark.slow  # four processes against a live (loopback) model; the plugin's hint is
+@pytest.mark.agentkit_allow_loopback  # checked in the default run by test_plugin_recording.py
 def test_every_re_record_hint_is_the_command_that_re_records_as_printed(travel,
                                                                         agentkit) -> None:
     root, env = travel
