@@ -6,7 +6,8 @@ a project's other tests: everything here is opt-in, VCR-style.
   configures -- the ini option ``agentkit_scenarios``, else ``scenarios`` under
   ``[tool.agentkit]`` in pyproject.toml, else ``scenarios/`` at the rootdir -- and only YAML
   files that are agentkit's (:func:`agentkit.scenario._loader.is_scenario_file`): any other
-  YAML file there is left alone. Each item runs the scenario, checks its expectations and
+  YAML file there is left alone. Run without paths, pytest collects those folders even when
+  ``testpaths`` leaves them out (its header says so). Each item runs the scenario, checks its expectations and
   compares its trace with a syrupy snapshot (``__snapshots__/<file stem>/<agent type>.json``
   beside the file); ``--snapshot-update`` accepts a change.
 * **Agent types** the project declares in ``[tool.agentkit.agent_types]`` are available (as
@@ -57,7 +58,12 @@ from typing import Any
 
 import pytest
 
-from agentkit._pytest.collection import ScenarioFile, collect_file
+from agentkit._pytest.collection import (
+    ScenarioFile,
+    added_folders_header,
+    collect_beside_testpaths,
+    collect_file,
+)
 from agentkit._pytest.fixtures import (
     RecordingFailed,
     _agentkit_unused_script_check,
@@ -107,6 +113,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(DisagreementSummary(), "agentkit-judge-disagreements")
     configure_otel(config)
     read_allowed_hosts(config)
+    collect_beside_testpaths(config)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return added_folders_header(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -2,7 +2,7 @@
 pytest alike, with a message naming the call.
 
 A user's support project (tools `lookup_order`, `refund`, `escalate`; the refunds written to
-the project's own ledger) is broken six ways: a tool removed from the agent's world, a tool
+the project's own ledger) is broken six ways: a tool removed from the agent, a tool
 parameter renamed, the refund called by the agent's own code around its steps (through the
 tool object), the refund function called directly by the agent's factory (a side effect no
 tool object sees: the ledger, read as the scenario's world, names it), a tool the agent brings
@@ -103,10 +103,23 @@ def _write(root: Path, relative: str, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+NO_ESCALATE_AGENT = """\
+from agentkit.agent import FunctionCallingAgent
+
+
+def build(context):
+    # the bug: escalate was dropped from the agent's tools
+    tools = [t for t in context.tools if t.metadata.name != "escalate"]
+    return FunctionCallingAgent.from_tools(tools, llm=context.llm)
+"""
+
+
 def _remove_escalate(root: Path) -> None:
-    text = (root / "scenarios/support.yaml").read_text(encoding="utf-8")
-    _write(root, "scenarios/support.yaml",
-           text.replace('  - {ref: "support_tools:escalate", latency: 2.0}\n', ""))
+    # from the agent (a scenario expecting a call of a tool it does not give is bad input,
+    # reported where the call is expected)
+    _write(root, "no_escalate_agent.py", NO_ESCALATE_AGENT)
+    _write(root, "pyproject.toml", '[tool.agentkit.agent_types]\nfunction_calling = '
+           '{ ref = "no_escalate_agent:build", trajectory = "function_calling" }\n')
 
 
 def _rename_refund_amount(root: Path) -> None:

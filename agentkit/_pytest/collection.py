@@ -11,19 +11,46 @@ from pathlib import Path
 import pytest
 
 from agentkit._pytest.items import ScenarioItem, scenario_test
-from agentkit._pytest.options import project_of
+from agentkit._pytest.options import project_of, shown_path
 from agentkit.core.errors import HarnessError
 from agentkit.harness import load
 from agentkit.scenario._loader import ScenarioError, is_scenario_file
 
-__all__ = ["collect_file", "ScenarioFile"]
+__all__ = ["collect_file", "ScenarioFile", "collect_beside_testpaths", "added_folders_header"]
 
 _NOT_SCENARIOS = frozenset({"__snapshots__", "cassettes"})
+_ADDED = pytest.StashKey[list[Path]]()
 
 
 def _scenario_folders(config: pytest.Config) -> list[Path]:
     configured = config.getini("agentkit_scenarios")
     return list(configured) if configured else list(project_of(config).scenarios)
+
+
+def collect_beside_testpaths(config: pytest.Config) -> None:
+    """When pytest runs without paths, ``testpaths`` gives them; the project's scenario
+    folders that it leaves out are collected too (a project's tests and its scenarios are
+    all its tests: a ``testpaths = ["tests"]`` written for the one must not silently drop the
+    other). Paths given on the command line are collected as given."""
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return
+    root = config.invocation_params.dir
+    given = [(root / arg).resolve() for arg in config.args]
+    added = [folder for folder in _scenario_folders(config)
+             if folder.is_dir() and not any(folder.resolve().is_relative_to(path)
+                                            for path in given)]
+    config.args.extend(str(folder) for folder in added)
+    config.stash[_ADDED] = added
+
+
+def added_folders_header(config: pytest.Config) -> str | None:
+    """The header line saying which scenario folders were collected beside ``testpaths``."""
+    added = config.stash.get(_ADDED, [])
+    if not added:
+        return None
+    shown = ", ".join(shown_path(folder, config.rootpath) for folder in added)
+    return (f"agentkit: scenarios collected from {shown} too (testpaths leaves "
+            f"{'it' if len(added) == 1 else 'them'} out; name paths to run only those)")
 
 
 def _in_scenario_folder(file_path: Path, folders: list[Path]) -> bool:

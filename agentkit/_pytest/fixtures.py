@@ -179,10 +179,14 @@ def run_scenario(request: pytest.FixtureRequest) -> Callable[..., ScenarioResult
     """``run_scenario(path, agent_type=None, *, state=None, world=...) -> ScenarioResult``
     (honours --record-mode; ``state`` reaches the agent type's factory as ``context.state``;
     ``world`` is the scenario world the tools act on, instead of the one its ``world:``
-    builds), judged once, without a snapshot."""
+    builds), judged once, without a snapshot: assert on its ``passed``, ``problems``,
+    ``trace``. A relative ``path`` is from the rootdir (as pytest shows node ids), whatever the
+    current folder."""
 
     def run(scenario: Scenario | str | Path, agent_type: str | None = None, *,
             state: Mapping[str, Any] | None = None, world: Any = NO_WORLD) -> ScenarioResult:
+        if not isinstance(scenario, Scenario) and Path.cwd() != request.config.rootpath:
+            scenario = request.config.rootpath / scenario  # an absolute path stays as it is
         loaded = load(scenario)
         record_first(request, loaded, agent_type, state)
         result = execute_scenario(loaded, agent_type, state=state, world=world)

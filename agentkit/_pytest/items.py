@@ -15,7 +15,7 @@ from agentkit._pytest.options import is_recording
 from agentkit._pytest.samples import note_samples, record_samples_first, warn_of_a_weak_gate
 from agentkit._pytest.snapshots import SyrupySnapshots
 from agentkit.core.errors import HarnessError
-from agentkit.harness import Case, CaseResult, cassette_miss, run_case
+from agentkit.harness import Case, CaseResult, run_case
 from agentkit.scenario._model import Scenario
 
 __all__ = ["ScenarioFailure", "ScenarioItem", "scenario_test"]
@@ -90,6 +90,7 @@ def _failure(title: str, case: CaseResult, request: pytest.FixtureRequest) -> st
     """Why the item fails (None: it passes): one header, then what the verdict says -- the
     root cause alone when the run stopped, a sampled case's statistics."""
     verdict, nodeid = case.verdict, request.node.nodeid
+    verbose = request.config.get_verbosity() > 0
     if verdict.passed:
         return None
     if case.sampled:
@@ -100,12 +101,13 @@ def _failure(title: str, case: CaseResult, request: pytest.FixtureRequest) -> st
     if verdict.outcome == "error":
         hint = (_record_hint(case.case, nodeid)
                 if verdict.stopped_by is not None and not is_recording(request.config) else None)
-        return f"{title} could not run:\n{hint or verdict.stopped_by}"
-    lines = verdict.lines()
+        return f"{title} could not run:\n" + ("\n".join(verdict.lines(verbose)) if hint is None
+                                               else hint)
+    lines = verdict.lines(verbose)
     if verdict.stopped_by is not None:
-        assert case.result is not None
-        if cassette_miss(case.result) is not None:
-            lines.append(f"to re-record: pytest --record-mode=rewrite '{nodeid}'")
+        hint = case.rerecord_hint(pytest_node=nodeid)
+        if hint is not None:
+            lines.append(hint)
         lines.append("(expectations and the snapshot are checked once the run gets through)")
         return f"{title} failed: " + "\n".join(lines)
     return f"{title} failed:\n" + "\n".join(lines)

@@ -14,6 +14,7 @@ from agentkit.agent.types import (
     TaskStepOutput,
 )
 from agentkit.agent.worker import AgentWorker
+from agentkit.core.events import AgentLimitEvent, dispatcher
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import FunctionCallingLLM
@@ -116,6 +117,9 @@ class FunctionCallingAgentWorker(AgentWorker):
             memory.put(response.message)
             return AgentChatResponse(response=text, sources=[]), True
         if state["n_function_calls"] >= self._max_function_calls:
+            if dispatcher.active:
+                dispatcher.emit(AgentLimitEvent(limit="max_function_calls",
+                                                value=self._max_function_calls))
             memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=text))
             return AgentChatResponse(response=text, sources=[]), True
         memory.put(response.message)

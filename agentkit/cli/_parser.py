@@ -59,7 +59,9 @@ def _run_command(commands: _Commands) -> None:
     sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
     sub.add_argument("--trace-dir", type=Path,
                      help="also write each run's trace as <dir>/<scenario>.<agent>.json")
-    sub.add_argument("-v", "--verbose", action="store_true", help="print every trace")
+    sub.add_argument("-v", "--verbose", action="store_true",
+                     help="print every trace, and the whole traceback of user code that raised "
+                          "(a factory, a tool)")
     _snapshot_options(sub, "run")
     sub.add_argument("--snapshot-update", action="store_true",
                      help="write the snapshot of each run that differs from it or has none "

@@ -32,8 +32,11 @@ def result_line(name: str, result: Any, verdict: Any) -> str:
             f"{roles}{judged}")
 
 
-def print_verdict(verdict: Any, out: TextIO, hint: str | None = None) -> None:
-    for line in verdict.lines():
+def print_verdict(verdict: Any, out: TextIO, hint: str | None = None,
+                  verbose: bool = False) -> None:
+    """The verdict's lines (``verbose``: with the user's tracebacks behind them), then
+    ``hint``."""
+    for line in verdict.lines(verbose):
         print("      " + line.replace("\n", "\n      "), file=out)
     if hint is not None:
         print(f"      {hint}", file=out)

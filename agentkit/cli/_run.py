@@ -56,7 +56,7 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
             case = run_case(Case(scenario, name), snapshots)
             total += 1
             verdict = case.verdict
-            _print_case(case, out)
+            _print_case(case, out, args.verbose)
             if args.junit_xml:
                 junit.append(_junit_case(case))
             counts[verdict.outcome] += 1
@@ -100,20 +100,21 @@ def _load_or_report(path: Path, counts: dict[str, int]) -> Any:
         return None
 
 
-def _print_case(case: Any, out: TextIO) -> None:
+def _print_case(case: Any, out: TextIO, verbose: bool = False) -> None:
     """What ``run`` prints of a case: its line (a sampled case's statistics), what its verdict
-    says (bad input on stderr, as such), and the snapshot file judging it wrote."""
+    says (bad input on stderr, as such; ``verbose``: with the user's tracebacks) and how to
+    record or re-record it, and the snapshot file judging it wrote."""
     verdict, result = case.verdict, case.result
     if case.sampled:
         print_sampled(case.case.name, case, out)
     else:
         print(result_line(case.case.name, result, verdict), file=out)
-        hint = record_hint(case.scenario, case.agent_type, verdict)
+        hint = record_hint(case.scenario, case.agent_type, verdict) or case.rerecord_hint()
         if verdict.kind == "input" and result is None:
             print(f"agentkit: error: {verdict.stopped_by}" + (f"\n  {hint}" if hint else ""),
                   file=sys.stderr)
         else:
-            print_verdict(verdict, out, hint)
+            print_verdict(verdict, out, hint, verbose)
     if case.snapshot_written is not None:
         print(f"      wrote {shown(case.snapshot_written)}", file=out)
 

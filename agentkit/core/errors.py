@@ -23,10 +23,14 @@ exception.
 
 from __future__ import annotations
 
+import sysconfig
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar, Literal
 
 __all__ = ["HarnessError", "BadInputError", "RecordingMismatchError", "AgentFailedError",
-           "InfrastructureError", "ErrorKind", "kind_of", "one_line"]
+           "InfrastructureError", "ErrorKind", "kind_of", "one_line", "UserCode"]
 
 ErrorKind = Literal["input", "recording", "agent", "infrastructure"]
 
@@ -35,6 +39,9 @@ class HarnessError(Exception):
     """An error the harness reports about a run; ``kind`` says whose it is."""
 
     kind: ClassVar[ErrorKind] = "agent"
+    user_code: UserCode | None = None
+    """Where the user's code raised the exception behind this error (a factory's), if it
+    did: its whole traceback is what verbose output shows."""
 
 
 class BadInputError(HarnessError, ValueError):
@@ -77,3 +84,50 @@ def one_line(text: str) -> str:
     (a key with a newline in it, an exception's multi-line message) stays one line of a
     report that lists one problem per line."""
     return text.translate(_BREAKS)
+
+
+#: Where code that is not the user's lives: agentkit itself, the standard library and
+#: installed packages (a framework the user's agent runs on).
+_NOT_USERS = tuple({str(Path(__file__).resolve().parents[1]),
+                    *(str(Path(path).resolve()) for name in ("stdlib", "platstdlib", "purelib",
+                                                             "platlib")
+                      if (path := sysconfig.get_paths().get(name)))})
+
+
+def _users(frame: traceback.FrameSummary) -> bool:
+    filename = frame.filename
+    if filename.startswith("<"):  # <frozen ...>, <string>: no file of the user's
+        return False
+    return not str(Path(filename).resolve()).startswith(_NOT_USERS)
+
+
+def _shown(filename: str) -> str:
+    path, cwd = Path(filename), Path.cwd()
+    return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else filename
+
+
+@dataclass(frozen=True)
+class UserCode:
+    """Where the user's own code (a factory, a tool, the agent's own methods) raised an
+    exception: its innermost frame outside agentkit, the standard library and installed
+    packages (``at``: ``file:line in function``, the file relative to the current folder when
+    under it) and the traceback of the user's frames (``traceback``: what ``-v`` shows)."""
+
+    at: str
+    traceback: str
+
+    @classmethod
+    def of(cls, error: BaseException | None) -> UserCode | None:
+        """Where ``error`` was raised in the user's code; None when no frame of the user's
+        raised it (or it is the harness's own error)."""
+        if error is None or isinstance(error, HarnessError):
+            return None
+        frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+                  if _users(frame)]
+        if not frames:
+            return None
+        last = frames[-1]
+        text = "".join(["Traceback (user code, most recent call last):\n",
+                        *traceback.format_list(frames),
+                        *traceback.format_exception_only(type(error), error)])
+        return cls(f"{_shown(last.filename)}:{last.lineno} in {last.name}", text.rstrip("\n"))

@@ -36,6 +36,7 @@ __all__ = [
     "ToolCallStartEvent",
     "ToolCallEndEvent",
     "ToolsOfferedEvent",
+    "AgentLimitEvent",
 ]
 
 Handler = Callable[["Event"], None]
@@ -136,6 +137,15 @@ class ToolCallEndEvent(Event):
     agent: str | None = None
     exception: BaseException | None = None
     """What the tool raised, when the call failed that way (the output holds its text)."""
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentLimitEvent(Event):
+    """An agent ended its task at one of its limits (``limit``, e.g. ``max_function_calls``,
+    at ``value``) although its model still asked for more: the answer is whatever it had."""
+
+    limit: str
+    value: int
 
 
 @dataclass(kw_only=True, slots=True)

@@ -22,6 +22,7 @@ from agentkit.verdict import (
     SampleRun,
     SnapshotSession,
     Verdict,
+    cassette_miss,
     judge,
     judge_error,
     judge_samples,
@@ -127,6 +128,19 @@ class CaseResult:
     def snapshot_written(self) -> Path | None:
         """The snapshot file judging the case wrote, if it wrote one."""
         return self.verdict.snapshot_written
+
+    def rerecord_hint(self, pytest_node: str | None = None) -> str | None:
+        """``to re-record: <command>`` for a run that stopped on a cassette miss (None: it did
+        not): the ``agentkit record`` command, or with ``pytest_node`` the pytest one, with
+        the model and server of the recording (:func:`~agentkit.harness.rerecord_command`,
+        the command ``agentkit replay`` prints too)."""
+        from agentkit.harness._record import rerecord_command
+
+        result = self.result
+        if result is None or cassette_miss(result) is None:
+            return None
+        command = rerecord_command(self.scenario, self.agent_type, pytest_node=pytest_node)
+        return f"to re-record: {command}"
 
     def spread(self) -> dict[str, Spread]:
         """Mean and spread of each cost over the samples that say something about the agent."""

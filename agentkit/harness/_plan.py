@@ -8,7 +8,7 @@ Loading (:func:`agentkit.scenario.load_scenario`) reads and validates the file a
   ``agents`` gets every agent type that can render it; both sides of a ``resume_from`` are
   workflow agent types;
 * the tools' code -- a trajectory's calls name the tools (imported from their refs) and their
-  parameters;
+  parameters; the calls ``expect.tool_calls`` lists name the tools;
 * recorded runs -- a resume's step is one after which the recorded run went on (its recorded
   trace: the snapshot of the recorded agent type);
 * MCP servers -- two servers are not given one name.
@@ -24,6 +24,7 @@ import difflib
 import json
 from pathlib import Path
 
+from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
 from agentkit.core.errors import one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.harness._agent_types import (
@@ -78,10 +79,10 @@ def plan_scenario(scenario: Scenario) -> Scenario:
     unknown = _check_agent_names(scenario, problems)
     ruled = scenario.expect.never or any(spec.expect is not None and spec.expect.never
                                          for spec in scenario.agents.values())
-    tools = (_scenario_tools(scenario, problems)
-             if scenario.trajectory is not None or ruled else None)
+    tools = _scenario_tools(scenario, problems, ruled=bool(ruled))
     _check_trajectory(scenario, unknown, tools, problems)
     _check_rules(scenario, tools, problems)
+    _check_expected_calls(scenario, tools, problems)
     _check_resume(scenario, unknown, problems)
     for loc, message in mcp_problems(scenario):
         problems.add(loc, message)
@@ -157,17 +158,51 @@ def _check_rules(scenario: Scenario, tools: list[SimulatedTool] | None,
                              f"`{pattern.name}` is not a tool of the scenario; {hint}")
 
 
-def _scenario_tools(scenario: Scenario, problems: _Problems) -> list[SimulatedTool] | None:
-    """The scenario's tools, to check the trajectory's calls and the rules' names against;
-    None when one cannot be told (a ref that cannot be used, reported; an MCP server's), so
-    calls to it are not called unknown."""
+def _scenario_tools(scenario: Scenario, problems: _Problems, *,
+                    ruled: bool) -> list[SimulatedTool] | None:
+    """The scenario's tools, to check the trajectory's calls, the expected calls and the rules'
+    names against (built only for a scenario that has one of them); None when one cannot be
+    told (a ref that cannot be used, reported for a trajectory or a rule, else when the run
+    builds its world; an MCP server's), so calls to it are not called unknown."""
+    expected = [scenario.expect, *(spec.expect for spec in scenario.agents.values())]
+    if scenario.trajectory is None and not ruled and not any(
+            expect is not None and expect.tool_calls is not None for expect in expected):
+        return None
     refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
     # a world's place is held by None: these tools are only looked at, never called
     tools, found = built_tools(refs, scenario.path,
                                None if scenario.world is not None else NO_WORLD)
-    for loc, message in found:
-        problems.add(loc, message)
+    if scenario.trajectory is not None or ruled:  # else a ref that cannot be used fails its run
+        for loc, message in found:
+            problems.add(loc, message)
     return None if found or len(refs) < len(scenario.tools) else tools
+
+
+def _check_expected_calls(scenario: Scenario, tools: list[SimulatedTool] | None,
+                          problems: _Problems) -> None:
+    """Every ``expect.tool_calls`` entry (the scenario's and each agent type's) names one of
+    the scenario's tools, as a trajectory's calls must. A scenario without tools is left
+    alone: its agents bring their own (an agent traced from the wire); an entry that expects
+    the call to fail may name a tool that does not exist (the agent asking for one), and a
+    team's calls may be its hand-offs."""
+    if not tools:
+        return
+    names = [tool.metadata.name for tool in tools]
+    if any(spec.team is not None for spec in scenario.agents.values()):
+        names.append(HANDOFF_TOOL_NAME)
+    places: list[tuple[Loc, Expect | None]] = [(("expect",), scenario.expect)]
+    places += [(("agents", name, "expect"), spec.expect) for name, spec in scenario.agents.items()]
+    for loc, expect in places:
+        if expect is None or expect.tool_calls is None:
+            continue
+        for index, call in enumerate(expect.tool_calls.calls):
+            if call.name in names or call.error not in (None, False):
+                continue
+            close = difflib.get_close_matches(call.name, names, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            problems.add((*loc, "tool_calls", "calls", index, "name"),
+                         f"unknown tool `{call.name}`; {hint}(the scenario's tools: "
+                         f"{', '.join(names)})")
 
 
 def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:

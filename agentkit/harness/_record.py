@@ -100,32 +100,58 @@ class Recording:
         return ", ".join(paths[:-1]) + f" and {paths[-1]}" if len(paths) > 1 else paths[0]
 
 
-def rerecord_command(scenario: Scenario, agent_type: str) -> str:
-    """The ``agentkit record`` command that records ``agent_type`` again from scratch, against
-    the model and server its cassette was recorded with (read from the cassette's header),
-    with as many samples, drawn the same way, for a sampled one, and the judge model its
-    verdicts were recorded with when the scenario names none and it was not the agent's."""
+def recorded_with(scenario: Scenario, agent_type: str) -> dict[str, str]:
+    """What ``agent_type`` was recorded with, read from its cassette's header, as a re-record
+    must give it again: ``model``, ``base_url`` (the server), a sampled one's ``samples``,
+    ``temperature`` and ``seed``, and ``judge_model``, the model its verdicts were recorded
+    with when the scenario names none and it was not the agent's. Empty: nothing recorded."""
     spec = scenario.agents[agent_type]
     members = spec.recorded() or [None]
     header = _previous(cassette_path(scenario, agent_type, members[0]))
-    words = ["agentkit", "record", str(scenario.path or scenario.name), "--agent", agent_type,
-             "--mode", "rewrite"]
-    if header is not None and header.model != "unknown":
-        words += ["--model", header.model]
-    if header is not None and header.base_url is not None:
-        words += ["--base-url", header.base_url]
-    if header is not None and header.samples is not None:
-        words += ["--samples", str(header.samples)]
+    if header is None:
+        return {}
+    found: dict[str, str] = {}
+    if header.model != "unknown":
+        found["model"] = header.model
+    if header.base_url is not None:
+        found["base_url"] = header.base_url
+    if header.samples is not None:
+        found["samples"] = str(header.samples)
         for key in ("temperature", "seed"):
             value = (header.sampling or {}).get(key)
             if value is not None:
-                words += [f"--{key}", f"{value:g}" if isinstance(value, float) else str(value)]
-    judges = {(e.key or {}).get("model") for e in (header.exchanges if header else [])
-              if e.role == "judge"}
+                found[key] = f"{value:g}" if isinstance(value, float) else str(value)
+    judges = {(e.key or {}).get("model") for e in header.exchanges if e.role == "judge"}
     named = any(judge.model is not None for judge in judge_panel(spec.judge or scenario.judge))
-    if header is not None and not named and len(judges) == 1 and header.model not in judges:
-        words += ["--judge-model", str(next(iter(judges)))]
-    return shlex.join(words)
+    if not named and len(judges) == 1 and header.model not in judges:
+        found["judge_model"] = str(next(iter(judges)))
+    return found
+
+
+#: :func:`recorded_with`'s settings as options of ``agentkit record`` and of pytest (which
+#: takes no temperature or seed: a sampled case is drawn as its scenario says).
+_OPTIONS = {"agentkit": {"model": "--model", "base_url": "--base-url", "samples": "--samples",
+                         "temperature": "--temperature", "seed": "--seed",
+                         "judge_model": "--judge-model"},
+            "pytest": {"model": "--agentkit-model", "base_url": "--agentkit-base-url",
+                       "samples": "--samples", "judge_model": "--agentkit-judge-model"}}
+
+
+def rerecord_command(scenario: Scenario, agent_type: str, *,
+                     pytest_node: str | None = None) -> str:
+    """The command that records ``agent_type`` again from scratch, against the model and
+    server its cassette was recorded with (:func:`recorded_with`): ``agentkit record``, or
+    with ``pytest_node`` (the scenario item's node id) ``pytest --record-mode=rewrite``. Every
+    face prints this one command, so what it prints runs as printed."""
+    face = "agentkit" if pytest_node is None else "pytest"
+    options = _OPTIONS[face]
+    given = [word for key, value in recorded_with(scenario, agent_type).items()
+             if key in options for word in (options[key], value)]
+    if pytest_node is None:
+        return shlex.join(["agentkit", "record", str(scenario.path or scenario.name), "--agent",
+                           agent_type, "--mode", "rewrite", *given])
+    node = f"'{pytest_node}'" if "'" not in pytest_node else shlex.quote(pytest_node)
+    return f"{shlex.join(['pytest', '--record-mode=rewrite', *given])} {node}"
 
 
 def record_scenario(scenario: Scenario | str | Path, agent_type: str,

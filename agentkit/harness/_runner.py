@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.errors import AgentFailedError, ErrorKind, HarnessError, kind_of
+from agentkit.core.errors import (
+    AgentFailedError,
+    ErrorKind,
+    HarnessError,
+    UserCode,
+    kind_of,
+)
 from agentkit.core.events import Event
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.harness._agent_types import (
@@ -408,8 +414,12 @@ def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
     name = (f"{getattr(factory, '__module__', '?')}:"
             f"{getattr(factory, '__qualname__', type(factory).__name__)}")
     given = f" (params given: {', '.join(params)})" if params else ""
-    return AgentFailedError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: the "
-                            f"agent type's factory {name} raised {text}{given}")
+    raised = UserCode.of(exc)
+    at = f" at {raised.at}" if raised is not None else ""
+    error = AgentFailedError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
+                             f"the agent type's factory {name} raised {text}{at}{given}")
+    error.user_code = raised
+    return error
 
 
 def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:
@@ -677,6 +687,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         response: str | None = None
         error: str | None = None
         kind: ErrorKind | None = None
+        raised: UserCode | None = None
         with collect_events() as events:
             try:
                 if turn.stream:
@@ -688,11 +699,13 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                     response = str(agent.chat(turn.user, **options))
             except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error, kind = f"{type(exc).__name__}: {exc}", kind_of(exc)
+                raised = UserCode.of(exc)
         trace.turns.append(build_turn(turn.user, [*role_events(before), *events], ids,
                                       response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
-                                      error_kind=kind, started=watch.started_at))
+                                      error_kind=kind, started=watch.started_at,
+                                      raised=raised))
         trace.turns[-1].world = world.after_turn() if world is not None else None
         if error is not None:
             break

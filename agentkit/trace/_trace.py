@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from agentkit.core.errors import ErrorKind
+from agentkit.core.errors import ErrorKind, UserCode
 from agentkit.core.events import (
+    AgentLimitEvent,
     AgentStepEndEvent,
     AgentStepStartEvent,
     Event,
@@ -169,6 +170,9 @@ class ToolCallTrace:
     finished: int = field(default=0, repr=False)
     """The place of the call's end among the turn's events (not written): with ``issued``, it
     orders calls that start and end at the same simulated time."""
+    raised: UserCode | None = field(default=None, repr=False)
+    """Where the user's tool raised, when it did (not written: a trace stays the same
+    wherever the project lives)."""
 
     def ended_before(self, other: ToolCallTrace) -> bool:
         """Whether this call (of the same turn) had finished when ``other`` started: on the
@@ -237,6 +241,11 @@ class TurnTrace:
     """The scenario world after the turn: its ``state`` (plain data) and its ``changes``
     since the start of the run (:func:`~agentkit.trace.state_changes`); written after the
     memory, and only for a scenario with a ``world:``."""
+    raised: UserCode | None = field(default=None, repr=False)
+    """Where the user's code raised the turn's ``error``, when it did (not written)."""
+    limit: str | None = field(default=None, repr=False)
+    """The limit the agent ended the turn at while its model asked for more (``max_function_
+    calls=5``), when it did (not written: what the model asked last is in the steps)."""
 
     @property
     def llm_calls(self) -> list[LLMCallTrace]:
@@ -362,6 +371,7 @@ def _drop_internal(data: dict[str, Any]) -> dict[str, Any]:
     data.pop("model", None)
     data.pop("provider", None)
     data.pop("finished", None)
+    data.pop("raised", None)
     return {k: v for k, v in data.items() if v is not None or k in ("response", "output")}
 
 
@@ -474,6 +484,8 @@ class TurnBuilder:
         self.tools: list[dict[str, Any]] = []
         self.seq = 0
         """How many events were fed so far: the place of the current one."""
+        self.limit: str | None = None
+        """The limit the agent stopped at (:class:`AgentLimitEvent`), if it did."""
         self.role_calls: list[RoleCallTrace] = []
         """Calls of the harness's roles (judges, simulated users): counted apart."""
         self._messages: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
@@ -555,6 +567,11 @@ def _llm_call_start(turn: TurnBuilder, event: LLMCallStartEvent) -> None:
     turn.offer(event.tools or [])
 
 
+@trace_handler(AgentLimitEvent)
+def _limit(turn: TurnBuilder, event: AgentLimitEvent) -> None:
+    turn.limit = f"{event.limit}={event.value}"
+
+
 @trace_handler(ToolsOfferedEvent)
 def _tools_offered(turn: TurnBuilder, event: ToolsOfferedEvent) -> None:
     turn.offer(event.tools)
@@ -583,16 +600,16 @@ def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
         output=str(event.output), is_error=event.is_error,
         latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
         scheduled=isinstance(event.exception, SimulatedToolError), issued=issued,
-        finished=turn.seq))
+        finished=turn.seq, raised=UserCode.of(event.exception)))
 
 
 def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                response: str | None, error: str | None, memory: Sequence[ChatMessage],
                wall_time: float, serial_time: float,
                warnings: Sequence[str] = (), error_kind: ErrorKind | None = None,
-               started: float = 0.0) -> TurnTrace:
+               started: float = 0.0, raised: UserCode | None = None) -> TurnTrace:
     """Assemble one turn from its events (see :func:`trace_handler`); ``started`` is the
-    virtual time the turn began."""
+    virtual time the turn began, ``raised`` where the user's code raised its ``error``."""
     turn = TurnBuilder(events, ids)
     for event in events:
         turn.feed(event)
@@ -600,7 +617,7 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
                      memory=ids.memory(memory), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
                      warnings=list(warnings), error_kind=error_kind, started=started,
-                     role_calls=turn.role_calls)
+                     role_calls=turn.role_calls, raised=raised, limit=turn.limit)
 
 
 def extend_turn(turn: TurnTrace, events: Sequence[Event], ids: IdNormalizer) -> None:

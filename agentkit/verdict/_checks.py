@@ -174,12 +174,16 @@ class ToolAccounting:
     """Each scenario tool's runs against the trace's calls of it. A tool that ran more often
     than the trace shows was called around the agent's steps (code calling it directly):
     a side effect no trace, expectation or snapshot sees. A tool the scenario gives a latency
-    or a failure schedule that never ran while the trace shows calls of its name was shadowed
-    by the agent's own tool of that name -- unless the agent is traced from the wire, whose
-    tools may be its own by design."""
+    or a failure schedule that never ran while the trace shows calls of its name was either
+    missing from the agent (the tools it offered its model lack it) or shadowed by the
+    agent's own tool of that name -- unless the agent is traced from the wire, whose tools
+    may be its own by design."""
 
     def evaluate(self, run: Run) -> list[Problem]:
         traced = Counter(call.name for call in run.trace.tool_calls)
+        # the tools the agent offered its model (empty: its steps do not tell)
+        offered = list(dict.fromkeys(tool["name"] for turn in run.trace.turns
+                                     for tool in turn.tools))
         found = []
         for tool in run.tools:
             if not isinstance(tool, CountedTool):
@@ -196,12 +200,21 @@ class ToolAccounting:
                     "calls")
             declared = [what for what, given in (("latency", tool.latency),
                                                  ("failure schedule", tool.failures)) if given]
-            if declared and tool.calls == 0 and traced[name] and not run.own_tools_allowed:
+            if not (declared and tool.calls == 0 and traced[name]
+                    and not run.own_tools_allowed):
+                continue
+            calls = f"{traced[name]} call{'' if traced[name] == 1 else 's'}"
+            if offered and name not in offered:
                 found.append(
-                    f"the trace shows {traced[name]} call{'' if traced[name] == 1 else 's'} of "
-                    f"`{name}`, but the scenario's `{name}` never ran: the agent called a tool "
-                    f"of its own by that name, so the scenario's {' and '.join(declared)} never "
-                    "applied; build the agent's tools from the factory's context.tools")
+                    f"the agent has no tool `{name}` (it was offered {', '.join(offered)}): "
+                    f"its {calls} of `{name}` found no tool, so the scenario's `{name}` never "
+                    "ran; give the agent every tool of the factory's context.tools")
+            else:
+                found.append(
+                    f"the trace shows {calls} of `{name}`, but the scenario's `{name}` never "
+                    "ran: the agent called a tool of its own by that name, so the scenario's "
+                    f"{' and '.join(declared)} never applied; build the agent's tools from the "
+                    "factory's context.tools")
         return _problems(found, "tool_accounting")
 
 
@@ -210,5 +223,17 @@ CHECKS: tuple[Check, ...] = (RecordingPrefix(), Expectations(), Conversation(), 
 
 
 def run_checks(run: Run, checks: tuple[Check, ...] = CHECKS) -> list[Problem]:
-    """Every problem the checks find in ``run``, in the checks' order."""
-    return [problem for check in checks for problem in check.evaluate(run)]
+    """Every problem the checks find in ``run``, in the checks' order, each once (a problem
+    found N times is told once, with its count); when there are any and the agent stopped at
+    one of its limits (its model still asking for tool calls), that comes first: the rest
+    may follow from it."""
+    found = Counter(problem for check in checks for problem in check.evaluate(run))
+    problems = [problem if count == 1 else Problem(f"{problem} ({count} times)", problem.kind)
+                for problem, count in found.items()]
+    limited = [(number, turn.limit) for number, turn in enumerate(run.trace.turns, start=1)
+               if turn.limit is not None]
+    if problems and limited:
+        number, limit = limited[0]
+        problems.insert(0, Problem(f"turn {number}: the agent stopped at its limit {limit} while "
+                                   "its model still asked for tool calls", "limit"))
+    return problems

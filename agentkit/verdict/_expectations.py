@@ -93,6 +93,66 @@ def _outcome_matches(spec: ToolCallSpec, call: _Call) -> bool:
     return spec.output is None or (not call.is_error and spec.output.matches(call.output))
 
 
+def _args_difference(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> str:
+    """How ``actual`` arguments differ from ``expected`` under ``args: mode``."""
+    if mode == "subset":
+        shown = [f"`{key}` missing" if key not in actual
+                 else f"`{key}` {json.dumps(actual[key], default=str)} "
+                      f"(expected {json.dumps(value, default=str)})"
+                 for key, value in expected.items()
+                 if key not in actual or actual[key] != value]
+        return f"the args differ (args: subset): {', '.join(shown)}"
+    if not expected:
+        return (f"the args differ (args: exact, and the entry gives none, so the call must "
+                f"have none; it has {', '.join(f'`{key}`' for key in actual)}): give its args, "
+                "or `args: subset` to check only those given")
+    differ = [f"`{key}`" for key in dict.fromkeys([*expected, *actual])
+              if expected.get(key, _ABSENT) != actual.get(key, _ABSENT)]
+    return f"the args differ (args: exact): {', '.join(differ)}"
+
+
+_ABSENT = object()
+
+
+def _outcome_difference(spec: ToolCallSpec, call: _Call) -> str:
+    """How the call's outcome differs from the one ``spec`` expects."""
+    if spec.error not in (None, False) and not call.is_error:
+        return f"it did not fail (it returned {short(call.output, 80)})"
+    if isinstance(spec.error, TextMatch):
+        return f"its error {short(call.output, 80)} does not match {spec.error.describe()}"
+    if call.is_error:
+        return f"it failed ({short(call.output, 80)}), and no error is expected"
+    assert spec.output is not None
+    return f"its output {short(call.output, 80)} does not match {spec.output.describe()}"
+
+
+def _difference(spec: ToolCallSpec, call: _Call, args_mode: str) -> str:
+    """The parts of ``call`` that differ from ``spec``: name, agent, args (with the ``args``
+    mode), outcome (error or output)."""
+    if spec.name != call.name:
+        return f"the name differs ({call.name}, expected {spec.name})"
+    parts = []
+    if spec.agent is not None and spec.agent != call.agent:
+        parts.append(f"the agent differs ({call.agent}, expected {spec.agent})")
+    if not _args_match(args_mode, spec.args, call.args):
+        parts.append(_args_difference(args_mode, spec.args, call.args))
+    if not _outcome_matches(spec, call):
+        parts.append(_outcome_difference(spec, call))
+    return "; ".join(parts)
+
+
+def _closest(spec: ToolCallSpec, actual: Sequence[_Call], args_mode: str) -> str:
+    """Why no call matched ``spec``, told of the first made call of its name (and agent) that
+    differs: what differs in it (empty: no such call was made; one that matches went to
+    another entry)."""
+    for call in actual:
+        if call.name == spec.name and (spec.agent is None or spec.agent == call.agent):
+            why = _difference(spec, call, args_mode)
+            if why:
+                return f"; the call of {spec.name} made differs: {why}"
+    return ""
+
+
 def _matches(spec: ToolCallSpec, call: _Call, args_mode: str) -> bool:
     return (spec.name == call.name and _args_match(args_mode, spec.args, call.args)
             and (spec.agent is None or spec.agent == call.agent)
@@ -122,9 +182,10 @@ def _assign(expected: Sequence[ToolCallSpec], actual: Sequence[_Call],
     return {index: j for j, index in owner.items()}
 
 
-def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
-                      label: str | None = None) -> tuple[list[str], dict[int, int]]:
-    """The problems, and which actual call each matched spec is (expected idx -> actual idx)."""
+def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str | None = None,
+                      explain: bool = True) -> tuple[list[str], dict[int, int]]:
+    """The problems, and which actual call each matched spec is (expected idx -> actual idx);
+    ``explain``: each says which part of the call differs (a hand-off is all name)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
     shown = ", ".join(_made(c) for c in actual) or "none"
     if expect.match == "strict":
@@ -138,7 +199,9 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
                 continue
             wanted = _spec(want) if want else "no call"
             gotten = _made(got) if got else "no call"
-            problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}")
+            why = _strict_difference(want, got, actual, index, expect.args) if explain else ""
+            problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}"
+                            + (f": {why}" if why else ""))
             break
         return problems, matched
     matched = _assign(expect.calls, actual, expect.args)
@@ -147,11 +210,26 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
     problems = []
     if expect.match in ("unordered", "subset") and missing:
         wanted = ", ".join(_spec(expect.calls[i]) for i in missing)
-        problems.append(f"{label}: expected {wanted} but it was not made (made: {shown})")
+        why = "".join(_closest(expect.calls[i], actual, expect.args)
+                      for i in missing) if explain else ""
+        problems.append(f"{label}: expected {wanted} but it was not made (made: {shown}){why}")
     if expect.match in ("unordered", "superset") and extra:
         unexpected = ", ".join(_made(actual[i]) for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")
     return problems, matched
+
+
+def _strict_difference(want: ToolCallSpec | None, got: _Call | None, actual: Sequence[_Call],
+                       index: int, args_mode: str) -> str:
+    """What differs between the expected and the made call at ``index`` of a strict match:
+    the order when the expected call was made elsewhere, else its parts."""
+    if want is None or got is None:
+        return ""
+    elsewhere = next((j for j, call in enumerate(actual)
+                      if j != index and _matches(want, call, args_mode)), None)
+    if elsewhere is not None:
+        return f"the order differs (it was made as call {elsewhere + 1})"
+    return _difference(want, got, args_mode)
 
 
 def _check_order(expect: ToolCallsExpect, actual: list[_Call],
@@ -192,7 +270,9 @@ def _check_tool_errors(trace: Trace, expect: Expect, expected: set[int]) -> list
            "tool_calls` entry, or allow failures with `expect.tool_errors: allow` (or a maximum)")
     limit = f" (tool_errors allows {allowed})" if allowed else ""
     problems = [f"tool call {number} {_call(call.name, call.args, call.agent)} failed "
-                f"unexpectedly{limit}: {short(call.output, 200)}" for number, call in unexpected]
+                f"unexpectedly{limit}: {short(call.output, 200)}"
+                + (f" (raised at {call.raised.at})" if call.raised is not None else "")
+                for number, call in unexpected]
     problems[-1] += f"\n  fix: {fix}"
     return problems
 
@@ -204,7 +284,7 @@ def _check_handoffs(expect: HandoffsExpect, trace: Trace) -> list[str]:
     specs = [ToolCallSpec(name=f"{h.from_} -> {h.to}") for h in expect.calls]
     problems, _ = _check_tool_calls(ToolCallsExpect(match=expect.match, args="ignore",
                                                     calls=specs),
-                                    actual, label=f"handoffs ({expect.match})")
+                                    actual, label=f"handoffs ({expect.match})", explain=False)
     return [p.replace("({})", "") for p in problems]
 
 

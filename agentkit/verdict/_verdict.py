@@ -64,6 +64,9 @@ class Verdict:
     """What to run to accept a snapshot change (or re-record), for messages."""
     snapshot_fails: bool = field(default=False, repr=False)
     snapshot_at: Path | None = field(default=None, repr=False)
+    tracebacks: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    """The tracebacks of the user's code behind the run's errors (a factory, a tool or the
+    agent's own code that raised), which verbose output adds to the lines."""
 
     @property
     def passed(self) -> bool:
@@ -100,10 +103,15 @@ class Verdict:
             return list(self.snapshot_diff)
         return [f"the trace differs from its snapshot; accept the change with {self.hint}"]
 
-    def lines(self) -> list[str]:
+    def lines(self, verbose: bool = False) -> list[str]:
         """What went wrong, one problem per line (indented continuation lines), for every
         command's output: the root cause alone when the run stopped, else the problems the
-        checks found, then the snapshot difference."""
+        checks found, then the snapshot difference; ``verbose`` (pytest ``-v``, ``agentkit
+        run --verbose``) adds the user's tracebacks behind them."""
+        lines = self._lines()
+        return [*lines, *self.tracebacks] if verbose and lines else lines
+
+    def _lines(self) -> list[str]:
         if self.stopped_by is not None:
             if self.stopped_in is None:
                 return [self.stopped_by]
@@ -153,14 +161,28 @@ def judge(run: Run, snapshots: SnapshotSession | None = None,
 def _judged(run: Run, snapshots: SnapshotSession | None,
             snapshot_path: Path | None) -> Verdict:
     stopped = run.stopped_by
+    tracebacks = _tracebacks(run.trace)
     if stopped is not None:
-        turn = next(i for i, t in enumerate(run.trace.turns, start=1) if t.error)
-        kind = next(t.error_kind for t in run.trace.turns if t.error)
-        return Verdict("fail", tuple(run.problems), stopped_by=stopped, stopped_in=turn,
-                       kind=kind, snapshot="not_checked" if snapshots else None)
+        number, turn = next((i, t) for i, t in enumerate(run.trace.turns, start=1) if t.error)
+        if turn.raised is not None:
+            stopped += f" (raised at {turn.raised.at})"
+        return Verdict("fail", tuple(run.problems), stopped_by=stopped, stopped_in=number,
+                       kind=turn.error_kind, snapshot="not_checked" if snapshots else None,
+                       tracebacks=tracebacks)
     if snapshots is None or snapshots.policy == "off":
-        return Verdict("fail" if run.problems else "pass", tuple(run.problems))
-    return _compared(snapshots, run.trace, snapshot_path, run.problems)
+        return Verdict("fail" if run.problems else "pass", tuple(run.problems),
+                       tracebacks=tracebacks)
+    return replace(_compared(snapshots, run.trace, snapshot_path, run.problems),
+                   tracebacks=tracebacks)
+
+
+def _tracebacks(trace: Trace) -> tuple[str, ...]:
+    """The user's tracebacks of the run's errors: its tools' that failed unscheduled, and the
+    turn that stopped on the user's code, each once."""
+    found = [call.raised.traceback for call in trace.tool_calls
+             if call.raised is not None and not call.scheduled]
+    found += [turn.raised.traceback for turn in trace.turns if turn.raised is not None]
+    return tuple(dict.fromkeys(found))
 
 
 def judge_error(error: HarnessError, snapshots: SnapshotSession | None = None,
@@ -168,8 +190,10 @@ def judge_error(error: HarnessError, snapshots: SnapshotSession | None = None,
     """The verdict of a run that could not start (or run) at all; its snapshot is kept."""
     if snapshots is not None:
         snapshots.settle(snapshot_path)
+    raised = error.user_code
     return Verdict("error", stopped_by=str(error), kind=kind_of(error),
-                   snapshot="not_checked" if snapshots else None)
+                   snapshot="not_checked" if snapshots else None,
+                   tracebacks=(raised.traceback,) if raised is not None else ())
 
 
 def cassette_miss(result: Run) -> str | None:

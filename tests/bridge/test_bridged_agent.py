@@ -346,7 +346,7 @@ def test_a_request_the_script_cannot_answer_fails_the_run_as_it_fails_agentkits_
         own_run.verdict.stopped_by
 
 
-def test_the_agents_own_exception_is_the_turns_error(tmp_path):
+def test_the_agents_own_exception_is_the_turns_error_naming_where_it_raised(tmp_path):
     class Broken:
         def __init__(self, context: BridgeContext) -> None:
             pass
@@ -356,10 +356,14 @@ def test_the_agents_own_exception_is_the_turns_error(tmp_path):
 
     register_agent_type("wire_agent", bridged(Broken))
     path = _write(tmp_path, adding_scenario("broken", "agents:\n  wire_agent:\n    script: []\n"))
+    line = Broken.chat.__code__.co_firstlineno + 1
 
     verdict = run_scenario(path, "wire_agent").verdict
 
-    assert (verdict.stopped_by, verdict.kind) == ("RuntimeError: my agent broke", "agent")
+    assert (verdict.stopped_by, verdict.kind) == (
+        f"RuntimeError: my agent broke (raised at {Path(__file__).relative_to(Path.cwd())}:"
+        f"{line} in chat)", "agent")
+    assert verdict.tracebacks[0].endswith("RuntimeError: my agent broke")
 
 
 def test_a_factory_returning_no_chat_agent_is_an_error_naming_the_factory(tmp_path):

@@ -83,7 +83,7 @@ def _scenario(write: Callable[[str, str], Path], name: str, agent: str, extra: s
     return write(f"scenarios/{name}.yaml", SCENARIO.format(name=name, agent=agent) + extra)
 
 
-def test_a_factory_that_raises_fails_its_run_only_naming_the_factory(
+def test_a_factory_that_raises_fails_its_run_only_naming_the_factory_and_where_it_raised(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path], project: Path) -> None:
     _scenario(write, "a_broken", "broken")
     _scenario(write, "b_fine", "mine")
@@ -96,7 +96,7 @@ def test_a_factory_that_raises_fails_its_run_only_naming_the_factory(
     assert lines[0] == "ERROR  a_broken[broken]"
     assert lines[1] == ("      scenarios/a_broken.yaml:9: agents.broken: the agent type's factory "
                         "my_agents:broken raised ConnectionError: the vector store at db:5432 "
-                        "is down")
+                        "is down at my_agents.py:6 in broken")
     assert lines[2].startswith("PASS  b_fine[mine]")
     assert lines[-1] == "1 passed, 0 failed, 1 could not run"
 

@@ -57,3 +57,15 @@ def test_the_pytest_guide_records_a_plain_test_then_replays_it_offline(
     assert code == 0, output[-3000:]
     assert "1 passed" in output
     assert "test: tests/test_agent.py::test_umbrella_advice" in cassette.read_text("utf-8")
+
+
+def test_the_pytest_guide_asserts_on_a_scenario_run_with_run_scenario(
+        first_project: list[Ran], shell: Shell):
+    text = section(DOCS / "pytest.md", "Assert on a scenario's run: `run_scenario`")
+    write_files(shell.folder, shown_files(text))
+
+    (command,) = commands(text)
+    code, output = shell(command)
+
+    assert code == 0, output[-3000:]
+    assert "1 passed" in output

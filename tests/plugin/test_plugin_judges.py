@@ -74,7 +74,8 @@ def test_a_recorded_judged_scenario_replays_offline_and_a_rubric_change_fails_na
     result.stdout.fnmatch_lines([
         "*no recorded verdict of the judge for expect.answer.judge (*refund.yaml:6): the "
         "rubric changed*",
-        "*to re-record: pytest --record-mode=rewrite 'scenarios/refund.yaml::react'"])
+        "*to re-record: pytest --record-mode=rewrite --agentkit-model agent-model "
+        "--agentkit-judge-model judge-model 'scenarios/refund.yaml::react'"])
 
 
 def test_the_default_judge_llm_refuses_an_option_contradicting_the_judge_the_scenario_names(

@@ -149,7 +149,8 @@ def test_a_cassette_miss_is_reported_alone_briefly_with_how_to_re_record(
         'first difference (recorded -> now), at messages[0].content: "What is 2 + 3?" -> '
         '"What is 2 + 4?"',
         "If the change is intended, re-record with record mode `new_episodes` or `rewrite`.",
-        "to re-record: pytest --record-mode=rewrite 'scenarios/recorded.yaml::function_calling'",
+        "to re-record: pytest --record-mode=rewrite --agentkit-model gpt-4o-mini "
+        f"--agentkit-base-url {FAKE_URL} 'scenarios/recorded.yaml::function_calling'",
         "(expectations and the snapshot are checked once the run gets through)"]
     result.stdout.no_fnmatch_line("*differs from its snapshot*")
 

@@ -51,11 +51,11 @@ def test_strict_passes_when_the_calls_are_the_same_in_order():
     assert _check(_trace(_turn(calls=[ADD, MUL])), _calls("strict", "exact", ADD, MUL)) == []
 
 
-def test_strict_fails_on_the_first_call_out_of_order():
+def test_strict_fails_on_the_first_call_out_of_order_naming_the_order():
     problems = _check(_trace(_turn(calls=[MUL, ADD])), _calls("strict", "exact", ADD, MUL))
 
     assert problems == ['tool calls (strict, args exact): call 1: expected add({"a": 1, "b": 2}), '
-                        'got mul({"a": 3, "b": 4})']
+                        'got mul({"a": 3, "b": 4}): the order differs (it was made as call 2)']
 
 
 def test_strict_fails_when_an_expected_call_was_not_made():
@@ -97,6 +97,15 @@ def test_unordered_counts_repeated_calls():
                         'was not made (made: add({"a": 1, "b": 2}))']
 
 
+def test_unordered_names_what_differs_in_the_call_of_that_name_that_was_made():
+    made = [("add", {"a": 1, "b": 3})]
+
+    assert _check(_trace(_turn(calls=made)), _calls("unordered", "exact", ADD)) == [
+        'tool calls (unordered, args exact): expected add({"a": 1, "b": 2}) but it was not made '
+        '(made: add({"a": 1, "b": 3})); the call of add made differs: the args differ (args: '
+        'exact): `b`', 'tool calls (unordered, args exact): unexpected add({"a": 1, "b": 3})']
+
+
 def test_unordered_matching_lets_a_loose_spec_yield_a_call_to_a_stricter_one():
     made = [("add", {"a": 1}), ("add", {"a": 2})]
     expect = {"tool_calls": {"match": "unordered", "args": "subset",
@@ -136,12 +145,21 @@ def test_tool_calls_of_every_turn_are_checked_together():
 
 
 # ----------------------------------------------------------------- tool calls: args modes
-def test_exact_args_fail_on_an_extra_argument():
+def test_exact_args_fail_on_an_extra_argument_naming_it():
     made = [("add", {"a": 1, "b": 2, "c": 0})]
 
     assert _check(_trace(_turn(calls=made)), _calls("strict", "exact", ADD)) == [
         'tool calls (strict, args exact): call 1: expected add({"a": 1, "b": 2}), got '
-        'add({"a": 1, "b": 2, "c": 0})']
+        'add({"a": 1, "b": 2, "c": 0}): the args differ (args: exact): `c`']
+
+
+def test_exact_args_with_none_given_say_that_the_entry_gives_none():
+    made = [("add", {"a": 1, "b": 2})]
+
+    assert _check(_trace(_turn(calls=made)), _calls("strict", "exact", ("add", {}))) == [
+        'tool calls (strict, args exact): call 1: expected add({}), got add({"a": 1, "b": 2}): '
+        "the args differ (args: exact, and the entry gives none, so the call must have none; it "
+        "has `a`, `b`): give its args, or `args: subset` to check only those given"]
 
 
 def test_ignored_args_pass_whatever_the_arguments_were():
@@ -150,11 +168,11 @@ def test_ignored_args_pass_whatever_the_arguments_were():
     assert _check(_trace(_turn(calls=made)), _calls("strict", "ignore", ADD)) == []
 
 
-def test_ignored_args_still_compare_tool_names():
+def test_ignored_args_still_compare_tool_names_naming_the_name():
     problems = _check(_trace(_turn(calls=[MUL])), _calls("strict", "ignore", ADD))
 
     assert problems == ['tool calls (strict, args ignore): call 1: expected add({"a": 1, "b": 2}), '
-                        'got mul({"a": 3, "b": 4})']
+                        'got mul({"a": 3, "b": 4}): the name differs (mul, expected add)']
 
 
 def test_subset_args_pass_when_the_expected_ones_are_given_among_others():
@@ -163,11 +181,30 @@ def test_subset_args_pass_when_the_expected_ones_are_given_among_others():
     assert _check(_trace(_turn(calls=made)), _calls("strict", "subset", ("add", {"a": 1}))) == []
 
 
-def test_subset_args_fail_when_an_expected_value_differs():
+def test_subset_args_fail_when_an_expected_value_differs_naming_it():
     problems = _check(_trace(_turn(calls=[ADD])), _calls("strict", "subset", ("add", {"a": 9})))
 
     assert problems == ['tool calls (strict, args subset): call 1: expected add({"a": 9}), got '
-                        'add({"a": 1, "b": 2})']
+                        'add({"a": 1, "b": 2}): the args differ (args: subset): `a` 1 (expected 9)']
+
+
+def test_an_expected_error_that_did_not_happen_is_named_as_the_part_that_differs():
+    expect = {"tool_calls": {"calls": [{"name": "add", "args": ADD[1],
+                                        "error": {"contains": "declined"}}]}}
+
+    assert _check(_trace(_turn(calls=[ADD])), expect) == [
+        'tool calls (strict, args exact): call 1: expected add({"a": 1, "b": 2}) -> error '
+        "contains 'declined', got add({\"a\": 1, \"b\": 2}): it did not fail (it returned \"ok\")"]
+
+
+def test_an_output_that_differs_is_named_as_the_part_that_differs():
+    expect = {"tool_calls": {"calls": [{"name": "add", "args": ADD[1],
+                                        "output": {"contains": "3"}}]}}
+
+    assert _check(_trace(_turn(calls=[ADD])), expect) == [
+        'tool calls (strict, args exact): call 1: expected add({"a": 1, "b": 2}) -> output '
+        "contains '3', got add({\"a\": 1, \"b\": 2}): its output \"ok\" does not match "
+        "contains '3'"]
 
 
 # ----------------------------------------------------------------- answers
