@@ -21,6 +21,9 @@ import pytest
 
 from mocks.foreign_yaml import K8S_MANIFEST
 
+# a whole project run by the installed pytest and agentkit in fresh processes
+pytestmark = pytest.mark.slow
+
 PYPROJECT = """\
 [project]
 name = "shop"
