@@ -2,17 +2,26 @@
 
 import io
 
+import pytest
+
 from agentkit.cli import main
 
 
-def test_cli_run_passes_on_the_bundled_scenarios():
+@pytest.fixture(scope="module")
+def first_run() -> tuple[int, str]:
+    """`agentkit run scenarios`, once for the module: its exit code and what it printed."""
     out = io.StringIO()
-    assert main(["run", "scenarios"], out=out) == 0
-    assert "0 failed" in out.getvalue()
+    code = main(["run", "scenarios"], out=out)
+    return code, out.getvalue()
 
 
-def test_cli_run_output_is_identical_across_runs():
-    first, second = io.StringIO(), io.StringIO()
-    main(["run", "scenarios"], out=first)
+def test_cli_run_passes_on_the_bundled_scenarios(first_run):
+    code, output = first_run
+    assert code == 0
+    assert "0 failed" in output
+
+
+def test_cli_run_output_is_identical_across_runs(first_run):
+    second = io.StringIO()
     main(["run", "scenarios"], out=second)
-    assert first.getvalue() == second.getvalue()
+    assert first_run[1] == second.getvalue()

@@ -21,6 +21,9 @@ import pytest
 
 from mocks.foreign_yaml import K8S_MANIFEST
 
+# a whole project run by the installed pytest and agentkit in fresh processes
+pytestmark = pytest.mark.slow
+
 PYPROJECT = """\
 [project]
 name = "shop"
@@ -160,6 +163,11 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "OPENAI_", "AGENTKIT_"))}
     env["PYTHONPATH"] = str(site)
+    # the project's snapshots, taken here: each test may run in a process of its own (xdist)
+    taken = subprocess.run([str(Path(sys.executable).with_name("agentkit")), "run",
+                            "--snapshot-update"], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=120, check=False)
+    assert taken.returncode == 0, taken.stdout + taken.stderr
     return root, env
 
 

@@ -327,6 +327,7 @@ def test_the_server_listens_on_the_loopback_interface_only():
         server.close()
 
 
+@pytest.mark.slow  # the guide's commands: the command in a fresh interpreter, with curl
 def test_the_bridge_guides_serve_commands_run_as_it_says(tmp_path):
     guide = (ROOT / "docs" / "bridge.md").read_text(encoding="utf-8")
     section = guide.split("## An agent in another process", 1)[1]
@@ -376,6 +377,7 @@ def test_a_trace_out_that_is_a_folder_is_refused_before_serving(tmp_path):
                                             "folder; give the trace file's path\n")
 
 
+@pytest.mark.slow
 def test_trace_out_redacts_a_secret_environment_value_a_tool_returned(serve, tmp_path,
                                                                       monkeypatch):
     secret = "s3cr3t-value-of-the-service"

@@ -15,6 +15,7 @@ from cli_helpers import Outcome
 COMMANDS = ["list", "run", "record", "replay", "diff", "report", "eval", "serve", "mcp-proxy"]
 
 
+@pytest.mark.slow  # the installed command in a fresh interpreter
 def test_installed_agentkit_help_lists_every_command() -> None:
     executable = Path(sys.executable).with_name("agentkit")
 

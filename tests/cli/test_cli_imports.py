@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = """
@@ -18,6 +20,7 @@ print(sorted(name for name in ("pytest", "syrupy", "_pytest") if name in sys.mod
 """
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_agentkit_run_checks_snapshots_without_importing_syrupy_or_pytest():
     done = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)

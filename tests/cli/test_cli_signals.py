@@ -75,6 +75,7 @@ def _scenario(tmp_path: Path, tool: str = "mocks.tools:add") -> str:
 
 # argparse: imported with agentkit.cli, the first thing after the handlers are in place;
 # yaml: imported on the way to the command (the scenario loader), before it runs
+@pytest.mark.slow  # the whole command in a process of its own, signalled
 @pytest.mark.parametrize("module", ["argparse", "yaml"])
 @pytest.mark.parametrize("name, code, word", SIGNALS)
 def test_a_signal_while_the_command_is_imported_ends_it_in_one_line(tmp_path, module, name,
@@ -88,6 +89,7 @@ def test_a_signal_while_the_command_is_imported_ends_it_in_one_line(tmp_path, mo
     assert done.stderr.splitlines() == [f"agentkit: {word} (files written before are intact)"]
 
 
+@pytest.mark.slow  # the whole command in a process of its own, signalled
 @pytest.mark.parametrize("name, code, word", SIGNALS)
 def test_a_signal_after_the_command_while_a_tools_thread_runs_ends_the_process(tmp_path, name,
                                                                                 code, word):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.doc_commands import ROOT, blocks, project
 from tests.docs.pages import Shell
 
@@ -18,6 +20,7 @@ def test_the_guide_has_offline_and_live_commands():
     assert all(b.commands for b in found)
 
 
+@pytest.mark.slow  # the guide's whole walkthrough: five evaluations of ten samples each
 def test_every_offline_command_of_the_guide_runs_and_succeeds(shell: Shell):
     folder = project(shell.folder)
 

@@ -180,6 +180,7 @@ def test_ctrl_c_saves_the_request_in_flight_and_the_rerun_asks_no_call_twice(pro
     assert len(_exchanges(project)) == first + rest == 6
 
 
+@pytest.mark.slow  # a whole evaluation in a process of its own, interrupted
 def test_ctrl_c_that_also_ends_the_tee_reading_the_command_keeps_every_sample_whole(
         project: Path):
     # the user's report: Ctrl-C at concurrency 20 through `| tee` -- the interrupt message
@@ -217,8 +218,10 @@ def ctrl_c() -> Iterator[None]:
         yield
 
 
-@pytest.mark.parametrize(("concurrency", "scenarios", "samples"),
-                         [(1, 2, 3), (4, 2, 3), (20, 4, 5)])
+@pytest.mark.parametrize(("concurrency", "scenarios", "samples"), [
+    (1, 2, 3), (4, 2, 3),
+    # at full size: the same campaign the slow lane runs thirty times below
+    pytest.param(20, 4, 5, marks=pytest.mark.slow)])
 def test_ctrl_c_at_random_moments_then_resuming_ends_as_an_uninterrupted_evaluation(
         tmp_path: Path, ctrl_c: None, concurrency: int, scenarios: int, samples: int):
     expected, calls = uninterrupted(tmp_path / "whole", scenarios, samples, concurrency)

@@ -131,6 +131,7 @@ def test_a_malformed_schema_is_named_and_not_recorded(tmp_path):
     assert not cassette.exists()
 
 
+@pytest.mark.slow  # the command in a fresh interpreter
 def test_a_message_of_a_megabyte_is_relayed_and_recorded(tmp_path):
     cassette = tmp_path / "c.yaml"
     text = "x" * (1 << 20)

@@ -19,6 +19,9 @@ from agentkit.report import run_comparison, write_report
 from .chromium import Chromium, Page, chromium_path
 from .conftest import SCENARIOS
 
+# a browser in a process of its own: the slow lane runs it (.ci/run, with Chromium required)
+pytestmark = pytest.mark.slow
+
 EXAMPLE = SCENARIOS.parent / "reports" / "example" / "report.html"
 
 
