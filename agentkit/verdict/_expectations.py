@@ -68,8 +68,13 @@ def _spec(spec: ToolCallSpec) -> str:
     return _call(spec.name, spec.args, spec.agent) + spec.describe_outcome()
 
 
-def _made(call: _Call) -> str:
-    outcome = f" -> error {short(call.output, 80)!r}" if call.is_error else ""
+def _made(call: _Call, output: bool = False) -> str:
+    """A call as made: its error, or -- when an ``output:`` expectation asks about it -- its
+    output."""
+    if call.is_error:
+        outcome = f" -> error {short(call.output, 80)!r}"
+    else:
+        outcome = f" -> output {short(call.output, 80)}" if output else ""
     return _call(call.name, call.args, call.agent) + outcome
 
 
@@ -124,7 +129,8 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
                       label: str | None = None) -> tuple[list[str], dict[int, int]]:
     """The problems, and which actual call each matched spec is (expected idx -> actual idx)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
-    shown = ", ".join(_made(c) for c in actual) or "none"
+    outputs = any(spec.output is not None for spec in expect.calls)
+    shown = ", ".join(_made(c, outputs) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
         matched: dict[int, int] = {}
@@ -135,7 +141,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
                 matched[index] = index
                 continue
             wanted = _spec(want) if want else "no call"
-            gotten = _made(got) if got else "no call"
+            gotten = _made(got, outputs) if got else "no call"
             problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}")
             break
         return problems, matched
@@ -147,7 +153,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call],
         wanted = ", ".join(_spec(expect.calls[i]) for i in missing)
         problems.append(f"{label}: expected {wanted} but it was not made (made: {shown})")
     if expect.match in ("unordered", "superset") and extra:
-        unexpected = ", ".join(_made(actual[i]) for i in extra)
+        unexpected = ", ".join(_made(actual[i], outputs) for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")
     return problems, matched
 
