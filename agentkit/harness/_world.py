@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -13,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from agentkit.core.sim import asleep, run_sync
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import Scenario, ToolSpec
-from agentkit.tools import AsyncBaseTool, BaseTool, FunctionTool, ToolMetadata, ToolOutput
+from agentkit.tools import (
+    AsyncBaseTool,
+    BaseTool,
+    FunctionTool,
+    JSONSchemaToolMetadata,
+    ToolMetadata,
+    ToolOutput,
+)
 from agentkit.tools.types import adapt_to_async_tool
 from agentkit.trace import SimulatedToolError
 
@@ -150,16 +158,55 @@ def _kept_function(target: Any) -> tuple[Any, str | None] | None:
     return None
 
 
+def _is_agents_sdk_tool(target: Any) -> bool:
+    """An Agents SDK ``FunctionTool`` (``@function_tool``): it keeps no function, but its name,
+    description, JSON schema and the SDK's own way to call it."""
+    return all(hasattr(target, key) for key in ("on_invoke_tool", "params_json_schema", "name"))
+
+
+def _agents_sdk_tool(target: Any, spec: ToolSpec) -> FunctionTool:
+    """An Agents SDK ``FunctionTool`` as a scenario tool: its name, description and JSON
+    schema, called as the SDK's runner calls it (``on_invoke_tool`` with the arguments as JSON,
+    which the SDK checks against its schema). A failure the SDK's default handling turned into
+    the model's error text is the call's error, as a raising function's is; a tool made with
+    ``failure_error_function=None`` raises its own exception."""
+    sdk = importlib.import_module("agents.tool_context")  # there: the ref is one of its tools
+    name = spec.name or target.name
+
+    async def invoke(*args: Any, **arguments: Any) -> Any:
+        if args:
+            raise TypeError(f"{name}() takes keyword arguments only (an Agents SDK tool's "
+                            f"arguments are named), got {len(args)} positional")
+        text = json.dumps(arguments, ensure_ascii=False)
+        context = sdk.ToolContext(context=None, tool_name=target.name,
+                                  tool_call_id=f"scenario-{name}", tool_arguments=text)
+        output = await target.on_invoke_tool(context, text)
+        if getattr(context, "_function_tool_default_failure_handled", False):
+            raise RuntimeError(str(output))
+        return output
+
+    metadata = JSONSchemaToolMetadata(
+        name=name, description=spec.description or target.description or name, fn_schema=None,
+        return_direct=spec.return_direct,
+        input_schema=json.dumps(target.params_json_schema, ensure_ascii=False))
+    return FunctionTool(async_fn=invoke, metadata=metadata)
+
+
 def _how(target: Any) -> str:
     """How to name a tool object the scenario cannot run."""
-    if hasattr(target, "on_invoke_tool"):
-        return ("; an Agents SDK FunctionTool keeps no reference to the function it was made "
-                "from: ref that function (define it undecorated and give the agent "
-                "`function_tool(<function>)`), named as the agent's tool")
+    if hasattr(target, "on_invoke_tool") or type(target).__module__.startswith("agents."):
+        return ("; of the Agents SDK's tools a scenario runs its FunctionTools "
+                "(`@function_tool`); a hosted tool (web search, file search, code "
+                "interpreter...) runs at the model provider: ref a function of the same name "
+                "that answers as the scenario needs")
     if hasattr(target, "name") or hasattr(target, "metadata"):
         return ("; a framework's tool object is used by the function it keeps (LangChain's "
-                "@tool, pydantic-ai's Tool, LlamaIndex's FunctionTool): ref the function the "
-                "tool runs instead")
+                "@tool or StructuredTool, pydantic-ai's Tool, LlamaIndex's FunctionTool) -- "
+                "this one keeps none: ref the function the tool runs instead (define it "
+                "undecorated and make the tool from it), named as the tool")
+    if callable(target):
+        return ("; a callable object is not a tool: ref a function (its method or the function "
+                "it wraps)")
     return ""
 
 
@@ -167,10 +214,10 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
                world: Any = NO_WORLD) -> SimulatedTool:
     """The scenario tool for ``spec``: a function -- or a framework's tool object that keeps
     the function it was made from (LangChain's ``@tool``, pydantic-ai's ``Tool``, LlamaIndex's
-    ``FunctionTool``), under the object's name -- becomes a FunctionTool; a tool is used as is;
-    a tool class (a factory) is instantiated with no arguments. With a ``world`` (the run's,
-    :func:`open_world`), a function's parameter named ``world`` receives it, left out of what
-    the model sees."""
+    ``FunctionTool``), under the object's name -- becomes a FunctionTool; so does an Agents SDK
+    ``FunctionTool``, called through the SDK; a tool is used as is; a tool class (a factory) is
+    instantiated with no arguments. With a ``world`` (the run's, :func:`open_world`), a
+    function's parameter named ``world`` receives it, left out of what the model sees."""
     assert spec.ref is not None, "an MCP entry's tools are built by agentkit.harness._mcp"
     target = resolve_ref(spec.ref, search_from)
     if isinstance(target, type) and issubclass(target, BaseTool):
@@ -186,6 +233,9 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
                                 description=spec.description or meta.description,
                                 fn_schema=meta.fn_schema,
                                 return_direct=spec.return_direct or meta.return_direct)
+    elif _is_agents_sdk_tool(target):
+        tool = _agents_sdk_tool(target, spec)
+        metadata = tool.metadata
     else:
         kept = (target, None) if _is_function(target) else _kept_function(target)
         if kept is None:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentkit.agent.workflow import AgentHandoffEvent
 from agentkit.bridge.agent import BridgeContext, BridgedAgent
 from agentkit.bridge.endpoint import Bridge
-from agentkit.core.errors import AgentFailedError
+from agentkit.core.errors import AgentFailedError, HarnessError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
@@ -402,15 +402,33 @@ class FrameworkAgent(BridgedAgent):
 
     def chat(self, message: str, **options: Any) -> AgentChatResponse:
         """Run one turn (``options`` -- images, human answers -- are not the framework's)."""
-        _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, None)))
+        answer = self._turn(message, None)
         return AgentChatResponse(response=answer)
 
     def stream_chat(self, message: str, **options: Any) -> StreamingAgentChatResponse:
         """Run one turn streamed from the framework: the answer's deltas as it streamed them."""
         deltas: list[str] = []
-        _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, deltas)))
+        answer = self._turn(message, deltas)
         return StreamingAgentChatResponse.from_answer(AgentChatResponse(response=answer),
                                                       deltas)
+
+    def _turn(self, message: str, deltas: list[str] | None) -> str:
+        """The turn's answer. A turn that failed before any model call reached agentkit asked
+        another model: an :class:`AgentFailedError` saying so, with what that model raised."""
+        try:
+            _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, deltas)))
+        except HarnessError:
+            raise
+        except Exception as exc:
+            turns = self.bridge.wire.turns
+            if not turns or turns[-1].exchanges:
+                raise
+            raise AgentFailedError(
+                f"no model call reached agentkit in {turns[-1].where}: the agent called a "
+                "model of its own (a graph or agent built on its production model: give it "
+                "the factory's `context.model`), which raised "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+        return answer
 
     @property
     def memory(self) -> Any:

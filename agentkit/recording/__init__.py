@@ -12,7 +12,8 @@ re-export these names.
 **Cassettes.** A cassette file (YAML) has a versioned header and a list of exchanges, each a
 canonical request, its hash, and the response (message, usage, stream chunks) or error, with
 the latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
-exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way; format 3
+exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way, and
+the servers' handshakes ``agentkit mcp-proxy`` recorded (:data:`MCP_HANDSHAKES`); format 3
 writes request messages with references (below). A cassette is written in the lowest format
 that holds it, and every format is read. :class:`CassetteLLM` replays a cassette;
 :class:`RecordingLLM` wraps any backend and records through it according to a VCR-style mode:
@@ -87,6 +88,7 @@ from agentkit.recording._replay import CassetteLLM
 from agentkit.recording._requests import canonical_request, public_url, request_hash, text_hash
 from agentkit.recording._roles import RoleChannel, RoleKey, RoleLLM
 from agentkit.recording._schema import (
+    MCP_HANDSHAKES,
     PART_FORMATS,
     CassetteData,
     ExchangeData,
@@ -115,6 +117,7 @@ __all__ = [
     "CassetteData",
     "ExchangeData",
     "MCPExchangeData",
+    "MCP_HANDSHAKES",
     "check_cassette",
     "parts_of",
     "dump_yaml",

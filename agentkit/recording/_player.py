@@ -14,6 +14,7 @@ from agentkit.recording._cassette import Cassette, Exchange
 from agentkit.recording._errors import CassetteMissError
 from agentkit.recording._requests import request_hash
 from agentkit.recording._roles import KEY_NOUNS, RoleKey
+from agentkit.recording._schema import MCP_HANDSHAKES
 
 __all__ = ["CassettePlayer", "Slot", "slot_of"]
 
@@ -94,9 +95,12 @@ class CassettePlayer:
 
     @property
     def exchanges(self) -> list[Exchange]:
-        """The recorded exchanges it plays (MCP exchanges are not kept by sample)."""
+        """The recorded exchanges it plays (MCP exchanges are not kept by sample; a server's
+        recorded handshake is not a request to replay but how ``agentkit mcp-proxy`` greets
+        its client)."""
         if self.part == "mcp_exchanges":
-            return self.cassette.mcp_exchanges
+            return [e for e in self.cassette.mcp_exchanges
+                    if e.request.get("method") not in MCP_HANDSHAKES]
         return self.cassette.sample_exchanges(self.sample)
 
     @property

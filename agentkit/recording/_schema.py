@@ -26,7 +26,7 @@ from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.recording._errors import CassetteError
 
-__all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "PART_FORMATS",
+__all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "MCP_HANDSHAKES", "PART_FORMATS",
            "check_cassette", "parts_of"]
 
 Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
@@ -128,9 +128,14 @@ class ExchangeData(_Strict):
         return self
 
 
+MCP_HANDSHAKES = ("initialize", "server/discover")
+"""The MCP handshake methods a cassette keeps the server's answer to (``agentkit mcp-proxy``
+replays them to its client): each once per server, never a tool exchange to replay."""
+
+
 class _MCPRequestData(_Strict):
     server: str
-    method: Literal["tools/list", "tools/call"]
+    method: Literal["tools/list", "tools/call", "initialize", "server/discover"]
     params: dict[str, Any] | None = None
 
     @model_validator(mode="after")
@@ -164,7 +169,8 @@ class _MCPContentData(BaseModel):
 
 class MCPExchangeData(_Strict):
     """One recorded MCP exchange: the request (server, method, params) and the server's result
-    (or JSON-RPC error), with its latency. The result's MCP shape is checked per method."""
+    (or JSON-RPC error), with its latency. The result's MCP shape is checked per method; a
+    handshake's (:data:`MCP_HANDSHAKES`) request has no params."""
 
     request: _MCPRequestData
     request_hash: str | None = None
@@ -178,7 +184,15 @@ class MCPExchangeData(_Strict):
             raise ValueError("needs exactly one of `response` (the result) or `error`")
         if self.response is None:
             return self
-        if self.request.method == "tools/list":
+        if self.request.method == "initialize":
+            if not isinstance(self.response.get("protocolVersion"), str):
+                raise ValueError("an `initialize` result needs `protocolVersion` (text)")
+        elif self.request.method == "server/discover":
+            versions = self.response.get("supportedVersions")
+            if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+                raise ValueError("a `server/discover` result needs `supportedVersions` (a list "
+                                 "of protocol versions)")
+        elif self.request.method == "tools/list":
             tools = self.response.get("tools")
             if not isinstance(tools, list):
                 raise ValueError("a `tools/list` result needs `tools` (a list)")

@@ -15,6 +15,7 @@ from agentkit.llms.types import ToolOutput
 
 __all__ = [
     "ToolMetadata",
+    "JSONSchemaToolMetadata",
     "ToolOutput",
     "BaseTool",
     "AsyncBaseTool",
@@ -87,6 +88,18 @@ class ToolMetadata:
         return {"type": "function", "function": {
             "name": self.name, "description": self.description,
             "parameters": self.get_parameters_dict()}}
+
+
+@dataclass
+class JSONSchemaToolMetadata(ToolMetadata):
+    """Tool metadata whose argument schema is a JSON schema kept as given (an MCP server's, an
+    Agents SDK tool's), not made from a pydantic model."""
+
+    input_schema: str = "{}"
+
+    @property
+    def fn_schema_str(self) -> str:
+        return self.input_schema
 
 
 class BaseTool(ABC):

@@ -70,8 +70,13 @@ def _spec(spec: ToolCallSpec) -> str:
     return _call(spec.name, spec.args, spec.agent) + spec.describe_outcome()
 
 
-def _made(call: _Call) -> str:
-    outcome = f" -> error {short(call.output, 80)!r}" if call.is_error else ""
+def _made(call: _Call, output: bool = False) -> str:
+    """A call as made: its error, or -- when an ``output:`` expectation asks about it -- its
+    output."""
+    if call.is_error:
+        outcome = f" -> error {short(call.output, 80)!r}"
+    else:
+        outcome = f" -> output {short(call.output, 80)}" if output else ""
     return _call(call.name, call.args, call.agent) + outcome
 
 
@@ -187,7 +192,8 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
     """The problems, and which actual call each matched spec is (expected idx -> actual idx);
     ``explain``: each says which part of the call differs (a hand-off is all name)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
-    shown = ", ".join(_made(c) for c in actual) or "none"
+    outputs = any(spec.output is not None for spec in expect.calls)
+    shown = ", ".join(_made(c, outputs) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
         matched: dict[int, int] = {}
@@ -198,7 +204,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
                 matched[index] = index
                 continue
             wanted = _spec(want) if want else "no call"
-            gotten = _made(got) if got else "no call"
+            gotten = _made(got, outputs) if got else "no call"
             why = _strict_difference(want, got, actual, index, expect.args) if explain else ""
             problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}"
                             + (f": {why}" if why else ""))
@@ -214,7 +220,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
                       for i in missing) if explain else ""
         problems.append(f"{label}: expected {wanted} but it was not made (made: {shown}){why}")
     if expect.match in ("unordered", "superset") and extra:
-        unexpected = ", ".join(_made(actual[i]) for i in extra)
+        unexpected = ", ".join(_made(actual[i], outputs) for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")
     return problems, matched
 

@@ -139,3 +139,17 @@ def test_a_raising_tool_of_the_agents_is_an_error_in_the_trace(tmp_path, framewo
     assert call.is_error and not call.scheduled
     assert "cannot refund -1" in call.output
     assert not result.passed  # a tool failing unexpectedly fails the run
+
+
+def test_a_graph_left_on_its_production_model_fails_saying_no_model_call_reached_agentkit(
+        tmp_path):
+    support = importlib.import_module("tests.integrations.support")
+    langgraph = importlib.import_module("agentkit.integrations.langgraph")
+    register_agent_type("lg_unrouted", langgraph.langgraph_agent(lambda context: support.graph))
+
+    result = run_scenario(_scenario(tmp_path, "lg_unrouted", REFUNDS), "lg_unrouted")
+
+    assert not result.passed
+    assert any('no model call reached agentkit in turn 1 ("Please refund order 7."): the '
+               "agent called a model of its own" in problem for problem in result.problems), \
+        result.problems

@@ -1,6 +1,8 @@
 """The frameworks' own tool objects as scenario `ref:`s: LangChain's `@tool`, pydantic-ai's
 `Tool` and LlamaIndex's `FunctionTool` are used by the function each keeps, under the tool's
-name; an Agents SDK `FunctionTool`, which keeps none, is an error saying what to ref instead."""
+name; an Agents SDK `FunctionTool`, which keeps none, is called through the SDK, under its name
+and JSON schema, its failures the call's errors; a tool the scenario cannot run (a hosted one)
+is an error saying what to ref instead."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.frameworks
 
 
 @pytest.mark.parametrize("ref", ["langchain_add", "langchain_async_add", "pydantic_ai_add",
-                                 "llama_index_add"])
+                                 "llama_index_add", "sdk_add"])
 def test_a_frameworks_tool_object_is_a_scenario_tool_under_its_name(tmp_path, ref):
     path = tmp_path / "s.yaml"
     path.write_text(adding_scenario("adds", """\
@@ -41,12 +43,39 @@ agents:
     assert result.passed, result.problems
 
 
-def test_an_agents_sdk_function_tool_says_what_to_ref_instead():
+def test_an_agents_sdk_function_tool_offers_its_own_name_description_and_schema():
+    tool = build_tool(ToolSpec(ref=f"{OBJECTS}:sdk_add"), Path(__file__).parent)
+
+    assert tool.metadata.name == "add"
+    assert tool.metadata.description == "Add two integers."
+    assert tool.metadata.get_parameters_dict() == {
+        "type": "object", "title": "add_args", "additionalProperties": False,
+        "required": ["a", "b"],
+        "properties": {"a": {"title": "A", "type": "integer"},
+                       "b": {"title": "B", "type": "integer"}}}
+    assert tool.call(a=2, b=3).content == "5"
+
+
+@pytest.mark.parametrize(("ref", "raised"), [
+    ("sdk_divide", "RuntimeError: An error occurred while running the tool. Please try again. "
+                   "Error: division by zero"),  # the SDK's default failure handling's text
+    ("sdk_divide_raising", "ZeroDivisionError: division by zero"),
+])
+def test_an_agents_sdk_tools_failure_is_the_calls_error(ref, raised):
+    tool = build_tool(ToolSpec(ref=f"{OBJECTS}:{ref}"), Path(__file__).parent)
+
+    assert tool.call(a=6, b=3).content == "2.0"
+    with pytest.raises(Exception) as caught:
+        tool.call(a=1, b=0)
+    assert f"{type(caught.value).__name__}: {caught.value}" == raised
+
+
+def test_an_agents_sdk_tool_the_scenario_cannot_run_says_what_to_ref_instead():
     with pytest.raises(TypeError) as caught:
-        build_tool(ToolSpec(ref=f"{OBJECTS}:sdk_add"), Path(__file__).parent)
+        build_tool(ToolSpec(ref=f"{OBJECTS}:sdk_web_search"), Path(__file__).parent)
 
     assert str(caught.value) == (
-        f"`{OBJECTS}:sdk_add` is a FunctionTool, not a function, a tool or a tool class; an "
-        "Agents SDK FunctionTool keeps no reference to the function it was made from: ref that "
-        "function (define it undecorated and give the agent `function_tool(<function>)`), "
-        "named as the agent's tool")
+        f"`{OBJECTS}:sdk_web_search` is a WebSearchTool, not a function, a tool or a tool "
+        "class; of the Agents SDK's tools a scenario runs its FunctionTools (`@function_tool`); "
+        "a hosted tool (web search, file search, code interpreter...) runs at the model "
+        "provider: ref a function of the same name that answers as the scenario needs")

@@ -1,7 +1,7 @@
 """The frameworks' own tool objects over one function, as scenario refs name them
 (tests/integrations/test_tool_refs.py)."""
 
-from agents import function_tool
+from agents import WebSearchTool, function_tool
 from langchain_core.tools import tool
 from llama_index.core.tools import FunctionTool
 from pydantic_ai import Tool
@@ -22,3 +22,13 @@ langchain_async_add = tool("add")(plus)
 pydantic_ai_add = Tool(add)
 llama_index_add = FunctionTool.from_defaults(add)
 sdk_add = function_tool(add)
+
+
+def divide(a: int, b: int) -> float:
+    """Divide a by b."""
+    return a / b
+
+
+sdk_divide = function_tool(divide)
+sdk_divide_raising = function_tool(divide, failure_error_function=None)
+sdk_web_search = WebSearchTool()

@@ -356,3 +356,15 @@ def test_a_nested_repetition_that_hangs_python_re_is_matched_as_written():
 
     assert _check(trace, {"answer": {"regex": "^(a+)+$"}}) == [
         f"final answer {'a' * 40 + 'b'!r} does not match regex '^(a+)+$'"]
+
+
+# ----------------------------------------------------------------- tool calls: outputs
+@pytest.mark.parametrize("match", ["strict", "unordered"])
+def test_an_output_expectations_failure_shows_the_output_the_call_had(match):
+    expect = {"tool_calls": {"match": match, "calls": [
+        {"name": "add", "args": {"a": 1, "b": 2}, "output": {"equals": "3"}}]}}
+
+    problems = _check(_trace(_turn(calls=[ADD])), expect)
+
+    # expected `-> output equals '3'`; what the call answered is shown beside it
+    assert 'add({"a": 1, "b": 2}) -> output "ok"' in problems[0]

@@ -4,19 +4,25 @@ another framework, tested through the bridge): it is started in the server's pla
 ``tools/list`` and ``tools/call`` exchanges in the cassette exactly as :class:`MCPSession`
 does -- canonical requests without JSON-RPC ids, secrets redacted, request order.
 
-With record mode ``none`` (the default) there is no server: the proxy answers the MCP
-handshake itself (``initialize``; ``ping``; ``server/discover`` is refused, so clients fall
-back to the handshake) and every tool request from the cassette; a request the cassette lacks
-is answered with a JSON-RPC error carrying the miss message (nearest recorded call, first
-difference), written to stderr too, and the proxy exits 1 when its input ends; so is a line
-that is not JSON.
+Recording, it also keeps the server's answers to the handshake (``server/discover``,
+``initialize``: the protocol version it negotiated, its capabilities and serverInfo). With
+record mode ``none`` (the default) there is no server: the proxy answers the handshake as the
+server did when it was recorded -- so the client speaks the same protocol version, stamping
+its requests as it did then -- and every tool request from the cassette. A cassette without a
+recorded handshake gets the proxy's own (``initialize`` in a version the client knows,
+``server/discover`` refused so that clients fall back to it; ``ping``). Requests are matched
+without what is per-session (the JSON-RPC id, ``params._meta``), as in
+:mod:`agentkit.tools.mcp.session`. A request the cassette lacks is answered with a JSON-RPC
+error carrying the miss message (nearest recorded call, first difference), written to stderr
+too, and the proxy exits 1 when its input ends; so is a line that is not JSON.
 
-With another mode it starts the server, relays every line both ways, answers from the
-cassette what the mode replays, and writes the cassette (atomically) when its input ends --
-not after a failure: a result that is not MCP-shaped is relayed to the agent all the same but
-named on stderr and never kept, and a server that ends before the agent is done ends the proxy
-too, as the server itself would have (its stderr is the proxy's); both exit 1 with nothing
-written.
+With another mode it starts the server, relays every line both ways, answers from the cassette
+what the mode replays, and writes the cassette (atomically) when its input ends and every
+request is answered -- before it stops the server, whose own shutdown may outlast the client's
+patience -- not after a failure: a result that is not MCP-shaped is relayed to the agent all
+the same but named on stderr and never kept, and a server that ends before the agent is done
+ends the proxy too, as the server itself would have (its stderr is the proxy's); both exit 1
+with nothing written.
 
 A cassette that is not there (mode ``none``) or not readable, and a server command that is not
 there, are errors before anything is read or started.
@@ -34,9 +40,10 @@ from typing import Any, BinaryIO
 
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import loads_json
-from agentkit.recording import Cassette, CassetteMissError, RecordMode
+from agentkit.recording import Cassette, CassetteMissError, MCPExchangeData, RecordMode
 from agentkit.tools.mcp.server import MCPProtocolError, MCPServer
 from agentkit.tools.mcp.session import (
+    Handshake,
     MCPRecording,
     _check_result,
     _tools_of,
@@ -46,13 +53,14 @@ from agentkit.tools.mcp.session import (
 __all__ = ["run_proxy", "ProxyError", "REPLAY_PROTOCOL_VERSION"]
 
 REPLAY_PROTOCOL_VERSION = "2025-06-18"
-"""The protocol version a replaying proxy answers ``initialize`` with when the client asks for
-one it does not know."""
+"""The protocol version a replaying proxy answers ``initialize`` with when the cassette has no
+recorded handshake and the client asks for a version it does not know."""
 
 MAX_MESSAGE = 1 << 24
 """The longest message (one JSON line, 16 MiB) the proxy relays either way."""
 _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _TOOL_METHODS = ("tools/list", "tools/call")
+_HANDSHAKES: tuple[Handshake, ...] = ("initialize", "server/discover")
 _MISS_CODE = -32603
 _PARSE_ERROR = -32700
 
@@ -80,6 +88,8 @@ class _Proxy:
         self.broken = False
         """The server sent a result that is not MCP-shaped: the cassette is not written."""
         self.pending: dict[Any, tuple[int, dict[str, Any], float]] = {}
+        self.handshakes: dict[Any, Handshake] = {}
+        """The handshake requests relayed to the server, by id, whose answers are kept."""
         self.unanswered: set[Any] = set()
         self.answered = asyncio.Event()
         self.process: asyncio.subprocess.Process | None = None
@@ -141,12 +151,18 @@ class _Proxy:
         if self.process is not None:
             if ident is not None and method is not None:
                 self.unanswered.add(ident)
+                if method in _HANDSHAKES and self.recording.record:
+                    self.handshakes[ident] = method
             await self.relay(line)
         elif ident is not None:  # replaying: the handshake is the proxy's own
             self.handshake(ident, method, message.get("params") or {})
 
     def handshake(self, ident: Any, method: Any, params: dict[str, Any]) -> None:
-        if method == "initialize":
+        recorded = (self.recording.handshake(self.server.name, method)
+                    if method in _HANDSHAKES else None)
+        if recorded is not None:
+            self.answer(ident, recorded)
+        elif method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in _HANDSHAKE_VERSIONS else REPLAY_PROTOCOL_VERSION
             self.answer(ident, {"protocolVersion": version, "capabilities": {"tools": {}},
@@ -187,6 +203,8 @@ class _Proxy:
             self.unanswered.discard(ident)
             if not self.unanswered:
                 self.answered.set()
+            if ident in self.handshakes:
+                self.keep_handshake(self.handshakes.pop(ident), message.get("result"))
         if (isinstance(message, dict) and "method" not in message
                 and ident in self.pending):
             number, canonical, started = self.pending.pop(ident)
@@ -204,6 +222,24 @@ class _Proxy:
                                      result, dict(error) if isinstance(error, dict) else None)
         self.out.write(line)
         self.out.flush()
+
+    def keep_handshake(self, method: Handshake, result: Any) -> None:
+        """Keep the server's answer to a handshake (an error is not kept: the client then
+        tried another way, and the replay answers what it tried)."""
+        if not isinstance(result, dict):
+            return
+        try:
+            MCPExchangeData.model_validate({"request": {"server": self.server.name,
+                                                        "method": method},
+                                            "response": result})
+        except ValueError as exc:
+            self.broken = True
+            reason = " ".join(str(exc).split())
+            print(f"agentkit mcp-proxy: MCP server `{self.server.name}` "
+                  f"({self.server.describe()}) answered `{method}` with a result that is not "
+                  f"MCP-shaped ({reason}); nothing recorded", file=self.err, flush=True)
+            return
+        self.recording.keep_handshake(self.server.name, method, result)
 
     # ------------------------------------------------------------------ the run
     async def read_client(self, stdin: asyncio.StreamReader) -> None:
@@ -240,6 +276,13 @@ class _Proxy:
                 waiting.cancel()
             if self.unanswered and relaying is not None and relaying.done():
                 return await self.server_ended()
+            # the agent is done: its recording is kept now, not once the server has stopped
+            # (an agent's MCP client stops the proxy a few seconds after closing its input)
+            if self.broken:
+                return 1
+            if self.recording.recorded and not self.pending:
+                self.recording.cassette.save(secrets=self.server.secrets())
+            return 1 if self.misses else 0
         finally:
             if not reading.done():
                 reading.cancel()
@@ -249,11 +292,6 @@ class _Proxy:
                 await _stop(self.process)
             if relaying is not None:
                 await relaying
-        if self.broken:
-            return 1
-        if self.recording.recorded and not self.pending:
-            self.recording.cassette.save(secrets=self.server.secrets())
-        return 1 if self.misses else 0
 
 
     async def server_ended(self) -> int:

@@ -9,16 +9,20 @@ request must be recorded and keep the exchange in the cassette's ``mcp_exchanges
 cassette a session is simply live.
 
 A request is kept as canonical JSON -- ``{server, method, params}`` with sorted keys, secrets
-redacted, no JSON-RPC id -- so a replay never depends on request ids or on the order the SDK
-numbered them. A result is kept as the server sent it (as JSON) after a check that it is
-MCP-shaped; a malformed one is an :class:`MCPProtocolError` and is not recorded. The latency
-of each ``tools/call`` is recorded and slept on the virtual clock when replayed; ``tools/list``
-happens before the agent runs and takes no simulated time.
+redacted -- without what the MCP protocol makes per-session: the JSON-RPC id and the params'
+``_meta`` (the protocol version, client info and capabilities a 2026 client stamps on every
+request, a progress token), so a replay never depends on request ids, on the order the SDK
+numbered them or on the protocol version a session negotiated. A result is kept as the server
+sent it (as JSON) after a check that it is MCP-shaped; a malformed one is an
+:class:`MCPProtocolError` and is not recorded. The latency of each ``tools/call`` is recorded
+and slept on the virtual clock when replayed; ``tools/list`` happens before the agent runs and
+takes no simulated time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from typing import Any, Literal
@@ -39,6 +43,7 @@ from agentkit.tools.mcp.server import MCPCallError, MCPProtocolError, MCPServer,
 __all__ = ["MCPSession", "MCPRecording", "canonical_mcp_request"]
 
 Method = Literal["tools/list", "tools/call"]
+Handshake = Literal["initialize", "server/discover"]
 
 # JSON-RPC error codes the SDK raises itself when the connection ends or a request times out:
 # the server is gone or hung, which is never an answer to record
@@ -56,14 +61,15 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def canonical_mcp_request(server: str, method: Method, params: dict[str, Any] | None = None,
+def canonical_mcp_request(server: str, method: Method | Handshake, params: dict[str, Any] | None = None,
                           redactor: Redactor | None = None) -> dict[str, Any]:
-    """The request as a cassette keeps it: server name, method and params, secrets redacted
-    (without a ``redactor``, only what any text may hold: keys, bearer tokens, URL passwords).
-    """
+    """The request as a cassette keeps it: server name, method and params less their
+    per-session ``_meta``, secrets redacted (without a ``redactor``, only what any text may
+    hold: keys, bearer tokens, URL passwords)."""
     data: dict[str, Any] = {"server": server, "method": method}
-    if params is not None:
-        data["params"] = params
+    asked = {key: value for key, value in (params or {}).items() if key != "_meta"}
+    if params is not None and (asked or "_meta" not in params):
+        data["params"] = asked
     canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_canonical(data))
     return canonical
 
@@ -80,6 +86,9 @@ class MCPRecording:
             cassette.mcp_exchanges = []
         self.record = mode in ("all", "rewrite", "new_episodes") or (mode == "once" and not exists)
         self.replay = mode in ("none", "new_episodes") or (mode == "once" and exists)
+        # a request recorded with its `_meta` (before agentkit left it out) is matched as
+        # it is canonical now
+        cassette.mcp_exchanges = [_without_meta(e) for e in cassette.mcp_exchanges]
         self.player = CassettePlayer(cassette, "mcp_exchanges")
         self.recorded = 0
         self._recorded_hashes: set[str] = set()
@@ -109,6 +118,28 @@ class MCPRecording:
         self._new.append((number, Exchange(request=canonical, request_hash=key,
                                            response=response, error=error,
                                            latency=round(latency, 6))))
+        self._new.sort(key=lambda item: item[0])
+        self.cassette.mcp_exchanges = [*self._kept, *(e for _, e in self._new)]
+        self.recorded += 1
+
+    def handshake(self, server: str, method: Handshake) -> dict[str, Any] | None:
+        """The server's recorded answer to the handshake ``method``, if the cassette has it."""
+        canonical = canonical_mcp_request(server, method)
+        return next((e.response for e in self.cassette.mcp_exchanges
+                     if e.request == canonical and e.response is not None), None)
+
+    def keep_handshake(self, server: str, method: Handshake, result: dict[str, Any]) -> None:
+        """Keep the server's answer to the handshake ``method`` (one per server and method:
+        the newest replaces one recorded before), first among the new exchanges; a handshake
+        the cassette already holds as it is changes nothing."""
+        result = _plain(result)
+        if self.handshake(server, method) == result:
+            return
+        canonical = canonical_mcp_request(server, method)
+        key = request_hash(canonical)
+        self._kept = [e for e in self._kept if e.request_hash != key]
+        self._new = [(n, e) for n, e in self._new if e.request_hash != key]
+        self._new.append((0, Exchange(request=canonical, request_hash=key, response=result)))
         self._new.sort(key=lambda item: item[0])
         self.cassette.mcp_exchanges = [*self._kept, *(e for _, e in self._new)]
         self.recorded += 1
@@ -262,6 +293,18 @@ class MCPSession:
         if error is not None:
             raise MCPCallError(self.server.name, name, int(error["code"]), str(error["message"]))
         return answer
+
+
+def _without_meta(exchange: Exchange) -> Exchange:
+    """A recorded exchange whose request has no ``params._meta`` (re-hashed without it)."""
+    params = exchange.request.get("params")
+    if not isinstance(params, dict) or "_meta" not in params:
+        return exchange
+    request = {key: value for key, value in exchange.request.items() if key != "params"}
+    asked = {key: value for key, value in params.items() if key != "_meta"}
+    if asked:
+        request["params"] = asked
+    return dataclasses.replace(exchange, request=request, request_hash=request_hash(request))
 
 
 async def _raw_listing(client: Any) -> Any:

@@ -13,21 +13,15 @@ from agentkit.core.sim import run_sync
 from agentkit.recording import Cassette, RecordMode
 from agentkit.tools.mcp.server import MCPServer
 from agentkit.tools.mcp.session import MCPRecording, MCPSession
-from agentkit.tools.types import AsyncBaseTool, ToolMetadata, ToolOutput
+from agentkit.tools.types import AsyncBaseTool, JSONSchemaToolMetadata, ToolMetadata, ToolOutput
 
 __all__ = ["MCPToolMetadata", "MCPTool", "MCPToolset", "UnknownMCPToolError", "result_text",
            "select_tools"]
 
 
 @dataclass
-class MCPToolMetadata(ToolMetadata):
+class MCPToolMetadata(JSONSchemaToolMetadata):
     """Tool metadata whose argument schema is the server's JSON schema, as it sent it."""
-
-    input_schema: str = "{}"
-
-    @property
-    def fn_schema_str(self) -> str:
-        return self.input_schema
 
 
 class UnknownMCPToolError(LookupError):
