@@ -204,8 +204,9 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
                 matched[index] = index
                 continue
             wanted = _spec(want) if want else "no call"
-            gotten = _made(got, outputs) if got else "no call"
             why = _strict_difference(want, got, actual, index, expect.args) if explain else ""
+            # the output is shown where the difference does not already quote it
+            gotten = _made(got, outputs and "its output" not in why) if got else "no call"
             problems.append(f"{label}: call {index + 1}: expected {wanted}, got {gotten}"
                             + (f": {why}" if why else ""))
             break
