@@ -39,7 +39,7 @@ from agentkit.harness._mcp import mcp_problems
 from agentkit.harness._world import NO_WORLD, SimulatedTool, built_tools
 from agentkit.scenario._layout import snapshot_file
 from agentkit.scenario._loader import ScenarioError, load_scenario
-from agentkit.scenario._model import AgentSpec, Expect, Scenario
+from agentkit.scenario._model import AgentSpec, Expect, Scenario, ScriptReply
 from agentkit.scenario._trajectory import TrajectoryError, compile_trajectory
 
 __all__ = ["plan_scenario", "load", "recorded_steps", "not_a_workflow"]
@@ -190,19 +190,35 @@ def _check_expected_calls(scenario: Scenario, tools: list[SimulatedTool] | None,
     names = [tool.metadata.name for tool in tools]
     if any(spec.team is not None for spec in scenario.agents.values()):
         names.append(HANDOFF_TOOL_NAME)
-    places: list[tuple[Loc, Expect | None]] = [(("expect",), scenario.expect)]
-    places += [(("agents", name, "expect"), spec.expect) for name, spec in scenario.agents.items()]
-    for loc, expect in places:
+    places: list[tuple[Loc, Expect | None, list[str]]] = [(("expect",), scenario.expect, names)]
+    for name, spec in scenario.agents.items():
+        # an agent type's own entries may also name what its script has the model call (a
+        # framework team's hand-offs: `transfer_to_calculator`); a registered team without a
+        # script brings hand-off tools no file names, so its entries are left alone
+        scripted = [call.name for item in spec.script or () if isinstance(item, ScriptReply)
+                    for call in item.tool_calls]
+        if spec.script is None and _registered_team(name):
+            continue
+        places.append((("agents", name, "expect"), spec.expect, names + scripted))
+    for loc, expect, known in places:
         if expect is None or expect.tool_calls is None:
             continue
         for index, call in enumerate(expect.tool_calls.calls):
-            if call.name in names or call.error not in (None, False):
+            if call.name in known or call.error not in (None, False):
                 continue
-            close = difflib.get_close_matches(call.name, names, n=1)
+            close = difflib.get_close_matches(call.name, known, n=1)
             hint = f"did you mean `{close[0]}`? " if close else ""
             problems.add((*loc, "tool_calls", "calls", index, "name"),
                          f"unknown tool `{call.name}`; {hint}(the scenario's tools: "
                          f"{', '.join(names)})")
+
+
+def _registered_team(name: str) -> bool:
+    """Whether agent type ``name`` is registered as running a team of agents."""
+    try:
+        return AGENT_TYPES[name].team
+    except (AgentTypeError, KeyError):
+        return False
 
 
 def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:

@@ -20,6 +20,7 @@ from agentkit.harness import (
 )
 from agentkit.harness._agent_types import AGENT_TYPES
 from agentkit.scenario import ScenarioError, load_scenario
+from tests.scenario_text import adding_scenario
 
 from .conftest import MINIMAL, TRAJECTORY_SCENARIO
 
@@ -114,3 +115,31 @@ def test_the_names_users_import_from_the_old_paths_are_the_new_ones():
     assert mcp.close_session_servers is harness.close_session_servers
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         scenario.nothing
+
+
+def test_an_agent_types_expected_calls_may_name_what_its_script_calls_and_nothing_else(
+        write_file):
+    """A framework team's hand-off tool (`transfer_to_calculator`) is not a scenario tool, but
+    the agent type's script has its model call it: its own expectation may name it. A name
+    neither gives is still an error at its line."""
+    scenario = adding_scenario("team", """\
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{name: transfer_to_calculator, args: {}}]
+      - tool_calls: [{name: add, args: {a: 2, b: 3}}]
+      - 2 + 3 = 5
+    expect:
+      tool_calls:
+        calls:
+          - {name: transfer_to_calculator, args: {}}
+          - {name: add, args: {a: 2, b: 3}}
+""")
+    plan_scenario(load_scenario(write_file("team.yaml", scenario)))  # no error
+
+    typo = write_file("typo.yaml", scenario.replace("- {name: add,", "- {name: ad,"))
+    with pytest.raises(ScenarioError) as info:
+        plan_scenario(load_scenario(typo))
+
+    assert "expect.tool_calls.calls.1.name: unknown tool `ad`; did you mean `add`?" \
+        in str(info.value)
