@@ -28,24 +28,27 @@ class BridgeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         answer = self.bridge.handle(request.method, request.url.path, request.read())
-        return _response(answer, request)
+        response: httpx.Response = _response(answer, request)
+        return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         answer = await self.bridge.ahandle(request.method, request.url.path,
                                            await request.aread())
-        return _response(answer, request)
+        response: httpx.Response = _response(answer, request)
+        return response
 
 
-def _response(answer: HTTPAnswer, request: httpx.Request) -> httpx.Response:
-    """The answer as an httpx response; a scripted timeout or refused connection is raised as
-    the transport error a real one would be."""
+def _response(answer: HTTPAnswer, request: Any, http: Any = httpx) -> Any:
+    """The answer as a response of the HTTP library ``http`` (httpx, or httpx2 which has the
+    same classes); a scripted timeout or refused connection is raised as the transport error
+    a real one would be."""
     if answer.failure == "timeout":
-        raise httpx.ReadTimeout("scripted timeout (agentkit bridge)", request=request)
+        raise http.ReadTimeout("scripted timeout (agentkit bridge)", request=request)
     if answer.failure == "connect":
-        raise httpx.ConnectError("scripted connection failure (agentkit bridge)",
-                                 request=request)
-    return httpx.Response(answer.status, headers=answer.headers, content=answer.body,
-                          request=request)
+        raise http.ConnectError("scripted connection failure (agentkit bridge)",
+                                request=request)
+    return http.Response(answer.status, headers=answer.headers, content=answer.body,
+                         request=request)
 
 
 def openai_clients(bridge: Bridge, **options: Any) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
@@ -71,21 +74,12 @@ def httpx2_clients(bridge: Bridge) -> tuple[Any, Any]:
 
     def answer(request: Any) -> Any:
         got = bridge.handle(request.method, request.url.path, request.read())
-        return _httpx2_response(httpx2, got, request)
+        return _response(got, request, httpx2)
 
     async def aanswer(request: Any) -> Any:
         got = await bridge.ahandle(request.method, request.url.path, await request.aread())
-        return _httpx2_response(httpx2, got, request)
+        return _response(got, request, httpx2)
 
     return (httpx2.Client(transport=httpx2.MockTransport(answer)),
             httpx2.AsyncClient(transport=httpx2.MockTransport(aanswer)))
 
-
-def _httpx2_response(httpx2: Any, answer: HTTPAnswer, request: Any) -> Any:
-    if answer.failure == "timeout":
-        raise httpx2.ReadTimeout("scripted timeout (agentkit bridge)", request=request)
-    if answer.failure == "connect":
-        raise httpx2.ConnectError("scripted connection failure (agentkit bridge)",
-                                  request=request)
-    return httpx2.Response(answer.status, headers=answer.headers, content=answer.body,
-                           request=request)

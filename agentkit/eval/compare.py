@@ -26,7 +26,7 @@ from agentkit.eval.matrix import CaseResult
 from agentkit.verdict._paired import (
     Discordance,
     Pair,
-    cluster_bootstrap,
+    bootstrap,
     discordance,
     holm,
     mcnemar_exact,
@@ -205,10 +205,10 @@ def compare(results: Sequence[CaseResult], a: str, b: str, dimension: Dimension,
         case.adjusted = adjusted
     pairs = comparison.pairs
     if pairs:
-        difference, low, high = cluster_bootstrap(pairs, confidence=confidence, seed=seed)
-        comparison.difference, comparison.interval = difference, (low, high)
-        comparison.lower_one_sided = cluster_bootstrap(
-            pairs, confidence=1 - 2 * (1 - confidence), seed=seed)[1]
+        resampled = bootstrap(pairs, seed=seed)  # one set of draws, read at both levels
+        comparison.difference = resampled.difference
+        comparison.interval = resampled.interval(confidence)
+        comparison.lower_one_sided = resampled.interval(1 - 2 * (1 - confidence))[0]
         comparison.clusters = len({pair.cluster for pair in pairs})
     return comparison
 

@@ -26,7 +26,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["mcnemar_exact", "holm", "cluster_bootstrap", "mixture_e_value", "Pair",
+__all__ = ["mcnemar_exact", "holm", "bootstrap", "Bootstrap", "cluster_bootstrap", "mixture_e_value", "Pair",
            "Discordance", "discordance"]
 
 
@@ -94,12 +94,25 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def cluster_bootstrap(pairs: Sequence[Pair], *, confidence: float = 0.95,
-                      resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """The difference in pass rate, B minus A, over ``pairs`` and its two-sided percentile
-    interval at ``confidence`` from a bootstrap that resamples clusters (scenarios) with
-    replacement: ``(difference, low, high)``. One cluster gives a zero-width interval only when
-    its pairs agree; callers should say how many clusters there were."""
+@dataclass(frozen=True)
+class Bootstrap:
+    """A paired bootstrap's point difference (B minus A) and its sorted resampled
+    differences, from which intervals at any confidence are read."""
+
+    difference: float
+    draws: tuple[float, ...]
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The two-sided percentile interval at ``confidence``."""
+        count = len(self.draws)
+        tail = (1 - confidence) / 2
+        return (self.draws[max(0, math.floor(tail * count))],
+                self.draws[min(count - 1, math.ceil((1 - tail) * count) - 1)])
+
+
+def bootstrap(pairs: Sequence[Pair], *, resamples: int = 2000, seed: int = 0) -> Bootstrap:
+    """The difference in pass rate, B minus A, over ``pairs``, resampled ``resamples`` times by
+    clusters (scenarios) with replacement, each with all its pairs."""
     if not pairs:
         raise ValueError("no pairs to compare")
     clusters: dict[str, list[int]] = {}
@@ -108,7 +121,6 @@ def cluster_bootstrap(pairs: Sequence[Pair], *, confidence: float = 0.95,
     names = sorted(clusters)
     sums = [sum(clusters[name]) for name in names]
     counts = [len(clusters[name]) for name in names]
-    point = sum(sums) / sum(counts)
     rng = random.Random(seed)
     k = len(names)
     draws: list[float] = []
@@ -119,11 +131,18 @@ def cluster_bootstrap(pairs: Sequence[Pair], *, confidence: float = 0.95,
             total += sums[j]
             count += counts[j]
         draws.append(total / count)
-    draws.sort()
-    tail = (1 - confidence) / 2
-    low = draws[max(0, math.floor(tail * resamples))]
-    high = draws[min(resamples - 1, math.ceil((1 - tail) * resamples) - 1)]
-    return point, low, high
+    return Bootstrap(sum(sums) / sum(counts), tuple(sorted(draws)))
+
+
+def cluster_bootstrap(pairs: Sequence[Pair], *, confidence: float = 0.95,
+                      resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """The difference in pass rate, B minus A, over ``pairs`` and its two-sided percentile
+    interval at ``confidence`` from a bootstrap that resamples clusters (scenarios) with
+    replacement (:func:`bootstrap`): ``(difference, low, high)``. One cluster gives a
+    zero-width interval only when its pairs agree; callers should say how many clusters there
+    were."""
+    result = bootstrap(pairs, resamples=resamples, seed=seed)
+    return (result.difference, *result.interval(confidence))
 
 
 def mixture_e_value(a_only: int, b_only: int) -> float:
