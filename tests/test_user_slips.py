@@ -315,11 +315,14 @@ def test_pytest_names_the_cause_of_each_slip_and_with_v_the_user_traceback(trave
     assert "the args differ (args: exact, and the entry gives none" in output
     assert f"(raised at {Path('travel_desk/tools.py')}:15 in pay)" in output
     assert f"at {Path('travel_desk/agents.py')}:17 in build_broken" in output
-    assert output.count("Traceback (user code, most recent call last):") == 2
+    # once per slip in the failures section; the summary below it repeats whole messages
+    # when the CI variable is set (pytest does not shorten them there), so it is left out
+    failures = output.split("short test summary info")[0]
+    assert failures.count("Traceback (user code, most recent call last):") == 2
     assert 'settings["retries"]' in output
     assert 'raise ValueError(f"card {card} declined")' in output
     assert "typo.yaml:12: expect.tool_calls.calls.0.name: unknown tool `hold_seet`" in output
-    assert output.count("the agent stopped at its limit max_function_calls=3") == 1
+    assert failures.count("the agent stopped at its limit max_function_calls=3") == 1
 
 
 # ------------------------------------------------------------- re-recording

@@ -37,11 +37,11 @@ import threading
 import time as _time
 import warnings
 import weakref
-from collections.abc import Awaitable, Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple
 
 from agentkit.core.ids import IdSource, use_ids
 
@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_Ts = TypeVarTuple("_Ts")
 
 
 class UnmodelledLatencyWarning(RuntimeWarning):
@@ -217,6 +218,13 @@ class _VirtualSelector(selectors.DefaultSelector):
 
     Real I/O still works: while sockets other than the loop's self-pipe are registered it
     waits for real and advances the clock by the real time waited (live recording).
+
+    Work the loop handed to a thread (``run_in_executor``, ``asyncio.to_thread``: the OpenAI
+    SDK's platform probe, a sync tool) takes no virtual time: while any is running the
+    selector waits for it for real instead of jumping to the next timer. Jumping would let a
+    timer fire before the thread's result arrives -- a timeout the run never reached, or a
+    task some earlier code left pending on this thread's loop ending in the middle of the run
+    and moving its clock.
     """
 
     def __init__(self, loop_ref: list[VirtualTimeLoop]) -> None:
@@ -232,7 +240,10 @@ class _VirtualSelector(selectors.DefaultSelector):
         ready = super().select(0)
         if ready or (timeout is not None and timeout <= 0):
             return ready
-        clock = self._loop_ref[0].clock
+        loop = self._loop_ref[0]
+        clock = loop.clock
+        if loop.in_threads:  # the thread wakes us through the self-pipe when it is done
+            return super().select(None)
         if real_io:
             started = _time.monotonic()
             ready = super().select(timeout)
@@ -255,9 +266,20 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         # asyncio runs a timer once `when < time() + resolution`; at large virtual times the
         # default (1 ns) vanishes in float rounding and the loop would spin on a due timer
         self._clock_resolution = 1e-6
+        self.in_threads = 0  # executor jobs started here and not yet done (see the selector)
 
     def time(self) -> float:
         return self.clock.now()
+
+    def run_in_executor(self, executor: Executor | None, func: Callable[[*_Ts], T],
+                        *args: *_Ts) -> asyncio.Future[T]:
+        future = super().run_in_executor(executor, func, *args)
+        self.in_threads += 1
+        future.add_done_callback(self._thread_done)
+        return future
+
+    def _thread_done(self, _future: asyncio.Future[Any]) -> None:
+        self.in_threads -= 1
 
 
 _local = threading.local()
