@@ -38,7 +38,7 @@ import time as _time
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, TypeVarTuple
@@ -219,12 +219,10 @@ class _VirtualSelector(selectors.DefaultSelector):
     Real I/O still works: while sockets other than the loop's self-pipe are registered it
     waits for real and advances the clock by the real time waited (live recording).
 
-    Work the loop handed to a thread (``run_in_executor``, ``asyncio.to_thread``: the OpenAI
-    SDK's platform probe, a sync tool) takes no virtual time: while any is running the
-    selector waits for it for real instead of jumping to the next timer. Jumping would let a
-    timer fire before the thread's result arrives -- a timeout the run never reached, or a
-    task some earlier code left pending on this thread's loop ending in the middle of the run
-    and moving its clock.
+    A timer set under another clock (a task an earlier run left pending on this thread's
+    loop, such as a never-awaited workflow with its timeout) is no reason to jump: its time is
+    that clock's, not this run's. The loop only jumps to timers of its current clock; the others
+    still fire once the current clock passes their time, without moving it.
     """
 
     def __init__(self, loop_ref: list[VirtualTimeLoop]) -> None:
@@ -242,8 +240,8 @@ class _VirtualSelector(selectors.DefaultSelector):
             return ready
         loop = self._loop_ref[0]
         clock = loop.clock
-        if loop.in_threads:  # the thread wakes us through the self-pipe when it is done
-            return super().select(None)
+        if timeout is not None:
+            timeout = loop.next_timer_delay(timeout)
         if real_io:
             started = _time.monotonic()
             ready = super().select(timeout)
@@ -266,20 +264,28 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         # asyncio runs a timer once `when < time() + resolution`; at large virtual times the
         # default (1 ns) vanishes in float rounding and the loop would spin on a due timer
         self._clock_resolution = 1e-6
-        self.in_threads = 0  # executor jobs started here and not yet done (see the selector)
+        # the clock each pending timer was set under (see _VirtualSelector)
+        self._timer_clocks: weakref.WeakKeyDictionary[asyncio.TimerHandle, VirtualClock] = (
+            weakref.WeakKeyDictionary())
 
     def time(self) -> float:
         return self.clock.now()
 
-    def run_in_executor(self, executor: Executor | None, func: Callable[[*_Ts], T],
-                        *args: *_Ts) -> asyncio.Future[T]:
-        future = super().run_in_executor(executor, func, *args)
-        self.in_threads += 1
-        future.add_done_callback(self._thread_done)
-        return future
+    def call_at(self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts,
+                context: contextvars.Context | None = None) -> asyncio.TimerHandle:
+        handle = super().call_at(when, callback, *args, context=context)
+        self._timer_clocks[handle] = self.clock
+        return handle
 
-    def _thread_done(self, _future: asyncio.Future[Any]) -> None:
-        self.in_threads -= 1
+    def next_timer_delay(self, delay: float) -> float | None:
+        """Seconds to the next timer of the current clock (None: it has none), given
+        ``delay``, asyncio's seconds to the next timer of any clock."""
+        scheduled: list[asyncio.TimerHandle] = self._scheduled  # type: ignore[attr-defined]
+        if scheduled and self._timer_clocks.get(scheduled[0]) is self.clock:
+            return delay  # the common case: the earliest timer is this clock's
+        ours = [h.when() for h in scheduled
+                if not h.cancelled() and self._timer_clocks.get(h) is self.clock]
+        return max(0.0, min(ours) - self.clock.now()) if ours else None
 
 
 _local = threading.local()

@@ -383,23 +383,10 @@ def test_a_callback_another_thread_schedules_runs_while_the_loop_is_busy():
     assert run_sync(wait_for_thread()) == "from thread"
 
 
-def test_work_on_a_thread_takes_no_virtual_time_even_with_a_timer_pending(sim):
-    async def main() -> tuple[float, bool]:
-        timer = asyncio.ensure_future(asyncio.sleep(10))  # the next timer: 10 s on
-        started = now()
-        await asyncio.to_thread(threading.Event().wait, 0.05)  # real work on a thread
-        waited = now() - started
-        fired = timer.done()
-        timer.cancel()
-        return waited, fired
-
-    assert run_sync(main()) == (0.0, False)
-
-
 def test_a_task_an_earlier_call_left_pending_does_not_move_a_later_runs_clock():
     # a workflow run whose handler was never awaited: its 10 s timeout timer stays on this
     # thread's loop; a later simulation's call that waits on a thread (as the OpenAI SDK's
-    # platform probe does) must not jump to that timer
+    # platform probe does) must not jump to that timer, set under another clock
     async def leave_pending() -> asyncio.Task[None]:
         task = asyncio.ensure_future(asyncio.sleep(10))
         await asyncio.sleep(0)  # it has started: its timer is set
@@ -423,6 +410,31 @@ def test_a_task_an_earlier_call_left_pending_does_not_move_a_later_runs_clock():
     worker.start()
     worker.join()
     assert seen == [0.5, False]
+
+
+def test_a_timer_of_another_clock_fires_once_the_current_clock_passes_it():
+    async def leave_pending() -> asyncio.Task[None]:
+        task = asyncio.ensure_future(asyncio.sleep(1))
+        await asyncio.sleep(0)
+        return task
+
+    async def call() -> float:
+        await asleep(5)
+        return now()
+
+    seen: list[object] = []
+
+    def on_a_fresh_thread() -> None:
+        with simulation(1):
+            left = run_sync(leave_pending())  # due at 1 s of this first clock
+        with simulation(2):
+            seen.append(run_sync(call()))
+        seen.append(left.done())
+
+    worker = threading.Thread(target=on_a_fresh_thread)
+    worker.start()
+    worker.join()
+    assert seen == [5.0, True]
 
 
 def test_each_thread_gets_its_own_virtual_loop():
