@@ -319,6 +319,7 @@ def test_the_report_page_never_badges_a_broken_run_pass(support: Path, breakage:
     assert section.split("</h3>", 1)[0].endswith('<span class="badge b-fail">fail</span>')
 
 
+@pytest.mark.slow  # inner pytest sessions over a project
 @pytest.mark.parametrize("breakage", BREAKAGES, ids=list(BREAKAGES))
 def test_pytest_fails_a_broken_agent_naming_the_call(support: Path, pytester: pytest.Pytester,
                                                      breakage: str) -> None:
@@ -353,6 +354,7 @@ def test_agentkit_run_snapshot_update_keeps_every_snapshot_of_a_broken_agent(
     assert _snapshots(support) == before
 
 
+@pytest.mark.slow  # inner pytest sessions over a project
 @pytest.mark.parametrize("breakage", BREAKAGES, ids=list(BREAKAGES))
 def test_pytest_snapshot_update_keeps_every_snapshot_of_a_broken_agent(
         support: Path, pytester: pytest.Pytester, breakage: str) -> None:

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "agentkit"
 
@@ -191,6 +193,7 @@ def _agentkit() -> dict[str, frozenset[str]]:
             for source, targets in package_graph(module_graph()).items()}
 
 
+@pytest.mark.slow  # reads every module's imports
 def test_agentkit_packages_import_each_other_without_a_circle():
     graph = _agentkit()
     unexplained = [" -> ".join(a_cycle(graph, members)) for members in circles(graph)

@@ -21,6 +21,7 @@ def test_cli_run_passes_on_the_bundled_scenarios(first_run):
     assert "0 failed" in output
 
 
+@pytest.mark.slow  # every bundled scenario, twice
 def test_cli_run_output_is_identical_across_runs(first_run):
     second = io.StringIO()
     main(["run", "scenarios"], out=second)

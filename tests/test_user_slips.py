@@ -244,6 +244,7 @@ def agentkit(travel: tuple[Path, dict[str, str]],
 
 
 # ------------------------------------------------------------- collection, run_scenario
+@pytest.mark.slow  # pytest in a fresh process on the user's project
 def test_pytest_collects_the_scenarios_that_testpaths_leaves_out_and_says_so(travel) -> None:
     done = _pytest(travel, "-rA", "--snapshot-update")
 
@@ -255,6 +256,7 @@ def test_pytest_collects_the_scenarios_that_testpaths_leaves_out_and_says_so(tra
     assert "slips" not in done.stdout
 
 
+@pytest.mark.slow  # pytest in a fresh process on the user's project
 def test_run_scenario_resolves_its_path_from_the_rootdir_run_from_a_subfolder(travel) -> None:
     root, _ = travel
 
@@ -305,6 +307,7 @@ def test_agentkit_run_verbose_shows_the_whole_user_traceback(agentkit) -> None:
     assert 'raise ValueError(f"card {card} declined")' in output
 
 
+@pytest.mark.slow  # pytest in a fresh process on the user's project
 def test_pytest_names_the_cause_of_each_slip_and_with_v_the_user_traceback(travel) -> None:
     done = _pytest(travel, "-o", "agentkit_scenarios=slips", "-v",
                    "--continue-on-collection-errors", "slips")

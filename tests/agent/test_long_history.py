@@ -119,16 +119,19 @@ def _memory_lines(memory: CountingMemory, chat: Callable[[], Any]) -> int:
     return lines
 
 
+@pytest.mark.slow  # long histories under every agent type
 @AGENTS
 def test_a_chat_takes_only_the_window_from_memory_however_long_the_history(build):
     assert _third_chat(build, LONG, _handed_out) == _third_chat(build, SHORT, _handed_out)
 
 
+@pytest.mark.slow  # long histories under every agent type
 @AGENTS
 def test_a_chat_tokenises_as_many_messages_with_a_long_history_as_with_a_short_one(build):
     assert _third_chat(build, LONG, _tokenised) == _third_chat(build, SHORT, _tokenised)
 
 
+@pytest.mark.slow  # long histories under every agent type
 @AGENTS
 def test_a_chat_runs_as_many_memory_steps_with_a_long_history_as_with_a_short_one(build):
     assert _third_chat(build, LONG, _memory_lines) == _third_chat(build, SHORT, _memory_lines)

@@ -65,6 +65,7 @@ agents:
 
 
 # ----------------------------------------------------------------- the trace from the wire
+@pytest.mark.slow  # a whole project through the bridge
 def test_a_bridged_agent_registered_in_a_few_lines_runs_a_scenario(tmp_path):
     register_agent_type("wire_agent", bridged(_sdk_agent))
 

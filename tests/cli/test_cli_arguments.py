@@ -8,6 +8,7 @@ import io
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ _WORDS = ["list", "run", "replay", "diff", "report", "--agents", "--agent", "rea
           "--bogus", "-h"]
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(_WORDS) | st.text(max_size=6), max_size=6))
 def test_any_command_line_exits_0_1_or_2_with_a_message(argv):

@@ -206,6 +206,7 @@ def _folder_files(folder: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
+@pytest.mark.slow  # the bundled comparison in shards and whole
 def test_report_shards_merged_are_byte_identical_to_the_unsplit_report(
         cli: Callable[..., Outcome], tmp_path: Path) -> None:
     paths = [ROOT / "scenarios" / name for name in SOME]

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
 from tests.scenario_text import adding_scenario
@@ -57,6 +59,7 @@ def test_a_paired_comparison_of_two_models_gives_a_verdict_and_a_flip_table(
     assert "m2 is worse than m1" in paired and "one 4/0" in paired
 
 
+@pytest.mark.slow  # rounds of a whole evaluation
 def test_until_decided_stops_a_clear_difference_before_its_cap_and_replays_offline(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path],
         fake_openai_endpoint) -> None:

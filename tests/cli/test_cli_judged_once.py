@@ -45,6 +45,7 @@ def test_a_single_run_is_judged_once(cli: Callable[..., Outcome], adding: Path,
     assert judgements == {"runs": 1, "cases": 0}
 
 
+@pytest.mark.slow  # a whole sampled evaluation
 def test_each_sample_is_judged_once_and_the_case_once(
         cli: Callable[..., Outcome], adding: Path, judgements: dict[str, int],
         fake_openai_endpoint: Callable[..., FakeOpenAIServer]) -> None:

@@ -45,6 +45,7 @@ def recorded(cli: Callable[..., Outcome], judged: Path,
     return judged
 
 
+@pytest.mark.slow  # records against a served model
 def test_record_asks_the_judge_model_and_writes_its_verdict_into_the_agents_cassette(
         cli, judged, fake_openai_endpoint):
     server = fake_openai_endpoint([ANSWER, VERDICT])

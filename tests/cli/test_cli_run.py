@@ -35,6 +35,7 @@ def test_list_shows_scenarios_with_their_agent_types(cli: Callable[..., Outcome]
         "  - function_calling: recording cassettes/adding.function_calling.yaml"]
 
 
+@pytest.mark.slow  # every bundled scenario under every agent type
 def test_run_passes_on_the_bundled_scenarios(cli: Callable[..., Outcome]) -> None:
     result = cli("run", BUNDLED)
 

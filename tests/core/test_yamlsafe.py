@@ -257,6 +257,7 @@ def _values(data):
     return [data]
 
 
+@pytest.mark.slow  # property test at full size
 @given(_DATA, st.booleans())
 def test_written_data_loads_back_as_pyyamls_safe_loader_builds_it(data, as_cassettes):
     text = (dump_yaml({"data": data}) if as_cassettes  # multi-line strings as | blocks

@@ -14,6 +14,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.docs.pages import DOCS, ROOT, section
 from tests.recording.old_paths import is_reexport, new_home
 from tests.test_import_circles import imports, re_export_only
@@ -76,6 +78,7 @@ def test_every_module_of_agentkit_is_in_a_row_of_the_table():
     assert sorted({m for m in modules if m.count(".") and _row(m, rows) is None}) == []
 
 
+@pytest.mark.slow  # reads every module's imports
 def test_no_module_imports_from_a_layer_above_its_own():
     rows = layers()
     upward = []

@@ -62,6 +62,7 @@ def test_the_readme_links_the_mcp_guide():
     assert "(docs/mcp.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the guide's commands, end to end
 def test_the_offline_commands_of_the_guide_run_without_the_servers(shell: Shell):
     project = _project(shell.folder, servers=False)
     commands = _commands(live=False)

@@ -348,6 +348,7 @@ def test_any_mutated_saved_buffer_is_a_usable_buffer_or_a_value_error(data):
     assert ChatMemoryBuffer.from_string(saved).to_string() == saved
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.dictionaries(st.sampled_from(["tool_calls", "tool_call_id"]), JSON | st.lists(JSON),
                        max_size=2))
 def test_saved_additional_kwargs_load_with_tool_selections_as_tool_calls_or_are_a_value_error(

@@ -50,6 +50,7 @@ def test_any_stream_of_json_events_assembles_or_is_a_wire_error(values, done):
     assert final.message.content == assembler.text
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.lists(st.sampled_from([b"data: {\"a\": 1}", b"data: x", b"event: error", b": ping",
                                  b"id: 3", b"", b"data:", b"\xff"]), max_size=10),
        st.sampled_from([b"\n", b"\r\n", b"\r"]), st.data())

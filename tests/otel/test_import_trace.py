@@ -310,6 +310,7 @@ def _roots(path: Path) -> list[dict]:
     return [s for s in spans_of(path) if "parentSpanId" not in s]
 
 
+@pytest.mark.slow  # every sample of every live recording
 @pytest.mark.parametrize("name", ["live_answers", "live_compare", "live_function_calling",
                                   "live_react", "live_openai_sdk"])
 def test_every_sample_of_a_bundled_live_recording_exports_imports_and_replays(cli, name):

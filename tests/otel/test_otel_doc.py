@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.docs.pages import Shell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +58,7 @@ def test_every_command_of_the_guide_is_offline_or_run_by_the_otel_lane():
     assert "needs_phoenix(" in lane
 
 
+@pytest.mark.slow  # the guide's commands, end to end
 def test_the_guides_offline_commands_run(shell: Shell):
     for name in ("scenarios", "mocks", "scripts"):
         shutil.copytree(REPO / name, shell.folder / name,

@@ -62,6 +62,7 @@ def test_changed_reply_fails_with_step_aligned_diff(project: pytest.Pytester) ->
         '*llm_calls[[]0[]].response.content: "2 + 3 = 5" -> "2 + 3 = 6"'])
 
 
+@pytest.mark.slow  # inner pytest sessions
 def test_a_snapshot_from_an_older_agentkit_fails_saying_so_and_updates(
         project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)

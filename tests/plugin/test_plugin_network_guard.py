@@ -83,6 +83,7 @@ def test_block_network_guards_every_test_and_says_how_to_record_it(
         "@pytest.mark.live"])
 
 
+@pytest.mark.slow  # inner pytest sessions
 def test_the_ini_option_guards_every_test(pytester: pytest.Pytester, closed_port: int) -> None:
     ini(pytester, "agentkit_block_network = true")
     _connecting_test(pytester, closed_port)

@@ -23,6 +23,7 @@ def resume(pytester: pytest.Pytester) -> Path:
     return pytester.path / "scenarios" / "checkpoint_resume.yaml"
 
 
+@pytest.mark.slow  # inner pytest sessions
 def test_the_resumed_scenario_passes_as_pytest_items(pytester: pytest.Pytester, resume: Path):
     pytester.runpytest().assert_outcomes(passed=2)
 

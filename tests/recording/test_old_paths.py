@@ -74,6 +74,7 @@ print(json.dumps([[name for name in names if name in stage] for stage in seen]))
 """
 
 
+@pytest.mark.slow  # fresh interpreters
 def test_the_layer_loads_when_asked_for_and_the_fake_endpoint_only_when_it_is():
     done = subprocess.run([sys.executable, "-c", _STAGES], capture_output=True, text=True,
                           check=True)

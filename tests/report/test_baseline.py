@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentkit.report import compare_to_baseline
 
 from .conftest import make_comparison, make_row
 
 
+@pytest.mark.slow  # the bundled comparison, twice
 def test_identical_runs_have_zero_deltas_and_no_regressions(bundled):
     diff = compare_to_baseline(bundled, bundled)
 

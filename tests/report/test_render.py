@@ -91,6 +91,7 @@ def test_write_report_writes_markdown_json_and_html(bundled, tmp_path):
     assert all(p.read_text(encoding="utf-8") for p in paths.values())
 
 
+@pytest.mark.slow  # the bundled comparison, twice
 def test_two_runs_give_byte_identical_files(bundled, tmp_path):
     outputs = []
     # the first run is the session's (the same call, made earlier in this process)

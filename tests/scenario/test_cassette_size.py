@@ -38,6 +38,7 @@ def _recorded(folder: Path, turns: int) -> int:
     return (folder / "cassettes" / f"long{turns}.yaml").stat().st_size
 
 
+@pytest.mark.slow  # long recordings, measured
 def test_cassette_bytes_grow_linearly_with_the_turns(tmp_path):
     sizes = {turns: _recorded(tmp_path, turns) for turns in (40, 80)}
 

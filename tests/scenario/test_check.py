@@ -339,6 +339,7 @@ def test_every_failed_expectation_is_reported():
     assert len(problems) == 3
 
 
+@pytest.mark.slow  # waits out the regex budget
 def test_a_regex_that_backtracks_without_end_is_one_problem_naming_it_not_a_hang():
     trace = _trace(_turn("a" * 60 + "b"))
 

@@ -67,6 +67,7 @@ def vars_of(event: Any) -> list[Any]:
     return [getattr(event, name) for name in event.__slots__ if hasattr(event, name)]
 
 
+@pytest.mark.slow  # long streams, measured
 @pytest.mark.parametrize("agent", ["function_calling", "react", "function_agent"])
 def test_a_run_of_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_path, agent):
     scenario = load(_scenario(tmp_path, agent, {"script": [{"text": ANSWER, "chunks": PIECES}]}))
@@ -78,6 +79,7 @@ def test_a_run_of_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_path, 
     assert peak < BUDGET * CHUNKS, f"{peak / 1e6:.1f} MB for {CHUNKS} chunks"
 
 
+@pytest.mark.slow  # long streams, measured
 def test_a_recording_of_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_path):
     scenario = load(_scenario(tmp_path, "function_calling",
                               {"recording": "cassettes/long.yaml"}))
@@ -90,6 +92,7 @@ def test_a_recording_of_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_
     assert peak < BUDGET * CHUNKS, f"{peak / 1e6:.1f} MB for {CHUNKS} chunks"
 
 
+@pytest.mark.slow  # long streams, measured
 @pytest.mark.agentkit_allow_loopback
 def test_serving_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_path):
     scenario = load(_scenario(tmp_path, "function_calling",

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 
+@pytest.mark.slow  # a fresh interpreter per module
 @pytest.mark.parametrize("module", ["agentkit.verdict", "agentkit.harness",
                                     "agentkit.scenario.check", "agentkit.scenario.judge"])
 def test_the_module_imports_first_in_a_fresh_interpreter(module: str) -> None:

@@ -344,6 +344,7 @@ _keys = st.sampled_from(["format", "workflow", "steps", "is_running", "store", "
                          "buffers", "waiters", "unclaimed", "stream", "digest", "other"])
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=200, deadline=None)
 @given(key=_keys, value=_json, reseal=st.booleans())
 def test_any_malformed_part_of_a_saved_context_is_a_context_serde_error(key, value, reseal):

@@ -43,12 +43,14 @@ def test_any_text_is_a_chain_or_the_documented_error(text):
     assert_well_formed(text)
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 def test_any_mix_of_chain_syntax_is_a_chain_or_the_documented_error(text):
     assert_well_formed(text)
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=20).map("".join), st.text(max_size=30))
 def test_any_argument_list_is_read_or_named_as_a_problem(arguments, prose):
     assert_well_formed(f"{prose}[FUNC f({arguments}) = y1]{prose}")

@@ -81,6 +81,7 @@ def _parsed_kind(text: str) -> str:
     return "action" if isinstance(step, ActionReasoningStep) else "answer"
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(model_texts)
 def test_the_parser_follows_the_first_marker(text):

@@ -77,6 +77,7 @@ flat_objects = st.dictionaries(st.text(max_size=5), st.one_of(repair_bait, st.in
                                min_size=1, max_size=4)
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300)
 @given(flat_objects)
 def test_trailing_comma_repair_never_touches_string_contents(arguments):
