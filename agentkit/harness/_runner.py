@@ -28,6 +28,7 @@ roles found) without judging it; :func:`run_scenario` judges it too, once
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -551,9 +552,13 @@ def _stop_turn(turn: TurnTrace, exc: Exception, scenario: Scenario, role: str,
     """A role failed on ``turn`` (a judge's answer that is not a verdict, a cassette miss, a
     model error): the run stops there, with the role's error as the turn's. An error that
     does not point into the scenario file (a model's: a server error, a timeout) is prefixed
-    with the role and its field, so it is never taken for the agent's model failing."""
-    text = f"{type(exc).__name__}: {exc}"
-    if scenario.where() not in str(exc):
+    with the role and its field, so it is never taken for the agent's model failing. The
+    trace keeps the scenario file as its project names it (``where`` is given so), whatever
+    the working folder and however the path was spelled."""
+    spelled, kept = scenario.where(), scenario.where(kept=True)
+    text = re.sub(rf"(?<![\w./\\-]){re.escape(spelled)}(?=:\d)", lambda _: kept,
+                  f"{type(exc).__name__}: {exc}")
+    if kept not in text:
         text = f"{role} ({where}) failed: {text}"
     turn.error, turn.error_kind = text, kind_of(exc)
 
@@ -585,12 +590,12 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
         with collect_events() as events:
             try:
                 decided = judge.decide(judged, at=".".join(map(str, place)),
-                                       where=scenario.where(*place), subject=subject,
-                                       turns=trace.turns, upto=upto)
+                                       where=scenario.where(*place, kept=True),
+                                       subject=subject, turns=trace.turns, upto=upto)
             except Exception as exc:  # noqa: BLE001 (a judge's model may fail any way)
                 decided = None
                 _stop_turn(turn, exc, scenario, f"the judge of {'.'.join(map(str, place))}",
-                           scenario.where(*place))
+                           scenario.where(*place, kept=True))
         extend_turn(turn, role_events(events), ids)
         if decided is None:
             return
@@ -673,7 +678,8 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         except Exception as exc:  # noqa: BLE001 (the simulated user's model or function)
             failed = build_turn("", role_events(before), ids, response=None, error=None,
                                 memory=agent.chat_history, wall_time=0.0, serial_time=0.0)
-            _stop_turn(failed, exc, scenario, "the simulated user", scenario.where("user"))
+            _stop_turn(failed, exc, scenario, "the simulated user",
+                       scenario.where("user", kept=True))
             failed.world = world.after_turn() if world is not None else None
             trace.turns.append(failed)
             break
@@ -715,7 +721,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                 conversation.after_turn(trace)
         except Exception as exc:  # noqa: BLE001 (a judge of the simulated user's goal)
             _stop_turn(trace.turns[-1], exc, scenario, "the simulated user's goal check",
-                       scenario.where("user"))
+                       scenario.where("user", kept=True))
         extend_turn(trace.turns[-1], role_events(after), ids)
         if trace.turns[-1].error is not None:
             break

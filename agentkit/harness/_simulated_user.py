@@ -227,9 +227,9 @@ class SimulatedConversation:
             shown = f"stop_when {check.describe()}"
         else:
             assert self.judge is not None, "a judged goal has a judge (checked before the run)"
-            reached = self.judge.decide(check, at=at, where=self.scenario.where(*at.split(".")),
-                                        subject="conversation", turns=trace.turns,
-                                        upto=number).passed
+            where = self.scenario.where(*at.split("."), kept=True)
+            reached = self.judge.decide(check, at=at, where=where, subject="conversation",
+                                        turns=trace.turns, upto=number).passed
             shown = f"{at.removeprefix('user.').removesuffix('.judge')} judged"
         if not reached and number < self.spec.max_turns:
             return

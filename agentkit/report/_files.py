@@ -1,9 +1,11 @@
 """A report read back (``report.json`` and the traces beside it, e.g. a baseline) and the
 reports of a run's shards merged into the whole run's; the details of a shard's page that
-``report.json`` does not hold (:data:`SHARD_FILE`)."""
+``report.json`` does not hold (:data:`SHARD_FILE`); the sha256 of each file of a shard's report
+(:data:`CHECKSUM_FILE`), checked before a merge reads any of them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -14,7 +16,8 @@ from agentkit.report.model import Comparison, ReportError, trace_file
 from agentkit.report.timeline import Span
 from agentkit.trace import TraceError, check_trace
 
-__all__ = ["load_comparison", "merge_shards", "shard_details", "SHARD_FILE"]
+__all__ = ["load_comparison", "merge_shards", "shard_details", "SHARD_FILE", "CHECKSUM_FILE",
+           "checksums"]
 
 
 def _read_json(path: Path, what: str) -> tuple[Any, str]:
@@ -37,6 +40,8 @@ def load_comparison(path: str | Path) -> Comparison:
         comparison = Comparison.from_dict(data, source=str(path))
     except ReportError:  # again, with the lines of the fields
         comparison = Comparison.from_dict(data, source=str(path), where=json_locations(text))
+    if comparison.shard is not None:
+        _check_sums(path.parent, path.name)
     kept = _shard_details(path.parent / SHARD_FILE) if comparison.shard is not None else {}
     rows = []
     for row in comparison.rows:
@@ -75,6 +80,59 @@ def shard_details(comparison: Comparison) -> str:
         if found:
             details[row.key] = found
     return json.dumps(details, indent=1, ensure_ascii=False) + "\n"
+
+
+#: In a shard's report folder: the sha256 of every other file of the report, one
+#: ``<hex>  <path>`` line each (what ``sha256sum -c`` checks), so that a merge never joins a
+#: shard whose files changed after it wrote them -- a damaged copy, an edited number.
+CHECKSUM_FILE = "SHA256SUMS"
+
+
+def checksums(files: dict[str, str]) -> str:
+    """The :data:`CHECKSUM_FILE` of a report folder written with ``files`` (name -> text)."""
+    return "".join(f"{hashlib.sha256(text.encode('utf-8')).hexdigest()}  {name}\n"
+                   for name, text in sorted(files.items()))
+
+
+def _check_sums(folder: Path, report: str) -> None:
+    """Every file :data:`CHECKSUM_FILE` lists in ``folder`` has the sha256 listed, and the
+    files a merge reads (``report``, :data:`SHARD_FILE`, the traces) are all listed."""
+    sums = folder / CHECKSUM_FILE
+    try:
+        text = read_text(sums)
+    except FileNotFoundError:
+        raise ReportError(f"{sums}: no such file: a shard's report lists its files' sha256 "
+                          "there; write the shard's report again with this agentkit") from None
+    except OSError as exc:
+        raise ReportError(f"{sums}: cannot read it: {exc.strerror or exc}") from None
+    except TextFileError as exc:
+        raise ReportError(str(exc)) from None
+    listed: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        digest, _, name = line.partition("  ")
+        parts = Path(name).parts
+        if (len(digest) != 64 or not name or Path(name).is_absolute() or ".." in parts
+                or any(c not in "0123456789abcdef" for c in digest)):
+            raise ReportError(f"{sums}:{number}: not a `<sha256>  <file>` line of this "
+                              f"folder: {line[:200]!r}")
+        listed[Path(name).as_posix()] = digest
+    read = [report, *([SHARD_FILE] if (folder / SHARD_FILE).exists() else []),
+            *(f"traces/{p.name}" for p in sorted((folder / "traces").glob("*.json")))]
+    unlisted = [name for name in read if name not in listed]
+    if unlisted:
+        raise ReportError(f"{folder / unlisted[0]}: not listed in {sums}, so not a file its "
+                          "shard's report wrote; write the shard's report again")
+    for name, digest in listed.items():
+        try:
+            with open(folder / name, "rb") as file:
+                found = hashlib.file_digest(file, "sha256").hexdigest()
+        except OSError as exc:
+            raise ReportError(f"{folder / name}: listed in {sums} but cannot be read: "
+                              f"{exc.strerror or exc}") from None
+        if found != digest:
+            raise ReportError(f"{folder / name}: changed since its shard's report was written "
+                              f"(its sha256 is not the one in {sums}); write the shard's "
+                              "report again")
 
 
 def _shard_details(path: Path) -> dict[str, dict[str, Any]]:

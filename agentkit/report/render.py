@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.files import FolderRefused, replace_folder
-from agentkit.report._files import SHARD_FILE, load_comparison, shard_details
+from agentkit.report._files import (
+    CHECKSUM_FILE,
+    SHARD_FILE,
+    checksums,
+    load_comparison,
+    shard_details,
+)
 from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, render_html
 from agentkit.report._markdown import render_markdown, render_summary
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
@@ -56,8 +62,10 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     """Write report.md, report.json, report.html, summary.md (for a pull-request comment)
     and each run's trace
     (``traces/<scenario>.<agent type>.json``, what a later ``--baseline`` diffs against) into
-    ``out_dir``, all at once (:func:`agentkit.core.files.replace_folder`: never a new
-    report.md beside an old report.json, even if the process is killed).
+    ``out_dir`` (a shard's report also :data:`SHARD_FILE` and the sha256 of each file,
+    :data:`CHECKSUM_FILE`, which a merge checks), all at once
+    (:func:`agentkit.core.files.replace_folder`: never a new report.md beside an old
+    report.json, even if the process is killed).
 
     ``out_dir`` is replaced whole, so it must be new, empty or a report's (it holds the
     :data:`REPORT_MARKER` file every report leaves): anything else, or the current folder or
@@ -76,8 +84,10 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
     files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
                   for row in comparison.rows if row.trace is not None})
-    if comparison.shard is not None:
+    if comparison.shard is not None:  # what a merge reads, with the sha256 of each file
         files[SHARD_FILE] = shard_details(comparison)
+        files[CHECKSUM_FILE] = checksums({name: text for name, text in files.items()
+                                          if name != REPORT_MARKER})
     try:
         written = replace_folder(out, files, marker=REPORT_MARKER)
     except FolderRefused as exc:

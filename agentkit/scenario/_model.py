@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
 import regex as _regex
@@ -955,12 +957,25 @@ class Scenario(_Strict):
         """Remember where each field is in the file (the loader calls this)."""
         self._line_of = line_of
 
-    def where(self, *field_path: str | int, key: bool = False) -> str:
+    def where(self, *field_path: str | int, key: bool = False, kept: bool = False) -> str:
         """``file:line`` of a field (its key's line with ``key``), for error messages; with no
-        field, the file (or the scenario's name when it was not loaded from one)."""
-        place = self.path or self.name
+        field, the file (or the scenario's name when it was not loaded from one). ``kept``:
+        for what a trace keeps, the file as its project names it (:meth:`project_path`),
+        the same from any working folder; otherwise as it was given."""
+        place = (self.project_path() if kept else self.path) or self.name
         return place if self._line_of is None or not field_path else \
             f"{place}:{self.line(*field_path, key=key)}"
+
+    def project_path(self) -> str | None:
+        """The scenario's file relative to its project (the folder of the nearest
+        pyproject.toml above it; without one, its own folder), in ``/`` form: a name that does
+        not depend on the working folder or on how the path was spelled."""
+        if self.path is None:
+            return None
+        file = Path(os.path.realpath(self.path))
+        root = next((folder for folder in file.parents
+                     if (folder / "pyproject.toml").is_file()), file.parent)
+        return file.relative_to(root).as_posix()
 
     def line(self, *field_path: str | int, key: bool = False) -> int:
         """The line of a field in the file (1 when the scenario was not loaded from one)."""

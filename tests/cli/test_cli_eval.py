@@ -234,6 +234,49 @@ def test_merging_without_every_shard_is_an_error_naming_the_missing_one(
     assert result.code == 2 and "shard(s) 2 of 2 missing" in result.err
 
 
+def _bump_tokens(path: Path) -> None:
+    """An edit that keeps ``path`` a valid report or trace: a token count ten times larger."""
+    text = path.read_text("utf-8")
+    found = re.search(r'"prompt_tokens": (\d+)', text)
+    assert found is not None, path
+    path.write_text(text.replace(found[0], f'"prompt_tokens": {found[1]}0', 1), "utf-8")
+
+
+@pytest.mark.parametrize("changed", ["report.json", "traces"])
+def test_a_shard_changed_after_it_was_written_is_refused_by_its_checksum(
+        cli: Callable[..., Outcome], tmp_path: Path, changed: str) -> None:
+    """A shard's report folder lists the sha256 of every file a merge reads (SHA256SUMS);
+    a file changed since, though still valid, is refused naming it (before: merged as if
+    the run had said so)."""
+    paths = [ROOT / "scenarios" / name for name in SOME[:2]]
+    for index in (1, 2):
+        cli("report", *paths, "--shard", f"{index}/2", "--out", tmp_path / f"s{index}")
+    assert "report.json" in (tmp_path / "s1" / "SHA256SUMS").read_text("utf-8")
+    file = (tmp_path / "s1" / "report.json" if changed == "report.json"
+            else next((tmp_path / "s1" / "traces").glob("*.json")))
+    _bump_tokens(file)
+
+    result = cli("report", "--merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "m")
+
+    assert result.code == 2, result.out + result.err
+    assert (f"{file}: changed since its shard's report was written (its sha256 is not the one "
+            f"in {tmp_path / 's1' / 'SHA256SUMS'})") in result.err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_shard_without_its_checksums_is_refused(
+        cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    paths = [ROOT / "scenarios" / name for name in SOME[:2]]
+    for index in (1, 2):
+        cli("report", *paths, "--shard", f"{index}/2", "--out", tmp_path / f"s{index}")
+    (tmp_path / "s2" / "SHA256SUMS").unlink()
+
+    result = cli("report", "--merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "m")
+
+    assert result.code == 2, result.out + result.err
+    assert f"{tmp_path / 's2' / 'SHA256SUMS'}: no such file" in result.err
+
+
 def test_run_writes_junit_xml(cli: Callable[..., Outcome], adding: Path) -> None:
     junit = adding.parent / "junit.xml"
 

@@ -145,7 +145,7 @@ def test_every_command_says_a_recorded_judge_answer_that_is_not_a_verdict_stoppe
     result = cli(command[0], recorded, *(a.format(out=tmp_path / "r") for a in command[1:]))
 
     assert result.code == 1
-    assert (f"JudgeAnswerError: {recorded}:6: expect.answer.judge: the judge's answer is not a "
+    assert (f"JudgeAnswerError: {recorded.name}:6: expect.answer.judge: the judge's answer is not a "
             "verdict (not a JSON object (Expecting value at position 0)): 'Looks fine to "
             "me.'") in result.out
     assert "PASS" not in result.out and "reproduces" not in result.out
@@ -160,7 +160,7 @@ def test_every_command_says_a_changed_answer_of_the_agent_is_not_judged_again(
     result = cli(command[0], recorded, *(a.format(out=tmp_path / "r") for a in command[1:]))
 
     assert result.code == 1
-    assert (f"no recorded verdict of the judge for expect.answer.judge ({recorded}:6): the "
+    assert (f"no recorded verdict of the judge for expect.answer.judge ({recorded.name}:6): the "
             "transcript it saw changed") in result.out
     assert "~Assistant: Your refund is [-42.50 EUR-]{+on its way+}." in result.out
     assert "PASS" not in result.out

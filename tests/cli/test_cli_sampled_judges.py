@@ -409,3 +409,24 @@ def test_every_command_warns_of_a_min_pass_rate_that_2_samples_cannot_fail(
     assert result.code == 0, result.out
     said = " ".join(result.out.split())
     assert GATE.removeprefix("warning: ") in said
+
+
+def test_a_judge_error_kept_in_a_trace_names_the_scenario_as_its_project_does(
+        cli, unjudged, monkeypatch):
+    """The trace a recording kept names the scenario file relative to its project, so a
+    replay from another working folder, or of the path spelled another way, is the same
+    trace (before: the error held the path as typed, and every other spelling differed)."""
+    kept = (unjudged / "scenarios/__snapshots__/adding/my_agent.json").read_text("utf-8")
+    assert "scenarios/adding.yaml:8: expect.answer.judge: the judge's answer" in kept
+
+    spellings = [(unjudged, unjudged / "scenarios/adding.yaml"),
+                 (unjudged, "./scenarios/../scenarios/adding.yaml"),
+                 (unjudged / "scenarios", "adding.yaml")]
+    for folder, spelled in spellings:
+        monkeypatch.chdir(folder)
+        result = cli("replay", spelled)
+
+        assert result.code == 1, result.out
+        assert "4 of 5 samples failed" in result.out
+        assert "replay differs" not in result.out, (spelled, result.out)
+        assert "sample 1 failed: JudgeAnswerError: scenarios/adding.yaml:8: " in result.out

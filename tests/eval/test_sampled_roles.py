@@ -142,7 +142,7 @@ def test_a_sampled_judged_cassette_without_one_samples_verdict_is_a_miss_naming_
     said = "\n".join(verdict.problems)
     assert (f"sample 1: the recording no longer fits the agent: {file} "
             "(sample 1): no recorded verdict of the judge for expect.answer.judge "
-            f"({path}:8): sample 1 has none (sample 0 of the cassette has one") in said
+            f"({path.name}:8): sample 1 has none (sample 0 of the cassette has one") in said
     assert "re-record with record mode `new_episodes`" in said
 
 

@@ -316,7 +316,7 @@ def test_a_judge_answer_that_is_not_a_verdict_is_an_infrastructure_error_naming_
 
     assert (result.verdict.outcome, result.verdict.kind) == ("fail", "infrastructure")
     assert result.verdict.stopped_by == (
-        f"JudgeAnswerError: {path}:8: expect.answer.judge: the judge's answer is not a verdict "
+        f"JudgeAnswerError: {path.name}:8: expect.answer.judge: the judge's answer is not a verdict "
         "(not a JSON object (Expecting value at position 0)): 'Looks good!'; a judge answers "
         'one JSON object {"verdict": "pass" | "fail", "reason": "...", "score": 0-1} '
         "(docs/judges.md)")
@@ -331,7 +331,7 @@ def test_a_judge_whose_model_fails_stops_the_run_naming_the_judge_and_its_field(
 
     assert (result.verdict.outcome, result.verdict.kind) == ("fail", "infrastructure")
     assert result.verdict.stopped_by == (
-        f"the judge of expect.answer.judge ({path}:8) failed: ServerError: overloaded")
+        f"the judge of expect.answer.judge ({path.name}:8) failed: ServerError: overloaded")
 
 
 def test_an_empty_rubric_is_a_load_error_at_its_line(write):

@@ -129,7 +129,7 @@ def test_a_changed_rubric_is_a_cassette_miss_naming_the_rubric_and_how_to_re_rec
     miss = result.verdict.stopped_by or ""
     assert miss.startswith(f"CassetteMissError: {judged.parent}/cassettes/refund.react.yaml: no "
                            f"recorded verdict of the judge for expect.answer.judge "
-                           f"({judged}:6): the rubric changed (recorded ")
+                           f"({judged.name}:6): the rubric changed (recorded ")
     assert "~Rubric: states the refund amount, 42.50 EUR{+ and promises no date+}" in miss
     assert miss.endswith("re-record with record mode `new_episodes` (asks the role again, "
                          "replays the agent's recorded answers) or `rewrite`.")
@@ -231,7 +231,7 @@ def test_a_changed_persona_or_goal_is_a_miss_naming_it(simulated, field, old, ne
 
     miss = run_scenario(simulated, "react").verdict.stopped_by or ""
 
-    assert f"no recorded message of the simulated user for user ({simulated}:4): the {field} " \
+    assert f"no recorded message of the simulated user for user ({simulated.name}:4): the {field} " \
            "changed" in miss
 
 
@@ -409,4 +409,4 @@ def test_a_changed_conversation_rubric_of_a_simulated_conversation_is_a_miss_nam
     miss = run_scenario(scenario, "react").verdict.stopped_by or ""
 
     assert ("no recorded verdict of the judge for expect.conversation.judge "
-            f"({scenario}:9): the rubric changed") in miss
+            f"({scenario.name}:9): the rubric changed") in miss

@@ -156,7 +156,7 @@ def test_a_ref_function_that_misbehaves_stops_the_run_naming_user_ref(write, tmp
 
     assert (result.verdict.outcome, result.verdict.stopped_in) == ("fail", 1)
     assert result.verdict.stopped_by == (
-        f"AgentFailedError: {path}:7: user.ref: {module}:reply {says}")
+        f"AgentFailedError: {path.name}:7: user.ref: {module}:reply {says}")
 
 
 def test_the_simulated_users_context_is_typed_and_frozen():
@@ -218,7 +218,7 @@ def test_an_empty_message_of_the_simulated_user_stops_the_run_as_an_infrastructu
     result = run_scenario(path, roles=RoleModels(user=FunctionLLM(lambda m, t: "   ")))
 
     assert result.verdict.kind == "infrastructure"
-    assert result.verdict.stopped_by == (f"EmptyMessageError: {path}:4: user: the simulated user "
+    assert result.verdict.stopped_by == (f"EmptyMessageError: {path.name}:4: user: the simulated user "
                                          "(function) wrote an empty message for turn 1")
 
 
@@ -231,7 +231,7 @@ def test_a_simulated_user_whose_model_fails_stops_the_run_naming_the_simulated_u
 
     assert result.verdict.kind == "infrastructure"
     assert result.verdict.stopped_by == (
-        f"the simulated user ({path}:4) failed: APITimeoutError: no answer")
+        f"the simulated user ({path.name}:4) failed: APITimeoutError: no answer")
 
 
 @pytest.mark.agentkit_allow_unused_script
