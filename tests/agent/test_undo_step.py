@@ -129,9 +129,15 @@ def test_undoing_the_last_step_lets_it_run_again_with_the_next_reply(kind, mode)
     assert not any("first answer" in content for _, content in memory)
 
 
-def test_undo_after_the_answer_was_written_puts_the_conversation_back(kind):
+@pytest.mark.parametrize("chat", ["chat", "achat", "stream_chat"])
+def test_undo_after_the_answer_was_written_puts_the_conversation_back(kind, chat):
     agent = AGENTS[kind]("first answer", "second answer")
-    agent.chat("What is 2 + 3?")
+    if chat == "chat":
+        agent.chat("What is 2 + 3?")
+    elif chat == "achat":
+        run_sync(agent.achat("What is 2 + 3?"))
+    else:
+        assert "".join(agent.stream_chat("What is 2 + 3?").response_gen) == "first answer"
     (task,) = [state.task for state in agent.list_tasks()]
     assert _memory(agent)[-1] == ("assistant", "first answer")
 
