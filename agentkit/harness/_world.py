@@ -67,6 +67,10 @@ class SimulatedTool(AsyncBaseTool):
         """Whether the wrapped tool takes a workflow ``Context`` (passed on as ``ctx=``)."""
         return bool(getattr(self.tool, "requires_context", False))
 
+    @property
+    def takes_positional_input(self) -> bool:
+        return self.tool.takes_positional_input
+
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return await self.acall_with(self.tool, *args, **kwargs)
 

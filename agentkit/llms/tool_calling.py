@@ -61,7 +61,9 @@ class ToolErrorWording:
     positional_single_argument = False
     """Record a one-parameter tool called with one argument as called positionally
     (``raw_input={"args": (value,), "kwargs": {}}``), as LlamaIndex's ``call_tool`` calls
-    it; the call itself still goes by keyword, so the tool's schema checks it."""
+    it, when the tool takes it so (``BaseTool.takes_positional_input``; else call_tool's
+    fallback, the keyword form); the call itself still goes by keyword, so the tool's schema
+    checks it."""
 
     def unknown_tool(self, tool_name: str) -> str:
         return f"Error: No such tool named `{tool_name}`."
@@ -130,6 +132,8 @@ def _as_positional(tool: Any, arguments: dict[str, Any], output: ToolOutput) -> 
         return output
     metadata = getattr(tool, "metadata", None)
     if metadata is None or len(metadata.get_parameters_dict().get("properties", {})) != 1:
+        return output
+    if not getattr(tool, "takes_positional_input", True):  # call_tool's keyword fallback
         return output
     return output.model_copy(update={"raw_input": {"args": tuple(arguments.values()),
                                                    "kwargs": {}}})

@@ -166,6 +166,18 @@ def _format_validation_error(tool: str, error: ValidationError) -> str:
     return f"invalid arguments for tool `{tool}`: " + "; ".join(problems)
 
 
+def _binds_one_positional(fn: Callable[..., Any], partial_params: dict[str, Any],
+                          ctx_param: str | None) -> bool:
+    named = dict(partial_params)
+    if ctx_param is not None:
+        named[ctx_param] = None
+    try:
+        _signature(fn).bind(None, **named)
+    except TypeError:
+        return False
+    return True
+
+
 class FunctionTool(AsyncBaseTool):
     """A tool backed by a sync function, an async function, or both.
 
@@ -196,6 +208,7 @@ class FunctionTool(AsyncBaseTool):
         self._accepts_any_kwarg = any(p.kind == p.VAR_KEYWORD for p in params)
         self._param_names = {p.name for p in params}
         self._keyword_only = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+        self._takes_positional = _binds_one_positional(real, self.partial_params, self._ctx_param)
         self._fn_name = getattr(real, "__name__", self._metadata.name)
 
     @classmethod
@@ -242,6 +255,12 @@ class FunctionTool(AsyncBaseTool):
     def requires_context(self) -> bool:
         """True when the function takes a workflow ``Context`` (agents pass it as ``ctx=``)."""
         return self._ctx_param is not None
+
+    @property
+    def takes_positional_input(self) -> bool:
+        """Whether the function takes one positional argument beside its partial parameters
+        (and its Context): ``def f(x)`` does, ``def f(*, x)`` and ``def f(**kwargs)`` do not."""
+        return self._takes_positional
 
     @property
     def ctx_param_name(self) -> str | None:

@@ -112,6 +112,15 @@ class BaseTool(ABC):
     @abstractmethod
     def __call__(self, input: Any) -> ToolOutput: ...
 
+    @property
+    def takes_positional_input(self) -> bool:
+        """Whether ``tool(value)`` works for a tool of one parameter, as LlamaIndex's
+        ``call_tool`` first calls such a tool (falling back to keywords when it raises). The
+        function-calling worker calls by keyword but records ``raw_input`` in the form
+        LlamaIndex's call would have: positional when this is true. A tool whose arguments
+        must be named says False."""
+        return True
+
 
 class AsyncBaseTool(BaseTool):
     """A tool with both ``call`` and ``acall``."""
@@ -135,6 +144,10 @@ class BaseToolAsyncAdapter(AsyncBaseTool):
     @property
     def metadata(self) -> ToolMetadata:
         return self.base_tool.metadata
+
+    @property
+    def takes_positional_input(self) -> bool:
+        return self.base_tool.takes_positional_input
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return self.base_tool(*args, **kwargs)

@@ -4,13 +4,16 @@ import selectors
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agentkit.agent import FunctionCallingAgent, FunctionCallingAgentWorker
 from agentkit.core.sim import Stopwatch, asleep, run_sync
+from agentkit.harness import SimulatedTool
 from agentkit.instrumentation import ToolCallStartEvent, collect_events
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.tools import FunctionTool, KeywordObjectRetriever
+from agentkit.tools.recorded import RecordedTool
 
 
 def add(a: int, b: int) -> int:
@@ -256,6 +259,53 @@ def test_a_one_parameter_tools_raw_input_is_positional_as_upstream():
     double_output, add_output = agent.chat("q").sources
     assert double_output.raw_input == {"args": (4,), "kwargs": {}}
     assert add_output.raw_input == {"args": (), "kwargs": {"a": 1, "b": 2}}
+
+
+def _city(city: str) -> str:
+    return f"sunny in {city}"
+
+
+def _city_by_name(*, city: str) -> str:
+    return f"sunny in {city}"
+
+
+def _city_in(units: str, city: str) -> str:
+    return f"sunny in {city}" if units == "C" else "no such units"
+
+
+def _any_city(**kwargs: Any) -> str:
+    return f"sunny in {kwargs['city']}"
+
+
+class _CitySchema(BaseModel):
+    city: str
+
+
+@pytest.mark.parametrize(("tool", "raw_input"), [
+    (FunctionTool.from_defaults(_city, name="weather"), {"args": ("Paris",), "kwargs": {}}),
+    (FunctionTool.from_defaults(_city_by_name, name="weather"),
+     {"args": (), "kwargs": {"city": "Paris"}}),
+    (FunctionTool.from_defaults(_city_in, name="weather", partial_params={"units": "C"}),
+     {"args": (), "kwargs": {"city": "Paris"}}),
+    (FunctionTool.from_defaults(_any_city, name="weather", fn_schema=_CitySchema),
+     {"args": (), "kwargs": {"city": "Paris"}}),
+    (RecordedTool("weather", parameters={"properties": {"city": {"type": "string"}}},
+                  calls=[{"args": {"city": "Paris"}, "output": "sunny in Paris"}]),
+     {"args": ("Paris",), "kwargs": {}}),
+    (SimulatedTool(FunctionTool.from_defaults(_city, name="weather")),
+     {"args": ("Paris",), "kwargs": {}}),
+    (SimulatedTool(FunctionTool.from_defaults(_city_by_name, name="weather")),
+     {"args": (), "kwargs": {"city": "Paris"}}),
+], ids=["positional", "keyword_only", "partial_first", "var_keyword", "recorded",
+        "simulated", "simulated_keyword_only"])
+def test_each_tool_kinds_raw_input_is_the_form_upstreams_call_tool_ends_up_using(tool, raw_input):
+    # issue 38 B3: 0.12.42's call_tool calls a one-parameter tool positionally and calls it by
+    # keyword when that raises, so a function that cannot take its argument positionally
+    # (keyword-only, a partial parameter first, **kwargs) records the keyword form
+    llm = ScriptedLLM([tool_call("weather", city="Paris"), "ok"])
+    agent = FunctionCallingAgent.from_tools([tool], llm=llm)
+    (output,) = agent.chat("weather?").sources
+    assert (output.content, output.raw_input) == ("sunny in Paris", raw_input)
 
 
 def test_wrong_argument_types_become_an_error_tool_message():

@@ -217,6 +217,8 @@ def test_an_unknown_tool_is_an_error_result() -> None:
 def test_a_raising_tool_is_an_error_result_with_its_message() -> None:
     result = _result_of([tool_call("explode", x=1)], [explode])
     assert result.tool_output.is_error and result.tool_output.content == "kaboom"
+    # issue 38 B4: upstream 0.12.42's agent workflows keep str(e) as raw_output too
+    assert result.tool_output.raw_output == "kaboom"
 
 
 def test_a_missing_argument_is_an_error_result_with_pythons_message() -> None:

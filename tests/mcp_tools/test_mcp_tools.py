@@ -56,6 +56,19 @@ def test_a_replayed_call_answers_from_the_cassette_without_starting_the_server(t
     assert output.raw_output == {"content": [{"type": "text", "text": "hi!"}]}
 
 
+def test_a_function_calling_agent_records_an_mcp_calls_raw_input_by_keyword(tmp_path):
+    # issue 38 B3: upstream's MCP tools take **kwargs only, so 0.12.42's call_tool, whose
+    # positional call of a one-parameter tool fails, calls them by keyword
+    from agentkit.agent import FunctionCallingAgent
+    from agentkit.llms.mock import ScriptedLLM, tool_call
+
+    path = _cassette(tmp_path, toy.call("echo", {"text": "hi"}, "hi!"))
+    with MCPToolset(NOWHERE, ["echo"], cassette=path) as tools:
+        llm = ScriptedLLM([tool_call("echo", text="hi"), "done"])
+        (output,) = FunctionCallingAgent.from_tools(tools, llm=llm).chat("echo hi").sources
+    assert (output.content, output.raw_input) == ("hi!", {"args": (), "kwargs": {"text": "hi"}})
+
+
 def test_the_async_call_replays_the_same(tmp_path):
     path = _cassette(tmp_path, toy.call("echo", {"text": "hi"}, "hi!"))
     with MCPToolset(NOWHERE, cassette=path) as tools:

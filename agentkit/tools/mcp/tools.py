@@ -82,6 +82,10 @@ class MCPTool(AsyncBaseTool):
     def metadata(self) -> ToolMetadata:
         return self._metadata
 
+    @property
+    def takes_positional_input(self) -> bool:
+        return False  # as LlamaIndex's MCP tools, whose function takes **kwargs only
+
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
         if args:
             raise TypeError(f"{self.metadata.name}() takes keyword arguments only (an MCP tool's "

@@ -223,7 +223,9 @@ def test_a_tool_that_raises_becomes_an_error_observation(divide_tool, step_mode)
     run_task(worker, task, step_mode)
 
     assert last_message(llm, 1).content == "Observation: Error: division by zero"
-    assert task.extra_state["sources"][0].is_error
+    (source,) = task.extra_state["sources"]
+    # issue 38 B4: upstream 0.12.42's ReAct worker keeps the exception itself as raw_output
+    assert source.is_error and isinstance(source.raw_output, ZeroDivisionError)
 
 
 def test_wrong_tool_arguments_become_an_error_observation(tools, step_mode):
