@@ -60,7 +60,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def test_every_offline_command_of_the_readme_runs_as_it_says(ran: dict[str, str]):
     assert [command for command in ran if command != "report.md"] == [
-        "agentkit run", "python -m pytest", "agentkit run broken --snapshots off",
+        "agentkit run", "python -m pytest", "agentkit report --out reports/desk",
+        "agentkit run broken --snapshots off",
         "agentkit report broken --out reports/broken --snapshots off",
         "python -m pytest -o agentkit_scenarios=broken broken"]
 
@@ -70,6 +71,7 @@ def test_the_suite_passes_every_scenario_under_every_agent_type_it_declares(
     assert re.search(r"^49 passed, 0 failed$", ran["agentkit run"], re.M)
     assert ran["agentkit run"].count("PASS  ") == 49
     assert re.search(r"^=+ 49 passed in ", ran["python -m pytest"], re.M)
+    assert ran["agentkit report --out reports/desk"].count("/12 passed") == 4
 
 
 def test_run_report_and_pytest_fail_each_broken_agent_naming_why(ran: dict[str, str]):
