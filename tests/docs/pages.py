@@ -24,8 +24,10 @@ _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
 def pages() -> list[Path]:
-    """README.md and every page under docs/, the scenario folder's pointer too."""
-    return [README, ROOT / "scenarios" / "README.md", *sorted(DOCS.rglob("*.md"))]
+    """README.md and every page under docs/, the scenario folder's pointer and the examples'
+    READMEs too."""
+    return [README, ROOT / "scenarios" / "README.md", *sorted(ROOT.glob("examples/*/README.md")),
+            *sorted(DOCS.rglob("*.md"))]
 
 
 def section(page: Path, title: str) -> str:

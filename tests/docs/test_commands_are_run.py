@@ -24,6 +24,8 @@ RUN_BY = {
     "docs/workflows.md": ["tests/docs/test_workflows_doc.py"],
     "docs/world-state.md": ["tests/docs/test_world_state_doc.py"],
     "docs/your-agent.md": ["tests/docs/test_guides.py"],
+    "examples/retail_desk/README.md": ["tests/retail_desk/test_retail_desk_commands.py",
+                                       "tests/live/test_retail_desk_live.py"],
 }
 
 
