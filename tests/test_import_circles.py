@@ -202,6 +202,7 @@ def test_agentkit_packages_import_each_other_without_a_circle():
     assert unexplained == [], "break the circle: one package must not import the other"
 
 
+@pytest.mark.slow  # reads every module's imports
 def test_the_harness_packages_are_in_no_circle():
     graph = _agentkit()
 

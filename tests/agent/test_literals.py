@@ -39,6 +39,7 @@ def test_a_one_quote_string_cannot_span_a_line_break():
     assert string_literal_end('"first\nsecond"', 0) is None
 
 
+@pytest.mark.slow  # property test at full size
 @given(st.text(), st.text())
 def test_the_end_of_any_python_string_literal_is_found(value, rest):
     literal = repr(value)

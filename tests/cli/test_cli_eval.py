@@ -181,6 +181,7 @@ def test_eval_writes_junit_xml_with_each_cases_statistics(
     assert (properties["samples"], properties["class"]) == ("3", "flaky")
 
 
+@pytest.mark.slow  # a whole evaluation in shards and whole
 def test_eval_shards_merged_give_the_report_of_the_unsplit_evaluation(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))

@@ -37,6 +37,7 @@ def _eval(cli: Callable[..., Outcome], suite: Path, samples: int, *options: str 
                "--out", suite.parent / "report", "--compare", "m1", "m2", *options)
 
 
+@pytest.mark.slow  # a whole paired evaluation of two models
 def test_a_paired_comparison_of_two_models_gives_a_verdict_and_a_flip_table(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path],
         fake_openai_endpoint) -> None:

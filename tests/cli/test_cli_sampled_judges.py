@@ -378,6 +378,7 @@ def test_samples_whose_judge_gave_no_verdict_fail_the_case_in_every_command(
     assert "4 of 5 samples failed" in said
 
 
+@pytest.mark.slow  # a whole evaluation, twice
 def test_eval_fails_a_case_whose_samples_judge_gave_no_verdict_and_keeps_them(
         cli, my_project, fake_openai_endpoint):
     _every_sample_must_pass(my_project)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.docs.conftest import Ran
 from tests.docs.pages import DOCS, Shell, commands, section, shown_files, write_files
 
@@ -39,6 +41,7 @@ def test_the_agent_type_guides_commands_list_run_and_report_the_first_project(
     assert "| umbrella" in (shell.folder / "reports" / "latest" / "report.md").read_text("utf-8")
 
 
+@pytest.mark.slow  # the guide's commands, end to end
 def test_the_pytest_guide_records_a_plain_test_then_replays_it_offline(
         first_project: list[Ran], shell: Shell):
     folder = shell.folder

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+
 from tests.docs.pages import DOCS, README, ROOT, Shell
 
 DOC = (DOCS / "workflows.md").read_text(encoding="utf-8")
@@ -25,6 +27,7 @@ def test_the_guide_runs_commands_and_shows_their_output():
     assert kinds.count("bash") >= 4 and kinds.count("text") >= 4
 
 
+@pytest.mark.slow  # the guide's commands, end to end
 def test_every_command_of_the_guide_runs_as_it_says(shell: Shell):
     for name in ("scenarios", "mocks"):
         shutil.copytree(ROOT / name, shell.folder / name,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentkit.eval.matrix import Evaluation, plan
 from agentkit.eval.samples import sample_count
 from agentkit.scenario._loader import discover_scenarios, load_scenario
@@ -31,6 +33,7 @@ def test_every_case_of_the_bundled_evaluation_has_its_ten_samples_recorded():
     assert evaluation.todo == [] and evaluation.missing() == {}
 
 
+@pytest.mark.slow  # the whole bundled evaluation
 def test_the_bundled_evaluation_replays_offline_judging_all_ten_samples_of_each_case():
     results = _bundled().results()
 

@@ -99,6 +99,7 @@ def test_an_answer_that_is_no_verdict_or_a_self_contradicting_pass_does_not_coun
     assert "contradicts its `pass`" in outcomes[1].reason
 
 
+@pytest.mark.slow  # the command against a served model
 def test_the_command_judges_the_set_through_an_openai_compatible_server_and_exits_by_it():
     base = "http://127.0.0.1:9/v1"
     for judge, status, resisted in ((careful, 0, 7), (gullible, 1, 0)):

@@ -51,6 +51,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow  # waits for a refused collector
 @pytest.mark.agentkit_allow_loopback
 def test_a_collector_that_is_down_warns_once_and_the_run_still_passes(cli, bundled):
     outcome = cli("run", bundled("single_tool_call"), "--snapshots", "off", "--otlp-endpoint",

@@ -325,6 +325,7 @@ def test_a_trailing_dot_and_underscores_are_a_host_name() -> None:
     assert allowed.names == ("example.com", "build_cache.internal")
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=4))
 def test_any_option_values_parse_or_are_an_error_naming_the_entry(values: list[str]) -> None:

@@ -94,6 +94,7 @@ def test_under_xdist_the_file_is_the_one_a_serial_run_writes(
         (project.path / "serial.json").read_bytes()
 
 
+@pytest.mark.slow  # waits for a refused collector
 @pytest.mark.agentkit_allow_loopback
 def test_a_collector_that_is_down_is_one_warning_in_the_summary(project: pytest.Pytester) -> None:
     import socket

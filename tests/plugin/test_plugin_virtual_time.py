@@ -46,6 +46,7 @@ def test_without_pytest_asyncio_a_marked_async_test_overlaps_calls(
     pytester.runpytest("-p", "no:asyncio").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # an inner pytest session with pytest-asyncio
 def test_beside_pytest_asyncio_in_strict_mode_a_marked_async_test_overlaps_calls(
         pytester: pytest.Pytester) -> None:
     write(pytester, "test_overlap.py", _overlap_test("agentkit_virtual_time"))

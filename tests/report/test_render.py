@@ -337,6 +337,7 @@ def test_write_report_into_a_folder_that_is_not_a_report_is_a_report_error_and_l
     assert [p.name for p in (tmp_path / "mine" / "traces").iterdir()] == ["keep.json"]
 
 
+@pytest.mark.slow  # the bundled comparison, written
 def test_write_report_leaves_no_temporary_files_beside_or_in_the_folder(bundled, tmp_path):
     write_report(bundled, tmp_path / "out")
     write_report(bundled, tmp_path / "out")

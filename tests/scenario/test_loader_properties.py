@@ -121,6 +121,7 @@ def test_any_bytes_as_a_cassette_load_or_are_a_cassette_error_with_file_and_line
     _load_cassette(_write("d.yaml", data))
 
 
+@pytest.mark.slow  # property test at full size
 @settings(max_examples=200)
 @given(st.one_of(st.text(max_size=30), JSON.map(json.dumps)))
 def test_any_raw_tool_arguments_are_a_call_or_a_call_with_its_arguments_error(raw):

@@ -89,6 +89,7 @@ def test_the_run_type_is_the_harnesss():
     assert ScenarioResult.__module__ == "agentkit.harness._runner"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_file_format_imports_no_running_part():
     code = ("import sys, agentkit.scenario\n"
             "print(sorted(m for m in sys.modules if m.startswith(('agentkit.harness', "
