@@ -11,6 +11,7 @@ from agentkit.eval.stats import DEFAULT_CONFIDENCE
 from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
 from agentkit.report.model import (
     METRICS,
+    SECONDS_METRICS,
     AgentSummary,
     Comparison,
     Contender,
@@ -354,7 +355,7 @@ def pair_cells(pair: Pair) -> list[str]:
                                  f"over {SAMPLES_LIMIT} samples each") for d in thin) + ")")
     costs = []
     for cost in pair.costs:
-        shown = [seconds(m) if cost.key in ("wall_time", "critical_path")
+        shown = [seconds(m) if cost.key in SECONDS_METRICS
                  else (f"{m:,.0f}" if float(m).is_integer() else f"{m:,.1f}")
                  for m in cost.means]
         costs.append(" vs ".join(

@@ -39,6 +39,7 @@ __all__ = [
     "REPORT_FORMAT",
     "READ_REPORT_FORMATS",
     "METRICS",
+    "SECONDS_METRICS",
     "Contender",
     "Metric",
     "ReportError",
@@ -91,6 +92,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("speedup", "Speedup", "speedup", "ratio"),
 )
 _SUMMED = tuple(m.key for m in METRICS if m.kind != "ratio")
+SECONDS_METRICS: frozenset[str] = frozenset(m.key for m in METRICS if m.kind == "seconds")
+"""The metrics measured in (simulated) seconds, shown as times wherever a report shows them."""
 
 
 def _round(value: float) -> float:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from agentkit.eval.cases import percent
 from agentkit.eval.stats import DEFAULT_CONFIDENCE, fisher_lower, wilson_interval
-from agentkit.report.model import Comparison, Contender, Row, contender_label
+from agentkit.report.model import SECONDS_METRICS, Comparison, Contender, Row, contender_label
 from agentkit.verdict import samples_to_separate
 
 __all__ = ["Value", "Line", "HeadToHead", "head_to_head", "COST_LINES", "Decision",
@@ -45,7 +45,6 @@ COST_LINES: tuple[tuple[str, str], ...] = (
     ("Simulated latency per run", "wall_time"),
     ("Critical path per run", "critical_path"),
 )
-_SECONDS = ("wall_time", "critical_path")
 
 
 @dataclass(frozen=True)
@@ -325,7 +324,7 @@ def head_to_head(comparison: Comparison) -> HeadToHead:
                           _best_rate(values, pooled_confidence)))
     for label, key in COST_LINES if scenarios else ():
         values = {c: _cost_value([rows[(s, c)] for s in scenarios], key) for c in contenders}
-        kind: Literal["count", "seconds"] = "seconds" if key in _SECONDS else "count"
+        kind: Literal["count", "seconds"] = "seconds" if key in SECONDS_METRICS else "count"
         lines.append(Line(label, kind, values, _best_cost(values, pooled_confidence)))
     return HeadToHead(contenders, scenarios, compared.left_out, lines, pooled_confidence,
                       pairs(comparison), records(comparison))
