@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     _diff_command(commands)
     _report_command(commands)
     _eval_command(commands)
+    _coverage_command(commands)
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
@@ -166,6 +167,24 @@ def _report_command(commands: _Commands) -> None:
                           "--shard i/n) into the report of the whole run, as it would have been "
                           "unsplit (no scenario runs)")
     otel_options(sub)
+
+
+def _coverage_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "coverage", help="what the suite's runs exercise: each tool, hand-off, judge and rule",
+        description="Run every scenario offline (scripts and recordings, as `run` does) and "
+                    "list, per tool -- the scenario's, the agent's own, every tool an MCP "
+                    "server lists -- and per agent type: calls, argument shapes, failures, "
+                    "time-outs, calls after a failure and outputs used in an answer; then the "
+                    "hand-offs taken and the judges and rules exercised. What no scenario "
+                    "touches comes first.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--fail-under", type=_percent, metavar="PCT",
+                     help="exit 1 when the behaviour coverage (each tool's four behaviours, "
+                          "each hand-off, judge and rule) is under PCT percent")
+    sub.add_argument("--json", type=Path, metavar="FILE",
+                     help="also write the coverage as JSON to FILE")
 
 
 def _eval_command(commands: _Commands) -> None:
@@ -353,6 +372,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 100")
     return value
 
 

@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario._model import Expect, Scenario, ToolSpec, Turn
+from agentkit.scenario._model import Expect, Judged, Scenario, ScriptReply, ToolSpec, Turn
 from agentkit.scenario._trajectory import (
     RenderContext,
     Trajectory,
@@ -41,10 +41,12 @@ __all__ = [
     "AgentContext",
     "AgentType",
     "Expect",
+    "Judged",
     "RenderContext",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "ScriptReply",
     "ToolSpec",
     "Trace",
     "Trajectory",

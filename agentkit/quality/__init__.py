@@ -1,0 +1,19 @@
+"""How good a suite is at catching what goes wrong (``docs/suite-quality.md``): the behaviour
+coverage of its runs, mutants of the system under test it kills or lets survive, and LLM
+judges that can be shown to fail. The modules are private; these are the names to import."""
+
+from agentkit.quality._coverage import (
+    BEHAVIOURS,
+    Coverage,
+    Exercised,
+    ToolCoverage,
+    ToolUse,
+    argument_shape,
+    coverage_of,
+    judged_fields,
+    merged_coverage,
+    output_used,
+)
+
+__all__ = ["BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse", "argument_shape",
+           "coverage_of", "judged_fields", "merged_coverage", "output_used"]
