@@ -45,6 +45,7 @@ from agentkit.cli import (
     _import_trace,
     _list,
     _mcp_proxy,
+    _mutate,
     _record,
     _replay,
     _report,
@@ -62,7 +63,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "list": _list.command, "run": _run.command, "record": _record.command,
     "replay": _replay.command, "diff": _diff.command, "report": _report.command,
     "eval": _eval.command, "serve": _serve.command, "import-trace": _import_trace.command,
-    "mcp-proxy": _mcp_proxy.command, "coverage": _coverage.command}
+    "mcp-proxy": _mcp_proxy.command, "coverage": _coverage.command,
+    "mutate": _mutate.command}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

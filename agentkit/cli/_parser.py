@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     _report_command(commands)
     _eval_command(commands)
     _coverage_command(commands)
+    _mutate_command(commands)
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
@@ -185,6 +186,41 @@ def _coverage_command(commands: _Commands) -> None:
                           "each hand-off, judge and rule) is under PCT percent")
     sub.add_argument("--json", type=Path, metavar="FILE",
                      help="also write the coverage as JSON to FILE")
+
+
+def _mutate_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "mutate", help="mutants of the agent's tools run against the suite: what survives",
+        description="Run every scenario offline, then each mutant of its tool world -- a tool "
+                    "dropped, two outputs swapped, one output corrupted, a description "
+                    "changed, a tool that fails, parallel calls reordered -- against every "
+                    "case it changes, judged as `run` judges (snapshots aside). A mutant no "
+                    "case fails survives: the survivors come first, then what killed each of "
+                    "the others, then the mutation score per scenario and agent type. Cases "
+                    "that replay a recording are left out, and prompt mutants are not made: "
+                    "judging either needs a live re-recording.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--operators", type=_operators, default=list(_OPERATORS),
+                     metavar="OPS", help="only these kinds of mutant, comma-separated (default: "
+                                         f"all: {','.join(_OPERATORS)})")
+    sub.add_argument("--fail-under", type=_percent, metavar="PCT",
+                     help="exit 1 when the mutation score (mutants killed, of those run) is "
+                          "under PCT percent")
+    sub.add_argument("--json", type=Path, metavar="FILE",
+                     help="also write every mutant and its fate as JSON to FILE")
+
+
+_OPERATORS = ("drop", "swap", "corrupt", "describe", "error", "reorder")
+
+
+def _operators(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in _OPERATORS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{', '.join(unknown) or text!r}: not a kind of mutant "
+                                         f"(kinds: {', '.join(_OPERATORS)})")
+    return names
 
 
 def _eval_command(commands: _Commands) -> None:

@@ -14,6 +14,20 @@ from agentkit.quality._coverage import (
     merged_coverage,
     output_used,
 )
+from agentkit.quality._mutants import (
+    OPERATORS,
+    Baseline,
+    Kill,
+    Mutant,
+    MutantResult,
+    Mutation,
+    baseline,
+    corrupted,
+    mutants_of,
+    mutate,
+)
 
-__all__ = ["BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse", "argument_shape",
+__all__ = ["OPERATORS", "Baseline", "Kill", "Mutant", "MutantResult", "Mutation", "baseline",
+           "corrupted", "mutants_of", "mutate",
+           "BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse", "argument_shape",
            "coverage_of", "judged_fields", "merged_coverage", "output_used"]

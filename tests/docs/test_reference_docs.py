@@ -140,7 +140,7 @@ def test_the_plugin_page_names_every_fixture(request: pytest.FixtureRequest):
     assert [n for n in names if f"| `{n}` |" not in fixtures] == []
 
 
-@pytest.mark.parametrize("command", ["coverage"])
+@pytest.mark.parametrize("command", ["coverage", "mutate"])
 def test_the_cli_page_shows_the_help_of_the_suite_quality_commands_verbatim(
         command: str, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "100")  # the width the page's copy was taken at
