@@ -30,9 +30,15 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     if not mutation.baselines:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     _print(mutation, out)
+    data = mutation.to_dict()
+    if args.judges:
+        from agentkit.quality import judge_trials
+
+        trials = judge_trials(scenarios, args.agents)
+        _print_judges(trials, out)
+        data["judges"] = [trial.to_dict() for trial in trials]
     if args.json is not None:
-        atomic_write_text(args.json, json.dumps(mutation.to_dict(), indent=2,
-                                                ensure_ascii=False) + "\n")
+        atomic_write_text(args.json, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}", file=out)
     if args.fail_under is not None and mutation.percent < args.fail_under:
         print(f"FAIL  mutation score {mutation.percent:g}% is under --fail-under "
@@ -74,3 +80,29 @@ def _print(mutation: Any, out: TextIO) -> None:
         print("\nleft out:", file=out)
         for base in mutation.left_out:
             print(f"  {base.name}: {base.why}", file=out)
+
+
+def _print_judges(trials: list[Any], out: TextIO) -> None:
+    """Each judged expectation with its known-bad transcripts: those its judge passed named
+    first, then its judge score; the judges not tried and why."""
+    print(f"\njudges: {len(trials)} judged expectation{'s' if len(trials) != 1 else ''} given "
+          "known-bad transcripts" if trials else "\njudges: no judged expectation", file=out)
+    failed = judged = 0
+    for trial in trials:
+        name = f"{trial.case}: {trial.at} ({trial.rubric!r})"
+        if trial.why is not None:
+            print(f"  NOT TRIED  {name}: {trial.why}", file=out)
+            continue
+        count, total = trial.score()
+        failed, judged = failed + count, judged + total
+        passed = trial.passed()
+        status = "PASSES KNOWN-BAD" if passed else "FAILS KNOWN-BAD" if total else "UNJUDGED"
+        print(f"  {status}  {name}: failed {count} of {total} known-bad transcripts", file=out)
+        for bad in passed:
+            print(f"      passed {bad.label} ({bad.text!r}): {bad.reason}", file=out)
+        for bad in trial.bad:
+            if bad.verdict == "unjudged":
+                print(f"      not judged offline: {bad.label}: {bad.reason}", file=out)
+    if judged:
+        print(f"judge score: {failed} of {judged} known-bad transcripts failed "
+              f"({100 * failed / judged:.0f}%)", file=out)

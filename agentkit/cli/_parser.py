@@ -204,6 +204,11 @@ def _mutate_command(commands: _Commands) -> None:
     sub.add_argument("--operators", type=_operators, default=list(_OPERATORS),
                      metavar="OPS", help="only these kinds of mutant, comma-separated (default: "
                                          f"all: {','.join(_OPERATORS)})")
+    sub.add_argument("--judges", action="store_true",
+                     help="also give each judged expectation known-bad transcripts made from "
+                          "its good run (numbers wrong, a refusal, no answer, an invented "
+                          "promise, an answer off the subject), which its judge must fail; a "
+                          "judge that passes one is reported")
     sub.add_argument("--fail-under", type=_percent, metavar="PCT",
                      help="exit 1 when the mutation score (mutants killed, of those run) is "
                           "under PCT percent")

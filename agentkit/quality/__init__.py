@@ -14,6 +14,7 @@ from agentkit.quality._coverage import (
     merged_coverage,
     output_used,
 )
+from agentkit.quality._judges import BadAnswer, JudgeTrial, judge_trials, known_bad
 from agentkit.quality._mutants import (
     OPERATORS,
     Baseline,
@@ -27,7 +28,7 @@ from agentkit.quality._mutants import (
     mutate,
 )
 
-__all__ = ["OPERATORS", "Baseline", "Kill", "Mutant", "MutantResult", "Mutation", "baseline",
-           "corrupted", "mutants_of", "mutate",
-           "BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse", "argument_shape",
-           "coverage_of", "judged_fields", "merged_coverage", "output_used"]
+__all__ = ["BadAnswer", "JudgeTrial", "judge_trials", "known_bad", "OPERATORS", "Baseline",
+           "Kill", "Mutant", "MutantResult", "Mutation", "baseline", "corrupted", "mutants_of",
+           "mutate", "BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse",
+           "argument_shape", "coverage_of", "judged_fields", "merged_coverage", "output_used"]

@@ -20,6 +20,7 @@ from typing import Any
 from agentkit.harness import Case, SimulatedTool, run_case
 from agentkit.scenario import Scenario, ScriptReply, records
 from agentkit.tools import BaseTool, ToolOutput
+from agentkit.trace import Trace
 
 __all__ = ["Mutant", "MutantResult", "Mutation", "Baseline", "Kill", "OPERATORS", "baseline",
            "corrupted", "mutants_of", "mutate"]
@@ -121,10 +122,15 @@ class _MutatedTool(SimulatedTool):
         return self._calls.answer(self.metadata.name, output)
 
 
-def _retool(mutant: Mutant, outputs: dict[str, list[str]],
-            ) -> Callable[[Sequence[BaseTool]], list[BaseTool]]:
-    def retool(tools: Sequence[BaseTool]) -> list[BaseTool]:
-        calls = _Calls(mutant, outputs)
+@dataclass(frozen=True)
+class _ToolChange:
+    """A tool mutant as a change of a run (:class:`~agentkit.harness.RunChange`)."""
+
+    mutant: Mutant
+    outputs: dict[str, list[str]]
+
+    def tools(self, tools: Sequence[BaseTool]) -> list[BaseTool]:
+        mutant, calls = self.mutant, _Calls(self.mutant, self.outputs)
         changed: list[BaseTool] = []
         for tool in tools:
             name = tool.metadata.name
@@ -135,7 +141,9 @@ def _retool(mutant: Mutant, outputs: dict[str, list[str]],
                     tool, calls, fails=mutant.operator == "error",
                     description=_DESCRIPTION if mutant.operator == "describe" else None))
         return changed
-    return retool
+
+    def answers(self, trace: Trace) -> None:
+        return None
 
 
 def _reordered(scenario: Scenario, agent_type: str) -> Scenario | None:
@@ -194,7 +202,7 @@ class Baseline:
             assert scenario is not None
             return Case(scenario, self.agent_type, samples=False)
         return Case(self.scenario, self.agent_type, samples=False,
-                    retool=_retool(mutant, self.outputs))
+                    change=_ToolChange(mutant, self.outputs))
 
 
 def baseline(scenario: Scenario, agent_type: str) -> Baseline:
