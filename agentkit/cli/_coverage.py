@@ -8,7 +8,14 @@ import json
 import sys
 from typing import Any, TextIO
 
-from agentkit.cli._common import EXIT_FAILED, EXIT_OK, CLIError, check_agent_types, scenario_paths
+from agentkit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CLIError,
+    check_agent_types,
+    scenario_paths,
+    writable_file,
+)
 
 __all__ = ["command", "print_coverage"]
 
@@ -18,6 +25,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.quality import coverage_of
 
     check_agent_types(args.agents)
+    if args.json is not None:
+        writable_file(args.json, "--json")
     scenarios = _scenarios(args)
     coverage = coverage_of(scenarios, args.agents)
     if not coverage.agent_types and not coverage.not_run:

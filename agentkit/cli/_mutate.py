@@ -15,6 +15,7 @@ from agentkit.cli._common import (
     check_agent_types,
     load_scenario,
     scenario_paths,
+    writable_file,
 )
 
 __all__ = ["command"]
@@ -25,6 +26,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.quality import mutate
 
     check_agent_types(args.agents)
+    if args.json is not None:
+        writable_file(args.json, "--json")
     scenarios = [load_scenario(path) for path in scenario_paths(args)]
     mutation = mutate(scenarios, args.agents, args.operators)
     if not mutation.baselines:

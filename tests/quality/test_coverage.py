@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,16 @@ def test_the_command_writes_the_coverage_as_json(tmp_path: Path):
     assert [t["name"] for t in data["tools"]] == ["add", "multiply"]
 
 
+def test_json_is_never_written_over_something_that_is_not_a_file(tmp_path: Path):
+    folder = write(tmp_path / "scenarios", ARITHMETIC)
+
+    os.mkfifo(tmp_path / "pipe")  # stands for a device such as /dev/null
+
+    assert _cli(folder, "--json", tmp_path)[0] == 2
+    assert _cli(folder, "--json", tmp_path / "pipe")[0] == 2
+    assert not (tmp_path / "pipe").is_file()
+
+
 @pytest.mark.parametrize("value", ["101", "-1", "lots"])
 def test_fail_under_is_a_percentage(value: str, tmp_path: Path):
     assert _cli(write(tmp_path, ARITHMETIC), "--fail-under", value)[0] == 2
@@ -172,3 +183,17 @@ def test_on_the_bundled_mcp_scenario_every_tool_the_servers_list_is_counted():
     assert "tool git_commit (mcp git (listed, not offered)): never called" in out
     assert "tool git_status (mcp git): never called" in out
     assert "tool convert_time (mcp time): never fails, never called after a failure" in out
+
+
+@pytest.mark.slow  # every bundled scenario under every agent type (~100 runs)
+def test_on_the_bundled_scenarios_every_tool_is_listed_with_its_counts():
+    code, out = _cli()
+
+    table = out.split("\ntools called: ", 1)[1]
+    for tool in ("add", "multiply", "capital", "weather", "population", "divide",
+                 "lookup_order", "add_to_cart", "ask_human", "convert_time", "git_log",
+                 "handoff"):
+        assert f"\n{tool} " in table
+    assert code == 0
+    assert out.startswith("untested (")
+    assert "tool git_status (mcp git): never called" in out

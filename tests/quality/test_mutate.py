@@ -8,6 +8,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from agentkit.cli import main
 from agentkit.harness import load
 from agentkit.quality import Mutant, corrupted, mutate
@@ -162,3 +164,14 @@ def test_the_command_writes_every_mutant_as_json(tmp_path: Path):
 
 def test_an_unknown_kind_of_mutant_is_a_usage_error(tmp_path: Path):
     assert _cli(write(tmp_path, WEATHER), "--operators", "drop,prompt")[0] == 2
+
+
+@pytest.mark.slow  # every bundled case, then every mutant against every case it changes
+def test_on_the_bundled_scenarios_at_least_fifty_mutants_run_and_the_survivors_are_named():
+    code, out = _cli()
+
+    mutants = int(out.split(" mutants, run offline", 1)[0])
+    survivors = out.split("\nsurvivors (", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert code == 0
+    assert mutants >= 50
+    assert survivors and all(line.startswith("  ") and ": " in line for line in survivors)
