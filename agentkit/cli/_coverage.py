@@ -31,7 +31,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     coverage = coverage_of(scenarios, args.agents)
     if not coverage.agent_types and not coverage.not_run:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
-    print_coverage(coverage, out)
+    print_coverage(coverage, out, by_agent_type=args.by_agent_type)
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(coverage.to_dict(), indent=2,
                                                 ensure_ascii=False) + "\n")
@@ -49,9 +49,10 @@ def _scenarios(args: argparse.Namespace) -> list[Any]:
     return [load_scenario(path) for path in scenario_paths(args)]
 
 
-def print_coverage(coverage: Any, out: TextIO) -> None:
-    """Untested things first, the totals, then a row per tool, per agent type, and each
-    hand-off, judge and rule with the runs that exercised it."""
+def print_coverage(coverage: Any, out: TextIO, by_agent_type: bool = False) -> None:
+    """Untested things first, the totals, then a row per tool (``by_agent_type``: per tool
+    and agent type), per agent type, and each hand-off, judge and rule with the runs that
+    exercised it."""
     from tabulate import tabulate
 
     untested = coverage.untested()
@@ -62,8 +63,13 @@ def print_coverage(coverage: Any, out: TextIO) -> None:
     called, tools = coverage.tools_called()
     print(f"\ntools called: {called} of {tools}; behaviours covered: {covered} of {total} "
           f"({coverage.percent:g}%)", file=out)
-    print("\n" + tabulate(coverage.table(), headers=list(coverage.TABLE_HEADERS),
-                          tablefmt="simple"), file=out)
+    if by_agent_type:
+        headers = [*coverage.TABLE_HEADERS[:2], "agent type", *coverage.TABLE_HEADERS[3:]]
+        print("\n" + tabulate(coverage.agent_table(), headers=headers, tablefmt="simple"),
+              file=out)
+    else:
+        print("\n" + tabulate(coverage.table(), headers=list(coverage.TABLE_HEADERS),
+                              tablefmt="simple"), file=out)
     rows = [[agent, coverage.agent_types[agent], f"{c}/{o}"]
             for agent, (c, o) in coverage.by_agent_type().items()]
     print("\n" + tabulate(rows, headers=["agent type", "runs", "tools called/offered"],

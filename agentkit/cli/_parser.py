@@ -181,6 +181,8 @@ def _coverage_command(commands: _Commands) -> None:
                     "touches comes first.")
     sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
     sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--by-agent-type", action="store_true",
+                     help="a row per tool and agent type that called it, instead of per tool")
     sub.add_argument("--fail-under", type=_percent, metavar="PCT",
                      help="exit 1 when the behaviour coverage (each tool's four behaviours, "
                           "each hand-off, judge and rule) is under PCT percent")

@@ -379,6 +379,17 @@ class Coverage:
                          str(total.output_used)])
         return rows
 
+    def agent_table(self) -> list[list[str]]:
+        """One row per tool and agent type that called it, the same columns as
+        :meth:`table` (the agent type in place of the count of agent types)."""
+        rows = []
+        for tool in self._ordered():
+            for agent, use in sorted(tool.by_agent.items()):
+                rows.append([tool.name, tool.source, agent, str(use.calls),
+                             str(len(use.shapes)), str(use.failed), str(use.timed_out),
+                             str(use.after_failure), str(use.output_used)])
+        return rows
+
     TABLE_HEADERS: ClassVar[Sequence[str]] = ("tool", "source", "agent types", "calls", "shapes",
                                     "failed", "timed out", "after failure", "output used")
 

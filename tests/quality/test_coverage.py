@@ -197,3 +197,16 @@ def test_on_the_bundled_scenarios_every_tool_is_listed_with_its_counts():
     assert code == 0
     assert out.startswith("untested (")
     assert "tool git_status (mcp git): never called" in out
+
+
+def test_by_agent_type_the_command_gives_a_row_per_tool_and_agent_type_that_called_it(
+        tmp_path: Path):
+    text = ARITHMETIC.replace("agents:\n", "agents:\n  react:\n    script:\n"
+                              "      - \"Thought: done.\\nAnswer: 5\"\n")
+    folder = write(tmp_path / "scenarios", text)
+
+    code, out = _cli(folder, "--by-agent-type")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("add ", "multiply "))]
+
+    assert code == 0
+    assert rows == [["add", "scenario", "function_calling", "2", "2", "1", "1", "1", "1"]]
