@@ -423,3 +423,14 @@ def test_bench_rate_limit_queueing_drives_a_one_slot_server_and_reports_its_queu
     assert figures["answered"] > 0 and figures["gave_up"] == 0
     assert 1 <= figures["most_inside"] <= 4
     assert "in the server at once: at most" in out.getvalue()
+
+
+def test_bench_mutate_counts_the_mutants_it_ran_and_their_fates():
+    out = io.StringIO()
+
+    numbers = _load("bench_mutate").main(
+        [str(BENCHMARKS.parent / "scenarios" / "flaky_tool.yaml")], out)
+
+    assert numbers["cases"] == 4
+    assert numbers["mutants"] > numbers["killed"] > 0
+    assert out.getvalue().startswith(f"{numbers['mutants']} mutants against 4 cases: ")

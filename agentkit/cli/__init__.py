@@ -39,11 +39,13 @@ from typing import TextIO
 
 from agentkit._console import Terminated, stopped
 from agentkit.cli import (
+    _coverage,
     _diff,
     _eval,
     _import_trace,
     _list,
     _mcp_proxy,
+    _mutate,
     _record,
     _replay,
     _report,
@@ -61,7 +63,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "list": _list.command, "run": _run.command, "record": _record.command,
     "replay": _replay.command, "diff": _diff.command, "report": _report.command,
     "eval": _eval.command, "serve": _serve.command, "import-trace": _import_trace.command,
-    "mcp-proxy": _mcp_proxy.command}
+    "mcp-proxy": _mcp_proxy.command, "coverage": _coverage.command,
+    "mutate": _mutate.command}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

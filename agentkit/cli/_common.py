@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INCOMPLETE", "CLIError", "shown",
-           "scenario_paths", "load_scenario", "check_agent_types", "writable_folder", "tell"]
+           "scenario_paths", "load_scenario", "check_agent_types", "writable_folder", "writable_file",
+           "tell"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -96,6 +97,15 @@ def writable_folder(path: Path, option: str) -> None:
     if longest is not None and any(len(os.fsencode(p.name)) > longest for p in missing):
         raise CLIError(f"{option} {path}: cannot be a folder: File name too long (at most "
                        f"{longest} bytes per name)")
+
+
+def writable_file(path: Path, option: str) -> None:
+    """Fail before any work if ``path`` exists and is not a regular file: a file is written
+    by replacing it (temp file + rename), which must never replace a folder or a device
+    such as /dev/null."""
+    if path.exists() and not path.is_file():
+        raise CLIError(f"{option} {path}: is not a regular file; give the path of a file (it "
+                       "is replaced whole)")
 
 
 def tell(line: str) -> None:

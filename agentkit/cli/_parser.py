@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     _diff_command(commands)
     _report_command(commands)
     _eval_command(commands)
+    _coverage_command(commands)
+    _mutate_command(commands)
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
@@ -166,6 +168,66 @@ def _report_command(commands: _Commands) -> None:
                           "--shard i/n) into the report of the whole run, as it would have been "
                           "unsplit (no scenario runs)")
     otel_options(sub)
+
+
+def _coverage_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "coverage", help="what the suite's runs exercise: each tool, hand-off, judge and rule",
+        description="Run every scenario offline (scripts and recordings, as `run` does) and "
+                    "list, per tool -- the scenario's, the agent's own, every tool an MCP "
+                    "server lists -- and per agent type: calls, argument shapes, failures, "
+                    "time-outs, calls after a failure and outputs used in an answer; then the "
+                    "hand-offs taken and the judges and rules exercised. What no scenario "
+                    "touches comes first.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--by-agent-type", action="store_true",
+                     help="a row per tool and agent type that called it, instead of per tool")
+    sub.add_argument("--fail-under", type=_percent, metavar="PCT",
+                     help="exit 1 when the behaviour coverage (each tool's four behaviours, "
+                          "each hand-off, judge and rule) is under PCT percent")
+    sub.add_argument("--json", type=Path, metavar="FILE",
+                     help="also write the coverage as JSON to FILE")
+
+
+def _mutate_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "mutate", help="mutants of the agent's tools run against the suite: what survives",
+        description="Run every scenario offline, then each mutant of its tool world -- a tool "
+                    "dropped, two outputs swapped, one output corrupted, a description "
+                    "changed, a tool that fails, parallel calls reordered -- against every "
+                    "case it changes, judged as `run` judges (snapshots aside). A mutant no "
+                    "case fails survives: the survivors come first, then what killed each of "
+                    "the others, then the mutation score per scenario and agent type. Cases "
+                    "that replay a recording are left out, and prompt mutants are not made: "
+                    "judging either needs a live re-recording.")
+    sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--operators", type=_operators, default=list(_OPERATORS),
+                     metavar="OPS", help="only these kinds of mutant, comma-separated (default: "
+                                         f"all: {','.join(_OPERATORS)})")
+    sub.add_argument("--judges", action="store_true",
+                     help="also give each judged expectation known-bad transcripts made from "
+                          "its good run (numbers wrong, a refusal, no answer, an invented "
+                          "promise, an answer off the subject), which its judge must fail; a "
+                          "judge that passes one is reported")
+    sub.add_argument("--fail-under", type=_percent, metavar="PCT",
+                     help="exit 1 when the mutation score (mutants killed, of those run) is "
+                          "under PCT percent")
+    sub.add_argument("--json", type=Path, metavar="FILE",
+                     help="also write every mutant and its fate as JSON to FILE")
+
+
+_OPERATORS = ("drop", "swap", "corrupt", "describe", "error", "reorder")
+
+
+def _operators(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in _OPERATORS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{', '.join(unknown) or text!r}: not a kind of mutant "
+                                         f"(kinds: {', '.join(_OPERATORS)})")
+    return names
 
 
 def _eval_command(commands: _Commands) -> None:
@@ -353,6 +415,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 100")
     return value
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -74,6 +75,8 @@ def atomic_write_text(path: str | Path, text: str, *, mode_of: str | Path | None
 
 
 def _atomic_write(path: Path, text: str, mode_of: str | Path | None) -> None:
+    if path.exists() and not path.is_file():  # a folder, or a device such as /dev/null
+        raise OSError(errno.EINVAL, "it is not a regular file, and writing replaces it")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)

@@ -86,6 +86,7 @@ from agentkit.harness._roles import (
     transcript,
 )
 from agentkit.harness._runner import (
+    RunChange,
     ScenarioResult,
     execute_scenario,
     run_all,
@@ -126,7 +127,7 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",
            "parse_verdict", "plan_scenario", "record_scenario", "recorded_steps", "Recording",
            "register_agent_type", "renderable_agent_types", "rerecord_command",
-           "resolve_agent_type", "resolve_ref", "resume_agent", "role_events", "RoleAnswer",
+           "resolve_agent_type", "resolve_ref", "RunChange", "resume_agent", "role_events", "RoleAnswer",
            "RoleEvent", "RoleModels", "RoleSource", "run_all", "run_case", "run_scenario",
            "RunObserver", "sample_count", "ScenarioResult", "server_of",
            "SimulatedConversation", "SimulatedTool", "SimulatedToolError", "SimulatedTurnEvent",

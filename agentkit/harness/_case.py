@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
-from agentkit.harness._runner import ScenarioResult, execute_scenario
+from agentkit.harness._roles import RoleModels
+from agentkit.harness._runner import RunChange, ScenarioResult, execute_scenario
 from agentkit.recording import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario._layout import cassette_path, recording_files, records, snapshot_path
 from agentkit.scenario._model import Scenario
@@ -49,6 +50,11 @@ class Case:
     cassette: Cassette | None = field(default=None, repr=False)
     infra: Mapping[int, str] = field(default_factory=dict)
     prepare: Callable[[], None] | None = field(default=None, repr=False)
+    roles: RoleModels | None = field(default=None, repr=False)
+    """Live models of the run's roles, its judges and simulated user (a test's functions)."""
+    change: RunChange | None = field(default=None, repr=False)
+    """A deliberate change to the run (a mutant's: :func:`~agentkit.harness.execute_scenario`'s
+    ``change``)."""
     samples: bool | None = None
     """Whether to replay the recording as samples (None: when it is a sampled one, or
     ``cassette`` is given; True: also a recording of one run, as its one sample)."""
@@ -210,7 +216,8 @@ def run_case(case: Case, snapshots: SnapshotSession | None = None) -> CaseResult
             if case.prepare is not None:
                 case.prepare()
             return execute_scenario(case.scenario, case.agent_type, seed=case.seed,
-                                    state=case.state)
+                                    state=case.state, change=case.change,
+                                    roles=case.roles)
 
         result, verdict = _judged(execute, snapshots, path)
         outcome = sample_outcome(verdict, result)
@@ -243,7 +250,7 @@ def _run_samples(case: Case, snapshots: SnapshotSession | None,
         def execute(index: int = index, cassette: Cassette = cassette) -> ScenarioResult:
             replay = CassetteLLM(cassette, sample=index if cassette.sampled else None)
             return execute_scenario(scenario, agent_type, seed=case.seed, llm=replay,
-                                    state=case.state,
+                                    state=case.state, change=case.change, roles=case.roles,
                                     sample=index if cassette.sampled else None)
 
         result, verdict = _judged(execute, None, None)

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentkit.core.errors import (
     AgentFailedError,
@@ -96,7 +96,7 @@ from agentkit.trace._trace import IdNormalizer, Trace, TurnTrace, build_turn, ex
 from agentkit.verdict import Problem, SnapshotSession, Verdict, judge
 from agentkit.workflow import draw_workflow
 
-__all__ = ["ScenarioResult", "run_scenario", "execute_scenario", "run_all", "cassette_path",
+__all__ = ["ScenarioResult", "RunChange", "run_scenario", "execute_scenario", "run_all", "cassette_path",
            "recording_files", "load"]
 
 
@@ -159,6 +159,19 @@ class ScenarioResult:
         return next((turn.error for turn in self.trace.turns if turn.error), None)
 
 
+class RunChange(Protocol):
+    """A deliberate change to a run (a mutant of :mod:`agentkit.quality`): to the world's tools
+    before the agent gets them, and to the agent's answers before the judges read them."""
+
+    def tools(self, tools: Sequence[BaseTool]) -> list[BaseTool]:
+        """The tools the agent gets, given the world's."""
+        ...
+
+    def answers(self, trace: Trace) -> None:
+        """Change the run's answers in ``trace`` (its turns ran) before they are judged."""
+        ...
+
+
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 _NEVER_STARTED = "the run never started: nothing written for it could be used"
@@ -201,6 +214,7 @@ class _Plan:
     given: dict[str | None, LLM]
     sample: int | None = None
     roles: RoleModels | None = None
+    change: RunChange | None = None
 
 
 @dataclass
@@ -259,7 +273,8 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
                      state: Mapping[str, Any] | None = None,
                      roles: RoleModels | None = None,
                      mcp: MCPRecording | None = None,
-                     sample: int | None = None, world: Any = NO_WORLD) -> ScenarioResult:
+                     sample: int | None = None, world: Any = NO_WORLD,
+                     change: RunChange | None = None) -> ScenarioResult:
     """Run every turn of ``scenario`` under ``agent_type`` in a fresh simulation, and judge
     nothing (the stages are in the module docstring).
 
@@ -275,12 +290,14 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
     sample of a sampled recording (:func:`agentkit.harness.run_case` runs all of them and
     judges them together). ``world`` is the scenario world the run's tools act on instead of
     the one its ``world:`` builds (a test's own, to look at after the run; the result's
-    ``world`` either way). A run that cannot start raises a
-    :class:`~agentkit.core.errors.HarnessError`.
+    ``world`` either way). ``change`` changes the world's tools before the agent gets them
+    and its answers before the judges read them (a mutant of :mod:`agentkit.quality`). A run
+    that cannot start raises a :class:`~agentkit.core.errors.HarnessError`.
     """
     plan = _plan(load(scenario), agent_type, llm, llms)
     plan.sample = sample
     plan.roles = roles
+    plan.change = change
     with (simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers,
           open_world(plan.scenario, world) as run_world):
         built_world = _world(plan, servers, run_world)
@@ -293,6 +310,8 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
             raise
         trace = _turns(plan, built_world, built.agent, cast)
         trace.world = start
+        if plan.change is not None:
+            plan.change.answers(trace)
         _judge_answers(plan, cast, trace)
     return _result(plan, built_world, built, cast, trace)
 
@@ -331,7 +350,10 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
 
 
 def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _World:
-    tools = build_tools(plan.scenario, servers, NO_WORLD if state is None else state.value)
+    tools: Sequence[BaseTool] = build_tools(plan.scenario, servers,
+                                            NO_WORLD if state is None else state.value)
+    if plan.change is not None:
+        tools = plan.change.tools(tools)
     outputs = trajectory_outputs(plan.scenario, tools)
     rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
+from agentkit.quality import merged_coverage
 from agentkit.report.model import Comparison, ReportError, trace_file
 from agentkit.report.timeline import Span
 from agentkit.trace import TraceError, check_trace
@@ -184,4 +185,5 @@ def merge_shards(shards: list[Comparison], sources: list[str]) -> Comparison:
                 for name, diagram in comparison.diagrams.items()}
     return Comparison(agentkit_version=first.agentkit_version, agent_types=first.agent_types,
                       models=first.models, rows=[rows[key] for key in first.plan],
-                      diagrams={n: diagrams[n] for n in first.agent_types if n in diagrams})
+                      diagrams={n: diagrams[n] for n in first.agent_types if n in diagrams},
+                      coverage=merged_coverage([c.coverage for c in shards]))

@@ -264,7 +264,32 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     if diff is not None:
         lines += _md_baseline(diff)
     lines += _md_snapshots(comparison)
+    lines += _md_coverage(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md_coverage(comparison: Comparison) -> list[str]:
+    """What the runs exercised (``agentkit coverage``'s figures): what no run touched first,
+    then a row per tool."""
+    coverage = comparison.coverage
+    if coverage is None:
+        return []
+    figures = coverage["behaviours"]
+    lines = ["## Coverage", "",
+             f"Behaviours covered: {figures['covered']} of {figures['total']} "
+             f"({figures['percent']:g}%): each tool called, failing, called after a failure "
+             "and its output used in an answer; each hand-off, judge and rule exercised.", ""]
+    if coverage["untested"]:
+        lines += ["Untested:", ""] + [f"- {_md_text(line)}" for line in coverage["untested"]]
+        lines.append("")
+    rows = [[t["name"], t["source"], str(len(t["by_agent_type"])), str(t["total"]["calls"]),
+             str(len(t["total"]["shapes"])), str(t["total"]["failed"]),
+             str(t["total"]["timed_out"]), str(t["total"]["after_failure"]),
+             str(t["total"]["output_used"])] for t in coverage["tools"]]
+    headers = ["tool", "source", "agent types", "calls", "shapes", "failed", "timed out",
+               "after failure", "output used"]
+    lines += [tabulate(rows, headers=headers, tablefmt="github"), ""]
+    return lines
 
 
 def render_summary(comparison: Comparison, baseline: Comparison | None = None) -> str:

@@ -24,9 +24,11 @@ from agentkit.harness import (
     disagreements,
     judged_entries,
     load,
+    observing_runs,
     run_case,
 )
 from agentkit.harness import CaseResult as JudgedCase
+from agentkit.quality import Coverage
 from agentkit.report.model import (
     AgentSummary,
     Comparison,
@@ -273,12 +275,14 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     rows: list[Row] = []
     diagrams: dict[str, str] = {}
     done = 0
+    coverage = Coverage()
     for step in plan:
         if isinstance(step, Row):
             rows.append(step)
             continue
         scenario, name = step
-        row, diagram = _run_row(scenario, name, seed, snapshots or SnapshotFiles("check"))
+        with observing_runs(coverage.observe):
+            row, diagram = _run_row(scenario, name, seed, snapshots or SnapshotFiles("check"))
         rows.append(row)
         if diagram is not None:
             diagrams.setdefault(name, diagram)
@@ -287,7 +291,8 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
             progress(done, total, row)
     return Comparison(agent_types=order, rows=rows,
                       diagrams={n: diagrams[n] for n in order if n in diagrams},
-                      shard=shard, plan=keys if shard is not None else [])
+                      shard=shard, plan=keys if shard is not None else [],
+                      coverage=coverage.to_dict())
 
 
 def eval_comparison(results: Sequence[CaseResult], agent_types: Sequence[str],

@@ -493,6 +493,9 @@ class Comparison(_Strict):
     """``(i, n)``: this report holds shard i of n (``--shard i/n``); None: the whole run."""
     plan: list[str] = []
     """A shard's: the row keys of the whole run, in its order (what a merge puts back)."""
+    coverage: dict[str, Any] | None = None
+    """What the runs exercised (:meth:`agentkit.quality.Coverage.to_dict`; a merge of shards
+    joins theirs; None: not measured, as in an evaluation)."""
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -580,7 +583,8 @@ class Comparison(_Strict):
                 "rows": [r.to_dict() for r in self.rows],
                 **({"diagrams": dict(self.diagrams)} if self.diagrams else {}),
                 **({"shard": list(self.shard), "plan": list(self.plan)}
-                   if self.shard is not None else {})}
+                   if self.shard is not None else {}),
+                **({"coverage": self.coverage} if self.coverage is not None else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"

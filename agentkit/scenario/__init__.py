@@ -14,8 +14,9 @@ built on it."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agentkit.scenario._layout import records
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario._model import Expect, Scenario, ToolSpec, Turn
+from agentkit.scenario._model import Expect, Judged, Scenario, ScriptReply, ToolSpec, Turn
 from agentkit.scenario._trajectory import (
     RenderContext,
     Trajectory,
@@ -41,10 +42,12 @@ __all__ = [
     "AgentContext",
     "AgentType",
     "Expect",
+    "Judged",
     "RenderContext",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "ScriptReply",
     "ToolSpec",
     "Trace",
     "Trajectory",
@@ -54,6 +57,7 @@ __all__ = [
     "compile_trajectory",
     "discover_scenarios",
     "load_scenario",
+    "records",
     "register_agent_type",
     "run_all",
     "run_scenario",

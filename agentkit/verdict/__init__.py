@@ -27,6 +27,7 @@ from agentkit.verdict._expectations import (
 )
 from agentkit.verdict._judgements import Judgement, Vote
 from agentkit.verdict._problems import PROBLEM_KINDS, Problem, ProblemKind
+from agentkit.verdict._rules import rule_calls
 from agentkit.verdict._run import Run, ServerLeftovers
 from agentkit.verdict._snapshots import (
     Compared,
@@ -55,5 +56,5 @@ __all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
-           "judge_samples", "run_checks", "sample_outcome", "samples_to_fail_gate",
+           "judge_samples", "rule_calls", "run_checks", "sample_outcome", "samples_to_fail_gate",
            "samples_to_separate", "unjudged"]

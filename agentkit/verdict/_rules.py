@@ -19,7 +19,7 @@ from agentkit.core.fmt import seconds
 from agentkit.scenario._model import CallPattern, Rule, RuleEvent, TextMatch
 from agentkit.trace import ToolCallTrace, Trace
 
-__all__ = ["rule_problems"]
+__all__ = ["rule_problems", "rule_calls"]
 
 _SAME_TIME = 1e-9
 
@@ -128,3 +128,9 @@ def rule_problems(trace: Trace, rules: list[Rule],
             if len(broken) > 1 else ""
         problems.append(f"{name} broken: {broken[0]}{more}")
     return problems
+
+
+def rule_calls(trace: Trace, rule: Rule, tags: Mapping[str, Collection[str]]) -> int:
+    """How many calls of ``trace`` the rule is about (its ``call`` pattern): a rule no run
+    gives a call to judge is never exercised, whatever it forbids."""
+    return len(_Run(trace, tags).matching(rule.call))

@@ -363,3 +363,11 @@ def test_a_full_disk_in_replace_folder_keeps_the_old_folder_and_says_so(tmp_path
 
     assert (folder / "report.md").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_a_path_that_is_not_a_regular_file_is_never_replaced(tmp_path):
+    os.mkfifo(tmp_path / "pipe")  # stands for a device such as /dev/null
+
+    with pytest.raises(files.FileWriteError, match="not a regular file"):
+        files.atomic_write_text(tmp_path / "pipe", "text")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode)
