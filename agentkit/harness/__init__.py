@@ -32,6 +32,12 @@ from agentkit.harness._case import (
     run_case,
     sample_count,
 )
+from agentkit.harness._faults import (
+    FaultNotApplicableError,
+    InjectedFault,
+    applicable_kinds,
+    facts,
+)
 from agentkit.harness._llm_judge import (
     CONSISTENT_SCORE,
     JUDGE_PROMPT,
@@ -120,7 +126,8 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "built_tools", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
            "check_agent_type", "check_resume", "close_session_servers", "Conversation",
            "ConversationEndEvent", "disagreements", "EmptyMessageError", "ENTRY_POINT_GROUP",
-           "execute_scenario", "FIRST_MESSAGE", "FixedTurns", "Judge", "judge_messages",
+           "execute_scenario", "applicable_kinds", "facts", "FaultNotApplicableError",
+           "FIRST_MESSAGE", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
            "JUDGE_PROMPT", "JudgeAnswerError", "judged_entries", "Judgement",
            "JudgeVerdictEvent", "load", "mcp_cassette", "mcp_problems", "mcp_servers",
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",

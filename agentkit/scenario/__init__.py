@@ -14,6 +14,14 @@ built on it."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agentkit.scenario._faults import (
+    FAULT_KINDS,
+    OUTCOME_CLASSES,
+    Fault,
+    FaultKind,
+    FaultPlan,
+    OutcomeClass,
+)
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario._model import Expect, Scenario, ToolSpec, Turn
 from agentkit.scenario._trajectory import (
@@ -41,6 +49,12 @@ __all__ = [
     "AgentContext",
     "AgentType",
     "Expect",
+    "FAULT_KINDS",
+    "Fault",
+    "FaultKind",
+    "FaultPlan",
+    "OUTCOME_CLASSES",
+    "OutcomeClass",
     "RenderContext",
     "Scenario",
     "ScenarioError",

@@ -29,6 +29,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario._faults import Fault, FaultPlan, OutcomeClass
 from agentkit.scenario._thresholds import Threshold, Thresholds
 from agentkit.scenario._trajectory import CallNumbers, TrajectoryStep
 
@@ -161,6 +162,9 @@ class ToolSpec(_Strict):
     failures: list[int] = Field(default_factory=list,
                                 description="1-based numbers of the calls that fail")
     error: str = "simulated tool failure"
+    faults: list[Fault] = Field(default_factory=list, description=(
+        "faults of its calls by number: a timeout, a truncated or corrupted output... "
+        "(agentkit.scenario._faults)"))
     tags: list[str] = Field(default_factory=list, description=(
         "words policy rules select the tool by (`expect.never: [{call: {tag: mutating}}]`)"))
 
@@ -202,6 +206,18 @@ class ToolSpec(_Strict):
         bad = [n for n in value if n < 1]
         if bad:
             raise ValueError(f"call numbers start at 1 (the first call), got {bad[0]}")
+        return value
+
+    @field_validator("faults")
+    @classmethod
+    def _one_fault_per_call(cls, value: list[Fault], info: ValidationInfo) -> list[Fault]:
+        # `failures` is validated first: an error fault of each of its calls
+        taken = set(info.data.get("failures") or ())
+        for fault in value:
+            if fault.call in taken:
+                raise ValueError(f"call {fault.call} has two faults (in `failures` or "
+                                 "`faults`); give each call one")
+            taken.add(fault.call)
         return value
 
 
@@ -612,6 +628,9 @@ class Expect(_Strict):
                                                                 "holds after the run")
     never: list[Rule] | None = Field(default=None, description="policy rules: calls the run "
                                                                "must never make")
+    on_fault: list[OutcomeClass] | None = Field(default=None, min_length=1, description=(
+        "a run with a fault is classified (recovered, failed_safely, fabricated, crashed) and "
+        "must end in one of these classes instead of meeting the expectations above"))
 
     @field_validator("tool_errors", mode="before")
     @classmethod
@@ -935,6 +954,9 @@ class Scenario(_Strict):
         "the agent types that run it, each with its settings (with a `trajectory`, left out: "
         "every agent type that can render it, chosen when the scenario is planned)"))
     expect: Expect = Field(default_factory=Expect)
+    faults: FaultPlan | None = Field(default=None, description=(
+        "expand the scenario into fault variants, one per tool, call and fault kind "
+        "(agentkit faults; agentkit.harness._faults)"))
     judge: Judges | None = Field(default=None, description="who decides judged expectations "
                                                           "(agentkit.harness._llm_judge)")
     thresholds: Thresholds = Field(
