@@ -208,7 +208,10 @@ class _World:
 
     tools: list[BaseTool]
     outputs: TrajectoryOutputs | None
+    """The calls of the steps rendered scripts follow, as the agent makes them."""
     rendered: list[Any] | None
+    trajectory: Trajectory | None = None
+    """The scenario's trajectory, whose expectations the run is judged by."""
     mcp: MCPWorld | None = None
     state: RunWorld | None = None
     """The run's world (``world:``), the state its tools act on."""
@@ -331,12 +334,16 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
 
 def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _World:
     tools = build_tools(plan.scenario, servers, NO_WORLD if state is None else state.value)
-    outputs = trajectory_outputs(plan.scenario, tools)
-    rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
+    scenario = plan.scenario
+    outputs = trajectory_outputs(scenario, tools, scenario.script_trajectory)
+    judged = (outputs if scenario.script_trajectory is scenario.trajectory
+              else trajectory_outputs(scenario, tools))
+    rendered = (render_script(scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    checks = state_checks(plan.scenario, plan.scenario.expect_for(plan.agent_type),
+    checks = state_checks(scenario, scenario.expect_for(plan.agent_type),
                           _expect_field(plan, "state")[:-1])
-    return _World(list(tools), outputs, rendered, servers, state, checks)
+    return _World(list(tools), outputs, rendered,
+                  judged.trajectory if judged is not None else None, servers, state, checks)
 
 
 def render_script(scenario: Scenario, agent_type: str, tools: Sequence[Any],
@@ -611,7 +618,7 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         diagram=diagram, judgements=cast.judge.decided if cast.judge is not None else [],
         models=dict(built.models), doubles=list(built.doubles), role_scripts=dict(cast.scripts),
         tools=list(world.tools),
-        mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
+        mcp=world.mcp, trajectory=world.trajectory,
         conversation_problems=list(cast.conversation.problems),
         own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample,
         world=world.state.value if world.state is not None else None,

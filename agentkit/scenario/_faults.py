@@ -16,6 +16,7 @@ of the agent types that render the trajectory.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -39,6 +40,8 @@ RECORD_KINDS: frozenset[str] = frozenset({"drop_fields", "corrupt_fields"})
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
+
+_REFERENCE = re.compile(r"\$[0-9]|\{\$[0-9]")
 
 _PARAMETERS: dict[str, tuple[str, ...]] = {
     "error": ("message",), "timeout": ("after",), "rate_limit": ("retry_after",),
@@ -147,10 +150,18 @@ class FaultPlan(_Strict):
     @field_validator("on_fault")
     @classmethod
     def _kinds(cls, value: dict[str, OnFaultStep]) -> dict[str, OnFaultStep]:
-        for kind in value:
+        for kind, then in value.items():
             if kind != "default" and kind not in FAULT_KINDS:
                 raise ValueError(f"`{kind}` is not a fault kind (kinds: "
                                  f"{', '.join(FAULT_KINDS)}; or `default`)")
+            if then == "retry":
+                continue
+            if not then or then[-1].answer is None:
+                raise ValueError(f"`{kind}`: the steps after a fault end the turn: end them with "
+                                 "an `answer`")
+            if any(_REFERENCE.search(json.dumps(step.model_dump())) for step in then):
+                raise ValueError(f"`{kind}`: steps after a fault cannot use `$N` or `{{$N}}` "
+                                 "(their numbers depend on where the fault is)")
         return value
 
     def continuation(self, kind: str) -> OnFaultStep:

@@ -972,6 +972,18 @@ class Scenario(_Strict):
                     "difference real (default 0.95)")
     path: str | None = Field(default=None, exclude=True, description="the file it was loaded from")
     _line_of: LineOf | None = PrivateAttr(None)
+    _script_trajectory: list[TrajectoryStep] | None = PrivateAttr(None)
+
+    def set_script_trajectory(self, steps: list[TrajectoryStep]) -> None:
+        """Render the scripts of agent types without one from ``steps`` instead of
+        ``trajectory`` (a fault variant's: the steps up to the fault, then what a correct
+        agent does), while the expectations keep reading ``trajectory``."""
+        self._script_trajectory = steps
+
+    @property
+    def script_trajectory(self) -> list[TrajectoryStep] | None:
+        """The steps rendered scripts follow: ``trajectory``, unless a variant set its own."""
+        return self._script_trajectory if self._script_trajectory is not None else self.trajectory
 
     def set_locations(self, line_of: LineOf) -> None:
         """Remember where each field is in the file (the loader calls this)."""
