@@ -19,12 +19,14 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import asleep
-from agentkit.scenario._faults import RAISING_KINDS, Fault
+from agentkit.scenario._faults import RAISING_KINDS, Fault, ModelFault
+from agentkit.scenario._model import ErrorItem
+from agentkit.scenario._script import error_for
 from agentkit.tools import ToolOutput
 from agentkit.trace import SimulatedToolError
 
 __all__ = ["FaultNotApplicableError", "InjectedFault", "applicable_kinds", "facts",
-           "inject_fault"]
+           "inject_fault", "with_model_faults"]
 
 _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_LATENCY = 10.0
@@ -43,15 +45,16 @@ class InjectedFault:
     output's or the error's text) and the facts of the real output it did not get."""
 
     tool: str
+    """The tool's name, or ``model`` (a team agent's: ``model of <agent>``)."""
     call: int
-    fault: Fault
+    fault: Fault | ModelFault
     delivered: str
     withheld: tuple[str, ...]
 
     @property
     def raised(self) -> bool:
         """Whether the call failed (the agent got an error, not an output)."""
-        return self.fault.kind in RAISING_KINDS
+        return self.fault.kind in RAISING_KINDS or self.fault.kind in ("server",)
 
 
 def facts(value: Any) -> list[str]:
@@ -194,3 +197,24 @@ def applicable_kinds(kinds: Iterable[str], output: str) -> list[str]:
                "malformed_json": isinstance(data, (dict, list)),
                "truncate": len(output) > 1}
     return [kind for kind in kinds if applies.get(kind, True)]
+
+
+def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str,
+                      log: list[InjectedFault]) -> list[Any]:
+    """A model's script items with each fault before the reply of its call (the replies
+    after it move one call later); a fault that happens goes into ``log``."""
+    result = list(items)
+    for fault in sorted(faults, key=lambda f: f.call):
+        if fault.kind == "empty":
+            answer: Any = ""
+        else:
+            answer = error_for(ErrorItem.model_validate({"error": {
+                "type": fault.kind, "message": fault.message or "",
+                "retry_after": fault.retry_after}}))
+
+        def item(messages: Any, tools: Any, fault: ModelFault = fault,
+                 answer: Any = answer) -> Any:
+            log.append(InjectedFault(model, fault.call, fault, str(answer), ()))
+            return answer
+        result.insert(min(fault.call - 1, len(result)), item)
+    return result

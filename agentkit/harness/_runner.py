@@ -53,6 +53,7 @@ from agentkit.harness._agent_types import (
     trajectory_renderer,
 )
 from agentkit.harness._families.workflow import WorkflowChatAgent
+from agentkit.harness._faults import InjectedFault, with_model_faults
 from agentkit.harness._llm_judge import Judge, Judgement, Subject
 from agentkit.harness._mcp import MCPWorld, open_mcp
 from agentkit.harness._plan import load
@@ -139,6 +140,8 @@ class ScenarioResult:
     its tools acted on, to assert on in a test."""
     state_checks: dict[str, StateCheck] = field(default_factory=dict, repr=False)
     """The user's check functions of ``expect.state`` (by ref), which judging calls."""
+    model_faults: list[InjectedFault] = field(default_factory=list, repr=False)
+    """The faults of the agent's models that happened (the tools' are on the tools)."""
 
     @property
     def passed(self) -> bool:
@@ -165,7 +168,8 @@ _NEVER_STARTED = "the run never started: nothing written for it could be used"
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
                  member: str | None = None, *, rendered: list[Any] | None = None,
-                 sample: int | None = None) -> tuple[LLM, ModelDouble]:
+                 sample: int | None = None,
+                 faults: list[InjectedFault] | None = None) -> tuple[LLM, ModelDouble]:
     """The agent type's (or team agent ``member``'s) LLM and the double behind it: its
     cassette (sample ``sample`` of a sampled one), its ScriptedLLM, or (``backend: openai``)
     the real OpenAI backend talking to a fake endpoint that serves the script (the double is
@@ -175,6 +179,10 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         return replay, replay
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
+    if spec.faults:  # the model's faults (`faults:`), each noted in `faults` when it happens
+        items = with_model_faults(items, spec.faults,
+                                  "model" if member is None else f"model of {member}",
+                                  faults if faults is not None else [])
     if spec.backend == "openai":
         from agentkit.recording import FakeOpenAIServer
 
@@ -225,6 +233,8 @@ class _Agent:
     models: dict[str | None, LLM]
     agent: Any
     doubles: list[ModelDouble]
+    faults: list[InjectedFault] = field(default_factory=list)
+    """The faults of the models that happened (``faults:`` of the agent type or team agent)."""
 
 
 @dataclass
@@ -369,6 +379,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     scenario, agent_type, spec = plan.scenario, plan.agent_type, plan.spec
     models: dict[str | None, LLM] = {}
     doubles: list[ModelDouble] = []
+    faults: list[InjectedFault] = []
     for member in plan.members:
         double: ModelDouble | None
         if member in plan.given:
@@ -376,7 +387,8 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
             double = model if isinstance(model, ModelDouble) else None
         else:
             model, double = _default_llm(scenario, agent_type, llm_source(spec, member), member,
-                                         rendered=world.rendered, sample=plan.sample)
+                                         rendered=world.rendered, sample=plan.sample,
+                                         faults=faults)
         models[member] = model
         if double is not None:
             doubles.append(double)
@@ -404,7 +416,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     except BaseException:
         excuse_all(doubles, _NEVER_STARTED)
         raise
-    return _Agent(models, agent, doubles)
+    return _Agent(models, agent, doubles, faults)
 
 
 def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
@@ -622,7 +634,7 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         conversation_problems=list(cast.conversation.problems),
         own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample,
         world=world.state.value if world.state is not None else None,
-        state_checks=dict(world.checks))
+        state_checks=dict(world.checks), model_faults=list(built.faults))
 
 
 def _renders(spec: AgentSpec) -> bool:

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario._faults import (
     FAULT_KINDS,
+    MODEL_FAULT_KINDS,
     OUTCOME_CLASSES,
     Fault,
     FaultKind,
     FaultPlan,
+    ModelFault,
     OutcomeClass,
 )
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
@@ -53,6 +55,8 @@ __all__ = [
     "Fault",
     "FaultKind",
     "FaultPlan",
+    "MODEL_FAULT_KINDS",
+    "ModelFault",
     "OUTCOME_CLASSES",
     "OutcomeClass",
     "RenderContext",

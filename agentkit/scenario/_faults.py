@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario._trajectory import TrajectoryStep
 
-__all__ = ["FAULT_KINDS", "OUTCOME_CLASSES", "RAISING_KINDS", "RECORD_KINDS", "Fault",
-           "FaultKind", "FaultPlan", "OnFaultStep", "OutcomeClass", "SafeAnswer", "DEFAULT_SAFE"]
+__all__ = ["DEFAULT_SAFE", "FAULT_KINDS", "MODEL_FAULT_KINDS", "OUTCOME_CLASSES",
+           "RAISING_KINDS", "RECORD_KINDS", "Fault", "FaultKind", "FaultPlan", "ModelFault",
+           "ModelFaultKind", "OnFaultStep", "OutcomeClass", "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
                     "drop_fields", "corrupt_fields", "malformed_json", "wrong_type",
@@ -37,6 +38,9 @@ RAISING_KINDS: frozenset[str] = frozenset({"error", "timeout", "rate_limit", "di
 """Kinds whose call fails (the agent gets an error); the others deliver a changed output."""
 RECORD_KINDS: frozenset[str] = frozenset({"drop_fields", "corrupt_fields"})
 """Kinds that change the fields of a JSON object output (not applicable to other outputs)."""
+
+ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty"]
+MODEL_FAULT_KINDS: tuple[ModelFaultKind, ...] = ModelFaultKind.__args__  # type: ignore[attr-defined]
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
@@ -103,6 +107,32 @@ def _shown(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+class ModelFault(_Strict):
+    """One fault of an agent's model on its call ``call`` (1-based), before the scripted reply
+    of that call (which the next call gets): ``rate_limit`` (a 429, asking to retry after
+    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply)."""
+
+    call: int = Field(ge=1, description="the model's call (1-based) that has the fault")
+    kind: ModelFaultKind
+    message: str | None = Field(default=None, description="the error text")
+    retry_after: float | None = Field(default=None, ge=0, le=MAX_LATENCY, allow_inf_nan=False,
+                                      description="rate_limit: seconds the server asks to wait")
+
+    @model_validator(mode="after")
+    def _parameters_of_the_kind(self) -> ModelFault:
+        if self.retry_after is not None and self.kind != "rate_limit":
+            raise ValueError(f"`retry_after` is not a parameter of a `{self.kind}` fault (it "
+                             "goes with `rate_limit`)")
+        if self.message is not None and self.kind == "empty":
+            raise ValueError("`message` is not a parameter of an `empty` fault (an empty reply "
+                             "has no text)")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.kind
 
 
 class SafeAnswer(_Strict):

@@ -29,7 +29,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
-from agentkit.scenario._faults import Fault, FaultPlan, OutcomeClass
+from agentkit.scenario._faults import Fault, FaultPlan, ModelFault, OutcomeClass
 from agentkit.scenario._thresholds import Threshold, Thresholds
 from agentkit.scenario._trajectory import CallNumbers, TrajectoryStep
 
@@ -719,6 +719,23 @@ class LLMSource(_Strict):
     latency: Seconds = Field(default=0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(default=None, description="cassette path, relative to the scenario")
+    faults: list[ModelFault] = Field(default_factory=list, description=(
+        "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply), "
+        "each before the scripted reply of that call"))
+
+    @field_validator("faults")
+    @classmethod
+    def _one_fault_per_call(cls, value: list[ModelFault],
+                            info: ValidationInfo) -> list[ModelFault]:
+        calls = [fault.call for fault in value]
+        twice = sorted({n for n in calls if calls.count(n) > 1})
+        if twice:
+            raise ValueError(f"call {twice[0]} has two faults; give each call one")
+        if value and info.data.get("recording") is not None:
+            raise ValueError("faults of a model go before its scripted replies; a recording "
+                             "replays what the model answered: give a `script` (or render one "
+                             "from the trajectory)")
+        return value
 
     def _sources(self) -> list[str]:
         return [k for k in ("script", "recording") if getattr(self, k) is not None]

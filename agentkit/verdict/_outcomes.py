@@ -79,9 +79,9 @@ class FaultOutcome:
 
 
 def injected_faults(run: Run) -> list[Injected]:
-    """The faults the run's tools injected, tool by tool."""
-    return [fault for tool in run.tools if isinstance(tool, _FaultedTool)
-            for fault in tool.injected]
+    """The faults that happened in the run: its tools', tool by tool, then its models'."""
+    return [*(fault for tool in run.tools if isinstance(tool, _FaultedTool)
+              for fault in tool.injected), *run.model_faults]
 
 
 def _named(fault: Injected) -> str:
