@@ -19,7 +19,7 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import asleep
-from agentkit.scenario._faults import RAISING_KINDS, Fault, ModelFault
+from agentkit.scenario._faults import Fault, FaultKind, ModelFault
 from agentkit.scenario._model import ErrorItem
 from agentkit.scenario._script import error_for
 from agentkit.tools import ToolOutput
@@ -50,11 +50,6 @@ class InjectedFault:
     fault: Fault | ModelFault
     delivered: str
     withheld: tuple[str, ...]
-
-    @property
-    def raised(self) -> bool:
-        """Whether the call failed (the agent got an error, not an output)."""
-        return self.fault.kind in RAISING_KINDS or self.fault.kind in ("server",)
 
 
 def facts(value: Any) -> list[str]:
@@ -185,7 +180,7 @@ def _not_applicable(fault: Fault, tool: str, number: int, needs: str) -> FaultNo
                                    f"`{tool}` returned something else")
 
 
-def applicable_kinds(kinds: Iterable[str], output: str) -> list[str]:
+def applicable_kinds(kinds: Iterable[FaultKind], output: str) -> list[FaultKind]:
     """Those of ``kinds`` that apply to a call that returned ``output`` (the record kinds to a
     JSON object, ``malformed_json`` to JSON data, ``truncate`` to more than one character)."""
     try:

@@ -106,10 +106,9 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
         numbers[call.name] += 1
         if wanted and call.name not in wanted:
             continue
-        for kind in (k for k in FAULT_KINDS if k in kinds):
-            if kind in applicable_kinds([kind], call.output):
-                variants.append(FaultVariant(call.name, numbers[call.name],
-                                             Fault(call=numbers[call.name], kind=kind)))
+        for kind in applicable_kinds([k for k in FAULT_KINDS if k in kinds], call.output):
+            variants.append(FaultVariant(call.name, numbers[call.name],
+                                         Fault(call=numbers[call.name], kind=kind)))
     variants.sort(key=lambda v: (names.index(v.tool), v.call, FAULT_KINDS.index(v.fault.kind)))
     if not variants:
         raise NoFaultsError(f"{scenario.where()}: none of the kinds {', '.join(kinds)} applies "

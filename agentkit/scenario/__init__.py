@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario._faults import (
     FAULT_KINDS,
-    MODEL_FAULT_KINDS,
     OUTCOME_CLASSES,
     Fault,
     FaultKind,
@@ -55,7 +54,6 @@ __all__ = [
     "Fault",
     "FaultKind",
     "FaultPlan",
-    "MODEL_FAULT_KINDS",
     "ModelFault",
     "OUTCOME_CLASSES",
     "OutcomeClass",

@@ -25,22 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario._trajectory import TrajectoryStep
 
-__all__ = ["DEFAULT_SAFE", "FAULT_KINDS", "MODEL_FAULT_KINDS", "OUTCOME_CLASSES",
-           "RAISING_KINDS", "RECORD_KINDS", "Fault", "FaultKind", "FaultPlan", "ModelFault",
-           "ModelFaultKind", "OnFaultStep", "OutcomeClass", "SafeAnswer"]
+__all__ = ["DEFAULT_SAFE", "FAULT_KINDS", "OUTCOME_CLASSES", "Fault", "FaultKind", "FaultPlan",
+           "ModelFault", "ModelFaultKind", "OnFaultStep", "OutcomeClass", "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
                     "drop_fields", "corrupt_fields", "malformed_json", "wrong_type",
                     "disconnect"]
 FAULT_KINDS: tuple[FaultKind, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
-RAISING_KINDS: frozenset[str] = frozenset({"error", "timeout", "rate_limit", "disconnect"})
-"""Kinds whose call fails (the agent gets an error); the others deliver a changed output."""
-RECORD_KINDS: frozenset[str] = frozenset({"drop_fields", "corrupt_fields"})
-"""Kinds that change the fields of a JSON object output (not applicable to other outputs)."""
 
 ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty"]
-MODEL_FAULT_KINDS: tuple[ModelFaultKind, ...] = ModelFaultKind.__args__  # type: ignore[attr-defined]
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
