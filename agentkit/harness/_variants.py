@@ -30,6 +30,7 @@ from agentkit.harness._case import Case, CaseResult, run_case
 from agentkit.harness._faults import applicable_kinds
 from agentkit.harness._plan import load
 from agentkit.harness._runner import execute_scenario
+from agentkit.harness._world import NO_WORLD, built_tools
 from agentkit.scenario._faults import FAULT_KINDS, Fault, FaultPlan
 from agentkit.scenario._model import Scenario
 from agentkit.scenario._trajectory import TrajectoryStep
@@ -124,24 +125,32 @@ def variant_scenario(scenario: Scenario, variant: FaultVariant) -> Scenario:
     """``scenario`` with the variant's fault on its tool, ``expect.on_fault`` (by default
     recovered or failed safely), and the steps rendered scripts follow."""
     copy = scenario.model_copy(deep=True)
-    for spec in copy.tools:
-        names = [spec.name] if spec.name else []
-        if spec.ref is not None and not names:
-            names = [spec.ref.rpartition(":")[2].rpartition(".")[2]]
-        if spec.mcp is not None:
-            names = list(spec.only or [])
-        if variant.tool in names or len(copy.tools) == 1:
-            spec.faults = [f for f in spec.faults if f.call != variant.call] + [variant.fault]
-            spec.failures = [n for n in spec.failures if n != variant.call]
-            break
-    else:
-        raise NoFaultsError(f"{scenario.where('tools')}: no entry of `tools` names "
-                            f"`{variant.tool}` (give it `name:` or `only:`)")
+    index = _entry_of(scenario, variant.tool)
+    if index is None:
+        raise NoFaultsError(f"{scenario.where('tools')}: no entry of `tools` gives the tool "
+                            f"`{variant.tool}` (an MCP server's tools are known by `only:`)")
+    spec = copy.tools[index]
+    spec.faults = [f for f in spec.faults if f.call != variant.call] + [variant.fault]
+    spec.failures = [n for n in spec.failures if n != variant.call]
     if copy.expect.on_fault is None:
         copy.expect = copy.expect.model_copy(update={"on_fault": list(_DEFAULT_ON_FAULT)})
     if copy.trajectory is not None:
         copy.set_script_trajectory(_continued(copy, variant))
     return copy
+
+
+def _entry_of(scenario: Scenario, tool: str) -> int | None:
+    """The index of the ``tools`` entry giving the tool named ``tool``: a ref's built tool of
+    that name, or an MCP entry naming it in ``only`` (or the only MCP entry)."""
+    refs = [(index, spec) for index, spec in enumerate(scenario.tools) if spec.ref is not None]
+    built, problems = built_tools(refs, scenario.path,
+                                  None if scenario.world is not None else NO_WORLD)
+    for (index, _spec), made in zip(refs, built if not problems else [], strict=False):
+        if made.metadata.name == tool:
+            return index
+    servers = [index for index, spec in enumerate(scenario.tools) if spec.mcp is not None]
+    named = [index for index in servers if tool in (scenario.tools[index].only or [])]
+    return named[0] if named else servers[0] if len(servers) == 1 else None
 
 
 def _continued(scenario: Scenario, variant: FaultVariant) -> list[TrajectoryStep]:
