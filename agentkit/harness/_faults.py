@@ -19,9 +19,7 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import asleep
-from agentkit.scenario._faults import Fault, FaultKind, ModelFault
-from agentkit.scenario._model import ErrorItem
-from agentkit.scenario._script import error_for
+from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
 from agentkit.tools import ToolOutput
 from agentkit.trace import SimulatedToolError
 

@@ -31,9 +31,7 @@ from agentkit.harness._faults import applicable_kinds
 from agentkit.harness._plan import load
 from agentkit.harness._runner import execute_scenario
 from agentkit.harness._world import NO_WORLD, built_tools
-from agentkit.scenario._faults import FAULT_KINDS, Fault, FaultPlan
-from agentkit.scenario._model import Scenario
-from agentkit.scenario._trajectory import TrajectoryStep
+from agentkit.scenario import FAULT_KINDS, Fault, FaultPlan, Scenario, TrajectoryStep
 
 __all__ = ["FaultMatrix", "FaultVariant", "NoFaultsError", "fault_variants",
            "offline_agent_types", "run_fault_matrix", "variant_scenario"]

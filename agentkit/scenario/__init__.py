@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario._faults import (
+    DEFAULT_SAFE,
     FAULT_KINDS,
     OUTCOME_CLASSES,
     Fault,
@@ -22,14 +23,17 @@ from agentkit.scenario._faults import (
     FaultPlan,
     ModelFault,
     OutcomeClass,
+    SafeAnswer,
 )
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario._model import Expect, Scenario, ToolSpec, Turn
+from agentkit.scenario._model import ErrorItem, Expect, Scenario, ToolSpec, Turn
+from agentkit.scenario._script import error_for
 from agentkit.scenario._trajectory import (
     RenderContext,
     Trajectory,
     TrajectoryError,
     TrajectoryRenderer,
+    TrajectoryStep,
     compile_trajectory,
 )
 
@@ -49,6 +53,8 @@ __all__ = [
     "AGENT_TYPES",
     "AgentContext",
     "AgentType",
+    "DEFAULT_SAFE",
+    "ErrorItem",
     "Expect",
     "FAULT_KINDS",
     "Fault",
@@ -58,6 +64,7 @@ __all__ = [
     "OUTCOME_CLASSES",
     "OutcomeClass",
     "RenderContext",
+    "SafeAnswer",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
@@ -66,9 +73,11 @@ __all__ = [
     "Trajectory",
     "TrajectoryError",
     "TrajectoryRenderer",
+    "TrajectoryStep",
     "Turn",
     "compile_trajectory",
     "discover_scenarios",
+    "error_for",
     "load_scenario",
     "register_agent_type",
     "run_all",

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from agentkit.scenario._faults import DEFAULT_SAFE, OutcomeClass, SafeAnswer
+from agentkit.scenario import DEFAULT_SAFE, OutcomeClass, SafeAnswer
 from agentkit.verdict._checks import (
     Check,
     Conversation,
