@@ -1,5 +1,5 @@
 """The fault matrix report: per scenario, a table of its fault variants (rows) by agent type
-(columns), each cell the run's outcome class linked to its trace; then the totals per agent
+(columns), each cell the run's outcome class linked to its trace and its timeline; then the totals per agent
 type, and a sentence of who fabricates or crashes. JUnit cases carry the class as a
 property."""
 
@@ -12,7 +12,9 @@ from pathlib import Path
 from agentkit.core.files import atomic_write_text
 from agentkit.harness import FaultMatrix, FaultVariant
 from agentkit.report.junit import JUnitCase
+from agentkit.report.timeline import spans_of, timeline_svg
 from agentkit.scenario import OUTCOME_CLASSES
+from agentkit.trace import Trace
 
 __all__ = ["FAULT_REPORT", "fault_junit_cases", "fault_trace_path", "render_fault_matrix",
            "write_fault_report"]
@@ -23,10 +25,20 @@ _WORDS = {"recovered": "recovered", "failed_safely": "failed safely",
           "fabricated": "fabricated", "crashed": "crashed", "error": "could not run"}
 
 
-def fault_trace_path(matrix: FaultMatrix, variant: FaultVariant, agent_type: str) -> Path:
-    """Where a cell's trace goes, relative to the report's folder."""
+def fault_trace_path(matrix: FaultMatrix, variant: FaultVariant, agent_type: str,
+                     kind: str = "traces") -> Path:
+    """Where a cell's trace (``kind="timelines"``: its timeline, SVG) goes, relative to the
+    report's folder."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", variant.label)
-    return Path("traces") / matrix.scenario.name / agent_type / f"{stem}.json"
+    suffix = ".json" if kind == "traces" else ".svg"
+    return Path(kind) / matrix.scenario.name / agent_type / f"{stem}{suffix}"
+
+
+def _timeline(matrix: FaultMatrix, variant: FaultVariant, agent_type: str) -> str | None:
+    trace = matrix.cell(variant, agent_type).trace
+    if not isinstance(trace, Trace):
+        return None
+    return timeline_svg(spans_of(trace), title=variant.name(matrix.scenario.name, agent_type))
 
 
 def _cell(matrix: FaultMatrix, variant: FaultVariant, agent_type: str) -> str:
@@ -36,7 +48,11 @@ def _cell(matrix: FaultMatrix, variant: FaultVariant, agent_type: str) -> str:
         word = f"**{word}** ✗"
     if matrix.cell(variant, agent_type).trace is None:
         return word
-    return f"[{word}]({fault_trace_path(matrix, variant, agent_type).as_posix()})"
+    cell = f"[{word}]({fault_trace_path(matrix, variant, agent_type).as_posix()})"
+    if _timeline(matrix, variant, agent_type) is not None:
+        path = fault_trace_path(matrix, variant, agent_type, "timelines").as_posix()
+        cell += f" ([timeline]({path}))"
+    return cell
 
 
 def _totals(matrix: FaultMatrix, agent_type: str) -> dict[str, int]:
@@ -68,7 +84,7 @@ def render_fault_matrix(matrices: Sequence[FaultMatrix]) -> str:
         types = matrix.agent_types
         lines += [f"## {matrix.scenario.name}", "",
                   f"{len(matrix.variants)} fault variants × {len(types)} agent types; "
-                  f"cells link to the run's trace; ✗ marks a class `expect.on_fault` does not "
+                  f"cells link to the run's trace and timeline; ✗ marks a class `expect.on_fault` does not "
                   "allow.", "",
                   "| fault | " + " | ".join(types) + " |",
                   "| --- |" + " --- |" * len(types)]
@@ -100,6 +116,10 @@ def write_fault_report(matrices: Sequence[FaultMatrix], out: str | Path) -> Path
                 if trace is not None:
                     atomic_write_text(folder / fault_trace_path(matrix, variant, agent_type),
                                       trace.to_json())
+                timeline = _timeline(matrix, variant, agent_type)
+                if timeline is not None:
+                    atomic_write_text(folder / fault_trace_path(matrix, variant, agent_type,
+                                                                "timelines"), timeline)
     report = folder / FAULT_REPORT
     atomic_write_text(report, render_fault_matrix(matrices))
     return report

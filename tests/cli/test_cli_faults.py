@@ -46,10 +46,14 @@ def test_a_small_matrix_is_classified_reported_and_the_same_bytes_twice(
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
     report = (tmp_path / "a" / "faults.md").read_text(encoding="utf-8")
     assert ("| `lookup_order#1:timeout` | [recovered](traces/order_support/react/"
-            "lookup_order-1-timeout.json) |") in report
+            "lookup_order-1-timeout.json) ([timeline](timelines/order_support/react/"
+            "lookup_order-1-timeout.svg)) |") in report
     assert "| react | 3 | 3 | 0 | 0 | 0 |" in report
     assert (tmp_path / "a" / "traces" / "order_support" / "react" /
             "lookup_order-1-timeout.json").is_file()
+    timeline = (tmp_path / "a" / "timelines" / "order_support" / "react" /
+                "lookup_order-1-timeout.svg").read_text(encoding="utf-8")
+    assert timeline.startswith("<svg") and "lookup_order" in timeline
     junit = (tmp_path / "a" / "junit.xml").read_text(encoding="utf-8")
     assert 'name="order_support[react]~lookup_order#1:truncate"' in junit
     assert '<property name="fault_class" value="failed_safely" />' in junit
