@@ -241,9 +241,12 @@ class FaultMatrix:
         return self.cells[(variant.label, agent_type)]
 
     def outcome(self, variant: FaultVariant, agent_type: str) -> str:
-        """The cell's class, or ``error`` when the variant could not run."""
+        """The cell's class; ``error`` when the variant could not run, ``not_reached`` when
+        the agent never made the faulted call (an agent using tools of its own)."""
         verdict = self.cell(variant, agent_type).verdict
-        return verdict.fault.outcome if verdict.fault is not None else "error"
+        if verdict.fault is not None:
+            return verdict.fault.outcome
+        return "error" if verdict.outcome == "error" else "not_reached"
 
     @property
     def passed(self) -> bool:

@@ -20,9 +20,10 @@ __all__ = ["FAULT_REPORT", "fault_junit_cases", "fault_trace_path", "render_faul
            "write_fault_report"]
 
 FAULT_REPORT = "faults.md"
-_COLUMNS = (*OUTCOME_CLASSES, "error")
+_COLUMNS = (*OUTCOME_CLASSES, "not_reached", "error")
 _WORDS = {"recovered": "recovered", "failed_safely": "failed safely",
-          "fabricated": "fabricated", "crashed": "crashed", "error": "could not run"}
+          "fabricated": "fabricated", "crashed": "crashed", "not_reached": "fault not reached",
+          "error": "could not run"}
 
 
 def fault_trace_path(matrix: FaultMatrix, variant: FaultVariant, agent_type: str,

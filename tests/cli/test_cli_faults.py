@@ -48,7 +48,7 @@ def test_a_small_matrix_is_classified_reported_and_the_same_bytes_twice(
     assert ("| `lookup_order#1:timeout` | [recovered](traces/order_support/react/"
             "lookup_order-1-timeout.json) ([timeline](timelines/order_support/react/"
             "lookup_order-1-timeout.svg)) |") in report
-    assert "| react | 3 | 3 | 0 | 0 | 0 |" in report
+    assert "| react | 3 | 3 | 0 | 0 | 0 | 0 |" in report
     assert (tmp_path / "a" / "traces" / "order_support" / "react" /
             "lookup_order-1-timeout.json").is_file()
     timeline = (tmp_path / "a" / "timelines" / "order_support" / "react" /

@@ -122,3 +122,16 @@ def test_a_renamed_tool_gets_its_variants_fault(support: Any) -> None:
     faulted = variant_scenario(scenario, variant)
 
     assert [[f.kind for f in spec.faults] for spec in faulted.tools] == [[], ["timeout"], []]
+
+
+def test_an_agent_that_never_makes_the_faulted_call_did_not_reach_the_fault(
+        support: Any) -> None:
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "expect:\n  on_fault", "agents:\n  react:\n  function_calling:\n    script:\n"
+        "      - I cannot look orders up.\nexpect:\n  on_fault")
+
+    matrix = run_fault_matrix(support(text), kinds=["timeout"], tools=["lookup_order"])
+
+    [variant] = matrix.variants
+    assert matrix.outcome(variant, "react") == "recovered"
+    assert matrix.outcome(variant, "function_calling") == "not_reached"
