@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.sim import asleep, run_sync
 from agentkit.harness._faults import InjectedFault, inject_fault
-from agentkit.scenario._faults import Fault
+from agentkit.scenario import Fault
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools import (

@@ -25,7 +25,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def _copy(tmp_path: Path, text: str) -> Path:
-    shutil.copy(EXAMPLE / "support_tools.py", tmp_path / "support_tools.py")
+    shutil.copy(EXAMPLE / "order_desk.py", tmp_path / "order_desk.py")
     path = tmp_path / "order_support.yaml"
     path.write_text(text, encoding="utf-8")
     return path

@@ -23,7 +23,7 @@ def _scoped_agent_types() -> Iterator[None]:
 @pytest.fixture
 def support(tmp_path: Path) -> Callable[[str], Path]:
     """Writes a scenario file beside a copy of the example's tools; returns its path."""
-    shutil.copy(EXAMPLE / "support_tools.py", tmp_path / "support_tools.py")
+    shutil.copy(EXAMPLE / "order_desk.py", tmp_path / "order_desk.py")
 
     def write(text: str, name: str = "support.yaml") -> Path:
         path = tmp_path / name

@@ -142,8 +142,8 @@ def test_facts_are_texts_tokens_with_digits_and_numbers_not_keys_or_flags() -> N
 
 def test_a_parameter_of_another_kind_is_a_located_error(tmp_path: Path) -> None:
     text = (EXAMPLE / "scenarios" / "order_support.yaml").read_text()
-    text = text.replace("  - ref: support_tools:lookup_order\n",
-                        "  - ref: support_tools:lookup_order\n"
+    text = text.replace("  - ref: order_desk:lookup_order\n",
+                        "  - ref: order_desk:lookup_order\n"
                         "    faults: [{call: 1, kind: timeout, keep: 3}]\n")
     path = tmp_path / "broken.yaml"
     path.write_text(text)
@@ -154,8 +154,8 @@ def test_a_parameter_of_another_kind_is_a_located_error(tmp_path: Path) -> None:
 
 def test_a_call_with_two_faults_is_a_located_error(tmp_path: Path) -> None:
     text = (EXAMPLE / "scenarios" / "order_support.yaml").read_text()
-    text = text.replace("  - ref: support_tools:lookup_order\n",
-                        "  - ref: support_tools:lookup_order\n    failures: [1]\n"
+    text = text.replace("  - ref: order_desk:lookup_order\n",
+                        "  - ref: order_desk:lookup_order\n    failures: [1]\n"
                         "    faults: [{call: 1, kind: timeout}]\n")
     path = tmp_path / "twice.yaml"
     path.write_text(text)

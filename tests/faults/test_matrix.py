@@ -112,8 +112,8 @@ def test_steps_after_a_fault_cannot_use_call_numbers(support: Any) -> None:
 
 def test_a_renamed_tool_gets_its_variants_fault(support: Any) -> None:
     text = EXAMPLE.read_text(encoding="utf-8").replace(
-        "  - ref: support_tools:lookup_order\n",
-        "  - ref: support_tools:lookup_order\n    name: order_status\n").replace(
+        "  - ref: order_desk:lookup_order\n",
+        "  - ref: order_desk:lookup_order\n    name: order_status\n").replace(
         "  - call: lookup_order\n", "  - call: order_status\n")
     scenario = load(support(text))
     variant = next(v for v in fault_variants(scenario, kinds=["timeout"])

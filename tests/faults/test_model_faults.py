@@ -14,7 +14,7 @@ SCENARIO = """\
 format: 1
 name: order
 tools:
-  - ref: support_tools:lookup_order
+  - ref: order_desk:lookup_order
 turns:
   - user: Where is my order A-1001?
 expect:

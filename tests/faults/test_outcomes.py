@@ -13,7 +13,7 @@ HEADER = """\
 format: 1
 name: order
 tools:
-  - ref: support_tools:lookup_order
+  - ref: order_desk:lookup_order
     faults: [{fault}]
 turns:
   - user: Where is my order A-1001?

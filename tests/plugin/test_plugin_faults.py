@@ -20,7 +20,7 @@ def faulted(pytester: pytest.Pytester) -> pytest.Pytester:
     text = text.replace("tags: [faults]\n", "agents: [react, function_calling]\n").replace(
         "faults:\n  on_fault:", "faults:\n  kinds: [timeout, truncate]\n  tools: [lookup_order]\n"
                                 "  on_fault:")
-    write(pytester, "support_tools.py", (EXAMPLE / "support_tools.py").read_text("utf-8"))
+    write(pytester, "order_desk.py", (EXAMPLE / "order_desk.py").read_text("utf-8"))
     write(pytester, "scenarios/order_support.yaml", text)
     pytester.syspathinsert()
     return pytester
