@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentkit._pytest.items import ScenarioItem, scenario_test
+from agentkit._pytest.items import ScenarioItem, fault_test, scenario_test
 from agentkit._pytest.options import project_of, shown_path
 from agentkit.core.errors import HarnessError
-from agentkit.harness import load
+from agentkit.harness import fault_variants, load, offline_agent_types
 from agentkit.scenario._loader import ScenarioError, is_scenario_file
 
 __all__ = ["collect_file", "ScenarioFile", "collect_beside_testpaths", "added_folders_header"]
@@ -70,7 +70,8 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector 
 
 
 class ScenarioFile(pytest.File):
-    """A scenario file: one test per agent type it declares."""
+    """A scenario file: one test per agent type it declares, and with ``faults:`` one per
+    fault variant and agent type that runs it offline (``react~lookup_order#1:timeout``)."""
 
     __module__ = "agentkit.pytest_plugin"  # where users import it from
 
@@ -86,3 +87,15 @@ class ScenarioFile(pytest.File):
                                             callobj=scenario_test(scenario, agent_type))
             item.extra_keyword_matches.update(scenario.tags)
             yield item
+        if scenario.faults is None:
+            return
+        try:
+            variants = fault_variants(scenario)
+        except HarnessError as exc:
+            raise self.CollectError(str(exc)) from None
+        for variant in variants:
+            for agent_type in offline_agent_types(scenario):
+                test = fault_test(scenario, variant, agent_type)
+                item = ScenarioItem.from_parent(self, name=test.__name__, callobj=test)
+                item.extra_keyword_matches.update([*scenario.tags, "faults"])
+                yield item

@@ -15,10 +15,10 @@ from agentkit._pytest.options import is_recording
 from agentkit._pytest.samples import note_samples, record_samples_first, warn_of_a_weak_gate
 from agentkit._pytest.snapshots import SyrupySnapshots
 from agentkit.core.errors import HarnessError
-from agentkit.harness import Case, CaseResult, run_case
+from agentkit.harness import Case, CaseResult, FaultVariant, run_case, variant_scenario
 from agentkit.scenario._model import Scenario
 
-__all__ = ["ScenarioFailure", "ScenarioItem", "scenario_test"]
+__all__ = ["ScenarioFailure", "ScenarioItem", "fault_test", "scenario_test"]
 
 
 class ScenarioFailure(AssertionError):
@@ -82,6 +82,27 @@ def scenario_test(scenario: Scenario, agent_type: str) -> Callable[..., None]:
 
     test.__module__ = "agentkit.scenarios"
     test.__name__ = agent_type
+    test.__doc__ = scenario.description or None
+    return test
+
+
+def fault_test(scenario: Scenario, variant: FaultVariant, agent_type: str) -> Callable[..., None]:
+    """A fault variant's test function: the variant run as a case, judged by its outcome class
+    (no snapshot), the class a property of the item (``fault_class`` in pytest's JUnit XML)."""
+    faulted = variant_scenario(scenario, variant)
+
+    def test(request: pytest.FixtureRequest) -> None:
+        title = f"scenario {variant.name(scenario.name, agent_type)}"
+        judged = run_case(Case(faulted, agent_type))
+        fault = judged.verdict.fault
+        request.node.user_properties += [("fault", variant.label),
+                                         ("fault_class", fault.outcome if fault else "error")]
+        failure = _failure(title, judged, request)
+        if failure is not None:
+            raise ScenarioFailure(failure)
+
+    test.__module__ = "agentkit.scenarios"
+    test.__name__ = f"{agent_type}~{variant.label}"
     test.__doc__ = scenario.description or None
     return test
 

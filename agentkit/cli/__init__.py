@@ -1,4 +1,5 @@
-"""The ``agentkit`` command: list, run, record, replay, diff, report and eval scenarios,
+"""The ``agentkit`` command: list, run, record, replay, diff, report and eval scenarios, run
+them under faults,
 serve one's model to an agent in another process, and import a trace as a scenario.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
@@ -42,6 +43,7 @@ from agentkit.cli import (
     _coverage,
     _diff,
     _eval,
+    _faults,
     _import_trace,
     _list,
     _mcp_proxy,
@@ -62,9 +64,9 @@ __all__ = ["main", "build_parser", "otel_options", "otel_export", "CLIError",
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "list": _list.command, "run": _run.command, "record": _record.command,
     "replay": _replay.command, "diff": _diff.command, "report": _report.command,
-    "eval": _eval.command, "serve": _serve.command, "import-trace": _import_trace.command,
-    "mcp-proxy": _mcp_proxy.command, "coverage": _coverage.command,
-    "mutate": _mutate.command}
+    "eval": _eval.command, "faults": _faults.command, "serve": _serve.command,
+    "import-trace": _import_trace.command, "mcp-proxy": _mcp_proxy.command,
+    "coverage": _coverage.command, "mutate": _mutate.command}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

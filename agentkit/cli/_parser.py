@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     _eval_command(commands)
     _coverage_command(commands)
     _mutate_command(commands)
+    _faults_command(commands)
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
@@ -305,6 +306,45 @@ def _eval_command(commands: _Commands) -> None:
                           "--samples)")
     _ci_options(sub)
     otel_options(sub)
+
+
+def _faults_command(commands: _Commands) -> None:
+    from agentkit.scenario import FAULT_KINDS
+
+    sub = commands.add_parser(
+        "faults", help="run scenarios under every fault of their tools, each run classified",
+        description="Expand each scenario into one variant per tool, call and fault kind, run "
+                    "every variant under the scenario's agent types offline, and classify "
+                    "each run: recovered, failed_safely, fabricated or crashed. Writes "
+                    "faults.md (the matrix, totals per agent type) and traces/ (each run's "
+                    "trace); exit 1 when a run ends in a class expect.on_fault does not allow.")
+    sub.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO",
+                     help="scenario files")
+    sub.add_argument("--kinds", type=_kind_list,
+                     help=f"fault kinds, comma-separated (default: the scenario's `faults:`, "
+                          f"else all: {', '.join(FAULT_KINDS)})")
+    sub.add_argument("--tools", type=_name_list,
+                     help="only these tools, comma-separated (default: every tool the run calls)")
+    sub.add_argument("--max-variants", type=_positive, metavar="N",
+                     help="at most N variants per scenario: a deterministic sample when there "
+                          "are more")
+    sub.add_argument("--agents", type=_agent_list, help=_AGENTS_HELP)
+    sub.add_argument("--out", type=Path, default=Path("reports/faults"),
+                     help="output folder (default: reports/faults)")
+    sub.add_argument("--junit-xml", type=Path, metavar="PATH",
+                     help="also write JUnit XML: a testcase per variant × agent type, its "
+                          "class as the property fault_class")
+
+
+def _kind_list(text: str) -> list[str]:
+    from agentkit.scenario import FAULT_KINDS
+
+    kinds = _name_list(text)
+    unknown = [kind for kind in kinds if kind not in FAULT_KINDS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"`{unknown[0]}` is not a fault kind (kinds: "
+                                         f"{', '.join(FAULT_KINDS)})")
+    return kinds
 
 
 def _import_trace_command(commands: _Commands) -> None:

@@ -32,6 +32,12 @@ from agentkit.harness._case import (
     run_case,
     sample_count,
 )
+from agentkit.harness._faults import (
+    FaultNotApplicableError,
+    InjectedFault,
+    applicable_kinds,
+    facts,
+)
 from agentkit.harness._llm_judge import (
     CONSISTENT_SCORE,
     JUDGE_PROMPT,
@@ -105,6 +111,15 @@ from agentkit.harness._simulated_user import (
     user_messages,
 )
 from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
+from agentkit.harness._variants import (
+    FaultMatrix,
+    FaultVariant,
+    NoFaultsError,
+    fault_variants,
+    offline_agent_types,
+    run_fault_matrix,
+    variant_scenario,
+)
 from agentkit.harness._world import (
     NO_WORLD,
     WORLD_PARAMETER,
@@ -121,7 +136,10 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "built_tools", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
            "check_agent_type", "check_resume", "close_session_servers", "Conversation",
            "ConversationEndEvent", "disagreements", "EmptyMessageError", "ENTRY_POINT_GROUP",
-           "execute_scenario", "FIRST_MESSAGE", "FixedTurns", "Judge", "judge_messages",
+           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix",
+           "FaultNotApplicableError", "FaultVariant", "fault_variants", "NoFaultsError",
+           "offline_agent_types", "run_fault_matrix", "variant_scenario",
+           "FIRST_MESSAGE", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
            "JUDGE_PROMPT", "JudgeAnswerError", "judged_entries", "Judgement",
            "JudgeVerdictEvent", "load", "mcp_cassette", "mcp_problems", "mcp_servers",
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",

@@ -54,6 +54,7 @@ from agentkit.harness._agent_types import (
     trajectory_renderer,
 )
 from agentkit.harness._families.workflow import WorkflowChatAgent
+from agentkit.harness._faults import InjectedFault, with_model_faults
 from agentkit.harness._llm_judge import Judge, Judgement, Subject
 from agentkit.harness._mcp import MCPWorld, open_mcp
 from agentkit.harness._plan import load
@@ -140,6 +141,8 @@ class ScenarioResult:
     its tools acted on, to assert on in a test."""
     state_checks: dict[str, StateCheck] = field(default_factory=dict, repr=False)
     """The user's check functions of ``expect.state`` (by ref), which judging calls."""
+    model_faults: list[InjectedFault] = field(default_factory=list, repr=False)
+    """The faults of the agent's models that happened (the tools' are on the tools)."""
 
     @property
     def passed(self) -> bool:
@@ -179,7 +182,8 @@ _NEVER_STARTED = "the run never started: nothing written for it could be used"
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
                  member: str | None = None, *, rendered: list[Any] | None = None,
-                 sample: int | None = None) -> tuple[LLM, ModelDouble]:
+                 sample: int | None = None,
+                 faults: list[InjectedFault] | None = None) -> tuple[LLM, ModelDouble]:
     """The agent type's (or team agent ``member``'s) LLM and the double behind it: its
     cassette (sample ``sample`` of a sampled one), its ScriptedLLM, or (``backend: openai``)
     the real OpenAI backend talking to a fake endpoint that serves the script (the double is
@@ -189,6 +193,10 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         return replay, replay
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None
+    if spec.faults:  # the model's faults (`faults:`), each noted in `faults` when it happens
+        items = with_model_faults(items, spec.faults,
+                                  "model" if member is None else f"model of {member}",
+                                  faults if faults is not None else [])
     if spec.backend == "openai":
         from agentkit.recording import FakeOpenAIServer
 
@@ -223,7 +231,10 @@ class _World:
 
     tools: list[BaseTool]
     outputs: TrajectoryOutputs | None
+    """The calls of the steps rendered scripts follow, as the agent makes them."""
     rendered: list[Any] | None
+    trajectory: Trajectory | None = None
+    """The scenario's trajectory, whose expectations the run is judged by."""
     mcp: MCPWorld | None = None
     state: RunWorld | None = None
     """The run's world (``world:``), the state its tools act on."""
@@ -237,6 +248,8 @@ class _Agent:
     models: dict[str | None, LLM]
     agent: Any
     doubles: list[ModelDouble]
+    faults: list[InjectedFault] = field(default_factory=list)
+    """The faults of the models that happened (``faults:`` of the agent type or team agent)."""
 
 
 @dataclass
@@ -354,12 +367,16 @@ def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _Wo
                                             NO_WORLD if state is None else state.value)
     if plan.change is not None:
         tools = plan.change.tools(tools)
-    outputs = trajectory_outputs(plan.scenario, tools)
-    rendered = (render_script(plan.scenario, plan.agent_type, tools, outputs)
+    scenario = plan.scenario
+    outputs = trajectory_outputs(scenario, tools, scenario.script_trajectory)
+    judged = (outputs if scenario.script_trajectory is scenario.trajectory
+              else trajectory_outputs(scenario, tools))
+    rendered = (render_script(scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    checks = state_checks(plan.scenario, plan.scenario.expect_for(plan.agent_type),
+    checks = state_checks(scenario, scenario.expect_for(plan.agent_type),
                           _expect_field(plan, "state")[:-1])
-    return _World(list(tools), outputs, rendered, servers, state, checks)
+    return _World(list(tools), outputs, rendered,
+                  judged.trajectory if judged is not None else None, servers, state, checks)
 
 
 def render_script(scenario: Scenario, agent_type: str, tools: Sequence[Any],
@@ -385,6 +402,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     scenario, agent_type, spec = plan.scenario, plan.agent_type, plan.spec
     models: dict[str | None, LLM] = {}
     doubles: list[ModelDouble] = []
+    faults: list[InjectedFault] = []
     for member in plan.members:
         double: ModelDouble | None
         if member in plan.given:
@@ -392,7 +410,8 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
             double = model if isinstance(model, ModelDouble) else None
         else:
             model, double = _default_llm(scenario, agent_type, llm_source(spec, member), member,
-                                         rendered=world.rendered, sample=plan.sample)
+                                         rendered=world.rendered, sample=plan.sample,
+                                         faults=faults)
         models[member] = model
         if double is not None:
             doubles.append(double)
@@ -420,7 +439,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     except BaseException:
         excuse_all(doubles, _NEVER_STARTED)
         raise
-    return _Agent(models, agent, doubles)
+    return _Agent(models, agent, doubles, faults)
 
 
 def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
@@ -638,11 +657,11 @@ def _result(plan: _Plan, world: _World, built: _Agent, cast: _Cast,
         diagram=diagram, judgements=cast.judge.decided if cast.judge is not None else [],
         models=dict(built.models), doubles=list(built.doubles), role_scripts=dict(cast.scripts),
         tools=list(world.tools),
-        mcp=world.mcp, trajectory=world.outputs.trajectory if world.outputs is not None else None,
+        mcp=world.mcp, trajectory=world.trajectory,
         conversation_problems=list(cast.conversation.problems),
         own_tools_allowed=getattr(built.agent, "traced_from_wire", False), sample=plan.sample,
         world=world.state.value if world.state is not None else None,
-        state_checks=dict(world.checks))
+        state_checks=dict(world.checks), model_faults=list(built.faults))
 
 
 def _renders(spec: AgentSpec) -> bool:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.sim import asleep, run_sync
+from agentkit.harness._faults import InjectedFault, inject_fault
+from agentkit.scenario import Fault
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools import (
@@ -41,17 +43,25 @@ NO_WORLD: Any = type("NoWorld", (), {"__repr__": lambda self: "NO_WORLD"})()
 
 class SimulatedTool(AsyncBaseTool):
     """Wraps a tool: each call first takes ``latency`` simulated seconds, and the calls whose
-    1-based numbers are in ``failures`` raise :class:`SimulatedToolError` instead of running."""
+    1-based numbers have a fault get it (:mod:`agentkit.harness._faults`): those in
+    ``failures`` raise :class:`SimulatedToolError` instead of running, those in ``faults``
+    run and then fail or deliver a changed output."""
 
     def __init__(self, tool: BaseTool, *, latency: float = 0.0, failures: list[int] | None = None,
                  error: str = "simulated tool failure", metadata: ToolMetadata | None = None,
-                 tags: Iterable[str] = ()) -> None:
+                 tags: Iterable[str] = (), faults: Iterable[Fault] = ()) -> None:
         self.tool = adapt_to_async_tool(tool)
         self.tags = frozenset(tags)
         """The scenario's words for the tool (``tags:``), which policy rules select by."""
         self.latency = latency
         self.failures = set(failures or ())
+        """The calls that fail before the tool runs (``failures:``)."""
         self.error = error
+        self.faults: dict[int, Fault] = {
+            **{n: Fault(call=n, kind="error", message=error) for n in self.failures},
+            **{fault.call: fault for fault in faults}}
+        self.injected: list[InjectedFault] = []
+        """The faults the tool's calls got, in the order they happened."""
         self.calls = 0
         self.finished = 0
         """Calls that ended (an answer or an error; a call cancelled by a paused run is run
@@ -92,11 +102,21 @@ class SimulatedTool(AsyncBaseTool):
                    **kwargs: Any) -> ToolOutput:
         if self.latency:
             await asleep(self.latency)
-        if number in self.failures:
-            raise SimulatedToolError(f"{self.error} (call {number} of `{self.metadata.name}`)")
-        output = await tool.acall(*args, **kwargs)
-        if output.tool_name != self.metadata.name:
-            output = output.model_copy(update={"tool_name": self.metadata.name})
+        fault = self.faults.get(number)
+        output = None
+        if fault is None or number not in self.failures:
+            output = await tool.acall(*args, **kwargs)
+            if output.tool_name != self.metadata.name:
+                output = output.model_copy(update={"tool_name": self.metadata.name})
+        if fault is None:
+            assert output is not None
+            return output
+        try:
+            output, injected = await inject_fault(fault, output, self.metadata.name, number)
+        except SimulatedToolError as exc:
+            self.injected.append(exc.injected)
+            raise
+        self.injected.append(injected)
         return output
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
@@ -254,7 +274,7 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
                                           partial_params=bound)
         metadata = tool.metadata
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
-                         metadata=metadata, tags=spec.tags)
+                         metadata=metadata, tags=spec.tags, faults=spec.faults)
 
 
 def build_tools(scenario: Scenario, mcp: MCPWorld | None = None,
@@ -296,7 +316,7 @@ def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
                                 "(`only: [<tool>]` and `name:`)")
         taken.add(tool.metadata.name)
         tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
-                                   error=spec.error, tags=spec.tags))
+                                   error=spec.error, tags=spec.tags, faults=spec.faults))
     return tools
 
 

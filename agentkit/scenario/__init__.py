@@ -14,14 +14,27 @@ built on it."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agentkit.scenario._faults import (
+    DEFAULT_SAFE,
+    FAULT_KINDS,
+    OUTCOME_CLASSES,
+    Fault,
+    FaultKind,
+    FaultPlan,
+    ModelFault,
+    OutcomeClass,
+    SafeAnswer,
+)
 from agentkit.scenario._layout import records
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
-from agentkit.scenario._model import Expect, Judged, Scenario, ScriptReply, ToolSpec, Turn
+from agentkit.scenario._model import ErrorItem, Expect, Judged, Scenario, ScriptReply, ToolSpec, Turn
+from agentkit.scenario._script import error_for
 from agentkit.scenario._trajectory import (
     RenderContext,
     Trajectory,
     TrajectoryError,
     TrajectoryRenderer,
+    TrajectoryStep,
     compile_trajectory,
 )
 
@@ -41,9 +54,19 @@ __all__ = [
     "AGENT_TYPES",
     "AgentContext",
     "AgentType",
+    "DEFAULT_SAFE",
+    "ErrorItem",
     "Expect",
     "Judged",
+    "FAULT_KINDS",
+    "Fault",
+    "FaultKind",
+    "FaultPlan",
+    "ModelFault",
+    "OUTCOME_CLASSES",
+    "OutcomeClass",
     "RenderContext",
+    "SafeAnswer",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
@@ -53,9 +76,11 @@ __all__ = [
     "Trajectory",
     "TrajectoryError",
     "TrajectoryRenderer",
+    "TrajectoryStep",
     "Turn",
     "compile_trajectory",
     "discover_scenarios",
+    "error_for",
     "load_scenario",
     "records",
     "register_agent_type",

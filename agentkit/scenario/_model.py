@@ -31,6 +31,7 @@ from pydantic import (
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario._faults import Fault, FaultPlan, ModelFault, OutcomeClass
 from agentkit.scenario._thresholds import Threshold, Thresholds
 from agentkit.scenario._trajectory import CallNumbers, TrajectoryStep
 
@@ -163,6 +164,9 @@ class ToolSpec(_Strict):
     failures: list[int] = Field(default_factory=list,
                                 description="1-based numbers of the calls that fail")
     error: str = "simulated tool failure"
+    faults: list[Fault] = Field(default_factory=list, description=(
+        "faults of its calls by number: a timeout, a truncated or corrupted output... "
+        "(agentkit.scenario._faults)"))
     tags: list[str] = Field(default_factory=list, description=(
         "words policy rules select the tool by (`expect.never: [{call: {tag: mutating}}]`)"))
 
@@ -204,6 +208,18 @@ class ToolSpec(_Strict):
         bad = [n for n in value if n < 1]
         if bad:
             raise ValueError(f"call numbers start at 1 (the first call), got {bad[0]}")
+        return value
+
+    @field_validator("faults")
+    @classmethod
+    def _one_fault_per_call(cls, value: list[Fault], info: ValidationInfo) -> list[Fault]:
+        # `failures` is validated first: an error fault of each of its calls
+        taken = set(info.data.get("failures") or ())
+        for fault in value:
+            if fault.call in taken:
+                raise ValueError(f"call {fault.call} has two faults (in `failures` or "
+                                 "`faults`); give each call one")
+            taken.add(fault.call)
         return value
 
 
@@ -614,6 +630,9 @@ class Expect(_Strict):
                                                                 "holds after the run")
     never: list[Rule] | None = Field(default=None, description="policy rules: calls the run "
                                                                "must never make")
+    on_fault: list[OutcomeClass] | None = Field(default=None, min_length=1, description=(
+        "a run with a fault is classified (recovered, failed_safely, fabricated, crashed) and "
+        "must end in one of these classes instead of meeting the expectations above"))
 
     @field_validator("tool_errors", mode="before")
     @classmethod
@@ -702,6 +721,23 @@ class LLMSource(_Strict):
     latency: Seconds = Field(default=0.0, description="simulated latency of every LLM call")
     script: list[ScriptItem] | None = None
     recording: str | None = Field(default=None, description="cassette path, relative to the scenario")
+    faults: list[ModelFault] = Field(default_factory=list, description=(
+        "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply), "
+        "each before the scripted reply of that call"))
+
+    @field_validator("faults")
+    @classmethod
+    def _one_fault_per_call(cls, value: list[ModelFault],
+                            info: ValidationInfo) -> list[ModelFault]:
+        calls = [fault.call for fault in value]
+        twice = sorted({n for n in calls if calls.count(n) > 1})
+        if twice:
+            raise ValueError(f"call {twice[0]} has two faults; give each call one")
+        if value and info.data.get("recording") is not None:
+            raise ValueError("faults of a model go before its scripted replies; a recording "
+                             "replays what the model answered: give a `script` (or render one "
+                             "from the trajectory)")
+        return value
 
     def _sources(self) -> list[str]:
         return [k for k in ("script", "recording") if getattr(self, k) is not None]
@@ -937,6 +973,9 @@ class Scenario(_Strict):
         "the agent types that run it, each with its settings (with a `trajectory`, left out: "
         "every agent type that can render it, chosen when the scenario is planned)"))
     expect: Expect = Field(default_factory=Expect)
+    faults: FaultPlan | None = Field(default=None, description=(
+        "expand the scenario into fault variants, one per tool, call and fault kind "
+        "(agentkit faults; agentkit.harness._faults)"))
     judge: Judges | None = Field(default=None, description="who decides judged expectations "
                                                           "(agentkit.harness._llm_judge)")
     thresholds: Thresholds = Field(
@@ -952,6 +991,18 @@ class Scenario(_Strict):
                     "difference real (default 0.95)")
     path: str | None = Field(default=None, exclude=True, description="the file it was loaded from")
     _line_of: LineOf | None = PrivateAttr(None)
+    _script_trajectory: list[TrajectoryStep] | None = PrivateAttr(None)
+
+    def set_script_trajectory(self, steps: list[TrajectoryStep]) -> None:
+        """Render the scripts of agent types without one from ``steps`` instead of
+        ``trajectory`` (a fault variant's: the steps up to the fault, then what a correct
+        agent does), while the expectations keep reading ``trajectory``."""
+        self._script_trajectory = steps
+
+    @property
+    def script_trajectory(self) -> list[TrajectoryStep] | None:
+        """The steps rendered scripts follow: ``trajectory``, unless a variant set its own."""
+        return self._script_trajectory if self._script_trajectory is not None else self.trajectory
 
     def set_locations(self, line_of: LineOf) -> None:
         """Remember where each field is in the file (the loader calls this)."""

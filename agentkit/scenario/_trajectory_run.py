@@ -29,6 +29,7 @@ from agentkit.scenario._trajectory import (
     Trajectory,
     TrajectoryCall,
     TrajectoryError,
+    TrajectoryStep,
     compile_trajectory,
 )
 from agentkit.trace._trace import ToolCallTrace, Trace
@@ -208,11 +209,14 @@ def check_trajectory(trace: Trace, trajectory: Trajectory, expect: Expect) -> li
 
 
 
-def trajectory_outputs(scenario: Scenario, tools: Sequence[Any]) -> TrajectoryOutputs | None:
-    """The run's outputs of the scenario's trajectory (``None`` without one)."""
-    if scenario.trajectory is None:
+def trajectory_outputs(scenario: Scenario, tools: Sequence[Any],
+                       steps: Sequence[TrajectoryStep] | None = None) -> TrajectoryOutputs | None:
+    """The run's outputs of the scenario's trajectory, or of ``steps`` (``None`` without
+    one)."""
+    steps = scenario.trajectory if steps is None else steps
+    if steps is None:
         return None
     try:
-        return TrajectoryOutputs(compile_trajectory(scenario.trajectory, tools))
+        return TrajectoryOutputs(compile_trajectory(steps, tools))
     except TrajectoryError as exc:
         raise located_error(scenario, exc.problems) from None

@@ -60,6 +60,9 @@ class SimulatedToolError(RuntimeError):
     """A failure the scenario's failure schedule injected (the tool world raises it; a trace
     marks the call ``scheduled``)."""
 
+    injected: Any = None
+    """The fault's record (:class:`agentkit.harness.InjectedFault`), when a fault raised it."""
+
 
 TRACE_FORMAT = 3
 """The version of a trace's JSON (``"format"``): 3 since messages are written once, then

@@ -26,6 +26,7 @@ from agentkit.verdict._expectations import (
     expectation_results,
 )
 from agentkit.verdict._judgements import Judgement, Vote
+from agentkit.verdict._outcomes import FaultOutcome, classify, injected_faults
 from agentkit.verdict._problems import PROBLEM_KINDS, Problem, ProblemKind
 from agentkit.verdict._rules import rule_calls
 from agentkit.verdict._run import Run, ServerLeftovers
@@ -44,6 +45,7 @@ from agentkit.verdict._verdict import (
     cassette_miss,
     judge,
     judge_error,
+    judge_fault,
     judge_samples,
     sample_outcome,
     unjudged,
@@ -51,7 +53,8 @@ from agentkit.verdict._verdict import (
 
 __all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
            "Compared", "Conversation", "ExpectationResult",
-           "Expectations", "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
+           "Expectations", "FaultOutcome", "classify", "injected_faults", "judge_fault",
+           "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
            "check_expectations", "expectation_results",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",

@@ -158,7 +158,7 @@ class Leftovers:
 @runtime_checkable
 class CountedTool(Protocol):
     """A tool of the scenario's world that counts its runs (the harness's simulated tools):
-    its calls started and finished, and the latency and failure schedule the scenario gave."""
+    its calls started and finished, and the latency and faults (by call) the scenario gave."""
 
     @property
     def metadata(self) -> ToolMetadata: ...
@@ -166,7 +166,7 @@ class CountedTool(Protocol):
     calls: int
     finished: int
     latency: float
-    failures: Collection[int]
+    faults: Collection[int]
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ class ToolAccounting:
                     "or snapshot sees them; call scenario tools only through the agent's tool "
                     "calls")
             declared = [what for what, given in (("latency", tool.latency),
-                                                 ("failure schedule", tool.failures)) if given]
+                                                 ("failure schedule", tool.faults)) if given]
             if not (declared and tool.calls == 0 and traced[name]
                     and not run.own_tools_allowed):
                 continue

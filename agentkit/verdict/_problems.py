@@ -25,6 +25,7 @@ ProblemKind = Literal[
     "trajectory",
     "leftover",  # script replies, recorded exchanges or MCP exchanges not used
     "tool_accounting",  # tool runs the trace does not show, or a shadowed scenario tool
+    "fault_outcome",  # a faulted run's outcome class is not one expect.on_fault allows
     "limit",  # the agent stopped at its own limit (told once, with the run's other problems)
     "unchecked",  # an expectation that could not be checked (a regex too slow)
     "pass_rate",  # a sampled case under its min_pass_rate

@@ -77,3 +77,9 @@ class Run(Protocol):
 
     @property
     def state_checks(self) -> Mapping[str, Callable[[Any], Any]]: ...
+
+    @property
+    def model_faults(self) -> Sequence[Any]:
+        """The faults of the agent's models that happened
+        (:class:`~agentkit.verdict._outcomes.Injected` each)."""
+        ...

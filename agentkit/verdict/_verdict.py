@@ -28,6 +28,7 @@ from agentkit.recording import CassetteMissError
 from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import run_checks
+from agentkit.verdict._outcomes import FaultOutcome, classify, injected_faults
 from agentkit.verdict._problems import Problem, ProblemKind
 from agentkit.verdict._snapshots import NOT_CHECKED, SnapshotSession, SnapshotState
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
     from agentkit.verdict._run import Run
 
-__all__ = ["Verdict", "Outcome", "SampleRun", "COST_KEYS", "judge", "judge_error",
+__all__ = ["Verdict", "Outcome", "SampleRun", "COST_KEYS", "judge", "judge_error", "judge_fault",
            "judge_samples", "sample_outcome", "unjudged", "cassette_miss"]
 
 Outcome = Literal["pass", "fail", "error"]
@@ -67,6 +68,8 @@ class Verdict:
     tracebacks: tuple[str, ...] = field(default=(), repr=False, compare=False)
     """The tracebacks of the user's code behind the run's errors (a factory, a tool or the
     agent's own code that raised), which verbose output adds to the lines."""
+    fault: FaultOutcome | None = None
+    """For a run that met faults under ``expect.on_fault``: its outcome class and why."""
 
     @property
     def passed(self) -> bool:
@@ -149,13 +152,37 @@ def judge(run: Run, snapshots: SnapshotSession | None = None,
           snapshot_path: Path | None = None) -> Verdict:
     """The verdict of a run that produced a trace: its checks (:data:`~._checks.CHECKS`),
     then, unless it stopped on an error, its snapshot through ``snapshots``. Sets the run's
-    ``problems`` and ``verdict``."""
+    ``problems`` and ``verdict``. A run that met faults while its expectations say
+    ``on_fault`` is judged by its outcome class instead (:func:`judge_fault`)."""
+    on_fault = run.scenario.expect_for(run.agent_type).on_fault
+    if on_fault is not None and injected_faults(run):
+        verdict = judge_fault(run, on_fault)
+        if snapshots is not None:
+            snapshots.settle(snapshot_path)
+        return verdict
     run.problems = run_checks(run)
     verdict = _judged(run, snapshots, snapshot_path)
     run.verdict = verdict
     if snapshots is not None:
         snapshots.settle(snapshot_path)
     return verdict
+
+
+def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
+    """The verdict of a run that met faults: its outcome class
+    (:func:`~agentkit.verdict._outcomes.classify`) is one of ``allowed``, or a problem saying
+    which it is and why. Its trace is not compared with a snapshot (a variant has none)."""
+    plan = run.scenario.faults
+    outcome = classify(run, plan.safe) if plan is not None else classify(run)
+    problems: tuple[Problem, ...] = ()
+    if outcome.outcome not in allowed:
+        problems = (Problem(f"under {', '.join(outcome.faults)} the run {outcome.outcome.replace('_', ' ')}"
+                            f" ({outcome.why}); expect.on_fault allows "
+                            f"{', '.join(allowed)}", "fault_outcome"),)
+    run.problems = list(problems)
+    run.verdict = Verdict("fail" if problems else "pass", problems,
+                          tracebacks=_tracebacks(run.trace), fault=outcome)
+    return run.verdict
 
 
 def _judged(run: Run, snapshots: SnapshotSession | None,

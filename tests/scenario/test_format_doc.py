@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from agentkit.scenario import _faults as faults
 from agentkit.scenario import _model as model
 from agentkit.scenario import _trajectory as trajectory
 
@@ -21,7 +22,8 @@ PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessa
          trajectory.TrajectoryStep, trajectory.TrajectoryCallSpec, model.Thresholds,
          model.Threshold, model.ResumeFrom, model.Judged, model.JudgeSpec,
          model.SimulatedUser, model.WorldSpec, model.StateExpect, model.StateMatch,
-         model.Rule, model.RuleEvent, model.CallPattern]
+         model.Rule, model.RuleEvent, model.CallPattern, faults.Fault, faults.FaultPlan,
+         faults.SafeAnswer, faults.ModelFault]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():

@@ -1,0 +1,213 @@
+"""Faults in a run: what a fault (:class:`~agentkit.scenario.Fault`) does to one call of a
+scenario tool, and what it withheld from the agent.
+
+A faulted call runs the tool first (unless it is a ``failures:`` entry), then either fails --
+``error``, ``timeout`` (after its simulated seconds), ``rate_limit``, ``disconnect`` -- or
+delivers a changed output: ``latency`` (late), ``empty``, ``truncate``, ``drop_fields``,
+``corrupt_fields``, ``malformed_json``, ``wrong_type``. Either way the tool keeps an
+:class:`InjectedFault`: what the agent got, and the facts of the real output it did not get
+(:func:`facts`), which an answer must not state (:mod:`agentkit.verdict._outcomes`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agentkit.core.errors import BadInputError
+from agentkit.core.sim import asleep
+from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
+from agentkit.tools import ToolOutput
+from agentkit.trace import SimulatedToolError
+
+__all__ = ["FaultNotApplicableError", "InjectedFault", "applicable_kinds", "facts",
+           "inject_fault", "with_model_faults"]
+
+_DEFAULT_TIMEOUT = 30.0
+_DEFAULT_LATENCY = 10.0
+_DEFAULT_RETRY_AFTER = 1.0
+_TOKEN = re.compile(r"[\w.:/+-]*\d[\w.:/+-]*")
+
+
+class FaultNotApplicableError(BadInputError):
+    """A fault that needs a kind of output the call did not return (``drop_fields`` on a
+    text, ``malformed_json`` on an output that is not JSON)."""
+
+
+@dataclass(frozen=True)
+class InjectedFault:
+    """A fault as it happened: the tool, its call number, the fault, what the agent got (the
+    output's or the error's text) and the facts of the real output it did not get."""
+
+    tool: str
+    """The tool's name, or ``model`` (a team agent's: ``model of <agent>``)."""
+    call: int
+    fault: Fault | ModelFault
+    delivered: str
+    withheld: tuple[str, ...]
+
+
+def facts(value: Any) -> list[str]:
+    """The values of an output an answer could state, in order, each once: texts of four or
+    more characters, the tokens in them holding a digit (ids, dates, amounts), and numbers
+    (``2102650`` and ``2,102,650``); not keys, booleans or nulls."""
+    found: list[str] = []
+
+    def walk(item: Any) -> None:
+        if isinstance(item, dict):
+            for inner in item.values():
+                walk(inner)
+        elif isinstance(item, list):
+            for inner in item:
+                walk(inner)
+        elif isinstance(item, str):
+            text = item.strip()
+            if len(text) >= 4:
+                found.append(text)
+            found.extend(token.strip(".:/+-") for token in _TOKEN.findall(text))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            found.append(f"{item:g}" if isinstance(item, float) else str(item))
+            if isinstance(item, int) and abs(item) >= 1000:
+                found.append(f"{item:,}")
+    walk(value)
+    return [fact for fact in dict.fromkeys(found) if len(fact) >= 2]
+
+
+def _data(output: ToolOutput) -> tuple[Any, bool]:
+    """The output as data: its JSON (True) or its text (False)."""
+    try:
+        return json.loads(output.content), True
+    except ValueError:
+        return output.content, False
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+async def inject_fault(fault: Fault, output: ToolOutput | None, tool: str,
+                       number: int) -> tuple[ToolOutput, InjectedFault]:
+    """What the agent gets from call ``number`` of ``tool`` under ``fault`` (``output`` is
+    what the tool returned; None when it did not run): the changed output and the record, or
+    a :class:`SimulatedToolError` (after its simulated wait) whose ``injected`` is the
+    record."""
+    real = _data(output)[0] if output is not None else None
+    kind = fault.kind
+    failure = _failure(fault, tool, number)
+    if failure is not None:
+        if kind == "timeout":
+            await asleep(fault.after or _DEFAULT_TIMEOUT)
+        error = SimulatedToolError(failure)
+        error.injected = _record(fault, tool, number, failure, real)
+        raise error
+    assert output is not None
+    if kind == "latency":
+        await asleep(fault.after or _DEFAULT_LATENCY)
+        return output, _record(fault, tool, number, output.content, real)
+    content, raw = _changed(fault, output, tool, number)
+    changed = output.model_copy(update={"content": content, "raw_output": raw})
+    return changed, _record(fault, tool, number, content, real)
+
+
+def _failure(fault: Fault, tool: str, number: int) -> str | None:
+    """The error text of a fault that fails the call (None: it delivers an output)."""
+    where = f"(call {number} of `{tool}`)"
+    if fault.kind == "error":
+        return f"{fault.message or 'simulated tool failure'} {where}"
+    if fault.kind == "timeout":
+        return f"timed out after {fault.after or _DEFAULT_TIMEOUT:g} s {where}"
+    if fault.kind == "rate_limit":
+        wait = fault.retry_after if fault.retry_after is not None else _DEFAULT_RETRY_AFTER
+        return f"rate limited (429 Too Many Requests): retry after {wait:g} s {where}"
+    if fault.kind == "disconnect":
+        return f"{fault.message or 'the server closed the connection mid-call'} {where}"
+    return None
+
+
+def _record(fault: Fault, tool: str, number: int, delivered: str, real: Any) -> InjectedFault:
+    shown = delivered.lower()
+    withheld = tuple(fact for fact in facts(real) if fact.lower() not in shown)
+    return InjectedFault(tool, number, fault, delivered, withheld)
+
+
+def _fields(fault: Fault, record: dict[str, Any]) -> list[str]:
+    return list(fault.fields) if fault.fields is not None else list(record)[1:]
+
+
+def _changed(fault: Fault, output: ToolOutput, tool: str, number: int) -> tuple[str, Any]:
+    """The content and raw output a fault that changes the output delivers."""
+    data, is_json = _data(output)
+    kind = fault.kind
+    if kind == "empty":
+        return "", type(data)() if isinstance(data, (str, list, dict)) else None
+    if kind == "truncate":
+        if isinstance(data, list):
+            kept = data[:fault.keep if fault.keep is not None else len(data) // 2]
+            return _dumps(kept), kept
+        text = output.content[:fault.keep if fault.keep is not None else len(output.content) // 2]
+        return text, text
+    if kind in ("drop_fields", "corrupt_fields"):
+        if not isinstance(data, dict):
+            raise _not_applicable(fault, tool, number, "a JSON object")
+        unknown = [name for name in _fields(fault, data) if name not in data]
+        if unknown:
+            raise FaultNotApplicableError(
+                f"a `{kind}` fault of call {number} of `{tool}` names field "
+                f"`{unknown[0]}`, which its output does not have (it has "
+                f"{', '.join(data) or 'none'})")
+        names = set(_fields(fault, data))
+        changed = ({k: v for k, v in data.items() if k not in names} if kind == "drop_fields"
+                   else {k: (None if k in names else v) for k, v in data.items()})
+        return _dumps(changed), changed
+    if kind == "malformed_json":
+        if not is_json or not isinstance(data, (dict, list)):
+            raise _not_applicable(fault, tool, number, "JSON (an object or a list)")
+        text = output.content
+        return text[:max(1, len(text) // 2)], None
+    assert kind == "wrong_type", kind
+    wrong: Any = (list(data) if isinstance(data, dict) else len(data) if isinstance(data, list)
+                  else 0 if isinstance(data, str) else "unknown")
+    return _dumps(wrong), wrong
+
+
+def _not_applicable(fault: Fault, tool: str, number: int, needs: str) -> FaultNotApplicableError:
+    return FaultNotApplicableError(f"a `{fault.kind}` fault needs {needs}; call {number} of "
+                                   f"`{tool}` returned something else")
+
+
+def applicable_kinds(kinds: Iterable[FaultKind], output: str) -> list[FaultKind]:
+    """Those of ``kinds`` that apply to a call that returned ``output`` (the record kinds to a
+    JSON object, ``malformed_json`` to JSON data, ``truncate`` to more than one character)."""
+    try:
+        data: Any = json.loads(output)
+    except ValueError:
+        data = output
+    applies = {"drop_fields": isinstance(data, dict) and len(data) > 1,
+               "corrupt_fields": isinstance(data, dict) and len(data) > 1,
+               "malformed_json": isinstance(data, (dict, list)),
+               "truncate": len(output) > 1}
+    return [kind for kind in kinds if applies.get(kind, True)]
+
+
+def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str,
+                      log: list[InjectedFault]) -> list[Any]:
+    """A model's script items with each fault before the reply of its call (the replies
+    after it move one call later); a fault that happens goes into ``log``."""
+    result = list(items)
+    for fault in sorted(faults, key=lambda f: f.call):
+        if fault.kind == "empty":
+            answer: Any = ""
+        else:
+            answer = error_for(ErrorItem.model_validate({"error": {
+                "type": fault.kind, "message": fault.message or "",
+                "retry_after": fault.retry_after}}))
+
+        def item(messages: Any, tools: Any, fault: ModelFault = fault,
+                 answer: Any = answer) -> Any:
+            log.append(InjectedFault(model, fault.call, fault, str(answer), ()))
+            return answer
+        result.insert(min(fault.call - 1, len(result)), item)
+    return result

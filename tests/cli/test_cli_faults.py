@@ -1,0 +1,107 @@
+"""``agentkit faults``: a scenario's fault variants under its agent types offline, every cell
+classified, the matrix report, traces that are the same bytes on every run."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentkit.cli import main
+from cli_helpers import Outcome
+
+ROOT = Path(__file__).parents[2]
+EXAMPLE = ROOT / "examples" / "faults"
+SCENARIO = EXAMPLE / "scenarios" / "order_support.yaml"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _copy(tmp_path: Path, text: str) -> Path:
+    shutil.copy(EXAMPLE / "order_desk.py", tmp_path / "order_desk.py")
+    path = tmp_path / "order_support.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_small_matrix_is_classified_reported_and_the_same_bytes_twice(
+        cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    options = ("--kinds", "timeout,truncate", "--agents", "react,function_calling")
+
+    first = cli("faults", SCENARIO, *options, "--out", tmp_path / "a",
+                "--junit-xml", tmp_path / "a" / "junit.xml")
+    second = cli("faults", SCENARIO, *options, "--out", tmp_path / "b",
+                 "--junit-xml", tmp_path / "b" / "junit.xml")
+
+    assert first.code == 0 and second.code == 0, first.err
+    assert "order_support: 6 fault variants × 2 agent types (react, function_calling)" in first.out
+    assert "  react: 3 failed safely, 3 recovered" in first.out
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    report = (tmp_path / "a" / "faults.md").read_text(encoding="utf-8")
+    assert ("| `lookup_order#1:timeout` | [recovered](traces/order_support/react/"
+            "lookup_order-1-timeout.json) ([timeline](timelines/order_support/react/"
+            "lookup_order-1-timeout.svg)) |") in report
+    assert "| react | 3 | 3 | 0 | 0 | 0 | 0 |" in report
+    assert (tmp_path / "a" / "traces" / "order_support" / "react" /
+            "lookup_order-1-timeout.json").is_file()
+    timeline = (tmp_path / "a" / "timelines" / "order_support" / "react" /
+                "lookup_order-1-timeout.svg").read_text(encoding="utf-8")
+    assert timeline.startswith("<svg") and "lookup_order" in timeline
+    junit = (tmp_path / "a" / "junit.xml").read_text(encoding="utf-8")
+    assert 'name="order_support[react]~lookup_order#1:truncate"' in junit
+    assert '<property name="fault_class" value="failed_safely" />' in junit
+
+
+@pytest.mark.slow
+def test_a_three_tool_scenario_runs_33_variants_under_4_agent_types_byte_identically(
+        cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    agents = ("--agents", "react,function_calling,llm_compiler,coa")
+
+    first = cli("faults", SCENARIO, *agents, "--out", tmp_path / "a")
+    second = cli("faults", SCENARIO, *agents, "--out", tmp_path / "b")
+
+    assert first.code == 0 and second.code == 0, first.err
+    assert "33 fault variants × 4 agent types" in first.out
+    traces = [name for name in _files(tmp_path / "a") if name.startswith("traces")]
+    assert len(traces) == 33 * 4
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    report = (tmp_path / "a" / "faults.md").read_text(encoding="utf-8")
+    assert "could not run" in report and not re.search(r"\| error \|", report)
+
+
+def test_a_class_the_scenario_does_not_allow_fails_naming_the_cell(
+        cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    text = SCENARIO.read_text(encoding="utf-8").replace(
+        "on_fault: [recovered, failed_safely]", "on_fault: [recovered]")
+    path = _copy(tmp_path, text)
+
+    result = cli("faults", path, "--kinds", "truncate", "--tools", "lookup_order",
+                 "--agents", "react", "--out", tmp_path / "out")
+
+    assert result.code == 1
+    assert ("FAIL order_support[react]~lookup_order#1:truncate: under "
+            "lookup_order#1:truncate the run failed safely") in result.out
+
+
+def test_an_unknown_kind_is_a_usage_error(cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    result = cli("faults", SCENARIO, "--kinds", "timeout,explode", "--out", tmp_path)
+
+    assert result.code == 2
+    assert "`explode` is not a fault kind (kinds: error, timeout," in result.err
+
+
+def test_the_cli_reference_shows_the_help_verbatim(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    out = io.StringIO()
+    assert main(["faults", "--help"], out=out) == 0
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    section = page.split("### `agentkit faults`\n", 1)[1].split("\n### ", 1)[0]
+
+    assert f"```text\n{out.getvalue()}```" in section
