@@ -33,7 +33,7 @@ from agentkit.harness import observing_runs
 from agentkit.otel import genai, otlp_json
 from agentkit.otel.settings import stable_from_env
 from agentkit.otel.spans import Evaluation, RunRecord, SpanBuilder
-from agentkit.scenario._model import SlowRegexError
+from agentkit.scenario._model_base import SlowRegexError
 from agentkit.scenario.check import expectation_results
 from agentkit.trace import IdNormalizer, Trace, TurnTrace, build_turn
 from agentkit.verdict import Verdict

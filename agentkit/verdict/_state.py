@@ -9,7 +9,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentkit.scenario._model import StateExpect, StateMatch, TextMatch, state_path
+from agentkit.scenario._model_base import TextMatch
+from agentkit.scenario._world_model import StateExpect, StateMatch, state_path
 from agentkit.trace import MISSING, Trace, shown_value, value_at
 
 __all__ = ["state_problems", "matches_state"]
