@@ -209,6 +209,7 @@ def test_the_harness_packages_are_in_no_circle():
     assert [members for members in circles(graph) if HARNESS & set(members)] == []
 
 
+@pytest.mark.slow  # reads every module's imports
 def test_every_known_circle_still_exists():
     # a circle that is broken leaves the list, so the list stays what is true
     found = {frozenset(members) for members in circles(_agentkit())}
