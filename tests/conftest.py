@@ -1,5 +1,6 @@
 """Every test runs in its own deterministic world: fresh virtual clock, id source seeded 0."""
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -7,6 +8,12 @@ from hypothesis import settings
 
 from agentkit.core.sim import Simulation, simulation
 from tests.docs.pages import Shell
+
+# pytest keeps the test modules it rewrote for assertions as .pyc files, unless bytecode writing
+# is off (PYTHONDONTWRITEBYTECODE, which some CI images set): then every worker rewrites every
+# test module at each run, about 15 CPU-seconds per worker here. The cache is pytest's own
+# (__pycache__, git-ignored), so the suite writes it whatever the environment says.
+sys.dont_write_bytecode = False
 
 # No wall-clock deadline per hypothesis example: the suite asserts behaviour, never time, and
 # on shared cores the default 200 ms deadline failed property tests at random.
