@@ -42,6 +42,8 @@ from agentkit.llms.openai_wire import (
     WireReply,
     WireRequest,
     WireTool,
+    checked_tool,
+    chosen_tool,
     image_block,
     tool_selection,
 )
@@ -259,18 +261,8 @@ def _tools(value: Any) -> list[WireTool] | None:
             raise RequestError(f"{where}: the agentkit bridge serves function tools only (got "
                                f"{json.dumps(kind)}); a tool is {{\"type\": \"function\", "
                                "\"name\": ..., \"parameters\": {...}}", param=where)
-        name, description = item.get("name"), item.get("description") or ""
-        parameters = item.get("parameters")
-        if not isinstance(name, str) or not name:
-            raise RequestError(f"{where}.name: missing (a tool needs a name)",
-                               param=f"{where}.name")
-        if not isinstance(description, str):
-            raise RequestError(f"{where}.description must be a string",
-                               param=f"{where}.description")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise RequestError(f"{where}.parameters must be a JSON schema object",
-                               param=f"{where}.parameters")
-        tools.append(WireTool(name, description, parameters))
+        tools.append(checked_tool(where, item.get("name"), item.get("description") or "",
+                                  item.get("parameters")))
     return tools
 
 
@@ -282,12 +274,7 @@ def _tool_choice(value: Any, tools: list[WireTool] | None) -> str | dict[str, An
     if not isinstance(name, str):
         raise RequestError("tool_choice must be \"auto\", \"none\", \"required\" or "
                            "{\"type\": \"function\", \"name\": ...}", param="tool_choice")
-    offered = [tool.metadata.name for tool in tools or []]
-    if name not in offered:
-        raise RequestError(f"tool_choice names the tool {name!r}, which is not among the "
-                           f"offered tools ({', '.join(offered) or 'none'})",
-                           param="tool_choice")
-    return {"type": "function", "function": {"name": name}}
+    return chosen_tool(name, tools)
 
 
 def _options(body: dict[str, Any]) -> dict[str, Any]:

@@ -58,7 +58,7 @@ from agentkit.llms.types import (
 __all__ = [
     # the client side
     "WireError", "parse_completion", "SSEDecoder", "StreamAssembler", "tool_selection",
-    "to_openai_messages", "MAX_ARGUMENT_DEPTH", "image_block",
+    "to_openai_messages", "MAX_ARGUMENT_DEPTH", "image_block", "checked_tool", "chosen_tool",
     # the server side
     "RequestError", "WireRequest", "WireTool", "parse_request", "from_openai_messages",
     "ANSWER_OPTIONS", "IGNORED_OPTIONS", "WireReply", "completion_body", "completion_events",
@@ -552,20 +552,32 @@ def _tools(value: Any) -> list[WireTool] | None:
                 or not isinstance(function, dict):
             raise RequestError(f"{where}: a tool must be {{\"type\": \"function\", \"function\": "
                                "{\"name\": ..., \"parameters\": {...}}}", param=where)
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise RequestError(f"{where}.function.name: missing (a tool needs a name)",
-                               param=f"{where}.function.name")
-        description = function.get("description", "")
-        parameters = function.get("parameters")
-        if not isinstance(description, str):
-            raise RequestError(f"{where}.function.description must be a string",
-                               param=f"{where}.function.description")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise RequestError(f"{where}.function.parameters must be a JSON schema object",
-                               param=f"{where}.function.parameters")
-        tools.append(WireTool(name, description, parameters))
+        tools.append(checked_tool(f"{where}.function", function.get("name"),
+                                  function.get("description", ""), function.get("parameters")))
     return tools
+
+
+def checked_tool(at: str, name: Any, description: Any, parameters: Any) -> WireTool:
+    """A function tool of a request (Chat Completions or Responses), its fields checked;
+    ``at`` is where they are in the body (``tools[0].function``)."""
+    if not isinstance(name, str) or not name:
+        raise RequestError(f"{at}.name: missing (a tool needs a name)", param=f"{at}.name")
+    if not isinstance(description, str):
+        raise RequestError(f"{at}.description must be a string", param=f"{at}.description")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise RequestError(f"{at}.parameters must be a JSON schema object",
+                           param=f"{at}.parameters")
+    return WireTool(name, description, parameters)
+
+
+def chosen_tool(name: str, tools: list[WireTool] | None) -> dict[str, Any]:
+    """``tool_choice`` naming the function ``name``, which must be among ``tools``."""
+    offered = [tool.metadata.name for tool in tools or []]
+    if name not in offered:
+        raise RequestError(f"tool_choice names the tool {name!r}, which is not among the "
+                           f"offered tools ({', '.join(offered) or 'none'})",
+                           param="tool_choice")
+    return {"type": "function", "function": {"name": name}}
 
 
 def _tool_choice(value: Any, tools: list[WireTool] | None) -> str | dict[str, Any] | None:
@@ -577,12 +589,7 @@ def _tool_choice(value: Any, tools: list[WireTool] | None) -> str | dict[str, An
         raise RequestError("tool_choice must be \"auto\", \"none\", \"required\" or "
                            "{\"type\": \"function\", \"function\": {\"name\": ...}}",
                            param="tool_choice")
-    offered = [tool.metadata.name for tool in tools or []]
-    if name not in offered:
-        raise RequestError(f"tool_choice names the tool {name!r}, which is not among the "
-                           f"offered tools ({', '.join(offered) or 'none'})",
-                           param="tool_choice")
-    return {"type": "function", "function": {"name": name}}
+    return chosen_tool(name, tools)
 
 
 def from_openai_messages(messages: Any,
