@@ -9,9 +9,8 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 import yaml
 
@@ -21,7 +20,18 @@ from agentkit.recording import CassetteLLM, RecordingLLM
 
 from .conftest import turn
 
-pytestmark = pytest.mark.agentkit_allow_loopback
+if TYPE_CHECKING:
+    import anthropic
+
+# the tests of the anthropic SDK run on one xdist worker (tests/conftest.py), which alone
+# imports the SDK (3.4 CPU-s per process that does)
+pytestmark = [pytest.mark.agentkit_allow_loopback, pytest.mark.xdist_group("anthropic")]
+
+
+def sdk() -> Any:
+    """The ``anthropic`` module, imported by the first test that needs it."""
+    import anthropic
+    return anthropic
 
 ADD = {"name": "add", "description": "Add two integers.",
        "input_schema": {"type": "object", "properties": {"a": {"type": "integer"},
@@ -33,7 +43,7 @@ QUESTION = {"role": "user", "content": "What is 2 + 3?"}
 def client_of(bridge: Bridge, **options: Any) -> anthropic.Anthropic:
     """An ``anthropic`` client whose requests the bridge answers in-process."""
     sync, _ = httpx2_clients(bridge)
-    return anthropic.Anthropic(base_url=bridge.base_url.removesuffix("/v1"), api_key="any",
+    return sdk().Anthropic(base_url=bridge.base_url.removesuffix("/v1"), api_key="any",
                                max_retries=0, http_client=sync, **options)
 
 
@@ -173,7 +183,7 @@ def test_a_streamed_tool_use_sends_input_json_deltas_the_sdk_reassembles():
 ])
 def test_a_malformed_request_is_a_400_in_anthropics_shape_saying_what_is_wrong(body, says):
     bridge, client = scripted(["never sent"])
-    with turn(bridge), pytest.raises(anthropic.BadRequestError) as caught:
+    with turn(bridge), pytest.raises(sdk().BadRequestError) as caught:
         client.post("/v1/messages", cast_to=object, body=body)
 
     assert caught.value.status_code == 400
@@ -185,7 +195,7 @@ def test_a_malformed_request_is_a_400_in_anthropics_shape_saying_what_is_wrong(b
 
 def test_a_request_the_harness_cannot_answer_is_an_anthropic_error_naming_the_turn():
     bridge, client = scripted([], scenario="adding")
-    with turn(bridge), pytest.raises(anthropic.BadRequestError) as caught:
+    with turn(bridge), pytest.raises(sdk().BadRequestError) as caught:
         client.messages.create(model="m", max_tokens=10, messages=[QUESTION])
 
     assert caught.value.body["error"]["type"] == "invalid_request_error"
@@ -195,7 +205,7 @@ def test_a_request_the_harness_cannot_answer_is_an_anthropic_error_naming_the_tu
 def test_the_async_client_streams_in_process_too():
     bridge, _ = scripted(["2 + 3 = 5"])
     _, async_http = httpx2_clients(bridge)
-    client = anthropic.AsyncAnthropic(base_url=bridge.base_url.removesuffix("/v1"),
+    client = sdk().AsyncAnthropic(base_url=bridge.base_url.removesuffix("/v1"),
                                       api_key="any", max_retries=0, http_client=async_http)
 
     async def ask() -> str:
@@ -230,7 +240,7 @@ def served() -> Iterator[tuple[Bridge, LoopbackServer]]:
 
 def test_an_anthropic_client_talks_to_the_bridge_on_a_loopback_port(served):
     bridge, server = served
-    client = anthropic.Anthropic(base_url=server.base_url.removesuffix("/v1"), api_key="any",
+    client = sdk().Anthropic(base_url=server.base_url.removesuffix("/v1"), api_key="any",
                                  max_retries=0)
 
     conversation = _answer_tool_use(client)
