@@ -85,18 +85,6 @@ def _prepare_for_workers(config: pytest.Config, workers: int) -> None:
         os.waitpid(pid, 0)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Under ``-n`` (whose default is ``--dist load``): xdist's ``loadgroup``, which sends the
-    tests marked ``xdist_group(name)`` to one worker and spreads the rest one test at a time.
-    tests/bridge/test_messages.py is such a group, so only one worker imports the anthropic SDK
-    (3.4 CPU-seconds in each process that does). Any other ``--dist`` is left to xdist."""
-    if config.getvalue("dist") != "load":
-        return None
-    from xdist.scheduler import LoadGroupScheduling
-    return LoadGroupScheduling(config, log)
-
-
 @pytest.fixture(autouse=True)
 def sim() -> Iterator[Simulation]:
     with simulation(seed=0) as world:
@@ -108,3 +96,4 @@ def shell(pytester: pytest.Pytester) -> Shell:
     """Runs a docs page's command lines in a folder of its own (pytester's), outside this
     repository: ``agentkit`` and ``python -m pytest`` lines in-process (tests/docs/pages.py)."""
     return Shell(pytester)
+

@@ -23,9 +23,10 @@ from .conftest import turn
 if TYPE_CHECKING:
     import anthropic
 
-# the tests of the anthropic SDK run on one xdist worker (tests/conftest.py), which alone
-# imports the SDK (3.4 CPU-s per process that does)
-pytestmark = [pytest.mark.agentkit_allow_loopback, pytest.mark.xdist_group("anthropic")]
+# slow: importing the anthropic SDK costs 3.4 CPU-seconds in every xdist worker that collects
+# this module, so the module imports it only when a test runs, and its tests run in the slow
+# lane (xdist's loadgroup would keep them on one worker, but it cannot tag pytest 9's node ids)
+pytestmark = [pytest.mark.agentkit_allow_loopback, pytest.mark.slow]
 
 
 def sdk() -> Any:
