@@ -37,6 +37,7 @@ from agentkit.verdict._snapshots import (
     SnapshotSession,
     SnapshotState,
 )
+from agentkit.verdict._stats import cohen_kappa, kappa_interval
 from agentkit.verdict._verdict import (
     COST_KEYS,
     Outcome,
@@ -55,7 +56,7 @@ __all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome",
            "Compared", "Conversation", "ExpectationResult",
            "Expectations", "FaultOutcome", "classify", "injected_faults", "judge_fault",
            "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
-           "check_expectations", "expectation_results",
+           "check_expectations", "expectation_results", "cohen_kappa", "kappa_interval",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",
