@@ -10,7 +10,9 @@ from agentkit.quality._calibration import (
     ItemVerdict,
     JudgeCalibration,
     calibrate,
+    calibration_of,
     judge_calibration,
+    judges_folder,
     labels_in,
 )
 from agentkit.quality._coverage import (
@@ -55,6 +57,7 @@ __all__ = ["BadAnswer", "JudgeTrial", "judge_trials", "known_bad", "OPERATORS", 
            "mutate", "BEHAVIOURS", "Coverage", "Exercised", "ToolCoverage", "ToolUse",
            "argument_shape", "coverage_of", "judged_fields", "merged_coverage", "output_used",
            "Agreement", "Calibration", "CalibrationStatus", "ItemVerdict", "JudgeCalibration",
-           "calibrate", "judge_calibration", "labels_in", "DEFAULT_MIN_KAPPA", "LABELS_SUFFIX",
+           "calibrate", "calibration_of", "judge_calibration", "judges_folder", "labels_in",
+           "DEFAULT_MIN_KAPPA", "LABELS_SUFFIX",
            "LabelledCall", "LabelledItem", "LabelledTurn", "Labels", "LabelsError",
            "cassette_of", "load_labels"]

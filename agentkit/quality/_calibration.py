@@ -35,11 +35,13 @@ from agentkit.quality._labels import (
     load_labels,
 )
 from agentkit.recording import CassetteError, CassetteLLM, RecordMode, RoleKey, text_hash
-from agentkit.verdict import cohen_kappa, kappa_interval
+from agentkit.scenario.project import find_project
+from agentkit.verdict import Judgement, cohen_kappa, kappa_interval
 from agentkit.verdict._stats import BOOTSTRAP_RESAMPLES, DEFAULT_CONFIDENCE
 
 __all__ = ["Agreement", "Calibration", "ItemVerdict", "calibrate", "JudgeCalibration",
-           "judge_calibration", "labels_in", "CalibrationStatus"]
+           "judge_calibration", "labels_in", "CalibrationStatus", "judges_folder",
+           "calibration_of"]
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,29 @@ def labels_in(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"*{LABELS_SUFFIX}")) if folder.is_dir() else []
 
 
+@lru_cache(maxsize=64)
+def _folder_from(start: Path) -> Path:
+    try:
+        return find_project(start).root / "judges"
+    except HarnessError:  # a broken pyproject.toml: every command says so where it is read
+        return start / "judges"
+
+
+def judges_folder(scenario_path: str | Path | None) -> Path:
+    """Where the labels files of a scenario's judges are: ``judges/`` of its project, the
+    folder of the nearest pyproject.toml above the scenario file (without one: ``judges/``
+    beside the scenario file)."""
+    start = Path(scenario_path).resolve().parent if scenario_path else Path.cwd()
+    return _folder_from(start)
+
+
+def calibration_of(judgement: Judgement, scenario_path: str | Path | None) -> JudgeCalibration:
+    """Whether the judges that decided ``judgement`` are calibrated on its rubric (the
+    labels files of the scenario's project)."""
+    judges = list(dict.fromkeys(vote.judge for vote in judgement.votes))
+    return judge_calibration(judgement.rubric, judges, judges_folder(scenario_path))
+
+
 @dataclass(frozen=True)
 class JudgeCalibration:
     """Whether the judge of a judged expectation is calibrated (``calibrated``), and if not
@@ -252,17 +277,25 @@ def judge_calibration(rubric: str, judges: Sequence[str], folder: Path) -> Judge
             if found.rubric_hash == wanted:
                 return _status(found, [judge for judge in judges if judge])
         elif found[0] == wanted:
-            return JudgeCalibration(False, f"uncalibrated: {path} does not calibrate offline: "
-                                           f"{found[1]}", str(path))
+            return JudgeCalibration(False, f"uncalibrated: {_shown(path)} does not calibrate "
+                                           f"offline: {found[1]}", str(_shown(path)))
         elif found[0] is None:
-            unread.append(f"{path} does not load: {found[1]}")
-    return JudgeCalibration(False, f"uncalibrated: no labels file in {folder} labels this "
+            unread.append(f"{_shown(path)} does not load: {found[1]}")
+    return JudgeCalibration(False, f"uncalibrated: no labels file in {_shown(folder)}/ labels "
+                                   "this "
                                    "rubric (agentkit judge calibrate, docs/suite-quality.md)"
                             + (f"; {'; '.join(unread)}" if unread else ""))
 
 
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current folder when below it (reports say the same on every
+    machine)."""
+    cwd = Path.cwd()
+    return path.relative_to(cwd) if path.is_absolute() and path.is_relative_to(cwd) else path
+
+
 def _status(calibration: Calibration, judges: list[str]) -> JudgeCalibration:
-    where = str(calibration.labels.path)
+    where = str(_shown(calibration.labels.path))
     kappa = calibration.overall.kappa
     other = [judge for judge in judges if judge not in calibration.models]
     if other:

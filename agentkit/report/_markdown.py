@@ -183,6 +183,8 @@ def _judged_verdict(verdict: JudgeVerdict, row: Row | None = None) -> str:
     text = verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
     if row is not None and any(d.at == verdict.at for d in row.disagreements):
         text += " (samples disagree)"
+    if verdict.calibration is not None and not verdict.calibration.calibrated:
+        text += " (judge uncalibrated)"
     return text
 
 

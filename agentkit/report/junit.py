@@ -35,9 +35,13 @@ class JUnitCase:
 
 
 def sample_properties(row: Row) -> dict[str, str]:
-    """A sampled case's statistics as JUnit properties (none for a case of one run)."""
+    """A sampled case's statistics as JUnit properties, and for any case the judges not
+    calibrated against people (``judges_uncalibrated``)."""
+    uncalibrated = ({"judges_uncalibrated": "; ".join(f"{at}: {why}" for at, why
+                                                      in row.uncalibrated.items())}
+                    if row.uncalibrated else {})
     if not row.sampled:
-        return {}
+        return uncalibrated
     found = {"samples": str(row.samples), "passes": str(row.passes),
              "infra_errors": str(row.infra_errors or 0), "class": str(row.class_)}
     if row.pass_rate is not None and row.interval is not None:
@@ -50,7 +54,7 @@ def sample_properties(row: Row) -> dict[str, str]:
         found["gate_warning"] = row.gate_warning
     if row.disagreements:
         found["judges_disagree"] = "; ".join(d.describe() for d in row.disagreements)
-    return found
+    return {**found, **uncalibrated}
 
 
 def junit_cases(comparison: Comparison, regressions: dict[str, list[str]] | None = None

@@ -137,10 +137,19 @@ class CostSpread(_Strict):
     max: float
 
 
+class JudgeCalibrationNote(_Strict):
+    """Whether the judges of a judged expectation are calibrated against people on its
+    rubric (:func:`agentkit.quality.calibration_of`), and why in one line."""
+
+    calibrated: bool
+    why: str
+
+
 class JudgeVerdict(_Strict):
     """One judged expectation of a run: where its rubric is, the LLM judges' verdict and the
     reason they gave; ``votes`` answers voted, ``split`` when they disagreed (within this
-    run). In a sampled case, ``sample`` is the sample whose run it judged."""
+    run). In a sampled case, ``sample`` is the sample whose run it judged. ``calibration``:
+    whether its judges agree with people's labels of the rubric (None: not looked up)."""
 
     at: str
     rubric: str
@@ -150,6 +159,7 @@ class JudgeVerdict(_Strict):
     votes: int = Field(default=1, ge=1)
     split: bool = False
     sample: int | None = Field(default=None, ge=0)
+    calibration: JudgeCalibrationNote | None = None
 
 
 class SampleVerdict(_Strict):
@@ -288,6 +298,13 @@ class Row(_Strict):
         if self.status == "fail" and not self.problems:
             raise ValueError("a `fail` row needs `problems` saying what failed")
         return self
+
+    @property
+    def uncalibrated(self) -> dict[str, str]:
+        """The judged expectations whose judges are not calibrated: field -> why (once per
+        field, whatever the samples)."""
+        return {v.at: v.calibration.why for v in self.judged
+                if v.calibration is not None and not v.calibration.calibrated}
 
     @property
     def key(self) -> str:

@@ -260,7 +260,7 @@ def test_no_labels_files_in_the_project_is_a_usage_error(tmp_path, monkeypatch, 
 def test_a_rubric_no_file_labels_is_uncalibrated():
     found = judge_calibration("names Paris", ["script"], Path("judges"))
     assert not found.calibrated
-    assert found.why.startswith("uncalibrated: no labels file in judges labels this rubric")
+    assert found.why.startswith("uncalibrated: no labels file in judges/ labels this rubric")
 
 
 def test_the_recorded_judge_on_its_labelled_rubric_is_calibrated():
@@ -283,3 +283,65 @@ def test_a_labelled_rubric_under_its_files_floor_is_below_it(tmp_path):
     assert not found.calibrated
     assert found.why.startswith("below its floor: kappa 0.62")
     assert "is under min_kappa 0.8" in found.why
+
+
+SCRIPTED = """\
+format: 1
+name: capital
+tools:
+  - ref: mocks.tools:capital
+turns:
+  - user: What is the capital of France?
+expect:
+  answer: {judge: "RUBRIC"}
+judge:
+  script: ['{"verdict": "pass", "reason": "It names Paris."}']
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{name: capital, args: {country: France}}]
+      - "The capital of France is Paris."
+"""
+
+
+def _report_forms(tmp_path: Path, rubric: str) -> dict[str, str]:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    scenario = folder / "capital.yaml"
+    scenario.write_text(SCRIPTED.replace("RUBRIC", rubric), "utf-8")
+    out = tmp_path / "report"
+    code, console = _run("run", str(scenario), "--snapshots", "off", "--junit-xml",
+                         str(tmp_path / "run.xml"))
+    assert code == 0, console
+    assert _run("report", str(scenario), "--out", str(out), "--snapshots", "off",
+                "--junit-xml", str(tmp_path / "report.xml"))[0] == 0
+    return {"console": console, "run junit": (tmp_path / "run.xml").read_text("utf-8"),
+            **{name: (out / name).read_text("utf-8")
+               for name in ("report.md", "summary.md", "report.json", "report.html")},
+            "report junit": (tmp_path / "report.xml").read_text("utf-8")}
+
+
+def test_an_uncalibrated_judge_says_so_in_every_report_form(tmp_path):
+    forms = _report_forms(tmp_path, "names Paris as the capital of France")
+    why = "uncalibrated: no labels file in "
+
+    assert {name: why in text for name, text in forms.items()} == dict.fromkeys(forms, True)
+    assert "judge uncalibrated: no labels file" in forms["console"]
+    assert "**Judges not calibrated** `capital[function_calling]`: the judge of " \
+           "expect.answer.judge: uncalibrated" in forms["report.md"]
+    assert "| pass (judge uncalibrated) |" in forms["report.md"]
+    assert 'name="judges_uncalibrated"' in forms["report junit"]
+    assert 'name="judges_uncalibrated"' in forms["run junit"]
+    judged = json.loads(forms["report.json"])["rows"][0]["judged"][0]
+    assert judged["calibration"]["calibrated"] is False
+
+
+def test_a_labelled_rubric_judged_by_another_judge_is_uncalibrated_in_reports(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("", "utf-8")  # the project: judges/ at its root
+    (tmp_path / "judges").mkdir()
+    for path in (BUNDLED, cassette_of(BUNDLED)):
+        shutil.copy(path, tmp_path / "judges" / path.name)
+    forms = _report_forms(tmp_path, load_labels(BUNDLED).rubric)
+
+    assert "calibrates keyword-judge, but script judged" in forms["report.md"]
+    assert "calibrates keyword-judge, but script judged" in forms["console"]
