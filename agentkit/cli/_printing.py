@@ -47,6 +47,8 @@ def print_verdict(verdict: Any, out: TextIO, hint: str | None = None,
     ``hint``."""
     for line in verdict.lines(verbose):
         print("      " + line.replace("\n", "\n      "), file=out)
+    if verdict.cause is not None:
+        print(f"      {verdict.cause.line()}", file=out)
     if hint is not None:
         print(f"      {hint}", file=out)
 

@@ -139,6 +139,9 @@ def _junit_case(case: Any) -> Any:
         properties = ({"judges_uncalibrated": "; ".join(f"{at}: {c.why}" for at, c in
                                                         found.items() if not c.calibrated)}
                       if any(not c.calibrated for c in found.values()) else {})
+    if verdict.cause is not None:
+        properties.update(failure_cause=verdict.cause.cause,
+                          failure_cause_why=verdict.cause.why)
     return JUnitCase(case.scenario.name, case.agent_type, outcome,
                      lines[0].removeprefix("- ") if lines else "", "\n".join(lines),
                      result.trace.totals().wall_time if result is not None else 0.0, properties)

@@ -146,6 +146,8 @@ def _md_failures(comparison: Comparison) -> list[str]:
         return [*lines, NO_FAILURE, ""]
     for row in comparison.failures:
         lines += [f"### {row.key}: {STATUS[row.status]}", "",
+                  *([_md_text(row.cause.describe()),
+                     ""] if row.cause is not None else []),
                   _fence("\n".join(f"- {p}" for p in row.problems)), ""]
     return lines
 

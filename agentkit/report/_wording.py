@@ -170,7 +170,8 @@ def attention(comparison: Comparison,
         if row.key in listed:
             continue
         if row.result in ("fail", "error"):
-            items.append((row.result, row.key, row, _first_problem(row)))
+            items.append((row.result, row.key, row, _first_problem(row) + (
+                f" ({row.cause.describe()})" if row.cause is not None else "")))
         elif row.class_ == "stable_fail":
             gate = ("" if row.min_pass_rate is None else
                     f"; its min_pass_rate {percent(row.min_pass_rate)} does not gate it")

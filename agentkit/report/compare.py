@@ -33,6 +33,7 @@ from agentkit.report.model import (
     AgentSummary,
     Comparison,
     CostSpread,
+    FailureCause,
     JudgeCalibrationNote,
     JudgeDisagreement,
     JudgeVerdict,
@@ -210,8 +211,10 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
                 else list(verdict.problems) + verdict.snapshot_problems())
     state = verdict.snapshot
     judged = [_verdict(judgement, scenario) for judgement in result.judgements]
+    cause = verdict.cause
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if verdict.passed else "fail", problems=problems,
+               cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
                snapshot_diff=list(verdict.snapshot_diff),

@@ -36,10 +36,13 @@ class JUnitCase:
 
 def sample_properties(row: Row) -> dict[str, str]:
     """A sampled case's statistics as JUnit properties, and for any case the judges not
-    calibrated against people (``judges_uncalibrated``)."""
+    calibrated against people (``judges_uncalibrated``) and a failed run's cause
+    (``failure_cause``: agent, simulated_user, judge or infrastructure, and why)."""
     uncalibrated = ({"judges_uncalibrated": "; ".join(f"{at}: {why}" for at, why
                                                       in row.uncalibrated.items())}
                     if row.uncalibrated else {})
+    if row.cause is not None:
+        uncalibrated.update(failure_cause=row.cause.cause, failure_cause_why=row.cause.why)
     if not row.sampled:
         return uncalibrated
     found = {"samples": str(row.samples), "passes": str(row.passes),

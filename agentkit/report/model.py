@@ -137,6 +137,18 @@ class CostSpread(_Strict):
     max: float
 
 
+class FailureCause(_Strict):
+    """Whose failure a failed run is, where its trace shows it
+    (:func:`agentkit.verdict.attribute`): ``agent``, ``simulated_user``, ``judge`` or
+    ``infrastructure``, with the evidence."""
+
+    cause: Literal["agent", "simulated_user", "judge", "infrastructure"]
+    why: str
+
+    def describe(self) -> str:
+        return f"failure attributed to the {self.cause.replace('_', ' ')}: {self.why}"
+
+
 class JudgeCalibrationNote(_Strict):
     """Whether the judges of a judged expectation are calibrated against people on its
     rubric (:func:`agentkit.quality.calibration_of`), and why in one line."""
@@ -245,6 +257,8 @@ class Row(_Strict):
     sampled case's: every sample's, in sample order)."""
     disagreements: list[JudgeDisagreement] = []
     """A sampled case's judged expectations whose verdict differs between its samples."""
+    cause: FailureCause | None = None
+    """A failed run's cause: the component its failure is attributed to, and why."""
     roles: dict[str, RoleCost] = {}
     """The calls and tokens of the harness's roles (``judge``, ``user``), apart from the
     metrics, which are the agent's."""
@@ -376,9 +390,11 @@ class Row(_Strict):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the metrics, then thresholds, snapshot, model, the statistics of a
-        sampled case and the judged expectations and roles' costs only where there are any."""
+        sampled case, the judged expectations, a failure's cause and roles' costs only where
+        there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
-                                        "judged", "disagreements", "roles", *_SAMPLED})
+                                        "judged", "disagreements", "roles", "cause",
+                                        *_SAMPLED})
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -398,6 +414,8 @@ class Row(_Strict):
                               for verdict in self.judged]
         if self.disagreements:
             data["disagreements"] = [d.model_dump() for d in self.disagreements]
+        if self.cause is not None:
+            data["cause"] = self.cause.model_dump()
         if self.roles:
             data["roles"] = {role: cost.model_dump() for role, cost in self.roles.items()}
         if self.thresholds is not None:

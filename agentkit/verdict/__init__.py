@@ -1,6 +1,7 @@
 """Judging, pure: each expectation a check returning problems with a kind, the one verdict
 of a run (or of a sampled case), and the snapshot store of a session."""
 
+from agentkit.verdict._attribution import CAUSES, Attribution, Cause, attribute
 from agentkit.verdict._cases import (
     SAMPLES_LIMIT,
     CaseStats,
@@ -52,7 +53,8 @@ from agentkit.verdict._verdict import (
     unjudged,
 )
 
-__all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
+__all__ = ["CAUSES", "Attribution", "Cause", "attribute",
+           "COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
            "Compared", "Conversation", "ExpectationResult",
            "Expectations", "FaultOutcome", "classify", "injected_faults", "judge_fault",
            "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
