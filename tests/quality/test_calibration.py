@@ -345,3 +345,16 @@ def test_a_labelled_rubric_judged_by_another_judge_is_uncalibrated_in_reports(tm
 
     assert "calibrates keyword-judge, but script judged" in forms["report.md"]
     assert "calibrates keyword-judge, but script judged" in forms["console"]
+
+
+def test_a_labels_file_that_does_not_load_is_named_in_the_report(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("", "utf-8")
+    (tmp_path / "judges").mkdir()
+    broken = BUNDLED.read_text("utf-8").replace("    verdict: pass\n", "    verdict: pas\n", 1)
+    (tmp_path / "judges" / BUNDLED.name).write_text(broken, "utf-8")
+    forms = _report_forms(tmp_path, "names Paris as the capital of France")
+
+    assert "labels.yaml does not load: " in forms["report.md"]
+    why = json.loads(forms["report.json"])["rows"][0]["judged"][0]["calibration"]["why"]
+    assert "refund_amount.labels.yaml does not load: " in why
+    assert "items.0.verdict: Input should be 'pass' or 'fail', got 'pas'" in forms["console"]
