@@ -1,5 +1,5 @@
 """The ``agentkit`` command: list, run, record, replay, diff, report and eval scenarios, run
-them under faults,
+them under faults, measure the suite (coverage, mutate) and calibrate its judges,
 serve one's model to an agent in another process, and import a trace as a scenario.
 
 Exit codes: 0 success; 1 a scenario failed, a replay or diff differs, or a report has
@@ -45,6 +45,7 @@ from agentkit.cli import (
     _eval,
     _faults,
     _import_trace,
+    _judge,
     _list,
     _mcp_proxy,
     _mutate,
@@ -66,7 +67,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "replay": _replay.command, "diff": _diff.command, "report": _report.command,
     "eval": _eval.command, "faults": _faults.command, "serve": _serve.command,
     "import-trace": _import_trace.command, "mcp-proxy": _mcp_proxy.command,
-    "coverage": _coverage.command, "mutate": _mutate.command}
+    "coverage": _coverage.command, "mutate": _mutate.command, "judge": _judge.command}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     _eval_command(commands)
     _coverage_command(commands)
     _mutate_command(commands)
+    _judge_command(commands)
     _faults_command(commands)
     _import_trace_command(commands)
     _serve_command(commands)
@@ -220,6 +221,51 @@ def _mutate_command(commands: _Commands) -> None:
 
 
 _OPERATORS = ("drop", "swap", "corrupt", "describe", "error", "reorder")
+
+
+def _judge_command(commands: _Commands) -> None:
+    sub = commands.add_parser(
+        "judge", help="LLM judges: calibrate one against people's labels",
+        description="What concerns the LLM judges of a suite's judged expectations.")
+    judge = sub.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
+    calibrate = judge.add_parser(
+        "calibrate", help="how far a judge agrees with people's verdicts",
+        description="Ask the judge of each labels file (judges/<rubric>.labels.yaml: "
+                    "transcripts with people's verdicts) about every transcript, as a judged "
+                    "expectation asks it, and compare: Cohen's kappa with its bootstrap "
+                    "interval, the base rates, the confusion per criterion and the judge's "
+                    "self-consistency over its samples, stamped with the judge's model and the "
+                    "rubric's hash. Offline, from the recording beside each file "
+                    "(<rubric>.cassette.yaml); --base-url records it through a live model. "
+                    "Exit 1 when kappa is under the floor.")
+    calibrate.add_argument("labels", nargs="*", help="labels files (default: every "
+                                                     "judges/*.labels.yaml of the project)")
+    calibrate.add_argument("--min-kappa", type=_kappa, metavar="K",
+                           help="the floor (default: the file's min_kappa, else 0.6)")
+    calibrate.add_argument("--json", type=Path, metavar="FILE",
+                           help="also write the calibration as JSON to FILE")
+    calibrate.add_argument("--base-url", default=None,
+                           help="record the judge's verdicts through the OpenAI-compatible "
+                                "server at this URL (default: replay the recording, offline)")
+    calibrate.add_argument("--model", default=None,
+                           help="the judge's model to record with (default: the file's "
+                                f"model, else {DEFAULT_MODEL})")
+    calibrate.add_argument("--mode", choices=["once", "new_episodes", "all", "rewrite"],
+                           default="new_episodes",
+                           help="record mode with --base-url (default: new_episodes, ask "
+                                "only what the recording lacks)")
+    calibrate.add_argument("--timeout", type=float, default=60.0,
+                           help="seconds per request to the live model (default 60)")
+
+
+def _kappa(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: kappa is a number from -1 to 1, e.g. 0.6")
+    return value
 
 
 def _operators(text: str) -> list[str]:

@@ -25,11 +25,20 @@ def result_line(name: str, result: Any, verdict: Any) -> str:
                     f"{sums['completion_tokens']}" for role, sums in totals.roles.items())
     judged = "".join(f"\n      judged {j.at}: {j.verdict}"
                      f"{f' ({j.tally()})' if j.tally() else ''} -- {j.reason}"
-                     for j in result.judgements)
+                     + _uncalibrated(j, result.scenario.path) for j in result.judgements)
     return (f"{status}  {name:<45} steps={totals.steps} llm={totals.llm_calls} "
             f"tools={totals.tool_calls} tokens={totals.prompt_tokens}+{totals.completion_tokens} "
             f"wall={fmt.seconds(totals.wall_time)} serial={fmt.seconds(totals.serial_time)}"
             f"{roles}{judged}")
+
+
+def _uncalibrated(judgement: Any, scenario_path: str | None) -> str:
+    """The line under a judged expectation's verdict when its judge is not calibrated
+    against people (:func:`agentkit.quality.calibration_of`); nothing when it is."""
+    from agentkit.quality import calibration_of
+
+    found = calibration_of(judgement, scenario_path)
+    return "" if found.calibrated else f"\n        judge {found.why}"
 
 
 def print_verdict(verdict: Any, out: TextIO, hint: str | None = None,
@@ -38,6 +47,8 @@ def print_verdict(verdict: Any, out: TextIO, hint: str | None = None,
     ``hint``."""
     for line in verdict.lines(verbose):
         print("      " + line.replace("\n", "\n      "), file=out)
+    if verdict.cause is not None:
+        print(f"      {verdict.cause.line()}", file=out)
     if hint is not None:
         print(f"      {hint}", file=out)
 

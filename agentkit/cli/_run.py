@@ -127,11 +127,21 @@ def _junit_case(case: Any) -> Any:
     verdict, result = case.verdict, case.result
     lines = verdict.lines()
     outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
-    properties = {}
+    properties: dict[str, str] = {}
     if case.sampled:
         from agentkit.report.compare import row_from_samples
 
         properties = sample_properties(row_from_samples(case))
+    elif result is not None:
+        from agentkit.quality import calibration_of
+
+        found = {j.at: calibration_of(j, case.scenario.path) for j in result.judgements}
+        properties = ({"judges_uncalibrated": "; ".join(f"{at}: {c.why}" for at, c in
+                                                        found.items() if not c.calibrated)}
+                      if any(not c.calibrated for c in found.values()) else {})
+    if verdict.cause is not None:
+        properties.update(failure_cause=verdict.cause.cause,
+                          failure_cause_why=verdict.cause.why)
     return JUnitCase(case.scenario.name, case.agent_type, outcome,
                      lines[0].removeprefix("- ") if lines else "", "\n".join(lines),
                      result.trace.totals().wall_time if result is not None else 0.0, properties)

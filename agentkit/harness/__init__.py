@@ -88,6 +88,7 @@ from agentkit.harness._roles import (
     RoleEvent,
     RoleModels,
     RoleSource,
+    TranscriptTurn,
     role_events,
     transcript,
 )
@@ -150,6 +151,6 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "RunObserver", "sample_count", "ScenarioResult", "server_of",
            "SimulatedConversation", "SimulatedTool", "SimulatedToolError", "SimulatedTurnEvent",
            "SimulatedUserContext", "Subject", "trajectory_renderer", "trajectory_renderer_for",
-           "transcript", "UnknownAgentTypeError", "UnknownTrajectoryFormatError",
+           "transcript", "TranscriptTurn", "UnknownAgentTypeError", "UnknownTrajectoryFormatError",
            "user_messages", "USER_PROMPT", "verdicts", "vote", "Vote", "CONSISTENT_SCORE",
            "NO_WORLD", "WORLD_PARAMETER", "RunWorld", "StateCheck", "open_world", "state_checks"]

@@ -24,17 +24,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agentkit.core.events import Event
 from agentkit.llms.base import LLM
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 from agentkit.recording import RoleChannel, RoleKey
-from agentkit.trace._trace import RoleCallTrace, TurnBuilder, TurnTrace
+from agentkit.trace._trace import RoleCallTrace, TurnBuilder
 
 __all__ = ["RoleEvent", "RoleModels", "RoleAnswer", "RoleSource", "Channel", "transcript",
-           "role_events"]
+           "role_events", "TranscriptTurn"]
 
 Channel = RoleChannel
 """A model that keeps a scenario's recording: the roles' calls go into its cassette too."""
@@ -134,7 +134,24 @@ def _call_line(call: Any) -> str:
     return f"Tool call: {call.name}({args}) {outcome}: {call.output}"
 
 
-def transcript(turns: Sequence[TurnTrace], upto: int | None = None) -> str:
+class TranscriptTurn(Protocol):
+    """What a transcript reads of a turn: a run's :class:`~agentkit.trace.TurnTrace`, or a
+    turn of a judge's labels file (:mod:`agentkit.quality`)."""
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def tool_calls(self) -> Sequence[Any]: ...
+
+    @property
+    def response(self) -> str | None: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+def transcript(turns: Sequence[TranscriptTurn], upto: int | None = None) -> str:
     """The conversation of ``turns`` (up to turn ``upto``, 1-based, inclusive) as a judge or
     a simulated user reads it: each user message, the agent's tool calls with what they
     returned, and its answer -- plain text, the same for the same run."""

@@ -120,7 +120,7 @@ td.best{font-weight:600;background:#dafbe1}
 .b-flaky,.b-disagree,.b-gate,.b-undecided{background:#fff1c2;color:#7d4e00}
 .b-stable_fail{background:#ffebe9;color:#b3261e}
 p.verdict{font-size:15px;margin:12px 0 0}
-.b-infrastructure,.b-partial{background:#eef1f4;color:#57606a}
+.b-infrastructure,.b-partial,.b-uncalibrated{background:#eef1f4;color:#57606a}
 ul.attention li{margin:3px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:6px;
  padding:8px 10px;margin:4px 0;font-size:12px}

@@ -146,6 +146,8 @@ def _md_failures(comparison: Comparison) -> list[str]:
         return [*lines, NO_FAILURE, ""]
     for row in comparison.failures:
         lines += [f"### {row.key}: {STATUS[row.status]}", "",
+                  *([_md_text(row.cause.describe()),
+                     ""] if row.cause is not None else []),
                   _fence("\n".join(f"- {p}" for p in row.problems)), ""]
     return lines
 
@@ -183,6 +185,8 @@ def _judged_verdict(verdict: JudgeVerdict, row: Row | None = None) -> str:
     text = verdict.verdict + (f" (split, {verdict.votes} votes)" if verdict.split else "")
     if row is not None and any(d.at == verdict.at for d in row.disagreements):
         text += " (samples disagree)"
+    if verdict.calibration is not None and not verdict.calibration.calibrated:
+        text += " (judge uncalibrated)"
     return text
 
 

@@ -159,8 +159,8 @@ def attention(comparison: Comparison,
               diff: BaselineDiff | None) -> list[tuple[str, str, Row | None, str]]:
     """What to look at first, each run once: regressions, then failed runs and runs that
     could not run, ``stable_fail`` cases, undecided and flaky ones; then infrastructure
-    errors, gates that cannot fail, samples not recorded and judges' disagreements --
-    (kind, key, row, why) each."""
+    errors, gates that cannot fail, samples not recorded, judges' disagreements and judges
+    not calibrated against people -- (kind, key, row, why) each."""
     items: list[tuple[str, str, Row | None, str]] = []
     listed: set[str] = set()
     for delta in diff.regressions if diff is not None else []:
@@ -170,7 +170,8 @@ def attention(comparison: Comparison,
         if row.key in listed:
             continue
         if row.result in ("fail", "error"):
-            items.append((row.result, row.key, row, _first_problem(row)))
+            items.append((row.result, row.key, row, _first_problem(row) + (
+                f" ({row.cause.describe()})" if row.cause is not None else "")))
         elif row.class_ == "stable_fail":
             gate = ("" if row.min_pass_rate is None else
                     f"; its min_pass_rate {percent(row.min_pass_rate)} does not gate it")
@@ -193,6 +194,8 @@ def attention(comparison: Comparison,
                                                   "the result is partial"))
     items += [("disagree", row.key, row, disagreement.describe())
               for row in comparison.rows for disagreement in row.disagreements]
+    items += [("uncalibrated", row.key, row, f"the judge of {at}: {why}")
+              for row in comparison.rows for at, why in row.uncalibrated.items()]
     return items
 
 
@@ -200,7 +203,8 @@ ATTENTION_TITLES = {"regression": "Regression", "fail": "Failed", "error": "Coul
                     "stable_fail": "Stable fail", "undecided": "Undecided", "flaky": "Flaky",
                     "infrastructure": "Infrastructure errors", "partial": "Partial",
                     "gate": "A gate that cannot fail",
-                    "disagree": "Judges disagree between samples"}
+                    "disagree": "Judges disagree between samples",
+                    "uncalibrated": "Judges not calibrated"}
 
 
 NOTHING = "Nothing: every run passed; no regression, no flaky case, no infrastructure error."

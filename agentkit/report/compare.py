@@ -28,11 +28,13 @@ from agentkit.harness import (
     run_case,
 )
 from agentkit.harness import CaseResult as JudgedCase
-from agentkit.quality import Coverage
+from agentkit.quality import Coverage, calibration_of
 from agentkit.report.model import (
     AgentSummary,
     Comparison,
     CostSpread,
+    FailureCause,
+    JudgeCalibrationNote,
     JudgeDisagreement,
     JudgeVerdict,
     RoleCost,
@@ -125,11 +127,14 @@ def row_from_samples(sampled: JudgedCase, model: str | None = None) -> Row:
                speedup=speedup(means["serial_time"], means["wall_time"]), **metrics, **common)
 
 
-def _verdict(judgement: Judgement, sample: int | None = None) -> JudgeVerdict:
+def _verdict(judgement: Judgement, scenario: Scenario,
+             sample: int | None = None) -> JudgeVerdict:
+    calibration = calibration_of(judgement, scenario.path)
     return JudgeVerdict(at=judgement.at, rubric=judgement.rubric, verdict=judgement.verdict,
                         reason=judgement.reason, score=judgement.score,
                         votes=max(len(judgement.votes), 1), split=judgement.split,
-                        sample=sample)
+                        sample=sample, calibration=JudgeCalibrationNote(
+                            calibrated=calibration.calibrated, why=calibration.why))
 
 
 def sampled_verdicts(sampled: JudgedCase) -> tuple[list[JudgeVerdict],
@@ -137,7 +142,7 @@ def sampled_verdicts(sampled: JudgedCase) -> tuple[list[JudgeVerdict],
     """Every sample's verdicts, and the judged expectations whose verdict differs between
     the samples (those that ran), with each sample's verdict and reason."""
     runs = [(run.index, run.result) for run in sampled.runs if run.result is not None]
-    judged = [_verdict(judgement, index) for index, result in runs
+    judged = [_verdict(judgement, sampled.scenario, index) for index, result in runs
               for judgement in result.judgements]
     if not judged:
         return [], []
@@ -205,9 +210,11 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     problems = ([verdict.stopped_by] if verdict.stopped_by is not None
                 else list(verdict.problems) + verdict.snapshot_problems())
     state = verdict.snapshot
-    judged = [_verdict(judgement) for judgement in result.judgements]
+    judged = [_verdict(judgement, scenario) for judgement in result.judgements]
+    cause = verdict.cause
     return Row(scenario=scenario.name, agent_type=agent_type,
                status="pass" if verdict.passed else "fail", problems=problems,
+               cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
                snapshot_diff=list(verdict.snapshot_diff),

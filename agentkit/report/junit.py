@@ -35,9 +35,16 @@ class JUnitCase:
 
 
 def sample_properties(row: Row) -> dict[str, str]:
-    """A sampled case's statistics as JUnit properties (none for a case of one run)."""
+    """A sampled case's statistics as JUnit properties, and for any case the judges not
+    calibrated against people (``judges_uncalibrated``) and a failed run's cause
+    (``failure_cause``: agent, simulated_user, judge or infrastructure, and why)."""
+    uncalibrated = ({"judges_uncalibrated": "; ".join(f"{at}: {why}" for at, why
+                                                      in row.uncalibrated.items())}
+                    if row.uncalibrated else {})
+    if row.cause is not None:
+        uncalibrated.update(failure_cause=row.cause.cause, failure_cause_why=row.cause.why)
     if not row.sampled:
-        return {}
+        return uncalibrated
     found = {"samples": str(row.samples), "passes": str(row.passes),
              "infra_errors": str(row.infra_errors or 0), "class": str(row.class_)}
     if row.pass_rate is not None and row.interval is not None:
@@ -50,7 +57,7 @@ def sample_properties(row: Row) -> dict[str, str]:
         found["gate_warning"] = row.gate_warning
     if row.disagreements:
         found["judges_disagree"] = "; ".join(d.describe() for d in row.disagreements)
-    return found
+    return {**found, **uncalibrated}
 
 
 def junit_cases(comparison: Comparison, regressions: dict[str, list[str]] | None = None

@@ -137,10 +137,31 @@ class CostSpread(_Strict):
     max: float
 
 
+class FailureCause(_Strict):
+    """Whose failure a failed run is, where its trace shows it
+    (:func:`agentkit.verdict.attribute`): ``agent``, ``simulated_user``, ``judge`` or
+    ``infrastructure``, with the evidence."""
+
+    cause: Literal["agent", "simulated_user", "judge", "infrastructure"]
+    why: str
+
+    def describe(self) -> str:
+        return f"failure attributed to the {self.cause.replace('_', ' ')}: {self.why}"
+
+
+class JudgeCalibrationNote(_Strict):
+    """Whether the judges of a judged expectation are calibrated against people on its
+    rubric (:func:`agentkit.quality.calibration_of`), and why in one line."""
+
+    calibrated: bool
+    why: str
+
+
 class JudgeVerdict(_Strict):
     """One judged expectation of a run: where its rubric is, the LLM judges' verdict and the
     reason they gave; ``votes`` answers voted, ``split`` when they disagreed (within this
-    run). In a sampled case, ``sample`` is the sample whose run it judged."""
+    run). In a sampled case, ``sample`` is the sample whose run it judged. ``calibration``:
+    whether its judges agree with people's labels of the rubric (None: not looked up)."""
 
     at: str
     rubric: str
@@ -150,6 +171,7 @@ class JudgeVerdict(_Strict):
     votes: int = Field(default=1, ge=1)
     split: bool = False
     sample: int | None = Field(default=None, ge=0)
+    calibration: JudgeCalibrationNote | None = None
 
 
 class SampleVerdict(_Strict):
@@ -235,6 +257,8 @@ class Row(_Strict):
     sampled case's: every sample's, in sample order)."""
     disagreements: list[JudgeDisagreement] = []
     """A sampled case's judged expectations whose verdict differs between its samples."""
+    cause: FailureCause | None = None
+    """A failed run's cause: the component its failure is attributed to, and why."""
     roles: dict[str, RoleCost] = {}
     """The calls and tokens of the harness's roles (``judge``, ``user``), apart from the
     metrics, which are the agent's."""
@@ -288,6 +312,13 @@ class Row(_Strict):
         if self.status == "fail" and not self.problems:
             raise ValueError("a `fail` row needs `problems` saying what failed")
         return self
+
+    @property
+    def uncalibrated(self) -> dict[str, str]:
+        """The judged expectations whose judges are not calibrated: field -> why (once per
+        field, whatever the samples)."""
+        return {v.at: v.calibration.why for v in self.judged
+                if v.calibration is not None and not v.calibration.calibrated}
 
     @property
     def key(self) -> str:
@@ -359,9 +390,11 @@ class Row(_Strict):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the metrics, then thresholds, snapshot, model, the statistics of a
-        sampled case and the judged expectations and roles' costs only where there are any."""
+        sampled case, the judged expectations, a failure's cause and roles' costs only where
+        there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
-                                        "judged", "disagreements", "roles", *_SAMPLED})
+                                        "judged", "disagreements", "roles", "cause",
+                                        *_SAMPLED})
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -381,6 +414,8 @@ class Row(_Strict):
                               for verdict in self.judged]
         if self.disagreements:
             data["disagreements"] = [d.model_dump() for d in self.disagreements]
+        if self.cause is not None:
+            data["cause"] = self.cause.model_dump()
         if self.roles:
             data["roles"] = {role: cost.model_dump() for role, cost in self.roles.items()}
         if self.thresholds is not None:

@@ -1,6 +1,7 @@
 """Judging, pure: each expectation a check returning problems with a kind, the one verdict
 of a run (or of a sampled case), and the snapshot store of a session."""
 
+from agentkit.verdict._attribution import CAUSES, Attribution, Cause, attribute
 from agentkit.verdict._cases import (
     SAMPLES_LIMIT,
     CaseStats,
@@ -37,6 +38,7 @@ from agentkit.verdict._snapshots import (
     SnapshotSession,
     SnapshotState,
 )
+from agentkit.verdict._stats import cohen_kappa, kappa_interval
 from agentkit.verdict._verdict import (
     COST_KEYS,
     Outcome,
@@ -51,11 +53,12 @@ from agentkit.verdict._verdict import (
     unjudged,
 )
 
-__all__ = ["COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
+__all__ = ["CAUSES", "Attribution", "Cause", "attribute",
+           "COST_KEYS", "SAMPLES_LIMIT", "CHECKS", "CaseStats", "SampleOutcome", "case_stats", "Check",
            "Compared", "Conversation", "ExpectationResult",
            "Expectations", "FaultOutcome", "classify", "injected_faults", "judge_fault",
            "Judgement", "Leftovers", "Run", "ServerLeftovers", "Vote",
-           "check_expectations", "expectation_results",
+           "check_expectations", "expectation_results", "cohen_kappa", "kappa_interval",
            "Outcome", "PROBLEM_KINDS", "Problem", "ProblemKind", "RecordingPrefix", "SampleRun",
            "SnapshotFiles", "SnapshotPolicy", "SnapshotSession", "SnapshotState",
            "ToolAccounting", "Trajectory", "Verdict", "cassette_miss", "judge", "judge_error",

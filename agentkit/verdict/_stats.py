@@ -17,17 +17,24 @@ identical wherever they are computed (a shard, a merge, a re-run offline).
   is below ``1 - confidence``; an exact test, because the normal approximation of the
   two-proportion z-test is poor at these sample sizes.
 * :func:`spread` -- mean, standard deviation (n - 1), min and max of a cost.
+* :func:`cohen_kappa` -- how far two raters (an LLM judge and people) agree on pass/fail
+  beyond what their base rates give by chance: ``(po - pe) / (1 - pe)``; None when it is
+  undefined (both gave one and the same verdict to every item: chance explains everything).
+* :func:`kappa_interval` -- a percentile bootstrap interval of kappa over the labelled items,
+  seeded, so the same labels give the same interval everywhere.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
 __all__ = ["DEFAULT_CONFIDENCE", "wilson_interval", "pass_at_k", "pass_all_k", "fisher_lower",
-           "Spread", "spread", "check_confidence"]
+           "Spread", "spread", "check_confidence", "cohen_kappa", "kappa_interval",
+           "BOOTSTRAP_RESAMPLES"]
 
 DEFAULT_CONFIDENCE = 0.95
 
@@ -114,3 +121,47 @@ def spread(values: Sequence[float]) -> Spread:
     sd = (math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
           if len(values) > 1 else 0.0)
     return Spread(round(mean, 6), round(sd, 6), round(min(values), 6), round(max(values), 6))
+
+
+def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
+    """Cohen's kappa of two raters' pass/fail verdicts on the same items (``(first, second)``
+    per item, True for pass): 1 for perfect agreement, 0 for agreement no better than their
+    base rates give by chance, below 0 for worse. None when it is undefined: no items, or
+    both raters gave every item the same one verdict (chance agreement is then 1)."""
+    if not pairs:
+        return None
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    first = sum(a for a, _ in pairs) / n
+    second = sum(b for _, b in pairs) / n
+    chance = first * second + (1 - first) * (1 - second)
+    if math.isclose(chance, 1.0):
+        return None
+    return (observed - chance) / (1 - chance)
+
+
+BOOTSTRAP_RESAMPLES = 2000
+"""How many resamples :func:`kappa_interval` draws."""
+
+
+def kappa_interval(pairs: Sequence[tuple[bool, bool]], confidence: float = DEFAULT_CONFIDENCE,
+                   *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+                   ) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of :func:`cohen_kappa` at ``confidence``: the
+    items are drawn with replacement ``resamples`` times (a :class:`random.Random` seeded
+    with ``seed``), kappa computed on each draw, and the interval is the middle
+    ``confidence`` of those kappas. Draws on which kappa is undefined (every drawn item
+    rated alike by both) are left out; None when every draw is."""
+    check_confidence(confidence)
+    if not pairs:
+        return None
+    draw = random.Random(seed)
+    n = len(pairs)
+    found = sorted(k for k in (cohen_kappa([pairs[draw.randrange(n)] for _ in range(n)])
+                               for _ in range(resamples)) if k is not None)
+    if not found:
+        return None
+    tail = (1 - confidence) / 2
+    low = found[min(len(found) - 1, math.floor(tail * len(found)))]
+    high = found[max(0, math.ceil((1 - tail) * len(found)) - 1)]
+    return round(low, 6), round(high, 6)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
 from agentkit.recording import CassetteMissError
 from agentkit.trace._trace import SampledTrace, Trace
+from agentkit.verdict._attribution import Attribution, attribute
 from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
 from agentkit.verdict._checks import run_checks
 from agentkit.verdict._outcomes import FaultOutcome, classify, injected_faults
@@ -70,6 +71,9 @@ class Verdict:
     agent's own code that raised), which verbose output adds to the lines."""
     fault: FaultOutcome | None = None
     """For a run that met faults under ``expect.on_fault``: its outcome class and why."""
+    cause: Attribution | None = None
+    """Whose failure a failed run is -- the agent, the simulated user, a judge or the
+    infrastructure -- where the trace shows it (:mod:`._attribution`)."""
 
     @property
     def passed(self) -> bool:
@@ -162,6 +166,8 @@ def judge(run: Run, snapshots: SnapshotSession | None = None,
         return verdict
     run.problems = run_checks(run)
     verdict = _judged(run, snapshots, snapshot_path)
+    if not verdict.passed:
+        verdict = replace(verdict, cause=attribute(run, verdict))
     run.verdict = verdict
     if snapshots is not None:
         snapshots.settle(snapshot_path)

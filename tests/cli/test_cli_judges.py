@@ -114,13 +114,16 @@ def test_report_lists_the_verdicts_with_their_reasons(cli, recorded, tmp_path):
     assert result.code == 0, result.out
     markdown = (out / "report.md").read_text()
     assert ("| `refund[react]` | `expect.answer.judge` | states the refund amount, 42.50 EUR | "
-            "pass      | It states 42.50 EUR. |") in markdown
+            "pass (judge uncalibrated) | It states 42.50 EUR. |") in markdown
     assert "- `refund[react]`: judge: 1 LLM call, " in markdown
     row = json.loads((out / "report.json").read_text())["rows"][0]
+    calibration = row["judged"][0].pop("calibration")
     assert row["judged"] == [{"at": "expect.answer.judge",
                               "rubric": "states the refund amount, 42.50 EUR",
                               "verdict": "pass", "reason": "It states 42.50 EUR.",
                               "score": 1.0}]
+    assert calibration["calibrated"] is False
+    assert "no labels file in" in calibration["why"]
     assert row["llm_calls"] == 1 and row["roles"]["judge"]["llm_calls"] == 1
     assert "It states 42.50 EUR." in (out / "report.html").read_text()
 
@@ -203,7 +206,8 @@ def test_report_marks_a_verdict_whose_samples_disagree(cli, write, tmp_path):
 
     assert result.code == 0, result.out
     assert ("| `sampled[function_calling]` | `expect.answer.judge` | says the sum is 5 | "
-            "pass (split, 3 votes) | It says 5.") in (out / "report.md").read_text()
+            "pass (split, 3 votes) (judge uncalibrated) | It says 5.") in (
+        out / "report.md").read_text()
     row = json.loads((out / "report.json").read_text())["rows"][0]
     assert (row["judged"][0]["votes"], row["judged"][0]["split"]) == (3, True)
     assert "pass (split, 3 votes) -- It says 5." in (out / "report.html").read_text()

@@ -56,6 +56,8 @@ def test_run_prints_the_problems_and_exits_1_when_a_scenario_fails(
     lines = result.out.splitlines()
     assert lines[0].startswith("FAIL  adding[react] ")
     assert lines[1:] == ["      - final answer '6' does not match contains '5'",
+                         "      failure attributed to the agent: no other component is shown "
+                         "at fault",
                          "0 passed, 1 failed"]
 
 
