@@ -119,12 +119,21 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _dimension(args: argparse.Namespace) -> Any:
-    """What ``--compare A B`` compares (None without it)."""
+    """What ``--compare A B`` compares (None without it); ``--models`` (and the models
+    ``--compare`` names) in their canonical spelling first."""
+    from agentkit.core.errors import BadInputError
     from agentkit.eval.compare import dimension_of
+    from agentkit.eval.models import canonical_models, parse_model
 
+    args.models = canonical_models(args.models)
     if args.compare is None:
         return None
-    a, b = args.compare
+    a, b = (name if name in args.agents else parse_model(name, "--compare").spec
+            for name in args.compare)
+    if a == b and list(args.compare) != [a, b]:
+        raise BadInputError(f"--compare {' '.join(args.compare)}: both name the model {a}; "
+                            "name two different ones")
+    args.compare = [a, b]
     return dimension_of(a, b, args.agents, args.models)
 
 

@@ -77,6 +77,7 @@ from agentkit.harness._record import (
     cassette_miss,
     record_scenario,
     rerecord_command,
+    with_limits,
 )
 from agentkit.harness._resume import (
     check_resume,
@@ -143,7 +144,7 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "JUDGE_PROMPT", "JudgeAnswerError", "judged_entries", "Judgement",
            "JudgeVerdictEvent", "load", "mcp_cassette", "mcp_problems", "mcp_servers",
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",
-           "parse_verdict", "plan_scenario", "record_scenario", "recorded_steps", "Recording",
+           "parse_verdict", "plan_scenario", "record_scenario", "recorded_steps", "Recording", "with_limits",
            "register_agent_type", "renderable_agent_types", "rerecord_command",
            "resolve_agent_type", "resolve_ref", "RunChange", "resume_agent", "role_events", "RoleAnswer",
            "RoleEvent", "RoleModels", "RoleSource", "run_all", "run_case", "run_scenario",
