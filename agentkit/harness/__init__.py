@@ -114,10 +114,12 @@ from agentkit.harness._simulated_user import (
 from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
 from agentkit.harness._variants import (
     FaultMatrix,
+    FaultRecording,
     FaultVariant,
     NoFaultsError,
     fault_variants,
     offline_agent_types,
+    record_fault_continuations,
     run_fault_matrix,
     variant_scenario,
 )
@@ -137,7 +139,8 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "built_tools", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
            "check_agent_type", "check_resume", "close_session_servers", "Conversation",
            "ConversationEndEvent", "disagreements", "EmptyMessageError", "ENTRY_POINT_GROUP",
-           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix",
+           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix", "FaultRecording",
+           "record_fault_continuations",
            "FaultNotApplicableError", "FaultVariant", "fault_variants", "NoFaultsError",
            "offline_agent_types", "run_fault_matrix", "variant_scenario",
            "FIRST_MESSAGE", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
