@@ -211,8 +211,15 @@ def _record(args: argparse.Namespace, run: Any, progress: Any, out: TextIO) -> N
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     if run.records_live:
+        from agentkit.eval.models import parse_model
+
         growth = "" if args.max_concurrency is None else f", up to {args.max_concurrency}"
-        print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
+        own = [parse_model(m).temperature for m in args.models]
+        temperature = (f"temperature {args.temperature:g}" if all(t is None for t in own)
+                       else "temperature " + ", ".join(
+                           f"{args.temperature if t is None else t:g}" for t in own)
+                       + " by model")
+        print(f"recording with {args.base_url} ({temperature}, sample i "
               f"with seed {args.seed} + i, {args.concurrency} requests in flight{growth})",
               file=out, flush=True)
 

@@ -125,6 +125,7 @@ def test_one_model_at_two_temperatures_is_two_models_each_sampled_at_its_own_and
 
     assert [(r["model"], r["temperature"], r["seed"]) for r in server.requests][::2] == [
         ("m1", 0, 4), ("m1", 0, 5), ("m1", 0, 6), ("m1", 0.8, 4), ("m1", 0.8, 5), ("m1", 0.8, 6)]
+    assert "(temperature 0, 0.8 by model, sample i with seed 4 + i" in live.out
     assert ("paired comparison by model: A = m1@temperature=0, B = m1@temperature=0.8"
             in live.out), live.out + live.err
     assert "flips by scenario (A pass -> B fail / A fail -> B pass): one 3/0" in live.out
