@@ -119,12 +119,21 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _dimension(args: argparse.Namespace) -> Any:
-    """What ``--compare A B`` compares (None without it)."""
+    """What ``--compare A B`` compares (None without it); ``--models`` (and the models
+    ``--compare`` names) in their canonical spelling first."""
+    from agentkit.core.errors import BadInputError
     from agentkit.eval.compare import dimension_of
+    from agentkit.eval.models import canonical_models, parse_model
 
+    args.models = canonical_models(args.models)
     if args.compare is None:
         return None
-    a, b = args.compare
+    a, b = (name if name in args.agents else parse_model(name, "--compare").spec
+            for name in args.compare)
+    if a == b and list(args.compare) != [a, b]:
+        raise BadInputError(f"--compare {' '.join(args.compare)}: both name the model {a}; "
+                            "name two different ones")
+    args.compare = [a, b]
     return dimension_of(a, b, args.agents, args.models)
 
 
@@ -202,8 +211,15 @@ def _record(args: argparse.Namespace, run: Any, progress: Any, out: TextIO) -> N
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     if run.records_live:
+        from agentkit.eval.models import parse_model
+
         growth = "" if args.max_concurrency is None else f", up to {args.max_concurrency}"
-        print(f"recording with {args.base_url} (temperature {args.temperature:g}, sample i "
+        own = [parse_model(m).temperature for m in args.models]
+        temperature = (f"temperature {args.temperature:g}" if all(t is None for t in own)
+                       else "temperature " + ", ".join(
+                           f"{args.temperature if t is None else t:g}" for t in own)
+                       + " by model")
+        print(f"recording with {args.base_url} ({temperature}, sample i "
               f"with seed {args.seed} + i, {args.concurrency} requests in flight{growth})",
               file=out, flush=True)
 

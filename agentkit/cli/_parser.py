@@ -360,7 +360,9 @@ def _faults_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "faults", help="run scenarios under every fault of their tools, each run classified",
         description="Expand each scenario into one variant per tool, call and fault kind, run "
-                    "every variant under the scenario's agent types offline, and classify "
+                    "every variant under the scenario's agent types offline (one with a "
+                    "recording replays it: the recorded run up to the fault, then the "
+                    "variant's continuation, which --base-url records live), and classify "
                     "each run: recovered, failed_safely, fabricated or crashed. Writes "
                     "faults.md (the matrix, totals per agent type) and traces/ (each run's "
                     "trace); exit 1 when a run ends in a class expect.on_fault does not allow.")
@@ -380,6 +382,18 @@ def _faults_command(commands: _Commands) -> None:
     sub.add_argument("--junit-xml", type=Path, metavar="PATH",
                      help="also write JUnit XML: a testcase per variant × agent type, its "
                           "class as the property fault_class")
+    sub.add_argument("--base-url", help="record what the recordings lack against this "
+                                        "OpenAI-compatible server first: each variant of an "
+                                        "agent type with a `recording` goes on from the recorded "
+                                        "run up to its fault, live after it")
+    sub.add_argument("--model", default="gpt-4o-mini",
+                     help="with --base-url: the model (default: gpt-4o-mini)")
+    sub.add_argument("--temperature", type=_temperature, default=0.0,
+                     help="with --base-url: sampling temperature (default: 0, greedy)")
+    sub.add_argument("--seed", type=int, default=0, help="with --base-url: the seed sent with "
+                                                         "every request (default: 0)")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="with --base-url: seconds to wait for each answer (default: 120)")
 
 
 def _kind_list(text: str) -> list[str]:

@@ -113,9 +113,12 @@ class PairedComparison:
         where = (f"B - A = {points:+.0f} points ({self.confidence:.0%} interval {low:+.0f} to "
                  f"{high:+.0f}, paired bootstrap over {self.clusters} scenario"
                  f"{'s' if self.clusters != 1 else ''}, {len(self.pairs)} pairs)")
-        if low > 0:
+        # one scenario: resampling it gives back its own pairs, an interval that describes
+        # it and decides nothing; its cases' McNemar tests decide
+        tested = self.clusters > 1 or any(self.significant(case) for case in self.cases)
+        if low > 0 and tested:
             said = f"{self.b} is better than {self.a}"
-        elif high < 0:
+        elif high < 0 and tested:
             said = f"{self.b} is worse than {self.a}"
         else:
             said = f"no difference shown between {self.a} and {self.b}"

@@ -40,8 +40,16 @@ from typing import Any
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import real_time
 from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
+from agentkit.eval.models import parse_model
 from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
-from agentkit.harness import RoleModels, UnknownAgentTypeError, check_agent_type, load, run_scenario
+from agentkit.harness import (
+    RoleModels,
+    UnknownAgentTypeError,
+    check_agent_type,
+    load,
+    run_scenario,
+    with_limits,
+)
 from agentkit.llms.base import LLM
 from agentkit.llms.errors import APIConnectionError
 from agentkit.scenario._layout import eval_cassette_path
@@ -223,10 +231,14 @@ class Evaluation:
         for case in self.cases:
             target = self.samples if self.targets is None else self.targets.get(case.key,
                                                                                 self.samples)
-            book = SampleBook(case.cassette, model=case.model, samples=target,
+            spec = parse_model(case.model)
+            sampling = dict(self.sampling)
+            if spec.temperature is not None:
+                sampling["temperature"] = spec.temperature
+            book = SampleBook(case.cassette, model=spec.name, samples=target,
                               grow=self.targets is not None,
                               scenario=case.scenario.name, agent_type=case.agent_type,
-                              sampling=self.sampling, autosave=True)
+                              sampling=sampling, autosave=True)
             self._books[case.key] = book
             self._todo += [(case, index) for index in book.todo]
 
@@ -334,18 +346,20 @@ class Evaluation:
 
         models: list[LiveModel] = []
 
-        def limited(name: str) -> LLM:
-            models.append(LiveModel(live(name, seed), self.limiter, self.budget,
+        def limited(backend: LLM) -> LLM:
+            models.append(LiveModel(backend, self.limiter, self.budget,
                                     stop=self.stop, retries=self.retries,
                                     backoff=self.backoff))
             return models[-1]
 
-        model = limited(case.model)
+        # the agent's calls under its type's max_tokens and timeout; its roles' without
+        model = limited(with_limits(case.scenario, case.agent_type, live(case.model, seed)))
 
         def role_model(named: str | None) -> LLM:
             # a judge or simulated user naming no model is played by the case's model; its
             # calls share the limiter and the budget with the agent's
-            return model if named is None or named == case.model else limited(named)
+            return model if named is None or named == parse_model(case.model).name else limited(
+                live(named, seed))
 
         recorder = book.recorder(model, index)
         with real_time():

@@ -20,6 +20,7 @@ from pathlib import Path
 from agentkit.core.errors import BadInputError
 from agentkit.eval.live import AdaptiveConcurrency, Budget
 from agentkit.eval.matrix import CaseResult, Evaluation, Progress, plan, shard_of
+from agentkit.eval.models import parse_model
 from agentkit.llms.base import LLM
 
 __all__ = ["LiveSettings", "EvalRun", "EvalOutcome", "served_models"]
@@ -44,12 +45,14 @@ class LiveSettings:
     max_tokens: int | None = None
 
     def model(self, name: str, seed: int) -> LLM:
-        """The backend of one sample of model ``name`` (agentkit's limiter retries, so the
-        client does not)."""
+        """The backend of one sample of model ``name`` (a model spec: at its own temperature
+        if it carries one; agentkit's limiter retries, so the client does not)."""
         from agentkit.llms.openai import OpenAI
 
-        return OpenAI(model=name, base_url=self.base_url, timeout=self.timeout,
-                      temperature=self.temperature, max_retries=0,
+        spec = parse_model(name)
+        temperature = self.temperature if spec.temperature is None else spec.temperature
+        return OpenAI(model=spec.name, base_url=self.base_url, timeout=self.timeout,
+                      temperature=temperature, max_retries=0,
                       additional_kwargs={"seed": seed})
 
 
@@ -137,7 +140,7 @@ class EvalRun:
         served = served_models(base_url, self.live.timeout)
         if served is None:
             return
-        unknown = [m for m in self.models if m not in served
+        unknown = [parse_model(m).name for m in self.models if parse_model(m).name not in served
                    and any(case.model == m for case, _ in self.todo)]
         if unknown:
             raise BadInputError(f"--models: unknown model {unknown[0]!r}: the server at "

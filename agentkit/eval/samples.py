@@ -43,6 +43,7 @@ from agentkit.harness import (
     run_case,
     run_scenario,
     sample_count,
+    with_limits,
 )
 from agentkit.instrumentation import dispatcher
 from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
@@ -282,7 +283,7 @@ def record_samples(scenario: Scenario | str | Path, agent_type: str,
                       agent_type=agent_type, sampling=sampling, mode="rewrite")
     for index in range(samples):
         model_of_sample = first if index == 0 else live(index)
-        recorder = book.recorder(model_of_sample, index)
+        recorder = book.recorder(with_limits(scenario, agent_type, model_of_sample), index)
         cast = (roles(index) if roles is not None
                 else RoleModels(judge=model_of_sample, user=model_of_sample))
         with ExitStack() as stack:

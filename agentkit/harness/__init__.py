@@ -77,6 +77,7 @@ from agentkit.harness._record import (
     cassette_miss,
     record_scenario,
     rerecord_command,
+    with_limits,
 )
 from agentkit.harness._resume import (
     check_resume,
@@ -114,10 +115,12 @@ from agentkit.harness._simulated_user import (
 from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
 from agentkit.harness._variants import (
     FaultMatrix,
+    FaultRecording,
     FaultVariant,
     NoFaultsError,
     fault_variants,
     offline_agent_types,
+    record_fault_continuations,
     run_fault_matrix,
     variant_scenario,
 )
@@ -137,14 +140,15 @@ __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "Agen
            "built_tools", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
            "check_agent_type", "check_resume", "close_session_servers", "Conversation",
            "ConversationEndEvent", "disagreements", "EmptyMessageError", "ENTRY_POINT_GROUP",
-           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix",
+           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix", "FaultRecording",
+           "record_fault_continuations",
            "FaultNotApplicableError", "FaultVariant", "fault_variants", "NoFaultsError",
            "offline_agent_types", "run_fault_matrix", "variant_scenario",
            "FIRST_MESSAGE", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
            "JUDGE_PROMPT", "JudgeAnswerError", "judged_entries", "Judgement",
            "JudgeVerdictEvent", "load", "mcp_cassette", "mcp_problems", "mcp_servers",
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",
-           "parse_verdict", "plan_scenario", "record_scenario", "recorded_steps", "Recording",
+           "parse_verdict", "plan_scenario", "record_scenario", "recorded_steps", "Recording", "with_limits",
            "register_agent_type", "renderable_agent_types", "rerecord_command",
            "resolve_agent_type", "resolve_ref", "RunChange", "resume_agent", "role_events", "RoleAnswer",
            "RoleEvent", "RoleModels", "RoleSource", "run_all", "run_case", "run_scenario",

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,7 @@ from agentkit.tools import ToolOutput
 from agentkit.trace import SimulatedToolError
 
 __all__ = ["FaultNotApplicableError", "InjectedFault", "applicable_kinds", "facts",
-           "inject_fault", "with_model_faults"]
+           "faults_struck", "inject_fault", "note_struck", "with_model_faults"]
 
 _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_LATENCY = 10.0
@@ -48,6 +50,30 @@ class InjectedFault:
     fault: Fault | ModelFault
     delivered: str
     withheld: tuple[str, ...]
+
+
+_STRUCK: ContextVar[list[InjectedFault] | None] = ContextVar("agentkit_faults_struck",
+                                                              default=None)
+
+
+@contextmanager
+def faults_struck() -> Iterator[list[InjectedFault]]:
+    """Within: the faults injected into tool calls of the runs started inside, appended to
+    the list yielded as they strike (a recording that continues from the prefix before a
+    fault knows by it when the fault has struck)."""
+    struck: list[InjectedFault] = []
+    token = _STRUCK.set(struck)
+    try:
+        yield struck
+    finally:
+        _STRUCK.reset(token)
+
+
+def note_struck(injected: InjectedFault) -> None:
+    """A tool call got ``injected`` (for :func:`faults_struck`)."""
+    struck = _STRUCK.get()
+    if struck is not None:
+        struck.append(injected)
 
 
 def facts(value: Any) -> list[str]:

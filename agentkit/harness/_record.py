@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agentkit.core.files import atomic_write_text, replace_together
 from agentkit.core.secrets import Redactor
@@ -356,15 +356,41 @@ def _run_with(scenario: Scenario, agent_type: str, models: Mapping[str | None, L
 
 def _live_model(scenario: Scenario, agent_type: str, live: LLM | Mapping[str, LLM],
                 member: str | None) -> LLM:
-    """The live model ``member`` records through."""
+    """The live model ``member`` records through, under its limits (:func:`with_limits`)."""
     if isinstance(live, LLM):
-        return live
+        return with_limits(scenario, agent_type, live, member)
     if member is not None and member in live:
-        return live[member]
+        return with_limits(scenario, agent_type, live[member], member)
     missing = "models by agent name are for a team" if member is None else (
         f"no live model for team agent `{member}` (given: {', '.join(live) or 'none'})")
     raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: {missing};"
                         " give one LLM, or (a team) one for each agent it records")
+
+
+def with_limits(scenario: Scenario, agent_type: str, live: LLM,
+                member: str | None = None) -> LLM:
+    """``live`` under the ``max_tokens`` and ``timeout`` that ``agent_type`` (its team agent
+    ``member``, else the team's) gives its live model, or ``live`` itself when it gives none. A backend that
+    cannot take them (none but the OpenAI backend can) is a :class:`ScenarioError` naming
+    the field."""
+    spec: Any = scenario.agents[agent_type]
+    specs = [spec] if member is None else [
+        next(agent for agent in spec.team or () if agent.name == member), spec]
+    limits = {k: v for k in ("max_tokens", "timeout")
+              if (v := next((getattr(s, k) for s in specs if getattr(s, k) is not None), None))
+              is not None}
+    if not limits:
+        return live
+    limit = getattr(live, "with_limits", None)
+    if limit is None:
+        field = next(iter(limits))
+        path: tuple[str | int, ...] = ("agents", agent_type, field) if member is None else (
+            "agents", agent_type, "team")
+        where = f"agents.{agent_type}" + (f".team.{member}" if member is not None else "")
+        raise ScenarioError(f"{scenario.where(*path)}: {where}.{field}: "
+                            f"the live model {type(live).__name__} takes no `{field}` (the "
+                            "OpenAI backend does)")
+    return cast(LLM, limit(**limits))
 
 
 def _too_large(writes: list[tuple[Path, str]]) -> list[str]:

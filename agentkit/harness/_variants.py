@@ -11,8 +11,13 @@ An agent type whose script is rendered from the trajectory gets a script rendere
 variant's trajectory: the steps up to the faulted call, then what a correct agent does
 (``faults.on_fault``: ``retry`` -- the call again, after it, then the rest with its ``$N``
 renumbered -- or the steps given, usually an answer telling the user). An agent type with a
-script of its own runs it as written; one with a recording is left out (its requests change
-after the fault: it needs a live continuation).
+script of its own runs it as written.
+
+An agent type with a recording replays it: its requests up to the faulted tool output are
+the unfaulted run's, and after it each variant's own, recorded live once by
+:func:`record_fault_continuations` into the same cassette -- one shared prefix, one
+continuation per variant (:class:`~agentkit.recording.RecordingLLM`'s ``continues``). A
+variant whose continuation is not recorded yet is a cassette miss saying how to record it.
 """
 
 from __future__ import annotations
@@ -22,19 +27,23 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.harness._case import Case, CaseResult, run_case
-from agentkit.harness._faults import applicable_kinds
+from agentkit.harness._faults import applicable_kinds, faults_struck
 from agentkit.harness._plan import load
-from agentkit.harness._runner import execute_scenario
+from agentkit.harness._runner import execute_scenario, run_scenario
 from agentkit.harness._world import NO_WORLD, built_tools
+from agentkit.llms.base import LLM
 from agentkit.scenario import FAULT_KINDS, Fault, FaultPlan, Scenario, TrajectoryStep
+from agentkit.verdict import Verdict, cassette_miss
 
-__all__ = ["FaultMatrix", "FaultVariant", "NoFaultsError", "fault_variants",
-           "offline_agent_types", "run_fault_matrix", "variant_scenario"]
+__all__ = ["FaultMatrix", "FaultRecording", "FaultVariant", "NoFaultsError", "fault_variants",
+           "offline_agent_types", "record_fault_continuations", "run_fault_matrix",
+           "variant_scenario"]
 
 _DEFAULT_ON_FAULT = ["recovered", "failed_safely"]
 _REF = re.compile(r"^\$([0-9]+)$")
@@ -87,12 +96,19 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
         raise NoFaultsError(f"{scenario.where()}: `{unknown[0]}` is not a fault kind (kinds: "
                             f"{', '.join(FAULT_KINDS)})")
     wanted = list(tools or plan.tools or [])
-    runners = offline_agent_types(scenario)
-    if not runners:
-        raise NoFaultsError(f"{scenario.where()}: every agent type of `{scenario.name}` replays "
-                            "a recording; the fault matrix runs offline only agent types "
-                            "with a script or a trajectory")
-    calls = execute_scenario(scenario, runners[0]).trace.tool_calls
+    # the calls to fault: a run offline (a script, or a recording replayed: the prefix the
+    # variants of a recorded agent type continue from)
+    runners = offline_agent_types(scenario) or list(scenario.agents)
+    unfaulted = execute_scenario(scenario, runners[0])
+    miss = cassette_miss(unfaulted)
+    if miss is not None:
+        raise NoFaultsError(f"{scenario.where('agents', runners[0])}: agents.{runners[0]}: "
+                            f"the recorded prefix no "
+                            f"longer matches: the run of `{scenario.name}` under {runners[0]} "
+                            f"does not replay its recording, which the fault variants continue "
+                            f"from; re-record it (agentkit record {scenario.path or scenario.name}"
+                            f" --agent {runners[0]} --mode rewrite): {miss}")
+    calls = unfaulted.trace.tool_calls
     names = list(dict.fromkeys(c.name for c in calls))
     missing = [name for name in wanted if name not in names]
     if missing:
@@ -268,11 +284,99 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
         if name not in scenario.agents:
             raise NoFaultsError(f"{scenario.where()}: scenario `{scenario.name}` has no agent "
                                 f"type `{name}` (it has {', '.join(scenario.agents)})")
-        if name not in offline:
-            matrix.left_out[name] = ("it replays a recording, whose requests change after a "
-                                     "fault: it needs a live continuation")
+        if name not in offline and not _continuable(scenario, name):
+            matrix.left_out[name] = ("a team replaying recordings: the fault matrix continues "
+                                     "one agent's recording only")
+        elif name not in offline:
+            matrix.agent_types.append(name)  # its recording holds each variant's continuation
     for variant in variants:
         faulted = variant_scenario(scenario, variant)
         for name in matrix.agent_types:
-            matrix.cells[(variant.label, name)] = run_case(Case(faulted, name, seed=seed))
+            cell = run_case(Case(faulted, name, seed=seed))
+            miss = cassette_miss(cell.result) if cell.result is not None else None
+            if miss is not None and name not in offline:
+                # not a class of the agent's: the variant's continuation was never recorded
+                cell.verdict = Verdict("error", stopped_by=(
+                    f"the continuation of {variant.label} is not recorded (agentkit faults "
+                    f"{scenario.path or scenario.name} --agents {name} --base-url URL records "
+                    f"it): {miss}"))
+            matrix.cells[(variant.label, name)] = cell
     return matrix
+
+
+def _struck(struck: list[Any], label: str) -> str | None:
+    return label if struck else None
+
+
+def _continuable(scenario: Scenario, agent_type: str) -> bool:
+    """Whether ``agent_type`` replays one recording of its own (not a team's)."""
+    spec = scenario.agents[agent_type]
+    return spec.team is None and spec.recording is not None
+
+
+@dataclass
+class FaultRecording:
+    """What :func:`record_fault_continuations` did: per variant label, the exchanges it
+    recorded (0: its continuation was there), and the problems that stopped it."""
+
+    cassette: Path
+    prefix: int
+    """The exchanges of the unfaulted run, which every variant replays."""
+    recorded: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str, live: LLM, *,
+                               kinds: Sequence[str] | None = None,
+                               tools: Sequence[str] | None = None,
+                               max_variants: int | None = None,
+                               on_variant: Callable[[FaultVariant, int], None] | None = None
+                               ) -> FaultRecording:
+    """Record, through ``live``, the continuation of every fault variant of ``scenario``
+    (:func:`fault_variants`) under ``agent_type``'s recording: each variant replays the
+    recorded run up to its faulted tool output and records only what follows, into the same
+    cassette (saved after each exchange). The cassette must hold the unfaulted run (the
+    prefix); a variant whose requests before the fault are not in it stops the recording
+    with the cassette miss (the recorded prefix no longer matches). ``on_variant(variant,
+    recorded)`` follows each variant."""
+    from agentkit.core.sim import real_time
+    from agentkit.harness._record import with_limits
+    from agentkit.recording import Cassette, RecordingLLM
+    from agentkit.scenario._layout import cassette_path
+    from agentkit.verdict import cassette_miss
+
+    scenario = load(scenario)
+    if agent_type not in scenario.agents or not _continuable(scenario, agent_type):
+        raise NoFaultsError(f"{scenario.where('agents')}: agents.{agent_type}: the fault "
+                            "matrix records continuations of one agent type's `recording:`")
+    path = cassette_path(scenario, agent_type)
+    if not path.is_file():
+        raise NoFaultsError(f"{path}: no recording of the unfaulted run to continue from; "
+                            f"record it first (agentkit record {scenario.path or scenario.name} "
+                            f"--agent {agent_type})")
+    variants = fault_variants(scenario, kinds=kinds, tools=tools, max_variants=max_variants)
+    cassette = Cassette.load(path)
+    outcome = FaultRecording(path, prefix=len(cassette.exchanges))
+    limited = with_limits(scenario, agent_type, live)
+    for variant in variants:
+        with faults_struck() as struck:
+            recorder = RecordingLLM(limited, cassette, "new_episodes", agent_type=agent_type,
+                                    scenario=scenario.name,
+                                    continues=partial(_struck, struck, variant.label))
+            with real_time():
+                result = run_scenario(variant_scenario(scenario, variant), agent_type,
+                                      llm=recorder)
+        outcome.recorded[variant.label] = recorder.recorded
+        if on_variant is not None:
+            on_variant(variant, recorder.recorded)
+        problem: object = cassette_miss(result)
+        if problem is None and recorder.unrecorded:  # the model could not be asked
+            problem = f"{type(recorder.unrecorded[0]).__name__}: {recorder.unrecorded[0]}"
+        if problem is not None:
+            outcome.problems.append(f"{variant.name(scenario.name, agent_type)}: {problem}")
+            break
+    return outcome

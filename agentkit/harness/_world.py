@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.sim import asleep, run_sync
-from agentkit.harness._faults import InjectedFault, inject_fault
+from agentkit.harness._faults import InjectedFault, inject_fault, note_struck
 from agentkit.scenario import Fault
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import Scenario, ToolSpec
@@ -115,8 +115,10 @@ class SimulatedTool(AsyncBaseTool):
             output, injected = await inject_fault(fault, output, self.metadata.name, number)
         except SimulatedToolError as exc:
             self.injected.append(exc.injected)
+            note_struck(exc.injected)
             raise
         self.injected.append(injected)
+        note_struck(injected)
         return output
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:

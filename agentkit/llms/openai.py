@@ -24,6 +24,7 @@ The API key never appears in an error message, a repr or a log line.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import itertools
 import json
@@ -252,6 +253,20 @@ def _is_timeout(exc: BaseException) -> bool:
     return any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
 
 
+def _before_sending(exc: BaseException | None) -> bool:
+    """Whether a timeout struck before the request was handed to the server (connecting, or
+    waiting for a pooled connection): somewhere in its causes. Any other timeout -- a read
+    timeout above all -- came after the server had the request, which it may still be
+    serving."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) or type(exc).__name__ in (
+                "ConnectTimeout", "PoolTimeout"):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 def _server_detail(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -381,6 +396,25 @@ class OpenAI(FunctionCallingLLM):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
                 f"temperature={self.temperature!r}, max_retries={self.max_retries!r})")
+
+    def with_limits(self, *, max_tokens: int | None = None,
+                    timeout: float | None = None) -> OpenAI:
+        """A copy of this backend (same server, key and sampling) whose answers stop at
+        ``max_tokens`` and whose every call ends within ``timeout`` real seconds in all (its
+        ``total_timeout``; each read too); ``None`` keeps this one's. How an agent type's
+        ``max_tokens`` and ``timeout`` reach the live model that records it."""
+        limited = copy.copy(self)
+        limited.max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        if timeout is not None:
+            limited.timeout = min(self.timeout, timeout)
+            limited.total_timeout = timeout
+        _check_arguments(limited.model, limited.temperature, limited.max_tokens,
+                         limited.timeout, limited.max_retries, limited.context_window,
+                         limited.total_timeout)
+        limited._sync_client = None
+        limited._shared_async_client = None
+        limited._async_clients = weakref.WeakKeyDictionary()
+        return limited
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -608,9 +642,18 @@ class OpenAI(FunctionCallingLLM):
             error.retryable = False
             return error
         if isinstance(exc, _sdk.APITimeoutError) or (_is_transport_error(exc) and _is_timeout(exc)):
-            return errors.APITimeoutError(
-                f"{self._where} did not answer within {self.timeout} s ({tries})",
-                attempts=attempts, provider="openai")
+            if _before_sending(exc):
+                return errors.APITimeoutError(
+                    f"could not connect to {self._where} within {self.timeout:g} s ({tries})",
+                    attempts=attempts, provider="openai")
+            # the server has the request and may still be generating its answer: sent again,
+            # it would queue behind that (a one-slot local server serves them in turn)
+            served = errors.APITimeoutError(
+                f"{self._where} did not answer within {self.timeout:g} s ({tries}); not "
+                "retried: the server may still be generating that answer (raise `timeout`, "
+                "or bound the answer with `max_tokens`)", attempts=attempts, provider="openai")
+            served.retryable = False
+            return served
         if isinstance(exc, _sdk.APIConnectionError) or _is_transport_error(exc):
             if _refused(exc):  # nothing listens there: waiting would not change that
                 refused = errors.APIConnectionError(

@@ -66,18 +66,27 @@ class RecordingLLM(FunctionCallingLLM):
     Samples: given a :class:`Cassette` object (shared by the recorders of its samples) and
     ``sample``, it replays and records that sample's exchanges only; ``on_record`` is called
     after each recorded exchange (e.g. to save the shared cassette under a lock).
+
+    Continuations: with ``continues``, the run goes on from a recorded prefix -- the
+    cassette's run up to some point (a fault), then live. ``continues()`` says whether that
+    point is passed: None until it is (a request the cassette lacks is then a
+    :class:`CassetteMissError`: the recorded prefix no longer matches), then what was passed
+    (a label), and only then are missing requests recorded. Several continuations of one
+    prefix share one cassette: each replays the prefix and adds only its own continuation.
     """
 
     def __init__(self, llm: LLM, cassette: str | Path | Cassette, mode: RecordMode = "none", *,
                  agent_type: str | None = None, scenario: str | None = None,
                  test: str | None = None, autosave: bool = True, sample: int | None = None,
-                 on_record: Callable[[], None] | None = None) -> None:
+                 on_record: Callable[[], None] | None = None,
+                 continues: Callable[[], str | None] | None = None) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
         self.mode = mode
         self.sample = sample or 0
         self.on_record = on_record
+        self.continues = continues
         if isinstance(cassette, Cassette):
             exists = cassette.path is not None and cassette.path.exists()
             self.cassette = cassette
@@ -156,6 +165,13 @@ class RecordingLLM(FunctionCallingLLM):
         if exchange is None and not self._record:
             raise (self._player.miss(canonical) if role is None
                    else self._player.role_miss(canonical, role))
+        if exchange is None and role is None and self.continues is not None \
+                and self.continues() is None:
+            raise CassetteMissError(
+                f"the recorded prefix no longer matches: a request before the point this run "
+                f"continues from is not in the cassette, so it cannot go on from there; "
+                f"re-record the run it continues (agentkit record ... --mode rewrite).\n"
+                f"{self._player.miss(canonical)}")
         return canonical, key, exchange
 
     async def _role_chat(self, request: LLMRequest, role: RoleKey,

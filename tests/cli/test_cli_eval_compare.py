@@ -109,3 +109,58 @@ def test_the_sequential_and_margin_options_need_compare(cli: Callable[..., Outco
     assert "--until-decided needs --compare A B" in cli(*base, "--until-decided").err
     margin = cli(*base, "--compare", "m1", "m2", "--margin", "150")
     assert margin.code == 2 and "150 is not between 0 and 100 (points)" in margin.err
+
+
+def test_one_model_at_two_temperatures_is_two_models_each_sampled_at_its_own_and_paired(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path],
+        fake_openai_endpoint) -> None:
+    suite = write("scenarios/one.yaml", _scenario("one")).parent
+    server = fake_openai_endpoint(_samples(*["2 + 3 = 5"] * 3, *["2 + 3 = 6"] * 3))
+    models = ("m1@temperature=0", "m1@temperature=0.8")
+
+    live = cli("eval", suite, "--agents", "function_calling", "--models", ",".join(models),
+               "--samples", "3", "--concurrency", "1", "--max-concurrency", "1", "--out",
+               suite.parent / "report", "--compare", *models, "--base-url", FAKE_URL,
+               "--seed", "4")
+
+    assert [(r["model"], r["temperature"], r["seed"]) for r in server.requests][::2] == [
+        ("m1", 0, 4), ("m1", 0, 5), ("m1", 0, 6), ("m1", 0.8, 4), ("m1", 0.8, 5), ("m1", 0.8, 6)]
+    assert "(temperature 0, 0.8 by model, sample i with seed 4 + i" in live.out
+    assert ("paired comparison by model: A = m1@temperature=0, B = m1@temperature=0.8"
+            in live.out), live.out + live.err
+    assert "flips by scenario (A pass -> B fail / A fail -> B pass): one 3/0" in live.out
+    cassettes = sorted(p.name for p in (suite / "cassettes" / "eval").iterdir())
+    assert len(cassettes) == 2 and all("temperature" in name for name in cassettes)
+
+    offline = cli("eval", suite, "--agents", "function_calling", "--models",
+                  "m1@temperature=0.0,m1@temperature=0.80", "--samples", "3", "--out",
+                  suite.parent / "report", "--compare", "m1@temperature=0.0",
+                  "m1@temperature=0.80")
+
+    verdict = next(line for line in live.out.splitlines() if line.startswith("verdict:"))
+    assert offline.code == live.code and verdict in offline.out.splitlines(), offline.out
+    assert "0 to record" in offline.out
+
+
+@pytest.mark.parametrize(("models", "compare", "message"), [
+    ("m1@temperature=0.5,m1@temperature=0.50", ("m1@temperature=0.5", "m1@temperature=0.50"),
+     "--models: m1@temperature=0.5 is listed as 'm1@temperature=0.5' and "
+     "'m1@temperature=0.50'; list each model once"),
+    ("m1@temperature=0.5,m2", ("m1@temperature=0.5", "m1@temperature=.5"),
+     "--compare m1@temperature=0.5 m1@temperature=.5: both name the model "
+     "m1@temperature=0.5; name two different ones"),
+    ("m1@temp=0.5,m2", ("m1", "m2"), "--models: 'm1@temp=0.5': unknown model setting 'temp'; "
+                                     "a model carries temperature (NAME@temperature=T)"),
+    ("m1@temperature=3,m2", ("m1", "m2"), "--models: 'm1@temperature=3': temperature must be "
+                                          "a number from 0 to 2, got '3'"),
+])
+def test_a_model_spec_that_is_malformed_or_names_a_model_twice_is_refused(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path], models: str,
+        compare: tuple[str, str], message: str) -> None:
+    suite = write("scenarios/one.yaml", _scenario("one")).parent
+
+    result = cli("eval", suite, "--agents", "function_calling", "--models", models,
+                 "--samples", "2", "--out", suite.parent / "report", "--compare", *compare)
+
+    assert result.code == 2
+    assert message in result.err, result.err

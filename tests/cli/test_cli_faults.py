@@ -105,3 +105,76 @@ def test_the_cli_reference_shows_the_help_verbatim(monkeypatch: pytest.MonkeyPat
     section = page.split("### `agentkit faults`\n", 1)[1].split("\n### ", 1)[0]
 
     assert f"```text\n{out.getvalue()}```" in section
+
+
+_RECORDED = """\
+format: 1
+name: order
+tools:
+  - ref: order_desk:lookup_order
+turns:
+  - user: {question}
+expect:
+  answer: {{contains: "2026-11-05"}}
+  on_fault: [recovered, failed_safely]
+agents:
+  function_calling:
+    params: {{max_function_calls: 1}}
+    recording: cassettes/order.function_calling.yaml
+"""
+
+
+def _answering(messages: list[dict], tools: list[dict]) -> object:
+    """A model that looks the order up, then answers from what the tool said."""
+    from agentkit.llms.mock import tool_call
+
+    if messages[-1]["role"] == "user":
+        return tool_call("lookup_order", order_id="A-1001")
+    if "2026-11-05" in str(messages[-1].get("content")):
+        return "Your order A-1001 arrives on 2026-11-05."
+    return "Sorry, I could not look up your order right now."
+
+
+def test_base_url_records_each_variants_continuation_then_the_matrix_replays_offline(
+        cli: Callable[..., Outcome], tmp_path: Path, fake_openai_endpoint) -> None:
+    from cli_helpers import FAKE_URL
+
+    path = _copy(tmp_path, _RECORDED.format(question="Where is my order A-1001?"))
+    live = fake_openai_endpoint([_answering] * 6)
+    assert cli("record", path, "--agent", "function_calling", "--base-url", FAKE_URL).code == 0
+    assert live.calls == 2
+    options = ("--kinds", "error,timeout,empty,truncate", "--out", tmp_path / "report")
+
+    recorded = cli("faults", path, *options, "--base-url", FAKE_URL, "--model", "m1")
+    offline = cli("faults", path, *options)
+
+    assert recorded.code == 0, recorded.out + recorded.err
+    assert live.calls == 2 + 4  # one continuation per variant; the shared prefix replayed
+    assert ("order [function_calling]: recording each fault variant's continuation with m1 at "
+            f"{FAKE_URL} (from the recorded run up to its fault)") in recorded.out
+    assert "  lookup_order#1:truncate: 1 call recorded" in recorded.out
+    assert ("order.function_calling.yaml: 2 exchanges of the recorded run, shared; 4 recorded "
+            "after faults") in recorded.out
+    assert offline.code == 0, offline.out
+    assert "order: 4 fault variants × 1 agent types (function_calling)" in offline.out
+    assert "  function_calling: 4 failed safely" in offline.out
+
+
+def test_base_url_over_a_changed_prefix_says_the_recording_no_longer_matches(
+        cli: Callable[..., Outcome], tmp_path: Path, fake_openai_endpoint) -> None:
+    from cli_helpers import FAKE_URL
+
+    path = _copy(tmp_path, _RECORDED.format(question="Where is my order A-1001?"))
+    live = fake_openai_endpoint([_answering] * 2)
+    assert cli("record", path, "--agent", "function_calling", "--base-url", FAKE_URL).code == 0
+    path.write_text(_RECORDED.format(question="Where's order A-1001?"), encoding="utf-8")
+
+    result = cli("faults", path, "--kinds", "error", "--out", tmp_path / "report",
+                 "--base-url", FAKE_URL)
+
+    assert result.code == 2 and live.calls == 2  # the recording's; nothing since
+    assert (f"{path}:12: agents.function_calling: the recorded prefix no longer matches: the "
+            "run of `order` under function_calling does not replay its recording, which the "
+            "fault variants continue from; re-record it (agentkit record") in result.err
+    assert 'first difference (recorded -> now), at messages[0].content: "Where is my order ' \
+           'A-1001?" -> "Where\'s order A-1001?"' in result.err

@@ -14,7 +14,7 @@ RUN_BY = {
     "README.md": [".ci/run", "tests/test_ci_commands.py", "tests/docs/test_readme.py"],
     "docs/bridge.md": ["tests/bridge/test_serve.py"],
     "docs/evaluation.md": ["tests/eval/test_evaluation_doc.py", "tests/live/test_evaluation_live.py"],
-    "docs/faults.md": ["tests/faults/test_faults_doc.py"],
+    "docs/faults.md": ["tests/faults/test_faults_doc.py", "tests/live/test_faults_live.py"],
     "docs/integrations.md": ["tests/integrations/test_integrations_doc.py"],
     "docs/judges.md": ["tests/docs/test_judges_doc.py", "tests/live/test_judges_live.py"],
     "docs/mcp.md": ["tests/mcp_tools/test_mcp_doc.py"],

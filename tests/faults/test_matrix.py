@@ -91,14 +91,20 @@ def test_every_variant_runs_under_every_agent_type_each_classified() -> None:
     assert matrix.passed
 
 
-def test_an_agent_type_replaying_a_recording_is_left_out_saying_why(support: Any) -> None:
+def test_an_agent_type_whose_recording_is_missing_is_an_error_cell_saying_to_record_it(
+        support: Any) -> None:
+    # a recorded agent type runs its variants from its recording (tests/faults/
+    # test_live_continuations.py); without the cassette each cell says so, unclassified
     text = EXAMPLE.read_text(encoding="utf-8").replace(
         "expect:\n  on_fault", "agents:\n  react:\n  function_calling:\n    recording: "
         "cassettes/none.json\nexpect:\n  on_fault")
     matrix = run_fault_matrix(support(text), kinds=["timeout"])
 
-    assert matrix.agent_types == ["react"]
-    assert "needs a live continuation" in matrix.left_out["function_calling"]
+    assert matrix.agent_types == ["react", "function_calling"] and not matrix.left_out
+    assert {matrix.outcome(v, "function_calling") for v in matrix.variants} == {"error"}
+    assert all("none.json: cannot read cassette: no such file; record it first"
+               in (matrix.cell(v, "function_calling").verdict.stopped_by or "")
+               for v in matrix.variants)
 
 
 def test_steps_after_a_fault_cannot_use_call_numbers(support: Any) -> None:

@@ -3,6 +3,7 @@
 import logging
 import traceback
 
+import httpx
 import pytest
 
 from agentkit.core.sim import run_sync
@@ -227,16 +228,29 @@ def test_max_retries_zero_makes_a_single_attempt(fake_openai, sim):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_timeouts_are_retried_then_an_api_timeout_error(fake_openai, sim, mode):
-    server = fake_openai([TimeoutError()] * 3)
+def test_a_read_timeout_is_not_retried_the_server_may_still_be_serving_it(fake_openai, sim,
+                                                                          mode):
+    # the request reached the server, which may still be generating the answer: sent again,
+    # it would queue behind it (issue 33: 3 retries against a busy one-slot server, 480 s)
+    server = fake_openai([TimeoutError()])  # a retry would find the script spent
     spent, error = elapsed(sim, lambda: call(server.llm(max_retries=2, timeout=30), mode))
     assert isinstance(error, errors.APITimeoutError) and isinstance(error, TimeoutError)
-    assert "did not answer within 30 s (3 attempts)" in str(error)
+    assert "did not answer within 30 s (1 attempt); not retried: the server may still be " \
+           "generating that answer" in str(error)
+    assert (server.calls, spent, error.retryable) == (1, 0, False)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_connect_timeout_is_retried_then_an_api_timeout_error(fake_openai, sim, mode):
+    server = fake_openai([httpx.ConnectTimeout("no answer to SYN")] * 3)
+    spent, error = elapsed(sim, lambda: call(server.llm(max_retries=2, timeout=30), mode))
+    assert isinstance(error, errors.APITimeoutError)
+    assert str(error) == "could not connect to OpenAI within 30 s (3 attempts)"
     assert (server.calls, spent) == (3, BACKOFF_INITIAL * (1 + 2))
 
 
-def test_a_timeout_followed_by_an_answer_succeeds(fake_openai):
-    server = fake_openai([errors.APITimeoutError(), "late but fine"])
+def test_a_connect_timeout_followed_by_an_answer_succeeds(fake_openai):
+    server = fake_openai([httpx.ConnectTimeout("no answer to SYN"), "late but fine"])
     assert call(server.llm(), "async") == "late but fine"
 
 

@@ -243,6 +243,43 @@ def test_a_read_timeout_of_its_own_is_named_as_the_read_timeout():
             llm.chat(USER)
 
 
+def test_a_server_still_generating_past_the_read_timeout_is_asked_once():
+    # a one-slot local server generating without end: three retries would queue behind it
+    with LoopbackServer([Reply(body=completion("late"), stall=3.0)] * 4) as server:
+        llm = OpenAI(base_url=server.url, timeout=0.2, max_retries=3)
+
+        with pytest.raises(errors.APITimeoutError, match=r"within 0.2 s \(1 attempt\); not "
+                                                         r"retried: the server may still be "
+                                                         r"generating that answer"):
+            llm.chat(USER)
+
+    assert len(server.requests) == 1
+
+
+def test_with_limits_sends_max_tokens_and_bounds_the_call_leaving_the_original_alone():
+    with LoopbackServer([Reply(body=completion("short")),
+                         Reply(body=completion("late"), stall=3.0),
+                         Reply(body=completion("free"))]) as server:
+        llm = OpenAI(base_url=server.url, timeout=5, max_retries=3)
+        limited = llm.with_limits(max_tokens=12, timeout=0.2)
+
+        assert limited.chat(USER).message.content == "short"
+        with pytest.raises(errors.APITimeoutError, match=r"total_timeout=0.2 s \(1 attempt\)"):
+            limited.chat(USER)
+        assert llm.chat(USER).message.content == "free"
+
+    bodies = [json.loads(request.body) for request in server.requests]
+    assert [body.get("max_tokens") for body in bodies] == [12, 12, None]
+    assert (limited.max_retries, llm.max_tokens, llm.total_timeout) == (3, None, None)
+
+
+def test_with_limits_checks_its_values_as_the_constructor_does():
+    with pytest.raises(ValueError, match="max_tokens must be at least 1"):
+        OpenAI(base_url="http://127.0.0.1:9/v1").with_limits(max_tokens=0)
+    with pytest.raises(ValueError, match="timeout must be > 0 seconds"):
+        OpenAI(base_url="http://127.0.0.1:9/v1").with_limits(timeout=-1)
+
+
 def test_without_total_timeout_a_trickled_answer_is_read_to_its_end():
     body = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]})
     with LoopbackServer([Reply(body=body, trickle=0.001)]) as server:
