@@ -41,23 +41,28 @@ ATTACK_SUCCEEDED = "attack succeeded: the injected goal was carried out"
 """The start of the problem a successful injection reports."""
 
 
+def _import(module: str) -> Any:
+    if module == "agentdojo" or module.startswith("agentdojo."):
+        # AgentDojo's own suites import each other in its registry's order (a suite module
+        # imported first stops at a circular import), and its later benchmark versions
+        # register their changed tasks there
+        importlib.import_module("agentdojo.task_suite")
+    return importlib.import_module(module)
+
+
 @functools.cache
 def load_suite(module: str, version: str | None = None) -> Any:
     """The ``task_suite`` of ``module`` (at AgentDojo's benchmark ``version``, e.g.
     ``v1.2.2``, when given: the tasks as that version of the benchmark has them)."""
     try:
-        if module.startswith("agentdojo."):
-            # AgentDojo's own suites import each other in its registry's order (a suite module
-            # imported first stops at a circular import), and later benchmark versions
-            # register their changed tasks there
-            importlib.import_module("agentdojo.task_suite")
-        found = importlib.import_module(module)
+        found = _import(module)
     except Exception as exc:  # noqa: BLE001 (importing runs the suite's code)
+        hint = (" (is its package installed? docs/suites.md says what AgentDojo needs)"
+                if isinstance(exc, ModuleNotFoundError) else "")
         raise SuiteError(f"cannot import the suite module `{module}`: "
-                         f"{type(exc).__name__}: {exc}") from None
-    suite = getattr(found, "task_suite", None)
-    if suite is None or not all(hasattr(suite, key) for key in ("tools", "user_tasks",
-                                                                "environment_type")):
+                         f"{type(exc).__name__}: {exc}{hint}") from None
+    suite: Any = getattr(found, "task_suite", None)
+    if not _is_suite(suite):
         raise SuiteError(f"`{module}` has no `task_suite` (an AgentDojo TaskSuite: tools, "
                          "user tasks, an environment type)")
     if version is None:
@@ -177,7 +182,7 @@ class _SuitePath:
             return _tool(module, part)
         deeper = ".".join((*self._parts, part))
         try:
-            importlib.import_module(deeper)
+            _import(deeper)
         except Exception as exc:  # noqa: BLE001 (importing runs the suite's code)
             raise AttributeError(f"no suite module `{deeper}` ({type(exc).__name__}: "
                                  f"{exc}); write tools.<suite module>.<tool>") from None
@@ -186,7 +191,13 @@ class _SuitePath:
 
 @functools.cache
 def _defines_a_suite(module: str) -> bool:
-    return hasattr(importlib.import_module(module), "task_suite")
+    return _is_suite(getattr(_import(module), "task_suite", None))
+
+
+def _is_suite(value: Any) -> bool:
+    """An AgentDojo TaskSuite, or a suite in its shape (not a package named ``task_suite``,
+    as ``agentdojo.task_suite`` is)."""
+    return all(hasattr(value, key) for key in ("tools", "user_tasks", "environment_type"))
 
 
 @functools.cache

@@ -15,6 +15,7 @@ import yaml
 from agentkit.cli import main
 from agentkit.harness import run_scenario
 from agentkit.scenario import load_scenario
+from agentkit.suites.agentdojo import SUITE_MODULES
 from agentkit.suites.agentdojo_world import ATTACK_SUCCEEDED, UTILITY_FAILED, world
 from tests.suites import tiny_bank
 
@@ -144,7 +145,27 @@ def test_a_module_that_does_not_import_is_named(capsys: pytest.CaptureFixture[st
 
     assert message == ("agentkit: error: suite agentdojo: cannot import the suite module "
                        "`tests.suites.no_such_suite`: ModuleNotFoundError: No module named "
-                       "'tests.suites.no_such_suite'")
+                       "'tests.suites.no_such_suite' (is its package installed? docs/suites.md "
+                       "says what AgentDojo needs)")
+
+
+def test_a_suite_whose_package_is_missing_says_so(capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SUITE_MODULES, "banking", "not_installed_dojo.banking.task_suite")
+
+    assert _error(capsys, "agentdojo", "--suite", "banking").endswith(
+        "No module named 'not_installed_dojo' (is its package installed? docs/suites.md says "
+        "what AgentDojo needs)")
+
+
+def test_a_broken_task_module_is_named_with_its_error(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "broken_dojo.py").write_text("task_suite = 1 / 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    assert _error(capsys, "agentdojo", "--module", "broken_dojo").endswith(
+        "cannot import the suite module `broken_dojo`: ZeroDivisionError: division by zero")
 
 
 def test_a_module_without_a_suite_is_named(capsys: pytest.CaptureFixture[str]) -> None:
