@@ -1,8 +1,8 @@
 """The suites lane (`pytest -m suites`, with the `agentdojo` package installed as
 docs/suites.md says): AgentDojo's banking suite written by `agentkit suite agentdojo`; every
 user task's reference trajectory passes under the built-in agent types; agentkit's verdicts
-equal AgentDojo's own (`run_task_with_pipeline`) on the same runs, right and wrong; the
-page's commands print what it shows."""
+and scores equal AgentDojo's own (`run_task_with_pipeline`) on the same runs, right and
+wrong; slack's user tasks likewise; the page's commands print what it shows."""
 
 from __future__ import annotations
 
@@ -175,6 +175,32 @@ def test_agentkits_verdicts_and_scores_equal_agentdojos_on_the_same_runs(
     assert (reference.utility, reference.attack_success_rate) == (1.0, 0.0)
     assert (nothing.utility, nothing.attack_success_rate) == (5 / 16, 0.0)
     assert attacked.attack_success_rate == 1.0
+
+
+def test_slacks_user_tasks_pass_and_are_judged_as_agentdojo_judges_them(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["suite", "agentdojo", "--suite", "slack", "--injection-tasks", "none",
+                 "--out", str(tmp_path / "slack")], out=out) == 0, out.getvalue()
+    slack = load_suite(SUITE_MODULES["slack"], DEFAULT_VERSION)
+    (tmp_path / "nothing").mkdir()
+    differ, done = [], {"reference": 0, "nothing": 0}
+    for path in sorted((tmp_path / "slack").glob("*.yaml")):
+        for kind, run in (("reference", path), ("nothing", _with_trajectory(
+                path, tmp_path / "nothing", [{"answer": "Done."}]))):
+            for agent_type in ("function_agent", "react_agent"):
+                result = run_scenario(load_scenario(run), agent_type)
+                problems = [str(p) for p in result.problems]
+                assert all(UTILITY_FAILED in p for p in problems), problems
+                utility, _, outputs = _agentdojo_verdict(
+                    slack, result.trace.turns[-1].world["state"], result.trace.tool_calls,
+                    result.trace.turns[-1].response or "")
+                if utility != (not problems) or outputs != [c.output
+                                                            for c in result.trace.tool_calls]:
+                    differ.append((path.stem, kind, agent_type, problems, utility))
+                done[kind] += utility
+    assert differ == []
+    # every reference run does its task; doing nothing does not do them all
+    assert done["reference"] == 2 * 21 and done["nothing"] < 2 * 21
 
 
 def test_every_command_of_the_page_runs_and_prints_what_it_shows(shell: Shell) -> None:
