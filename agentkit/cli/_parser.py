@@ -4,9 +4,11 @@ several commands share and the argument types apart."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from agentkit import __version__
 from agentkit.cli._otel import otel_options
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
+    _suite_command(commands)
     return parser
 
 
@@ -566,3 +569,45 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 65535")
     return value
+
+
+class _SuiteParser(argparse.ArgumentParser):
+    """A suite's subparser: its options come from the suite's adapter
+    (:data:`agentkit.suites.SUITES`), imported only when that suite is parsed or its help
+    shown."""
+
+    adapter: str | None = None
+
+    def _load(self) -> None:
+        if self.adapter is not None:
+            module, self.adapter = self.adapter, None
+            importlib.import_module(module).add_arguments(self)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        self._load()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._load()
+        return super().format_help()
+
+
+def _suite_command(commands: _Commands) -> None:
+    from agentkit.suites import SUITES
+
+    sub = commands.add_parser(
+        "suite", help="write a public suite's cases as scenario files",
+        description="Turn a public suite's cases into ordinary scenario files (tools, world, "
+                    "expectations and a reference trajectory each), which every command and "
+                    "agent type runs (docs/suites.md). The suite's own package must be "
+                    "installed.")
+    suites = sub.add_subparsers(dest="suite_name", metavar="SUITE", required=True,
+                                parser_class=_SuiteParser)
+    helps = {"agentdojo": "AgentDojo's user tasks (utility) and prompt injections (security)",
+             "bfcl": "BFCL's function-calling cases"}
+    for name, adapter in SUITES.items():
+        parser = suites.add_parser(name, help=helps.get(name, name),
+                                   description=helps.get(name, name) + ".")
+        assert isinstance(parser, _SuiteParser)
+        parser.adapter = adapter

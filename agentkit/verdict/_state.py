@@ -5,6 +5,7 @@ the path, what was expected, what was there, and what changed since the start.""
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -66,9 +67,26 @@ def _verdict_of(result: Any) -> list[str]:
             "text or a list of them)"]
 
 
-def _checked(check: Callable[[Any], Any], state: Any) -> list[str]:
+CHECK_EXTRAS = ("start", "answer", "calls")
+"""What a check function may ask for beside the state, by naming a parameter so: the state at
+the start of the run, the answer of the turn the state is read after, and the run's tool calls
+up to then (``{"name", "args", "output", "error"}`` each, in the order they started)."""
+
+
+def _extras(check: Callable[..., Any], offered: Mapping[str, Any]) -> dict[str, Any]:
+    """The extras ``check``'s signature names (a function taking ``**kwargs`` gets them all)."""
     try:
-        result = check(copy.deepcopy(state))
+        parameters = inspect.signature(check).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: the state only
+        return {}
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return dict(offered)
+    return {name: value for name, value in offered.items() if name in parameters}
+
+
+def _checked(check: Callable[..., Any], state: Any, offered: Mapping[str, Any]) -> list[str]:
+    try:
+        result = check(copy.deepcopy(state), **copy.deepcopy(_extras(check, offered)))
     except AssertionError as exc:
         return [str(exc) or "an assertion failed"]
     except Exception as exc:  # noqa: BLE001 (a user's function may raise anything)
@@ -103,8 +121,13 @@ def state_problems(trace: Trace, expect: StateExpect,
                         f"{len(changes)} place{' was' if len(changes) == 1 else 's were'} "
                         "changed")
     if expect.check is not None and expect.check in checks:
+        turns = trace.turns[:number]
+        offered = {"start": start, "answer": turns[-1].response,
+                   "calls": [{"name": call.name, "args": call.args, "output": call.output,
+                              "error": call.is_error}
+                             for turn in turns for call in turn.tool_calls]}
         problems += [f"{label}: check {expect.check}: {text}"
-                     for text in _checked(checks[expect.check], state)]
+                     for text in _checked(checks[expect.check], state, offered)]
     if problems:
         shown = "\n".join(f"    {line}" for line in changes) or "    (nothing)"
         problems[-1] += f"\n  what changed since the start of the run:\n{shown}"

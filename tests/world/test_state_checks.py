@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentkit.scenario._model import Expect, Turn
-from agentkit.trace import Trace, TurnTrace, state_changes
+from agentkit.trace import StepTrace, ToolCallTrace, Trace, TurnTrace, state_changes
 from agentkit.verdict import check_expectations
 
 START = {"seats": {"12A": "free", "12B": "sold"}, "payments": [], "note": "open"}
@@ -138,3 +138,44 @@ def test_a_check_function_cannot_change_the_recorded_state() -> None:
     _problems({"check": "m:f"}, {"m:f": lambda state: state.clear()}, trace=trace)
 
     assert trace.turns[-1].world is not None and trace.turns[-1].world["state"] == AFTER_2
+
+
+def _calling_trace() -> Trace:
+    trace = _trace(AFTER_1, AFTER_2)
+    trace.turns[0].response = "held 12A"
+    trace.turns[1].response = "paid for 12A"
+    trace.turns[0].steps = [StepTrace(index=0, input=None, is_last=False, output=None, tool_calls=[
+        ToolCallTrace(id="c1", name="hold", args={"seat": "12A"}, output="H-12A",
+                      is_error=False, latency=0.0)])]
+    trace.turns[1].steps = [StepTrace(index=0, input=None, is_last=False, output=None, tool_calls=[
+        ToolCallTrace(id="c2", name="pay", args={"hold": "H-12A"}, output="no such hold",
+                      is_error=True, latency=0.0)])]
+    return trace
+
+
+def test_a_check_function_gets_the_start_the_answer_and_the_calls_it_names() -> None:
+    seen: dict[str, Any] = {}
+
+    def check(state: dict[str, Any], *, start: Any, answer: str, calls: list[Any]) -> None:
+        seen.update(state=state, start=start, answer=answer, calls=calls)
+
+    assert _problems({"check": "m:f"}, {"m:f": check}, trace=_calling_trace()) == []
+    assert seen == {"state": AFTER_2, "start": START, "answer": "paid for 12A", "calls": [
+        {"name": "hold", "args": {"seat": "12A"}, "output": "H-12A", "error": False},
+        {"name": "pay", "args": {"hold": "H-12A"}, "output": "no such hold", "error": True}]}
+
+
+def test_a_check_function_read_after_a_turn_gets_that_turns_answer_and_calls() -> None:
+    seen: dict[str, Any] = {}
+
+    def check(state: dict[str, Any], **extras: Any) -> None:
+        seen.update(extras)
+
+    _problems({"check": "m:f", "turn": 1}, {"m:f": check}, trace=_calling_trace())
+
+    assert seen["answer"] == "held 12A" and [c["name"] for c in seen["calls"]] == ["hold"]
+
+
+def test_a_check_function_of_the_state_alone_gets_only_the_state() -> None:
+    assert _problems({"check": "m:f"}, {"m:f": lambda state: None if state == AFTER_2
+                                        else "not the state"}, trace=_calling_trace()) == []

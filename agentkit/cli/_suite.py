@@ -1,0 +1,24 @@
+"""``agentkit suite <name>``: a public suite's cases written as scenario files, by the suite's
+adapter (:data:`agentkit.suites.SUITES`)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import TextIO
+
+from agentkit.cli._common import CLIError
+
+__all__ = ["command"]
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    from agentkit.core.errors import BadInputError
+    from agentkit.suites import SUITES
+
+    adapter = importlib.import_module(SUITES[args.suite_name])
+    try:
+        code: int = adapter.command(args, out)
+    except BadInputError as exc:
+        raise CLIError(f"suite {args.suite_name}: {exc}") from None
+    return code
