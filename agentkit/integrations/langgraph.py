@@ -1,6 +1,6 @@
 """LangGraph agents under the harness (``pip install 'agentkit[langgraph]'``): a compiled graph
--- ``create_react_agent`` or one of your own -- over langchain-openai's ``ChatOpenAI`` routed
-through the bridge.
+-- LangChain's ``create_agent``, LangGraph's older ``create_react_agent`` or one of your own --
+over langchain-openai's ``ChatOpenAI`` routed through the bridge.
 
 A compiled graph holds its model, so a factory gives the user's graph builder the context's
 ``model`` -- a ``ChatOpenAI`` on the bridge's httpx clients -- and returns the graph
@@ -12,9 +12,10 @@ agentkit)::
 
     @langgraph_agent
     def framework_over_the_scenario(context):
-        return create_react_agent(context.model, context.tools, **context.params)
+        return create_agent(context.model, context.tools, **context.params)
 
-Agent type: ``langgraph`` (``create_react_agent``; ``params`` go to it). Each turn streams the
+Agent type: ``langgraph`` (``langchain.agents.create_agent``, which LangGraph 1.0 recommends
+over its deprecated ``create_react_agent``; ``params`` go to it). Each turn streams the
 graph (``astream``) on ``{"messages": [...the conversation so far, the user message]}`` -- the
 conversation is the graph's input, so no checkpointer is needed; each model reply names its
 step's agent (the graph's ``name``), and a streamed turn streams the model's tokens
@@ -49,7 +50,8 @@ __all__ = ["FRAMEWORK", "langgraph_agent", "LANGGRAPH"]
 
 FRAMEWORK = Framework("LangGraph", "langgraph", (
     Requirement("langgraph", "langgraph", "1.2.24", "2"),
-    Requirement("langchain-openai", "langchain_openai", "1.7.4", "2")))
+    Requirement("langchain-openai", "langchain_openai", "1.7.4", "2"),
+    Requirement("langchain", "langchain.agents", "1.3.0", "2")))
 """What ``agentkit[langgraph]`` installs, and the versions it was tested with."""
 
 
@@ -159,7 +161,7 @@ class _Run:
 
 
 INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
-                          "a compiled LangGraph graph (create_react_agent(...), or "
+                          "a compiled LangGraph graph (create_agent(...), or "
                           "StateGraph(...).compile())")
 
 
@@ -172,10 +174,9 @@ def langgraph_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
     return integration_type(INTEGRATION, factory, trajectory=trajectory)
 
 
-def _react_graph(context: FrameworkContext) -> Any:
-    prebuilt = load("langgraph.prebuilt")
-    return prebuilt.create_react_agent(context.model, context.tools, **context.params)
+def _agent_graph(context: FrameworkContext) -> Any:
+    return load("langchain.agents").create_agent(context.model, context.tools, **context.params)
 
 
-LANGGRAPH: AgentType = langgraph_agent(_react_graph)
-"""``langgraph``: LangGraph's ``create_react_agent`` over the scenario's tools."""
+LANGGRAPH: AgentType = langgraph_agent(_agent_graph)
+"""``langgraph``: LangChain's ``create_agent`` (a LangGraph graph) over the scenario's tools."""
