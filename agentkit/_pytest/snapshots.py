@@ -13,7 +13,7 @@ from syrupy.assertion import DiffMode
 
 from agentkit._pytest.options import shown_path
 from agentkit.scenario.snapshot import TraceSnapshotExtension, Verbatim, stale_snapshot
-from agentkit.trace import SampledTrace, Trace
+from agentkit.trace import SampledTrace, Trace, compare_with_snapshot
 from agentkit.verdict import Compared, SnapshotSession
 
 __all__ = ["SyrupySnapshots", "SnapshotGuard", "SNAPSHOT_PROPERTY"]
@@ -52,6 +52,20 @@ class SyrupySnapshots(SnapshotSession):
         if stale is not None:  # an upgrade changed what traces hold: its diff would be noise
             return "stale", [f"{shown_path(location, self.root)}: {stale}"], None
         return "changed", list(trace_snapshot.get_assert_diff()), None
+
+    def _check(self, trace: Trace | SampledTrace, path: Path) -> Compared:
+        """Compare without writing, through syrupy when the snapshot is there to compare
+        with, so that its report counts a trace that differs as a failed snapshot (a kept one
+        counts as passed); a missing or stale snapshot is kept as it is."""
+        found = compare_with_snapshot(trace.to_dict(), path)
+        if found[0] not in ("same", "changed"):
+            return super()._check(trace, path)
+        self.kept.append(path)  # never kept again: syrupy has counted it
+        self._handled("compared")
+        checked = self.snapshot.use_extension(TraceSnapshotExtension)
+        checked.update_snapshots = False
+        checked == trace  # noqa: B015  (registers the comparison: passed or failed)
+        return found
 
     def _keep(self, path: Path) -> None:
         """Count the stored snapshot as used, comparing it with its own text: never written,

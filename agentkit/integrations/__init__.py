@@ -26,8 +26,8 @@ under each framework side by side.
   ``pydantic_ai``;
 * :mod:`agentkit.integrations.openai_agents` (``agentkit[openai-agents]``): ``Agent`` and
   ``Runner``, hand-offs; agent type ``openai_agents``;
-* :mod:`agentkit.integrations.langgraph` (``agentkit[langgraph]``): a ``create_react_agent``
-  graph over ``ChatOpenAI``; agent type ``langgraph``.
+* :mod:`agentkit.integrations.langgraph` (``agentkit[langgraph]``): LangChain's ``create_agent``
+  graph (or any compiled graph) over ``ChatOpenAI``; agent type ``langgraph``.
 
 Deeper than the wire (:mod:`agentkit.integrations._framework`): tool calls run inside the step
 that asked for them (simulated latency, ``failures:``, errors in

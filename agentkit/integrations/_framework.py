@@ -25,7 +25,8 @@ and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- a
   when the model never sees the output;
 * :func:`note_step` files which framework agent took a step (``agent`` on the step, ``agents``
   on the turn) and :func:`note_handoff` a hand-off (the turn's ``handoffs``), the same fields
-  agentkit's own multi-agent workflow writes.
+  agentkit's own multi-agent workflow writes; :func:`note_node` a node of the framework's
+  graph that ran (the turn's ``nodes``: name, state keys written, the edge taken).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultEr
            "MissingToolError",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
-           "note_step", "note_handoff", "TRACE_HANDLERS"]
+           "FrameworkNodeEvent", "note_step", "note_node", "note_handoff", "TRACE_HANDLERS"]
 
 
 # ---------------------------------------------------------------------------- extras
@@ -178,7 +179,24 @@ def _file_step(turn: TurnBuilder, event: FrameworkStepEvent) -> None:
         agents.append(event.agent)
 
 
-TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {FrameworkStepEvent: _file_step}
+@dataclass(kw_only=True, slots=True)
+class FrameworkNodeEvent(BusEvent):
+    """A node of the framework's graph ran (a LangGraph node): its name, the keys of the
+    graph's state it wrote, and where the run went next (the edge taken: the nodes of the
+    next superstep, ``__end__`` when the graph finished, none when it raised)."""
+
+    node: str
+    changed: list[str]
+    to: list[str]
+
+
+def _file_node(turn: TurnBuilder, event: FrameworkNodeEvent) -> None:
+    turn.details.setdefault("nodes", []).append(
+        {"node": event.node, "changed": event.changed, "to": event.to})
+
+
+TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {FrameworkStepEvent: _file_step,
+                                                         FrameworkNodeEvent: _file_node}
 """The trace handlers every integration's agent types declare (hand-offs are the workflow
 family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``handoffs``)."""
 
@@ -189,6 +207,12 @@ def note_step(bridge: BridgeContext, agent: str, tool_ids: Sequence[str] = ()) -
     bridge.bridge.wire.name_agent(tool_ids, agent)
     with bridge.step_of(tool_ids[0] if tool_ids else None):
         dispatcher.emit(FrameworkStepEvent(agent=agent))
+
+
+def note_node(node: str, changed: Sequence[str], to: Sequence[str]) -> None:
+    """File that graph node ``node`` ran, wrote the state keys ``changed`` and was followed
+    by ``to`` (the turn's ``nodes``)."""
+    dispatcher.emit(FrameworkNodeEvent(node=node, changed=list(changed), to=list(to)))
 
 
 def note_handoff(from_agent: str, to_agent: str, reason: str = "") -> None:

@@ -1,6 +1,6 @@
 """LangGraph agents under the harness (``pip install 'agentkit[langgraph]'``): a compiled graph
--- ``create_react_agent`` or one of your own -- over langchain-openai's ``ChatOpenAI`` routed
-through the bridge.
+-- LangChain's ``create_agent``, LangGraph's older ``create_react_agent`` or one of your own --
+over langchain-openai's ``ChatOpenAI`` routed through the bridge.
 
 A compiled graph holds its model, so a factory gives the user's graph builder the context's
 ``model`` -- a ``ChatOpenAI`` on the bridge's httpx clients -- and returns the graph
@@ -12,14 +12,19 @@ agentkit)::
 
     @langgraph_agent
     def framework_over_the_scenario(context):
-        return create_react_agent(context.model, context.tools, **context.params)
+        return create_agent(context.model, context.tools, **context.params)
 
-Agent type: ``langgraph`` (``create_react_agent``; ``params`` go to it). Each turn streams the
+Agent type: ``langgraph`` (``langchain.agents.create_agent``, which LangGraph 1.0 recommends
+over its deprecated ``create_react_agent``; ``params`` go to it). Each turn streams the
 graph (``astream``) on ``{"messages": [...the conversation so far, the user message]}`` -- the
-conversation is the graph's input, so no checkpointer is needed; each model reply names its
-step's agent (the graph's ``name``), and a streamed turn streams the model's tokens
-(``stream_mode="messages"``). LangChain runs a tool without its call's id, so each call is
-matched to the call the model asked for by name and arguments
+conversation is the graph's input, so no checkpointer is needed; a graph compiled with a
+checkpointer gets one thread (``thread_id``) for all the turns of a scenario and only each
+turn's new message, its state carried across turns by the checkpointer as in production.
+Each model reply names its step's agent (the graph's ``name``), each node that ran is in the
+turn's ``nodes`` (the state keys it wrote, the edge taken: ``stream_mode="tasks"``), and a
+streamed turn streams the model's tokens (``stream_mode="messages"``). LangChain runs a tool
+without its call's id, so each call is matched to the call the model asked for by name and
+arguments
 (:meth:`~agentkit.bridge.wire_trace.WireTrace.claim`).
 """
 
@@ -30,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkit.bridge.agent import BridgeContext
+from agentkit.core.ids import new_id
 from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
@@ -39,6 +45,7 @@ from agentkit.integrations._framework import (
     ScenarioTools,
     integration_type,
     load,
+    note_node,
     note_step,
 )
 from agentkit.llms.types import ChatMessage, MessageRole
@@ -49,7 +56,8 @@ __all__ = ["FRAMEWORK", "langgraph_agent", "LANGGRAPH"]
 
 FRAMEWORK = Framework("LangGraph", "langgraph", (
     Requirement("langgraph", "langgraph", "1.2.24", "2"),
-    Requirement("langchain-openai", "langchain_openai", "1.7.4", "2")))
+    Requirement("langchain-openai", "langchain_openai", "1.7.4", "2"),
+    Requirement("langchain", "langchain.agents", "1.3.0", "2")))
 """What ``agentkit[langgraph]`` installs, and the versions it was tested with."""
 
 
@@ -109,6 +117,64 @@ def _apply(tool_node: Any, tools: ScenarioTools) -> None:
     tool_node._awrap_tool_call = wrapper
 
 
+END = "__end__"
+"""Where a turn's last node went: the graph finished (LangGraph's ``END``)."""
+
+
+def _writes(update: Any) -> list[dict[str, Any]]:
+    """What a node wrote to the graph's state (an update of ``stream_mode="updates"``: a
+    mapping, a list of them when it wrote several times, None when it wrote nothing)."""
+    if isinstance(update, dict):
+        return [update]
+    if isinstance(update, list | tuple):
+        return [each for each in update if isinstance(each, dict)]
+    return []
+
+
+class _Supersteps:
+    """The graph's nodes that ran in a turn, superstep by superstep, from the events of
+    ``stream_mode="tasks"`` (a superstep's tasks all start before any of them ends, so a
+    start after an end begins the next superstep; an end says which node ran and what it
+    wrote), filed into the turn's ``nodes`` with the edge taken."""
+
+    def __init__(self) -> None:
+        self.steps: list[list[tuple[str, list[str]]]] = []
+        self._ended = True
+
+    def task(self, event: dict[str, Any]) -> None:
+        if "result" not in event:  # a task starts
+            if self._ended:
+                self.steps.append([])
+                self._ended = False
+            return
+        self._ended = True
+        if self.steps and not event["name"].startswith("__"):
+            writes = _writes(event["result"])
+            self.steps[-1].append((event["name"], sorted({key for w in writes for key in w})))
+
+    def file(self, finished: bool) -> None:
+        """File each node with where the run went after its superstep: the next superstep's
+        nodes; after the last, ``__end__`` when the graph finished, nowhere when it raised."""
+        ran = [step for step in self.steps if step]
+        for index, step in enumerate(ran):
+            if index + 1 < len(ran):
+                to = sorted({node for node, _ in ran[index + 1]})
+            else:
+                to = [END] if finished else []
+            for node, changed in step:
+                note_node(node, changed, to)
+
+
+def _thread(graph: Any) -> dict[str, Any] | None:
+    """The run's config for a graph compiled with a checkpointer: one thread (a fresh
+    ``thread_id`` from the run's seeded ids) for every turn of the scenario, as a production
+    client keeps one per conversation; None for a graph without one."""
+    saver = load("langgraph.checkpoint.base").BaseCheckpointSaver
+    if not isinstance(getattr(graph, "checkpointer", None), saver):
+        return None
+    return {"configurable": {"thread_id": new_id("thread")}}
+
+
 class _Run:
     """A compiled graph run turn by turn, the conversation its ``messages`` input, its
     ``ToolNode``s running its own tools as the scenario's."""
@@ -117,6 +183,8 @@ class _Run:
         self.graph = graph
         self.bridge = tools.bridge
         self.messages: list[Any] = []
+        self.unsent: list[Any] = []  # a scenario's history, for a graph that keeps its own
+        self.thread = _thread(graph)
         if tools.own:
             for tool_node in _tool_nodes(graph):
                 _apply(tool_node, tools)
@@ -124,27 +192,48 @@ class _Run:
     async def arun(self, message: str, deltas: list[str] | None) -> str:
         lc = load("langchain_core.messages")
         name = self.graph.name or "LangGraph"
-        modes = ["updates", "values", *(["messages"] if deltas is not None else [])]
+        modes = ["updates", "values", "tasks", *(["messages"] if deltas is not None else [])]
         state: dict[str, Any] = {}
         streamed: list[str] = []
         reply: Any = None
-        graph_input = {"messages": [*self.messages, lc.HumanMessage(content=message)]}
-        async for mode, chunk in self.graph.astream(graph_input, stream_mode=modes):
-            if mode == "values":
-                state = chunk
-            elif mode == "updates":
-                for update in chunk.values():
-                    for made in (update or {}).get("messages", []):
-                        if isinstance(made, lc.AIMessage):
-                            note_step(self.bridge, name,
-                                      [call["id"] for call in made.tool_calls])
-            elif mode == "messages":
-                token, _ = chunk
-                if isinstance(token, lc.AIMessageChunk):
-                    if token.id != reply:
-                        reply, streamed = token.id, []
-                    if isinstance(token.content, str) and token.content:
-                        streamed.append(token.content)
+        said = lc.HumanMessage(content=message)
+        if self.thread is None:  # the conversation is the graph's input
+            graph_input = {"messages": [*self.messages, said]}
+        else:  # the graph's checkpointer holds the conversation: only the new message
+            graph_input = {"messages": [*self.unsent, said]}
+            self.unsent = []
+        nodes = _Supersteps()
+        asked: list[Any] = []  # the graph's interrupt()s
+        finished = False
+        try:
+            async for mode, chunk in self.graph.astream(graph_input, self.thread,
+                                                        stream_mode=modes):
+                if mode == "values":
+                    state = chunk
+                elif mode == "tasks":
+                    nodes.task(chunk)
+                elif mode == "updates":
+                    asked.extend(chunk.get("__interrupt__", ()))
+                    for update in chunk.values():
+                        for made in (m for write in _writes(update)
+                                     for m in write.get("messages", [])):
+                            if isinstance(made, lc.AIMessage):
+                                note_step(self.bridge, name,
+                                          [call["id"] for call in made.tool_calls])
+                elif mode == "messages":
+                    token, _ = chunk
+                    if isinstance(token, lc.AIMessageChunk):
+                        if token.id != reply:
+                            reply, streamed = token.id, []
+                        if isinstance(token.content, str) and token.content:
+                            streamed.append(token.content)
+            finished = True
+        finally:
+            nodes.file(finished)
+        if asked:
+            raise RuntimeError(
+                f"the graph interrupted the turn (interrupt({asked[0].value!r})): agentkit "
+                "does not answer LangGraph interrupts with a turn's `human:` answers yet")
         self.messages = list(state.get("messages", []))
         if deltas is not None:
             deltas.extend(streamed)
@@ -156,10 +245,11 @@ class _Run:
         kinds = {MessageRole.ASSISTANT: lc.AIMessage, MessageRole.SYSTEM: lc.SystemMessage}
         self.messages = [kinds.get(m.role, lc.HumanMessage)(content=m.content or "")
                          for m in messages]
+        self.unsent = list(self.messages)
 
 
 INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
-                          "a compiled LangGraph graph (create_react_agent(...), or "
+                          "a compiled LangGraph graph (create_agent(...), or "
                           "StateGraph(...).compile())")
 
 
@@ -172,10 +262,9 @@ def langgraph_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
     return integration_type(INTEGRATION, factory, trajectory=trajectory)
 
 
-def _react_graph(context: FrameworkContext) -> Any:
-    prebuilt = load("langgraph.prebuilt")
-    return prebuilt.create_react_agent(context.model, context.tools, **context.params)
+def _agent_graph(context: FrameworkContext) -> Any:
+    return load("langchain.agents").create_agent(context.model, context.tools, **context.params)
 
 
-LANGGRAPH: AgentType = langgraph_agent(_react_graph)
-"""``langgraph``: LangGraph's ``create_react_agent`` over the scenario's tools."""
+LANGGRAPH: AgentType = langgraph_agent(_agent_graph)
+"""``langgraph``: LangChain's ``create_agent`` (a LangGraph graph) over the scenario's tools."""

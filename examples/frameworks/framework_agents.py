@@ -6,8 +6,8 @@ type by a factory that returns the user's agent with only its model routed to ag
 schedules apply to the agent's own tools of those names)."""
 
 from agents import Agent, function_tool
+from langchain.agents import create_agent
 from langchain_core.tools import tool
-from langgraph.prebuilt import create_react_agent
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.llms.openai import OpenAI
 from pydantic_ai import Agent as PydanticAgent
@@ -45,7 +45,7 @@ def my_openai_agents(context):
 
 
 def build_city_graph(model):
-    return create_react_agent(model, [tool(population), tool(add)], name="assistant")
+    return create_agent(model, [tool(population), tool(add)], name="assistant")
 
 
 @langgraph_agent

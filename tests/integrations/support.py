@@ -7,9 +7,9 @@ its ``refund`` tool; ``*_with_escalate``: with a third tool the scenarios do not
 from __future__ import annotations
 
 from agents import Agent, function_tool
+from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from langgraph.prebuilt import create_react_agent
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai import OpenAI
@@ -75,12 +75,13 @@ sdk_support_with_escalate = sdk_support.clone(
     tools=[*sdk_support.tools, function_tool(escalate)])
 
 
-# ---- LangGraph: a graph builder taking the model, over LangChain @tool tools
+# ---- LangGraph: a graph builder taking the model (LangChain's create_agent), over LangChain
+# @tool tools
 TOOLS = [tool(lookup_order), tool(refund)]
 
 
 def build_graph(model, tools=TOOLS):
-    return create_react_agent(model, tools, prompt=PROMPT, name="support")
+    return create_agent(model, tools, system_prompt=PROMPT, name="support")
 
 
 graph = build_graph(ChatOpenAI(model="gpt-4o-mini", api_key="sk-production"))

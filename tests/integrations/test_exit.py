@@ -23,8 +23,8 @@ TIMEOUT = 900  # seconds: far beyond a run (each imports four frameworks), even 
 
 AGENTS = '''\
 from agents import Agent, function_tool
+from langchain.agents import create_agent
 from langchain_core.tools import tool
-from langgraph.prebuilt import create_react_agent
 from llama_index.core.agent.workflow import FunctionAgent
 from pydantic_ai import Agent as PydanticAgent
 
@@ -65,7 +65,7 @@ def _openai_agents(function):
 
 
 def _langgraph(function):
-    return langgraph_agent(lambda context: create_react_agent(context.model, [tool(function)]))
+    return langgraph_agent(lambda context: create_agent(context.model, [tool(function)]))
 
 
 pydantic_ai_sync, pydantic_ai_async = _pydantic_ai(add), _pydantic_ai(add_async)

@@ -89,3 +89,21 @@ def test_a_sampled_item_is_judged_once_per_sample_and_counts_one_snapshot(
     assert len(runs) == 3
     assert _counted(result) == "1 snapshot generated."
     assert snapshot.is_file()
+
+
+@pytest.mark.parametrize("answer", ["the sum is 5", "the sum is six"],
+                         ids=["passing-its-checks", "failing-its-checks"])
+def test_a_trace_that_differs_from_its_snapshot_is_counted_once_as_failed(
+        project: pytest.Pytester, answer: str) -> None:
+    # the item says the trace differs; syrupy's footer must not say its snapshot passed, also
+    # when the run fails its own checks (its snapshot is kept, not written)
+    project.runpytest("scenarios/adding.yaml::react", "--snapshot-update")
+    scenario = project.path / "scenarios" / "adding.yaml"
+    scenario.write_text(scenario.read_text("utf-8").replace("Answer: 2 + 3 = 5",
+                                                            f"Answer: {answer}"), "utf-8")
+
+    result = project.runpytest("scenarios/adding.yaml::react")
+
+    result.assert_outcomes(failed=1)
+    assert "differs from its snapshot" in result.stdout.str()
+    assert _counted(result) == "1 snapshot failed."
