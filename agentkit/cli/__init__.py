@@ -53,6 +53,7 @@ from agentkit.cli import (
     _report,
     _run,
     _serve,
+    _suite,
 )
 from agentkit.cli._common import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, CLIError
 from agentkit.cli._otel import otel_export, otel_options
@@ -66,7 +67,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "replay": _replay.command, "diff": _diff.command, "report": _report.command,
     "eval": _eval.command, "faults": _faults.command, "serve": _serve.command,
     "import-trace": _import_trace.command, "mcp-proxy": _mcp_proxy.command,
-    "coverage": _coverage.command, "mutate": _mutate.command}
+    "coverage": _coverage.command, "mutate": _mutate.command, "suite": _suite.command}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     _import_trace_command(commands)
     _serve_command(commands)
     _mcp_proxy_command(commands)
+    _suite_command(commands)
     return parser
 
 
@@ -506,3 +507,19 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 65535")
     return value
+
+
+def _suite_command(commands: _Commands) -> None:
+    from agentkit.suites import SUITES, adapter
+
+    sub = commands.add_parser(
+        "suite", help="write a public benchmark suite's cases as scenario files",
+        description="Turn a public suite's published cases into ordinary scenario files (one "
+                    "per case, with a trajectory every agent type replays offline and the "
+                    "suite's scoring as expectations) that list, run, report and eval take "
+                    "(docs/suites.md).")
+    suites = sub.add_subparsers(dest="suite", metavar="SUITE", required=True)
+    for name in SUITES:
+        module = adapter(name)
+        first = (module.__doc__ or name).strip().splitlines()[0]  # the adapter's one-line summary
+        module.add_arguments(suites.add_parser(name, help=first.rstrip("."), description=first))
