@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agentkit.report import render_markdown
+from agentkit.report import render_html, render_markdown
 from agentkit.report.model import Comparison, Row
 
 METRICS = {"steps": 1, "llm_calls": 1, "tool_calls": 0, "tool_errors": 0, "prompt_tokens": 1,
@@ -57,3 +57,10 @@ def test_tags_survive_report_json():
     again = Comparison.model_validate_json(COMPARISON.model_dump_json())
 
     assert again.by_tag() == COMPARISON.by_tag()
+
+
+def test_the_page_shows_the_table_with_failing_cells_marked():
+    page = render_html(COMPARISON)
+
+    assert page.index("<h2>By tag</h2>") < page.index("<h2>Which is best</h2>")
+    assert '<tr><td class="l">parallel</td><td class="b-fail">0/2</td><td>2/2</td></tr>' in page
