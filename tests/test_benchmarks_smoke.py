@@ -443,7 +443,7 @@ def test_bench_suite_bfcl_writes_lists_and_reports_every_case():
     result = bench_bfcl.main(["--quick"], out=out)
 
     assert {name: row["count"] for name, row in result.items()} == {
-        "write": 6, "list": 6, "report": 24}
-    assert (result["report"]["passed"], result["report"]["failed"]) == (24, 0)
+        "write": 7, "list": 7, "report": 28}
+    assert (result["report"]["passed"], result["report"]["failed"]) == (28, 0)
     assert all(row["rss_mb"] > 0 for row in result.values())
-    assert "report: 24 of 24 runs passed" in out.getvalue()
+    assert "report: 28 of 28 runs passed" in out.getvalue()

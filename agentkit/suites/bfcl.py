@@ -42,6 +42,7 @@ _DISTRIBUTION = "bfcl-eval"
 _INSTALL = "pip install --no-deps 'bfcl-eval>=2026.3'"
 STAND_IN_OUTPUT = "done"
 _ANSWER = "Done."
+_REF_LIKE = re.compile(r"\$\{?[0-9]")
 _NO_CALL_ANSWER = "None of the available functions fits this request."
 
 #: BFCL's parameter types as JSON-schema types (the mapping BFCL uses for OpenAI's tools)
@@ -199,12 +200,13 @@ def _options(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _matcher(options: list[Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _matcher(options: list[Any], schema: dict[str, Any], required: bool = False
+             ) -> dict[str, Any]:
     """A parameter's possible answers as a ``one_of`` matcher (``""`` means it may be left
-    out)."""
+    out, unless the function requires it: BFCL checks required parameters first)."""
     values = [_expected_value(option, schema) for option in options if option != ""]
     matcher: dict[str, Any] = {"one_of": values or [""]}
-    if "" in options:
+    if "" in options and not required:
         matcher["optional"] = True
     matcher["loose"] = True
     return matcher
@@ -233,8 +235,11 @@ def _dict_matchers(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
 
 
 def _first(options: list[Any]) -> Any:
-    """The reference value of a parameter: its first possible answer that is not ``""``."""
-    value = next((option for option in options if option != ""), None)
+    """The reference value of a parameter: its first possible answer that is not ``""``,
+    preferring one with no ``$<digit>`` in it (a trajectory reads ``$1`` as call 1's output)."""
+    given = [option for option in options if option != ""]
+    value = next((option for option in given if not _REF_LIKE.search(json.dumps(option))),
+                 given[0] if given else None)
     if isinstance(value, dict):
         return {key: _first(_options(inner)) for key, inner in value.items()
                 if _first(_options(inner)) is not None}
@@ -259,8 +264,14 @@ def _answer_calls(case: Case, functions: dict[str, dict[str, Any]]
         if not isinstance(params, dict):
             raise BFCLDataError(f"{case.place}: the parameters of `{name}` in the possible "
                                 "answer are not a mapping")
-        properties = (functions[name].get("parameters") or {}).get("properties") or {}
-        expected = {key: _matcher(_options(options), properties.get(key) or {})
+        parameters = functions[name].get("parameters") or {}
+        properties = parameters.get("properties") or {}
+        required = set(parameters.get("required") or ())
+        # BFCL fails a parameter the function does not have, whatever the answer lists: one
+        # it lists as optional ("") is left out
+        params = {key: options for key, options in params.items()
+                  if key in properties or "" not in _options(options)}
+        expected = {key: _matcher(_options(options), properties.get(key) or {}, key in required)
                     for key, options in params.items()}
         reference = {key: value for key, options in params.items()
                      if (value := _first(_options(options))) is not None}

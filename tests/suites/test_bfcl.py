@@ -43,7 +43,8 @@ def test_one_scenario_per_case_under_its_category(written: Path):
 
     assert files == ["irrelevance/irrelevance_0.yaml", "multiple/multiple_0.yaml",
                      "parallel/parallel_0.yaml", "parallel_multiple/parallel_multiple_0.yaml",
-                     "simple/simple_python_0.yaml", "simple/simple_python_1.yaml"]
+                     "simple/simple_python_0.yaml", "simple/simple_python_1.yaml",
+                     "simple/simple_python_2.yaml"]
     assert load_scenario(written / "simple" / "simple_python_0.yaml").tags == ["bfcl", "simple"]
 
 
@@ -59,7 +60,7 @@ def test_every_case_passes_offline_under_four_agent_types(written: Path):
     code, out, _ = _cli("run", "--snapshots", "off", "--agents", AGENT_TYPES, str(written))
 
     assert code == 0, out
-    assert out.splitlines()[-1] == "24 passed, 0 failed"
+    assert out.splitlines()[-1] == "28 passed, 0 failed"
 
 
 def test_tools_are_told_bfcls_functions_with_json_schema_types(written: Path):
@@ -95,6 +96,7 @@ def test_the_trajectory_is_the_first_possible_answer(written: Path):
 
 CONVERT = "simple/simple_python_0.yaml"
 BOOK = "simple/simple_python_1.yaml"
+PRIME = "simple/simple_python_2.yaml"
 BOILING = "multiple/multiple_0.yaml"
 TIMES = "parallel/parallel_0.yaml"
 MEAN = "parallel_multiple/parallel_multiple_0.yaml"
@@ -109,6 +111,7 @@ RIGHT: list[tuple[str, list[dict[str, Any]]]] = [
     (BOOK, [{"book_table": {"restaurant": "luigi's", "party": {"adults": 2, "children": 1},
                             "time": "7:00 pm", "notes": []}}]),
     (BOILING, [{"chemistry_boiling_point": {"substance": "H2O", "scale": "Fahrenheit"}}]),
+    (PRIME, [{"is_prime": {"number": 97, "explain": True}}]),
     (TIMES, [{"local_time": {"city": "Lima, Peru"}}, {"local_time": {"city": "Oslo"}}]),
     (MEAN, [{"math_round": {"number": 7.25, "digits": 1}},
             {"stats_mean": {"numbers": [2.0, 4.0, 9.0]}}]),
@@ -132,6 +135,10 @@ WRONG: list[tuple[str, list[dict[str, Any]]]] = [
     (BOOK, [{"book_table": {"restaurant": "Luigi's", "party": {"adults": 2, "children": True},
                             "time": "7pm"}}]),                            # true is no 1
     (BOILING, [{"chemistry_melting_point": {"substance": "water"}}]),    # the wrong function
+    # required by the function, though the answer lists "" (BFCL checks required ones first)
+    (PRIME, [{"is_prime": {"number": 97}}]),
+    # a parameter the function does not have, though the answer lists it
+    (PRIME, [{"is_prime": {"number": 97, "explain": True, "verbose": True}}]),
     (TIMES, [{"local_time": {"city": "Oslo"}}]),                          # a call missing
     (MEAN, [{"math_round": {"number": 7.25, "digits": 1}},
             {"stats_mean": {"numbers": [2, 4, 9]}}]),                     # integers in a float list

@@ -54,13 +54,13 @@ def test_every_command_of_the_page_runs(installed: None, shell: Shell) -> None:
             ran += 1
 
     assert ran == 5
-    assert outputs[0].startswith("wrote 6 scenarios to suites/bfcl (simple 2, multiple 1, "
+    assert outputs[0].startswith("wrote 7 scenarios to suites/bfcl (simple 3, multiple 1, "
                                  "parallel 1, parallel_multiple 1, irrelevance 1)")
     assert "parallel_0  (suites/bfcl/parallel/parallel_0.yaml)  [bfcl, parallel]" in outputs[1]
-    assert outputs[2].splitlines()[-1] == "24 passed, 0 failed"
+    assert outputs[2].splitlines()[-1] == "28 passed, 0 failed"
     report = (shell.folder / "reports" / "bfcl" / "report.md").read_text()
     assert re.search(r"^\| parallel +\|( +1/1 \|){4}$", report, flags=re.M), report
-    assert outputs[4].splitlines()[-1] == "2 passed, 0 failed"
+    assert outputs[4].splitlines()[-1] == "3 passed, 0 failed"
 
 
 def test_the_scenario_shown_is_what_the_command_writes(installed: None, shell: Shell) -> None:
