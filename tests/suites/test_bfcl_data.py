@@ -26,6 +26,10 @@ pytestmark = pytest.mark.suites
 COUNTS = {"simple": 400, "multiple": 200, "parallel": 200, "parallel_multiple": 200,
           "irrelevance": 240}
 CHECKER = Path(__file__).parent / "_bfcl_checker.py"
+#: answers BFCL's greedy order-free check fails and agentkit passes (bfcl-eval 2026.3.23:
+#: parallel_178 with its four calls reversed)
+KNOWN_GREEDY_MISSES = {"simple": 0, "multiple": 0, "parallel": 1, "parallel_multiple": 0,
+                       "irrelevance": 0}
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +58,13 @@ def _first(options: list[Any]) -> Any:
     return value
 
 
-def _call(entry: dict[str, Any], pick: str) -> dict[str, Any]:
+def _call(entry: dict[str, Any], pick: str, case: bfcl.Case) -> dict[str, Any]:
     (name, params), = entry.items()
+    function = next(f for f in case.functions if f["name"] == name)
     args = {}
     for param, options in params.items():
+        if param not in function["parameters"]["properties"]:
+            continue  # an answer may list one the function does not have
         if pick == "last":
             if "" in options:
                 continue  # an optional argument left out
@@ -89,9 +96,9 @@ def answers(case: bfcl.Case) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         yield "no call", []
         yield "a call", [{names[0]: {}}]
         return
-    first = [_call(entry, "first") for entry in case.answers]
+    first = [_call(entry, "first", case) for entry in case.answers]
     yield "first", first
-    yield "last", [_call(entry, "last") for entry in case.answers]
+    yield "last", [_call(entry, "last", case) for entry in case.answers]
     if len(first) > 1:
         yield "reversed", list(reversed(first))
     (name, args), = first[0].items()
@@ -124,10 +131,11 @@ def test_agentkit_and_bfcls_checker_give_every_answer_the_same_verdict(
     cases = list(bfcl.read_cases(data, category))
     named = [(case, list(answers(case))) for case in cases]
     theirs = bfcl_verdicts([(case, [calls for _, calls in given]) for case, given in named])
-    disagree, accuracy = [], {}
+    disagree, accuracy, passed_first = [], {}, {}
     for (case, given), verdicts in zip(named, theirs, strict=True):
         scenario = tmp_path / f"{case.id}.yaml"
         scenario.write_text(_yaml(bfcl.scenario_data(case)), encoding="utf-8")
+        passed_first[case.id] = verdicts[0]
         for (kind, calls), expected in zip(given, verdicts, strict=True):
             ours = agentkit_passes(scenario, calls, tmp_path)
             if ours != expected:
@@ -137,8 +145,17 @@ def test_agentkit_and_bfcls_checker_give_every_answer_the_same_verdict(
             both[1] += expected
             both[2] += 1
 
-    assert disagree == []
-    assert {kind: ours for kind, (ours, _, _) in accuracy.items()} == {
+    # BFCL's order-free check is greedy (each expected call takes the first made call that
+    # fits it), so it can miss an assignment of every call that exists; agentkit's finds one
+    # whenever one exists. The answers to tell apart: calls in another order than an answer
+    # BFCL passes, passed by agentkit only.
+    greedy = {line for line in disagree
+              if " reversed: agentkit True, BFCL False" in line
+              and passed_first.get(line.split()[0])}
+    assert [line for line in disagree if line not in greedy] == []
+    assert len(greedy) <= KNOWN_GREEDY_MISSES[category], sorted(greedy)
+    assert {kind: ours - (kind == "reversed") * len(greedy)
+            for kind, (ours, _, _) in accuracy.items()} == {
         kind: theirs for kind, (_, theirs, _) in accuracy.items()}
     # the answers tell right from wrong: BFCL passes the right ones, fails the wrong ones
     right = {"first", "no call"}
