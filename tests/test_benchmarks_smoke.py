@@ -434,3 +434,16 @@ def test_bench_mutate_counts_the_mutants_it_ran_and_their_fates():
     assert numbers["cases"] == 4
     assert numbers["mutants"] > numbers["killed"] > 0
     assert out.getvalue().startswith(f"{numbers['mutants']} mutants against 4 cases: ")
+
+
+def test_bench_suite_bfcl_writes_lists_and_reports_every_case():
+    bench_bfcl = _load("bench_suite_bfcl")
+    out = io.StringIO()
+
+    result = bench_bfcl.main(["--quick"], out=out)
+
+    assert {name: row["count"] for name, row in result.items()} == {
+        "write": 7, "list": 7, "report": 28}
+    assert (result["report"]["passed"], result["report"]["failed"]) == (28, 0)
+    assert all(row["rss_mb"] > 0 for row in result.values())
+    assert "report: 28 of 28 runs passed" in out.getvalue()

@@ -605,7 +605,8 @@ def _suite_command(commands: _Commands) -> None:
     suites = sub.add_subparsers(dest="suite_name", metavar="SUITE", required=True,
                                 parser_class=_SuiteParser)
     helps = {"agentdojo": "AgentDojo's user tasks (utility) and prompt injections (security)",
-             "bfcl": "BFCL's function-calling cases"}
+             "bfcl": "BFCL v4's single-turn function-calling cases (the Berkeley Function "
+                     "Calling Leaderboard)"}
     for name, adapter in SUITES.items():
         parser = suites.add_parser(name, help=helps.get(name, name),
                                    description=helps.get(name, name) + ".")

@@ -1,10 +1,9 @@
 """``agentkit suite <name>``: a public suite's cases written as scenario files, by the suite's
-adapter (:data:`agentkit.suites.SUITES`)."""
+adapter (:data:`agentkit.suites.SUITES`); its malformed or missing data is bad input (exit 2)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import TextIO
 
 from agentkit.cli._common import CLIError
@@ -14,11 +13,10 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.errors import BadInputError
-    from agentkit.suites import SUITES
+    from agentkit.suites import adapter
 
-    adapter = importlib.import_module(SUITES[args.suite_name])
     try:
-        code: int = adapter.command(args, out)
+        code: int = adapter(args.suite_name).command(args, out)
     except BadInputError as exc:
         raise CLIError(f"suite {args.suite_name}: {exc}") from None
     return code

@@ -84,7 +84,7 @@ class SimulatedTool(AsyncBaseTool):
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return await self.acall_with(self.tool, *args, **kwargs)
 
-    async def acall_with(self, tool: AsyncBaseTool, *args: Any, **kwargs: Any) -> ToolOutput:
+    async def acall_with(self, tool: AsyncBaseTool, /, *args: Any, **kwargs: Any) -> ToolOutput:
         """A call of this scenario tool run by ``tool`` (the agent's own tool of this name):
         the same latency, failure schedule and call count as :meth:`acall`."""
         self.calls += 1
@@ -98,8 +98,8 @@ class SimulatedTool(AsyncBaseTool):
         self.finished += 1
         return output
 
-    async def _run(self, tool: AsyncBaseTool, number: int, *args: Any,
-                   **kwargs: Any) -> ToolOutput:
+    async def _run(self, tool: AsyncBaseTool, number: int, /, *args: Any,
+                   **kwargs: Any) -> ToolOutput:  # positional: a tool's own `number` argument
         if self.latency:
             await asleep(self.latency)
         fault = self.faults.get(number)
@@ -255,10 +255,15 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
     if isinstance(target, BaseTool):
         tool = target
         meta = tool.metadata
-        metadata = ToolMetadata(name=spec.name or meta.name,
-                                description=spec.description or meta.description,
-                                fn_schema=meta.fn_schema,
-                                return_direct=spec.return_direct or meta.return_direct)
+        name, description = spec.name or meta.name, spec.description or meta.description
+        return_direct = spec.return_direct or meta.return_direct
+        schema = (json.dumps(spec.parameters, ensure_ascii=False) if spec.parameters is not None
+                  else meta.input_schema if isinstance(meta, JSONSchemaToolMetadata) else None)
+        metadata = (ToolMetadata(name=name, description=description, fn_schema=meta.fn_schema,
+                                 return_direct=return_direct) if schema is None
+                    else JSONSchemaToolMetadata(name=name, description=description,
+                                                fn_schema=None, return_direct=return_direct,
+                                                input_schema=schema))
     elif _is_agents_sdk_tool(target):
         tool = _agents_sdk_tool(target, spec)
         metadata = tool.metadata
@@ -267,13 +272,20 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
         if kept is None:
             raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool "
                             f"or a tool class{_how(target)}")
-        function, name = kept
+        function, kept_name = kept
         bound = ({WORLD_PARAMETER: world} if world is not NO_WORLD
                  and WORLD_PARAMETER in inspect.signature(function).parameters else None)
-        tool = FunctionTool.from_defaults(function, name=spec.name or name,
+        given = None
+        if spec.parameters is not None:  # the model is told this schema, not the signature's
+            called = spec.name or kept_name or function.__name__
+            given = JSONSchemaToolMetadata(
+                name=called, description=spec.description or called, fn_schema=None,
+                return_direct=spec.return_direct,
+                input_schema=json.dumps(spec.parameters, ensure_ascii=False))
+        tool = FunctionTool.from_defaults(function, name=spec.name or kept_name,
                                           description=spec.description,
                                           return_direct=spec.return_direct,
-                                          partial_params=bound)
+                                          tool_metadata=given, partial_params=bound)
         metadata = tool.metadata
     return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
                          metadata=metadata, tags=spec.tags, faults=spec.faults)

@@ -15,6 +15,8 @@ from agentkit.report._wording import (
     ATTENTION_TITLES,
     BASELINE,
     BEST,
+    BY_TAG,
+    BY_TAG_NOTE,
     DIAGRAM_NOTE,
     FAILURES,
     NO_FAILURE,
@@ -48,6 +50,7 @@ from agentkit.report._wording import (
     snapshot_note,
     summary_note,
     summary_rate,
+    tag_cell,
     value_text,
     verdict,
 )
@@ -370,6 +373,26 @@ def _html_pairs(table: HeadToHead) -> list[str]:
             "</table></div>"]
 
 
+def _html_by_tag(comparison: Comparison) -> list[str]:
+    groups = comparison.by_tag()
+    if not groups:
+        return []
+    contenders = comparison.contenders
+    head = "".join(f"<th>{escape(contender_label(c))}</th>" for c in contenders)
+    rows = []
+    for tag, counts in groups:
+        cells = []
+        for contender in contenders:
+            count = counts.get(contender)
+            failing = count is not None and count[0] < count[1]
+            text = escape(tag_cell(count).strip("*"))
+            cells.append(f'<td class="b-fail">{text}</td>' if failing else f"<td>{text}</td>")
+        rows.append(f'<tr><td class="l">{escape(tag)}</td>{"".join(cells)}</tr>')
+    return [f"<h2>{escape(BY_TAG)}</h2>", f'<p class="note">{escape(BY_TAG_NOTE)}</p>'
+            f'<div class="wrap"><table><thead><tr><th class="l">Tag</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>']
+
+
 def _html_head_to_head(table: HeadToHead) -> str:
     if not table.contenders or not table.scenarios:
         return f'<p class="note">{escape(NOTHING_TO_COMPARE)}</p>'
@@ -457,6 +480,7 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     if diff is not None:
         sections.append(f"<h2>{escape(BASELINE)}</h2>{_html_baseline(diff)}")
     sections += [
+        *_html_by_tag(comparison),
         f"<h2>{escape(BEST)}</h2>", _html_head_to_head(table),
         *_html_pairs(table),
         f"<h2>{escape(SUMMARY)}</h2>",

@@ -12,6 +12,8 @@ from agentkit.report._wording import (
     ATTENTION_TITLES,
     BASELINE,
     BEST,
+    BY_TAG,
+    BY_TAG_NOTE,
     DIAGRAM_NOTE,
     DISAGREEMENTS,
     FAILURES,
@@ -48,6 +50,7 @@ from agentkit.report._wording import (
     snapshot_note,
     summary_note,
     summary_rate,
+    tag_cell,
     value_text,
     verdict,
 )
@@ -82,6 +85,18 @@ def _md_head_to_head(table: HeadToHead) -> list[str]:
               tabulate(body, headers, tablefmt="github", disable_numparse=True,
                        colalign=("left", *("right" for _ in table.contenders))), ""]
     return [*lines, *left_out_lines(table), *([""] if table.left_out else [])]
+
+
+def _md_by_tag(comparison: Comparison) -> list[str]:
+    groups = comparison.by_tag()
+    if not groups:
+        return []
+    contenders = comparison.contenders
+    body = [[tag, *(tag_cell(counts.get(c)) for c in contenders)] for tag, counts in groups]
+    return [f"## {BY_TAG}", "", BY_TAG_NOTE, "",
+            tabulate(body, ["Tag", *(contender_label(c) for c in contenders)],
+                     tablefmt="github", disable_numparse=True,
+                     colalign=("left", *("right" for _ in contenders))), ""]
 
 
 def _md_pairs(table: HeadToHead) -> list[str]:
@@ -250,6 +265,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     if diff is not None:
         lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
     lines += _md_attention(comparison, diff)
+    lines += _md_by_tag(comparison)
     lines += _md_head_to_head(table)
     lines += _md_pairs(table)
     lines += [f"## {SUMMARY}", "", summary_note(table), "",

@@ -27,6 +27,9 @@ TITLE = "Agent comparison report"
 ATTENTION = "Needs attention"
 BASELINE = "Against the baseline"
 BEST = "Which is best"
+BY_TAG = "By tag"
+BY_TAG_NOTE = ("Runs passed of runs, per tag of the scenarios and agent type; the tags with "
+               "runs that did not pass first.")
 PAIRS = "Pair by pair"
 VERDICT = "Verdict"
 SUMMARY = "Summary by agent type"
@@ -391,6 +394,14 @@ def h2h_cell(line: Line, contender: Contender) -> str:
 
 def left_out_lines(table: HeadToHead) -> list[str]:
     return [f"{contender_label(c)} is left out: it {reason}." for c, reason in table.left_out]
+
+
+def tag_cell(counts: tuple[int, int] | None) -> str:
+    """``passed/runs`` of a tag's runs under one agent type (``—``: none)."""
+    if counts is None:
+        return "—"
+    passed, runs = counts
+    return f"{passed}/{runs}" if passed == runs else f"**{passed}/{runs}**"
 
 
 def summary_rate(summary: AgentSummary) -> str:

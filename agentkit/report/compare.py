@@ -79,8 +79,10 @@ _ROW_SNAPSHOT: dict[SnapshotState, Literal["same", "changed", "missing", "not_ch
     "missing": "missing", "not_checked": "not_checked"}
 
 
-def _error_row(scenario: str, agent_type: str | None, message: str) -> Row:
-    return Row(scenario=scenario, agent_type=agent_type, status="error", problems=[message])
+def _error_row(scenario: str, agent_type: str | None, message: str,
+               tags: Sequence[str] = ()) -> Row:
+    return Row(scenario=scenario, agent_type=agent_type, tags=list(tags), status="error",
+               problems=[message])
 
 
 def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
@@ -96,6 +98,7 @@ def row_from_samples(sampled: JudgedCase, model: str | None = None) -> Row:
     interval = stats.interval
     common: dict[str, Any] = {
         "scenario": scenario.name, "agent_type": sampled.agent_type, "model": model,
+        "tags": list(scenario.tags),
         "samples": stats.samples, "passes": stats.passed, "infra_errors": stats.infra_errors,
         "not_recorded": len(sampled.missing) or None, "pass_rate": _rate(stats.pass_rate),
         "interval": interval, "confidence": stats.confidence,
@@ -203,7 +206,8 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
         return row_from_samples(case), None
     result, verdict = case.result, case.verdict
     if result is None:
-        return _error_row(scenario.name, agent_type, verdict.stopped_by or ""), None
+        return _error_row(scenario.name, agent_type, verdict.stopped_by or "",
+                          scenario.tags), None
     totals = result.trace.totals()
     trace = result.trace.to_dict()
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
@@ -212,7 +216,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     state = verdict.snapshot
     judged = [_verdict(judgement, scenario) for judgement in result.judgements]
     cause = verdict.cause
-    return Row(scenario=scenario.name, agent_type=agent_type,
+    return Row(scenario=scenario.name, agent_type=agent_type, tags=list(scenario.tags),
                status="pass" if verdict.passed else "fail", problems=problems,
                cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,

@@ -233,6 +233,8 @@ class Row(_Strict):
     scenario: str
     agent_type: str | None
     model: str | None = None
+    tags: list[str] = []
+    """The scenario's tags: the report counts passes per tag (``by_tag``)."""
     status: Literal["pass", "fail", "error"]
     problems: list[str] = []
     steps: Count | None = None
@@ -542,6 +544,22 @@ class Comparison(_Strict):
                 raise ValueError(f"rows.{index}.model: `{row.model}` is not one of models "
                                  f"({', '.join(self.models) or 'none'})")
         return self
+
+    def by_tag(self) -> list[tuple[str, dict[Contender, tuple[int, int]]]]:
+        """Per tag of the scenarios, per contender: (runs passed, runs); the tags with runs
+        that did not pass first (most of them first), then by name."""
+        counts: dict[str, dict[Contender, tuple[int, int]]] = {}
+        for row in self.rows:
+            if row.agent_type is None:
+                continue
+            for tag in row.tags:
+                passed, runs = counts.setdefault(tag, {}).get(row.contender, (0, 0))
+                counts[tag][row.contender] = (passed + (row.result == "pass"), runs + 1)
+
+        def order(tag: str) -> tuple[int, str]:
+            return (-sum(runs - passed for passed, runs in counts[tag].values()), tag)
+
+        return [(tag, counts[tag]) for tag in sorted(counts, key=order)]
 
     @property
     def contenders(self) -> list[Contender]:

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario._arg_match import OneOf, with_matchers
 from agentkit.scenario._faults import Fault, FaultPlan, ModelFault, OutcomeClass
 from agentkit.scenario._model_base import (
     _PYTHON_COMMANDS,
@@ -58,6 +59,7 @@ __all__ = [  # with the names of _model_base and _world_model, which it is made 
     "state_path",
     "MCPServerSpec",
     "ToolSpec",
+    "OneOf",
     "Turn",
     "TextMatch",
     "Judged",
@@ -165,6 +167,9 @@ class ToolSpec(_Strict):
                                    description="the MCP server's tools to use (default: all)")
     name: str | None = None
     description: str | None = None
+    parameters: dict[str, Any] | None = Field(default=None, description=(
+        "the tool's arguments as a JSON schema (`type: object`), told to the model instead of "
+        "the schema of the ref's signature (a ref taking `**arguments`)"))
     return_direct: bool = False
     latency: Seconds = 0.0
     failures: list[int] = Field(default_factory=list,
@@ -186,6 +191,15 @@ class ToolSpec(_Strict):
                 raise ValueError(f"tag {tag!r}: use letters, digits, '_', '-' and '.'")
         return value
 
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and (value.get("type") != "object"
+                                  or not isinstance(value.get("properties", {}), dict)):
+            raise ValueError("`parameters` is the JSON schema of the tool's arguments: a "
+                             "mapping with `type: object` and its `properties`")
+        return value
+
     @field_validator("only")
     @classmethod
     def _unique(cls, value: list[str] | None) -> list[str] | None:
@@ -199,6 +213,9 @@ class ToolSpec(_Strict):
         if (self.ref is None) == (self.mcp is None):
             raise ValueError("give a tool exactly one of `ref` (a function or tool) or `mcp` "
                              "(an MCP server's tools)")
+        if self.mcp is not None and self.parameters is not None:
+            raise ValueError("`parameters` gives a `ref` tool its JSON schema; an MCP server's "
+                             "tools keep the schemas the server lists")
         if self.ref is not None and self.only is not None:
             raise ValueError("`only` picks an MCP server's tools; it goes with `mcp`, not `ref`")
         if self.mcp is not None and (self.name or self.description) and (
@@ -249,7 +266,9 @@ class ToolCallSpec(_Strict):
     which earlier expected calls must have finished before it starts (``after``)."""
 
     name: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict, description=(
+        "the arguments; a value may be a matcher `{one_of: [...], optional: true, loose: "
+        "true}` (agentkit.scenario._arg_match)"))
     agent: str | None = Field(default=None, description="the team agent that must make the call")
     error: bool | TextMatch | None = Field(
         default=None, description="true: the call fails (its error is expected); or what its "
@@ -258,6 +277,13 @@ class ToolCallSpec(_Strict):
     after: CallNumbers = Field(default_factory=list, description=(
         "numbers (1-based, in this list) of the calls that must have finished before this "
         "one starts, on the simulated clock"))
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _matchers(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {key: with_matchers(item, f"argument `{key}`") for key, item in value.items()}
 
     @field_validator("error", mode="before")
     @classmethod

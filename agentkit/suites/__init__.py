@@ -7,9 +7,12 @@ for (a suite's package is installed only by those who use it). An adapter expose
 
 from __future__ import annotations
 
+from importlib import import_module
+from types import ModuleType
+
 from agentkit.core.errors import BadInputError
 
-__all__ = ["SUITES", "SuiteError"]
+__all__ = ["SUITES", "SuiteError", "adapter"]
 
 
 class SuiteError(BadInputError):
@@ -19,5 +22,11 @@ class SuiteError(BadInputError):
 
 SUITES: dict[str, str] = {
     "agentdojo": "agentkit.suites.agentdojo",
+    "bfcl": "agentkit.suites.bfcl",
 }
 """Suite name -> the module of its adapter."""
+
+
+def adapter(name: str) -> ModuleType:
+    """The adapter module of suite ``name`` (a key of :data:`SUITES`)."""
+    return import_module(SUITES[name])

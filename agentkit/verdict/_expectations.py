@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.fmt import seconds
 from agentkit.core.textdiff import short
+from agentkit.scenario._arg_match import args_match, differing, shown
 from agentkit.scenario._model import (
     Expect,
     HandoffsExpect,
@@ -62,8 +63,8 @@ class _Call:
 
 
 def _call(name: str, args: dict[str, Any], agent: str | None = None) -> str:
-    shown = f"{name}({json.dumps(args, sort_keys=True, default=str)})"
-    return f"{agent}: {shown}" if agent else shown
+    text = f"{name}({shown(args)})"
+    return f"{agent}: {text}" if agent else text
 
 
 def _spec(spec: ToolCallSpec) -> str:
@@ -80,14 +81,6 @@ def _made(call: _Call, output: bool = False) -> str:
     return _call(call.name, call.args, call.agent) + outcome
 
 
-def _args_match(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> bool:
-    if mode == "ignore":
-        return True
-    if mode == "subset":
-        return all(k in actual and actual[k] == v for k, v in expected.items())
-    return expected == actual
-
-
 def _outcome_matches(spec: ToolCallSpec, call: _Call) -> bool:
     if spec.error is True:
         return call.is_error
@@ -101,22 +94,17 @@ def _outcome_matches(spec: ToolCallSpec, call: _Call) -> bool:
 def _args_difference(mode: str, expected: dict[str, Any], actual: dict[str, Any]) -> str:
     """How ``actual`` arguments differ from ``expected`` under ``args: mode``."""
     if mode == "subset":
-        shown = [f"`{key}` missing" if key not in actual
+        parts = [f"`{key}` missing" if key not in actual
                  else f"`{key}` {json.dumps(actual[key], default=str)} "
-                      f"(expected {json.dumps(value, default=str)})"
-                 for key, value in expected.items()
-                 if key not in actual or actual[key] != value]
-        return f"the args differ (args: subset): {', '.join(shown)}"
+                      f"(expected {shown(expected[key])})"
+                 for key in differing(mode, expected, actual)]
+        return f"the args differ (args: subset): {', '.join(parts)}"
     if not expected:
         return (f"the args differ (args: exact, and the entry gives none, so the call must "
                 f"have none; it has {', '.join(f'`{key}`' for key in actual)}): give its args, "
                 "or `args: subset` to check only those given")
-    differ = [f"`{key}`" for key in dict.fromkeys([*expected, *actual])
-              if expected.get(key, _ABSENT) != actual.get(key, _ABSENT)]
+    differ = [f"`{key}`" for key in differing(mode, expected, actual)]
     return f"the args differ (args: exact): {', '.join(differ)}"
-
-
-_ABSENT = object()
 
 
 def _outcome_difference(spec: ToolCallSpec, call: _Call) -> str:
@@ -139,7 +127,7 @@ def _difference(spec: ToolCallSpec, call: _Call, args_mode: str) -> str:
     parts = []
     if spec.agent is not None and spec.agent != call.agent:
         parts.append(f"the agent differs ({call.agent}, expected {spec.agent})")
-    if not _args_match(args_mode, spec.args, call.args):
+    if not args_match(args_mode, spec.args, call.args):
         parts.append(_args_difference(args_mode, spec.args, call.args))
     if not _outcome_matches(spec, call):
         parts.append(_outcome_difference(spec, call))
@@ -159,7 +147,7 @@ def _closest(spec: ToolCallSpec, actual: Sequence[_Call], args_mode: str) -> str
 
 
 def _matches(spec: ToolCallSpec, call: _Call, args_mode: str) -> bool:
-    return (spec.name == call.name and _args_match(args_mode, spec.args, call.args)
+    return (spec.name == call.name and args_match(args_mode, spec.args, call.args)
             and (spec.agent is None or spec.agent == call.agent)
             and _outcome_matches(spec, call))
 
@@ -193,7 +181,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
     ``explain``: each says which part of the call differs (a hand-off is all name)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
     outputs = any(spec.output is not None for spec in expect.calls)
-    shown = ", ".join(_made(c, outputs) for c in actual) or "none"
+    made = ", ".join(_made(c, outputs) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
         matched: dict[int, int] = {}
@@ -219,7 +207,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
         wanted = ", ".join(_spec(expect.calls[i]) for i in missing)
         why = "".join(_closest(expect.calls[i], actual, expect.args)
                       for i in missing) if explain else ""
-        problems.append(f"{label}: expected {wanted} but it was not made (made: {shown}){why}")
+        problems.append(f"{label}: expected {wanted} but it was not made (made: {made}){why}")
     if expect.match in ("unordered", "superset") and extra:
         unexpected = ", ".join(_made(actual[i], outputs) for i in extra)
         problems.append(f"{label}: unexpected {unexpected}")

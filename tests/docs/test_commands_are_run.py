@@ -23,7 +23,7 @@ RUN_BY = {
     "docs/recording.md": ["tests/live/test_recording_live.py"],
     "docs/reliability.md": ["tests/docs/test_reliability_doc.py"],
     "docs/suite-quality.md": ["tests/quality/test_suite_quality_doc.py"],
-    "docs/suites.md": ["tests/suites/test_agentdojo_lane.py"],
+    "docs/suites.md": ["tests/suites/test_agentdojo_lane.py", "tests/suites/test_suites_doc.py"],
     "docs/workflows.md": ["tests/docs/test_workflows_doc.py"],
     "docs/world-state.md": ["tests/docs/test_world_state_doc.py"],
     "docs/your-agent.md": ["tests/docs/test_guides.py"],

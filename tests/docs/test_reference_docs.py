@@ -140,8 +140,9 @@ def test_the_plugin_page_names_every_fixture(request: pytest.FixtureRequest):
     assert [n for n in names if f"| `{n}` |" not in fixtures] == []
 
 
-@pytest.mark.parametrize("command", ["coverage", "mutate", "judge calibrate"])
-def test_the_cli_page_shows_the_help_of_the_suite_quality_commands_verbatim(
+@pytest.mark.parametrize("command", ["coverage", "mutate", "judge calibrate", "suite", "suite bfcl",
+                                     "suite agentdojo"])
+def test_the_cli_page_shows_the_help_of_the_suite_commands_verbatim(
         command: str, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "100")  # the width the page's copy was taken at
     part = CLI.read_text("utf-8").split(f"### `agentkit {command}`\n", 1)[1]

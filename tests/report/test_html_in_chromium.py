@@ -84,9 +84,9 @@ def test_the_example_has_its_sections_and_a_run_section_per_table_row(browser):
     page = browser.open(EXAMPLE)
 
     headings = page.evaluate("[...document.querySelectorAll('h2')].map(h => h.textContent)")
-    rows = page.evaluate("document.querySelectorAll('table')[3].tBodies[0].rows.length")
+    rows = page.evaluate("document.querySelectorAll('table')[4].tBodies[0].rows.length")
     runs = page.evaluate("document.querySelectorAll('section.run').length")
-    assert headings[:9] == ["Needs attention", "Which is best", "Pair by pair",
+    assert headings[:10] == ["Needs attention", "By tag", "Which is best", "Pair by pair",
                             "Summary by agent type", "Charts", "Scenarios × agent types",
                             "Workflows", "Resumed runs", "Failures"] and headings[-1] == "Runs"
     assert runs == rows > 0

@@ -23,7 +23,7 @@ PARTS = [model.Scenario, model.ToolSpec, model.MCPServerSpec, model.HistoryMessa
          model.Threshold, model.ResumeFrom, model.Judged, model.JudgeSpec,
          model.SimulatedUser, model.WorldSpec, model.StateExpect, model.StateMatch,
          model.Rule, model.RuleEvent, model.CallPattern, faults.Fault, faults.FaultPlan,
-         faults.SafeAnswer, faults.ModelFault]
+         faults.SafeAnswer, faults.ModelFault, model.OneOf]
 
 
 def test_the_model_points_to_the_format_reference_and_it_exists():

@@ -24,7 +24,8 @@ from tests.docs.pages import DOCS, Shell
 
 pytestmark = pytest.mark.suites
 
-DOC = (DOCS / "suites.md").read_text(encoding="utf-8")
+# the page's AgentDojo section (BFCL's is run by tests/suites/test_suites_doc.py)
+DOC = (DOCS / "suites.md").read_text(encoding="utf-8").split("\n## AgentDojo\n", 1)[1]
 AGENT_TYPES = ("react", "function_calling", "function_agent", "react_agent")
 
 
