@@ -15,6 +15,7 @@ def first_run() -> tuple[int, str]:
     return code, out.getvalue()
 
 
+@pytest.mark.slow  # the agentkit command over the bundled scenarios
 def test_cli_run_passes_on_the_bundled_scenarios(first_run):
     code, output = first_run
     assert code == 0

@@ -75,6 +75,7 @@ def test_a_bridged_agent_registered_in_a_few_lines_runs_a_scenario(tmp_path):
     assert result.trace.turns[0].response == "2 + 3 = 5"
 
 
+@pytest.mark.slow  # an SDK client through the bridge
 def test_each_model_call_is_a_step_holding_the_tool_calls_its_reply_asked_for(tmp_path):
     register_agent_type("wire_agent", bridged(_sdk_agent))
 

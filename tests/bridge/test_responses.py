@@ -166,6 +166,7 @@ def test_a_streamed_text_reply_follows_the_official_event_sequence():
     assert events[-1][1]["response"]["output"][0]["content"][0]["text"] == "2 + 3 = 5"
 
 
+@pytest.mark.slow  # an SDK client through the bridge
 def test_a_streamed_tool_call_sends_argument_deltas_the_sdk_reassembles():
     bridge, client, _ = scripted_bridge([tool_call("add", a=2, b=3)])
     with turn(bridge), client.responses.stream(model="m", input=QUESTION, tools=[ADD]) as stream:

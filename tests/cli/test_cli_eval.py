@@ -53,6 +53,7 @@ def _report(suite: Path) -> dict:
     return json.loads((suite.parent / "report" / "report.json").read_text("utf-8"))
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_records_every_sample_and_reports_pass_rates_with_intervals(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     server = fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", "2 + 3 = 5",
@@ -71,6 +72,7 @@ def test_eval_records_every_sample_and_reports_pass_rates_with_intervals(
     assert "PASS  two[function_calling@m1]" in result.out
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_with_everything_recorded_runs_offline_to_the_same_report(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
@@ -121,6 +123,7 @@ def test_a_budget_below_one_run_exits_2(cli: Callable[..., Outcome], suite: Path
     assert "ran out before one run of a sample finished" in result.err
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_a_spent_budget_stops_cleanly_says_what_is_left_and_a_rerun_repeats_no_call(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     first = fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6), strict=False)
@@ -139,6 +142,7 @@ def test_a_spent_budget_stops_cleanly_says_what_is_left_and_a_rerun_repeats_no_c
     assert calls + rest.calls == 12  # 6 samples of 2 calls: none asked twice
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_over_a_cassette_of_another_sample_count_exits_2(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script(*["2 + 3 = 5"] * 6))
@@ -150,6 +154,7 @@ def test_eval_over_a_cassette_of_another_sample_count_exits_2(
     assert result.code == 2 and "holds 3 samples, but 5 were asked" in result.err
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_evals_hints_over_a_mismatched_cassette_are_options_eval_has(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     # issue 33: the hint said `--mode rewrite`, which eval lacks (argparse read `--models`)
@@ -166,6 +171,7 @@ def test_evals_hints_over_a_mismatched_cassette_are_options_eval_has(
     assert hinted.code == 0, hinted.out + hinted.err
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_writes_junit_xml_with_each_cases_statistics(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     fake_openai_endpoint(_script("2 + 3 = 5", "2 + 3 = 6", *["2 + 3 = 5"] * 4))
@@ -331,6 +337,7 @@ class _Terminal(io.StringIO):
         return True
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_shows_its_progress_on_a_terminal_and_clears_it_at_the_end(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -355,6 +362,7 @@ def test_eval_shows_its_progress_on_a_terminal_and_clears_it_at_the_end(
     assert all(re.search(r" · ETA \d", line) for line in lines[1:-1])
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_writes_plain_progress_lines_when_stderr_is_not_a_terminal(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     # issue 33: through `| tee` an evaluation was silent for 9.5 minutes
@@ -368,6 +376,7 @@ def test_eval_writes_plain_progress_lines_when_stderr_is_not_a_terminal(
     assert [line[:20] for line in lines] == [f"agentkit eval: [{n}/6]" for n in range(1, 7)]
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and_exits_3(
         cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
     import httpx
@@ -398,6 +407,7 @@ def test_a_sample_hitting_an_infrastructure_error_shows_in_every_report_form_and
         error.get("message") or "")
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_a_case_no_sample_passes_fails_a_low_min_pass_rate_warned_in_every_output_form(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path],
         fake_openai_endpoint) -> None:
@@ -435,6 +445,7 @@ agents:
     assert ET.parse(junit).getroot().get("failures") == "1"
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_a_case_under_its_min_pass_rate_within_noise_prints_undecided_not_pass(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path],
         fake_openai_endpoint) -> None:

@@ -268,6 +268,7 @@ def test_every_command_fails_a_users_agent_made_wrong_never_reusing_the_old_verd
     assert "  -Assistant: 2 + 3 = 5\n" in result.out and "  +Assistant: about 4\n" in result.out
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 def test_eval_fails_a_users_agent_made_wrong_never_reusing_the_old_verdicts(
         cli, my_project, fake_openai_endpoint):
     fake_openai_endpoint(answers("2 + 3 = 5", "2 + 3 = 5"))
@@ -401,6 +402,7 @@ GATE = ("warning: min_pass_rate 50% cannot fail at 2 samples unless none passes 
         "a 95% interval up to 66%); give at least 4 samples for a pass rate below it to fail")
 
 
+@pytest.mark.slow  # the agentkit command end to end, several runs
 @pytest.mark.parametrize("command", ["run", "replay", "report"])
 def test_every_command_warns_of_a_min_pass_rate_that_2_samples_cannot_fail(
         cli, disagreeing, command):

@@ -220,6 +220,7 @@ def _careful(text):
     return yamlsafe._checked(text)[0]
 
 
+@pytest.mark.slow  # a property test at full size
 @pytest.mark.parametrize("path", _COMMITTED, ids=[str(p.relative_to(_ROOT)) for p in _COMMITTED])
 def test_every_committed_yaml_file_loads_as_pyyamls_safe_loader_loads_it(path):
     text = path.read_text(encoding="utf-8")

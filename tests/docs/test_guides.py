@@ -26,6 +26,7 @@ SCRIPTED_LIVE_MODEL = textwrap.dedent('''\
     ''')
 
 
+@pytest.mark.slow  # a guide's commands in a fresh project
 def test_the_agent_type_guides_commands_list_run_and_report_the_first_project(
         first_project: list[Ran], shell: Shell):
     guide = (DOCS / "your-agent.md").read_text(encoding="utf-8")

@@ -252,6 +252,7 @@ def test_thirty_random_ctrl_cs_at_concurrency_20_each_resume_ends_as_an_uninterr
     assert sum(c.interrupts for c in campaigns) >= 30
 
 
+@pytest.mark.slow  # an evaluation's many samples
 def test_a_second_ctrl_c_abandons_the_requests_in_flight_and_writes_nothing_more(
         tmp_path: Path, ctrl_c: None):
     expected, calls = uninterrupted(tmp_path / "whole", 2, 3, 4)

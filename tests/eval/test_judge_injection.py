@@ -117,6 +117,7 @@ def test_the_command_judges_the_set_through_an_openai_compatible_server_and_exit
             "verdict", "reason"]
 
 
+@pytest.mark.slow  # an evaluation's many samples
 def test_a_server_that_refuses_the_connection_is_exit_2_naming_the_failure(capsys):
     base = "http://127.0.0.1:9/v1"
     with FakeOpenAIServer([APIConnectionError("connection refused")] * 2, base_url=base):

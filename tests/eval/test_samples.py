@@ -85,6 +85,7 @@ def test_min_pass_rate_within_noise_passes_the_case(scenario_file):
     assert run_samples(path, "function_calling").verdict.passed
 
 
+@pytest.mark.slow  # an evaluation's many samples
 def test_the_snapshot_of_all_samples_is_compared_as_one(scenario_file):
     path = scenario_file(sampled_scenario(extra="min_pass_rate: 0.1\n"))
     _record(path, "2 + 3 = 5", "2 + 3 = 6")

@@ -97,6 +97,7 @@ def test_each_variant_records_only_its_continuation_after_one_shared_prefix(
                    and "Parcelway" in m["content"] for m in outputs)
 
 
+@pytest.mark.slow  # a recorded fault matrix replayed
 def test_the_recorded_matrix_replays_offline_every_cell_classified(recorded: Path) -> None:
     assert record_fault_continuations(recorded, "function_calling",
                                       FakeOpenAIServer([_model] * 40, strict=False).llm(),

@@ -85,6 +85,7 @@ def test_a_tool_call_reply_with_null_content_has_empty_text(fake_openai):
     assert response.message.content == ""
 
 
+@pytest.mark.slow  # the openai SDK end to end
 def test_parallel_tool_calls_all_come_back_when_allowed(fake_openai):
     calls = [tool_call("add", a=1, b=2), tool_call("multiply", a=3, b=4)]
     server = fake_openai([calls])

@@ -64,6 +64,7 @@ def test_a_collector_that_is_down_warns_once_and_the_run_still_passes(cli, bundl
     assert len(spans_of(Path("s.json"))) == 20  # the file is written all the same
 
 
+@pytest.mark.slow  # spans sent to a loopback collector
 @pytest.mark.agentkit_allow_loopback
 def test_a_collector_that_refuses_is_asked_once_and_warned_about_once(cli, bundled):
     refusing = Receiver(status=400)

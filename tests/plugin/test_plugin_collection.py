@@ -11,6 +11,7 @@ from plugin_project import ADDING, CALC_TOOLS, MY_AGENTS, collected, deselected,
 ADDING_ITEMS = ["scenarios/adding.yaml::react", "scenarios/adding.yaml::function_calling"]
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_scenario_file_is_collected_as_one_item_per_agent_type(project: pytest.Pytester) -> None:
     assert collected(project) == ADDING_ITEMS
 
@@ -75,6 +76,7 @@ def test_collection_error_shows_no_python_traceback(project: pytest.Pytester) ->
     result.stdout.no_fnmatch_line("*.py:[0-9]*")
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_invalid_yaml_is_a_collection_error_with_line_and_column(
         project: pytest.Pytester) -> None:
     write(project, "scenarios/broken.yaml", "format: 1\nturns:\n  - user: [unclosed\n")

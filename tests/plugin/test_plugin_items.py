@@ -104,6 +104,7 @@ def test_scenario_failure_shows_no_python_traceback(project: pytest.Pytester) ->
     result.stdout.no_fnmatch_line("*agentkit/_pytest/*")
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_snapshot_update_accepts_a_changed_trace(project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)
     _change_reply(project, "Answer: 2 + 3 = 5", "Answer: the sum is 5")
@@ -133,6 +134,7 @@ def test_unimportable_tool_fails_the_item_naming_file_and_field(
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_unexpected_error_in_an_item_is_reported_with_its_traceback(
         project: pytest.Pytester) -> None:
     write(project, "broken_tools.py", """\
@@ -180,6 +182,7 @@ def test_snapshot_update_keeps_the_snapshot_of_a_run_that_stopped_on_an_error(
     assert snapshot.read_text(encoding="utf-8") == before
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_snapshot_update_keeps_the_snapshot_of_a_run_that_fails_its_expectations(
         project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)

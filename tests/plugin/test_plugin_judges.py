@@ -60,6 +60,7 @@ def test_record_mode_records_the_judge_through_the_judge_llm_fixture(
         (None, None), ("judge", "judge-model")]
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_a_recorded_judged_scenario_replays_offline_and_a_rubric_change_fails_naming_it(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/refund.yaml", "--record-mode=once"
@@ -155,6 +156,7 @@ def live_llm():
 """
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_a_simulated_and_judged_conversation_records_replays_and_names_a_changed_rubric(
         project: pytest.Pytester) -> None:
     write(project, "scenarios/late.yaml", SIMULATED)

@@ -95,6 +95,7 @@ def test_the_ini_option_guards_every_test(pytester: pytest.Pytester, closed_port
                                  "(agentkit_block_network = true)*"])
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 @pytest.mark.parametrize("fixture", ["agentkit_record_mode", "scripted_llm", "run_scenario"])
 def test_a_test_using_an_agentkit_fixture_is_guarded(pytester: pytest.Pytester,
                                                      closed_port: int, fixture: str) -> None:

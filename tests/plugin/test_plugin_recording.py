@@ -43,6 +43,7 @@ def test_record_mode_once_records_a_cassette_through_the_openai_backend(
     assert replies[1]["content"] == "2 + 3 = 5"
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_recorded_scenario_replays_offline_and_matches_the_snapshot_taken_while_recording(
         recording_project: pytest.Pytester) -> None:
     recording_project.runpytest("scenarios/recorded.yaml", "--snapshot-update", *RECORD
@@ -95,6 +96,7 @@ def test_recording_without_an_api_key_fails_naming_the_variable(
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_record_mode_creates_a_missing_snapshot_without_snapshot_update(
         recording_project: pytest.Pytester) -> None:
     result = recording_project.runpytest("scenarios/recorded.yaml", *RECORD)
@@ -115,6 +117,7 @@ def test_record_mode_writes_the_snapshot_with_the_cassette_as_agentkit_record_do
     assert not (recording_project.path / CASSETTE.replace(".yaml", ".trace.json")).exists()
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_a_recording_that_fails_keeps_the_good_cassette_and_fails_the_item(
         recording_project: pytest.Pytester) -> None:
     recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
@@ -131,6 +134,7 @@ def test_a_recording_that_fails_keeps_the_good_cassette_and_fails_the_item(
     assert (recording_project.path / CASSETTE).read_text(encoding="utf-8") == before
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_a_cassette_miss_is_reported_alone_briefly_with_how_to_re_record(
         recording_project: pytest.Pytester) -> None:
     recording_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
@@ -170,6 +174,7 @@ agents:
 """, tool="calc_tools:add")
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_record_mode_records_each_team_agents_cassette_and_the_team_trace(
         project: pytest.Pytester) -> None:
     write(project, "scenarios/team.yaml", TEAM)

@@ -86,6 +86,7 @@ def test_samples_record_a_verdict_per_sample_through_the_judge_fixture(
                       (1, '{"verdict": "fail", "reason": "It does not say 5."}')]
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_the_replay_item_judges_each_sample_by_its_own_recorded_verdict_offline(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
@@ -99,6 +100,7 @@ def test_the_replay_item_judges_each_sample_by_its_own_recorded_verdict_offline(
                                  "*sample 1 failed*says that 2 + 3 is 5*"])
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_the_replay_item_fails_a_users_agent_made_wrong_naming_the_judges_miss(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)
@@ -129,6 +131,7 @@ def test_a_passing_item_whose_judges_disagree_between_samples_is_listed_in_the_s
         "    sample 1: fail -- It does not say 5."])
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_samples_whose_judges_agree_add_no_summary_section(
         judged_project: pytest.Pytester) -> None:
     lenient = CONFTEST.replace('"fail", "reason": "It does not say 5."',
@@ -143,6 +146,7 @@ def test_samples_whose_judges_agree_add_no_summary_section(
     assert "judges disagree" not in result.stdout.str()
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_the_replay_item_fails_when_the_judge_of_4_of_5_samples_gave_no_verdict(
         judged_project: pytest.Pytester) -> None:
     unjudged = (CONFTEST
@@ -164,6 +168,7 @@ def test_the_replay_item_fails_when_the_judge_of_4_of_5_samples_gave_no_verdict(
     assert "infrastructure" not in result.stdout.str()
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_an_item_whose_min_pass_rate_cannot_fail_at_its_samples_is_warned(
         judged_project: pytest.Pytester) -> None:
     judged_project.runpytest("scenarios/judged.yaml", *RECORD).assert_outcomes(passed=1)

@@ -44,6 +44,7 @@ def test_samples_records_n_runs_into_the_cassette_in_one_item(
     assert answers == ["2 + 3 = 5", "2 + 3 = 6", "2 + 3 = 5"]
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_the_replay_item_judges_all_samples_offline(sampled_project: pytest.Pytester) -> None:
     sampled_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)
 
@@ -53,6 +54,7 @@ def test_the_replay_item_judges_all_samples_offline(sampled_project: pytest.Pyte
     result.stdout.fnmatch_lines(["*recorded.yaml::function_calling PASSED*"])
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_the_replay_item_fails_when_the_samples_miss_min_pass_rate(
         sampled_project: pytest.Pytester) -> None:
     sampled_project.runpytest("scenarios/recorded.yaml", *RECORD).assert_outcomes(passed=1)

@@ -50,6 +50,7 @@ def test_a_changed_snapshot_is_counted_once_as_updated(project: pytest.Pytester)
     assert _counted(result) == "1 snapshot updated."
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_an_unchanged_snapshot_is_counted_once_as_passed(project: pytest.Pytester) -> None:
     project.runpytest("scenarios/adding.yaml::react", "--snapshot-update")
 

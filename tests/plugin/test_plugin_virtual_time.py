@@ -54,6 +54,7 @@ def test_beside_pytest_asyncio_in_strict_mode_a_marked_async_test_overlaps_calls
     _with_pytest_asyncio(pytester).assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # an inner pytest session (pytester)
 def test_a_test_marked_for_pytest_asyncio_too_runs_on_virtual_time(
         pytester: pytest.Pytester) -> None:
     write(pytester, "test_overlap.py", _overlap_test("asyncio", "agentkit_virtual_time"))

@@ -86,6 +86,7 @@ def test_a_floor_above_kappa_fails_the_command():
     assert "BELOW THE FLOOR  kappa is under min_kappa 0.7" in out
 
 
+@pytest.mark.slow  # re-records 180 judge calls, the cassette saved after each
 def test_the_bundled_recording_is_what_the_stand_in_judge_answers(tmp_path):
     labels = tmp_path / BUNDLED.name
     shutil.copy(BUNDLED, labels)

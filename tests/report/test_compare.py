@@ -18,12 +18,14 @@ def _scenarios():
     return [load(p) for p in discover_scenarios(SCENARIOS)]
 
 
+@pytest.mark.slow  # a comparison report of every bundled scenario
 def test_there_is_a_row_per_scenario_and_declared_agent_type(bundled):
     expected = [(s.name, t) for s in _scenarios() for t in AGENT_TYPES if t in s.agents]
 
     assert [(r.scenario, r.agent_type) for r in bundled.rows] == expected
 
 
+@pytest.mark.slow  # a comparison report of every bundled scenario
 def test_row_metrics_are_the_trace_totals(bundled):
     files = {load_scenario(p).name: p for p in discover_scenarios(SCENARIOS)}
     for row in bundled.rows:

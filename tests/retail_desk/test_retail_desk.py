@@ -54,6 +54,7 @@ def _runs(output: str) -> dict[str, str]:
             re.finditer(r"^(?:PASS|FAIL)  (\S+\[\w+\]).*\n(?:      .*\n)*", output, re.M)}
 
 
+@pytest.mark.slow  # every scenario of the example under four agent types
 def test_every_scenario_passes_offline_and_every_agent_type_gets_the_policy(
         agentkit: Agentkit, tmp_path: Path):
     scenarios = sorted((EXAMPLE / "scenarios").glob("*.yaml"))

@@ -600,6 +600,7 @@ def test_a_cassette_with_an_alias_bomb_and_no_request_hash_is_an_error_not_a_han
         Cassette.load(path)
 
 
+@pytest.mark.slow  # a property test at full size
 @pytest.mark.parametrize("depth", [101, 1001])
 def test_a_cassette_nested_too_deep_gets_agentkits_error_with_the_limit_and_the_fix(tmp_path, depth):
     path = tmp_path / "c.yaml"

@@ -431,6 +431,7 @@ def test_an_alias_bomb_scenario_is_an_error_with_its_line_not_a_hang(write_file)
     assert _error(path).startswith(f"{path}:8: invalid YAML: aliases expand to more than")
 
 
+@pytest.mark.slow  # a property test at full size
 @pytest.mark.parametrize("depth", [101, 1001, 100_000])
 def test_a_scenario_nested_too_deep_gets_agentkits_error_with_the_limit_and_the_fix(
         write_file, depth):

@@ -95,6 +95,7 @@ def test_a_mutated_trajectory_scenario_loads_or_is_an_error_with_file_and_line(d
     _load_scenario(_write("tr.yaml", _dump(document)))
 
 
+@pytest.mark.slow  # a property test at full size
 @FUZZ
 @given(st.text(max_size=80), st.integers(0, 2000))
 def test_a_scenario_with_text_spliced_in_loads_or_is_an_error_with_file_and_line(text, at):

@@ -37,6 +37,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(site))
 
 
+@pytest.mark.slow  # a docs page's commands in a fresh project
 def test_every_command_of_the_page_runs(installed: None, shell: Shell) -> None:
     (shell.folder / "pyproject.toml").write_text(
         re.search(r"```toml\n# pyproject.toml\n(.*?)```", DOC, re.DOTALL).group(1))

@@ -45,6 +45,7 @@ def test_user_code_passes_strict_mypy(mypy_errors: dict[str, set[tuple[int, str]
     assert mypy_errors["user_code.py"] == set()
 
 
+@pytest.mark.slow  # user code type-checked and run
 def test_user_code_runs() -> None:
     user_code.main()
 

@@ -90,6 +90,7 @@ def test_mcnemars_false_positive_rate_is_at_or_under_its_level_when_the_agents_a
     assert rejected / runs <= alpha
 
 
+@pytest.mark.slow  # seeded simulations of many runs
 def test_the_sequential_rule_errs_under_its_bound_however_often_it_looks():
     """Looking after every single pair -- the most a user could peek -- the chance of ever
     declaring a difference between equal agents stays under alpha (Ville's inequality)."""
@@ -100,6 +101,7 @@ def test_the_sequential_rule_errs_under_its_bound_however_often_it_looks():
     assert errors / runs <= alpha
 
 
+@pytest.mark.slow  # seeded simulations of many runs
 def test_the_sequential_rule_uses_fewer_samples_than_a_fixed_design_of_the_same_power():
     rng = random.Random(5)
     alpha, runs, cap, batch = 0.05, 600, 60, 5

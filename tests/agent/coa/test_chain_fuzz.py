@@ -38,6 +38,7 @@ def assert_well_formed(text: str) -> None:
         assert not chain.problems
 
 
+@pytest.mark.slow  # a property test at full size
 @given(st.text(st.characters(exclude_categories=())))
 def test_any_text_is_a_chain_or_the_documented_error(text):
     assert_well_formed(text)

@@ -151,6 +151,7 @@ def test_a_joiner_output_parses_back_to_its_thought_and_balanced_content(thought
                                   is_replan=action == "Replan")
 
 
+@pytest.mark.slow  # a property test at full size
 @settings(max_examples=300)
 @given(st.integers(1, 5), flat, st.integers(0, 3))
 def test_an_unclosed_parenthesis_is_an_error_naming_the_action_line(extra, content, before):
