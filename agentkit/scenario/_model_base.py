@@ -5,12 +5,13 @@ backtracks without end, or a :class:`Judged` rubric)."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import regex as _regex
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from agentkit.core.errors import BadInputError
+from agentkit.core.sim import MAX_LATENCY
 
 __all__ = ["REGEX_TIMEOUT", "SlowRegexError", "TextMatch", "Judged", "AnswerMatch", "ANSWER_TAGS"]
 
@@ -122,3 +123,64 @@ AnswerMatch = Annotated[
 ]
 """What an answer must be: a :class:`TextMatch`, or a :class:`Judged` rubric."""
 ANSWER_TAGS: dict[str, type[BaseModel]] = {"text-match": TextMatch, "judged": Judged}
+
+
+#: Simulated seconds (real where a field says so): finite, >= 0 and at most a day
+#: (:data:`agentkit.core.sim.MAX_LATENCY`).
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
+
+
+class MCPServerSpec(_Strict):
+    """An MCP server whose tools join the world: started over stdio (``command``, ``args``,
+    ``env``, ``cwd``) or reached over streamable HTTP (``url``, ``headers``)."""
+
+    name: str | None = Field(default=None, description="names its exchanges in the cassette "
+                                                       "(default: the command's or host's name)")
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict,
+                                description="environment of the server (never recorded)")
+    cwd: str | None = Field(default=None, description="the server's working folder, relative to "
+                                                      "the scenario file (default: its folder)")
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict,
+                                    description="HTTP headers (never recorded)")
+    timeout: Seconds = Field(default=60.0, gt=0, description="real seconds a live request may "
+                                                            "take before the run stops (the "
+                                                            "start: at least a minute)")
+    lifetime: Literal["run", "session"] = Field(
+        default="run", description="a live server lives for one run, or for the whole session")
+
+    @model_validator(mode="after")
+    def _stdio_or_http(self) -> MCPServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of `command` (a server started over stdio) or "
+                             "`url` (a streamable HTTP server)")
+        if self.url is not None:
+            stdio = [k for k in ("args", "env", "cwd") if k in self.model_fields_set]
+            if stdio:
+                raise ValueError(f"`{stdio[0]}` is for a server started with `command`, not "
+                                 "one reached at `url`")
+            if not re.match(r"https?://", self.url):
+                raise ValueError(f"`url` must be an http:// or https:// URL, got {self.url!r}")
+        elif self.headers:
+            raise ValueError("`headers` are for a server reached at `url`, not one started "
+                             "with `command`")
+        if self.command is not None and not self.command.strip():
+            raise ValueError("`command` is empty")
+        if self.name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
+            raise ValueError(f"`name` {self.name!r}: use letters, digits, '_', '-' and '.'")
+        return self
+
+    def server_name(self) -> str:
+        """``name``, or the command's file name (``python -m pkg.mod``: ``mod``), or the host."""
+        if self.name is not None:
+            return self.name
+        if self.command is not None:
+            base = re.split(r"[\\/]", self.command.strip())[-1]
+            if base in _PYTHON_COMMANDS and len(self.args) >= 2 and self.args[0] == "-m":
+                return self.args[1].rsplit(".", 1)[-1]
+            return re.sub(r"[^A-Za-z0-9_.-]", "_", base) or "server"
+        from urllib.parse import urlsplit
+
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", urlsplit(self.url or "").hostname or "server")
