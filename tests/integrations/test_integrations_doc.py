@@ -50,7 +50,8 @@ def test_the_guides_commands_run_in_the_example_project(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "13 passed, 0 failed" in done.stdout
     report = (tmp_path / "examples" / "frameworks" / "reports" / "frameworks" / "report.md")
-    rows = [line for line in report.read_text().splitlines() if line.startswith("| trajectory")]
+    runs = report.read_text().split("## Scenarios × agent types\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in runs.splitlines() if line.startswith("| trajectory")]
     assert {row.split("|")[2].strip() for row in rows} == {
         "function_agent", "react_agent", "li_function", "li_react", "pydantic_ai",
         "openai_agents", "langgraph", "my_llama_index", "my_pydantic_ai", "my_openai_agents",
