@@ -50,7 +50,7 @@ import openai  # noqa: E402
 
 from _conversation import TOOL_NAME, answer, lookup_population, tool_call_arguments  # noqa: E402
 from _harness import Throughput  # noqa: E402
-from _measure import Measured, apply_counts, record, table  # noqa: E402
+from _measure import Measured, apply_counts, table  # noqa: E402
 from _rates import heading  # noqa: E402
 from agentkit.bridge import API_KEY, DEFAULT_BASE_URL, Bridge, BridgeTransport  # noqa: E402
 from agentkit.core.sim import simulation  # noqa: E402
@@ -348,4 +348,6 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
 if __name__ == "__main__":
     figures = main()
     if "--quick" not in sys.argv[1:]:  # a smoke run's figures are not measurements
-        record(measured(figures))
+        from targets import publish
+
+        publish(measured(figures))

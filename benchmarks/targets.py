@@ -3,10 +3,11 @@
     python benchmarks/targets.py                  # rewrite the table in benchmarks/README.md
     python benchmarks/targets.py --add ID FIGURE met|missed   # a figure measured by hand
 
-A benchmark run from the command line appends its figures to ``benchmarks/results.jsonl``
-(``_measure.record``: one JSON line per target, with the time and the load average); this
-script reads that file and rewrites the table between the README's two marker lines in place,
-the rest of the README untouched. Figures measured another way (the test suite's time, a
+A benchmark run from the command line (not ``--quick``) appends its figures to
+``benchmarks/results.jsonl`` (``_measure.record``: one JSON line per target, with the time
+and the load average) and rewrites the table (:func:`publish`); this script reads that file
+and rewrites the table between the README's two marker lines in place, the rest of the README
+untouched. Figures measured another way (the test suite's time, a
 side-by-side run by hand) go in with ``--add``.
 """
 
@@ -125,6 +126,13 @@ def rewrite(readme: Path, table: str) -> bool:
     temporary.write_text(new, encoding="utf-8")
     temporary.replace(readme)
     return True
+
+
+def publish(measured: list[Measured], results: Path = RESULTS, readme: Path = README) -> None:
+    """What a benchmark run from the command line does with its figures: append them to
+    ``results`` and rewrite the table in ``readme``, so the two never disagree."""
+    record(measured, results)
+    rewrite(readme, render(read_results(results)))
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:

@@ -101,6 +101,16 @@ def test_record_appends_whole_lines_to_what_is_there(tmp_path):
     assert all("at" in e and "load" in e for e in lines)
 
 
+def test_publish_appends_the_figures_and_rewrites_the_table_with_them(tmp_path):
+    results, readme = tmp_path / "results.jsonl", _readme(tmp_path / "README.md")
+
+    targets.publish([measure.Measured("bridge_sdk_10", "1.12x", False)], results, readme)
+
+    assert json.loads(results.read_text())["figure"] == "1.12x"
+    assert _row(readme.read_text(), "openai-SDK agent, 10 tool calls")[2].startswith(
+        "1.12x **missed**")
+
+
 @pytest.mark.parametrize(("line", "problem"), [
     ('{"target": "nope", "figure": "1x", "met": true, "at": "x"}', "unknown target 'nope'"),
     ("not json", "not a JSON line"),
