@@ -10,8 +10,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -144,3 +146,38 @@ def apply_counts(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if getattr(args, name) < at_least:
             parser.error(f"--{name.replace('_', '-')} must be at least {at_least}")
     return args
+
+
+RESULTS = Path(__file__).resolve().parent / "results.jsonl"
+"""Every target's measured figures, one JSON line per target per run (``targets.py`` makes
+the README's table of them)."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run's figure for a target of ``targets.TARGETS``: as the script printed it."""
+
+    target: str
+    figure: str
+    met: bool
+
+
+def record(measured: Sequence[Measured], path: Path = RESULTS) -> None:
+    """Append the run's figures to ``path`` with the time (UTC) and the load average: one
+    ``write`` of whole lines on a file opened for appending, so runs finishing together
+    never interleave or cut each other's lines. A script calls it when run from the command
+    line only (the smoke tests call ``main``, which records nothing)."""
+    if not measured:
+        return
+    try:
+        load: float | None = round(os.getloadavg()[0], 1)
+    except OSError:
+        load = None
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    text = "".join(json.dumps({"target": m.target, "figure": m.figure, "met": m.met,
+                               "at": stamp, "load": load}) + "\n" for m in measured)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)

@@ -7,8 +7,10 @@ cassettes alike) round after round until ``--replays`` replays are done, and pri
 per second and the mean wall time per replay (a replay = ``run_scenario`` on a loaded
 scenario: building tools and the LLM, running every turn, building the trace, checking the
 expectations). Then it replays one scenario carrying 60 s of simulated latency and prints
-how long that takes for real. Targets: 1,000 replays in under 10 s; the 60 s scenario in
-well under 50 ms.
+how long that takes for real. Targets: a replay under 2 ms of CPU, 1,000 replays in under
+2 s (issue 36; the target was 10 s before); the 60 s scenario in well under 50 ms. Run from
+the command line (not ``--quick``), it appends its figures to ``results.jsonl``
+(``targets.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_SECONDS_PER_1000 = 10.0
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+TARGET_SECONDS_PER_1000 = 2.0
+TARGET_CPU_MS = 2.0
 TARGET_SLOW_MS = 50.0
 SLOW_SCENARIO = """\
 format: 1
@@ -145,8 +150,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
           f"per replay, {per_1000:.2f} s per 1,000 replays (target < "
           f"{TARGET_SECONDS_PER_1000:g} s: {'met' if per_1000 < TARGET_SECONDS_PER_1000 else 'MISSED'})",
           file=out)
-    print(f"  {throughput['cpu_ms_per_replay']:.2f} ms of CPU per replay (process time: what "
-          f"a loaded machine does not inflate; load average {_load()})", file=out)
+    cpu = throughput["cpu_ms_per_replay"]
+    print(f"  {cpu:.2f} ms of CPU per replay (target < {TARGET_CPU_MS:g} ms: "
+          f"{'met' if cpu < TARGET_CPU_MS else 'MISSED'}; process time: what a loaded machine "
+          f"does not inflate; load average {_load()})", file=out)
     print(f"60 s scenario: {slow['simulated_serial_s']:g} s of simulated latency "
           f"({slow['simulated_wall_s']:g} s simulated wall) replayed in {slow['real_ms']:.1f} ms "
           f"(target < {TARGET_SLOW_MS:g} ms: "
@@ -154,5 +161,18 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     return {"throughput": throughput, "slow": slow, "seconds_per_1000": per_1000}
 
 
+def measured(figures: dict[str, Any]) -> list[Any]:
+    """The run's figures for the targets table (``targets.py``)."""
+    from _measure import Measured
+
+    cpu, slow_ms = figures["throughput"]["cpu_ms_per_replay"], figures["slow"]["real_ms"]
+    return [Measured("scenarios_replay", f"{cpu:.2f} ms CPU", cpu < TARGET_CPU_MS),
+            Measured("scenarios_60s", f"{slow_ms:.1f} ms", slow_ms < TARGET_SLOW_MS)]
+
+
 if __name__ == "__main__":
-    main()
+    figures = main()
+    if "--quick" not in sys.argv[1:]:  # a smoke run's figures are not measurements
+        from targets import publish
+
+        publish(measured(figures))

@@ -190,12 +190,16 @@ def test_bench_scenarios_replays_every_bundled_case_and_counts_the_replays():
 def test_bench_scenarios_runs_as_its_own_command():
     # in process, the pytest plugin has already declared the project's agent types; run alone,
     # the script must find them itself (pyproject's [tool.agentkit])
-    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_scenarios.py"), "--replays",
-                           "2", "--slow-runs", "1"], cwd=BENCHMARKS.parent, capture_output=True,
-                          text=True, timeout=300)
+    # (--quick: a smoke run appends nothing to benchmarks/results.jsonl)
+    results = BENCHMARKS / "results.jsonl"
+    before = results.read_bytes() if results.exists() else None
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_scenarios.py"), "--quick",
+                           "--replays", "2", "--slow-runs", "1"], cwd=BENCHMARKS.parent,
+                          capture_output=True, text=True, timeout=300)
 
     assert done.returncode == 0, done.stderr
     assert "replays/s" in done.stdout
+    assert (results.read_bytes() if results.exists() else None) == before
 
 
 def test_bench_scenarios_slow_case_carries_sixty_seconds_of_simulated_latency():
@@ -357,21 +361,31 @@ def test_bench_bridge_replays_the_sdk_agents_conversations_on_every_side():
 
     text = out.getvalue()
     for label in ("plain openai-SDK agent, 1 tool call", "plain openai-SDK agent, 10 tool calls",
+                  "raw httpx client (no SDK), 1 tool call",
+                  "raw httpx client (no SDK), 10 tool calls",
                   "overhead per model call over the bare client (us)",
+                  "the SDK's own cost per model call",
                   "same conversation on every side (transcript digests): yes"):
         assert label in text
     assert {key: (row["calls"], set(row) - {"calls"}) for key, row in result.items()} == {
-        "sdk_1": (2, {"bridge", "bare"}), "sdk_10": (11, {"bridge", "bare"})}
+        "sdk_1": (2, {"bridge", "bare"}), "sdk_10": (11, {"bridge", "bare"}),
+        "wire_1": (2, {"bridge", "bare"}), "wire_10": (11, {"bridge", "bare"})}
     assert all(row[side]["rate"] > 0 for row in result.values() for side in ("bridge", "bare"))
+    assert bench_bridge.measured(result) == []  # no vcrpy: nothing for the targets table
 
 
-def test_bench_bridge_replays_the_same_conversation_from_a_vcrpy_cassette():
+def test_bench_bridge_replays_the_same_conversation_from_vcrpy_at_its_defaults_and_ours():
     out = io.StringIO()
 
     result = bench_bridge.main(TINY_BRIDGE, out=out)
 
-    assert all(row["vcrpy"]["digest"] == row["bridge"]["digest"] for row in result.values())
-    assert "bridge runs/s >= 2x vcrpy" in out.getvalue()
+    assert all(row[side]["digest"] == row["bridge"]["digest"] for row in result.values()
+               for side in ("vcrpy", "vcrpy_body"))
+    text = out.getvalue()
+    assert "bridge runs/s >= 2x vcrpy at its defaults" in text
+    assert "vcrpy+body* runs/s" in text and "chosen by us (*)" in text
+    assert [m.target for m in bench_bridge.measured(result)] == ["bridge_sdk_1",
+                                                                 "bridge_sdk_10"]
 
 
 def test_bench_trace_size_records_and_replays_each_scenario_and_checks_linear_growth():

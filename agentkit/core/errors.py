@@ -23,6 +23,7 @@ exception.
 
 from __future__ import annotations
 
+import functools
 import sysconfig
 import traceback
 from dataclasses import dataclass
@@ -95,7 +96,13 @@ _NOT_USERS = tuple({str(Path(__file__).resolve().parents[1]),
 
 
 def _users(frame: traceback.FrameSummary) -> bool:
-    filename = frame.filename
+    return _users_file(frame.filename)
+
+
+@functools.lru_cache(maxsize=1024)
+def _users_file(filename: str) -> bool:
+    """Whether ``filename`` is the user's; once per file (a raising tool raises through the
+    same frames at every replay, and resolving each path costs a system call per part)."""
     if filename.startswith("<"):  # <frozen ...>, <string>: no file of the user's
         return False
     return not str(Path(filename).resolve()).startswith(_NOT_USERS)

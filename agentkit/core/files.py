@@ -152,8 +152,29 @@ def settle(paths: Sequence[str | Path]) -> None:
     files = [_through_links(path) for path in paths]
     if not files[0].parent.is_dir():  # the first pending file is written first: nothing was
         return
+    if not _left_over(files):  # the common case, told without the lock: nothing to settle
+        return
     with _locked(files[0].parent):
         _settle(files)
+
+
+def _left_over(paths: list[Path]) -> bool:
+    """Whether a pending or temporary file of a replacement of ``paths`` is there: one listing
+    of each folder. No lock needed: a writer that starts after it leaves nothing to settle,
+    one under way left its files (:func:`_settle` then decides under the lock)."""
+    marks: dict[Path, tuple[str, ...]] = {}
+    for path in paths:
+        marks[path.parent] = (*marks.get(path.parent, ()), _pending(path).name)
+    for folder, pendings in marks.items():
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        stale = tuple(f".{pending}." for pending in pendings)
+        if any(name.startswith(".") and (name in pendings or name.startswith(stale))
+               for name in names):
+            return True
+    return False
 
 
 def _settle(paths: list[Path]) -> None:

@@ -118,17 +118,21 @@ class IdNormalizer:
         key = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
         return self._messages.setdefault(key, data)
 
-    def memory(self, messages: Sequence[ChatMessage]) -> Shared[dict[str, Any]]:
+    def memory(self, messages: Sequence[ChatMessage],
+               convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
+               ) -> Shared[dict[str, Any]]:
         """The memory after a turn, sharing the previous turn's when it extends it (the
-        common case: checked on the message objects, without converting them again)."""
+        common case: checked on the message objects, without converting them again).
+        ``convert``: :meth:`message`, or a turn's cache of it (:meth:`TurnBuilder.message`)."""
+        convert = convert or self.message
         current = list(messages)
         if self._memory is not None:
             before, view = self._memory
             if len(current) >= len(before) and current[:len(before)] == before:
-                extended = view.extended(self.message(m) for m in current[len(before):])
+                extended = view.extended(convert(m) for m in current[len(before):])
                 self._memory = current, extended
                 return extended
-        fresh = Shared(self.message(m) for m in current)
+        fresh = Shared(convert(m) for m in current)
         self._memory = current, fresh
         return fresh
 
@@ -492,6 +496,7 @@ class TurnBuilder:
         self.role_calls: list[RoleCallTrace] = []
         """Calls of the harness's roles (judges, simulated users): counted apart."""
         self._messages: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+        self._offered: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def message(self, message: ChatMessage) -> dict[str, Any]:
         """:meth:`IdNormalizer.message`, once per message object of the turn: an agent sends
@@ -503,11 +508,15 @@ class TurnBuilder:
         return found[1]
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
-        """Note tools the agent offered (name, description, parameters), each once."""
-        for spec in tools:
-            spec = _jsonable(spec)
-            if spec not in self.tools:
-                self.tools.append(spec)
+        """Note tools the agent offered (name, description, parameters), each once. An agent
+        offers the same spec objects with every call, and the events hold them while the
+        turn's trace is built: each object is converted once (kept, like :meth:`message`)."""
+        for given in tools:
+            found = self._offered.get(id(given))
+            if found is None:
+                found = self._offered[id(given)] = (given, _jsonable(given))
+            if found[1] not in self.tools:
+                self.tools.append(found[1])
 
     def new_step(self, span_id: str, input: str | None) -> StepTrace:
         """Open a step for the span ``span_id``; calls inside that span belong to it."""
@@ -617,7 +626,7 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     for event in events:
         turn.feed(event)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
-                     memory=ids.memory(memory), wall_time=wall_time,
+                     memory=ids.memory(memory, turn.message), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
                      warnings=list(warnings), error_kind=error_kind, started=started,
                      role_calls=turn.role_calls, raised=raised, limit=turn.limit)
