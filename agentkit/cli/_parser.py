@@ -4,7 +4,6 @@ several commands share and the argument types apart."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -576,12 +575,15 @@ class _SuiteParser(argparse.ArgumentParser):
     (:data:`agentkit.suites.SUITES`), imported only when that suite is parsed or its help
     shown."""
 
-    adapter: str | None = None
+    suite: str | None = None
+    """The suite whose adapter adds the options, until it has."""
 
     def _load(self) -> None:
-        if self.adapter is not None:
-            module, self.adapter = self.adapter, None
-            importlib.import_module(module).add_arguments(self)
+        if self.suite is not None:
+            from agentkit.suites import adapter
+
+            name, self.suite = self.suite, None
+            adapter(name).add_arguments(self)
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
@@ -607,8 +609,8 @@ def _suite_command(commands: _Commands) -> None:
     helps = {"agentdojo": "AgentDojo's user tasks (utility) and prompt injections (security)",
              "bfcl": "BFCL v4's single-turn function-calling cases (the Berkeley Function "
                      "Calling Leaderboard)"}
-    for name, adapter in SUITES.items():
+    for name in SUITES:
         parser = suites.add_parser(name, help=helps.get(name, name),
                                    description=helps.get(name, name) + ".")
         assert isinstance(parser, _SuiteParser)
-        parser.adapter = adapter
+        parser.suite = name

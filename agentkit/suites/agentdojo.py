@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import yaml
-
 from agentkit.core.files import atomic_write_text
+from agentkit.recording import dump_yaml
 from agentkit.suites import SuiteError
 from agentkit.suites.agentdojo_world import ATTACK_SUCCEEDED, UTILITY_FAILED, load_suite, world
 
@@ -136,20 +135,7 @@ def _scenario(*, name: str, description: str, tags: list[str], tool_refs: list[s
     }
     header = ("# Written by `agentkit suite agentdojo` from the `agentdojo` package (MIT); the\n"
               "# tools, environment and checks are AgentDojo's own (agentkit.suites.agentdojo_world)\n")
-    return header + yaml.dump(body, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                              width=100)
-
-
-class _Dumper(yaml.SafeDumper):
-    """YAML with a text of several lines as a block (``|``), as one would write it."""
-
-
-def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value,
-                                   style="|" if "\n" in value else None)
-
-
-_Dumper.add_representer(str, _text)
+    return header + dump_yaml(body)  # a text of several lines as a block (``|``)
 
 
 def scenarios(module: str, version: str | None, *, user_tasks: str | None = None,
