@@ -5,7 +5,7 @@ a token bucket of `--rate` requests per second, holding at most `--burst` -- and
 admitted request after `--latency` seconds; a request beyond the rate gets HTTP 429 with
 `Retry-After` (and `retry-after-ms`). Worker threads then call it for `--seconds` through the
 same path an evaluation's samples take: `agentkit.llms.openai.OpenAI` (`max_retries=0`) inside
-`agentkit.eval.live.LiveModel`, sharing one `AdaptiveConcurrency` limiter.
+`agentkit.eval.LiveModel`, sharing one `AdaptiveConcurrency` limiter.
 
 Printed: goodput (answered requests per second) as a share of the rate limit, over the whole
 run and after the first `--warmup` seconds, the 429s per minute, and how the limit moved.
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, TextIO
 
-from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel, StoppedError
+from agentkit.eval import AdaptiveConcurrency, Budget, LiveModel, StoppedError
 from agentkit.llms.errors import APITimeoutError, LLMError
 from agentkit.llms.openai import OpenAI
 from agentkit.llms.types import ChatMessage

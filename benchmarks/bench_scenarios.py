@@ -73,7 +73,7 @@ def _cases() -> list[tuple[Any, str]]:
 
 def _replay(scenario: Any, agent: str) -> int:
     """Replay one case (every sample of a sampled recording, judged together); the runs."""
-    from agentkit.eval.samples import run_samples, sample_count
+    from agentkit.eval import run_samples, sample_count
     from agentkit.scenario import run_scenario
 
     if sample_count(scenario, agent) is not None:

@@ -26,7 +26,7 @@ def record_samples_first(request: pytest.FixtureRequest, scenario: Scenario, age
     the ``live_llm`` fixture with seed ``seed + i`` for sample i (its judges through
     ``judge_llm``, its simulated user through ``live_llm``, with the same seed); the item then
     replays and judges all of them."""
-    from agentkit.eval.samples import Seeded, record_samples
+    from agentkit.eval import Seeded, record_samples
 
     mode = request.config.getoption("record_mode")
     samples = request.config.getoption("samples")
@@ -54,7 +54,7 @@ def record_samples_first(request: pytest.FixtureRequest, scenario: Scenario, age
 def warn_of_a_weak_gate(title: str, case: CaseResult) -> None:
     """A ``min_pass_rate`` the item's sample count cannot fail on its interval, as a warning
     naming the samples needed (pytest's warnings summary shows it)."""
-    from agentkit.eval.cases import GateWarning
+    from agentkit.eval import GateWarning
 
     weak = case.gate_warning
     if weak is not None:
@@ -78,7 +78,7 @@ DISAGREEMENT_PROPERTY = "agentkit_judges_disagree"
 def _note_disagreements(item: pytest.Item, sampled: CaseResult) -> None:
     """Files the judged expectations whose verdict differs between the item's samples (the
     report's marks), for :class:`DisagreementSummary` -- a passing item prints nothing."""
-    from agentkit.report.compare import disagreement_lines
+    from agentkit.report import disagreement_lines
 
     lines = disagreement_lines(sampled)
     if lines:

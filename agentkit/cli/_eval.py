@@ -1,5 +1,5 @@
 """``agentkit eval``: agent types × models on N live samples each (the evaluation is
-:class:`agentkit.eval.run.EvalRun`'s), its report and the exit code."""
+:class:`agentkit.eval.EvalRun`'s), its report and the exit code."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.errors import BadInputError
-    from agentkit.eval.progress import EvalProgress
+    from agentkit.eval import EvalProgress
     from agentkit.report import (
         ReportError,
         compare_to_baseline,
@@ -99,7 +99,7 @@ def _check_options(args: argparse.Namespace) -> None:
     """What is wrong with the options, before anything is read: the report folder, the
     concurrency."""
     from agentkit.core.files import FolderRefused, replaceable_folder
-    from agentkit.report.render import REPORT_MARKER
+    from agentkit.report import REPORT_MARKER
 
     writable_folder(args.out, "--out")
     try:
@@ -122,8 +122,7 @@ def _dimension(args: argparse.Namespace) -> Any:
     """What ``--compare A B`` compares (None without it); ``--models`` (and the models
     ``--compare`` names) in their canonical spelling first."""
     from agentkit.core.errors import BadInputError
-    from agentkit.eval.compare import dimension_of
-    from agentkit.eval.models import canonical_models, parse_model
+    from agentkit.eval import canonical_models, dimension_of, parse_model
 
     args.models = canonical_models(args.models)
     if args.compare is None:
@@ -138,7 +137,7 @@ def _dimension(args: argparse.Namespace) -> Any:
 
 
 def _paired(args: argparse.Namespace, outcome: Any, dimension: Any) -> Any:
-    from agentkit.eval.compare import compare
+    from agentkit.eval import compare
 
     a, b = args.compare
     return compare(outcome.results, a, b, dimension, margin=args.margin, seed=args.seed)
@@ -187,7 +186,7 @@ def _write_paired(args: argparse.Namespace, paired: Any) -> Any:
 
 def _open(args: argparse.Namespace, progress: Any, **round_: Any) -> Any:
     """The evaluation the options ask for, its cassettes opened."""
-    from agentkit.eval.run import EvalRun, LiveSettings
+    from agentkit.eval import EvalRun, LiveSettings
 
     live = LiveSettings(base_url=args.base_url, temperature=args.temperature, seed=args.seed,
                         timeout=args.timeout, concurrency=args.concurrency,
@@ -211,7 +210,7 @@ def _record(args: argparse.Namespace, run: Any, progress: Any, out: TextIO) -> N
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     if run.records_live:
-        from agentkit.eval.models import parse_model
+        from agentkit.eval import parse_model
 
         growth = "" if args.max_concurrency is None else f", up to {args.max_concurrency}"
         own = [parse_model(m).temperature for m in args.models]
@@ -249,7 +248,7 @@ def _print_rows(comparison: Any, mismatched: set[str], cassettes: dict[str, Any]
                 out: TextIO) -> None:
     """A line per case (its pass rate and class), its warning, problems and disagreements,
     and how to record it anew when its agent asks what its samples do not hold."""
-    from agentkit.report.render import undecided_text
+    from agentkit.report import undecided_text
 
     for row in comparison.rows:
         print(_row_line(row), file=out)

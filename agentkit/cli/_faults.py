@@ -22,7 +22,7 @@ __all__ = ["command"]
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.errors import BadInputError
     from agentkit.harness import run_fault_matrix
-    from agentkit.report.faults import fault_junit_cases, write_fault_report
+    from agentkit.report import fault_junit_cases, write_fault_report
 
     check_agent_types(args.agents)
     writable_folder(args.out, "--out")
@@ -58,7 +58,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     report = write_fault_report(matrices, args.out)
     print(f"wrote {shown(report)}", file=out)
     if args.junit_xml:
-        from agentkit.report.junit import write_junit
+        from agentkit.report import write_junit
 
         print(f"wrote {write_junit(args.junit_xml, fault_junit_cases(matrices))}", file=out)
     return EXIT_OK if all(matrix.passed for matrix in matrices) else EXIT_FAILED

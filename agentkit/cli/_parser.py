@@ -552,7 +552,7 @@ def _points(text: str) -> float:
 
 
 def _shard(text: str) -> tuple[int, int]:
-    from agentkit.eval.matrix import parse_shard
+    from agentkit.eval import parse_shard
 
     try:
         return parse_shard(text)

@@ -89,8 +89,8 @@ def print_sampled(name: str, sampled: Any, out: TextIO) -> None:
 
 def print_sample_disagreements(sampled: Any, out: TextIO) -> None:
     """The judges disagreeing between the samples of a case, in the lines the pytest plugin
-    prints too (:func:`agentkit.report.compare.disagreement_lines`)."""
-    from agentkit.report.compare import disagreement_lines
+    prints too (:func:`agentkit.report.disagreement_lines`)."""
+    from agentkit.report import disagreement_lines
 
     for line in disagreement_lines(sampled):
         print(f"      {line}", file=out)
@@ -109,8 +109,7 @@ def print_disagreements(found: Sequence[Any], out: TextIO) -> None:
 def print_summaries(comparison: Any, out: TextIO) -> None:
     """The verdict in one sentence, then one line per compared agent type (× model): passed
     runs over the shared scenarios."""
-    from agentkit.report import verdict_sentence
-    from agentkit.report.model import contender_label
+    from agentkit.report import contender_label, verdict_sentence
 
     print(f"verdict: {verdict_sentence(comparison)}", file=out)
     compared = comparison.compared()
@@ -131,7 +130,7 @@ def junit_report(args: argparse.Namespace, comparison: Any, regressions: list[An
                  out: TextIO) -> None:
     if not args.junit_xml:
         return
-    from agentkit.report.junit import junit_cases, write_junit
+    from agentkit.report import junit_cases, write_junit
 
     reasons = {delta.key: delta.reasons for delta in regressions}
     print(f"wrote {write_junit(args.junit_xml, junit_cases(comparison, reasons))}", file=out)

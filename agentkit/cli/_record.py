@@ -171,7 +171,7 @@ def _record_samples(args: argparse.Namespace, scenario: Any, live: Any, out: Tex
     simulated user too, through ``cast(sample's model, seed)``), written together with the
     snapshot of their traces when every one replays to its live run."""
     from agentkit.core.errors import BadInputError
-    from agentkit.eval.samples import record_samples
+    from agentkit.eval import record_samples
     from agentkit.llms.openai import OpenAI
     from agentkit.scenario._layout import cassette_path
 

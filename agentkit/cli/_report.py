@@ -19,14 +19,15 @@ __all__ = ["command"]
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import FolderRefused, replaceable_folder
     from agentkit.report import (
+        REPORT_MARKER,
         ReportError,
         compare_to_baseline,
         load_comparison,
         merge_shards,
         run_comparison,
+        undecided_text,
         write_report,
     )
-    from agentkit.report.render import REPORT_MARKER, undecided_text
     from agentkit.scenario._loader import ScenarioError
     from agentkit.verdict import SnapshotFiles
 

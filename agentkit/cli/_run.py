@@ -32,7 +32,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     from agentkit.core.files import atomic_write_text
-    from agentkit.eval.matrix import shard_of
+    from agentkit.eval import shard_of
     from agentkit.harness import Case, run_case
     from agentkit.scenario._layout import trace_file
     from agentkit.verdict import SnapshotFiles
@@ -72,7 +72,7 @@ def _run_scenarios(args: argparse.Namespace, out: TextIO) -> int:
     if not total and not counts["input"] and args.shard is None:
         raise CLIError(f"no scenario declares the agent type(s) {', '.join(args.agents or [])}")
     if args.junit_xml:
-        from agentkit.report.junit import write_junit
+        from agentkit.report import write_junit
 
         print(f"wrote {write_junit(args.junit_xml, junit)}", file=out)
     summary = f"{counts['pass']} passed, {counts['fail']} failed"
@@ -122,14 +122,14 @@ def _print_case(case: Any, out: TextIO, verbose: bool = False) -> None:
 def _junit_case(case: Any) -> Any:
     """A JUnit test case for one ``run`` case (a sampled case's with its statistics as
     properties, as ``report`` writes them)."""
-    from agentkit.report.junit import JUnitCase, sample_properties
+    from agentkit.report import JUnitCase, sample_properties
 
     verdict, result = case.verdict, case.result
     lines = verdict.lines()
     outcome = {"pass": "pass", "fail": "fail", "error": "error"}[verdict.outcome]
     properties: dict[str, str] = {}
     if case.sampled:
-        from agentkit.report.compare import row_from_samples
+        from agentkit.report import row_from_samples
 
         properties = sample_properties(row_from_samples(case))
     elif result is not None:

@@ -10,27 +10,43 @@ Typical use (what ``agentkit report`` does)::
     failed = not comparison.passed or compare_to_baseline(comparison, baseline).has_regressions
 """
 
+from agentkit.report._baseline import BaselineDiff, RowDelta, compare_to_baseline
+from agentkit.report._compare import disagreement_lines, eval_comparison, row_from_samples, run_comparison
+from agentkit.report._faults import fault_junit_cases, write_fault_report
 from agentkit.report._files import load_comparison, merge_shards
-from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
-from agentkit.report.compare import eval_comparison, run_comparison
-from agentkit.report.model import (
+from agentkit.report._junit import JUnitCase, junit_cases, sample_properties, write_junit
+from agentkit.report._model import (
     METRICS,
     REPORT_FORMAT,
     AgentSummary,
     Comparison,
     ReportError,
     Row,
+    contender_label,
 )
-from agentkit.report.render import (
+from agentkit.report._render import (
+    REPORT_MARKER,
     render_html,
     render_json,
     render_markdown,
     verdict_sentence,
     write_report,
 )
-from agentkit.report.thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
+from agentkit.report._thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
+from agentkit.report._wording import undecided_text
 
 __all__ = [
+    "disagreement_lines",
+    "row_from_samples",
+    "fault_junit_cases",
+    "write_fault_report",
+    "JUnitCase",
+    "junit_cases",
+    "sample_properties",
+    "write_junit",
+    "contender_label",
+    "REPORT_MARKER",
+    "undecided_text",
     "METRICS",
     "REPORT_FORMAT",
     "AgentSummary",

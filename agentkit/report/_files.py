@@ -13,8 +13,8 @@ from typing import Any
 
 from agentkit.core.textfiles import TextFileError, json_locations, parse_json, read_text
 from agentkit.quality import merged_coverage
-from agentkit.report.model import Comparison, ReportError, trace_file
-from agentkit.report.timeline import Span
+from agentkit.report._model import Comparison, ReportError, trace_file
+from agentkit.report._timeline import Span
 from agentkit.trace import TraceError, check_trace
 
 __all__ = ["load_comparison", "merge_shards", "shard_details", "SHARD_FILE", "CHECKSUM_FILE",

@@ -1,6 +1,6 @@
 """The report as one self-contained HTML page (``report.html``): inline CSS and inline SVG
 charts only -- no scripts, no external assets -- in the wording of :mod:`._wording`, with a
-section per run (:mod:`agentkit.report.runs`)."""
+section per run (:mod:`agentkit.report._runs`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,22 @@ from collections.abc import Callable
 from html import escape
 
 from agentkit.core.fmt import count, ratio, seconds
-from agentkit.eval.cases import percent
-from agentkit.eval.stats import DEFAULT_CONFIDENCE, wilson_interval
+from agentkit.eval._cases import percent
+from agentkit.eval._stats import DEFAULT_CONFIDENCE, wilson_interval
+from agentkit.report._baseline import BaselineDiff, RowDelta
+from agentkit.report._charts import (
+    Bar,
+    Point,
+    RateBar,
+    Segment,
+    grouped_bar_chart,
+    pass_rate_chart,
+    scatter_chart,
+)
+from agentkit.report._model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
+from agentkit.report._resumed import html_continuations
+from agentkit.report._runs import RUNS_CSS, html_runs, run_anchor
+from agentkit.report._standings import HeadToHead, head_to_head, mean_cost
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -54,20 +68,6 @@ from agentkit.report._wording import (
     value_text,
     verdict,
 )
-from agentkit.report.baseline import BaselineDiff, RowDelta
-from agentkit.report.charts import (
-    Bar,
-    Point,
-    RateBar,
-    Segment,
-    grouped_bar_chart,
-    pass_rate_chart,
-    scatter_chart,
-)
-from agentkit.report.model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
-from agentkit.report.resumed import html_continuations
-from agentkit.report.runs import RUNS_CSS, html_runs, run_anchor
-from agentkit.report.standings import HeadToHead, head_to_head, mean_cost
 
 __all__ = ["render_html", "CHART_TITLES", "RATE_CHART_TITLES"]
 

@@ -7,6 +7,11 @@ import re
 
 from tabulate import tabulate
 
+from agentkit.report._baseline import BaselineDiff
+from agentkit.report._model import METRICS, AgentSummary, Comparison, JudgeVerdict, Row, contender_label
+from agentkit.report._resumed import markdown_continuations
+from agentkit.report._runs import role_costs
+from agentkit.report._standings import HeadToHead, head_to_head
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -54,11 +59,6 @@ from agentkit.report._wording import (
     value_text,
     verdict,
 )
-from agentkit.report.baseline import BaselineDiff
-from agentkit.report.model import METRICS, AgentSummary, Comparison, JudgeVerdict, Row, contender_label
-from agentkit.report.resumed import markdown_continuations
-from agentkit.report.runs import role_costs
-from agentkit.report.standings import HeadToHead, head_to_head
 
 __all__ = ["render_markdown", "render_summary"]
 

@@ -6,10 +6,10 @@ the summary and the workflows."""
 from __future__ import annotations
 
 from agentkit.core.fmt import count, ratio, seconds, signed_count, signed_seconds
-from agentkit.eval.cases import percent
-from agentkit.eval.stats import DEFAULT_CONFIDENCE
-from agentkit.report.baseline import BaselineDiff, RowDelta, compare_to_baseline
-from agentkit.report.model import (
+from agentkit.eval._cases import percent
+from agentkit.eval._stats import DEFAULT_CONFIDENCE
+from agentkit.report._baseline import BaselineDiff, RowDelta, compare_to_baseline
+from agentkit.report._model import (
     METRICS,
     SECONDS_METRICS,
     AgentSummary,
@@ -19,7 +19,7 @@ from agentkit.report.model import (
     Row,
     contender_label,
 )
-from agentkit.report.standings import COST_LINES, HeadToHead, Line, Pair, Record
+from agentkit.report._standings import COST_LINES, HeadToHead, Line, Pair, Record
 from agentkit.verdict import SAMPLES_LIMIT, samples_to_fail_gate
 
 TITLE = "Agent comparison report"

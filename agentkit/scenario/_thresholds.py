@@ -16,7 +16,7 @@ class Threshold(_Strict):
     """How much one cost may grow against a report's baseline before the report calls it a
     regression: by more than ``relative`` (a fraction of the baseline value; 0.1 is +10 %)
     and by more than ``absolute`` (in the metric's unit). Unset fields keep the defaults
-    (:data:`agentkit.report.thresholds.DEFAULT_THRESHOLDS`)."""
+    (:data:`agentkit.report.DEFAULT_THRESHOLDS`)."""
 
     relative: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     absolute: float | None = Field(default=None, ge=0, allow_inf_nan=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agentkit.eval.samples import record_samples
+from agentkit.eval._samples import record_samples
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from cli_helpers import Outcome
 from tests.scenario_text import adding_scenario

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from agentkit.eval.live import AdaptiveConcurrency
-from agentkit.eval.matrix import Evaluation, plan
+from agentkit.eval._live import AdaptiveConcurrency
+from agentkit.eval._matrix import Evaluation, plan
 from agentkit.llms.mock import FunctionLLM, tool_call
 from tests.scenario_text import adding_scenario
 

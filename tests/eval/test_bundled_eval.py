@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.eval.matrix import Evaluation, plan
-from agentkit.eval.samples import sample_count
+from agentkit.eval._matrix import Evaluation, plan
+from agentkit.eval._samples import sample_count
 from agentkit.scenario._loader import discover_scenarios, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]

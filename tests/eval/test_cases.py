@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentkit.eval.cases import case_stats, compare_pass_rates, gate_warning, samples_needed
-from agentkit.eval.stats import fisher_lower, wilson_interval
+from agentkit.eval._cases import case_stats, compare_pass_rates, gate_warning, samples_needed
+from agentkit.eval._stats import fisher_lower, wilson_interval
 from agentkit.verdict import samples_to_fail_gate, samples_to_separate
 
 

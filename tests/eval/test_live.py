@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from agentkit.core.sim import run, simulation
-from agentkit.eval.live import (
+from agentkit.eval._live import (
     AdaptiveConcurrency,
     Budget,
     BudgetExhaustedError,

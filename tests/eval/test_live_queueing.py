@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from agentkit.core.sim import run, simulation
-from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
+from agentkit.eval._live import AdaptiveConcurrency, Budget, LiveModel
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
 

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from agentkit.core.errors import BadInputError
-from agentkit.eval.live import Budget
-from agentkit.eval.matrix import Evaluation, parse_shard, plan, shard, shard_of
-from agentkit.eval.samples import SamplesMismatchError
+from agentkit.eval._live import Budget
+from agentkit.eval._matrix import Evaluation, parse_shard, plan, shard, shard_of
+from agentkit.eval._samples import SamplesMismatchError
 from agentkit.llms.errors import RateLimitError, ServerError
 from agentkit.llms.mock import FunctionLLM, tool_call
 from tests.scenario_text import adding_scenario

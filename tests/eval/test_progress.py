@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from types import SimpleNamespace
 
-from agentkit.eval.progress import EvalProgress
+from agentkit.eval._progress import EvalProgress
 
 
 class _Clock:

@@ -1,4 +1,4 @@
-"""An evaluation from start to end (:class:`agentkit.eval.run.EvalRun`, what `agentkit eval`
+"""An evaluation from start to end (:class:`agentkit.eval._run.EvalRun`, what `agentkit eval`
 calls): the plan and its shard, the models the server lists, the outcome after recording --
 complete, or what is missing and why -- and a budget below one run as bad input. Scripted
 live models, one per sample."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.core.errors import BadInputError
-from agentkit.eval.run import EvalRun, LiveSettings
+from agentkit.eval._run import EvalRun, LiveSettings
 from agentkit.llms.mock import FunctionLLM, tool_call
 from tests.scenario_text import adding_scenario
 
@@ -85,7 +85,7 @@ def test_a_budget_below_one_run_is_bad_input_saying_to_give_more(suite):
 
 def test_a_model_the_server_does_not_list_is_bad_input_naming_what_it_serves(suite,
                                                                              monkeypatch):
-    monkeypatch.setattr("agentkit.eval.run.served_models", lambda url, timeout: ["m2", "m3"])
+    monkeypatch.setattr("agentkit.eval._run.served_models", lambda url, timeout: ["m2", "m3"])
 
     with pytest.raises(BadInputError, match=r"unknown model 'm1': the server at .* serves "
                                             r"m2, m3"):
@@ -93,6 +93,6 @@ def test_a_model_the_server_does_not_list_is_bad_input_naming_what_it_serves(sui
 
 
 def test_a_server_that_lists_no_models_is_not_checked(suite, monkeypatch):
-    monkeypatch.setattr("agentkit.eval.run.served_models", lambda url, timeout: None)
+    monkeypatch.setattr("agentkit.eval._run.served_models", lambda url, timeout: None)
 
     _run(suite).check_models()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from agentkit.eval.samples import record_samples, run_samples
+from agentkit.eval._samples import record_samples, run_samples
 from agentkit.harness._roles import RoleModels
 from agentkit.llms.cassette import Cassette
 from agentkit.llms.mock import FunctionLLM, tool_call

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from agentkit.eval.samples import SamplesMismatchError, record_samples, run_samples
+from agentkit.eval._samples import SamplesMismatchError, record_samples, run_samples
 from agentkit.llms.cassette import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario.judge import SnapshotFiles
 

@@ -1,11 +1,11 @@
-"""agentkit.eval.stats: the numbers every pass rate in a report comes from, checked against
+"""agentkit.eval._stats: the numbers every pass rate in a report comes from, checked against
 values computed by hand (and published tables) rather than against the code itself."""
 
 from __future__ import annotations
 
 import pytest
 
-from agentkit.eval.stats import (
+from agentkit.eval._stats import (
     fisher_lower,
     pass_all_k,
     pass_at_k,

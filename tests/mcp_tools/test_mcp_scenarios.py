@@ -11,7 +11,7 @@ import pytest
 
 from agentkit.harness import load as plan
 from agentkit.llms.cassette import CassetteError
-from agentkit.report.timeline import lanes, spans_of
+from agentkit.report._timeline import lanes, spans_of
 from agentkit.scenario import load_scenario, run_scenario
 from agentkit.scenario._layout import recording_files, records
 from agentkit.scenario._loader import ScenarioError

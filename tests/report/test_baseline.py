@@ -110,7 +110,7 @@ def test_rows_are_paired_by_scenario_and_agent_type():
 
 
 def _sampled(scenario: str, passes: int, judged: int, **extra):
-    from agentkit.eval.cases import CaseStats
+    from agentkit.eval._cases import CaseStats
 
     stats = CaseStats(passes, judged - passes)
     return make_row(scenario, status="pass", samples=judged, passes=passes,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from agentkit.report import render_html, render_markdown
-from agentkit.report.model import Comparison, Row
+from agentkit.report._model import Comparison, Row
 
 METRICS = {"steps": 1, "llm_calls": 1, "tool_calls": 0, "tool_errors": 0, "prompt_tokens": 1,
            "completion_tokens": 1, "wall_time": 0.0, "serial_time": 0.0, "critical_path": 0.0,

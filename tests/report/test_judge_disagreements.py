@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.eval.samples import record_samples
+from agentkit.eval._samples import record_samples
 from agentkit.harness import Case, run_case
 from agentkit.llms.mock import FunctionLLM, tool_call
 from agentkit.llms.types import ChatMessage
 from agentkit.report import render_json, run_comparison
-from agentkit.report.compare import disagreement_lines
-from agentkit.report.model import Comparison
-from agentkit.report.render import render_markdown
+from agentkit.report._compare import disagreement_lines
+from agentkit.report._model import Comparison
+from agentkit.report._render import render_markdown
 from agentkit.scenario.runner import load
 from tests.scenario_text import adding_scenario
 

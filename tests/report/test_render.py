@@ -18,9 +18,9 @@ from agentkit.report import (
     verdict_sentence,
     write_report,
 )
-from agentkit.report.model import trace_file
-from agentkit.report.render import CHART_TITLES, RATE_CHART_TITLES
-from agentkit.report.standings import head_to_head
+from agentkit.report._model import trace_file
+from agentkit.report._render import CHART_TITLES, RATE_CHART_TITLES
+from agentkit.report._standings import head_to_head
 from agentkit.trace._diff import diff_traces
 
 from .conftest import AGENT_TYPES, SCENARIOS, make_comparison, make_row, passing_scenario

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.eval.samples import record_samples
+from agentkit.eval._samples import record_samples
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.report import render_json, run_comparison
-from agentkit.report.render import render_html, render_markdown, render_summary
+from agentkit.report._render import render_html, render_markdown, render_summary
 from tests.scenario_text import adding_scenario
 
 

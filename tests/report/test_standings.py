@@ -3,9 +3,9 @@ noise shown as ties."""
 
 from __future__ import annotations
 
-from agentkit.eval.cases import CaseStats
-from agentkit.report.model import Comparison, CostSpread, Row
-from agentkit.report.standings import COST_LINES, head_to_head
+from agentkit.eval._cases import CaseStats
+from agentkit.report._model import Comparison, CostSpread, Row
+from agentkit.report._standings import COST_LINES, head_to_head
 
 from .conftest import make_row
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentkit.report import compare_to_baseline
-from agentkit.report.thresholds import DEFAULT_THRESHOLDS, cost_regressions, threshold_for
+from agentkit.report._thresholds import DEFAULT_THRESHOLDS, cost_regressions, threshold_for
 from agentkit.scenario._model import Threshold, Thresholds
 
 from .conftest import make_comparison, make_row

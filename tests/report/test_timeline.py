@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agentkit.report.timeline import Span, lanes, spans_of, timeline_svg
+from agentkit.report._timeline import Span, lanes, spans_of, timeline_svg
 from agentkit.scenario import run_scenario
 
 from .conftest import SCENARIOS

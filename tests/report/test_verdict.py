@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from agentkit.eval.cases import CaseStats
+from agentkit.eval._cases import CaseStats
 from agentkit.report import render_html, render_markdown, verdict_sentence
-from agentkit.report.model import Comparison, Row
-from agentkit.report.render import render_summary
+from agentkit.report._model import Comparison, Row
+from agentkit.report._render import render_summary
 
 from .conftest import SCENARIOS, make_comparison, make_row
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.eval.samples import run_samples, sample_count
+from agentkit.eval._samples import run_samples, sample_count
 from agentkit.harness._runner import recording_files
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
 from agentkit.trace._diff import diff_traces

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.core.sim import Stopwatch
-from agentkit.eval.samples import run_samples, sample_count
+from agentkit.eval._samples import run_samples, sample_count
 from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage

@@ -11,10 +11,10 @@ from typing import Any
 
 from agentkit.core.fmt import count, ratio, seconds
 from agentkit.core.textdiff import HTML, Line, render, short
+from agentkit.report._baseline import BaselineDiff, RowDelta
+from agentkit.report._model import Comparison, Row
+from agentkit.report._timeline import timeline_svg
 from agentkit.report._wording import DISAGREEMENTS
-from agentkit.report.baseline import BaselineDiff, RowDelta
-from agentkit.report.model import Comparison, Row
-from agentkit.report.timeline import timeline_svg
 from agentkit.trace import trace_diff
 
 __all__ = ["run_anchor", "html_runs", "metrics_line", "role_costs", "RUNS_CSS"]

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Literal
 
-from agentkit.eval.cases import percent
-from agentkit.eval.stats import DEFAULT_CONFIDENCE, fisher_lower, wilson_interval
-from agentkit.report.model import SECONDS_METRICS, Comparison, Contender, Row, contender_label
+from agentkit.eval._cases import percent
+from agentkit.eval._stats import DEFAULT_CONFIDENCE, fisher_lower, wilson_interval
+from agentkit.report._model import SECONDS_METRICS, Comparison, Contender, Row, contender_label
 from agentkit.verdict import samples_to_separate
 
 __all__ = ["Value", "Line", "HeadToHead", "head_to_head", "COST_LINES", "Decision",

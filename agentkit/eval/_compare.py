@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentkit.core.errors import BadInputError
-from agentkit.eval.matrix import CaseResult
+from agentkit.eval._matrix import CaseResult
 from agentkit.verdict._paired import (
     Discordance,
     Pair,

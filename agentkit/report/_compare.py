@@ -15,7 +15,7 @@ from typing import Any, Literal
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
-from agentkit.eval.matrix import CaseResult, shard_of
+from agentkit.eval._matrix import CaseResult, shard_of
 from agentkit.harness import (
     Case,
     Judgement,
@@ -29,7 +29,7 @@ from agentkit.harness import (
 )
 from agentkit.harness import CaseResult as JudgedCase
 from agentkit.quality import Coverage, calibration_of
-from agentkit.report.model import (
+from agentkit.report._model import (
     AgentSummary,
     Comparison,
     CostSpread,
@@ -42,7 +42,7 @@ from agentkit.report.model import (
     SampleVerdict,
     speedup,
 )
-from agentkit.report.timeline import spans_of
+from agentkit.report._timeline import spans_of
 from agentkit.scenario import (
     Scenario,
     ScenarioError,
@@ -251,7 +251,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
     ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
-    (:func:`agentkit.eval.matrix.shard_of`: by the row's key, stable as the suite changes);
+    (:func:`agentkit.eval._matrix.shard_of`: by the row's key, stable as the suite changes);
     the comparison keeps the whole run's plan, for :func:`~agentkit.report.merge_shards`.
     """
     for name in agent_types or ():
@@ -310,7 +310,7 @@ def eval_comparison(results: Sequence[CaseResult], agent_types: Sequence[str],
                     models: Sequence[str], *, shard: tuple[int, int] | None = None,
                     plan: Sequence[str] = ()) -> Comparison:
     """The comparison of an evaluation: a row per case, judged on its samples
-    (:class:`~agentkit.eval.matrix.Evaluation`); ``plan`` is the whole matrix's case keys when
+    (:class:`~agentkit.eval._matrix.Evaluation`); ``plan`` is the whole matrix's case keys when
     ``shard`` is given."""
     return Comparison(agent_types=list(agent_types), models=list(models),
                       rows=[row_from_samples(r.sampled, model=r.case.model) for r in results],

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from agentkit.core.files import atomic_write_text
 from agentkit.harness import FaultMatrix, FaultVariant
-from agentkit.report.junit import JUnitCase
-from agentkit.report.timeline import spans_of, timeline_svg
+from agentkit.report._junit import JUnitCase
+from agentkit.report._timeline import spans_of, timeline_svg
 from agentkit.scenario import OUTCOME_CLASSES
 from agentkit.trace import Trace
 

@@ -8,7 +8,7 @@ them; the report (:func:`agentkit.report.eval_comparison`) is built from
 :attr:`EvalOutcome.results`, one layer up. Every problem of the input (a cassette of another
 model, an unknown model, a budget below one run, samples missing with no server to record
 them) is a :class:`~agentkit.core.errors.BadInputError`; Ctrl-C while recording is the
-``KeyboardInterrupt`` of :meth:`Evaluation.record <agentkit.eval.matrix.Evaluation.record>`
+``KeyboardInterrupt`` of :meth:`Evaluation.record <agentkit.eval._matrix.Evaluation.record>`
 (every cassette whole)."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentkit.core.errors import BadInputError
-from agentkit.eval.live import AdaptiveConcurrency, Budget
-from agentkit.eval.matrix import CaseResult, Evaluation, Progress, plan, shard_of
-from agentkit.eval.models import parse_model
+from agentkit.eval._live import AdaptiveConcurrency, Budget
+from agentkit.eval._matrix import CaseResult, Evaluation, Progress, plan, shard_of
+from agentkit.eval._models import parse_model
 from agentkit.llms.base import LLM
 
 __all__ = ["LiveSettings", "EvalRun", "EvalOutcome", "served_models"]
@@ -98,7 +98,7 @@ class EvalRun:
     seed)`` builds a sample's live model when ``live`` has a server (default:
     :meth:`LiveSettings.model`). A sequential evaluation gives ``targets`` (per case key, the
     samples it should hold: see :attr:`Evaluation.targets
-    <agentkit.eval.matrix.Evaluation.targets>`) and one ``budget`` shared by its rounds."""
+    <agentkit.eval._matrix.Evaluation.targets>`) and one ``budget`` shared by its rounds."""
 
     def __init__(self, paths: Sequence[str | Path], agent_types: Sequence[str],
                  models: Sequence[str], samples: int, live: LiveSettings, *,
@@ -148,7 +148,7 @@ class EvalRun:
 
     def record(self) -> None:
         """Record the samples left (:meth:`Evaluation.record
-        <agentkit.eval.matrix.Evaluation.record>`)."""
+        <agentkit.eval._matrix.Evaluation.record>`)."""
         self.evaluation.record()
 
     def finish(self) -> EvalOutcome:

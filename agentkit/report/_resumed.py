@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from agentkit.core.textdiff import short
-from agentkit.report.model import Comparison, Row
+from agentkit.report._model import Comparison, Row
 
 __all__ = ["Continuations", "continuations", "markdown_continuations", "html_continuations"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentkit.core.files import atomic_write_text
-from agentkit.report.model import Comparison, Row
+from agentkit.report._model import Comparison, Row
 
 __all__ = ["JUnitCase", "junit_cases", "junit_xml", "sample_properties", "write_junit"]
 

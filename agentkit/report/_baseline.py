@@ -2,10 +2,10 @@
 
 A row **regresses** when it passed in the baseline and now fails, errors, or is missing, or
 when one of its costs (steps, LLM calls, tokens, simulated wall time) grew past its threshold
-(:mod:`agentkit.report.thresholds`: +10 % by default, per scenario in its file). A sampled
+(:mod:`agentkit.report._thresholds`: +10 % by default, per scenario in its file). A sampled
 case (on either side) regresses on its pass rate only when the drop is beyond noise: Fisher's
 exact test, one-sided, at the scenario's confidence level
-(:func:`agentkit.eval.cases.compare_pass_rates`); a drop within noise is reported in words,
+(:func:`agentkit.eval._cases.compare_pass_rates`); a drop within noise is reported in words,
 not flagged. A missing
 row counts because a scenario (or agent type) that silently drops out of the run is lost
 coverage; when the removal is intended, write a new baseline. Other metric changes are
@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentkit.eval.cases import CaseStats, PassRateChange, compare_pass_rates
-from agentkit.eval.stats import DEFAULT_CONFIDENCE
-from agentkit.report.model import METRICS, Comparison, Row
-from agentkit.report.thresholds import CostRegression, cost_regressions
+from agentkit.eval._cases import CaseStats, PassRateChange, compare_pass_rates
+from agentkit.eval._stats import DEFAULT_CONFIDENCE
+from agentkit.report._model import METRICS, Comparison, Row
+from agentkit.report._thresholds import CostRegression, cost_regressions
 
 __all__ = ["RowDelta", "BaselineDiff", "compare_to_baseline"]
 

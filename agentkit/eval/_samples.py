@@ -4,7 +4,7 @@ judged together.
 * :func:`run_samples` replays every recorded sample of a scenario × agent type offline (its
   ``recording:``, or an evaluation's cassette) and judges the case on all of them: it is
   :func:`agentkit.harness.run_case` of a sampled case (each sample judged once, then the case
-  -- :class:`~agentkit.eval.cases.CaseStats`, the scenario's ``min_pass_rate``, and the
+  -- :class:`~agentkit.eval._cases.CaseStats`, the scenario's ``min_pass_rate``, and the
   snapshot of all the samples' traces), as pytest's item, ``agentkit run``, ``replay``,
   ``report`` and ``eval`` run it, so a change to the agent is judged against the whole
   recorded distribution everywhere.

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, TextIO
 from agentkit.core import fmt
 
 if TYPE_CHECKING:
-    from agentkit.eval.matrix import Evaluation
+    from agentkit.eval._matrix import Evaluation
 
 __all__ = ["EvalProgress"]
 
 
 class EvalProgress:
-    """A :data:`~agentkit.eval.matrix.Progress` callback writing to ``stream`` (module
+    """A :data:`~agentkit.eval._matrix.Progress` callback writing to ``stream`` (module
     docstring); ``clock`` (real seconds) decides when a plain line is due."""
 
     def __init__(self, stream: TextIO, *, interval: float = 10.0, every: int | None = None,

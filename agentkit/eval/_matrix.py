@@ -7,15 +7,15 @@ every model) and :func:`shard` keeps one CI job's share of them. :class:`Evaluat
    beside the scenario, or in a folder of your choice) and checks it holds the samples and
    the model asked, before anything is spent;
 2. records the samples not recorded yet against the live model -- concurrently, every request
-   through one :class:`~agentkit.eval.live.AdaptiveConcurrency` limiter and one
-   :class:`~agentkit.eval.live.Budget` -- saving each cassette after every exchange, so an
+   through one :class:`~agentkit.eval._live.AdaptiveConcurrency` limiter and one
+   :class:`~agentkit.eval._live.Budget` -- saving each cassette after every exchange, so an
    interrupted evaluation (Ctrl-C, a spent budget, a crash) resumes where it stopped without
    asking the model anything twice. A sample is marked complete only when its run ended with
    an answer, or with an error of the agent or the model, while nothing was stopping it; a
-   call that agentkit itself lost (:class:`~agentkit.eval.live.LostCallError`: an executor
+   call that agentkit itself lost (:class:`~agentkit.eval._live.LostCallError`: an executor
    shut down under it) is never recorded, and its sample resumes;
 3. replays every recorded sample offline and judges each case on them
-   (:func:`~agentkit.eval.samples.run_samples`): the same judgement however the samples were
+   (:func:`~agentkit.eval._samples.run_samples`): the same judgement however the samples were
    recorded, in one run or several, on one machine or split into shards.
 
 A sample whose model call ended in an infrastructure error (a timeout, a 5xx, a rate limit
@@ -39,9 +39,9 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import real_time
-from agentkit.eval.live import AdaptiveConcurrency, Budget, LiveModel
-from agentkit.eval.models import parse_model
-from agentkit.eval.samples import SampleBook, SampledResult, run_samples, unjudged
+from agentkit.eval._live import AdaptiveConcurrency, Budget, LiveModel
+from agentkit.eval._models import parse_model
+from agentkit.eval._samples import SampleBook, SampledResult, run_samples, unjudged
 from agentkit.harness import (
     RoleModels,
     UnknownAgentTypeError,
@@ -206,7 +206,7 @@ class Evaluation:
     targets: dict[str, int] | None = None
     """Per case key, the samples it should hold instead of ``samples`` -- a sequential
     evaluation's: its cassettes grow to the target and are never cut (see
-    :class:`~agentkit.eval.samples.SampleBook`'s ``grow``)."""
+    :class:`~agentkit.eval._samples.SampleBook`'s ``grow``)."""
     on_interrupt: Progress | None = None
     """Called once on Ctrl-C, before :meth:`record` waits for the requests in flight."""
     stop: threading.Event = field(default_factory=threading.Event)
@@ -225,7 +225,7 @@ class Evaluation:
     def open(self) -> None:
         """Open (or create) every case's cassette and find what is left to record; a
         cassette of another model or sample count is a
-        :class:`~agentkit.eval.samples.SamplesMismatchError` before anything is spent."""
+        :class:`~agentkit.eval._samples.SamplesMismatchError` before anything is spent."""
         if self.samples < 1:
             raise BadInputError(f"--samples must be at least 1, got {self.samples}")
         for case in self.cases:

@@ -21,9 +21,9 @@ from agentkit.report._files import (
 )
 from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, render_html
 from agentkit.report._markdown import render_markdown, render_summary
+from agentkit.report._model import Comparison, ReportError, trace_file
+from agentkit.report._standings import head_to_head
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
-from agentkit.report.model import Comparison, ReportError, trace_file
-from agentkit.report.standings import head_to_head
 
 __all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
            "verdict_sentence", "undecided_text",

@@ -24,7 +24,7 @@ from agentkit.core.fmt import (
     signed_count,
     signed_seconds,
 )
-from agentkit.report.model import Row
+from agentkit.report._model import Row
 from agentkit.scenario._model import Threshold, Thresholds
 
 __all__ = ["CostMetric", "COST_METRICS", "DEFAULT_THRESHOLDS", "CostRegression",

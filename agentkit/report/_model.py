@@ -30,8 +30,8 @@ from pydantic import (
 import agentkit
 from agentkit.core.errors import BadInputError
 from agentkit.core.yamlsafe import YamlLocations
-from agentkit.eval.cases import CaseClass, SampleOutcome, gate_warning
-from agentkit.report.timeline import Span
+from agentkit.eval._cases import CaseClass, SampleOutcome, gate_warning
+from agentkit.report._timeline import Span
 from agentkit.scenario._layout import file_safe
 from agentkit.scenario._model import Thresholds
 
@@ -349,7 +349,7 @@ class Row(_Strict):
     @property
     def gate_warning(self) -> str | None:
         """A sampled case's ``min_pass_rate`` that cannot fail at its sample count, said with
-        the samples it needs (:func:`~agentkit.eval.cases.gate_warning`)."""
+        the samples it needs (:func:`~agentkit.eval._cases.gate_warning`)."""
         if not self.sampled:
             return None
         return gate_warning(self.min_pass_rate, self.judged_runs, self.confidence or 0.95)

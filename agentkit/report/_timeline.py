@@ -14,7 +14,7 @@ from html import escape
 from typing import Literal
 
 from agentkit.core.fmt import count, seconds
-from agentkit.report.charts import FAIL_COLOR, PALETTE, legend, nice_step
+from agentkit.report._charts import FAIL_COLOR, PALETTE, legend, nice_step
 from agentkit.trace import Trace
 
 __all__ = ["Span", "spans_of", "lanes", "timeline_svg"]
