@@ -5,7 +5,8 @@ two (``--compare NAME@temperature=0 NAME@temperature=0.8``).
 
 A spec is written back in one canonical spelling (``@temperature=0.20`` is
 ``@temperature=0.2``), which names its cases (``scenario[agent type@spec]``) and its
-cassette files: two spellings of one spec are one model, and listing both is an error."""
+cassette files: two spellings of one spec are one model, and listing both is an error; so
+is listing two models whose cassette file names would be one (``a/b`` and ``a-b``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentkit.core.errors import BadInputError
+from agentkit.scenario._layout import file_safe
 
 __all__ = ["ModelSpec", "parse_model", "canonical_models"]
 
@@ -64,10 +66,17 @@ def canonical_models(models: Sequence[str]) -> list[str]:
     """``--models`` in canonical spelling; two that name one spec are a
     :class:`BadInputError` (their samples would share cassettes and pair with themselves)."""
     seen: dict[str, str] = {}
+    files: dict[str, str] = {}
     for text in models:
         spec = parse_model(text).spec
         if spec in seen:
             same = "twice" if seen[spec] == text else f"as {seen[spec]!r} and {text!r}"
             raise BadInputError(f"--models: {spec} is listed {same}; list each model once")
         seen[spec] = text
+        stem = file_safe(spec)
+        if stem in files:
+            raise BadInputError(f"--models: {files[stem]} and {spec} would share cassette "
+                                f"files (both are {stem!r} in a file name); evaluate them in "
+                                "two runs with their own --cassettes folders")
+        files[stem] = spec
     return list(seen)

@@ -153,6 +153,11 @@ def test_one_model_at_two_temperatures_is_two_models_each_sampled_at_its_own_and
                                      "a model carries temperature (NAME@temperature=T)"),
     ("m1@temperature=3,m2", ("m1", "m2"), "--models: 'm1@temperature=3': temperature must be "
                                           "a number from 0 to 2, got '3'"),
+    ("org/m1,org-m1", ("org/m1", "org-m1"),
+     "--models: org/m1 and org-m1 would share cassette files (both are 'org-m1' in a file "
+     "name); evaluate them in two runs with their own --cassettes folders"),
+    ("m1@temperature=0,m1-temperature-0", ("m1@temperature=0", "m1-temperature-0"),
+     "--models: m1@temperature=0 and m1-temperature-0 would share cassette files"),
 ])
 def test_a_model_spec_that_is_malformed_or_names_a_model_twice_is_refused(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path], models: str,
