@@ -1,9 +1,17 @@
 """The base of agentkit's pydantic models: schemas are built on first use, not at import, which
 keeps ``import agentkit.agent`` fast."""
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
 
-__all__ = ["Model"]
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentkit.core.sim import MAX_LATENCY
+
+__all__ = ["Model", "Seconds"]
+
+#: Simulated seconds (real where a field says so): finite, >= 0 and at most a day
+#: (:data:`agentkit.core.sim.MAX_LATENCY`), in scenario and cassette files alike.
+Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
 
 
 class Model(BaseModel):

@@ -15,13 +15,13 @@ from __future__ import annotations
 import difflib
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentkit.core.errors import one_line
+from agentkit.core.models import Seconds
 from agentkit.core.reflists import is_ref
-from agentkit.core.sim import MAX_LATENCY
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.recording._errors import CassetteError
@@ -29,7 +29,6 @@ from agentkit.recording._errors import CassetteError
 __all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "MCP_HANDSHAKES", "PART_FORMATS",
            "check_cassette", "parts_of"]
 
-Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):

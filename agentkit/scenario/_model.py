@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentkit.core.models import Seconds
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario._arg_match import OneOf, with_matchers
 from agentkit.scenario._faults import Fault, FaultPlan, ModelFault, OutcomeClass
@@ -34,7 +35,6 @@ from agentkit.scenario._model_base import (
     AnswerMatch,
     Judged,
     MCPServerSpec,
-    Seconds,
     SlowRegexError,
     TextMatch,
     _import_ref,

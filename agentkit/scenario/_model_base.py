@@ -11,7 +11,7 @@ import regex as _regex
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from agentkit.core.errors import BadInputError
-from agentkit.core.sim import MAX_LATENCY
+from agentkit.core.models import Seconds
 
 __all__ = ["REGEX_TIMEOUT", "SlowRegexError", "TextMatch", "Judged", "AnswerMatch", "ANSWER_TAGS"]
 
@@ -125,9 +125,6 @@ AnswerMatch = Annotated[
 ANSWER_TAGS: dict[str, type[BaseModel]] = {"text-match": TextMatch, "judged": Judged}
 
 
-#: Simulated seconds (real where a field says so): finite, >= 0 and at most a day
-#: (:data:`agentkit.core.sim.MAX_LATENCY`).
-Seconds = Annotated[float, Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)]
 
 
 class MCPServerSpec(_Strict):
