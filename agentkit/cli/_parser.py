@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 
 from agentkit import __version__
 from agentkit.cli._otel import otel_options
-from agentkit.llms.openai import DEFAULT_MODEL
+from agentkit.llms.base import DEFAULT_MODEL
 
 __all__ = ["build_parser"]
 

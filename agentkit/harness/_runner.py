@@ -64,10 +64,9 @@ from agentkit.harness._simulated_user import Conversation, FixedTurns, Simulated
 from agentkit.harness._state import RunWorld, StateCheck, open_world, state_checks
 from agentkit.harness._world import NO_WORLD, build_tools, resolve_ref
 from agentkit.instrumentation import collect_events
-from agentkit.llms.base import LLM
+from agentkit.llms.base import DEFAULT_MODEL, LLM
 from agentkit.llms.doubles import ModelDouble, excuse_all
 from agentkit.llms.mock import ScriptedLLM
-from agentkit.llms.openai import DEFAULT_MODEL
 from agentkit.llms.types import ChatMessage
 from agentkit.recording import CassetteLLM, RoleChannel
 from agentkit.scenario._images import turn_images

@@ -44,7 +44,7 @@ from agentkit.integrations._framework import (
     note_handoff,
     note_step,
 )
-from agentkit.llms.openai import DEFAULT_MODEL
+from agentkit.llms.base import DEFAULT_MODEL
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool

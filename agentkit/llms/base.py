@@ -61,8 +61,13 @@ from agentkit.llms.types import (
     Usage,
 )
 
-__all__ = ["LLMRequest", "LLM", "CustomLLM", "FunctionCallingLLM", "WrappingLLM", "messages_to_prompt",
-           "estimate_usage"]
+__all__ = ["DEFAULT_MODEL", "LLMRequest", "LLM", "CustomLLM", "FunctionCallingLLM", "WrappingLLM",
+           "messages_to_prompt", "estimate_usage"]
+
+#: The model live commands and the OpenAI backend use when none is named (``--model``,
+#: ``AGENTKIT_MODEL``): defined here, not in :mod:`agentkit.llms.openai`, so naming it does not
+#: import the openai SDK.
+DEFAULT_MODEL = "gpt-4o-mini"
 
 ToolChoice = str | dict[str, Any]
 

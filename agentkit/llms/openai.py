@@ -47,7 +47,7 @@ import openai as _sdk
 from agentkit.core.secrets import Redactor
 from agentkit.core.sim import run_sync, wait
 from agentkit.llms import errors, http_deadline
-from agentkit.llms.base import FunctionCallingLLM, LLMRequest
+from agentkit.llms.base import DEFAULT_MODEL, FunctionCallingLLM, LLMRequest
 from agentkit.llms.openai_wire import (
     SSEDecoder,
     StreamAssembler,
@@ -61,6 +61,7 @@ from agentkit.llms.types import (
 )
 
 __all__ = [
+    "DEFAULT_MODEL",
     "OpenAI",
     "ModelInfo",
     "KNOWN_MODELS",
@@ -83,7 +84,6 @@ API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 #: Sent as the key to a ``base_url`` server when no key is set: local servers need none.
 NO_KEY_PLACEHOLDER = "no-key-set"
-DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_TEMPERATURE = 0.1
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3

@@ -37,7 +37,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 import respx
@@ -45,9 +45,9 @@ import respx
 from agentkit.core.sim import asleep, now, sleep
 from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
+from agentkit.llms.base import DEFAULT_MODEL
 from agentkit.llms.doubles import Excusable
 from agentkit.llms.mock import Script, ScriptedResponse
-from agentkit.llms.openai import DEFAULT_MODEL, OpenAI
 from agentkit.llms.openai_wire import (
     EPOCH,
     HTTPError,
@@ -60,6 +60,9 @@ from agentkit.llms.openai_wire import (
     parse_request,
     sse_body,
 )
+
+if TYPE_CHECKING:
+    from agentkit.llms.openai import OpenAI
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
 
 __all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BASE_URL",
@@ -134,6 +137,8 @@ class FakeOpenAIServer(Excusable):
         transport = httpx.MockTransport(route)
         kwargs.setdefault("http_client", httpx.Client(transport=transport))
         kwargs.setdefault("async_http_client", httpx.AsyncClient(transport=transport))
+        from agentkit.llms.openai import OpenAI  # the SDK only when a client is built
+
         return OpenAI(model, **kwargs)
 
     # ------------------------------------------------------------------ script state
