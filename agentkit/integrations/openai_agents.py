@@ -21,6 +21,10 @@ a ``Runner.run`` -- ``Runner.run_streamed`` for a streamed turn -- with the conv
 agent of the run uses the bridge's model (the run's ``RunConfig.model``), tracing to OpenAI is
 off, and the run's hooks file each model call's agent and each hand-off (``from`` -> ``to``;
 the SDK's hand-offs carry no reason). A tool call runs under the model's ``tool_call_id``.
+The copies' input and output guardrails file each check in the turn's ``guardrails``, and a
+tripwire that stops the run is a :class:`GuardrailTrippedError` naming the guardrail; while a
+turn runs the SDK's default client is the bridge's, so a guardrail that runs an agent of its
+own (``Runner.run`` without a model) asks agentkit's model too.
 """
 
 from __future__ import annotations

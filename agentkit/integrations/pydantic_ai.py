@@ -16,7 +16,10 @@ Agent type: ``pydantic_ai`` (``params`` go to ``Agent``). Each turn is a run of 
 (``agent.iter``) with the conversation so far as its ``message_history``; each model response
 names its step's agent (the agent's ``name``, else ``Agent``), each tool call runs under the
 model's ``tool_call_id``, and a streamed turn streams the model's responses
-(``node.stream``).
+(``node.stream``). Every turn of a run gets the same ``deps``: the scenario's world when the
+agent declares a ``deps_type``, or what ``pydantic_ai_agent(factory, deps=...)`` builds from
+the context (around ``context.world``), so what its tools write through ``ctx.deps`` is what
+the scenario's end-state checks read.
 """
 
 from __future__ import annotations
