@@ -104,6 +104,11 @@ class BridgeContext:
         return self.agent.state
 
     @property
+    def world(self) -> Any:
+        """The scenario's world of this run (``world:``; None without one)."""
+        return self.agent.world
+
+    @property
     def scenario(self) -> Scenario | None:
         return self.agent.scenario
 

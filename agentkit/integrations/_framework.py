@@ -26,7 +26,9 @@ and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- a
 * :func:`note_step` files which framework agent took a step (``agent`` on the step, ``agents``
   on the turn) and :func:`note_handoff` a hand-off (the turn's ``handoffs``), the same fields
   agentkit's own multi-agent workflow writes; :func:`note_node` a node of the framework's
-  graph that ran (the turn's ``nodes``: name, state keys written, the edge taken).
+  graph that ran (the turn's ``nodes``: name, state keys written, the edge taken);
+  :func:`note_guardrail` a guardrail's check (the turn's ``guardrails``: name, input or
+  output, the agent, whether it tripped, its output info when small).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from agentkit.llms.tool_calling import acall_tool
 from agentkit.llms.types import ChatMessage, ToolOutput
 from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import AsyncBaseTool, BaseTool, ToolMetadata
-from agentkit.trace import TraceHandler, TurnBuilder
+from agentkit.trace import TraceHandler, TurnBuilder, state_data
 
 if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
@@ -63,7 +65,8 @@ __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultEr
            "MissingToolError",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
-           "FrameworkNodeEvent", "note_step", "note_node", "note_handoff", "TRACE_HANDLERS"]
+           "FrameworkNodeEvent", "FrameworkGuardrailEvent", "note_step", "note_node",
+           "note_handoff", "note_guardrail", "TRACE_HANDLERS"]
 
 
 # ---------------------------------------------------------------------------- extras
@@ -195,8 +198,35 @@ def _file_node(turn: TurnBuilder, event: FrameworkNodeEvent) -> None:
         {"node": event.node, "changed": event.changed, "to": event.to})
 
 
-TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {FrameworkStepEvent: _file_step,
-                                                         FrameworkNodeEvent: _file_node}
+@dataclass(kw_only=True, slots=True)
+class FrameworkGuardrailEvent(BusEvent):
+    """A guardrail of the framework's agent ``agent`` checked the run's input or an answer
+    (``kind``: ``input`` or ``output``): whether its tripwire ``tripped`` (which stops the
+    run) and what it found (``info``, as plain data)."""
+
+    guardrail: str
+    kind: str
+    agent: str
+    tripped: bool
+    info: Any = None
+
+
+GUARDRAIL_INFO = 300
+"""The longest guardrail output info (as JSON) a trace keeps; a longer one is left out."""
+
+
+def _file_guardrail(turn: TurnBuilder, event: FrameworkGuardrailEvent) -> None:
+    entry: dict[str, Any] = {"guardrail": event.guardrail, "kind": event.kind,
+                             "agent": event.agent, "tripped": event.tripped}
+    info = state_data(event.info)
+    if info is not None and len(json.dumps(info, sort_keys=True)) <= GUARDRAIL_INFO:
+        entry["info"] = info
+    turn.details.setdefault("guardrails", []).append(entry)
+
+
+TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {
+    FrameworkStepEvent: _file_step, FrameworkNodeEvent: _file_node,
+    FrameworkGuardrailEvent: _file_guardrail}
 """The trace handlers every integration's agent types declare (hand-offs are the workflow
 family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``handoffs``)."""
 
@@ -213,6 +243,14 @@ def note_node(node: str, changed: Sequence[str], to: Sequence[str]) -> None:
     """File that graph node ``node`` ran, wrote the state keys ``changed`` and was followed
     by ``to`` (the turn's ``nodes``)."""
     dispatcher.emit(FrameworkNodeEvent(node=node, changed=list(changed), to=list(to)))
+
+
+def note_guardrail(guardrail: str, kind: str, agent: str, tripped: bool,
+                   info: Any = None) -> None:
+    """File that guardrail ``guardrail`` of ``agent`` checked the run's ``kind`` (``input``,
+    ``output``) and whether it tripped (the turn's ``guardrails``, ``info`` kept when small)."""
+    dispatcher.emit(FrameworkGuardrailEvent(guardrail=guardrail, kind=kind, agent=agent,
+                                            tripped=tripped, info=info))
 
 
 def note_handoff(from_agent: str, to_agent: str, reason: str = "") -> None:
@@ -386,6 +424,12 @@ class FrameworkContext:
     @property
     def state(self) -> Mapping[str, Any]:
         return self.bridge.state
+
+    @property
+    def world(self) -> Any:
+        """The scenario's world of this run (``world:``; None without one): the object its
+        state checks read."""
+        return self.bridge.world
 
     @property
     def scenario(self) -> Scenario | None:

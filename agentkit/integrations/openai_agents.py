@@ -21,17 +21,25 @@ a ``Runner.run`` -- ``Runner.run_streamed`` for a streamed turn -- with the conv
 agent of the run uses the bridge's model (the run's ``RunConfig.model``), tracing to OpenAI is
 off, and the run's hooks file each model call's agent and each hand-off (``from`` -> ``to``;
 the SDK's hand-offs carry no reason). A tool call runs under the model's ``tool_call_id``.
+The copies' input and output guardrails file each check in the turn's ``guardrails``, and a
+tripwire that stops the run is a :class:`GuardrailTrippedError` naming the guardrail; while a
+turn runs the SDK's default client is the bridge's, so a guardrail that runs an agent of its
+own (``Runner.run`` without a model) asks agentkit's model too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from agentkit.bridge.agent import BridgeContext
+from agentkit.core.errors import AgentFailedError
+from agentkit.core.textdiff import short
 from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
@@ -41,15 +49,16 @@ from agentkit.integrations._framework import (
     ScenarioTools,
     integration_type,
     load,
+    note_guardrail,
     note_handoff,
     note_step,
 )
 from agentkit.llms.types import ChatMessage
 from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
-from agentkit.trace import SimulatedToolError
+from agentkit.trace import SimulatedToolError, state_data
 
-__all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS"]
+__all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS", "GuardrailTrippedError"]
 
 FRAMEWORK = Framework("OpenAI Agents SDK", "openai-agents", (
     Requirement("openai-agents", "agents", "0.20.0", "1"),))
@@ -162,20 +171,73 @@ def _handled_failure(context: Any) -> bool:
     return bool(getattr(context, "_function_tool_default_failure_handled", False))
 
 
-def _with_own_tools(agent: Any, tools: ScenarioTools) -> Any:
-    """Copies of the agent and of the agents it hands off to, each with its own tools named in
-    ``tools.own`` running as the scenario's (``Agent.clone``: the user's agents are not
-    changed)."""
+def _guarded(guardrail: Any, kind: str) -> Any:
+    """A copy of the SDK guardrail ``guardrail`` (an ``InputGuardrail`` or ``OutputGuardrail``)
+    filing each check it makes in the trace (:func:`note_guardrail`) under its own name."""
+    check = guardrail.guardrail_function
+    name = guardrail.get_name()
+
+    async def run(context: Any, agent: Any, value: Any) -> Any:
+        output = check(context, agent, value)
+        if inspect.isawaitable(output):
+            output = await output
+        note_guardrail(name, kind, agent.name, bool(output.tripwire_triggered),
+                       output.output_info)
+        return output
+
+    return dataclasses.replace(guardrail, guardrail_function=run, name=name)
+
+
+def _traced_team(agent: Any, tools: ScenarioTools) -> Any:
+    """Copies of the agent and of the agents it hands off to (``Agent.clone``: the user's
+    agents are not changed), each with its guardrails filing their checks in the trace and its
+    own tools named in ``tools.own`` running as the scenario's."""
     sdk_agent = load("agents").Agent
     team = _team(agent)
-    copies = {id(member): member.clone(tools=[
-        _own_tool(tool, tools) if getattr(tool, "name", None) in tools.own
-        and hasattr(tool, "on_invoke_tool") else tool for tool in member.tools])
+    copies = {id(member): member.clone(
+        tools=[_own_tool(tool, tools) if getattr(tool, "name", None) in tools.own
+               and hasattr(tool, "on_invoke_tool") else tool for tool in member.tools],
+        input_guardrails=[_guarded(g, "input") for g in member.input_guardrails],
+        output_guardrails=[_guarded(g, "output") for g in member.output_guardrails])
         for member in team}
     for member in team:
         copies[id(member)].handoffs = [copies[id(h)] if isinstance(h, sdk_agent) else h
                                        for h in member.handoffs]
     return copies[id(agent)]
+
+
+class GuardrailTrippedError(AgentFailedError):
+    """A guardrail of the Agents SDK agent tripped its wire and the SDK stopped the run: the
+    turn fails naming the guardrail, the agent and what the guardrail found (a scenario that
+    wants the trip expects it with ``expect.error``)."""
+
+
+def _tripped(sdk: Any, exc: Exception, agent: Any) -> GuardrailTrippedError:
+    result = exc.guardrail_result  # type: ignore[attr-defined]
+    kind = ("input" if isinstance(exc, sdk.InputGuardrailTripwireTriggered)
+            else "output")
+    owner = getattr(result, "agent", agent)
+    info = state_data(result.output.output_info)
+    found = f" (it found: {short(info, 200)})" if info else ""
+    stopped = ("before the agent answered" if kind == "input"
+               else "and the agent's answer is not given")
+    return GuardrailTrippedError(
+        f"{kind} guardrail `{result.guardrail.get_name()}` of agent `{owner.name}` tripped"
+        f"{found}: the Agents SDK stopped the run {stopped}")
+
+
+@contextlib.contextmanager
+def _default_client(client: Any) -> Iterator[None]:
+    """The SDK's default OpenAI client is ``client`` inside: a run an agent's code starts
+    itself (a guardrail asking an agent of its own, as the SDK's guardrail guide does) asks
+    agentkit's model too. The SDK has no public getter of the default: its private one."""
+    shared = load("agents.models._openai_shared")
+    before = shared.get_default_openai_client()
+    load("agents").set_default_openai_client(client, use_for_tracing=False)
+    try:
+        yield
+    finally:
+        shared.set_default_openai_client(before)
 
 
 class _Run:
@@ -184,12 +246,21 @@ class _Run:
 
     def __init__(self, agent: Any, tools: ScenarioTools,
                  model: Callable[[BridgeContext], Any] = _model) -> None:
-        self.agent = _with_own_tools(agent, tools) if tools.own else agent
+        self.agent = _traced_team(agent, tools)
         self.bridge = tools.bridge
         self.model = model(tools.bridge)
         self.items: list[Any] = []
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
+        sdk = load("agents")
+        try:
+            with _default_client(self.bridge.async_client):
+                return await self._arun(message, deltas)
+        except (sdk.InputGuardrailTripwireTriggered,
+                sdk.OutputGuardrailTripwireTriggered) as exc:
+            raise _tripped(sdk, exc, self.agent) from None
+
+    async def _arun(self, message: str, deltas: list[str] | None) -> str:
         sdk = load("agents")
         run_input = [*self.items, {"role": "user", "content": message}]
         options = {"hooks": _hooks_type()(self.bridge),

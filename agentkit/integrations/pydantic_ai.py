@@ -16,16 +16,21 @@ Agent type: ``pydantic_ai`` (``params`` go to ``Agent``). Each turn is a run of 
 (``agent.iter``) with the conversation so far as its ``message_history``; each model response
 names its step's agent (the agent's ``name``, else ``Agent``), each tool call runs under the
 model's ``tool_call_id``, and a streamed turn streams the model's responses
-(``node.stream``).
+(``node.stream``). Every turn of a run gets the same ``deps``: the scenario's world when the
+agent declares a ``deps_type``, or what ``pydantic_ai_agent(factory, deps=...)`` builds from
+the context (around ``context.world``), so what its tools write through ``ctx.deps`` is what
+the scenario's end-state checks read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkit.bridge.agent import BridgeContext
+from agentkit.core.errors import AgentFailedError
 from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
@@ -41,7 +46,7 @@ from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 
-__all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI"]
+__all__ = ["FRAMEWORK", "pydantic_ai_agent", "PYDANTIC_AI", "Deps", "DepsError"]
 
 FRAMEWORK = Framework("pydantic-ai", "pydantic-ai", (
     Requirement("pydantic-ai-slim", "pydantic_ai", "2.31.1", "3"),))
@@ -102,17 +107,72 @@ def _tools(agent: Any) -> dict[str, Any] | None:
     return found
 
 
+Deps = Callable[[FrameworkContext], Any]
+"""How a run's ``deps`` are built from the factory's context (its ``world``, ``state``,
+``params``)."""
+
+
+class DepsError(AgentFailedError):
+    """A pydantic-ai agent declares a ``deps_type`` and the run has no deps of it: the scenario
+    has no ``world:`` and the agent type builds none (``deps=``), or they are of another type.
+    The case fails naming the agent, its ``deps_type`` and what the run has."""
+
+
+def _world(context: FrameworkContext) -> Any:
+    return context.world
+
+
+_NO_DEPS = (type(None), object)
+"""An agent's ``deps_type`` when it declares none (pydantic-ai's default: ``object`` in 2.x,
+``NoneType`` in others)."""
+
+
+def _deps_of(agent: Any, context: FrameworkContext, deps: Deps | None) -> Any:
+    """The deps every turn of the run passes the agent: ``deps(context)``, else the scenario's
+    world when the agent declares a ``deps_type`` (its tools' ``ctx.deps``), else none. Deps
+    that cannot be the agent's ``deps_type`` are a :class:`DepsError`."""
+    wanted = getattr(agent, "deps_type", object)
+    takes = wanted not in _NO_DEPS
+    if deps is None and not takes:
+        return None
+    made = (deps or _world)(context)
+    where = (context.scenario.where("world") if context.scenario is not None
+             else "the scenario")
+    where += f": agent type `{context.bridge.agent.agent_type}`"
+    name = getattr(wanted, "__qualname__", repr(wanted))
+    if made is None and takes:
+        raise DepsError(
+            f"{where}: the pydantic-ai agent takes deps (deps_type={name}) and the run has "
+            "none: give the scenario a `world:` whose factory builds them (the run's deps are "
+            "its world), or build them around the world in the agent type: "
+            "`@pydantic_ai_agent(deps=lambda context: ...(context.world))`")
+    try:
+        fits = made is None or not takes or isinstance(made, wanted)
+    except TypeError:  # a generic or a protocol: pydantic-ai does not check either
+        fits = True
+    if not fits:
+        source = "the agent type's deps=" if deps is not None else "the scenario's world"
+        raise DepsError(
+            f"{where}: the run's deps ({source}: {type(made).__name__}) are not a {name}, the "
+            "pydantic-ai agent's deps_type; build them in the agent type: "
+            f"`@pydantic_ai_agent(deps=lambda context: {name}(...context.world...))`")
+    return made
+
+
 class _Run:
     """A pydantic-ai agent run turn by turn on agentkit's model (the run's ``model``), the
     conversation carried in ``message_history``, its own tools run as the scenario's
-    (a per-run capability)."""
+    (a per-run capability), every turn given the run's ``deps``."""
 
-    def __init__(self, agent: Any, tools: ScenarioTools) -> None:
+    def __init__(self, agent: Any, tools: ScenarioTools, deps: Deps | None = None) -> None:
         self.agent = agent
         self.bridge = tools.bridge
         self.model = _model(tools.bridge)
         self.capabilities = [_capability_type()(tools)] if tools.own else []
         self.history: list[Any] = []
+        context = FrameworkContext(model=self.model, bridge=tools.bridge,
+                                   tools=[_tool(tool, tools) for tool in tools.tools])
+        self.deps = _deps_of(agent, context, deps)
 
     async def arun(self, message: str, deltas: list[str] | None) -> str:
         try:
@@ -128,7 +188,7 @@ class _Run:
         name = self.agent.name or "Agent"
         streamed: list[str] = []
         async with self.agent.iter(message, message_history=self.history, model=self.model,
-                                   capabilities=self.capabilities) as run:
+                                   capabilities=self.capabilities, deps=self.deps) as run:
             async for node in run:
                 if deltas is not None and pai.Agent.is_model_request_node(node):
                     streamed = []
@@ -181,12 +241,16 @@ INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run, "a pydantic-ai
 
 
 def pydantic_ai_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
-                      trajectory: TrajectoryRenderer | str | None = "tool_calls") -> Any:
+                      trajectory: TrajectoryRenderer | str | None = "tool_calls",
+                      deps: Deps | None = None) -> Any:
     """The agent type of the pydantic-ai agent ``factory(context)`` returns (module
-    docstring). Works as a decorator, with or without arguments."""
+    docstring); each run's ``deps`` are ``deps(context)``, by default the scenario's world.
+    Works as a decorator, with or without arguments."""
     if factory is None:
-        return functools.partial(pydantic_ai_agent, trajectory=trajectory)
-    return integration_type(INTEGRATION, factory, trajectory=trajectory)
+        return functools.partial(pydantic_ai_agent, trajectory=trajectory, deps=deps)
+    integration = (INTEGRATION if deps is None else
+                   dataclasses.replace(INTEGRATION, run=functools.partial(_Run, deps=deps)))
+    return integration_type(integration, factory, trajectory=trajectory)
 
 
 def _agent(context: FrameworkContext) -> Any:

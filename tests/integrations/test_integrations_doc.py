@@ -18,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "integrations.md").read_text(encoding="utf-8")
 AGENTS = (REPO / "examples" / "frameworks" / "framework_agents.py").read_text(encoding="utf-8")
+SUPPORT = (REPO / "examples" / "frameworks" / "support_agents.py").read_text(encoding="utf-8")
 INSTALL = 'pip install -e ".[frameworks]"'
 
 
@@ -48,7 +49,7 @@ def test_the_guides_commands_run_in_the_example_project(tmp_path):
                           text=True)
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "13 passed, 0 failed" in done.stdout
+    assert "15 passed, 0 failed" in done.stdout
     report = (tmp_path / "examples" / "frameworks" / "reports" / "frameworks" / "report.md")
     runs = report.read_text().split("## Scenarios × agent types\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in runs.splitlines() if line.startswith("| trajectory")]
@@ -58,21 +59,21 @@ def test_the_guides_commands_run_in_the_example_project(tmp_path):
         "my_langgraph"}
 
 
-def test_each_factory_in_the_guide_is_the_example_projects():
+def test_each_agent_and_factory_in_the_guide_is_the_example_projects():
     python = blocks("python")
 
-    assert len(python) == 4
+    assert len([block for block in python if block in AGENTS]) == 4  # one per framework
     for block in python:
-        assert block in AGENTS
+        assert block in AGENTS or block in SUPPORT, block
 
 
 def test_every_factory_of_the_example_project_returns_the_users_agent_in_one_line():
-    tree = ast.parse(AGENTS)
-    factories = [node for node in tree.body
-                 if isinstance(node, ast.FunctionDef) and node.decorator_list]
+    factories = [node for source in (AGENTS, SUPPORT) for node in ast.parse(source).body
+                 if isinstance(node, ast.FunctionDef) and node.decorator_list
+                 and ast.unparse(node.decorator_list[0]).split("(")[0].endswith("_agent")]
 
     lines = {f.name: f.end_lineno - f.lineno + 1 + len(f.decorator_list) for f in factories}
 
     assert sorted(lines) == ["li_team", "my_langgraph", "my_llama_index", "my_openai_agents",
-                             "my_pydantic_ai", "sdk_team"]
+                             "my_pydantic_ai", "my_support", "my_triage", "sdk_team"]
     assert all(count == 3 for count in lines.values()), lines  # decorator, def, return
