@@ -23,8 +23,6 @@ QUESTION = "What is 2 + 3? Use the add tool."
 AGENTS = {"sdk_agent": "openai", "claude_calculator": "anthropic"}
 """The agent types of the scenario and the SDK each one's agent speaks."""
 WIRES = {"sdk_agent": "openai_responses", "claude_calculator": "anthropic_messages"}
-UNREACHABLE = "http://127.0.0.1:9/v1"
-"""A server no one answers (the discard port): where a replay would go if it went anywhere."""
 
 
 def copy_project(tmp_path: Path) -> Path:
