@@ -67,8 +67,18 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_FAILED
     atomic_write_text(trace_out, session.trace_text(result))
     print(result_line(name, result, verdict), file=out)
-    print_verdict(verdict, out)
+    print_verdict(verdict, out, _rerecord_hint(case))
     if recorded is not None:
         print(recorded, file=out)
     print(f"wrote {shown(trace_out.resolve())}", file=out)
     return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _rerecord_hint(case: Any) -> str | None:
+    """``to re-record: agentkit serve ... --mode rewrite ...`` for a replay that missed."""
+    from agentkit.harness import rerecord_command
+    from agentkit.verdict import cassette_miss
+
+    if case.result is None or cassette_miss(case.result) is None:
+        return None
+    return f"to re-record: {rerecord_command(case.scenario, case.agent_type, command='serve')}"
