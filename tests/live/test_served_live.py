@@ -11,10 +11,16 @@ tests/live/conftest.py), sampled greedily with a fixed seed.
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+from pathlib import Path
+
 import pytest
 import yaml
 
 from tests.bridge import served_project as project
+from tests.doc_commands import ROOT, Block, blocks, run_block
 from tests.live import test_live_lane as lane
 
 pytestmark = pytest.mark.live
@@ -53,3 +59,31 @@ def test_an_sdk_agent_records_through_serve_and_replays_offline_to_the_same_trac
     assert "recorded" not in replayed.out  # a replay, offline
     assert replayed.answer == recorded.answer
     assert replayed.trace == recorded.trace
+
+
+def test_the_bridge_guides_recording_commands_run_as_it_says(tmp_path: Path, live_url: str):
+    pytest.importorskip("anthropic")
+    guide = ROOT / "docs" / "bridge.md"
+    (block,) = [b for b in blocks(guide) if b.live]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    commands = [c.replace("8766", str(port)) for c in block.commands]
+    if os.environ.get("AGENTKIT_LIVE_BASE_URL"):  # a server scripts/live-model did not start
+        commands = [c.replace("$(scripts/live-model start)", live_url) for c in commands]
+    folder = tmp_path / "guide"
+    for name in ("examples/served", "scripts"):
+        shutil.copytree(ROOT / name, folder / name)
+    (folder / "examples" / "served" / "scenarios" / "cassettes"
+     / "served_add.claude_calculator.yaml").unlink()
+
+    done = run_block(Block(True, commands), folder, env={"PYTHONPATH": str(ROOT)})
+
+    assert done.returncode == 0, "\n".join([*commands, done.stdout[-3000:], done.stderr[-3000:]])
+    passed = [line for line in done.stdout.splitlines() if line.startswith("PASS  ")]
+    assert [line.split()[1] for line in passed] == ["served_add[claude_calculator]"] * 2
+    assert ("recorded 2 exchanges into scenarios/cassettes/served_add.claude_calculator.yaml"
+            in done.stdout)
+    answers = [line for line in done.stdout.splitlines()
+               if line and not line.startswith(("PASS", "http", "recorded", "wrote", " "))]
+    assert len(answers) == 2 and answers[0] == answers[1], done.stdout
