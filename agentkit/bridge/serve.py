@@ -125,8 +125,8 @@ class ServeSession:
             return None
         path = recorder.cassette.path
         if not recorder.recorded:
-            return (f"{path}: nothing recorded (record mode {recorder.mode} "
-                    f"{'replayed the cassette there' if path and path.exists() else 'got no model call'})")
+            return (f"{path}: nothing recorded: no request reached the live model (mode once "
+                    "replays a cassette that exists; --mode rewrite records it again)")
         count = f"{recorder.recorded} exchange{'s' if recorder.recorded != 1 else ''}"
         return (f"recorded {count} into {path}; `agentkit serve` without --mode replays it "
                 "offline")
