@@ -91,26 +91,10 @@ def _record_command(commands: _Commands) -> None:
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", required=True, help="the agent type to record (a team: each "
                      "of its agents with a `recording:`)")
-    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", DEFAULT_MODEL),
-                     help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
-    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
-                     help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
-                          "(default: $OPENAI_BASE_URL or OpenAI)")
     sub.add_argument("--mode", default="once",
                      choices=["once", "new_episodes", "all", "rewrite"],
-                     help="record mode: once (default: record if there is no cassette yet), "
-                          "new_episodes (record requests the cassette lacks), all (re-record "
-                          "every request), rewrite (start an empty cassette)")
-    sub.add_argument("--timeout", type=float, default=120.0,
-                     help="seconds the server may take to connect and for each read of an "
-                          "answer (default 120)")
-    sub.add_argument("--temperature", type=_temperature, default=None,
-                     help="sampling temperature, 0-2 (default: the backend's, 0.1); 0 with "
-                          "--seed makes a local model record the same conversation every time")
-    sub.add_argument("--seed", type=int, default=None,
-                     help="sampling seed sent with every request (servers that honour it, "
-                          "llama.cpp and OpenAI among them, then sample reproducibly); with "
-                          "--samples, sample i uses seed + i (default seed 0)")
+                     help="record mode: " + _RECORD_MODES_HELP)
+    _live_model_options(sub, "; with --samples, sample i uses seed + i (default seed 0)")
     sub.add_argument("--samples", type=_positive, default=None, metavar="N",
                      help="record N independent runs into the one cassette and "
                           "their N traces into the snapshot; every replay then judges all N "
@@ -121,6 +105,30 @@ def _record_command(commands: _Commands) -> None:
                           "names none (default: --model); one it names must be the same")
     sub.add_argument("--judge-base-url", default=None,
                      help="OpenAI-compatible server of the judge model (default: --base-url)")
+
+
+_RECORD_MODES_HELP = ("once (default: record if there is no cassette yet), new_episodes "
+                     "(record requests the cassette lacks), all (re-record every request), "
+                     "rewrite (start an empty cassette)")
+
+
+def _live_model_options(sub: argparse.ArgumentParser, seed_more: str = "") -> None:
+    """The live model to record through: ``--model``, ``--base-url``, ``--timeout``,
+    ``--temperature``, ``--seed`` (``record`` and ``serve --mode``)."""
+    sub.add_argument("--model", default=os.environ.get("AGENTKIT_MODEL", DEFAULT_MODEL),
+                     help="model name (default: $AGENTKIT_MODEL or gpt-4o-mini)")
+    sub.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
+                     help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+                          "(default: $OPENAI_BASE_URL or OpenAI)")
+    sub.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds the server may take to connect and for each read of an "
+                          "answer (default 120)")
+    sub.add_argument("--temperature", type=_temperature, default=None,
+                     help="sampling temperature, 0-2 (default: the backend's, 0.1); 0 with "
+                          "--seed makes a local model record the same conversation every time")
+    sub.add_argument("--seed", type=int, default=None,
+                     help="sampling seed sent with every request (servers that honour it, "
+                          f"llama.cpp and OpenAI among them, then sample reproducibly){seed_more}")
 
 
 def _replay_command(commands: _Commands) -> None:
@@ -443,9 +451,19 @@ def _serve_command(commands: _Commands) -> None:
                     "language is tested by pointing it at the URL, printed as the first line. "
                     "Serves until stopped (Ctrl-C, SIGTERM), then writes the agent's trace, "
                     "built from its requests, and checks the scenario's expectations on it "
-                    "(exit 1 when they fail).")
+                    "(exit 1 when they fail). With --mode, the live model at --base-url "
+                    "answers instead, whichever API the agent speaks (the bridge asks it over "
+                    "chat completions), and each exchange is recorded into the agent type's "
+                    "`recording:` cassette as it is made; serve without --mode then replays "
+                    "it offline.")
     sub.add_argument("scenario", type=Path, help="the scenario file")
     sub.add_argument("--agent", required=True, help="the agent type whose model to serve")
+    sub.add_argument("--mode", default="none",
+                     choices=["none", "once", "new_episodes", "all", "rewrite"],
+                     help="record mode: none (default: serve the script or replay the "
+                          "recording, offline), or record through the live model: "
+                          + _RECORD_MODES_HELP.replace("once (default: ", "once ("))
+    _live_model_options(sub)
     sub.add_argument("--port", type=_port, default=0,
                      help="port on 127.0.0.1 (default 0: any free port; a port in use is an "
                           "error)")

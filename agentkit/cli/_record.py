@@ -11,14 +11,14 @@ from agentkit.cli._common import EXIT_FAILED, EXIT_OK, CLIError, load_scenario
 from agentkit.cli._printing import print_sampled, print_verdict, result_line
 from agentkit.core import fmt
 
-__all__ = ["command"]
+__all__ = ["command", "LiveModels"]
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     scenario = load_scenario(args.scenario)
     mcp_only = _only_mcp_servers(args, scenario)
     _check_judge_model(scenario, args.agent, args.judge_model)
-    models = _LiveModels(args)
+    models = LiveModels(args)
     live: Any = {}  # a scripted model with MCP tools: only the MCP servers are recorded
     roles: Any = None
     if not mcp_only:
@@ -54,7 +54,7 @@ def _only_mcp_servers(args: argparse.Namespace, scenario: Any) -> bool:
                    ".yaml` (instead of `script`) to record it")
 
 
-class _LiveModels:
+class LiveModels:
     """The live models ``record``'s options ask for: the agent's, and its roles' (LLM judges,
     a simulated user), which the agent's model plays unless an option or the scenario names
     another."""

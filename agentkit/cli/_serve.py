@@ -35,8 +35,13 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     if trace_out.is_dir():
         raise CLIError(f"--trace-out {trace_out}: is a folder; give the trace file's path")
     writable_folder(trace_out.parent, "--trace-out")
+    live = None
+    if args.mode != "none":
+        from agentkit.cli._record import LiveModels
+
+        live = LiveModels(args).model(args.model, args.base_url, args.seed)
     try:
-        session = ServeSession(scenario, args.agent, port=args.port)
+        session = ServeSession(scenario, args.agent, port=args.port, live=live, mode=args.mode)
     except BadInputError as exc:
         raise CLIError(str(exc)) from None
     stop = threading.Event()
@@ -51,14 +56,29 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             signal.signal(stopped, handler)
         session.close()
     name, result, verdict = case.case.name, case.result, case.verdict
+    recorded = session.recording_note()
     if result is None:
         if verdict.kind == "input":
             raise CLIError(str(verdict.stopped_by))
         print(result_line(name, None, verdict), file=out)
         print_verdict(verdict, out)
+        if recorded is not None:
+            print(recorded, file=out)
         return EXIT_FAILED
     atomic_write_text(trace_out, session.trace_text(result))
     print(result_line(name, result, verdict), file=out)
-    print_verdict(verdict, out)
+    print_verdict(verdict, out, _rerecord_hint(case))
+    if recorded is not None:
+        print(recorded, file=out)
     print(f"wrote {shown(trace_out.resolve())}", file=out)
     return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _rerecord_hint(case: Any) -> str | None:
+    """``to re-record: agentkit serve ... --mode rewrite ...`` for a replay that missed."""
+    from agentkit.harness import rerecord_command
+    from agentkit.verdict import cassette_miss
+
+    if case.result is None or cassette_miss(case.result) is None:
+        return None
+    return f"to re-record: {rerecord_command(case.scenario, case.agent_type, command='serve')}"

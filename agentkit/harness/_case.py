@@ -14,6 +14,7 @@ from typing import Any
 from agentkit.core.errors import BadInputError, HarnessError
 from agentkit.harness._roles import RoleModels
 from agentkit.harness._runner import RunChange, ScenarioResult, execute_scenario
+from agentkit.llms.base import LLM
 from agentkit.recording import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario._layout import cassette_path, recording_files, records, snapshot_path
 from agentkit.scenario._model import Scenario
@@ -52,6 +53,9 @@ class Case:
     prepare: Callable[[], None] | None = field(default=None, repr=False)
     roles: RoleModels | None = field(default=None, repr=False)
     """Live models of the run's roles, its judges and simulated user (a test's functions)."""
+    llm: LLM | None = field(default=None, repr=False)
+    """The agent type's model instead of its script or recording (``agentkit serve --mode``:
+    a :class:`~agentkit.recording.RecordingLLM` recording through a live model)."""
     change: RunChange | None = field(default=None, repr=False)
     """A deliberate change to the run (a mutant's: :func:`~agentkit.harness.execute_scenario`'s
     ``change``)."""
@@ -216,7 +220,7 @@ def run_case(case: Case, snapshots: SnapshotSession | None = None) -> CaseResult
             if case.prepare is not None:
                 case.prepare()
             return execute_scenario(case.scenario, case.agent_type, seed=case.seed,
-                                    state=case.state, change=case.change,
+                                    llm=case.llm, state=case.state, change=case.change,
                                     roles=case.roles)
 
         result, verdict = _judged(execute, snapshots, path)

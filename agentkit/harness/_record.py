@@ -130,25 +130,28 @@ def recorded_with(scenario: Scenario, agent_type: str) -> dict[str, str]:
 
 #: :func:`recorded_with`'s settings as options of ``agentkit record`` and of pytest (which
 #: takes no temperature or seed: a sampled case is drawn as its scenario says).
-_OPTIONS = {"agentkit": {"model": "--model", "base_url": "--base-url", "samples": "--samples",
-                         "temperature": "--temperature", "seed": "--seed",
-                         "judge_model": "--judge-model"},
+_OPTIONS = {"record": {"model": "--model", "base_url": "--base-url", "samples": "--samples",
+                       "temperature": "--temperature", "seed": "--seed",
+                       "judge_model": "--judge-model"},
+            "serve": {"model": "--model", "base_url": "--base-url",
+                      "temperature": "--temperature", "seed": "--seed"},
             "pytest": {"model": "--agentkit-model", "base_url": "--agentkit-base-url",
                        "samples": "--samples", "judge_model": "--agentkit-judge-model"}}
 
 
 def rerecord_command(scenario: Scenario, agent_type: str, *,
-                     pytest_node: str | None = None) -> str:
+                     pytest_node: str | None = None, command: str = "record") -> str:
     """The command that records ``agent_type`` again from scratch, against the model and
-    server its cassette was recorded with (:func:`recorded_with`): ``agentkit record``, or
-    with ``pytest_node`` (the scenario item's node id) ``pytest --record-mode=rewrite``. Every
-    face prints this one command, so what it prints runs as printed."""
-    face = "agentkit" if pytest_node is None else "pytest"
+    server its cassette was recorded with (:func:`recorded_with`): ``agentkit record`` (or,
+    ``command="serve"``, ``agentkit serve --mode rewrite`` for an agent in another process),
+    or with ``pytest_node`` (the scenario item's node id) ``pytest --record-mode=rewrite``.
+    Every face prints this one command, so what it prints runs as printed."""
+    face = command if pytest_node is None else "pytest"
     options = _OPTIONS[face]
     given = [word for key, value in recorded_with(scenario, agent_type).items()
              if key in options for word in (options[key], value)]
     if pytest_node is None:
-        return shlex.join(["agentkit", "record", str(scenario.path or scenario.name), "--agent",
+        return shlex.join(["agentkit", command, str(scenario.path or scenario.name), "--agent",
                            agent_type, "--mode", "rewrite", *given])
     node = f"'{pytest_node}'" if "'" not in pytest_node else shlex.quote(pytest_node)
     return f"{shlex.join(['pytest', '--record-mode=rewrite', *given])} {node}"

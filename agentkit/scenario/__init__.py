@@ -25,7 +25,7 @@ from agentkit.scenario._faults import (
     OutcomeClass,
     SafeAnswer,
 )
-from agentkit.scenario._layout import records
+from agentkit.scenario._layout import cassette_path, records
 from agentkit.scenario._loader import ScenarioError, discover_scenarios, load_scenario
 from agentkit.scenario._model import ErrorItem, Expect, Judged, Scenario, ScriptReply, ToolSpec, Turn
 from agentkit.scenario._script import error_for
@@ -78,6 +78,7 @@ __all__ = [
     "TrajectoryRenderer",
     "TrajectoryStep",
     "Turn",
+    "cassette_path",
     "compile_trajectory",
     "discover_scenarios",
     "error_for",

@@ -12,7 +12,7 @@ from tests.docs.pages import ROOT, fenced, pages
 #: rest in the lanes .ci/run runs after it: slow, frameworks, mcp, otel, live)
 RUN_BY = {
     "README.md": [".ci/run", "tests/test_ci_commands.py", "tests/docs/test_readme.py"],
-    "docs/bridge.md": ["tests/bridge/test_serve.py"],
+    "docs/bridge.md": ["tests/bridge/test_serve.py", "tests/live/test_served_live.py"],
     "docs/evaluation.md": ["tests/eval/test_evaluation_doc.py", "tests/live/test_evaluation_live.py"],
     "docs/faults.md": ["tests/faults/test_faults_doc.py", "tests/live/test_faults_live.py"],
     "docs/integrations.md": ["tests/integrations/test_integrations_doc.py"],
