@@ -97,13 +97,19 @@ def _kind(cls: type) -> int:
             kind = _CONTAINER
         else:
             kind = _RECORD
+            _record_types.add(cls)
         _kinds[cls] = kind
     return kind
 
 
+_record_types: set[type] = set()
+"""The types :func:`_kind` found to be records."""
+
+
 def _records_only(values: Iterable[Any]) -> bool:
     """Whether every value is a record (kept as is): a look-up per type, not per value."""
-    return all(_kind(cls) == _RECORD for cls in set(map(type, values)))
+    types = set(map(type, values))
+    return types <= _record_types or all(_kind(cls) == _RECORD for cls in types)
 
 
 class _Copier:
