@@ -136,6 +136,29 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     return {"agentkit": ours, "llamaindex": theirs, "import_ms": import_ms}
 
 
+def measured(figures: dict[str, Any]) -> list[Any]:
+    """The run's figures for the targets table (``targets.py``): with ``--llamaindex`` only,
+    every target being a comparison with it."""
+    from _measure import Measured
+
+    ours, theirs, import_ms = figures["agentkit"], figures["llamaindex"], figures["import_ms"]
+    if not theirs:
+        return []
+    found = []
+    for key, target in (("react_1", "agents_react_1"), ("react_10", "agents_react_10"),
+                        ("fc_1", "agents_fc_1")):
+        ratio = ours[key]["rate"] / theirs[key]["rate"]
+        found.append(Measured(target, f"{ratio:.2f}x", ratio >= TARGET_RATIO))
+    steps = {"agentkit": step_us(ours), "llama-index": step_us(theirs)}
+    growth = {side: max(cost / costs[1] - 1 for before, cost in costs.items() if before > 1)
+              for side, costs in steps.items()}
+    found.append(Measured("agents_per_step", f"{growth['agentkit']:+.1%} (llama-index "
+                          f"{growth['llama-index']:+.1%})", growth["agentkit"] <= TARGET_FLAT))
+    share = import_ms["llama_index.core.agent"] / import_ms["agentkit.agent"]
+    found.append(Measured("agents_import", f"1/{share:.1f}", share >= TARGET_IMPORT_RATIO))
+    return found
+
+
 def step_us(numbers: dict[str, Any]) -> dict[int, float]:
     """Microseconds of CPU time of the sweep chat's step after k tool calls, by k (a side's
     record has come through JSON, so its keys may be strings)."""
@@ -148,4 +171,8 @@ def _verdict(met: bool) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    figures = main()
+    if "--quick" not in sys.argv[1:]:  # a smoke run's figures are not measurements
+        from targets import publish
+
+        publish(measured(figures))

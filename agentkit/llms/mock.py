@@ -349,7 +349,9 @@ class ScriptedLLM(_ProgrammedLLM):
         return self.script.remaining
 
     async def _next_item(self, request: LLMRequest) -> Any:
-        return self.script.take(_last_user_text(request.messages))
+        script = self.script
+        # the last user text is only for the error of a script that has run out
+        return script.take("" if script.remaining else _last_user_text(request.messages))
 
     def leftovers(self) -> list[str]:
         left = self.remaining

@@ -131,12 +131,26 @@ def _as_positional(tool: Any, arguments: dict[str, Any], output: ToolOutput) -> 
     if len(arguments) != 1 or output.raw_input != _raw_input(arguments):
         return output
     metadata = getattr(tool, "metadata", None)
-    if metadata is None or len(metadata.get_parameters_dict().get("properties", {})) != 1:
+    if metadata is None or _parameter_count(metadata) != 1:
         return output
     if not getattr(tool, "takes_positional_input", True):  # call_tool's keyword fallback
         return output
     return output.model_copy(update={"raw_input": {"args": tuple(arguments.values()),
                                                    "kwargs": {}}})
+
+
+def _parameter_count(metadata: Any) -> int:
+    """How many parameters the tool's JSON schema has: its ``get_parameters_dict()`` is
+    ``json.loads(fn_schema_str)`` (a fresh dict each time), so the count is kept per text."""
+    schema = getattr(metadata, "fn_schema_str", None)
+    if isinstance(schema, str):
+        return _property_count(schema)
+    return len(metadata.get_parameters_dict().get("properties", {}))
+
+
+@functools.lru_cache(maxsize=1024)
+def _property_count(schema: str) -> int:
+    return len(json.loads(schema).get("properties", {}))
 
 
 def no_such_tool_output(tool_name: str, arguments: dict[str, Any]) -> ToolOutput:

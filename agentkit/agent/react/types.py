@@ -18,6 +18,10 @@ __all__ = [
 ]
 
 
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+"""What ``json.dumps(..., ensure_ascii=False, default=str)`` builds on every call, built once."""
+
+
 class BaseReasoningStep(Model, ABC):
     @abstractmethod
     def get_content(self) -> str:
@@ -40,7 +44,7 @@ class ActionReasoningStep(BaseReasoningStep):
     action_input: dict[str, Any] = Field(default_factory=dict)
 
     def get_content(self) -> str:
-        arguments = json.dumps(self.action_input, ensure_ascii=False, default=str)
+        arguments = _ARGUMENTS_JSON.encode(self.action_input)
         return f"Thought: {self.thought}\nAction: {self.action}\nAction Input: {arguments}"
 
     @property

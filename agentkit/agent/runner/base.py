@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -79,6 +80,38 @@ class StepSnapshot:
             memory.restore(saved)
 
 
+_RECORD, _MEMORY, _TUPLE, _CONTAINER = range(4)
+_kinds: dict[type, int] = {}
+"""What :class:`_Copier` does with a value of each type (:func:`_kind`), by type."""
+
+
+def _kind(cls: type) -> int:
+    """Worked out once per type: a step's snapshot meets the same few types every time."""
+    kind = _kinds.get(cls)
+    if kind is None:
+        if issubclass(cls, BaseMemory):
+            kind = _MEMORY
+        elif cls is tuple:  # a named tuple is a record
+            kind = _TUPLE
+        elif issubclass(cls, (dict, list, set, deque)):
+            kind = _CONTAINER
+        else:
+            kind = _RECORD
+            _record_types.add(cls)
+        _kinds[cls] = kind
+    return kind
+
+
+_record_types: set[type] = set()
+"""The types :func:`_kind` found to be records."""
+
+
+def _records_only(values: Iterable[Any]) -> bool:
+    """Whether every value is a record (kept as is): a look-up per type, not per value."""
+    types = set(map(type, values))
+    return types <= _record_types or all(_kind(cls) == _RECORD for cls in types)
+
+
 class _Copier:
     """The copy a :class:`StepSnapshot` keeps (see there)."""
 
@@ -87,17 +120,30 @@ class _Copier:
         self.memories: dict[int, tuple[BaseMemory, Any]] = {}
 
     def copy(self, value: Any) -> Any:
-        if isinstance(value, BaseMemory):
+        kind = _kinds.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == _RECORD:
+            return value
+        if kind == _MEMORY:
             if id(value) not in self.memories:
                 self.memories[id(value)] = (value, value.snapshot())
             return value
-        if type(value) is tuple:  # a named tuple is a record
+        if kind == _TUPLE:
             return tuple(self.copy(item) for item in value)
-        if not isinstance(value, (dict, list, set, deque)):
-            return value
         known = self._copies.get(id(value))
         if known is not None:
             return known
+        if type(value) is dict:  # the common case, without copy.copy's dispatch
+            copied: Any = {}
+            self._copies[id(value)] = copied
+            for key, item in value.items():
+                copied[key] = item if _kinds.get(type(item)) == _RECORD else self.copy(item)
+            return copied
+        if type(value) is list and _records_only(value):
+            copied = value.copy()
+            self._copies[id(value)] = copied
+            return copied
         copied = copy.copy(value)  # the same container type, filled again below
         self._copies[id(value)] = copied
         copied.clear()
@@ -106,7 +152,7 @@ class _Copier:
         elif isinstance(copied, set):
             copied.update(value)  # set members are hashable, so immutable records
         elif isinstance(copied, (list, deque)):
-            copied.extend(self.copy(item) for item in value)
+            copied.extend(value if _records_only(value) else (self.copy(item) for item in value))
         return copied
 
 
