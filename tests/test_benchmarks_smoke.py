@@ -461,3 +461,23 @@ def test_bench_suite_bfcl_writes_lists_and_reports_every_case():
     assert (result["report"]["passed"], result["report"]["failed"]) == (28, 0)
     assert all(row["rss_mb"] > 0 for row in result.values())
     assert "report: 28 of 28 runs passed" in out.getvalue()
+
+
+bench_recording = _load("bench_recording")
+
+
+def test_bench_recording_records_each_conversation_length_and_the_calibration():
+    out = io.StringIO()
+
+    numbers = bench_recording.main(["--exchanges", "2", "4"], out)
+
+    assert [row["exchanges"] for row in numbers["rows"]] == [2, 4]
+    assert numbers["rows"][0]["bytes"] < numbers["rows"][1]["bytes"]
+    assert numbers["calibration"]["calls"] == 180
+    assert "CPU per exchange at 4 / at 2" in out.getvalue()
+
+
+def test_bench_recording_rejects_a_zero_length(capsys):
+    with pytest.raises(SystemExit):
+        bench_recording.main(["--exchanges", "0"], io.StringIO())
+    assert "--exchanges must be at least 1" in capsys.readouterr().err

@@ -64,6 +64,12 @@ class Redactor:
         #: (they depend on this machine's configuration, unlike the patterns)
         self.values: set[str] = set()
 
+    @property
+    def looked_for(self) -> tuple[tuple[str, str], ...]:
+        """The secret values it replaces, each with its name (longest first): two redactors
+        with the same redact the same text alike."""
+        return tuple(self._values)
+
     def _spans(self, value: str) -> list[_Span]:
         """Every secret in ``value``, as non-overlapping spans in text order."""
         found: list[_Span] = []

@@ -43,6 +43,7 @@ from agentkit.core.errors import (
     kind_of,
 )
 from agentkit.core.events import Event
+from agentkit.core.protocols import conforms
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.harness._agent_types import (
     AGENT_TYPES,
@@ -406,7 +407,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
         double: ModelDouble | None
         if member in plan.given:
             model = plan.given[member]
-            double = model if isinstance(model, ModelDouble) else None
+            double = model if conforms(model, ModelDouble) else None
         else:
             model, double = _default_llm(scenario, agent_type, llm_source(spec, member), member,
                                          rendered=world.rendered, sample=plan.sample,
@@ -481,7 +482,7 @@ def _channel(plan: _Plan, models: Mapping[str | None, LLM]) -> Channel | None:
     first agent with a recording), when it replays or records one."""
     for member in plan.members:
         model = models.get(member)
-        if isinstance(model, RoleChannel):
+        if conforms(model, RoleChannel):
             return model
     return None
 

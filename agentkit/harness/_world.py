@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentkit.core.sim import asleep, run_sync
 from agentkit.harness._faults import InjectedFault, inject_fault, note_struck
 from agentkit.scenario import Fault
+from agentkit.scenario._layout import scenario_folder
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools import (
@@ -338,7 +339,7 @@ def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None
                 world: Any = NO_WORLD) -> tuple[list[SimulatedTool], list[tuple[Path_, str]]]:
     """The tools of ``specs`` (each with its index in ``tools``), and a ``(field path,
     message)`` for each that cannot be built."""
-    search_from = Path(scenario_path).parent if scenario_path else None
+    search_from = scenario_folder(scenario_path) if scenario_path else None
     tools: list[SimulatedTool] = []
     problems: list[tuple[Path_, str]] = []
     for index, spec in specs:

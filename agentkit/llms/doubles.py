@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from agentkit.core.protocols import conforms
 from agentkit.llms.tool_calling import ListedTools
 from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
 
@@ -65,7 +66,7 @@ class Excusable:
 def excuse_all(doubles: Iterable[object], reason: str) -> None:
     """Excuse each of ``doubles`` that is a :class:`ModelDouble` (others are skipped)."""
     for double in doubles:
-        if isinstance(double, ModelDouble):
+        if conforms(double, ModelDouble):
             double.excuse(reason)
 
 

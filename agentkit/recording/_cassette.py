@@ -144,6 +144,8 @@ class Cassette:
     _messages: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                       compare=False)
     """Every request message of the cassette, each once by its content (:meth:`shared`)."""
+    _written: _Written | None = field(default=None, init=False, repr=False, compare=False)
+    """The exchanges as :meth:`dumps` last wrote them (:class:`_Written`)."""
 
     def shared(self, request: dict[str, Any],
                seen: dict[int, Any] | None = None) -> dict[str, Any]:
@@ -236,42 +238,60 @@ class Cassette:
         return cassette
 
     def to_dict(self) -> dict[str, Any]:
+        data = self._header()
+        data["exchanges"] = _exchanges_dict(self._ordered(), sampled=self.sampled)
+        if self.mcp_exchanges:
+            data["mcp_exchanges"] = [e.to_dict() for e in self.mcp_exchanges]
+        data["format"] = max((PART_FORMATS[part] for _, part in parts_of(data)), default=1)
+        return data
+
+    def _header(self) -> dict[str, Any]:
+        """The file's fields before ``exchanges`` (``format`` still to be worked out)."""
         owner = {key: value for key, value in (("agent_type", self.agent_type),
                                                ("scenario", self.scenario), ("test", self.test))
                  if value is not None}
         server = {"base_url": self.base_url} if self.base_url is not None else {}
-        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
-               if self.mcp_exchanges else {})
         runs: dict[str, Any] = {}
         if self.samples is not None:
             runs = {"samples": self.samples, "sampling": dict(self.sampling or {}),
                     "complete": sorted(set(self.complete))}
-        # a sampled cassette lists its exchanges by sample (each sample's in recorded order),
-        # so samples recorded concurrently are written the same as one after another
-        ordered = (sorted(self.exchanges, key=lambda e: e.sample) if self.sampled
-                   else self.exchanges)
-        exchanges = _exchanges_dict(ordered, sampled=self.sampled)
-        data = {"format": 1, "agentkit_version": self.agentkit_version,
+        return {"format": 1, "agentkit_version": self.agentkit_version,
                 "model": self.model, "function_calling": self.function_calling,
                 "context_window": self.context_window, **owner,
                 "recorded_at": self.recorded_at, **server, **runs,
-                "redactions": sorted(self.redactions), "exchanges": exchanges, **mcp}
-        data["format"] = max((PART_FORMATS[part] for _, part in parts_of(data)), default=1)
-        return data
+                "redactions": sorted(self.redactions)}
+
+    def _ordered(self) -> list[Exchange]:
+        # a sampled cassette lists its exchanges by sample (each sample's in recorded order),
+        # so samples recorded concurrently are written the same as one after another
+        return (sorted(self.exchanges, key=lambda e: e.sample) if self.sampled
+                else self.exchanges)
 
     def dumps(self, *, secrets: dict[str, str] | None = None) -> str:
         """The file's text: secrets redacted (also ``secrets``, e.g. the recording backend's),
-        their kinds added to ``redactions``."""
+        their kinds added to ``redactions``.
+
+        A recording saves after every exchange, so each exchange's text is kept from the last
+        call and only the ones added since are redacted and written out (:class:`_Written`):
+        saving after each of N exchanges costs what the N exchanges cost once, not N times."""
         redactor = Redactor(secrets=secrets)
-        data = self.to_dict()
-        for exchange in data["exchanges"]:
-            response = exchange.get("response") or {}
-            if response.get("chunks"):  # a secret may be split across chunks
-                response["chunks"] = redactor.chunks(response["chunks"])
-        data = redactor.data(data)
-        data["redactions"] = sorted(set(self.redactions) | redactor.redacted)
-        self.redactions = data["redactions"]
-        return dump_yaml(data)
+        written = self._written
+        if written is None or written.looked_for != redactor.looked_for:
+            written = self._written = _Written(redactor.looked_for)
+        entries = written.update(self._ordered(), self.sampled, redactor)
+        header = self._header()
+        mcp = ({"mcp_exchanges": [e.to_dict() for e in self.mcp_exchanges]}
+               if self.mcp_exchanges else {})
+        mcp = redactor.data(mcp)
+        header["format"] = max((PART_FORMATS[part] for _, part in parts_of(
+            {**header, "exchanges": entries, **mcp})), default=1)
+        header = redactor.data(header)
+        header["redactions"] = sorted(set(self.redactions) | redactor.redacted
+                                      | written.redacted)
+        self.redactions = header["redactions"]
+        exchanges = ("exchanges:\n" + "".join(written.texts) if written.texts
+                     else "exchanges: []\n")
+        return dump_yaml(header) + exchanges + (dump_yaml(mcp) if mcp else "")
 
     def save(self, path: str | Path | None = None, *,
              secrets: dict[str, str] | None = None) -> Path:
@@ -291,6 +311,64 @@ def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]
     key = exchange.key.model_dump(exclude_none=True) if exchange.key is not None else None
     return {"sample": exchange.sample or 0, "role": exchange.role, "key": key,
             "wire": exchange.wire}
+
+
+class _Written:
+    """The exchanges of a cassette as written so far, for one set of secret values: each
+    one's data (redacted, its messages written as references to earlier ones) and its YAML
+    text (an item of the ``exchanges`` list, as the whole document's dump writes it). An
+    exchange is written again only when it, or one before it, is not the one written there
+    before (dropped, replaced, reordered)."""
+
+    def __init__(self, looked_for: tuple[tuple[str, str], ...]) -> None:
+        self.looked_for = looked_for
+        self._clear()
+
+    def _clear(self) -> None:
+        self.lists = ListWriter()
+        self.sources: list[tuple[Exchange, dict[str, Any]]] = []
+        self.entries: list[dict[str, Any]] = []
+        self.texts: list[str] = []
+        self.redacted: set[str] = set()
+
+    def update(self, exchanges: list[Exchange], sampled: bool,
+               redactor: Redactor) -> list[dict[str, Any]]:
+        """The written data of ``exchanges`` (in this order), writing what is new."""
+        same = 0
+        for (before, shallow), exchange in zip(self.sources, exchanges, strict=False):
+            if before is not exchange or shallow != exchange.to_dict(sampled=sampled):
+                break
+            same += 1
+        if same < len(self.sources):  # the list changed before its end: write it all again
+            self._clear()
+        kinds = redactor.redacted
+        for index in range(len(self.sources), len(exchanges)):
+            exchange = exchanges[index]
+            shallow = exchange.to_dict(sampled=sampled)
+            redactor.redacted = set()
+            entry = _written_exchange(exchange, index, shallow, self.lists)
+            response = entry.get("response") or {}
+            if response.get("chunks"):  # a secret may be split across chunks
+                entry["response"] = {**response, "chunks": redactor.chunks(response["chunks"])}
+            entry = redactor.data(entry)
+            self.redacted |= redactor.redacted
+            self.sources.append((exchange, shallow))
+            self.entries.append(entry)
+            self.texts.append(dump_yaml([entry]))
+        redactor.redacted = kinds
+        return self.entries
+
+
+def _written_exchange(exchange: Exchange, index: int, data: dict[str, Any],
+                      lists: ListWriter) -> dict[str, Any]:
+    """Exchange ``index`` as written: its request's messages once (package docstring), a
+    message run an earlier exchange holds being a reference to it."""
+    data = dict(data)
+    messages = exchange.request.get("messages")
+    if isinstance(messages, list):
+        segments = lists.write(f"/exchanges/{index}/request/messages", messages)
+        data["request"] = {**exchange.request, "messages": segments}
+    return data
 
 
 def _exchanges_dict(exchanges: list[Exchange], *, sampled: bool) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ longer read.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from agentkit.core.files import settle
 from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
+           "scenario_folder",
            "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "trace_file",
            "legacy_recorded_trace", "eval_cassette_path", "file_safe"]
 
@@ -48,11 +50,23 @@ def snapshot_path(scenario: Scenario, agent_type: str) -> Path | None:
     from a file: it has nowhere to keep one)."""
     if not scenario.path:
         return None
-    return snapshot_file(Path(scenario.path), agent_type)
+    return _snapshot_of(scenario.path, agent_type)
+
+
+@functools.lru_cache(maxsize=4096)
+def _snapshot_of(scenario_path: str, agent_type: str) -> Path:
+    """:func:`snapshot_file` of a scenario's path as written (remembered: every run asks)."""
+    return snapshot_file(Path(scenario_path), agent_type)
+
+
+@functools.lru_cache(maxsize=4096)
+def scenario_folder(scenario_path: str) -> Path:
+    """The folder of the scenario file at ``scenario_path`` (remembered: every run asks)."""
+    return Path(scenario_path).parent
 
 
 def _base(scenario: Scenario) -> Path:
-    return Path(scenario.path).parent if scenario.path else Path.cwd()
+    return scenario_folder(scenario.path) if scenario.path else Path.cwd()
 
 
 def llm_source(spec: AgentSpec, member: str | None) -> LLMSource:

@@ -6,7 +6,7 @@ import functools
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -166,9 +166,9 @@ def _format_validation_error(tool: str, error: ValidationError) -> str:
     return f"invalid arguments for tool `{tool}`: " + "; ".join(problems)
 
 
-def _binds_one_positional(fn: Callable[..., Any], partial_params: dict[str, Any],
+def _binds_one_positional(fn: Callable[..., Any], partial_params: Iterable[str],
                           ctx_param: str | None) -> bool:
-    named = dict(partial_params)
+    named = dict.fromkeys(partial_params)
     if ctx_param is not None:
         named[ctx_param] = None
     try:
@@ -176,6 +176,33 @@ def _binds_one_positional(fn: Callable[..., Any], partial_params: dict[str, Any]
     except TypeError:
         return False
     return True
+
+
+_Shape = tuple[str | None, bool, bool, frozenset[str], frozenset[str], bool]
+
+
+def _shape(fn: Callable[..., Any], partial: frozenset[str]) -> _Shape:
+    """What a tool needs to know of ``fn``'s parameters to call it (its ``Context`` parameter
+    and whether it is required, whether it takes ``**kwargs``, its parameter and keyword-only
+    names, whether one positional input binds beside the ``partial`` ones); worked out once per
+    function and partial names (a scenario builds the same tools on every replay)."""
+    try:
+        return _known_shape(fn, partial)
+    except TypeError:  # an unhashable callable: not remembered
+        return _read_shape(fn, partial)
+
+
+def _read_shape(fn: Callable[..., Any], partial: frozenset[str]) -> _Shape:
+    params = _signature(fn).parameters.values()
+    ctx_params = [p for p in params if _is_context_annotation(p.annotation)]
+    ctx_param = ctx_params[0].name if ctx_params else None
+    return (ctx_param, bool(ctx_params) and ctx_params[0].default is ctx_params[0].empty,
+            any(p.kind == p.VAR_KEYWORD for p in params), frozenset(p.name for p in params),
+            frozenset(p.name for p in params if p.kind == p.KEYWORD_ONLY),
+            _binds_one_positional(fn, partial, ctx_param))
+
+
+_known_shape = functools.lru_cache(maxsize=1024)(_read_shape)
 
 
 class FunctionTool(AsyncBaseTool):
@@ -201,14 +228,8 @@ class FunctionTool(AsyncBaseTool):
         self.partial_params = dict(partial_params or {})
         real = fn or async_fn
         assert real is not None  # checked above
-        params = _signature(real).parameters.values()
-        ctx_params = [p for p in params if _is_context_annotation(p.annotation)]
-        self._ctx_param = ctx_params[0].name if ctx_params else None
-        self._ctx_required = bool(ctx_params) and ctx_params[0].default is ctx_params[0].empty
-        self._accepts_any_kwarg = any(p.kind == p.VAR_KEYWORD for p in params)
-        self._param_names = {p.name for p in params}
-        self._keyword_only = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
-        self._takes_positional = _binds_one_positional(real, self.partial_params, self._ctx_param)
+        (self._ctx_param, self._ctx_required, self._accepts_any_kwarg, self._param_names,
+         self._keyword_only, self._takes_positional) = _shape(real, frozenset(self.partial_params))
         self._fn_name = getattr(real, "__name__", self._metadata.name)
 
     @classmethod

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentkit.core.protocols import conforms
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.scenario._layout import snapshot_file
 from agentkit.scenario._model import Scenario
@@ -186,7 +187,7 @@ class ToolAccounting:
                                      for tool in turn.tools))
         found = []
         for tool in run.tools:
-            if not isinstance(tool, CountedTool):
+            if not conforms(tool, CountedTool):
                 continue
             name, ran = tool.metadata.name, tool.finished
             if ran > traced[name]:

@@ -14,14 +14,27 @@ from __future__ import annotations
 import re
 
 from agentkit.workflow.events import Event, HumanResponseEvent, InputRequiredEvent, StopEvent
+from agentkit.workflow.graph import WorkflowGraph
 from agentkit.workflow.workflow import Workflow
 
 __all__ = ["draw_workflow"]
 
 
 def draw_workflow(workflow: Workflow) -> str:
-    """The Mermaid ``flowchart`` source for ``workflow``."""
+    """The Mermaid ``flowchart`` source for ``workflow``: drawn once per graph (a workflow
+    class's, built once; a scenario run of a workflow agent draws it every time)."""
     graph = workflow.graph
+    drawn = _drawn.get(id(graph))
+    if drawn is None or drawn[0] is not graph:
+        drawn = _drawn[id(graph)] = (graph, _draw(graph))
+    return drawn[1]
+
+
+_drawn: dict[int, tuple[WorkflowGraph, str]] = {}
+"""Each graph drawn so far, by id (the graph kept, so its id is not reused)."""
+
+
+def _draw(graph: WorkflowGraph) -> str:
     event_nodes: dict[str, str] = {}
     edges: list[str] = []
 
