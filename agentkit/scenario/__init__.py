@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.scenario._faults import (
     DEFAULT_SAFE,
+    FAULT_CLASSES,
     FAULT_KINDS,
     OUTCOME_CLASSES,
     Fault,
+    FaultClass,
     FaultKind,
     FaultPlan,
     ModelFault,
@@ -58,8 +60,10 @@ __all__ = [
     "ErrorItem",
     "Expect",
     "Judged",
+    "FAULT_CLASSES",
     "FAULT_KINDS",
     "Fault",
+    "FaultClass",
     "FaultKind",
     "FaultPlan",
     "ModelFault",

@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario._trajectory import TrajectoryStep
 
-__all__ = ["DEFAULT_SAFE", "FAULT_KINDS", "OUTCOME_CLASSES", "Fault", "FaultKind", "FaultPlan",
-           "ModelFault", "ModelFaultKind", "OnFaultStep", "OutcomeClass", "SafeAnswer"]
+__all__ = ["DEFAULT_SAFE", "FAULT_CLASSES", "FAULT_KINDS", "OUTCOME_CLASSES", "Fault", "FaultClass",
+           "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind", "OnFaultStep", "OutcomeClass",
+           "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
                     "drop_fields", "corrupt_fields", "malformed_json", "wrong_type",
@@ -38,6 +39,13 @@ ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty"]
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
+"""The classes ``expect.on_fault`` can allow."""
+
+FaultClass = Literal["recovered", "failed_safely", "fabricated", "crashed", "failed"]
+"""A faulted run's class: one of :data:`OutcomeClass`, or ``failed`` -- the faults withheld
+nothing (a late output) and the expectations fail: the agent's own failure, which fails the run
+with its ordinary problems whatever ``on_fault`` allows."""
+FAULT_CLASSES: tuple[FaultClass, ...] = FaultClass.__args__  # type: ignore[attr-defined]
 
 _REFERENCE = re.compile(r"\$[0-9]|\{\$[0-9]")
 

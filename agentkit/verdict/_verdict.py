@@ -181,14 +181,19 @@ def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
     plan = run.scenario.faults
     outcome = classify(run, plan.safe) if plan is not None else classify(run)
     problems: tuple[Problem, ...] = ()
-    if outcome.outcome not in allowed:
+    if outcome.outcome == "failed":  # the agent's own failure: reported as any run's
+        problems = outcome.problems
+    elif outcome.outcome not in allowed:
         problems = (Problem(f"under {', '.join(outcome.faults)} the run {outcome.outcome.replace('_', ' ')}"
                             f" ({outcome.why}); expect.on_fault allows "
                             f"{', '.join(allowed)}", "fault_outcome"),)
     run.problems = list(problems)
-    run.verdict = Verdict("fail" if problems else "pass", problems,
-                          tracebacks=_tracebacks(run.trace), fault=outcome)
-    return run.verdict
+    verdict = Verdict("fail" if problems else "pass", problems,
+                      tracebacks=_tracebacks(run.trace), fault=outcome)
+    if outcome.outcome == "failed":
+        verdict = replace(verdict, cause=attribute(run, verdict))
+    run.verdict = verdict
+    return verdict
 
 
 def _judged(run: Run, snapshots: SnapshotSession | None,
