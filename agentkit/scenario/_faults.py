@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentkit.core.sim import MAX_LATENCY
 from agentkit.scenario._trajectory import TrajectoryStep
 
-__all__ = ["DEFAULT_SAFE", "FAULT_CLASSES", "FAULT_KINDS", "OUTCOME_CLASSES", "Fault", "FaultClass",
-           "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind", "OnFaultStep", "OutcomeClass",
-           "SafeAnswer"]
+__all__ = ["DEFAULT_SAFE", "FAULT_CLASSES", "FAULT_KINDS", "MODEL_FAULT_KINDS", "OUTCOME_CLASSES",
+           "Fault", "FaultClass", "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind",
+           "OnFaultStep", "OutcomeClass", "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
                     "drop_fields", "corrupt_fields", "malformed_json", "wrong_type",
@@ -35,7 +35,8 @@ FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "trunc
 FAULT_KINDS: tuple[FaultKind, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
 
-ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty"]
+ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty", "cut"]
+MODEL_FAULT_KINDS: tuple[ModelFaultKind, ...] = ModelFaultKind.__args__  # type: ignore[attr-defined]
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
@@ -114,7 +115,9 @@ def _shown(value: Any) -> str:
 class ModelFault(_Strict):
     """One fault of an agent's model on its call ``call`` (1-based), before the scripted reply
     of that call (which the next call gets): ``rate_limit`` (a 429, asking to retry after
-    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply)."""
+    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply), ``cut``
+    (the reply's connection closes mid-answer: a stream gets half of it, then a connection
+    error; a call not streamed, the error)."""
 
     call: int = Field(ge=1, description="the model's call (1-based) that has the fault")
     kind: ModelFaultKind
@@ -127,9 +130,9 @@ class ModelFault(_Strict):
         if self.retry_after is not None and self.kind != "rate_limit":
             raise ValueError(f"`retry_after` is not a parameter of a `{self.kind}` fault (it "
                              "goes with `rate_limit`)")
-        if self.message is not None and self.kind == "empty":
-            raise ValueError("`message` is not a parameter of an `empty` fault (an empty reply "
-                             "has no text)")
+        if self.message is not None and self.kind in ("empty", "cut"):
+            raise ValueError(f"`message` is not a parameter of an `{self.kind}` fault (its reply "
+                             "is the scripted one, emptied or cut)")
         return self
 
     @property
@@ -167,10 +170,11 @@ class FaultPlan(_Strict):
     """A scenario's ``faults:``: the variants to expand it into (tools, kinds, a budget) and
     how scripted agent types go on after a fault."""
 
-    kinds: list[FaultKind] = Field(default_factory=lambda: list(FAULT_KINDS),
-                                   min_length=1, description="the fault kinds (default: all)")
-    tools: list[str] | None = Field(default=None, min_length=1,
-                                    description="the tools to fault (default: all)")
+    kinds: list[FaultKind | ModelFaultKind] = Field(
+        default_factory=lambda: list(dict.fromkeys([*FAULT_KINDS, *MODEL_FAULT_KINDS])),
+        min_length=1, description="the fault kinds, of the tools and the model (default: all)")
+    tools: list[str] | None = Field(default=None, min_length=1, description=(
+        "the tools to fault, `model` for the agent's model (default: all and the model)"))
     max_variants: int | None = Field(default=None, ge=1, description=(
         "at most this many variants: a deterministic sample of them when there are more"))
     on_fault: dict[str, OnFaultStep] = Field(default_factory=dict, description=(

@@ -180,6 +180,9 @@ def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
     which it is and why. Its trace is not compared with a snapshot (a variant has none)."""
     plan = run.scenario.faults
     outcome = classify(run, plan.safe) if plan is not None else classify(run)
+    for double in run.doubles:  # what of the script the run left is in its class already
+        if double.excused is None:
+            double.excuse(f"the run is judged by its fault class ({outcome.outcome})")
     problems: tuple[Problem, ...] = ()
     if outcome.outcome == "failed":  # the agent's own failure: reported as any run's
         problems = outcome.problems

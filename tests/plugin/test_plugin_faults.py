@@ -18,8 +18,8 @@ def faulted(pytester: pytest.Pytester) -> pytest.Pytester:
     truncations of lookup_order."""
     text = (EXAMPLE / "scenarios" / "order_support.yaml").read_text(encoding="utf-8")
     text = text.replace("tags: [faults]\n", "agents: [react, function_calling]\n").replace(
-        "faults:\n  on_fault:", "faults:\n  kinds: [timeout, truncate]\n  tools: [lookup_order]\n"
-                                "  on_fault:")
+        "faults:\n  on_fault:", "faults:\n  kinds: [timeout, truncate]\n  on_fault:").replace(
+        "  tools: [find_customer, lookup_order, return_window]", "  tools: [lookup_order]")
     write(pytester, "order_desk.py", (EXAMPLE / "order_desk.py").read_text("utf-8"))
     write(pytester, "scenarios/order_support.yaml", text)
     pytester.syspathinsert()
