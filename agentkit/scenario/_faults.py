@@ -23,10 +23,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario._model_base import Judged
 from agentkit.scenario._trajectory import TrajectoryStep
 
 __all__ = ["DEFAULT_SAFE", "FAULT_CLASSES", "FAULT_KINDS", "MODEL_FAULT_KINDS", "OUTCOME_CLASSES",
-           "Fault", "FaultClass", "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind",
+           "FaultJudges", "Fault", "FaultClass", "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind",
            "OnFaultStep", "OutcomeClass", "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
@@ -161,6 +162,19 @@ DEFAULT_SAFE = SafeAnswer(regex=(
     r"try again|did not work|didn't work|went wrong|timed out|incomplete)\b"))
 """The default: an answer saying sorry, unable, could not, failed, try again..."""
 
+class FaultJudges(_Strict):
+    """An LLM judge of a faulted run's class, beside the patterns (``faults.judge``): each a
+    rubric the scenario's judge decides on the final answer, asked only of a run that met a
+    fault (its calls recorded with the run's, so a replay is offline)."""
+
+    failed_safely: Judged | None = Field(default=None, description=(
+        "what an answer telling the user it could not be done does; decides failed_safely "
+        "instead of `safe`"))
+    fabricated: Judged | None = Field(default=None, description=(
+        "what an answer made up from a failed call does; met, the run fabricated (after the "
+        "check of the withheld values, which needs no judge)"))
+
+
 OnFaultStep = Literal["retry"] | list[TrajectoryStep]
 """What a correct agent does after the faulted call: ``retry`` (the call again, then the rest
 of the trajectory) or trajectory steps (usually one ``answer`` telling the user)."""
@@ -182,6 +196,8 @@ class FaultPlan(_Strict):
         "without one, `retry`)"))
     safe: SafeAnswer = Field(default=DEFAULT_SAFE, description=(
         "what an answer that tells the user it could not be done matches"))
+    judge: FaultJudges | None = Field(default=None, description=(
+        "rubrics an LLM judge decides the classes by (failed_safely, fabricated)"))
 
     @field_validator("on_fault")
     @classmethod
