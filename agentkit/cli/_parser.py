@@ -365,24 +365,27 @@ def _eval_command(commands: _Commands) -> None:
 
 
 def _faults_command(commands: _Commands) -> None:
-    from agentkit.scenario import FAULT_KINDS
+    from agentkit.scenario import FAULT_KINDS, MODEL_FAULT_KINDS
 
     sub = commands.add_parser(
         "faults", help="run scenarios under every fault of their tools, each run classified",
-        description="Expand each scenario into one variant per tool, call and fault kind, run "
+        description="Expand each scenario into one variant per tool (and the model), call and "
+                    "fault kind, run "
                     "every variant under the scenario's agent types offline (one with a "
                     "recording replays it: the recorded run up to the fault, then the "
                     "variant's continuation, which --base-url records live), and classify "
-                    "each run: recovered, failed_safely, fabricated or crashed. Writes "
+                    "each run: recovered, failed_safely, fabricated, crashed or failed. Writes "
                     "faults.md (the matrix, totals per agent type) and traces/ (each run's "
                     "trace); exit 1 when a run ends in a class expect.on_fault does not allow.")
     sub.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO",
                      help="scenario files")
     sub.add_argument("--kinds", type=_kind_list,
                      help=f"fault kinds, comma-separated (default: the scenario's `faults:`, "
-                          f"else all: {', '.join(FAULT_KINDS)})")
+                          f"else all: {', '.join(FAULT_KINDS)}; of the model: "
+                          f"{', '.join(MODEL_FAULT_KINDS)})")
     sub.add_argument("--tools", type=_name_list,
-                     help="only these tools, comma-separated (default: every tool the run calls)")
+                     help="only these tools, comma-separated, `model` for the agent's model "
+                          "(default: every tool the run calls, and the model)")
     sub.add_argument("--max-variants", type=_positive, metavar="N",
                      help="at most N variants per scenario: a deterministic sample when there "
                           "are more")
@@ -407,13 +410,14 @@ def _faults_command(commands: _Commands) -> None:
 
 
 def _kind_list(text: str) -> list[str]:
-    from agentkit.scenario import FAULT_KINDS
+    from agentkit.scenario import FAULT_KINDS, MODEL_FAULT_KINDS
 
     kinds = _name_list(text)
-    unknown = [kind for kind in kinds if kind not in FAULT_KINDS]
+    unknown = [kind for kind in kinds if kind not in (*FAULT_KINDS, *MODEL_FAULT_KINDS)]
     if unknown:
         raise argparse.ArgumentTypeError(f"`{unknown[0]}` is not a fault kind (kinds: "
-                                         f"{', '.join(FAULT_KINDS)})")
+                                         f"{', '.join(FAULT_KINDS)}; of the model: "
+                                         f"{', '.join(MODEL_FAULT_KINDS)})")
     return kinds
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.sim import asleep
+from agentkit.llms.mock import StreamCut
 from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
 from agentkit.tools import ToolOutput
 from agentkit.trace import SimulatedToolError
@@ -221,11 +222,17 @@ def applicable_kinds(kinds: Iterable[FaultKind], output: str) -> list[FaultKind]
 def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str,
                       log: list[InjectedFault]) -> list[Any]:
     """A model's script items with each fault before the reply of its call (the replies
-    after it move one call later); a fault that happens goes into ``log``."""
+    after it move one call later); a fault that happens goes into ``log``. A fault past the
+    script's replies is left out: the agent never makes that call."""
     result = list(items)
     for fault in sorted(faults, key=lambda f: f.call):
+        if fault.call > len(items):  # past the script: a call the agent cannot make (not reached)
+            continue
         if fault.kind == "empty":
             answer: Any = ""
+        elif fault.kind == "cut":  # the reply of the call, cut (a retry gets it whole)
+            at = fault.call - 1
+            answer = _Cut(result[at] if at < len(result) else "")
         else:
             answer = error_for(ErrorItem.model_validate({"error": {
                 "type": fault.kind, "message": fault.message or "",
@@ -233,7 +240,22 @@ def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str
 
         def item(messages: Any, tools: Any, fault: ModelFault = fault,
                  answer: Any = answer) -> Any:
+            if isinstance(answer, _Cut):
+                answer = answer.render(messages, tools)
             log.append(InjectedFault(model, fault.call, fault, str(answer), ()))
             return answer
         result.insert(min(fault.call - 1, len(result)), item)
     return result
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """A ``cut`` fault's reply: the script item of its call, rendered when the call comes."""
+
+    reply: Any
+
+    def render(self, messages: Any, tools: Any) -> StreamCut:
+        reply = self.reply
+        if callable(reply) and not isinstance(reply, BaseException):
+            reply = reply(messages, tools)
+        return StreamCut(reply)

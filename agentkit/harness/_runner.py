@@ -325,7 +325,9 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
         trace.world = start
         if plan.change is not None:
             plan.change.answers(trace)
-        _judge_answers(plan, cast, trace)
+        faulted = bool(built.faults) or any(getattr(tool, "injected", ())
+                                            for tool in built_world.tools)
+        _judge_answers(plan, cast, trace, faulted=faulted)
     return _result(plan, built_world, built, cast, trace)
 
 
@@ -507,6 +509,9 @@ def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
         fields.append(("user", "goal"))  # the goal itself, judged
     elif user is not None and isinstance(user.stop_when, Judged):
         fields.append(("user", "stop_when"))
+    judges = scenario.faults.judge if scenario.faults is not None else None
+    fields += [("faults", "judge", name) for name in ("failed_safely", "fabricated")
+               if judges is not None and getattr(judges, name) is not None]
     return fields
 
 
@@ -604,10 +609,10 @@ def _stop_turn(turn: TurnTrace, exc: Exception, scenario: Scenario, role: str,
     turn.error, turn.error_kind = text, kind_of(exc)
 
 
-def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
+def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = False) -> None:
     """Decide the run's judged expectations (each turn's answer, the final answer, the whole
-    conversation) and file each verdict into the turn it judges; a judge that fails stops the
-    run at that turn."""
+    conversation; a run that met a fault: ``faults.judge``'s rubrics) and file each verdict
+    into the turn it judges; a judge that fails stops the run at that turn."""
     judge = cast.judge
     if judge is None or not trace.turns or any(t.error for t in trace.turns):
         return
@@ -625,6 +630,11 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace) -> None:
         if isinstance(wanted, Judged):
             asked.append((wanted, (*_expect_field(plan, name), "judge"), subject,
                           len(trace.turns)))
+    judges = scenario.faults.judge if scenario.faults is not None else None
+    if faulted and judges is not None:
+        asked += [(rubric, ("faults", "judge", name), "answer", len(trace.turns))
+                  for name in ("failed_safely", "fabricated")
+                  if (rubric := getattr(judges, name)) is not None]
     ids = IdNormalizer()
     for judged, place, subject, upto in asked:
         turn = trace.turns[upto - 1]

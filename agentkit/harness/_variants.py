@@ -38,14 +38,25 @@ from agentkit.harness._plan import load
 from agentkit.harness._runner import execute_scenario, run_scenario
 from agentkit.harness._world import NO_WORLD, built_tools
 from agentkit.llms.base import LLM
-from agentkit.scenario import FAULT_KINDS, Fault, FaultPlan, Scenario, TrajectoryStep
-from agentkit.verdict import Verdict, cassette_miss
+from agentkit.scenario import (
+    FAULT_KINDS,
+    MODEL_FAULT_KINDS,
+    Fault,
+    FaultPlan,
+    ModelFault,
+    Scenario,
+    TrajectoryStep,
+)
+from agentkit.verdict import Verdict, case_stats, cassette_miss
 
 __all__ = ["FaultMatrix", "FaultRecording", "FaultVariant", "NoFaultsError", "fault_variants",
            "offline_agent_types", "record_fault_continuations", "run_fault_matrix",
            "variant_scenario"]
 
 _DEFAULT_ON_FAULT = ["recovered", "failed_safely"]
+MODEL = "model"
+"""The name the model's variants go by in place of a tool's (``model#2:rate_limit``)."""
+_KINDS = list(dict.fromkeys([*FAULT_KINDS, *MODEL_FAULT_KINDS]))
 _REF = re.compile(r"^\$([0-9]+)$")
 _ANSWER_REF = re.compile(r"\{\$([0-9]+)\}")
 
@@ -57,11 +68,16 @@ class NoFaultsError(BadInputError):
 
 @dataclass(frozen=True)
 class FaultVariant:
-    """One fault on call ``call`` of ``tool``: ``label`` is ``tool#call:kind``."""
+    """One fault on call ``call`` of ``tool`` -- or, ``tool`` being ``model``, of the agent's
+    model: ``label`` is ``tool#call:kind``."""
 
     tool: str
     call: int
-    fault: Fault
+    fault: Fault | ModelFault
+
+    @property
+    def of_model(self) -> bool:
+        return isinstance(self.fault, ModelFault)
 
     @property
     def label(self) -> str:
@@ -91,10 +107,11 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
     scenario = load(scenario)
     plan = _plan(scenario)
     kinds = list(kinds or plan.kinds)
-    unknown = [kind for kind in kinds if kind not in FAULT_KINDS]
+    unknown = [kind for kind in kinds if kind not in _KINDS]
     if unknown:
         raise NoFaultsError(f"{scenario.where()}: `{unknown[0]}` is not a fault kind (kinds: "
-                            f"{', '.join(FAULT_KINDS)})")
+                            f"{', '.join(FAULT_KINDS)}; of the model: "
+                            f"{', '.join(MODEL_FAULT_KINDS)})")
     wanted = list(tools or plan.tools or [])
     # the calls to fault: a run offline (a script, or a recording replayed: the prefix the
     # variants of a recorded agent type continue from)
@@ -110,7 +127,7 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
                             f" --agent {runners[0]} --mode rewrite): {miss}")
     calls = unfaulted.trace.tool_calls
     names = list(dict.fromkeys(c.name for c in calls))
-    missing = [name for name in wanted if name not in names]
+    missing = [name for name in wanted if name not in names and name != MODEL]
     if missing:
         raise NoFaultsError(f"{scenario.where()}: the run of `{scenario.name}` under "
                             f"{runners[0]} makes no call of `{missing[0]}` (it calls "
@@ -125,6 +142,12 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
             variants.append(FaultVariant(call.name, numbers[call.name],
                                          Fault(call=numbers[call.name], kind=kind)))
     variants.sort(key=lambda v: (names.index(v.tool), v.call, FAULT_KINDS.index(v.fault.kind)))
+    if (not wanted or MODEL in wanted) and offline_agent_types(scenario):
+        # the model's calls, after the tools' (a fault of the model goes into a script)
+        model_calls = sum(len(turn.llm_calls) for turn in unfaulted.trace.turns)
+        variants += [FaultVariant(MODEL, number, ModelFault(call=number, kind=kind))
+                     for number in range(1, model_calls + 1)
+                     for kind in MODEL_FAULT_KINDS if kind in kinds]
     if not variants:
         raise NoFaultsError(f"{scenario.where()}: none of the kinds {', '.join(kinds)} applies "
                             f"to the calls of `{scenario.name}`")
@@ -139,15 +162,21 @@ def variant_scenario(scenario: Scenario, variant: FaultVariant) -> Scenario:
     """``scenario`` with the variant's fault on its tool, ``expect.on_fault`` (by default
     recovered or failed safely), and the steps rendered scripts follow."""
     copy = scenario.model_copy(deep=True)
+    if copy.expect.on_fault is None:
+        copy.expect = copy.expect.model_copy(update={"on_fault": list(_DEFAULT_ON_FAULT)})
+    if isinstance(variant.fault, ModelFault):  # on every model a script answers
+        for agent in copy.agents.values():
+            if agent.recording is None and agent.team is None:
+                agent.faults = [f for f in agent.faults if f.call != variant.call] + [variant.fault]
+        return copy
     index = _entry_of(scenario, variant.tool)
     if index is None:
         raise NoFaultsError(f"{scenario.where('tools')}: no entry of `tools` gives the tool "
                             f"`{variant.tool}` (an MCP server's tools are known by `only:`)")
     spec = copy.tools[index]
+    assert isinstance(variant.fault, Fault)
     spec.faults = [f for f in spec.faults if f.call != variant.call] + [variant.fault]
     spec.failures = [n for n in spec.failures if n != variant.call]
-    if copy.expect.on_fault is None:
-        copy.expect = copy.expect.model_copy(update={"on_fault": list(_DEFAULT_ON_FAULT)})
     if copy.trajectory is not None:
         copy.set_script_trajectory(_continued(copy, variant))
     return copy
@@ -292,6 +321,12 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
     for variant in variants:
         faulted = variant_scenario(scenario, variant)
         for name in matrix.agent_types:
+            if variant.of_model and name not in offline:
+                matrix.cells[(variant.label, name)] = CaseResult(
+                    Case(faulted, name, seed=seed), [], case_stats([]), Verdict("error", stopped_by=(
+                        f"{variant.label}: a fault of the model goes into a script; {name} "
+                        "replays a recording, which holds what the model answered")))
+                continue
             cell = run_case(Case(faulted, name, seed=seed))
             miss = cassette_miss(cell.result) if cell.result is not None else None
             if miss is not None and name not in offline:
@@ -358,7 +393,9 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
         raise NoFaultsError(f"{path}: no recording of the unfaulted run to continue from; "
                             f"record it first (agentkit record {scenario.path or scenario.name} "
                             f"--agent {agent_type})")
-    variants = fault_variants(scenario, kinds=kinds, tools=tools, max_variants=max_variants)
+    variants = [variant for variant in fault_variants(scenario, kinds=kinds, tools=tools,
+                                                      max_variants=max_variants)
+                if not variant.of_model]  # those go into scripts: nothing to record
     cassette = Cassette.load(path)
     outcome = FaultRecording(path, prefix=len(cassette.exchanges))
     limited = with_limits(scenario, agent_type, live)

@@ -52,6 +52,7 @@ from agentkit.llms.doubles import (
     ModelFunction,
     RequestInfo,
 )
+from agentkit.llms.errors import APIConnectionError
 from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
     ChatMessage,
@@ -66,6 +67,7 @@ __all__ = [
     "ScriptedLLM",
     "ScriptedResponse",
     "ScriptExhaustedError",
+    "StreamCut",
     "Script",
     "tool_call",
     "FunctionLLM",
@@ -197,6 +199,19 @@ class ScriptedResponse:
             raise ValueError(f"ScriptedResponse latency must be >= 0, got {self.latency!r}")
 
 
+@dataclass
+class StreamCut:
+    """A reply whose connection is cut mid-answer: a streamed call gets the first half of
+    ``reply``'s text chunks, then an :class:`~agentkit.llms.errors.APIConnectionError`; a call
+    that is not streamed gets the error alone (its body never arrived whole)."""
+
+    reply: Any
+    """The script item cut (a str or :class:`ScriptedResponse`, mostly)."""
+
+
+CUT_MESSAGE = "the connection closed mid-answer (a stream cut)"
+
+
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
@@ -215,6 +230,7 @@ class _Reply:
     usage: Usage | None = None
     latency: float | None = None
     chunks: list[str] | None = None
+    cut: bool = False
 
 
 def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
@@ -270,6 +286,10 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
             usage = cast(Usage | None, item.usage)  # __post_init__ made a dict a Usage
             return _Reply(_assistant(item.text, item.tool_calls), usage=usage,
                           latency=item.latency, chunks=item.chunks)
+        if isinstance(item, StreamCut) and depth < 2:
+            cut = await self._render(item.reply, request, depth=2)
+            cut.cut = True
+            return cut
         if isinstance(item, ToolSelection):
             return _Reply(_assistant("", [item]))
         if isinstance(item, list) and item and all(isinstance(c, ToolSelection) for c in item):
@@ -285,12 +305,26 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         reply = await self._reply(request)
+        if reply.cut:
+            raise _cut_error()
         return ChatResponse(message=reply.message, usage=reply.usage)
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         reply = await self._reply(request)
+        if reply.cut:
+            text = reply.message.content or ""
+            pieces = reply.chunks if reply.chunks is not None else split_words(text)
+            so_far = ""
+            for piece in pieces[:len(pieces) // 2]:
+                so_far += piece
+                yield ChatResponse(message=_assistant(so_far), delta=piece)
+            raise _cut_error()
         async for chunk in _stream_reply(reply):
             yield chunk
+
+
+def _cut_error() -> Exception:
+    return APIConnectionError(CUT_MESSAGE)
 
 
 async def _stream_reply(reply: _Reply) -> AsyncIterator[ChatResponse]:

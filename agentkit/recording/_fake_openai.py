@@ -47,7 +47,7 @@ from agentkit.core.tokens import count_tokens
 from agentkit.llms import errors
 from agentkit.llms.base import DEFAULT_MODEL
 from agentkit.llms.doubles import Excusable
-from agentkit.llms.mock import Script, ScriptedResponse
+from agentkit.llms.mock import CUT_MESSAGE, Script, ScriptedResponse, StreamCut
 from agentkit.llms.openai_wire import (
     EPOCH,
     HTTPError,
@@ -60,10 +60,10 @@ from agentkit.llms.openai_wire import (
     parse_request,
     sse_body,
 )
+from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
 
 if TYPE_CHECKING:
     from agentkit.llms.openai import OpenAI
-from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, Usage
 
 __all__ = ["FakeOpenAIServer", "HTTPError", "RawToolCall", "EPOCH", "DEFAULT_BASE_URL",
            "TEST_API_KEY"]
@@ -230,13 +230,21 @@ class FakeOpenAIServer(Excusable):
         if isinstance(item, HTTPError):
             status, headers, error = item.answer(now())
             return httpx.Response(status, headers=self._headers(headers), json=error)
-        reply = _to_reply(item)
+        cut = isinstance(item, StreamCut)
+        if cut and not body.get("stream"):  # the body never arrives whole
+            raise httpx.RemoteProtocolError(CUT_MESSAGE, request=request)
+        reply = _to_reply(item.reply if cut else item)
         usage = _usage(reply, body)
         envelope: dict[str, Any] = {"completion_id": f"chatcmpl-{self.calls}", "created": int(now()),
                                     "model": body.get("model", "")}
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             events = completion_events(reply, usage if include_usage else None, **envelope)
+            if cut:  # half the events, then the connection closes: no finish, no [DONE]
+                events = events[:len(events) // 2]
+                return httpx.Response(200, headers=self._headers(
+                    {"content-type": "text/event-stream"}),
+                    content=sse_body(events).removesuffix(b"data: [DONE]\n\n"))
             return httpx.Response(200, headers=self._headers(
                 {"content-type": "text/event-stream"}), content=sse_body(events))
         return httpx.Response(200, headers=self._headers(),

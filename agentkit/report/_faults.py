@@ -13,16 +13,17 @@ from agentkit.core.files import atomic_write_text
 from agentkit.harness import FaultMatrix, FaultVariant
 from agentkit.report._junit import JUnitCase
 from agentkit.report._timeline import spans_of, timeline_svg
-from agentkit.scenario import OUTCOME_CLASSES
+from agentkit.scenario import FAULT_CLASSES
 from agentkit.trace import Trace
 
 __all__ = ["FAULT_REPORT", "fault_junit_cases", "fault_trace_path", "render_fault_matrix",
            "write_fault_report"]
 
 FAULT_REPORT = "faults.md"
-_COLUMNS = (*OUTCOME_CLASSES, "not_reached", "error")
+_COLUMNS = (*FAULT_CLASSES, "not_reached", "error")
 _WORDS = {"recovered": "recovered", "failed_safely": "failed safely",
-          "fabricated": "fabricated", "crashed": "crashed", "not_reached": "fault not reached",
+          "fabricated": "fabricated", "crashed": "crashed", "failed": "failed",
+          "not_reached": "fault not reached",
           "error": "could not run"}
 
 

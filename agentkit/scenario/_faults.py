@@ -23,10 +23,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.scenario._model_base import Judged
 from agentkit.scenario._trajectory import TrajectoryStep
 
-__all__ = ["DEFAULT_SAFE", "FAULT_KINDS", "OUTCOME_CLASSES", "Fault", "FaultKind", "FaultPlan",
-           "ModelFault", "ModelFaultKind", "OnFaultStep", "OutcomeClass", "SafeAnswer"]
+__all__ = ["DEFAULT_SAFE", "FAULT_CLASSES", "FAULT_KINDS", "MODEL_FAULT_KINDS", "OUTCOME_CLASSES",
+           "FaultJudges", "Fault", "FaultClass", "FaultKind", "FaultPlan", "ModelFault", "ModelFaultKind",
+           "OnFaultStep", "OutcomeClass", "SafeAnswer"]
 
 FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "truncate",
                     "drop_fields", "corrupt_fields", "malformed_json", "wrong_type",
@@ -34,10 +36,18 @@ FaultKind = Literal["error", "timeout", "rate_limit", "latency", "empty", "trunc
 FAULT_KINDS: tuple[FaultKind, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
 
-ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty"]
+ModelFaultKind = Literal["rate_limit", "server", "timeout", "empty", "cut"]
+MODEL_FAULT_KINDS: tuple[ModelFaultKind, ...] = ModelFaultKind.__args__  # type: ignore[attr-defined]
 
 OutcomeClass = Literal["recovered", "failed_safely", "fabricated", "crashed"]
 OUTCOME_CLASSES: tuple[OutcomeClass, ...] = OutcomeClass.__args__  # type: ignore[attr-defined]
+"""The classes ``expect.on_fault`` can allow."""
+
+FaultClass = Literal["recovered", "failed_safely", "fabricated", "crashed", "failed"]
+"""A faulted run's class: one of :data:`OutcomeClass`, or ``failed`` -- the faults withheld
+nothing (a late output) and the expectations fail: the agent's own failure, which fails the run
+with its ordinary problems whatever ``on_fault`` allows."""
+FAULT_CLASSES: tuple[FaultClass, ...] = FaultClass.__args__  # type: ignore[attr-defined]
 
 _REFERENCE = re.compile(r"\$[0-9]|\{\$[0-9]")
 
@@ -106,7 +116,9 @@ def _shown(value: Any) -> str:
 class ModelFault(_Strict):
     """One fault of an agent's model on its call ``call`` (1-based), before the scripted reply
     of that call (which the next call gets): ``rate_limit`` (a 429, asking to retry after
-    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply)."""
+    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply), ``cut``
+    (the reply's connection closes mid-answer: a stream gets half of it, then a connection
+    error; a call not streamed, the error)."""
 
     call: int = Field(ge=1, description="the model's call (1-based) that has the fault")
     kind: ModelFaultKind
@@ -119,9 +131,9 @@ class ModelFault(_Strict):
         if self.retry_after is not None and self.kind != "rate_limit":
             raise ValueError(f"`retry_after` is not a parameter of a `{self.kind}` fault (it "
                              "goes with `rate_limit`)")
-        if self.message is not None and self.kind == "empty":
-            raise ValueError("`message` is not a parameter of an `empty` fault (an empty reply "
-                             "has no text)")
+        if self.message is not None and self.kind in ("empty", "cut"):
+            raise ValueError(f"`message` is not a parameter of an `{self.kind}` fault (its reply "
+                             "is the scripted one, emptied or cut)")
         return self
 
     @property
@@ -150,6 +162,19 @@ DEFAULT_SAFE = SafeAnswer(regex=(
     r"try again|did not work|didn't work|went wrong|timed out|incomplete)\b"))
 """The default: an answer saying sorry, unable, could not, failed, try again..."""
 
+class FaultJudges(_Strict):
+    """An LLM judge of a faulted run's class, beside the patterns (``faults.judge``): each a
+    rubric the scenario's judge decides on the final answer, asked only of a run that met a
+    fault (its calls recorded with the run's, so a replay is offline)."""
+
+    failed_safely: Judged | None = Field(default=None, description=(
+        "what an answer telling the user it could not be done does; decides failed_safely "
+        "instead of `safe`"))
+    fabricated: Judged | None = Field(default=None, description=(
+        "what an answer made up from a failed call does; met, the run fabricated (after the "
+        "check of the withheld values, which needs no judge)"))
+
+
 OnFaultStep = Literal["retry"] | list[TrajectoryStep]
 """What a correct agent does after the faulted call: ``retry`` (the call again, then the rest
 of the trajectory) or trajectory steps (usually one ``answer`` telling the user)."""
@@ -159,10 +184,11 @@ class FaultPlan(_Strict):
     """A scenario's ``faults:``: the variants to expand it into (tools, kinds, a budget) and
     how scripted agent types go on after a fault."""
 
-    kinds: list[FaultKind] = Field(default_factory=lambda: list(FAULT_KINDS),
-                                   min_length=1, description="the fault kinds (default: all)")
-    tools: list[str] | None = Field(default=None, min_length=1,
-                                    description="the tools to fault (default: all)")
+    kinds: list[FaultKind | ModelFaultKind] = Field(
+        default_factory=lambda: list(dict.fromkeys([*FAULT_KINDS, *MODEL_FAULT_KINDS])),
+        min_length=1, description="the fault kinds, of the tools and the model (default: all)")
+    tools: list[str] | None = Field(default=None, min_length=1, description=(
+        "the tools to fault, `model` for the agent's model (default: all and the model)"))
     max_variants: int | None = Field(default=None, ge=1, description=(
         "at most this many variants: a deterministic sample of them when there are more"))
     on_fault: dict[str, OnFaultStep] = Field(default_factory=dict, description=(
@@ -170,6 +196,8 @@ class FaultPlan(_Strict):
         "without one, `retry`)"))
     safe: SafeAnswer = Field(default=DEFAULT_SAFE, description=(
         "what an answer that tells the user it could not be done matches"))
+    judge: FaultJudges | None = Field(default=None, description=(
+        "rubrics an LLM judge decides the classes by (failed_safely, fabricated)"))
 
     @field_validator("on_fault")
     @classmethod

@@ -7,7 +7,10 @@
 * **recovered** -- the scenario's normal expectations hold, the faulted calls left out;
 * **failed_safely** -- an answer tells the user it could not be done (the plan's ``safe``
   pattern);
-* **fabricated** -- otherwise: it answered as if the tool had worked.
+* **failed** -- the faults withheld nothing (a ``latency`` fault delivers the real output,
+  late) and the expectations fail: the agent's own failure, not the fault's; the run fails
+  with its ordinary problems;
+* **fabricated** -- otherwise: it answered as if the faulted call had worked.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from agentkit.scenario import DEFAULT_SAFE, OutcomeClass, SafeAnswer
+from agentkit.scenario import DEFAULT_SAFE, FaultClass, SafeAnswer
 from agentkit.verdict._checks import (
     Check,
     Conversation,
@@ -28,6 +31,7 @@ from agentkit.verdict._checks import (
     Trajectory,
     run_checks,
 )
+from agentkit.verdict._problems import Problem
 
 if TYPE_CHECKING:
     from agentkit.trace import ToolCallTrace, Trace
@@ -71,11 +75,13 @@ class _FaultedTool(Protocol):
 
 @dataclass(frozen=True)
 class FaultOutcome:
-    """The class of a faulted run, why, and the faults (``lookup_order#1:timeout``)."""
+    """The class of a faulted run, why, and the faults (``lookup_order#1:timeout``);
+    ``problems``: a ``failed`` run's unmet expectations."""
 
-    outcome: OutcomeClass
+    outcome: FaultClass
     why: str
     faults: tuple[str, ...]
+    problems: tuple[Problem, ...] = ()
 
 
 def injected_faults(run: Run) -> list[Injected]:
@@ -104,17 +110,40 @@ def classify(run: Run, safe: SafeAnswer = DEFAULT_SAFE) -> FaultOutcome:
     stated = _stated(trace, faults, answers, run)
     if stated is not None:
         return FaultOutcome("fabricated", stated, names)
+    judged = {j.at: j for j in run.judgements if j.at.startswith("faults.judge.")}
     problems = run_checks(_without_faulted_calls(run, faults), _RECOVERY_CHECKS)
     if not problems:
         return FaultOutcome("recovered", "the expectations hold without the faulted "
                                          f"call{'s' if len(faults) != 1 else ''}", names)
-    told = re.search(safe.regex, answers, flags=re.IGNORECASE)
+    made_up = judged.get("faults.judge.fabricated")
+    if made_up is not None and made_up.passed:
+        return FaultOutcome("fabricated", f"the judge finds the answer made up "
+                                          f"({made_up.rubric!r}): {made_up.reason}", names)
+    telling = judged.get("faults.judge.failed_safely")
+    if telling is not None:  # the judge decides, instead of the pattern
+        if telling.passed:
+            return FaultOutcome("failed_safely", f"the judge finds the answer tells the user "
+                                                 f"({telling.rubric!r}): {telling.reason}",
+                                names)
+        told = None
+    else:
+        told = re.search(safe.regex, answers, flags=re.IGNORECASE)
     if told is not None:
         return FaultOutcome("failed_safely", f"the answer tells the user ({told.group(0)!r}): "
                                              f"{_sentence(answers, told.start())!r}", names)
+    if not any(_withholds(fault) for fault in faults):
+        return FaultOutcome("failed", f"{', '.join(names)} withheld nothing (the real output, "
+                                      f"late) and the expectations fail: {problems[0]}", names,
+                            tuple(problems))
     return FaultOutcome("fabricated", f"it answered as if {', '.join(names)} had worked, "
                                       f"without saying it could not be done: {problems[0]}",
                         names)
+
+
+def _withholds(fault: Injected) -> bool:
+    """Whether ``fault`` kept something from the agent: every fault but a late output
+    (``latency``), which delivers the real one."""
+    return fault.fault.kind != "latency"
 
 
 def _stated(trace: Trace, faults: Sequence[Injected], answers: str, run: Run) -> str | None:

@@ -180,15 +180,23 @@ def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
     which it is and why. Its trace is not compared with a snapshot (a variant has none)."""
     plan = run.scenario.faults
     outcome = classify(run, plan.safe) if plan is not None else classify(run)
+    for double in run.doubles:  # what of the script the run left is in its class already
+        if double.excused is None:
+            double.excuse(f"the run is judged by its fault class ({outcome.outcome})")
     problems: tuple[Problem, ...] = ()
-    if outcome.outcome not in allowed:
+    if outcome.outcome == "failed":  # the agent's own failure: reported as any run's
+        problems = outcome.problems
+    elif outcome.outcome not in allowed:
         problems = (Problem(f"under {', '.join(outcome.faults)} the run {outcome.outcome.replace('_', ' ')}"
                             f" ({outcome.why}); expect.on_fault allows "
                             f"{', '.join(allowed)}", "fault_outcome"),)
     run.problems = list(problems)
-    run.verdict = Verdict("fail" if problems else "pass", problems,
-                          tracebacks=_tracebacks(run.trace), fault=outcome)
-    return run.verdict
+    verdict = Verdict("fail" if problems else "pass", problems,
+                      tracebacks=_tracebacks(run.trace), fault=outcome)
+    if outcome.outcome == "failed":
+        verdict = replace(verdict, cause=attribute(run, verdict))
+    run.verdict = verdict
+    return verdict
 
 
 def _judged(run: Run, snapshots: SnapshotSession | None,

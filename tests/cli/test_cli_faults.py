@@ -178,3 +178,42 @@ def test_base_url_over_a_changed_prefix_says_the_recording_no_longer_matches(
             "fault variants continue from; re-record it (agentkit record") in result.err
     assert 'first difference (recorded -> now), at messages[0].content: "Where is my order ' \
            'A-1001?" -> "Where\'s order A-1001?"' in result.err
+
+
+_WRONG_AFTER_A_LATE_OUTPUT = """\
+format: 1
+name: order
+tools:
+  - ref: order_desk:lookup_order
+    faults: [{fault}]
+turns:
+  - user: Where is my order A-1001?
+expect:
+  answer: {{contains: "2026-11-05"}}
+  on_fault: [recovered, failed_safely, fabricated]
+agents:
+  function_calling:
+    script:
+      - tool_calls: [{{name: lookup_order, args: {{order_id: A-1001}}}}]
+      - Your order A-1001 arrives next week.
+"""
+
+
+def test_an_agent_wrong_after_a_late_output_failed_in_faults_and_report(
+        cli: Callable[..., Outcome], tmp_path: Path) -> None:
+    # a latency fault withholds nothing: the wrong answer is the agent's own failure, which
+    # fails the run with its ordinary problem though on_fault allows every other class
+    matrix = cli("faults", _copy(tmp_path, _WRONG_AFTER_A_LATE_OUTPUT.format(fault="")),
+                 "--kinds", "latency", "--out", tmp_path / "matrix")
+    report = cli("report", _copy(tmp_path, _WRONG_AFTER_A_LATE_OUTPUT.format(
+        fault="{call: 1, kind: latency, after: 5}")), "--out", tmp_path / "report")
+
+    assert matrix.code == 1
+    assert "  function_calling: 1 failed" in matrix.out
+    assert ("FAIL order[function_calling]~lookup_order#1:latency: final answer 'Your order "
+            "A-1001 arrives next week.' does not match contains '2026-11-05'") in matrix.out
+    assert "| function_calling | 0 | 0 | 0 | 0 | 1 | 0 | 0 |" in (
+        tmp_path / "matrix" / "faults.md").read_text(encoding="utf-8")
+    assert report.code == 1
+    assert "FAIL  order[function_calling]" in report.out
+    assert "does not match contains '2026-11-05'" in report.out

@@ -120,7 +120,8 @@ def test_a_renamed_tool_gets_its_variants_fault(support: Any) -> None:
     text = EXAMPLE.read_text(encoding="utf-8").replace(
         "  - ref: order_desk:lookup_order\n",
         "  - ref: order_desk:lookup_order\n    name: order_status\n").replace(
-        "  - call: lookup_order\n", "  - call: order_status\n")
+        "  - call: lookup_order\n", "  - call: order_status\n").replace(
+        "[find_customer, lookup_order, return_window]", "[find_customer, order_status]")
     scenario = load(support(text))
     variant = next(v for v in fault_variants(scenario, kinds=["timeout"])
                    if v.tool == "order_status")
@@ -141,3 +142,35 @@ def test_an_agent_that_never_makes_the_faulted_call_did_not_reach_the_fault(
     [variant] = matrix.variants
     assert matrix.outcome(variant, "react") == "recovered"
     assert matrix.outcome(variant, "function_calling") == "not_reached"
+
+
+def test_the_models_calls_are_variants_too_named_like_a_tools() -> None:
+    variants = fault_variants(EXAMPLE, tools=["model"])
+
+    # react's run of the example asks its model 4 times: 4 calls x 5 kinds
+    assert len(variants) == 20
+    assert [v.label for v in variants[:5]] == ["model#1:rate_limit", "model#1:server",
+                                               "model#1:timeout", "model#1:empty", "model#1:cut"]
+    assert variants[9].name("order_support", "react") == "order_support[react]~model#2:cut"
+    assert len(fault_variants(load(EXAMPLE).model_copy(update={"faults": None}))) == 33 + 20
+
+
+def test_model_variants_are_classified_under_every_agent_type_offline(support: Any) -> None:
+    # a client that retries (the OpenAI backend) recovers from a 429 and a cut stream; the
+    # scripted model raises them to the agent, which crashes; an agent passing its model's
+    # empty reply on as the answer fabricated
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "expect:\n  on_fault", "agents:\n  react:\n  function_calling:\n    backend: openai\n"
+        "expect:\n  on_fault").replace("  tools: [find_customer, lookup_order, return_window]",
+                                       "  tools: [model]")
+
+    matrix = run_fault_matrix(support(text), kinds=["rate_limit", "empty", "cut"])
+
+    outcomes = {v.label: (matrix.outcome(v, "react"), matrix.outcome(v, "function_calling"))
+                for v in matrix.variants if v.call == 2}
+    assert outcomes == {"model#2:rate_limit": ("crashed", "recovered"),
+                        "model#2:empty": ("fabricated", "fabricated"),
+                        "model#2:cut": ("crashed", "recovered")}
+    assert "RateLimitError" in (matrix.cell(matrix.variants[3], "react").verdict.fault.why
+                                if matrix.cell(matrix.variants[3], "react").verdict.fault else "")
+    assert not matrix.passed

@@ -62,3 +62,55 @@ def test_a_model_fault_on_a_recording_is_a_located_error(support: Any) -> None:
     with pytest.raises(ScenarioError, match=r"agents.function_calling.faults: .*a recording "
                                             r"replays what the model answered"):
         run_scenario(support(text), "function_calling")
+
+
+def test_a_cut_stream_the_openai_backend_retries_recovered(support: Any) -> None:
+    path = support(SCENARIO.format(backend="backend: openai\n    ",
+                                   fault="{call: 2, kind: cut}"))
+
+    result = run_scenario(path, "function_calling")
+
+    assert result.verdict.fault is not None
+    assert (result.verdict.fault.outcome, result.verdict.fault.faults) == (
+        "recovered", ("model#2:cut",))
+    assert result.passed
+
+
+def test_a_cut_stream_the_scripted_model_raises_crashed(support: Any) -> None:
+    path = support(SCENARIO.format(backend="", fault="{call: 2, kind: cut}"))
+
+    result = run_scenario(path, "function_calling")
+
+    assert result.verdict.fault is not None
+    assert result.verdict.fault.outcome == "crashed"
+    assert "the connection closed mid-answer (a stream cut)" in result.verdict.fault.why
+
+
+def test_a_cut_stream_delivers_half_the_reply_then_the_connection_error() -> None:
+    from agentkit.core.sim import simulation
+    from agentkit.llms.errors import APIConnectionError
+    from agentkit.llms.mock import ScriptedLLM, StreamCut
+    from agentkit.llms.types import ChatMessage
+
+    llm = ScriptedLLM([StreamCut("one two three four")])
+    got: list[str] = []
+    with simulation(), pytest.raises(APIConnectionError, match="mid-answer"):
+        for chunk in llm.stream_chat([ChatMessage(role="user", content="hi")]):
+            got.append(chunk.delta or "")
+    assert got == ["one ", "two "]
+
+
+def test_a_cut_stream_on_the_openai_wire_ends_without_its_finish() -> None:
+    from agentkit.core.sim import simulation
+    from agentkit.llms.errors import LLMError
+    from agentkit.llms.mock import StreamCut
+    from agentkit.llms.types import ChatMessage
+    from agentkit.recording import FakeOpenAIServer
+
+    server = FakeOpenAIServer([StreamCut("one two three four"), "whole"], strict=False)
+    llm = server.llm(max_retries=0)
+    got: list[str] = []
+    with simulation(), pytest.raises(LLMError):
+        for chunk in llm.stream_chat([ChatMessage(role="user", content="hi")]):
+            got.append(chunk.delta or "")
+    assert "".join(got) and "".join(got) != "one two three four"

@@ -124,3 +124,31 @@ def test_a_required_class_makes_a_fabricating_run_pass_when_listed(support: Any)
     path = support(text + CALL + "      - Your order A-1001 is on its way.\n")
 
     assert run_scenario(path, "function_calling").passed
+
+
+def test_an_agent_failing_after_a_late_output_failed_not_fabricated(support: Any) -> None:
+    # a latency fault delivers the real output: an agent that then answers wrongly failed on
+    # its own, reported with its ordinary problems, even though on_fault allows nothing else
+    path = _scenario(support, "{call: 1, kind: latency, after: 20}", CALL,
+                     "      - Your order A-1001 arrives next week.\n")
+
+    result = run_scenario(path, "function_calling")
+
+    assert result.verdict.fault is not None
+    assert result.verdict.fault.outcome == "failed"
+    assert result.verdict.fault.why.startswith("lookup_order#1:latency(after=20) withheld "
+                                               "nothing (the real output, late)")
+    assert [p.kind for p in result.problems] == ["answer"]
+    assert "2026-11-05" in result.problems[0]
+    assert result.trace.turns[0].wall_time == 20.0
+
+
+def test_a_late_output_an_agent_answers_from_recovered(support: Any) -> None:
+    path = _scenario(support, "{call: 1, kind: latency, after: 20}", CALL,
+                     "      - Your order A-1001 arrives on 2026-11-05.\n")
+
+    result = run_scenario(path, "function_calling")
+
+    assert result.verdict.fault is not None
+    assert result.verdict.fault.outcome == "recovered"
+    assert result.passed
