@@ -472,6 +472,11 @@ def _mcp_proxy_command(commands: _Commands) -> None:
                      default="none", help="record mode (default none: replay only, no server)")
     sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="an environment variable of the server (never recorded)")
+    sub.add_argument("--http", type=int, metavar="PORT",
+                     help="serve the recording over streamable HTTP on "
+                          "http://127.0.0.1:PORT/mcp (0: any free port; the URL is printed "
+                          "first) instead of over stdio, until stopped (Ctrl-C, SIGTERM); "
+                          "replays only (--mode none)")
     sub.add_argument("server", nargs=argparse.REMAINDER,
                      help="-- then the server's command and arguments (to record)")
 
