@@ -7,6 +7,9 @@ with its reason); agentkit made wrong on purpose fails the lane naming the scena
 
 from __future__ import annotations
 
+import os
+import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -131,3 +134,35 @@ def test_every_expected_failure_says_why(revision):
             assert lines[number - 1].lstrip().startswith("#"), (
                 f"{suite.expected_failures(revision).name}:{number + 1}: an entry with no "
                 "comment above it saying why agentkit fails it")
+
+
+def test_the_commands_of_docs_mcp_md_run_the_lane_by_hand(tmp_path):
+    doc = (suite.ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.DOTALL)
+                if "# the conformance lane's commands" in b]
+    install, serve, server, client = [line for line in block.splitlines()
+                                      if line and not line.startswith("#")]
+    # npm ci is what .ci/run runs before the lane (installed already); a free port for 8765
+    assert install == "npm ci"
+    assert "cd tests/mcp_conformance && npm ci" in (suite.ROOT / ".ci" / "run").read_text()
+    port = _free_port()
+    script = (f"{serve.replace('8765', str(port))}\n"
+              f"trap 'kill %1' EXIT\n"
+              f"until curl -s -o /dev/null http://127.0.0.1:{port}/mcp; do sleep 0.2; done\n"
+              f"{server.replace('8765', str(port))} -o {tmp_path}/server\n"
+              f"{client} -o {tmp_path}/client\n")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "NO_COLOR": "1"}
+
+    done = subprocess.run(["bash", "-euc", script], cwd=suite.HERE, env=env, text=True,
+                          capture_output=True, timeout=600, check=False)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "✓ tools-call-simple-text: " in done.stdout
+    assert "OVERALL: PASSED" in done.stdout + done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -21,6 +21,8 @@ from tests.docs.pages import Shell
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 LIVE = "# needs the servers"
+CONFORMANCE = "# the conformance lane's commands"
+"""The block tests/mcp_conformance runs (it needs Node.js and the npm suite)."""
 
 
 def _blocks(language: str) -> list[str]:
@@ -29,6 +31,7 @@ def _blocks(language: str) -> list[str]:
 
 def _commands(live: bool) -> list[str]:
     return [line for block in _blocks("bash") if (LIVE in block) == live
+            and CONFORMANCE not in block
             for line in block.splitlines() if line.strip() and not line.startswith("#")]
 
 
