@@ -457,7 +457,8 @@ def _serve_command(commands: _Commands) -> None:
 def _mcp_proxy_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
-                          "exchanges into a cassette, or answer them from it",
+                          "exchanges into a cassette, or answer them from it (also over "
+                          "streamable HTTP: --http)",
         description="Started by an agent in the place of an MCP server's command (over "
                     "stdio), keep the server's tools/list and tools/call exchanges in the "
                     "cassette's mcp_exchanges, as scenarios do (docs/mcp.md). With --mode none "
@@ -465,7 +466,8 @@ def _mcp_proxy_command(commands: _Commands) -> None:
                     "answered from the cassette, and a request it lacks is answered with an "
                     "error naming the nearest recorded one (exit 1 at the end). With another "
                     "mode the server after `--` is started and every line relayed; the "
-                    "cassette is written when the agent closes the connection.")
+                    "cassette is written when the agent closes the connection. With --http "
+                    "PORT the cassette is served over streamable HTTP instead, replaying.")
     sub.add_argument("--cassette", type=Path, required=True, help="the cassette file")
     sub.add_argument("--name", required=True, help="the server's name in the cassette")
     sub.add_argument("--mode", choices=["none", "once", "new_episodes", "all", "rewrite"],
