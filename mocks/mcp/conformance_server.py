@@ -3,13 +3,21 @@ suite's server scenarios (tests/mcp_conformance): the tools those scenarios call
 what each scenario's description asks for (``test_simple_text``, ``test_image_content``,
 ``test_audio_content``, ``test_embedded_resource``, ``test_multiple_content_types``,
 ``test_error_handling``). Built with the official SDK, over stdio:
-``python -m mocks.mcp.conformance_server``."""
+``python -m mocks.mcp.conformance_server``.
+
+``python -m mocks.mcp.conformance_server --requests REVISION`` prints instead what the suite
+asks such a server at that revision (its handshake, then the tool requests, one JSON-RPC
+message a line): piped into ``agentkit mcp-proxy --mode rewrite -- python -m
+mocks.mcp.conformance_server``, it records ``mocks/mcp/conformance_server.<REVISION>.yaml``
+(docs/mcp.md)."""
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 import struct
+import sys
 import wave
 import zlib
 
@@ -92,5 +100,34 @@ def test_error_handling() -> CallToolResult:
         type="text", text="This tool intentionally returns an error for testing")])
 
 
+_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+         "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def requests(revision: str) -> list[dict[str, object]]:
+    """What the conformance suite's tool scenarios ask at ``revision``: 2025-11-25 opens with
+    the initialize handshake, 2026-07-28 with server/discover and a ``_meta`` on every
+    request; ``test_simple_text`` is called without arguments, as the suite calls it."""
+    modern = revision == "2026-07-28"
+    meta: dict[str, object] = {"_meta": _META} if modern else {}
+    messages: list[dict[str, object]] = (
+        [{"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta}] if modern
+        else [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": revision, "capabilities": {},
+                          "clientInfo": {"name": "agentkit", "version": "1"}}},
+              {"jsonrpc": "2.0", "method": "notifications/initialized"}])
+    messages.append({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta})
+    tools = ["test_simple_text", "test_image_content", "test_audio_content",
+             "test_embedded_resource", "test_multiple_content_types", "test_error_handling"]
+    for number, tool in enumerate(tools, 2):
+        arguments = {} if tool == "test_simple_text" else {"arguments": {}}
+        messages.append({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                         "params": {"name": tool, **arguments, **meta}})
+    return messages
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["--requests"]:
+        print("\n".join(json.dumps(message) for message in requests(sys.argv[2])))
+    else:
+        server.run("stdio")
