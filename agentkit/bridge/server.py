@@ -12,7 +12,6 @@ connection without an answer. :meth:`LoopbackServer.close` stops serving and fre
 from __future__ import annotations
 
 import errno
-import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,13 +19,11 @@ from typing import Any, Self
 
 from agentkit.bridge.endpoint import Bridge, HTTPAnswer
 from agentkit.core.errors import BadInputError
+from agentkit.core.loopback import HOST, MAX_BODY, BadRequest, read_body
 from agentkit.llms.openai_wire import error_body
 
 __all__ = ["LoopbackServer", "PortInUseError", "HOST", "MAX_BODY", "READ_TIMEOUT"]
 
-HOST = "127.0.0.1"
-MAX_BODY = 64 * 1024 * 1024
-"""The largest request body read (64 MiB): a bigger one is answered 413 unread."""
 READ_TIMEOUT = 30.0
 """Seconds a connection may stay silent (between requests, or in the middle of one) before
 it is closed: a client that stalls holds no thread for long."""
@@ -100,90 +97,6 @@ class _Server(ThreadingHTTPServer):
             print(f"agentkit bridge: {type(error).__name__}: {error}", file=sys.stderr)
 
 
-class _BadRequest(Exception):
-    """A request the bridge refuses before reading its body: ``status`` and why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-_DIGITS = re.compile(r"[0-9]{1,20}")
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
-
-
-def _loopback(authority: str) -> bool:
-    """Whether ``host[:port]`` names the loopback interface (a DNS-rebound name does not)."""
-    host, _, port = authority.rpartition(":") if not authority.endswith("]") else (
-        authority, "", "")
-    if not host or (port and not port.isdigit()):
-        host = authority
-    return host.lower() in _LOOPBACK_HOSTS
-
-
-def _request_checks(headers: Any) -> int | None:
-    """The body length of a request that may be read (``None``: chunked), or
-    :class:`_BadRequest`: the bridge serves agents on this machine, so a Host or Origin that
-    is not loopback (a web page, DNS rebinding) is refused, and so is any framing that two
-    readers could read differently (request smuggling)."""
-    hosts = headers.get_all("host") or []
-    if len(hosts) != 1 or not _loopback(hosts[0].strip()):
-        raise _BadRequest(403 if hosts else 400, "the bridge answers requests to 127.0.0.1 "
-                          f"or localhost only (Host: {', '.join(hosts) or 'none'})")
-    origins = headers.get_all("origin") or []
-    for origin in origins:
-        scheme, _, authority = origin.strip().partition("://")
-        if scheme not in ("http", "https") or not _loopback(authority.rstrip("/")):
-            raise _BadRequest(403, f"the bridge answers no web page of another origin "
-                              f"(Origin: {origin})")
-    encodings = headers.get_all("transfer-encoding") or []
-    lengths = headers.get_all("content-length") or []
-    if encodings:
-        if lengths:
-            raise _BadRequest(400, "a request has Transfer-Encoding or Content-Length, "
-                              "not both")
-        if [e.strip().lower() for e in ",".join(encodings).split(",")] != ["chunked"]:
-            raise _BadRequest(501, f"Transfer-Encoding {', '.join(encodings)} is not "
-                              "supported (only chunked)")
-        return None
-    values = {value.strip() for value in lengths}
-    if len(values) > 1:
-        raise _BadRequest(400, "the request's Content-Length headers differ")
-    length = values.pop() if values else "0"
-    if not _DIGITS.fullmatch(length):
-        raise _BadRequest(400, "the request's Content-Length is not a number")
-    if int(length) > MAX_BODY:
-        raise _BadRequest(413, f"the request's Content-Length exceeds {MAX_BODY} bytes")
-    return int(length)
-
-
-def _read_chunked(stream: Any) -> bytes:
-    """A chunked body (its trailers skipped), at most :data:`MAX_BODY` bytes."""
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        line = stream.readline(1024)
-        match = _CHUNK_SIZE.fullmatch(line)
-        if match is None:
-            raise _BadRequest(400, "the request's chunked body is malformed (a chunk size "
-                              "line)")
-        chunk = int(match.group(1), 16)
-        if chunk == 0:
-            break
-        size += chunk
-        if size > MAX_BODY:
-            raise _BadRequest(413, f"the request's chunked body exceeds {MAX_BODY} bytes")
-        data = stream.read(chunk)
-        if len(data) < chunk or stream.readline(3) not in (b"\r\n", b"\n"):
-            raise _BadRequest(400, "the request's chunked body is malformed (a chunk's data)")
-        parts.append(data)
-    for _ in range(100):  # trailers, up to the empty line
-        if stream.readline(8192) in (b"\r\n", b"\n", b""):
-            return b"".join(parts)
-    raise _BadRequest(400, "the request's chunked body has too many trailers")
-
-
 def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -222,10 +135,8 @@ def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             try:
-                size = _request_checks(self.headers)
-                body = _read_chunked(self.rfile) if size is None else (
-                    self.rfile.read(size) if size else b"")
-            except _BadRequest as exc:
+                body = read_body(self.headers, self.rfile, "the bridge")
+            except BadRequest as exc:
                 self.send_error(exc.status, str(exc))
                 return
             bridge = owner.bridge

@@ -479,7 +479,8 @@ def _serve_command(commands: _Commands) -> None:
 def _mcp_proxy_command(commands: _Commands) -> None:
     sub = commands.add_parser(
         "mcp-proxy", help="stand in for an MCP server started over stdio: record its tool "
-                          "exchanges into a cassette, or answer them from it",
+                          "exchanges into a cassette, or answer them from it (also over "
+                          "streamable HTTP: --http)",
         description="Started by an agent in the place of an MCP server's command (over "
                     "stdio), keep the server's tools/list and tools/call exchanges in the "
                     "cassette's mcp_exchanges, as scenarios do (docs/mcp.md). With --mode none "
@@ -487,13 +488,19 @@ def _mcp_proxy_command(commands: _Commands) -> None:
                     "answered from the cassette, and a request it lacks is answered with an "
                     "error naming the nearest recorded one (exit 1 at the end). With another "
                     "mode the server after `--` is started and every line relayed; the "
-                    "cassette is written when the agent closes the connection.")
+                    "cassette is written when the agent closes the connection. With --http "
+                    "PORT the cassette is served over streamable HTTP instead, replaying.")
     sub.add_argument("--cassette", type=Path, required=True, help="the cassette file")
     sub.add_argument("--name", required=True, help="the server's name in the cassette")
     sub.add_argument("--mode", choices=["none", "once", "new_episodes", "all", "rewrite"],
                      default="none", help="record mode (default none: replay only, no server)")
     sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="an environment variable of the server (never recorded)")
+    sub.add_argument("--http", type=int, metavar="PORT",
+                     help="serve the recording over streamable HTTP on "
+                          "http://127.0.0.1:PORT/mcp (0: any free port; the URL is printed "
+                          "first) instead of over stdio, until stopped (Ctrl-C, SIGTERM); "
+                          "replays only (--mode none)")
     sub.add_argument("server", nargs=argparse.REMAINDER,
                      help="-- then the server's command and arguments (to record)")
 

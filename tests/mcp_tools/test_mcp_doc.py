@@ -15,12 +15,15 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.docs.pages import Shell
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 LIVE = "# needs the servers"
+CONFORMANCE = "# the conformance lane's commands"
+"""The block tests/mcp_conformance runs (it needs Node.js and the npm suite)."""
 
 
 def _blocks(language: str) -> list[str]:
@@ -29,6 +32,7 @@ def _blocks(language: str) -> list[str]:
 
 def _commands(live: bool) -> list[str]:
     return [line for block in _blocks("bash") if (LIVE in block) == live
+            and CONFORMANCE not in block
             for line in block.splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -98,7 +102,7 @@ def test_the_python_example_of_the_guide_replays(tmp_path, monkeypatch):
 def test_the_recording_commands_of_the_guide_record_against_the_live_servers(tmp_path):
     project = _project(tmp_path, servers=True)
     commands = _commands(live=True)
-    assert len(commands) == 3
+    assert len(commands) == 4
     for command in commands[:2]:
         out = _run(command, project)
         assert "the offline replay reproduces the recorded trace" in out, out
@@ -107,3 +111,20 @@ def test_the_recording_commands_of_the_guide_record_against_the_live_servers(tmp
     out = _run(commands[2], project, stdin="".join(f"{r}\n" for r in requests))
     assert "T18:30:00+09:00" in out
     assert "convert_time" in (project / "cassettes" / "my_agent.mcp.yaml").read_text()
+
+
+@pytest.mark.mcp
+def test_the_guides_recording_of_the_conformance_fixture_is_the_one_the_lane_serves(tmp_path):
+    project = _project(tmp_path, servers=True)
+    record = _commands(live=True)[3]
+
+    _run(record, project)
+
+    def exchanges(path: Path) -> list[dict]:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return [{k: v for k, v in e.items() if k != "latency"} for e in data["mcp_exchanges"]]
+
+    recorded = exchanges(project / "cassettes" / "conformance_server.2025-11-25.yaml")
+    assert recorded == exchanges(ROOT / "mocks" / "mcp" / "conformance_server.2025-11-25.yaml")
+    assert [e["request"]["method"] for e in recorded] == ["initialize", "tools/list",
+                                                          *["tools/call"] * 6]

@@ -104,6 +104,9 @@ class LiveConnection:
                                  "cannot be started: the MCP SDK is not installed; pip install "
                                  "'agentkit[mcp]' (replaying a cassette needs no SDK)")
         executable = self.server.executable() if self.server.command is not None else None
+        # imported here, not on the server's thread: the time to start is the server's own,
+        # not the SDK's import (seconds on a busy machine)
+        importlib.import_module("mcp.client")
         self._thread = threading.Thread(target=self._thread_main, args=(executable,),
                                         name=f"agentkit-mcp-{self.server.name}", daemon=True)
         self._thread.start()

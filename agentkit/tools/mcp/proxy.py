@@ -100,37 +100,62 @@ class _Proxy:
         self.out.flush()
 
     def answer(self, ident: Any, result: Any = None, error: dict[str, Any] | None = None) -> None:
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
-        if error is not None:
-            reply["error"] = error
-        else:
-            reply["result"] = result
-        self.send(reply)
+        self.send(_reply(ident, result, error))
 
     # ------------------------------------------------------------------ client -> server
-    async def from_client(self, line: bytes) -> None:
+    def canonical(self, method: str, params: Any) -> dict[str, Any]:
+        if method == "tools/list":
+            params = None  # a cursor is the SDK's paging, not part of what was asked
+        redactor = Redactor(environ={}, secrets=self.server.secrets())
+        return canonical_mcp_request(self.server.name, method,  # type: ignore[arg-type]
+                                     params, redactor)
+
+    def replay(self, line: bytes) -> dict[str, Any] | None:
+        """The answer to one message of the client's when no server runs, from the cassette
+        (None for a notification or a response: they need none)."""
         try:
             message = json.loads(line)
         except json.JSONDecodeError:
-            if self.process is not None:
-                await self.relay(line)  # the server answers what it makes of it
-                return
             text = line.decode("utf-8", "replace").strip()
             shown = text if len(text) <= 80 else text[:77] + "..."
             self.misses += 1
             print(f"agentkit mcp-proxy: a line that is not JSON-RPC: {shown}", file=self.err,
                   flush=True)
-            self.answer(None, error={"code": _PARSE_ERROR,
-                                     "message": f"agentkit: not JSON: {shown}"})
+            return _reply(None, error={"code": _PARSE_ERROR,
+                                       "message": f"agentkit: not JSON: {shown}"})
+        method = message.get("method") if isinstance(message, dict) else None
+        ident = message.get("id") if isinstance(message, dict) else None
+        if ident is None or method is None:
+            return None
+        params = message.get("params")
+        if method not in _TOOL_METHODS:
+            return self.handshake(ident, method, params if isinstance(params, dict) else {})
+        try:
+            _, exchange = self.recording.take(self.canonical(method, params))
+        except CassetteMissError as miss:
+            self.misses += 1
+            print(f"agentkit mcp-proxy: {miss}", file=self.err, flush=True)
+            return _reply(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})
+        assert exchange is not None  # replaying only: a request is on the cassette or a miss
+        if exchange.error is not None:
+            return _reply(ident, error=dict(exchange.error))
+        return _reply(ident, exchange.response)
+
+    async def from_client(self, line: bytes) -> None:
+        if self.process is None:
+            reply = self.replay(line)
+            if reply is not None:
+                self.send(reply)
+            return
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            await self.relay(line)  # the server answers what it makes of it
             return
         method = message.get("method") if isinstance(message, dict) else None
         ident = message.get("id") if isinstance(message, dict) else None
         if method in _TOOL_METHODS and ident is not None:
-            params = message.get("params")
-            if method == "tools/list":
-                params = None  # a cursor is the SDK's paging, not part of what was asked
-            redactor = Redactor(environ={}, secrets=self.server.secrets())
-            canonical = canonical_mcp_request(self.server.name, method, params, redactor)
+            canonical = self.canonical(method, message.get("params"))
             try:
                 number, exchange = self.recording.take(canonical)
             except CassetteMissError as miss:
@@ -148,31 +173,29 @@ class _Proxy:
             self.unanswered.add(ident)
             await self.relay(line)
             return
-        if self.process is not None:
-            if ident is not None and method is not None:
-                self.unanswered.add(ident)
-                if method in _HANDSHAKES and self.recording.record:
-                    self.handshakes[ident] = method
-            await self.relay(line)
-        elif ident is not None:  # replaying: the handshake is the proxy's own
-            self.handshake(ident, method, message.get("params") or {})
+        if ident is not None and method is not None:
+            self.unanswered.add(ident)
+            if method in _HANDSHAKES and self.recording.record:
+                self.handshakes[ident] = method
+        await self.relay(line)
 
-    def handshake(self, ident: Any, method: Any, params: dict[str, Any]) -> None:
+    def handshake(self, ident: Any, method: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a request other than a tool request when no server runs: the
+        recorded handshake, or the proxy's own."""
         recorded = (self.recording.handshake(self.server.name, method)
                     if method in _HANDSHAKES else None)
         if recorded is not None:
-            self.answer(ident, recorded)
-        elif method == "initialize":
+            return _reply(ident, recorded)
+        if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in _HANDSHAKE_VERSIONS else REPLAY_PROTOCOL_VERSION
-            self.answer(ident, {"protocolVersion": version, "capabilities": {"tools": {}},
-                                "serverInfo": {"name": self.server.name,
-                                               "version": "agentkit replay"}})
-        elif method == "ping":
-            self.answer(ident, {})
-        else:
-            self.answer(ident, error={"code": -32601, "message": f"Method not found: {method} "
-                                                                 "(agentkit replays tools only)"})
+            return _reply(ident, {"protocolVersion": version, "capabilities": {"tools": {}},
+                                  "serverInfo": {"name": self.server.name,
+                                                 "version": "agentkit replay"}})
+        if method == "ping":
+            return _reply(ident, {})
+        return _reply(ident, error={"code": -32601, "message": f"Method not found: {method} "
+                                                               "(agentkit replays tools only)"})
 
     async def relay(self, line: bytes) -> None:
         assert self.process is not None and self.process.stdin is not None
@@ -305,6 +328,16 @@ class _Proxy:
         print(f"agentkit mcp-proxy: MCP server `{self.server.name}` ({self.server.describe()}) "
               f"{how} before the agent was done; nothing recorded", file=self.err, flush=True)
         return 1
+
+
+def _reply(ident: Any, result: Any = None, error: dict[str, Any] | None = None
+           ) -> dict[str, Any]:
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
+    if error is not None:
+        reply["error"] = error
+    else:
+        reply["result"] = result
+    return reply
 
 
 def _checked(server: MCPServer, canonical: dict[str, Any], result: Any) -> None:

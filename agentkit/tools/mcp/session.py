@@ -68,6 +68,8 @@ def canonical_mcp_request(server: str, method: Method | Handshake, params: dict[
     hold: keys, bearer tokens, URL passwords)."""
     data: dict[str, Any] = {"server": server, "method": method}
     asked = {key: value for key, value in (params or {}).items() if key != "_meta"}
+    if method == "tools/call" and "name" in asked:
+        asked.setdefault("arguments", {})  # a call without arguments is one with none
     if params is not None and (asked or "_meta" not in params):
         data["params"] = asked
     canonical: dict[str, Any] = (redactor or Redactor(environ={})).data(_canonical(data))
@@ -78,9 +80,13 @@ class MCPRecording:
     """The MCP part of one cassette for one run: replays and records per ``mode`` (shared by
     every server of the run; their requests carry their names)."""
 
-    def __init__(self, cassette: Cassette, mode: RecordMode = "none") -> None:
+    def __init__(self, cassette: Cassette, mode: RecordMode = "none", *,
+                 repeat: bool = False) -> None:
         self.cassette = cassette
         self.mode = mode
+        self.repeat = repeat
+        """Replay a request asked more often than it was recorded with its last recorded
+        answer (a replaying server answers many clients; a run replays each call once)."""
         exists = cassette.path is not None and cassette.path.exists()
         if mode == "rewrite":
             cassette.mcp_exchanges = []
@@ -101,7 +107,11 @@ class MCPRecording:
         (consumed), or None when it must be made live; a :class:`CassetteMissError` when it
         is not there and may not be recorded."""
         self._requests += 1
-        exchange = self.player.take(canonical, request_hash(canonical)) if self.replay else None
+        key = request_hash(canonical)
+        exchange = self.player.take(canonical, key) if self.replay else None
+        if exchange is None and self.replay and self.repeat:
+            exchange = next((e for e in reversed(self.cassette.mcp_exchanges)
+                             if e.request_hash == key), None)
         if exchange is None and not self.record:
             raise self.player.miss(canonical)
         return self._requests, exchange
