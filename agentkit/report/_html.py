@@ -4,7 +4,7 @@ section per run (:mod:`agentkit.report._runs`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import escape
 
 from agentkit.core.fmt import count, ratio, seconds
@@ -22,7 +22,7 @@ from agentkit.report._charts import (
 )
 from agentkit.report._model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
 from agentkit.report._resumed import html_continuations
-from agentkit.report._runs import RUNS_CSS, html_runs, run_anchor
+from agentkit.report._runs import RUNS_CSS, html_sections, run_anchor
 from agentkit.report._standings import HeadToHead, head_to_head, mean_cost
 from agentkit.report._wording import (
     ATTENTION,
@@ -69,7 +69,7 @@ from agentkit.report._wording import (
     verdict,
 )
 
-__all__ = ["render_html", "CHART_TITLES", "RATE_CHART_TITLES"]
+__all__ = ["render_html", "html_page", "CHART_TITLES", "RATE_CHART_TITLES"]
 
 
 CHART_TITLES = ("Steps", "LLM calls", "Tool calls", "Tool errors", "Tokens (in + out)",
@@ -471,6 +471,12 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     comparing the agent types (pass rates with intervals, cost against pass rate, costs), the
     scenario table (with Δ), failures, snapshot changes, then a section per run (timeline,
     steps, trace diffs) that the tables link to."""
+    return "".join(html_page(comparison, baseline))
+
+
+def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Iterator[str]:
+    """:func:`render_html`'s page in pieces, a run's section at a time (what a large report
+    writes to its file as it goes instead of holding the page whole)."""
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
     sections = [f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
@@ -501,9 +507,10 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
                  "<h2>Runs</h2>",
                  '<p class="note">Each scenario × agent type: its costs, its calls on '
                  "simulated time, its steps, and how its trace differs from its snapshot and "
-                 "the baseline. Hover a bar for its call.</p>",
-                 html_runs(comparison, diff)]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
-            + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
+                 "the baseline. Hover a bar for its call.</p>"]
+    yield ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+           f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
+           + "\n".join(sections) + "\n")
+    yield from html_sections(comparison, diff)
+    yield "\n</main>\n</body>\n</html>\n"
