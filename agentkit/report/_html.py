@@ -23,7 +23,7 @@ from agentkit.report._charts import (
 from agentkit.report._model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
 from agentkit.report._resumed import html_continuations
 from agentkit.report._runs import RUNS_CSS, html_sections, run_anchor
-from agentkit.report._standings import HeadToHead, head_to_head, mean_cost
+from agentkit.report._standings import SCENARIO_LINES, HeadToHead, head_to_head, mean_cost
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -321,6 +321,14 @@ def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
     (in, out) and latency (wall drawn over serial) -- for the scenarios several agent types
     ran."""
     groups = _charted(comparison)
+    summarized = ""
+    if table.summarized:  # a chart of every scenario would be unreadable at this size
+        shown = set(table.differ[:SCENARIO_LINES])
+        summarized = (f'<p class="note">Charted per scenario: only the '
+                      f"{plural(len(shown), 'scenario')} of {escape(BEST)} where the agent "
+                      f"types' results differ (of {plural(len(groups), 'scenario')} several "
+                      "ran).</p>")
+        groups = [g for g in groups if g in shown]
     timed = [g for g in groups
              if any((r.serial_time or 0) > 0 for r in comparison.rows if r.scenario == g)]
     caption = "Simulated seconds; wall below serial means calls overlapped."
@@ -343,11 +351,11 @@ def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
                     notes=[("solid: wall", 1.0), ("light: serial", 0.3)], integral=False,
                     caption=caption),
         ]
-    alone = len(comparison.scenarios) - len(groups)
+    alone = len(comparison.scenarios) - len(_charted(comparison))
     note = (f'<p class="note">{plural(alone, "scenario")} run by one agent type only '
             f"{'is' if alone == 1 else 'are'} in the table below, not charted.</p>"
             if alone else "")
-    return note + f'<div class="charts">{"".join(figures)}</div>'
+    return summarized + note + f'<div class="charts">{"".join(figures)}</div>'
 
 
 def _html_attention(comparison: Comparison, diff: BaselineDiff | None) -> str:
