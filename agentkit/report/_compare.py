@@ -219,6 +219,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     cause = verdict.cause
     return Row(scenario=scenario.name, agent_type=agent_type, tags=list(scenario.tags),
                status="pass" if verdict.passed else "fail", problems=problems,
+               stopped=verdict.stopped_by is not None,
                cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],

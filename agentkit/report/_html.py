@@ -24,6 +24,13 @@ from agentkit.report._model import METRICS, AgentSummary, Comparison, Metric, Ro
 from agentkit.report._resumed import html_continuations
 from agentkit.report._runs import RUNS_CSS, html_sections, run_anchor
 from agentkit.report._standings import SCENARIO_LINES, HeadToHead, head_to_head, mean_cost
+from agentkit.report._suites import (
+    AGENTDOJO,
+    AGENTDOJO_HEADERS,
+    AGENTDOJO_NOTE,
+    agentdojo_cells,
+    agentdojo_scores,
+)
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -401,6 +408,19 @@ def _html_by_tag(comparison: Comparison) -> list[str]:
             f'<tbody>{"".join(rows)}</tbody></table></div>']
 
 
+def _html_agentdojo(comparison: Comparison) -> list[str]:
+    found = agentdojo_scores(comparison)
+    if not found:
+        return []
+    head = "".join(f"<th>{escape(h)}</th>" for h in AGENTDOJO_HEADERS[1:])
+    rows = "".join(f'<tr><td class="l">{escape(cells[0])}</td>'
+                   + "".join(f"<td>{escape(c)}</td>" for c in cells[1:]) + "</tr>"
+                   for cells in (agentdojo_cells(c, s) for c, s in found))
+    return [f"<h2>{escape(AGENTDOJO)}</h2>", f'<p class="note">{escape(AGENTDOJO_NOTE)}</p>'
+            f'<div class="wrap"><table><thead><tr><th class="l">{AGENTDOJO_HEADERS[0]}</th>'
+            f"{head}</tr></thead><tbody>{rows}</tbody></table></div>"]
+
+
 def _html_head_to_head(table: HeadToHead) -> str:
     if not table.contenders or not table.scenarios:
         return f'<p class="note">{escape(NOTHING_TO_COMPARE)}</p>'
@@ -495,6 +515,7 @@ def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Ite
         sections.append(f"<h2>{escape(BASELINE)}</h2>{_html_baseline(diff)}")
     sections += [
         *_html_by_tag(comparison),
+        *_html_agentdojo(comparison),
         f"<h2>{escape(BEST)}</h2>", _html_head_to_head(table),
         *_html_pairs(table),
         f"<h2>{escape(SUMMARY)}</h2>",

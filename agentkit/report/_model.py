@@ -241,6 +241,9 @@ class Row(_Strict):
     """The scenario's tags: the report counts passes per tag (``by_tag``)."""
     status: Literal["pass", "fail", "error"]
     problems: list[str] = []
+    stopped: bool = False
+    """A ``fail`` row whose run stopped on an error it did not expect (its problem says
+    which): its expectations were not checked."""
     steps: Count | None = None
     llm_calls: Count | None = None
     tool_calls: Count | None = None
@@ -400,7 +403,9 @@ class Row(_Strict):
         there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
                                         "judged", "disagreements", "roles", "cause",
-                                        *_SAMPLED})
+                                        "stopped", *_SAMPLED})
+        if self.stopped:
+            data["stopped"] = True
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -684,7 +689,7 @@ class Comparison(_Strict):
                               f"supported (this agentkit reads formats "
                               f"{' and '.join(map(str, READ_REPORT_FORMATS))})")
         fields = {k: v for k, v in data.items()
-                  if k not in ("summary", "baseline", "compared", "head_to_head")}
+                  if k not in ("summary", "baseline", "compared", "head_to_head", "agentdojo")}
         try:
             comparison = cls.model_validate(fields)
         except ValidationError as exc:

@@ -24,6 +24,7 @@ from agentkit.report._markdown import render_markdown, render_summary
 from agentkit.report._model import Comparison, ReportError, trace_file
 from agentkit.report._standings import head_to_head
 from agentkit.report._store import trace_text
+from agentkit.report._suites import agentdojo_json, agentdojo_scores
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
 
 __all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
@@ -52,6 +53,9 @@ def render_json(comparison: Comparison, baseline: Comparison | None = None) -> s
     data: dict[str, Any] = comparison.to_dict()
     table = head_to_head(comparison)
     data["head_to_head"] = {"verdict": verdict(table), **table.to_dict()}
+    found = agentdojo_scores(comparison)
+    if found:
+        data["agentdojo"] = agentdojo_json(found)
     diff = baseline_diff(comparison, baseline)
     if diff is not None:
         data["baseline"] = diff.to_dict()
