@@ -64,6 +64,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "rate_limit_goodput": ("bench_rate_limit.py", "live evaluation holds >= 98% of a rate "
                            "limit"),
     "mutate": ("bench_mutate.py", ">= 50 offline mutants in under a minute on 2 cores"),
+    "suite_bfcl_memory": ("bench_suite_bfcl.py", "one `agentkit report` of BFCL's 1,240 "
+                          "single-turn scenarios under 4 agent types: peak memory grows with "
+                          "the rows only"),
     "test_suite": ("(by hand, --add)", "the default test run <= 2 minutes wall on an idle "
                    "2-core machine"),
 }

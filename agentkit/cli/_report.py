@@ -4,8 +4,11 @@ reports), its files and a summary."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,7 +44,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                        "--shard with it")
     counter = _Counter(sys.stderr)
     try:
-        with otel_export(args, out):
+        with otel_export(args, out), _runs_folder(args.out) as runs_folder:
             baseline = load_comparison(args.baseline) if args.baseline else None
             if args.merge:
                 comparison = merge_shards(
@@ -51,7 +54,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 comparison = run_comparison(scenario_paths(args), args.agents,
                                             progress=counter if counter.on else None,
                                             snapshots=SnapshotFiles(args.snapshots),
-                                            shard=args.shard)
+                                            shard=args.shard, runs_folder=runs_folder)
             written = write_report(comparison, args.out, baseline=baseline)
     except (ReportError, ScenarioError) as exc:
         raise CLIError(str(exc)) from None
@@ -92,6 +95,16 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     for path in written.values():
         print(f"wrote {path}", file=out)
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
+
+
+@contextlib.contextmanager
+def _runs_folder(out: Path) -> Iterator[Path]:
+    """A hidden folder beside ``--out`` for the runs' traces while the report is made (so the
+    report's memory grows with its rows only; on the same file system, its files become the
+    report's without a copy), removed afterwards."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}.runs-", dir=out.parent) as folder:
+        yield Path(folder)
 
 
 def _report_json(folder: Path) -> Path:

@@ -15,7 +15,7 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from agentkit.core.errors import BadInputError
@@ -215,9 +215,11 @@ def replaceable_folder(folder: str | Path, marker: str) -> Path:
     return real
 
 
-def replace_folder(folder: str | Path, files: dict[str, str], *,
+def replace_folder(folder: str | Path, files: Mapping[str, str | Path], *,
                    marker: str) -> dict[str, Path]:
-    """Make ``folder`` hold ``files`` (name -> text), all new at once; returns their paths.
+    """Make ``folder`` hold ``files`` (name -> text, or the path of a file already written
+    whose content it takes: hard-linked where the file system allows, else copied -- so a
+    large file is never held in memory), all new at once; returns their paths.
 
     ``marker`` names the file among ``files`` that marks the folder as this writer's: an
     existing folder is replaced only if it has one (or is empty), see
@@ -250,7 +252,7 @@ def replace_folder(folder: str | Path, files: dict[str, str], *,
     return {name: given / name for name in files}
 
 
-def _swap_in(folder: Path, files: dict[str, str]) -> None:
+def _swap_in(folder: Path, files: Mapping[str, str | Path]) -> None:
     """Stage ``files`` (and what else ``folder`` holds) beside ``folder``, then swap it in
     (the caller holds the lock)."""
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.staging-", dir=folder.parent))
@@ -266,7 +268,10 @@ def _swap_in(folder: Path, files: dict[str, str]) -> None:
             os.chmod(staging, 0o777 & ~_umask())
         for name, text in files.items():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            _write_synced(staging / name, text, mode_of=folder / name)
+            if isinstance(text, Path):
+                _take_synced(text, staging / name, mode_of=folder / name)
+            else:
+                _write_synced(staging / name, text, mode_of=folder / name)
         for subfolder in {(staging / name).parent for name in files} - {staging}:
             _sync_folder(subfolder)
         _sync_folder(staging)
@@ -305,6 +310,17 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copytree(source, target, symlinks=True)
     else:
         shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _take_synced(source: Path, path: Path, *, mode_of: Path) -> None:
+    """``path`` with the content of the file ``source``: a hard link to it, or a copy."""
+    try:
+        os.link(source, path)
+    except OSError:
+        shutil.copyfile(source, path)
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.chmod(path, _mode_for(mode_of))
 
 
 def _write_synced(path: Path, text: str, *, mode_of: Path) -> None:

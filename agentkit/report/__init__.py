@@ -32,10 +32,12 @@ from agentkit.report._render import (
     verdict_sentence,
     write_report,
 )
+from agentkit.report._suites import agentdojo_scores
 from agentkit.report._thresholds import DEFAULT_THRESHOLDS, CostRegression, cost_regressions
 from agentkit.report._wording import undecided_text
 
 __all__ = [
+    "agentdojo_scores",
     "disagreement_lines",
     "row_from_samples",
     "fault_junit_cases",

@@ -42,6 +42,7 @@ from agentkit.report._model import (
     SampleVerdict,
     speedup,
 )
+from agentkit.report._store import RunStore
 from agentkit.report._timeline import spans_of
 from agentkit.scenario import (
     Scenario,
@@ -218,6 +219,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     cause = verdict.cause
     return Row(scenario=scenario.name, agent_type=agent_type, tags=list(scenario.tags),
                status="pass" if verdict.passed else "fail", problems=problems,
+               stopped=verdict.stopped_by is not None,
                cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],
@@ -240,7 +242,8 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
                    agent_types: list[str] | None = None, *, seed: int | str = 0,
                    progress: Progress | None = None,
                    snapshots: SnapshotSession | None = None,
-                   shard: tuple[int, int] | None = None) -> Comparison:
+                   shard: tuple[int, int] | None = None,
+                   runs_folder: str | Path | None = None) -> Comparison:
     """Run each scenario found under ``paths_or_dir`` (files or directories) under each agent
     type it declares (only those in ``agent_types``, if given) and collect the rows, each run
     judged with ``snapshots`` (default: compared with its snapshot file, a difference failing
@@ -253,6 +256,11 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
     (:func:`agentkit.eval._matrix.shard_of`: by the row's key, stable as the suite changes);
     the comparison keeps the whole run's plan, for :func:`~agentkit.report.merge_shards`.
+
+    With ``runs_folder`` each run's trace and timeline are written there as the run
+    finishes and its row keeps none of them (:attr:`Comparison.runs` reads them back), so
+    the memory a large comparison takes grows with its rows only; the folder must outlive
+    the comparison's use (writing its report).
     """
     for name in agent_types or ():
         try:
@@ -287,6 +295,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     diagrams: dict[str, str] = {}
     done = 0
     coverage = Coverage()
+    store = RunStore(runs_folder) if runs_folder is not None else None
     for step in plan:
         if isinstance(step, Row):
             rows.append(step)
@@ -294,6 +303,8 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
         scenario, name = step
         with observing_runs(coverage.observe):
             row, diagram = _run_row(scenario, name, seed, snapshots or SnapshotFiles("check"))
+        if store is not None:
+            row = store.keep(row)
         rows.append(row)
         if diagram is not None:
             diagrams.setdefault(name, diagram)
@@ -303,7 +314,7 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     return Comparison(agent_types=order, rows=rows,
                       diagrams={n: diagrams[n] for n in order if n in diagrams},
                       shard=shard, plan=keys if shard is not None else [],
-                      coverage=coverage.to_dict())
+                      coverage=coverage.to_dict()).keeping_runs(store)
 
 
 def eval_comparison(results: Sequence[CaseResult], agent_types: Sequence[str],

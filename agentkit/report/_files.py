@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,8 @@ SHARD_FILE = "shard.json"
 def shard_details(comparison: Comparison) -> str:
     """The :data:`SHARD_FILE` of a shard's report."""
     details: dict[str, Any] = {}
-    for row in comparison.rows:
+    for kept in comparison.rows:
+        row = comparison.with_trace(kept)
         found: dict[str, Any] = {}
         if row.timeline is not None:
             found["timeline"] = [asdict(span) for span in row.timeline]
@@ -89,10 +91,17 @@ def shard_details(comparison: Comparison) -> str:
 CHECKSUM_FILE = "SHA256SUMS"
 
 
-def checksums(files: dict[str, str]) -> str:
-    """The :data:`CHECKSUM_FILE` of a report folder written with ``files`` (name -> text)."""
-    return "".join(f"{hashlib.sha256(text.encode('utf-8')).hexdigest()}  {name}\n"
-                   for name, text in sorted(files.items()))
+def checksums(files: Mapping[str, str | Path]) -> str:
+    """The :data:`CHECKSUM_FILE` of a report folder written with ``files`` (name -> text, or
+    the file holding it)."""
+    return "".join(f"{_sha256(text)}  {name}\n" for name, text in sorted(files.items()))
+
+
+def _sha256(text: str | Path) -> str:
+    if isinstance(text, str):
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    with open(text, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _check_sums(folder: Path, report: str) -> None:

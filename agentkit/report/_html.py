@@ -4,7 +4,7 @@ section per run (:mod:`agentkit.report._runs`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import escape
 
 from agentkit.core.fmt import count, ratio, seconds
@@ -22,8 +22,15 @@ from agentkit.report._charts import (
 )
 from agentkit.report._model import METRICS, AgentSummary, Comparison, Metric, Row, contender_label
 from agentkit.report._resumed import html_continuations
-from agentkit.report._runs import RUNS_CSS, html_runs, run_anchor
-from agentkit.report._standings import HeadToHead, head_to_head, mean_cost
+from agentkit.report._runs import RUNS_CSS, html_sections, run_anchor
+from agentkit.report._standings import SCENARIO_LINES, HeadToHead, head_to_head, mean_cost
+from agentkit.report._suites import (
+    AGENTDOJO,
+    AGENTDOJO_HEADERS,
+    AGENTDOJO_NOTE,
+    agentdojo_cells,
+    agentdojo_scores,
+)
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -69,7 +76,7 @@ from agentkit.report._wording import (
     verdict,
 )
 
-__all__ = ["render_html", "CHART_TITLES", "RATE_CHART_TITLES"]
+__all__ = ["render_html", "html_page", "CHART_TITLES", "RATE_CHART_TITLES"]
 
 
 CHART_TITLES = ("Steps", "LLM calls", "Tool calls", "Tool errors", "Tokens (in + out)",
@@ -321,6 +328,14 @@ def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
     (in, out) and latency (wall drawn over serial) -- for the scenarios several agent types
     ran."""
     groups = _charted(comparison)
+    summarized = ""
+    if table.summarized:  # a chart of every scenario would be unreadable at this size
+        shown = set(table.differ[:SCENARIO_LINES])
+        summarized = (f'<p class="note">Charted per scenario: only the '
+                      f"{plural(len(shown), 'scenario')} of {escape(BEST)} where the agent "
+                      f"types' results differ (of {plural(len(groups), 'scenario')} several "
+                      "ran).</p>")
+        groups = [g for g in groups if g in shown]
     timed = [g for g in groups
              if any((r.serial_time or 0) > 0 for r in comparison.rows if r.scenario == g)]
     caption = "Simulated seconds; wall below serial means calls overlapped."
@@ -343,11 +358,11 @@ def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
                     notes=[("solid: wall", 1.0), ("light: serial", 0.3)], integral=False,
                     caption=caption),
         ]
-    alone = len(comparison.scenarios) - len(groups)
+    alone = len(comparison.scenarios) - len(_charted(comparison))
     note = (f'<p class="note">{plural(alone, "scenario")} run by one agent type only '
             f"{'is' if alone == 1 else 'are'} in the table below, not charted.</p>"
             if alone else "")
-    return note + f'<div class="charts">{"".join(figures)}</div>'
+    return summarized + note + f'<div class="charts">{"".join(figures)}</div>'
 
 
 def _html_attention(comparison: Comparison, diff: BaselineDiff | None) -> str:
@@ -391,6 +406,19 @@ def _html_by_tag(comparison: Comparison) -> list[str]:
     return [f"<h2>{escape(BY_TAG)}</h2>", f'<p class="note">{escape(BY_TAG_NOTE)}</p>'
             f'<div class="wrap"><table><thead><tr><th class="l">Tag</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>']
+
+
+def _html_agentdojo(comparison: Comparison) -> list[str]:
+    found = agentdojo_scores(comparison)
+    if not found:
+        return []
+    head = "".join(f"<th>{escape(h)}</th>" for h in AGENTDOJO_HEADERS[1:])
+    rows = "".join(f'<tr><td class="l">{escape(cells[0])}</td>'
+                   + "".join(f"<td>{escape(c)}</td>" for c in cells[1:]) + "</tr>"
+                   for cells in (agentdojo_cells(c, s) for c, s in found))
+    return [f"<h2>{escape(AGENTDOJO)}</h2>", f'<p class="note">{escape(AGENTDOJO_NOTE)}</p>'
+            f'<div class="wrap"><table><thead><tr><th class="l">{AGENTDOJO_HEADERS[0]}</th>'
+            f"{head}</tr></thead><tbody>{rows}</tbody></table></div>"]
 
 
 def _html_head_to_head(table: HeadToHead) -> str:
@@ -471,6 +499,12 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     comparing the agent types (pass rates with intervals, cost against pass rate, costs), the
     scenario table (with Δ), failures, snapshot changes, then a section per run (timeline,
     steps, trace diffs) that the tables link to."""
+    return "".join(html_page(comparison, baseline))
+
+
+def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Iterator[str]:
+    """:func:`render_html`'s page in pieces, a run's section at a time (what a large report
+    writes to its file as it goes instead of holding the page whole)."""
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
     sections = [f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
@@ -481,6 +515,7 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
         sections.append(f"<h2>{escape(BASELINE)}</h2>{_html_baseline(diff)}")
     sections += [
         *_html_by_tag(comparison),
+        *_html_agentdojo(comparison),
         f"<h2>{escape(BEST)}</h2>", _html_head_to_head(table),
         *_html_pairs(table),
         f"<h2>{escape(SUMMARY)}</h2>",
@@ -501,9 +536,10 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
                  "<h2>Runs</h2>",
                  '<p class="note">Each scenario × agent type: its costs, its calls on '
                  "simulated time, its steps, and how its trace differs from its snapshot and "
-                 "the baseline. Hover a bar for its call.</p>",
-                 html_runs(comparison, diff)]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
-            + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
+                 "the baseline. Hover a bar for its call.</p>"]
+    yield ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+           f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
+           + "\n".join(sections) + "\n")
+    yield from html_sections(comparison, diff)
+    yield "\n</main>\n</body>\n</html>\n"

@@ -12,6 +12,13 @@ from agentkit.report._model import METRICS, AgentSummary, Comparison, JudgeVerdi
 from agentkit.report._resumed import markdown_continuations
 from agentkit.report._runs import role_costs
 from agentkit.report._standings import HeadToHead, head_to_head
+from agentkit.report._suites import (
+    AGENTDOJO,
+    AGENTDOJO_HEADERS,
+    AGENTDOJO_NOTE,
+    agentdojo_cells,
+    agentdojo_scores,
+)
 from agentkit.report._wording import (
     ATTENTION,
     ATTENTION_TITLES,
@@ -97,6 +104,16 @@ def _md_by_tag(comparison: Comparison) -> list[str]:
             tabulate(body, ["Tag", *(contender_label(c) for c in contenders)],
                      tablefmt="github", disable_numparse=True,
                      colalign=("left", *("right" for _ in contenders))), ""]
+
+
+def _md_agentdojo(comparison: Comparison) -> list[str]:
+    found = agentdojo_scores(comparison)
+    if not found:
+        return []
+    return [f"## {AGENTDOJO}", "", AGENTDOJO_NOTE, "",
+            tabulate([agentdojo_cells(c, s) for c, s in found], AGENTDOJO_HEADERS,
+                     tablefmt="github", disable_numparse=True,
+                     colalign=("left", *("right" for _ in AGENTDOJO_HEADERS[1:]))), ""]
 
 
 def _md_pairs(table: HeadToHead) -> list[str]:
@@ -266,6 +283,7 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
         lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
     lines += _md_attention(comparison, diff)
     lines += _md_by_tag(comparison)
+    lines += _md_agentdojo(comparison)
     lines += _md_head_to_head(table)
     lines += _md_pairs(table)
     lines += [f"## {SUMMARY}", "", summary_note(table), "",

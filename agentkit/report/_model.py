@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -34,6 +35,9 @@ from agentkit.eval._cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report._timeline import Span
 from agentkit.scenario._layout import file_safe
 from agentkit.scenario._model import Thresholds
+
+if TYPE_CHECKING:
+    from agentkit.report._store import RunStore
 
 __all__ = [
     "REPORT_FORMAT",
@@ -237,6 +241,9 @@ class Row(_Strict):
     """The scenario's tags: the report counts passes per tag (``by_tag``)."""
     status: Literal["pass", "fail", "error"]
     problems: list[str] = []
+    stopped: bool = False
+    """A ``fail`` row whose run stopped on an error it did not expect (its problem says
+    which): its expectations were not checked."""
     steps: Count | None = None
     llm_calls: Count | None = None
     tool_calls: Count | None = None
@@ -396,7 +403,9 @@ class Row(_Strict):
         there are any."""
         data = self.model_dump(exclude={"thresholds", "snapshot", "snapshot_diff", "model",
                                         "judged", "disagreements", "roles", "cause",
-                                        *_SAMPLED})
+                                        "stopped", *_SAMPLED})
+        if self.stopped:
+            data["stopped"] = True
         if self.model is not None:
             data = {"scenario": self.scenario, "agent_type": self.agent_type,
                     "model": self.model, **data}
@@ -533,6 +542,26 @@ class Comparison(_Strict):
     coverage: dict[str, Any] | None = None
     """What the runs exercised (:meth:`agentkit.quality.Coverage.to_dict`; a merge of shards
     joins theirs; None: not measured, as in an evaluation)."""
+    _runs: RunStore | None = PrivateAttr(default=None)
+
+    @property
+    def runs(self) -> RunStore | None:
+        """Where the rows' traces and timelines are kept on disk (None: in the rows)."""
+        return self._runs
+
+    def keeping_runs(self, store: RunStore | None) -> Comparison:
+        """This comparison, its rows' traces and timelines read from ``store`` where the
+        rows keep none (:func:`~agentkit.report.run_comparison` with ``runs_folder``)."""
+        self._runs = store
+        return self
+
+    def with_trace(self, row: Row) -> Row:
+        """``row`` with its trace and timeline, read back from :attr:`runs` if it keeps
+        them there (one row at a time: the page's sections, the report folder's files)."""
+        if self._runs is None or row.trace is not None:
+            return row
+        return row.model_copy(update={"trace": self._runs.trace(row),
+                                      "timeline": self._runs.timeline(row)})
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -660,7 +689,7 @@ class Comparison(_Strict):
                               f"supported (this agentkit reads formats "
                               f"{' and '.join(map(str, READ_REPORT_FORMATS))})")
         fields = {k: v for k, v in data.items()
-                  if k not in ("summary", "baseline", "compared", "head_to_head")}
+                  if k not in ("summary", "baseline", "compared", "head_to_head", "agentdojo")}
         try:
             comparison = cls.model_validate(fields)
         except ValidationError as exc:

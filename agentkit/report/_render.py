@@ -19,10 +19,12 @@ from agentkit.report._files import (
     load_comparison,
     shard_details,
 )
-from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, render_html
+from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, html_page, render_html
 from agentkit.report._markdown import render_markdown, render_summary
 from agentkit.report._model import Comparison, ReportError, trace_file
 from agentkit.report._standings import head_to_head
+from agentkit.report._store import trace_text
+from agentkit.report._suites import agentdojo_json, agentdojo_scores
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
 
 __all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
@@ -51,6 +53,9 @@ def render_json(comparison: Comparison, baseline: Comparison | None = None) -> s
     data: dict[str, Any] = comparison.to_dict()
     table = head_to_head(comparison)
     data["head_to_head"] = {"verdict": verdict(table), **table.to_dict()}
+    found = agentdojo_scores(comparison)
+    if found:
+        data["agentdojo"] = agentdojo_json(found)
     diff = baseline_diff(comparison, baseline)
     if diff is not None:
         data["baseline"] = diff.to_dict()
@@ -76,14 +81,25 @@ def write_report(comparison: Comparison, out_dir: str | Path,
     if baseline is not None and not isinstance(baseline, Comparison):
         baseline = load_comparison(baseline)
     out = Path(out_dir)
-    texts = {"markdown": render_markdown(comparison, baseline),
-             "json": render_json(comparison, baseline),
-             "html": render_html(comparison, baseline),
-             "summary": render_summary(comparison, baseline)}
-    files = {REPORT_MARKER: _MARKER_TEXT}
+    store = comparison.runs
+    texts: dict[str, str | Path] = {"markdown": render_markdown(comparison, baseline),
+                                    "json": render_json(comparison, baseline)}
+    if store is None:
+        texts["html"] = render_html(comparison, baseline)
+    else:  # a large report's page, written as it is made beside the runs' traces
+        page = store.folder / REPORT_FILES["html"]
+        with open(page, "w", encoding="utf-8", newline="\n") as handle:
+            handle.writelines(html_page(comparison, baseline))
+        texts["html"] = page
+    texts["summary"] = render_summary(comparison, baseline)
+    files: dict[str, str | Path] = {REPORT_MARKER: _MARKER_TEXT}
     files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
-    files.update({trace_file(row): json.dumps(row.trace, indent=2, ensure_ascii=False) + "\n"
-                  for row in comparison.rows if row.trace is not None})
+    for row in comparison.rows:
+        kept = store.trace_path(row) if store is not None and row.trace is None else None
+        if kept is not None:
+            files[trace_file(row)] = kept
+        elif row.trace is not None:
+            files[trace_file(row)] = trace_text(row.trace)
     if comparison.shard is not None:  # what a merge reads, with the sha256 of each file
         files[SHARD_FILE] = shard_details(comparison)
         files[CHECKSUM_FILE] = checksums({name: text for name, text in files.items()

@@ -68,12 +68,14 @@ def step_text(step: dict[str, Any]) -> str:
 def continuations(comparison: Comparison) -> list[Continuations]:
     """Every resumed row of ``comparison`` with the recorded continuation it is compared to."""
     found = []
-    for row in comparison.rows:
+    for kept in comparison.rows:
+        row = comparison.with_trace(kept)
         point = _resume_point(row.trace) if row.trace is not None else None
         if point is None:
             continue
         recording, after = point
         source = comparison.row(row.scenario, recording)
+        source = comparison.with_trace(source) if source is not None else None
         recorded = ([step_text(s) for s in _steps(source.trace)[after:]]
                     if source is not None and source.trace is not None else None)
         assert row.trace is not None

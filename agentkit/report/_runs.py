@@ -6,6 +6,7 @@ only counted."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from html import escape
 from typing import Any
 
@@ -17,7 +18,7 @@ from agentkit.report._timeline import timeline_svg
 from agentkit.report._wording import DISAGREEMENTS
 from agentkit.trace import trace_diff
 
-__all__ = ["run_anchor", "html_runs", "metrics_line", "role_costs", "RUNS_CSS"]
+__all__ = ["run_anchor", "html_sections", "metrics_line", "role_costs", "RUNS_CSS"]
 
 RUNS_CSS = """
 section.run{border:1px solid #d8dee4;border-radius:6px;padding:4px 14px 10px;margin:14px 0}
@@ -272,7 +273,10 @@ def _section(row: Row, delta: RowDelta | None, diff: BaselineDiff | None) -> str
     return "".join(parts)
 
 
-def html_runs(comparison: Comparison, diff: BaselineDiff | None) -> str:
-    """A section per row, in row order (linked from the tables by :func:`run_anchor`)."""
-    return "".join(_section(row, diff.for_row(row) if diff is not None else None, diff)
-                   for row in comparison.rows)
+def html_sections(comparison: Comparison, diff: BaselineDiff | None) -> Iterator[str]:
+    """A section per row, in row order (linked from the tables by :func:`run_anchor`), one
+    at a time: each run's trace is read back as its section is made
+    (:meth:`Comparison.with_trace`)."""
+    for kept in comparison.rows:
+        row = comparison.with_trace(kept)
+        yield _section(row, diff.for_row(kept) if diff is not None else None, diff)

@@ -35,7 +35,7 @@ from agentkit.eval._stats import DEFAULT_CONFIDENCE, fisher_lower, wilson_interv
 from agentkit.report._model import SECONDS_METRICS, Comparison, Contender, Row, contender_label
 from agentkit.verdict import samples_to_separate
 
-__all__ = ["Value", "Line", "HeadToHead", "head_to_head", "COST_LINES", "Decision",
+__all__ = ["Value", "Line", "HeadToHead", "head_to_head", "SCENARIO_LINES", "COST_LINES", "Decision",
            "CostComparison", "Pair", "Record", "pairs", "records", "mean_cost"]
 
 #: The cost lines: (label, the cost key of a sampled row's spread, how a row gives it).
@@ -202,7 +202,11 @@ class Record:
 
 @dataclass(frozen=True)
 class HeadToHead:
-    """The head-to-head table, the pairs and the records (module docstring)."""
+    """The head-to-head table, the pairs and the records (module docstring).
+
+    ``summarized``: over :data:`SCENARIO_LINES` compared scenarios, the table has a line per
+    tag instead of one per scenario, then the scenarios where the contenders' results
+    differ (``differ``: all of them; the first :data:`SCENARIO_LINES` have a line)."""
 
     contenders: list[Contender]
     scenarios: list[str]
@@ -211,12 +215,22 @@ class HeadToHead:
     confidence: float
     pairs: list[Pair] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
+    summarized: bool = False
+    differ: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"contenders": [contender_label(c) for c in self.contenders],
                 "scenarios": list(self.scenarios), "confidence": self.confidence,
+                **({"summarized": True, "differ": list(self.differ)}
+                   if self.summarized else {}),
                 "lines": [line.to_dict() for line in self.lines],
                 "pairs": [pair.to_dict() for pair in self.pairs]}
+
+
+SCENARIO_LINES = 25
+"""The most scenario lines the head-to-head table has: over this many compared scenarios it
+is summarized per tag, with a line for each scenario where the contenders differ (up to this
+many)."""
 
 
 def _row_rate(row: Row, confidence: float) -> Value:
@@ -306,28 +320,60 @@ def head_to_head(comparison: Comparison) -> HeadToHead:
     rows = _by_key(comparison)
     confidences = {r.confidence for r in comparison.rows if r.confidence is not None}
     pooled_confidence = min(confidences) if confidences else DEFAULT_CONFIDENCE
-    lines: list[Line] = []
+    scenario_lines: list[Line] = []
     for scenario in scenarios:
         here = [rows[(scenario, c)] for c in contenders]
         confidence = _confidence(here)
         values = {c: _row_rate(row, confidence)
                   for c, row in zip(contenders, here, strict=True)}
-        lines.append(Line(scenario, "pass_rate", values, _best_rate(values, confidence)))
+        scenario_lines.append(Line(scenario, "pass_rate", values,
+                                   _best_rate(values, confidence)))
     pooled = [rows[(s, c)] for s in scenarios for c in contenders]
-    if len(scenarios) > 1 or any(row.sampled for row in pooled):
-        exact = not any(row.sampled for row in pooled)
-        values = {c: _rate(sum(rows[(s, c)].passed_runs for s in scenarios),
-                           sum(rows[(s, c)].judged_runs for s in scenarios), pooled_confidence,
+    exact = not any(row.sampled for row in pooled)
+
+    def pooled_line(label: str, over: list[str]) -> Line:
+        values = {c: _rate(sum(rows[(s, c)].passed_runs for s in over),
+                           sum(rows[(s, c)].judged_runs for s in over), pooled_confidence,
                            exact)
                   for c in contenders}
-        lines.append(Line(f"All {len(scenarios)} compared scenarios", "pass_rate", values,
-                          _best_rate(values, pooled_confidence)))
+        return Line(label, "pass_rate", values, _best_rate(values, pooled_confidence))
+
+    summarized = len(scenarios) > SCENARIO_LINES
+    differ = [line.label for line in scenario_lines if _differ(line)] if summarized else []
+    lines: list[Line] = scenario_lines
+    if summarized:
+        lines = [pooled_line(f"tag {tag} ({len(over)} scenarios)", over)
+                 for tag, over in _by_tag(comparison, scenarios, rows, contenders)]
+        lines += [line for line in scenario_lines if line.label in differ[:SCENARIO_LINES]]
+    if len(scenarios) > 1 or any(row.sampled for row in pooled):
+        lines.append(pooled_line(f"All {len(scenarios)} compared scenarios", scenarios))
     for label, key in COST_LINES if scenarios else ():
         values = {c: _cost_value([rows[(s, c)] for s in scenarios], key) for c in contenders}
         kind: Literal["count", "seconds"] = "seconds" if key in SECONDS_METRICS else "count"
         lines.append(Line(label, kind, values, _best_cost(values, pooled_confidence)))
     return HeadToHead(contenders, scenarios, compared.left_out, lines, pooled_confidence,
-                      pairs(comparison), records(comparison))
+                      pairs(comparison), records(comparison), summarized, differ)
+
+
+def _differ(line: Line) -> bool:
+    """The contenders' results on a scenario are not all the same."""
+    return len({(v.value, v.passes, v.judged) for v in line.values.values()}) > 1
+
+
+def _by_tag(comparison: Comparison, scenarios: list[str],
+            rows: dict[tuple[str, Contender], Row],
+            contenders: list[Contender]) -> list[tuple[str, list[str]]]:
+    """The compared scenarios by tag (``untagged``: those without one), the tags with runs
+    that did not pass first (most of them first), then by name."""
+    tags: dict[str, list[str]] = {}
+    for scenario in scenarios:
+        for tag in rows[(scenario, contenders[0])].tags or ["untagged"]:
+            tags.setdefault(tag, []).append(scenario)
+
+    def order(tag: str) -> tuple[int, str]:
+        return (-sum(not rows[(s, c)].succeeded for s in tags[tag] for c in contenders), tag)
+
+    return [(tag, tags[tag]) for tag in sorted(tags, key=order)]
 
 
 def _decide(scenario: str, pair: tuple[Contender, Contender], rows: tuple[Row, Row]) -> Decision:

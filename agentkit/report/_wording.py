@@ -19,7 +19,7 @@ from agentkit.report._model import (
     Row,
     contender_label,
 )
-from agentkit.report._standings import COST_LINES, HeadToHead, Line, Pair, Record
+from agentkit.report._standings import COST_LINES, SCENARIO_LINES, HeadToHead, Line, Pair, Record
 from agentkit.verdict import SAMPLES_LIMIT, samples_to_fail_gate
 
 TITLE = "Agent comparison report"
@@ -217,6 +217,15 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+LISTED = 10
+"""The most scenarios the verdict and a pair's cell name in one list (then ``and N more``)."""
+
+
+def _some(items: list[str]) -> list[str]:
+    """``items``, or its first :data:`LISTED` and ``N more`` (a large report's lists)."""
+    return items if len(items) <= LISTED else [*items[:LISTED], f"{len(items) - LISTED} more"]
+
+
 def _row_rate(row: Row) -> str:
     """`` (0/5)`` after a sampled case's scenario; nothing for a run without samples."""
     return f" ({row.passed_runs}/{row.judged_runs})" if row.sampled and row.judged_runs else ""
@@ -227,10 +236,10 @@ def _record_clause(record: Record) -> str:
     details = []
     failed = [r for r in record.failed if r.has_metrics]
     if failed:
-        details.append("fails " + _and([f"{r.scenario}{_row_rate(r)}" for r in failed]))
+        details.append("fails " + _and(_some([f"{r.scenario}{_row_rate(r)}" for r in failed])))
     broken = [r for r in record.failed if not r.has_metrics]
     if broken:
-        details.append("could not run " + _and([r.scenario for r in broken]))
+        details.append("could not run " + _and(_some([r.scenario for r in broken])))
     if record.undecided:
         details.append("is undecided on " + _and(
             [f"{r.scenario}{_row_rate(r)} under its min_pass_rate "
@@ -353,7 +362,7 @@ def pair_cells(pair: Pair) -> list[str]:
     for contender, name in ((pair.first, first), (pair.second, second)):
         wins = [d.scenario for d in pair.wins(contender)]
         if wins:
-            better.append(f"{name} on {len(wins)} ({', '.join(wins)})")
+            better.append(f"{name} on {len(wins)} ({', '.join(_some(wins))})")
     thin = pair.thin
     if thin:
         better.append(f"too close on {len(thin)} (" + ", ".join(
@@ -377,13 +386,26 @@ def pair_cells(pair: Pair) -> list[str]:
 
 def h2h_note(table: HeadToHead) -> str:
     return (f"Results on the {plural(len(table.scenarios), 'scenario')} every compared agent "
-            "type ran, then the mean cost per run there, over runs that passed only: an agent "
+            f"type ran{_summarized(table)}, then the mean cost per run there, over runs that "
+            "passed only: an agent "
             "type that failed one of them has no cost here (see Pair by pair). A run without "
             "samples is a fact, pass or FAIL: the runs that passed are best, never tied with a "
             "failure. ★ marks the best value of each line and every value tied with it: for "
             "sampled pass rates, not lower beyond noise (Fisher's exact test, one-sided, at "
             f"{percent(table.confidence)}); for costs, within the margin of the two means' "
             "standard errors. A sampled pass rate reads `rate (passes/samples; interval)`.")
+
+
+def _summarized(table: HeadToHead) -> str:
+    """How a summarized table reads (empty for one with a line per scenario)."""
+    if not table.summarized:
+        return ""
+    shown = len(table.differ) if len(table.differ) <= SCENARIO_LINES else (
+        f"the first {SCENARIO_LINES} of the {len(table.differ)}")
+    differ = (f", then {shown} where their results differ" if table.differ
+              else "; their results are the same on every scenario")
+    return (f" (more than {SCENARIO_LINES}: pooled per tag of the scenarios, tags with "
+            f"failures first{differ}; every run is in the {TABLE} table)")
 
 
 def h2h_cell(line: Line, contender: Contender) -> str:

@@ -371,3 +371,15 @@ def test_a_path_that_is_not_a_regular_file_is_never_replaced(tmp_path):
     with pytest.raises(files.FileWriteError, match="not a regular file"):
         files.atomic_write_text(tmp_path / "pipe", "text")
     assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode)
+
+
+def test_replace_folder_takes_a_file_already_written_without_reading_it_into_memory(tmp_path):
+    written = tmp_path / "spool" / "big.json"
+    written.parent.mkdir()
+    written.write_text('{"runs": 4960}\n', encoding="utf-8")
+
+    paths = replace_folder(tmp_path / "report", {"marker": "x", "traces/big.json": written},
+                           marker="marker")
+
+    assert paths["traces/big.json"].read_text(encoding="utf-8") == '{"runs": 4960}\n'
+    assert written.read_text(encoding="utf-8") == '{"runs": 4960}\n'

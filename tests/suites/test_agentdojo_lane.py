@@ -2,13 +2,16 @@
 docs/suites.md says): AgentDojo's banking suite written by `agentkit suite agentdojo`; every
 user task's reference trajectory passes under the built-in agent types; agentkit's verdicts
 and scores equal AgentDojo's own (`run_task_with_pipeline`) on the same runs, right and
-wrong; slack's user tasks likewise; the page's commands print what it shows."""
+wrong, and `agentkit report` shows the same scores; slack's user tasks likewise; the page's
+commands print what it shows."""
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +170,18 @@ def test_agentkits_verdicts_and_scores_equal_agentdojos_on_the_same_runs(
     assert differ == []
     measured = {kind: scores(results[kind]) for kind in results}
     assert measured == {kind: _their_scores(theirs[kind]) for kind in results}
+    # agentkit report over the same scenarios shows the same scores (report.json's; the
+    # Markdown and HTML tables render the same figures: tests/suites/test_agentdojo.py)
+    folders = {"reference": banking, "nothing": tmp_path / "nothing",
+               "attacked": tmp_path / "attacked"}
+    for kind, folder in folders.items():
+        out = tmp_path / f"report-{kind}"
+        main(["report", "--agents", "react_agent", "--snapshots", "off", "--out", str(out),
+              str(folder)], out=io.StringIO())
+        shown = json.loads((out / "report.json").read_text(encoding="utf-8"))["agentdojo"]
+        assert shown == [{"agent_type": "react_agent", **{
+            key: round(value, 6) if isinstance(value, float) else value
+            for key, value in asdict(measured[kind]).items()}}], kind
     print(measured)  # the figures docs/suites.md quotes (pytest -s)
     # the reference runs do every task and carry no injected goal out; doing nothing does five
     # of the sixteen tasks by AgentDojo's checks (those that only ask that nothing changed

@@ -1,0 +1,65 @@
+"""Where a large report keeps its runs' traces: on disk, written as each run finishes, so
+the memory a report takes grows with its rows only (:func:`~agentkit.report.run_comparison`
+with ``runs_folder``). The page and the report folder read them back one at a time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from agentkit.report._model import Row, trace_file
+from agentkit.report._timeline import Span
+
+__all__ = ["RunStore", "trace_text"]
+
+
+def trace_text(trace: dict[str, Any]) -> str:
+    """A trace as the report folder's ``traces/`` files hold it."""
+    return json.dumps(trace, indent=2, ensure_ascii=False) + "\n"
+
+
+class RunStore:
+    """A folder of runs' traces (``traces/...``, the names of the report folder) and their
+    timelines (``timelines/...``): :meth:`keep` writes a row's and returns the row without
+    them; :meth:`trace` and :meth:`timeline` read them back."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def trace_path(self, row: Row) -> Path | None:
+        """The file holding ``row``'s trace, if it has one here."""
+        path = self.folder / trace_file(row)
+        return path if path.is_file() else None
+
+    def _timeline_path(self, row: Row) -> Path:
+        return self.folder / "timelines" / Path(trace_file(row)).name
+
+    def keep(self, row: Row) -> Row:
+        """Write ``row``'s trace and timeline here; the row without them."""
+        if row.trace is None and row.timeline is None:
+            return row
+        if row.trace is not None:
+            path = self.folder / trace_file(row)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(trace_text(row.trace), encoding="utf-8")
+        if row.timeline is not None:
+            path = self._timeline_path(row)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps([asdict(span) for span in row.timeline]),
+                            encoding="utf-8")
+        return row.model_copy(update={"trace": None, "timeline": None})
+
+    def trace(self, row: Row) -> dict[str, Any] | None:
+        path = self.trace_path(row)
+        if path is None:
+            return None
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
+
+    def timeline(self, row: Row) -> list[Span] | None:
+        path = self._timeline_path(row)
+        if not path.is_file():
+            return None
+        return [Span(**span) for span in json.loads(path.read_text(encoding="utf-8"))]

@@ -1,0 +1,121 @@
+"""A report of a thousand scenarios stays small in memory and readable: each run's trace is
+kept on disk as the run finishes (the rows keep none), the page is written a section at a
+time, and the Which is best table pools its scenarios per tag, then lists those where the
+agent types differ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentkit.report import Comparison, Row, render_json, render_markdown, run_comparison, write_report
+from agentkit.report._standings import SCENARIO_LINES, head_to_head
+from agentkit.report._wording import LISTED, verdict
+
+from .conftest import AGENT_TYPES, SCENARIOS
+
+METRICS = {"steps": 1, "llm_calls": 1, "tool_calls": 0, "tool_errors": 0, "prompt_tokens": 1,
+           "completion_tokens": 1, "wall_time": 0.0, "serial_time": 0.0, "critical_path": 0.0,
+           "speedup": 1.0}
+
+
+def _row(scenario: str, agent_type: str, passed: bool, tag: str) -> Row:
+    return Row(scenario=scenario, agent_type=agent_type, status="pass" if passed else "fail",
+               tags=["bfcl", tag], problems=[] if passed else ["it failed"], **METRICS)
+
+
+def _suite(scenarios: int, react_fails: int = 1) -> Comparison:
+    """``scenarios`` cases (a third `parallel`, the rest `simple`) under react and
+    function_calling; react fails the first ``react_fails`` parallel ones."""
+    rows = []
+    for index in range(scenarios):
+        tag = "parallel" if index % 3 == 0 else "simple"
+        name = f"{tag}_{index:03d}"
+        rows += [_row(name, "react", not (tag == "parallel" and index // 3 < react_fails), tag),
+                 _row(name, "function_calling", True, tag)]
+    return Comparison(agent_types=["react", "function_calling"], rows=rows)
+
+
+def test_a_head_to_head_over_many_scenarios_pools_them_per_tag_failures_first():
+    table = head_to_head(_suite(30))
+
+    assert table.summarized
+    assert [line.label for line in table.lines[:3]] == [
+        "tag bfcl (30 scenarios)", "tag parallel (10 scenarios)", "tag simple (20 scenarios)"]
+    parallel = table.lines[1].values
+    assert (parallel[("react", None)].passes, parallel[("react", None)].judged) == (9, 10)
+    assert table.lines[1].best == [("function_calling", None)]
+
+
+def test_then_it_lists_only_the_scenarios_where_the_agent_types_differ():
+    table = head_to_head(_suite(30, react_fails=2))
+    labels = [line.label for line in table.lines]
+
+    assert table.differ == ["parallel_000", "parallel_003"]
+    assert labels[3:6] == ["parallel_000", "parallel_003", "All 30 compared scenarios"]
+    assert "simple_001" not in labels
+
+
+def test_the_scenarios_that_differ_have_a_line_each_up_to_the_limit():
+    table = head_to_head(_suite(3 * (SCENARIO_LINES + 5), react_fails=SCENARIO_LINES + 5))
+
+    assert len(table.differ) == SCENARIO_LINES + 5
+    assert sum(line.label in table.differ for line in table.lines) == SCENARIO_LINES
+
+
+def test_a_head_to_head_of_up_to_the_limit_keeps_a_line_per_scenario():
+    table = head_to_head(_suite(SCENARIO_LINES))
+
+    assert not table.summarized
+    assert [line.label for line in table.lines[:SCENARIO_LINES]] == [
+        f"{'parallel' if i % 3 == 0 else 'simple'}_{i:03d}" for i in range(SCENARIO_LINES)]
+
+
+def test_the_markdown_table_says_it_is_summarized_and_how():
+    text = render_markdown(_suite(300, react_fails=2))
+    best = text.split("## Which is best", 1)[1].split("\n## ", 1)[0]
+
+    assert ("(more than 25: pooled per tag of the scenarios, tags with failures first, then 2 "
+            "where their results differ; every run is in the Scenarios × agent types table)"
+            in best)
+    assert "| tag parallel (100 scenarios) " in best and "| parallel_003 " in best
+    assert "simple_001" not in best and best.count("\n|") == 2 + 3 + 2 + 1 + 4
+
+
+def test_the_json_head_to_head_names_every_scenario_that_differs():
+    data = json.loads(render_json(_suite(30, react_fails=2)))["head_to_head"]
+
+    assert data["summarized"] is True and data["differ"] == ["parallel_000", "parallel_003"]
+    assert len(data["lines"]) == 3 + 2 + 1 + 4
+
+
+def test_the_verdict_names_the_first_failures_and_counts_the_rest():
+    sentence = verdict(head_to_head(_suite(3 * (LISTED + 4), react_fails=LISTED + 4)))
+
+    assert f"react passes {2 * (LISTED + 4)} of the {3 * (LISTED + 4)} scenarios" in sentence
+    assert "parallel_027 and 4 more" in sentence and "parallel_030" not in sentence
+
+
+def test_runs_kept_on_disk_leave_no_trace_in_the_rows_and_read_back(tmp_path: Path):
+    comparison = run_comparison(SCENARIOS / "parallel_lookups.yaml", AGENT_TYPES,
+                                runs_folder=tmp_path / "runs")
+
+    assert comparison.rows and all(r.trace is None and r.timeline is None
+                                   for r in comparison.rows)
+    row = comparison.with_trace(comparison.rows[0])
+    assert row.trace is not None and row.trace["turns"] and row.timeline
+
+
+def test_a_report_from_runs_kept_on_disk_is_byte_for_byte_the_same(tmp_path: Path):
+    paths = [SCENARIOS / "single_tool_call.yaml", SCENARIOS / "checkpoint_resume.yaml"]
+    write_report(run_comparison(paths, AGENT_TYPES), tmp_path / "memory")
+    write_report(run_comparison(paths, AGENT_TYPES, runs_folder=tmp_path / "runs"),
+                 tmp_path / "disk")
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+                if p.is_file()}
+
+    memory, disk = files(tmp_path / "memory"), files(tmp_path / "disk")
+    assert any(name.startswith("traces/") for name in memory)
+    assert disk == memory
