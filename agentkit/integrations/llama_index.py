@@ -36,6 +36,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -155,7 +156,7 @@ class _Run:
         self.memory = load("llama_index.core.memory").ChatMemoryBuffer.from_defaults(
             llm=_agents(self.agent)[0].llm)
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         events = load("llama_index.core.agent.workflow")
         handler = self.agent.run(user_msg=message, ctx=self.context, memory=self.memory)
         agent: str | None = None
@@ -187,7 +188,7 @@ class _Run:
 INTEGRATION = Integration(
     FRAMEWORK, _model, _tool, _tools, _Run,
     "a LlamaIndex agent (a FunctionAgent, ReActAgent or other BaseWorkflowAgent, or an "
-    "AgentWorkflow)")
+    "AgentWorkflow)", human=True)
 
 
 def llama_index_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,

@@ -36,6 +36,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -189,7 +190,7 @@ class _Run:
         self.model = model(tools.bridge)
         self.items: list[Any] = []
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         sdk = load("agents")
         run_input = [*self.items, {"role": "user", "content": message}]
         options = {"hooks": _hooks_type()(self.bridge),

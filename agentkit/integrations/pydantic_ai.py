@@ -30,6 +30,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -114,7 +115,7 @@ class _Run:
         self.capabilities = [_capability_type()(tools)] if tools.own else []
         self.history: list[Any] = []
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         try:
             return await self._arun(message, deltas)
         except RuntimeError as exc:
