@@ -332,13 +332,19 @@ class ScenarioTools:
         the model asked for when the framework does not say); ``arguments_error``: the
         arguments could not be read, so the call fails with that message without running."""
         wire = self.bridge.bridge.wire
+        claimed = tool_id is None
         if tool_id is None:
             tool_id = wire.claim(tool.metadata.name, arguments)
         if agent is None:
             agent = wire.agent_of(tool_id)
         with self.bridge.step_of(tool_id):
-            return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
-                                    arguments_error=arguments_error)
+            try:
+                return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
+                                        arguments_error=arguments_error)
+            except CallPaused:
+                if claimed and tool_id is not None:
+                    wire.unclaim(tool_id)
+                raise
 
     async def run_own(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                       run: Callable[[], Awaitable[Any]], *,
