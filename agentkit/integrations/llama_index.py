@@ -157,6 +157,11 @@ _UNTRACED = ("AgentStream", "AgentSetup", "StopEvent")
 """Streamed events the trace leaves out: each token of a reply, an agent's prepared input
 (the LLM call in the step has it) and the run's end (the turn's answer)."""
 
+_STARTS = ("AgentInput", "ToolCall")
+"""Streamed events that announce work about to run: the state is read at the others, when
+each reaches the stream (which lags the run: a change is filed on the first of them read
+after it was made, by the time a result is read its work's changes are in)."""
+
 
 def _jsonable(value: Any) -> Any:
     """``value`` as JSON data: an object JSON cannot hold is its type's name (never its
@@ -222,7 +227,8 @@ class _Run:
     """A LlamaIndex workflow agent run turn by turn on agentkit's model (a copy of the agent
     with its ``llm`` replaced): one ``Context`` and one memory for the scenario; its stream's
     ``AgentOutput`` events name each step's agent, every event it streams is in the turn's
-    ``events`` (with the state keys changed since the one before), and an
+    ``events`` (those that tell of work done -- an output, a tool's result, a request, a
+    user's own event -- with the state keys changed since the one before), and an
     ``InputRequiredEvent`` is answered with the turn's next ``human:`` answer (a
     ``HumanResponseEvent`` carrying the request's other fields, so a wait's
     ``requirements`` match)."""
@@ -246,7 +252,8 @@ class _Run:
         async for event in handler.stream_events():
             kind = type(event).__name__
             if kind not in _UNTRACED:
-                note_event(kind, _fields(event), await self.state.changed(self.context))
+                changed = [] if kind in _STARTS else await self.state.changed(self.context)
+                note_event(kind, _fields(event), changed)
             if isinstance(event, events.AgentStream):
                 streamed.append(event.delta)
             elif isinstance(event, events.AgentOutput):
