@@ -22,7 +22,10 @@ checkpointer gets one thread (``thread_id``) for all the turns of a scenario and
 turn's new message, its state carried across turns by the checkpointer as in production.
 Each model reply names its step's agent (the graph's ``name``), each node that ran is in the
 turn's ``nodes`` (the state keys it wrote, the edge taken: ``stream_mode="tasks"``), and a
-streamed turn streams the model's tokens (``stream_mode="messages"``). LangChain runs a tool
+streamed turn streams the model's tokens (``stream_mode="messages"``). An ``interrupt()`` of
+the graph is answered with the turn's next ``human:`` answer: the graph is resumed with
+``Command(resume=<answer>)`` on its thread (the interrupted node going to ``__interrupt__``
+and running again; a tool call that asked is one call). LangChain runs a tool
 without its call's id, so each call is matched to the call the model asked for by name and
 arguments
 (:meth:`~agentkit.bridge.wire_trace.WireTrace.claim`).

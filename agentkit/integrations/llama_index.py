@@ -17,7 +17,10 @@ Agent types: ``li_function`` (a ``FunctionAgent``) and ``li_react`` (a ``ReActAg
 trajectories render as ReAct text); ``params`` go to the agent's constructor. Each turn is one
 run of the agent (one ``Context`` and one memory for the whole scenario, so turns carry over);
 each ``AgentOutput`` names the step's agent, and in an ``AgentWorkflow`` a hand-off is filed
-when the next agent takes over. The model is named ``gpt-4o-mini`` to LlamaIndex (it looks the
+when the next agent takes over. Every event the run streams is in the turn's ``events`` (with
+the keys of the workflow's state that changed), and an ``InputRequiredEvent`` is answered
+with a ``HumanResponseEvent`` carrying the turn's next ``human:`` answer.
+The model is named ``gpt-4o-mini`` to LlamaIndex (it looks the
 name up for its context window and tool calling; the bridge answers any name) and makes one
 attempt per call: the openai SDK's back-off has random jitter, which would make a trace's
 simulated times vary from run to run.
