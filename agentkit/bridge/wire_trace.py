@@ -339,6 +339,15 @@ class WireTrace:
                     return asked.tool_id
         return None
 
+    def unclaim(self, tool_call_id: str) -> None:
+        """Give back a call :meth:`claim` gave (its run paused before it ended, to run again
+        when the framework resumes: that run claims it anew)."""
+        with self._cond:
+            turn = self._current
+            asked = turn._asked.get(tool_call_id) if turn is not None else None
+            if asked is not None:
+                asked.claimed = False
+
     def name_agent(self, tool_call_ids: Sequence[str], agent: str) -> None:
         """Note that ``agent`` (of a framework's multi-agent run) asked for these calls of the
         current turn: each is filed with it, by the wire or by :meth:`agent_of`'s caller."""

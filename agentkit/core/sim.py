@@ -223,6 +223,13 @@ class _VirtualSelector(selectors.DefaultSelector):
     loop, such as a never-awaited workflow with its timeout) is no reason to jump: its time is
     that clock's, not this run's. The loop only jumps to timers of its current clock; the others
     still fire once the current clock passes their time, without moving it.
+
+    Nor is a timer while work the loop handed to a thread (``run_in_executor``,
+    ``asyncio.to_thread``: a framework's sync memory or tool) is still running: that work's
+    end is what comes next, so the loop waits for it for real, the clock standing still (up to
+    :data:`THREAD_WAIT` real seconds at a time; a thread still busy then -- waiting on a timer
+    itself -- lets the clock jump). Otherwise a pending timeout would be jumped to, and a wait
+    of a workflow's for an event (2000 s by default) passed, on every call of a thread.
     """
 
     def __init__(self, loop_ref: list[VirtualTimeLoop]) -> None:
@@ -242,6 +249,10 @@ class _VirtualSelector(selectors.DefaultSelector):
         clock = loop.clock
         if timeout is not None:
             timeout = loop.next_timer_delay(timeout)
+        if loop.in_threads and not real_io and timeout is not None:
+            ready = super().select(min(timeout, THREAD_WAIT))
+            if ready:
+                return ready
         if real_io:
             started = _time.monotonic()
             ready = super().select(timeout)
@@ -251,6 +262,11 @@ class _VirtualSelector(selectors.DefaultSelector):
             return super().select(None)
         clock.advance(timeout)
         return []
+
+
+THREAD_WAIT = 30.0
+"""Real seconds a virtual loop waits at a time for work it handed to a thread before it jumps
+to its next timer (:class:`_VirtualSelector`)."""
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
@@ -267,6 +283,18 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         # the clock each pending timer was set under (see _VirtualSelector)
         self._timer_clocks: weakref.WeakKeyDictionary[asyncio.TimerHandle, VirtualClock] = (
             weakref.WeakKeyDictionary())
+        self.in_threads = 0
+        """Calls handed to threads (``run_in_executor``) that have not ended yet."""
+
+    def run_in_executor(self, executor: Any, func: Callable[[*_Ts], T],
+                        *args: *_Ts) -> asyncio.Future[T]:
+        future = super().run_in_executor(executor, func, *args)
+        self.in_threads += 1
+        future.add_done_callback(self._thread_done)
+        return future
+
+    def _thread_done(self, future: asyncio.Future[Any]) -> None:
+        self.in_threads -= 1
 
     def time(self) -> float:
         return self.clock.now()

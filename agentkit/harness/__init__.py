@@ -32,6 +32,7 @@ from agentkit.harness._case import (
     run_case,
     sample_count,
 )
+from agentkit.harness._families.workflow import HumanInputEvent, file_human
 from agentkit.harness._faults import (
     FaultNotApplicableError,
     InjectedFault,
@@ -127,6 +128,7 @@ from agentkit.harness._variants import (
 from agentkit.harness._world import (
     NO_WORLD,
     WORLD_PARAMETER,
+    CallPaused,
     SimulatedTool,
     SimulatedToolError,
     build_tool,
@@ -137,14 +139,14 @@ from agentkit.harness._world import (
 
 __all__ = ["activated", "agent_type_names", "AGENT_TYPES", "AgentContext", "AgentFactory",
            "AgentType", "AgentTypeError", "build_agent", "build_tool", "build_tools",
-           "built_tools", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
+           "built_tools", "CallPaused", "Case", "CaseResult", "cassette_miss", "Channel", "ChatAgent",
            "check_agent_type", "check_resume", "close_session_servers", "Conversation",
            "ConversationEndEvent", "disagreements", "EmptyMessageError", "ENTRY_POINT_GROUP",
-           "execute_scenario", "applicable_kinds", "facts", "FaultMatrix", "FaultRecording",
+           "execute_scenario", "applicable_kinds", "facts", "file_human", "FaultMatrix", "FaultRecording",
            "record_fault_continuations",
            "FaultNotApplicableError", "FaultVariant", "fault_variants", "NoFaultsError",
            "offline_agent_types", "run_fault_matrix", "variant_scenario",
-           "FIRST_MESSAGE", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
+           "FIRST_MESSAGE", "HumanInputEvent", "InjectedFault", "FixedTurns", "Judge", "judge_messages",
            "JUDGE_PROMPT", "JudgeAnswerError", "judged_entries", "Judgement",
            "JudgeVerdictEvent", "load", "mcp_cassette", "mcp_problems", "mcp_servers",
            "MCPWorld", "named_renderer", "not_a_workflow", "observing_runs", "open_mcp",

@@ -31,7 +31,7 @@ from agentkit.trace import SimulatedToolError
 if TYPE_CHECKING:
     from agentkit.harness._mcp import MCPWorld
 
-__all__ = ["SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool", "build_tools",
+__all__ = ["CallPaused", "SimulatedTool", "SimulatedToolError", "resolve_ref", "build_tool", "build_tools",
            "built_tools"]
 
 Path_ = tuple[str | int, ...]
@@ -40,6 +40,14 @@ WORLD_PARAMETER = "world"
 """The parameter of a tool function that receives the run's world (the model never sees it)."""
 NO_WORLD: Any = type("NoWorld", (), {"__repr__": lambda self: "NO_WORLD"})()
 """A scenario without a ``world:``: a tool's ``world`` parameter is an ordinary one."""
+
+
+class CallPaused(BaseException):
+    """A tool's call paused by the framework running it (a LangGraph ``interrupt()`` waiting
+    for a human), raised from the call with the framework's exception as its cause: like a
+    call cancelled by a paused run, it is counted but does not end (no output, not in the
+    trace); the framework runs it again when the run resumes. A ``BaseException``, so that
+    no tool-error handling takes it for the tool's failure."""
 
 
 class SimulatedTool(AsyncBaseTool):
@@ -91,7 +99,7 @@ class SimulatedTool(AsyncBaseTool):
         self.calls += 1
         try:
             output = await self._run(tool, self.calls, *args, **kwargs)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CallPaused):
             raise
         except BaseException:
             self.finished += 1

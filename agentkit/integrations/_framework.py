@@ -28,7 +28,13 @@ and how to run the framework's agent for one turn (a :class:`FrameworkRun`) -- a
   agentkit's own multi-agent workflow writes; :func:`note_node` a node of the framework's
   graph that ran (the turn's ``nodes``: name, state keys written, the edge taken);
   :func:`note_guardrail` a guardrail's check (the turn's ``guardrails``: name, input or
-  output, the agent, whether it tripped, its output info when small).
+  output, the agent, whether it tripped, its output info when small) and
+  :func:`note_event` an event the framework's workflow streamed (the turn's ``events``);
+* a framework whose agents ask a human for input mid-run (LangGraph's ``interrupt()``,
+  LlamaIndex's ``InputRequiredEvent``; :attr:`Integration.human`) gets the turn's scripted
+  ``human:`` answers in order (:class:`HumanAnswers`), each filed into the turn's ``human``
+  as the workflow family files them; a request with no answer left, or an answer never asked
+  for, is a :class:`HumanAnswerError`.
 """
 
 from __future__ import annotations
@@ -50,7 +56,15 @@ from agentkit.core.errors import AgentFailedError, HarnessError
 from agentkit.core.events import Event as BusEvent
 from agentkit.core.events import dispatcher
 from agentkit.core.sim import run_sync
-from agentkit.harness import AgentContext, AgentType, AgentTypeError, SimulatedTool
+from agentkit.harness import (
+    AgentContext,
+    AgentType,
+    AgentTypeError,
+    CallPaused,
+    HumanInputEvent,
+    SimulatedTool,
+    file_human,
+)
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
 from agentkit.llms.tool_calling import acall_tool
 from agentkit.llms.types import ChatMessage, ToolOutput
@@ -62,7 +76,8 @@ if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
-           "MissingToolError",
+           "MissingToolError", "HumanAnswerError", "HumanAnswers", "FrameworkStreamEvent",
+           "note_event",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
            "FrameworkNodeEvent", "FrameworkGuardrailEvent", "note_step", "note_node",
@@ -82,6 +97,11 @@ class MissingToolError(AgentFailedError):
     """A scenario tool the framework's agent does not have (by name): the agent lost a tool
     the scenario gives it latency, failures or calls for. The run fails naming the tool and
     the agent's tools."""
+
+
+class HumanAnswerError(AgentFailedError):
+    """The agent's requests for human input and the turn's scripted ``human:`` answers do not
+    match: it asked with no answer left, or an answer was never asked for."""
 
 
 class FrameworkVersionWarning(UserWarning):
@@ -224,11 +244,31 @@ def _file_guardrail(turn: TurnBuilder, event: FrameworkGuardrailEvent) -> None:
     turn.details.setdefault("guardrails", []).append(entry)
 
 
+@dataclass(kw_only=True, slots=True)
+class FrameworkStreamEvent(BusEvent):
+    """The framework's workflow streamed an event (a LlamaIndex workflow event): its class
+    name, the fields of it that matter (``fields``) and the keys of the workflow's state that
+    changed since the event before it (``changed``)."""
+
+    event: str
+    fields: dict[str, Any]
+    changed: list[str]
+
+
+def _file_event(turn: TurnBuilder, event: FrameworkStreamEvent) -> None:
+    entry: dict[str, Any] = {"event": event.event, **event.fields}
+    if event.changed:
+        entry["state_changed"] = event.changed
+    turn.details.setdefault("events", []).append(entry)
+
+
 TRACE_HANDLERS: Mapping[type[BusEvent], TraceHandler] = {
     FrameworkStepEvent: _file_step, FrameworkNodeEvent: _file_node,
-    FrameworkGuardrailEvent: _file_guardrail}
+    FrameworkGuardrailEvent: _file_guardrail, FrameworkStreamEvent: _file_event,
+    HumanInputEvent: file_human}
 """The trace handlers every integration's agent types declare (hand-offs are the workflow
-family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``handoffs``)."""
+family's :class:`~agentkit.agent.workflow.AgentHandoffEvent`, filed into ``handoffs``; human
+answers its :class:`~agentkit.harness.HumanInputEvent`, filed into ``human``)."""
 
 
 def note_step(bridge: BridgeContext, agent: str, tool_ids: Sequence[str] = ()) -> None:
@@ -256,6 +296,50 @@ def note_guardrail(guardrail: str, kind: str, agent: str, tripped: bool,
 def note_handoff(from_agent: str, to_agent: str, reason: str = "") -> None:
     """File a hand-off of the conversation from ``from_agent`` to ``to_agent``."""
     dispatcher.emit(AgentHandoffEvent(from_agent=from_agent, to_agent=to_agent, reason=reason))
+
+
+def note_event(event: str, fields: Mapping[str, Any], changed: Sequence[str] = ()) -> None:
+    """File that the framework's workflow streamed ``event`` (its class name) with ``fields``,
+    the state keys ``changed`` since the event before it (the turn's ``events``)."""
+    dispatcher.emit(FrameworkStreamEvent(event=event, fields=dict(fields), changed=list(changed)))
+
+
+def request_text(request: Any) -> str:
+    """What an agent asked a human, as the trace shows it: the text it asked, or its payload
+    as JSON (keys sorted)."""
+    if isinstance(request, str):
+        return request
+    return json.dumps(request, sort_keys=True, default=str)
+
+
+class HumanAnswers:
+    """A turn's scripted ``human:`` answers, given in order to the agent's requests for input
+    (:meth:`answer`); each one given is filed into the turn's ``human``."""
+
+    def __init__(self, answers: Sequence[str] = ()) -> None:
+        self.left = list(answers)
+
+    def answer(self, request: Any, framework: str) -> str:
+        """The next answer to ``request`` (the payload the agent asked with; ``framework``
+        names the mechanism it asked by, for the error when no answer is left)."""
+        asked = request_text(request)
+        if not self.left:
+            raise HumanAnswerError(
+                f"the agent asked a human for input ({framework}: {asked!r}) but the turn has "
+                "no scripted `human:` answer left; give the turn one more `human:` answer, or "
+                "fix the agent if it should not ask")
+        answer = self.left.pop(0)
+        dispatcher.emit(HumanInputEvent(request=asked, response=answer))
+        return answer
+
+    def finish(self) -> None:
+        """After the turn: an answer the agent never asked for is a :class:`HumanAnswerError`."""
+        if self.left:
+            unasked = ", ".join(repr(answer) for answer in self.left)
+            raise HumanAnswerError(
+                f"{len(self.left)} scripted `human:` answer(s) of the turn were never asked for "
+                f"({unasked}): the agent did not ask a human for input as often as the turn "
+                "expects")
 
 
 # ---------------------------------------------------------------------------- tools
@@ -286,17 +370,24 @@ class ScenarioTools:
         the model asked for when the framework does not say); ``arguments_error``: the
         arguments could not be read, so the call fails with that message without running."""
         wire = self.bridge.bridge.wire
+        claimed = tool_id is None
         if tool_id is None:
             tool_id = wire.claim(tool.metadata.name, arguments)
         if agent is None:
             agent = wire.agent_of(tool_id)
         with self.bridge.step_of(tool_id):
-            return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
-                                    arguments_error=arguments_error)
+            try:
+                return await acall_tool(tool, arguments, tool_id=tool_id, agent=agent,
+                                        arguments_error=arguments_error)
+            except CallPaused:
+                if claimed and tool_id is not None:
+                    wire.unclaim(tool_id)
+                raise
 
     async def run_own(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                       run: Callable[[], Awaitable[Any]], *,
-                      failed: Callable[[Any], bool] | None = None) -> Any:
+                      failed: Callable[[Any], bool] | None = None,
+                      paused: Callable[[BaseException], bool] | None = None) -> Any:
         """The agent's own tool ``name`` called on ``arguments`` by the framework (``run()``
         calls it as the framework would have) as call ``tool_id`` of the model, as the
         scenario's tool of that name: its latency first, then its scheduled failure raised
@@ -305,10 +396,17 @@ class ScenarioTools:
         caught -- by default LangChain's ``ToolMessage`` with status ``error`` or LlamaIndex's
         ``ToolOutput`` with ``is_error``); what ``run()`` returned is returned and what it
         raised -- or the scheduled failure -- raised, for the framework to handle as it handles
-        its tools'."""
+        its tools'. An exception ``paused`` says is the framework pausing the call (a LangGraph
+        ``interrupt()``) is raised as it is, the call not in the trace
+        (:class:`~agentkit.harness.CallPaused`): the framework runs it again on resuming."""
         returned: list[Any] = []
-        ran = _Ran(self.own[name].metadata, run, returned, failed or _failed)
-        output = await self.call(_OwnCall(self.own[name], ran), arguments, tool_id)
+        ran = _Ran(self.own[name].metadata, run, returned, failed or _failed,
+                   paused or (lambda exc: False))
+        try:
+            output = await self.call(_OwnCall(self.own[name], ran), arguments, tool_id)
+        except CallPaused as pause:
+            assert pause.__cause__ is not None
+            raise pause.__cause__ from None
         if returned:
             return returned[0]
         if isinstance(output.raw_output, BaseException):
@@ -339,18 +437,25 @@ class _Ran(AsyncBaseTool):
     """The framework's call of the agent's own tool (the arguments are in it already)."""
 
     def __init__(self, metadata: ToolMetadata, run: Callable[[], Awaitable[Any]],
-                 returned: list[Any], failed: Callable[[Any], bool]) -> None:
+                 returned: list[Any], failed: Callable[[Any], bool],
+                 paused: Callable[[BaseException], bool]) -> None:
         self._metadata = metadata
         self.run = run
         self.returned = returned
         self.failed = failed
+        self.paused = paused
 
     @property
     def metadata(self) -> ToolMetadata:
         return self._metadata
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
-        value = await self.run()
+        try:
+            value = await self.run()
+        except Exception as exc:
+            if self.paused(exc):
+                raise CallPaused() from exc
+            raise
         self.returned.append(value)
         return ToolOutput(content=_text(value), tool_name=self._metadata.name,
                           raw_input={"args": (), "kwargs": kwargs}, raw_output=_raw(value),
@@ -439,9 +544,10 @@ class FrameworkContext:
 class FrameworkRun(Protocol):
     """A framework's agent run turn by turn (what an :class:`Integration` makes of it)."""
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         """Run one turn on user ``message`` and return the answer; with ``deltas`` (a streamed
-        turn) stream it from the framework, appending the answer's text deltas."""
+        turn) stream it from the framework, appending the answer's text deltas; ``human``
+        answers the agent's requests for input (a framework that has none ignores it)."""
         ...
 
     def set_history(self, messages: Sequence[ChatMessage]) -> None:
@@ -468,23 +574,31 @@ class FrameworkAgent(BridgedAgent):
         super().__init__(_NoChat(), bridge)
         self.run = run
 
-    def chat(self, message: str, **options: Any) -> AgentChatResponse:
-        """Run one turn (``options`` -- images, human answers -- are not the framework's)."""
-        answer = self._turn(message, None)
+    def chat(self, message: str, *, human: Sequence[str] = (),
+             **options: Any) -> AgentChatResponse:
+        """Run one turn, ``human`` answering the agent's requests for input in order (other
+        ``options`` -- images -- are not the framework's)."""
+        answer = self._turn(message, None, HumanAnswers(human))
         return AgentChatResponse(response=answer)
 
-    def stream_chat(self, message: str, **options: Any) -> StreamingAgentChatResponse:
+    def stream_chat(self, message: str, *, human: Sequence[str] = (),
+                    **options: Any) -> StreamingAgentChatResponse:
         """Run one turn streamed from the framework: the answer's deltas as it streamed them."""
         deltas: list[str] = []
-        answer = self._turn(message, deltas)
+        answer = self._turn(message, deltas, HumanAnswers(human))
         return StreamingAgentChatResponse.from_answer(AgentChatResponse(response=answer),
                                                       deltas)
 
-    def _turn(self, message: str, deltas: list[str] | None) -> str:
+    def _turn(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         """The turn's answer. A turn that failed before any model call reached agentkit asked
         another model: an :class:`AgentFailedError` saying so, with what that model raised."""
+        async def turn() -> str:
+            answer = await self.run.arun(message, deltas, human)
+            human.finish()
+            return answer
+
         try:
-            _, answer = self.run_turn(message, lambda: run_sync(self.run.arun(message, deltas)))
+            _, answer = self.run_turn(message, lambda: run_sync(turn()))
         except HarnessError:
             raise
         except Exception as exc:
@@ -519,7 +633,8 @@ class Integration:
     the factory returned no agent of the framework, which ``expects`` describes), ``run``
     makes a :class:`FrameworkRun` of its agent -- which wraps the agent's own tools named in
     :attr:`ScenarioTools.own` in place, through the framework's tool mechanism, so that each
-    call goes through :meth:`ScenarioTools.run_own`."""
+    call goes through :meth:`ScenarioTools.run_own`; ``human``: its agents ask a human for
+    input mid-run, answered by the turns' ``human:`` answers."""
 
     framework: Framework
     model: Callable[[BridgeContext], Any]
@@ -527,6 +642,7 @@ class Integration:
     tools: Callable[[Any], Mapping[str, Any] | None]
     run: Callable[[Any, ScenarioTools], FrameworkRun]
     expects: str
+    human: bool = False
 
 
 FrameworkFactory = Callable[[FrameworkContext], Any]
@@ -597,6 +713,6 @@ def integration_type(integration: Integration, factory: FrameworkFactory, *,
     """The agent type of a framework's agent built by ``factory(context: FrameworkContext)``;
     its trajectory scenarios render in ``trajectory``'s wire format (the tool calls the
     framework's model makes, unless it speaks another)."""
-    return AgentType(_IntegrationFactory(integration, factory), trajectory=trajectory,
-                     trace_handlers=TRACE_HANDLERS)
+    return AgentType(_IntegrationFactory(integration, factory), human=integration.human,
+                     trajectory=trajectory, trace_handlers=TRACE_HANDLERS)
 

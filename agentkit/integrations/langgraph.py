@@ -22,7 +22,10 @@ checkpointer gets one thread (``thread_id``) for all the turns of a scenario and
 turn's new message, its state carried across turns by the checkpointer as in production.
 Each model reply names its step's agent (the graph's ``name``), each node that ran is in the
 turn's ``nodes`` (the state keys it wrote, the edge taken: ``stream_mode="tasks"``), and a
-streamed turn streams the model's tokens (``stream_mode="messages"``). LangChain runs a tool
+streamed turn streams the model's tokens (``stream_mode="messages"``). An ``interrupt()`` of
+the graph is answered with the turn's next ``human:`` answer: the graph is resumed with
+``Command(resume=<answer>)`` on its thread (the interrupted node going to ``__interrupt__``
+and running again; a tool call that asked is one call). LangChain runs a tool
 without its call's id, so each call is matched to the call the model asked for by name and
 arguments
 (:meth:`~agentkit.bridge.wire_trace.WireTrace.claim`).
@@ -40,6 +43,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -94,6 +98,11 @@ def _tools(graph: Any) -> dict[str, Any] | None:
             node.tools_by_name.items()}
 
 
+def _interrupted(error: BaseException) -> bool:
+    """Whether a tool's call stopped at an ``interrupt()`` (to be run again on resuming)."""
+    return isinstance(error, load("langgraph.errors").GraphInterrupt)
+
+
 def _apply(tool_node: Any, tools: ScenarioTools) -> None:
     """Run the ``ToolNode``'s calls of the agent's own tools named in ``tools.own`` as the
     scenario's (its ``awrap_tool_call`` interceptor, inside any of the graph's own; a graph
@@ -106,7 +115,7 @@ def _apply(tool_node: Any, tools: ScenarioTools) -> None:
         if call["name"] not in tools.own:
             return await execute(request)
         return await tools.run_own(call["name"], dict(call["args"]), call.get("id"),
-                                   lambda: execute(request))
+                                   lambda: execute(request), paused=_interrupted)
 
     async def wrapper(request: Any, execute: Any) -> Any:
         if theirs is None:
@@ -120,6 +129,10 @@ def _apply(tool_node: Any, tools: ScenarioTools) -> None:
 END = "__end__"
 """Where a turn's last node went: the graph finished (LangGraph's ``END``)."""
 
+INTERRUPT = "__interrupt__"
+"""Where the nodes went that ran when the graph stopped at an ``interrupt()`` (the run goes
+on from there when it is resumed: the interrupted node runs again)."""
+
 
 def _writes(update: Any) -> list[dict[str, Any]]:
     """What a node wrote to the graph's state (an update of ``stream_mode="updates"``: a
@@ -132,9 +145,9 @@ def _writes(update: Any) -> list[dict[str, Any]]:
 
 
 class _Supersteps:
-    """The graph's nodes that ran in a turn, superstep by superstep, from the events of
-    ``stream_mode="tasks"`` (a superstep's tasks all start before any of them ends, so a
-    start after an end begins the next superstep; an end says which node ran and what it
+    """The graph's nodes that ran in one stream of a turn, superstep by superstep, from the
+    events of ``stream_mode="tasks"`` (a superstep's tasks all start before any of them ends,
+    so a start after an end begins the next superstep; an end says which node ran and what it
     wrote), filed into the turn's ``nodes`` with the edge taken."""
 
     def __init__(self) -> None:
@@ -152,15 +165,16 @@ class _Supersteps:
             writes = _writes(event["result"])
             self.steps[-1].append((event["name"], sorted({key for w in writes for key in w})))
 
-    def file(self, finished: bool) -> None:
+    def file(self, last: str | None) -> None:
         """File each node with where the run went after its superstep: the next superstep's
-        nodes; after the last, ``__end__`` when the graph finished, nowhere when it raised."""
+        nodes; after the last, ``last`` -- ``__end__`` when the graph finished,
+        ``__interrupt__`` when it stopped at an ``interrupt()`` -- or nowhere when it raised."""
         ran = [step for step in self.steps if step]
         for index, step in enumerate(ran):
             if index + 1 < len(ran):
                 to = sorted({node for node, _ in ran[index + 1]})
             else:
-                to = [END] if finished else []
+                to = [last] if last is not None else []
             for node, changed in step:
                 note_node(node, changed, to)
 
@@ -173,6 +187,52 @@ def _thread(graph: Any) -> dict[str, Any] | None:
     if not isinstance(getattr(graph, "checkpointer", None), saver):
         return None
     return {"configurable": {"thread_id": new_id("thread")}}
+
+
+class _Stream:
+    """What a turn's streams of the graph (its first run and each resume after an
+    ``interrupt()``) tell: its last state, each model reply naming its step's agent, each node
+    that ran, the streamed tokens of the last reply."""
+
+    def __init__(self, name: str, bridge: BridgeContext, tokens: bool) -> None:
+        self.name = name
+        self.bridge = bridge
+        self.modes = ["updates", "values", "tasks", *(["messages"] if tokens else [])]
+        self.state: dict[str, Any] = {}
+        self.streamed: list[str] = []
+        self.reply: Any = None
+
+    async def run(self, graph: Any, graph_input: Any, thread: dict[str, Any] | None) -> list[Any]:
+        """Stream the graph on ``graph_input``; the ``interrupt()`` calls it stopped at."""
+        lc = load("langchain_core.messages")
+        nodes = _Supersteps()
+        asked: list[Any] = []
+        last: str | None = None
+        try:
+            async for mode, chunk in graph.astream(graph_input, thread, stream_mode=self.modes):
+                if mode == "values":
+                    self.state = chunk
+                elif mode == "tasks":
+                    nodes.task(chunk)
+                elif mode == "updates":
+                    asked.extend(chunk.get(INTERRUPT, ()))
+                    for update in chunk.values():
+                        for made in (m for write in _writes(update)
+                                     for m in write.get("messages", [])):
+                            if isinstance(made, lc.AIMessage):
+                                note_step(self.bridge, self.name,
+                                          [call["id"] for call in made.tool_calls])
+                elif mode == "messages":
+                    token, _ = chunk
+                    if isinstance(token, lc.AIMessageChunk):
+                        if token.id != self.reply:
+                            self.reply, self.streamed = token.id, []
+                        if isinstance(token.content, str) and token.content:
+                            self.streamed.append(token.content)
+            last = INTERRUPT if asked else END
+        finally:
+            nodes.file(last)
+        return asked
 
 
 class _Run:
@@ -189,56 +249,42 @@ class _Run:
             for tool_node in _tool_nodes(graph):
                 _apply(tool_node, tools)
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         lc = load("langchain_core.messages")
-        name = self.graph.name or "LangGraph"
-        modes = ["updates", "values", "tasks", *(["messages"] if deltas is not None else [])]
-        state: dict[str, Any] = {}
-        streamed: list[str] = []
-        reply: Any = None
         said = lc.HumanMessage(content=message)
+        graph_input: Any
         if self.thread is None:  # the conversation is the graph's input
             graph_input = {"messages": [*self.messages, said]}
         else:  # the graph's checkpointer holds the conversation: only the new message
             graph_input = {"messages": [*self.unsent, said]}
             self.unsent = []
-        nodes = _Supersteps()
-        asked: list[Any] = []  # the graph's interrupt()s
-        finished = False
-        try:
-            async for mode, chunk in self.graph.astream(graph_input, self.thread,
-                                                        stream_mode=modes):
-                if mode == "values":
-                    state = chunk
-                elif mode == "tasks":
-                    nodes.task(chunk)
-                elif mode == "updates":
-                    asked.extend(chunk.get("__interrupt__", ()))
-                    for update in chunk.values():
-                        for made in (m for write in _writes(update)
-                                     for m in write.get("messages", [])):
-                            if isinstance(made, lc.AIMessage):
-                                note_step(self.bridge, name,
-                                          [call["id"] for call in made.tool_calls])
-                elif mode == "messages":
-                    token, _ = chunk
-                    if isinstance(token, lc.AIMessageChunk):
-                        if token.id != reply:
-                            reply, streamed = token.id, []
-                        if isinstance(token.content, str) and token.content:
-                            streamed.append(token.content)
-            finished = True
-        finally:
-            nodes.file(finished)
-        if asked:
-            raise RuntimeError(
-                f"the graph interrupted the turn (interrupt({asked[0].value!r})): agentkit "
-                "does not answer LangGraph interrupts with a turn's `human:` answers yet")
-        self.messages = list(state.get("messages", []))
+        stream = _Stream(self.graph.name or "LangGraph", self.bridge, deltas is not None)
+        while True:
+            asked = await stream.run(self.graph, graph_input, self.thread)
+            if not asked:
+                break
+            graph_input = self._resume(asked, human)
+        self.messages = list(stream.state.get("messages", []))
         if deltas is not None:
-            deltas.extend(streamed)
+            deltas.extend(stream.streamed)
         last = self.messages[-1] if self.messages else None
         return str(last.content) if last is not None else ""
+
+    def _resume(self, asked: list[Any], human: HumanAnswers) -> Any:
+        """How the graph goes on after the ``interrupt()`` calls ``asked``: each answered by the
+        turn's next ``human:`` answer, given back as ``Command(resume=...)`` on the same
+        thread (a map from each interrupt's id to its answer when several asked at once)."""
+        if self.thread is None:
+            raise RuntimeError(
+                f"the graph interrupted the turn (interrupt({asked[0].value!r})) but has no "
+                "checkpointer to resume it from: compile it with one (`checkpointer="
+                "InMemorySaver()`), as LangGraph's interrupts need")
+        answers = [human.answer(each.value, "LangGraph interrupt()") for each in asked]
+        command = load("langgraph.types").Command
+        if len(asked) == 1:
+            return command(resume=answers[0])
+        return command(resume={each.id: answer for each, answer in zip(asked, answers,
+                                                                         strict=True)})
 
     def set_history(self, messages: Sequence[ChatMessage]) -> None:
         lc = load("langchain_core.messages")
@@ -250,7 +296,7 @@ class _Run:
 
 INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "a compiled LangGraph graph (create_agent(...), or "
-                          "StateGraph(...).compile())")
+                          "StateGraph(...).compile())", human=True)
 
 
 def langgraph_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,

@@ -17,7 +17,10 @@ Agent types: ``li_function`` (a ``FunctionAgent``) and ``li_react`` (a ``ReActAg
 trajectories render as ReAct text); ``params`` go to the agent's constructor. Each turn is one
 run of the agent (one ``Context`` and one memory for the whole scenario, so turns carry over);
 each ``AgentOutput`` names the step's agent, and in an ``AgentWorkflow`` a hand-off is filed
-when the next agent takes over. The model is named ``gpt-4o-mini`` to LlamaIndex (it looks the
+when the next agent takes over. Every event the run streams is in the turn's ``events`` (with
+the keys of the workflow's state that changed), and an ``InputRequiredEvent`` is answered
+with a ``HumanResponseEvent`` carrying the turn's next ``human:`` answer.
+The model is named ``gpt-4o-mini`` to LlamaIndex (it looks the
 name up for its context window and tool calling; the bridge answers any name) and makes one
 attempt per call: the openai SDK's back-off has random jitter, which would make a trace's
 simulated times vary from run to run.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,11 +40,13 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
     integration_type,
     load,
+    note_event,
     note_handoff,
     note_step,
 )
@@ -119,10 +125,17 @@ def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
     async def acall(*args: Any, **kwargs: Any) -> Any:
         arguments = {k: v for k, v in kwargs.items() if k != context}
         return await tools.run_own(tool.metadata.name, arguments, None,
-                                   lambda: tool.acall(*args, **kwargs))
+                                   lambda: tool.acall(*args, **kwargs), paused=_waits)
 
     own.acall = acall
     return own
+
+
+def _waits(error: BaseException) -> bool:
+    """Whether a tool's call stopped to wait for an event (``ctx.wait_for_event``: the
+    workflow runs the call again when the event comes)."""
+    waiting = getattr(load("workflows.runtime.types.results"), "WaitingForEvent", None)
+    return waiting is not None and isinstance(error, waiting)
 
 
 def _routed(agent: Any, llm: Any, tools: ScenarioTools) -> Any:
@@ -143,10 +156,85 @@ def _routed(agent: Any, llm: Any, tools: ScenarioTools) -> Any:
     return workflow
 
 
+_UNTRACED = ("AgentStream", "AgentSetup", "StopEvent")
+"""Streamed events the trace leaves out: each token of a reply, an agent's prepared input
+(the LLM call in the step has it) and the run's end (the turn's answer)."""
+
+_STARTS = ("AgentInput", "ToolCall")
+"""Streamed events that announce work about to run: the state is read at the others, when
+each reaches the stream (which lags the run: a change is filed on the first of them read
+after it was made, by the time a result is read its work's changes are in)."""
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON data: an object JSON cannot hold is its type's name (never its
+    ``repr``, which may hold an address that differs from run to run)."""
+    return json.loads(json.dumps(value, default=lambda other: type(other).__name__))
+
+
+def _fields(event: Any) -> dict[str, Any]:
+    """The fields of a LlamaIndex workflow event that matter in a trace, by its kind: an
+    agent's input and output, a tool call and its result, a request for input, a user's own
+    event (all its fields)."""
+    kind = type(event).__name__
+    if kind == "AgentInput":
+        return {"agent": event.current_agent_name}
+    if kind == "AgentOutput":
+        return {"agent": event.current_agent_name, "response": event.response.content,
+                "tool_calls": [call.tool_name for call in event.tool_calls],
+                **({"retry": True} if getattr(event, "retry_messages", None) else {})}
+    if kind == "ToolCall":
+        return {"tool": event.tool_name, "args": _jsonable(event.tool_kwargs)}
+    if kind == "ToolCallResult":
+        return {"tool": event.tool_name, "output": event.tool_output.content,
+                "is_error": bool(event.tool_output.is_error),
+                **({"return_direct": True} if event.return_direct else {})}
+    fields: dict[str, Any] = _jsonable(_own_fields(event))
+    return fields
+
+
+def _own_fields(event: Any) -> dict[str, Any]:
+    """All the fields of an event, declared or given (sorted by name)."""
+    try:
+        dumped = dict(event.model_dump())
+    except Exception:  # noqa: BLE001 (a user's event that pydantic cannot dump: its name only)
+        return {}
+    dumped |= dumped.pop("_data", None) or {}
+    return {key: dumped[key] for key in sorted(dumped)}
+
+
+def _request(event: Any) -> Any:
+    """What an ``InputRequiredEvent`` asks: its ``prefix``, or all its fields."""
+    prefix = event.get("prefix")
+    return prefix if isinstance(prefix, str) else _fields(event)
+
+
+class _State:
+    """The workflow's ``state`` in its ``Context`` (an ``AgentWorkflow``'s ``initial_state``,
+    what tools edit with ``ctx.store.edit_state()``): which keys changed between two looks."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    async def changed(self, context: Any) -> list[str]:
+        state = await context.store.get("state", default=None)
+        now = ({str(key): json.dumps(_jsonable(value), sort_keys=True)
+                for key, value in state.items()} if isinstance(state, dict) else {})
+        changed = sorted(key for key in self.seen.keys() | now.keys()
+                         if self.seen.get(key) != now.get(key))
+        self.seen = now
+        return changed
+
+
 class _Run:
     """A LlamaIndex workflow agent run turn by turn on agentkit's model (a copy of the agent
     with its ``llm`` replaced): one ``Context`` and one memory for the scenario; its stream's
-    ``AgentOutput`` events name each step's agent."""
+    ``AgentOutput`` events name each step's agent, every event it streams is in the turn's
+    ``events`` (those that tell of work done -- an output, a tool's result, a request, a
+    user's own event -- with the state keys changed since the one before), and an
+    ``InputRequiredEvent`` is answered with the turn's next ``human:`` answer (a
+    ``HumanResponseEvent`` carrying the request's other fields, so a wait's
+    ``requirements`` match)."""
 
     def __init__(self, agent: Any, tools: ScenarioTools) -> None:
         self.agent = _routed(agent, _model(tools.bridge), tools)
@@ -154,15 +242,21 @@ class _Run:
         self.context = load("llama_index.core.workflow").Context(self.agent)
         self.memory = load("llama_index.core.memory").ChatMemoryBuffer.from_defaults(
             llm=_agents(self.agent)[0].llm)
+        self.state = _State()
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         events = load("llama_index.core.agent.workflow")
+        workflow = load("llama_index.core.workflow")
         handler = self.agent.run(user_msg=message, ctx=self.context, memory=self.memory)
         agent: str | None = None
         reason = ""
         streamed: list[str] = []
         last: list[str] = []
         async for event in handler.stream_events():
+            kind = type(event).__name__
+            if kind not in _UNTRACED:
+                changed = [] if kind in _STARTS else await self.state.changed(self.context)
+                note_event(kind, _fields(event), changed)
             if isinstance(event, events.AgentStream):
                 streamed.append(event.delta)
             elif isinstance(event, events.AgentOutput):
@@ -173,7 +267,15 @@ class _Run:
                 last, streamed = streamed, []
             elif isinstance(event, events.ToolCallResult) and event.tool_name == "handoff":
                 reason = str(event.tool_kwargs.get("reason", ""))
+            elif isinstance(event, workflow.InputRequiredEvent):
+                answer = human.answer(_request(event), "LlamaIndex InputRequiredEvent")
+                carried = {key: value for key, value in _own_fields(event).items()
+                           if key != "prefix"}
+                handler.ctx.send_event(workflow.HumanResponseEvent(response=answer, **carried))
         output = await handler
+        changed = await self.state.changed(self.context)
+        if changed:  # after the last event
+            note_event("StopEvent", {}, changed)
         if deltas is not None:
             deltas.extend(last)
         return str(output)
@@ -187,7 +289,7 @@ class _Run:
 INTEGRATION = Integration(
     FRAMEWORK, _model, _tool, _tools, _Run,
     "a LlamaIndex agent (a FunctionAgent, ReActAgent or other BaseWorkflowAgent, or an "
-    "AgentWorkflow)")
+    "AgentWorkflow)", human=True)
 
 
 def llama_index_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,

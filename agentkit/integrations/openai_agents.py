@@ -44,6 +44,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -251,7 +252,7 @@ class _Run:
         self.model = model(tools.bridge)
         self.items: list[Any] = []
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         sdk = load("agents")
         try:
             with _default_client(self.bridge.async_client):

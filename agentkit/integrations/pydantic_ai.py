@@ -35,6 +35,7 @@ from agentkit.harness import AgentType
 from agentkit.integrations._framework import (
     Framework,
     FrameworkContext,
+    HumanAnswers,
     Integration,
     Requirement,
     ScenarioTools,
@@ -174,7 +175,7 @@ class _Run:
                                    tools=[_tool(tool, tools) for tool in tools.tools])
         self.deps = _deps_of(agent, context, deps)
 
-    async def arun(self, message: str, deltas: list[str] | None) -> str:
+    async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         try:
             return await self._arun(message, deltas)
         except RuntimeError as exc:

@@ -544,3 +544,37 @@ def test_stopwatch_on_an_explicit_clock_ignores_the_current_one():
     sleep(5)
     clock.sleep(1)
     assert watch.wall == 1.0
+
+
+# ---------------------------------------------------------------- work handed to threads
+
+
+def _slow_read() -> str:
+    threading.Event().wait(0.2)  # real time, as reading a store may take
+    return "remembered"
+
+
+def test_a_pending_timeout_is_not_jumped_to_while_a_thread_does_the_loops_work(sim):
+    # a framework waiting for an event with a long timeout, its memory read on a thread
+    # meanwhile (asyncio.to_thread): the thread's end comes first, the clock stands still
+    async def waits_and_reads() -> tuple[str, float]:
+        waiter = asyncio.ensure_future(asyncio.sleep(2000.0))
+        started = now()
+        read = await asyncio.to_thread(_slow_read)
+        taken = now() - started
+        waiter.cancel()
+        return read, taken
+
+    read, taken = run_sync(waits_and_reads())
+
+    assert (read, taken) == ("remembered", 0.0)
+
+
+def test_a_timer_is_still_jumped_to_once_the_threads_are_done(sim):
+    async def reads_then_sleeps() -> float:
+        await asyncio.to_thread(lambda: None)
+        started = now()
+        await asleep(5.0)
+        return now() - started
+
+    assert run_sync(reads_then_sleeps()) == 5.0

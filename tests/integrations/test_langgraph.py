@@ -283,32 +283,64 @@ def test_a_graph_that_loses_its_checkpointed_history_is_seen_in_the_trace(tmp_pa
     assert [m["content"] for m in second] == ["And what did I ask?"]
 
 
-def test_a_graph_that_interrupts_fails_the_turn_saying_so(tmp_path):
-    from langgraph.checkpoint.memory import InMemorySaver
+def _approving_graph(model, saver):
+    """A graph whose ``approve`` node asks a human (``interrupt()``) whether to send the
+    model's answer, and says what they said (docs/integrations.md)."""
     from langgraph.graph import END, START, MessagesState, StateGraph
     from langgraph.types import interrupt
 
-    def build(model):
-        async def call_model(state):
-            return {"messages": [await model.ainvoke(state["messages"])]}
+    async def call_model(state):
+        return {"messages": [await model.ainvoke(state["messages"])]}
 
-        def approve(state):
-            interrupt("Send this answer?")
-            return {}
+    def approve(state):
+        verdict = interrupt("Send this answer?")
+        return {"messages": [("ai", f"(a human said: {verdict})")]}
 
-        builder = StateGraph(MessagesState)
-        builder.add_node("model", call_model)
-        builder.add_node("approve", approve)
-        builder.add_edge(START, "model")
-        builder.add_edge("model", "approve")
-        builder.add_edge("approve", END)
-        return builder.compile(checkpointer=InMemorySaver())
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", call_model)
+    builder.add_node("approve", approve)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", "approve")
+    builder.add_edge("approve", END)
+    return builder.compile(checkpointer=saver)
 
-    register_agent_type("asks", langgraph_agent(lambda c: build(c.model)))
-    path = _write(tmp_path, TWO_TURNS.format(agent="asks"))
+
+APPROVED = """\
+format: 1
+name: approved
+turns:
+  - user: What is 2 + 3?
+    human: [send it]
+agents:
+  {agent}:
+    script:
+      - "5"
+"""
+
+
+def test_a_node_that_interrupts_is_resumed_with_the_turns_human_answer(tmp_path):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    register_agent_type("asks", langgraph_agent(
+        lambda c: _approving_graph(c.model, InMemorySaver())))
+    path = _write(tmp_path, APPROVED.format(agent="asks"))
+
+    result = run_scenario(path, "asks")
+
+    assert result.passed, result.problems
+    (turn,) = result.trace.to_dict()["turns"]
+    assert turn["response"] == "(a human said: send it)"
+    assert turn["human"] == [{"request": "Send this answer?", "response": "send it"}]
+    assert [(node["node"], node["to"]) for node in turn["nodes"]] == [
+        ("model", ["approve"]), ("approve", ["__interrupt__"]), ("approve", ["__end__"])]
+
+
+def test_a_graph_without_a_checkpointer_that_interrupts_fails_saying_it_needs_one(tmp_path):
+    register_agent_type("asks", langgraph_agent(lambda c: _approving_graph(c.model, None)))
+    path = _write(tmp_path, APPROVED.format(agent="asks"))
 
     result = run_scenario(path, "asks")
 
     assert not result.passed
     error = result.trace.turns[0].error or ""
-    assert "interrupt('Send this answer?')" in error and "human:" in error, error
+    assert "interrupt('Send this answer?')" in error and "checkpointer" in error, error

@@ -77,7 +77,7 @@ from agentkit.workflow import (
 )
 
 __all__ = ["FUNCTION_AGENT", "REACT_AGENT", "AGENT_WORKFLOW", "WorkflowChatAgent",
-           "HumanInputEvent", "ResumedRunEvent"]
+           "HumanInputEvent", "file_human", "ResumedRunEvent"]
 
 
 # ---------------------------------------------------------------------------- the adapter
@@ -390,7 +390,10 @@ def _run_end(turn: TurnBuilder, event: WorkflowRunEndEvent) -> None:
         step.error = event.error
 
 
-def _human(turn: TurnBuilder, event: HumanInputEvent) -> None:
+def file_human(turn: TurnBuilder, event: HumanInputEvent) -> None:
+    """File a scripted human answer to an input request into the turn's ``human`` (each agent
+    type that answers input requests -- the workflows', the frameworks' -- declares this
+    handler)."""
     turn.details.setdefault("human", []).append({"request": event.request,
                                                  "response": event.response})
 
@@ -403,7 +406,7 @@ def _resumed(turn: TurnBuilder, event: ResumedRunEvent) -> None:
 _TRACE_HANDLERS: dict[type[BusEvent], TraceHandler] = {
     WorkflowRunStartEvent: _run_start, WorkflowAgentInputEvent: _agent_input,
     WorkflowStepStartEvent: _workflow_step, WorkflowAgentOutputEvent: _agent_output,
-    AgentHandoffEvent: _handoff, WorkflowRunEndEvent: _run_end, HumanInputEvent: _human,
+    AgentHandoffEvent: _handoff, WorkflowRunEndEvent: _run_end, HumanInputEvent: file_human,
     ResumedRunEvent: _resumed}
 """Shared by the family's agent types: an event goes into traces one way whoever emits it."""
 
