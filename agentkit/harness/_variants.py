@@ -327,7 +327,8 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
                         f"{variant.label}: a fault of the model goes into a script; {name} "
                         "replays a recording, which holds what the model answered")))
                 continue
-            cell = run_case(Case(faulted, name, seed=seed))
+            cell = run_case(Case(faulted, name, seed=seed,
+                                 llm=None if name in offline else _matrix_replay(scenario, name)))
             miss = cassette_miss(cell.result) if cell.result is not None else None
             if miss is not None and name not in offline:
                 # not a class of the agent's: the variant's continuation was never recorded
@@ -337,6 +338,22 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
                     f"it): {miss}"))
             matrix.cells[(variant.label, name)] = cell
     return matrix
+
+
+def _matrix_replay(scenario: Scenario, agent_type: str) -> LLM | None:
+    """``agent_type``'s recording for one variant: the unfaulted run and every variant's
+    continuation, of which a variant replays the prefix and its own; the others it leaves
+    unused are no fault of its run. None when there is no recording (the run says so)."""
+    from agentkit.recording import CassetteLLM
+    from agentkit.scenario._layout import cassette_path
+
+    path = cassette_path(scenario, agent_type)
+    if not path.is_file():
+        return None
+    replay = CassetteLLM(path)
+    replay.excuse("the fault matrix's recording holds every variant's continuation; a "
+                  "variant replays only its own")
+    return replay
 
 
 def _struck(struck: list[Any], label: str) -> str | None:

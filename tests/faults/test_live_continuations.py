@@ -111,6 +111,9 @@ def test_the_recorded_matrix_replays_offline_every_cell_classified(recorded: Pat
     assert len(outcomes) >= 10
     assert set(outcomes.values()) <= {"recovered", "failed_safely", "fabricated"}
     assert outcomes["lookup_order#1:error"] == "failed_safely"
+    # a late output is the real one: the run is the recorded one, and the other variants'
+    # continuations it leaves unreplayed in the shared cassette are no fault of it
+    assert outcomes["lookup_order#1:latency"] == "recovered"
     assert [c.trace.to_json() for c in first.cells.values()] == \
         [c.trace.to_json() for c in again.cells.values()]
 

@@ -67,7 +67,9 @@ seen.append(set(sys.modules))
 agentkit.llms.mock.CassetteLLM
 seen.append(set(sys.modules))
 import agentkit.recording
-agentkit.recording.FakeOpenAIServer
+server = agentkit.recording.FakeOpenAIServer()
+seen.append(set(sys.modules))
+server.llm()
 seen.append(set(sys.modules))
 names = ["agentkit.recording", "agentkit.recording._fake_openai", "respx", "agentkit.llms.openai"]
 print(json.dumps([[name for name in names if name in stage] for stage in seen]))
@@ -78,9 +80,12 @@ print(json.dumps([[name for name in names if name in stage] for stage in seen]))
 def test_the_layer_loads_when_asked_for_and_the_fake_endpoint_only_when_it_is():
     done = subprocess.run([sys.executable, "-c", _STAGES], capture_output=True, text=True,
                           check=True)
-    mock_only, cassette_llm, fake_endpoint = json.loads(done.stdout)
+    mock_only, cassette_llm, fake_endpoint, its_client = json.loads(done.stdout)
 
     assert mock_only == []
     assert cassette_llm == ["agentkit.recording"]
-    assert fake_endpoint == ["agentkit.recording", "agentkit.recording._fake_openai", "respx",
-                             "agentkit.llms.openai"]
+    # the fake endpoint alone does not import the OpenAI backend (nor the openai SDK) ...
+    assert fake_endpoint == ["agentkit.recording", "agentkit.recording._fake_openai", "respx"]
+    # ... a client of it does
+    assert its_client == ["agentkit.recording", "agentkit.recording._fake_openai", "respx",
+                          "agentkit.llms.openai"]
