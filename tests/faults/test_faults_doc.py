@@ -15,6 +15,8 @@ EXAMPLE = ROOT / "examples" / "faults"
 def test_every_command_of_the_page_runs_and_prints_what_it_shows(shell: Shell) -> None:
     shutil.copytree(EXAMPLE, shell.folder / "examples" / "faults",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "examples" / "world_state", shell.folder / "examples" / "world_state",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     output, ran = "", 0
     for kind, text in re.findall(r"```(bash|text)\n(.*?)```", DOC, flags=re.DOTALL):
         if kind == "text":
@@ -27,7 +29,7 @@ def test_every_command_of_the_page_runs_and_prints_what_it_shows(shell: Shell) -
             code, output = shell(command)
             assert code == 0, output
             ran += 1
-    assert ran == 1
+    assert ran == 2
     report = (shell.folder / "reports" / "faults" / "faults.md").read_text(encoding="utf-8")
     assert "| react | 3 | 6 | 0 | 0 | 0 | 0 |" in report
 
