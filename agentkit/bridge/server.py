@@ -12,14 +12,13 @@ connection without an answer. :meth:`LoopbackServer.close` stops serving and fre
 from __future__ import annotations
 
 import errno
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 
 from agentkit.bridge.endpoint import Bridge, HTTPAnswer
 from agentkit.core.errors import BadInputError
-from agentkit.core.loopback import HOST, MAX_BODY, BadRequest, read_body
+from agentkit.core.loopback import HOST, MAX_BODY, BadRequest, LoopbackHTTPServer, read_body
 from agentkit.llms.openai_wire import error_body
 
 __all__ = ["LoopbackServer", "PortInUseError", "HOST", "MAX_BODY", "READ_TIMEOUT"]
@@ -86,15 +85,8 @@ class LoopbackServer:
         self.close()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True  # a connection left open never keeps the process alive
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that resets, times out or hangs up costs its connection, not a traceback;
-        anything else is a bug, reported as one line on stderr."""
-        error = sys.exc_info()[1]
-        if not isinstance(error, (ConnectionError, TimeoutError, OSError)):
-            print(f"agentkit bridge: {type(error).__name__}: {error}", file=sys.stderr)
+class _Server(LoopbackHTTPServer):
+    who = "agentkit bridge"
 
 
 def _handler(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:

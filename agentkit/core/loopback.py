@@ -7,9 +7,11 @@ rebinding) is refused, and so is any framing that two readers could read differe
 from __future__ import annotations
 
 import re
+import sys
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["HOST", "MAX_BODY", "BadRequest", "is_loopback", "read_body"]
+__all__ = ["HOST", "MAX_BODY", "BadRequest", "LoopbackHTTPServer", "is_loopback", "read_body"]
 
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024 * 1024
@@ -103,3 +105,17 @@ def _read_chunked(stream: Any) -> bytes:
         if stream.readline(8192) in (b"\r\n", b"\n", b""):
             return b"".join(parts)
     raise BadRequest(400, "the request's chunked body has too many trailers")
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """The HTTP server of both: a connection left open never keeps the process alive, and a
+    client that resets, times out or hangs up costs its connection, not a traceback; anything
+    else is a bug, reported as one line on stderr under ``who`` (``agentkit bridge``)."""
+
+    daemon_threads = True
+    who = "agentkit"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, (ConnectionError, TimeoutError, OSError)):
+            print(f"{self.who}: {type(error).__name__}: {error}", file=sys.stderr)

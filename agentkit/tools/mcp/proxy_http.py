@@ -21,11 +21,11 @@ import itertools
 import json
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Self
 
-from agentkit.core.loopback import HOST, BadRequest, read_body
+from agentkit.core.loopback import HOST, BadRequest, LoopbackHTTPServer, read_body
 from agentkit.tools.mcp.proxy import ProxyError, _Proxy
 from agentkit.tools.mcp.server import MCPServer
 
@@ -111,14 +111,8 @@ class MCPReplayServer:
         self.close()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that resets or hangs up costs its connection, not a traceback."""
-        error = sys.exc_info()[1]
-        if not isinstance(error, (ConnectionError, TimeoutError, OSError)):
-            print(f"agentkit mcp-proxy: {type(error).__name__}: {error}", file=sys.stderr)
+class _Server(LoopbackHTTPServer):
+    who = "agentkit mcp-proxy"
 
 
 def _handler(owner: MCPReplayServer) -> type[BaseHTTPRequestHandler]:
