@@ -59,7 +59,7 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from agentkit.core.sim import wait
@@ -352,52 +352,35 @@ class LiveModel(WrappingLLM):
             raise
 
     async def _achat_counted(self, request: LLMRequest) -> ChatResponse:
-        for attempt in range(self.retries + 1):
-            self.budget.take()
-            generation = await self._slot()
-            sent = self.limiter.clock()
-            try:
-                response = await self.llm._achat(request)
-            except llm_errors.LLMError as error:
-                self.limiter.release()
-                await self._after(error, attempt)
-                continue
-            except _UNWINDING:
-                self.limiter.release()
-                raise
-            except Exception as error:  # not the model's: see _lost
-                self.limiter.release()
-                raise _lost(error) from error
-            self.limiter.release()
-            self.limiter.success(generation, retried=attempt > 0,
-                                 latency=self.limiter.clock() - sent)
-            self._count(response)
-            return response
-        raise AssertionError("unreachable")
+        answers = [answer async for answer in
+                   self._attempts(lambda: _one(self.llm._achat(request)))]
+        return answers[-1]  # a call that ends without raising gave its one answer
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         try:
-            async for chunk in self._astream_counted(request):
+            async for chunk in self._attempts(lambda: self.llm._astream_chat(request)):
                 yield chunk
         except llm_errors.NotSentError:
             self.refused += 1
             raise
 
-    async def _astream_counted(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+    async def _attempts(self, call: Callable[[], AsyncIterator[ChatResponse]]
+                        ) -> AsyncIterator[ChatResponse]:
+        """The chunks of ``call()`` (a plain call is a stream of one answer), attempted up to
+        ``retries`` more times while nothing was handed out yet: each attempt takes a call of
+        the budget and a slot of the limiter, and gives the slot back however it ends."""
         for attempt in range(self.retries + 1):
             self.budget.take()
             generation = await self._slot()
             sent = self.limiter.clock()
             last: ChatResponse | None = None
-            started = False
             try:
-                async for chunk in self.llm._astream_chat(request):
-                    started = True
+                async for chunk in call():
                     last = chunk
                     yield chunk
             except llm_errors.LLMError as error:
                 self.limiter.release()
-                if started:  # chunks were handed out: the call cannot be retried
+                if last is not None:  # chunks were handed out: the call cannot be retried
                     raise
                 await self._after(error, attempt)
                 continue
@@ -421,6 +404,11 @@ class LiveModel(WrappingLLM):
 
 #: What unwinds through a live call as it is (a recording never keeps it either).
 _UNWINDING = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+async def _one(answer: Awaitable[ChatResponse]) -> AsyncIterator[ChatResponse]:
+    """A plain call's answer as a stream of one chunk."""
+    yield await answer
 
 
 def _lost(error: Exception) -> LostCallError:
