@@ -172,5 +172,17 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     return runs
 
 
+def measured(runs: dict[str, Any]) -> list[Any]:
+    """The run's figure for the targets table (``targets.py``)."""
+    from _measure import Measured
+
+    ours = drift(runs["agentkit"]["blocks"])
+    chats = runs["agentkit"]["blocks"][-1].last
+    return [Measured("long_conversation_flat", f"{ours:.2f}x end/start over {chats:,} chats",
+                     ours <= FLAT_TOLERANCE)]
+
+
 if __name__ == "__main__":
-    main()
+    from targets import publish
+
+    publish(measured(main()))

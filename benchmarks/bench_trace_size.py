@@ -170,5 +170,26 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> list[dict[s
     return rows
 
 
+def measured(rows: list[dict[str, Any]]) -> list[Any]:
+    """The run's figure for the targets table (``targets.py``): the bytes per turn of the
+    shortest and the longest recording (none for a run of one length)."""
+    from _measure import Measured
+
+    long = sorted((r for r in rows if r["name"] != "long_answer"), key=lambda r: r["turns"])
+    if len(long) < 2:
+        return []
+    first, last = long[0], long[-1]
+    linear = all(b["trace_bytes"] <= LINEAR_TOLERANCE * a["trace_bytes"] * b["turns"] / a["turns"]
+                 for a, b in pairwise(long))
+    return [Measured("trace_size_linear",
+                     f"{first['trace_bytes'] / first['turns']:,.0f} -> "
+                     f"{last['trace_bytes'] / last['turns']:,.0f} trace bytes/turn "
+                     f"({first['turns']:,} -> {last['turns']:,} turns)", linear)]
+
+
 if __name__ == "__main__":
-    main()
+    found = main()
+    if found:  # not a --phase run in a child process
+        from targets import publish
+
+        publish(measured(found))

@@ -78,5 +78,24 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     return {"agentkit": ours, "llamaindex": theirs}
 
 
+def measured(figures: dict[str, Any]) -> list[Any]:
+    """The run's figures for the targets table (``targets.py``): ratios, so none without the
+    LlamaIndex side (``--llamaindex``)."""
+    from _measure import Measured
+
+    ours, theirs = figures["agentkit"], figures["llamaindex"]
+    if not theirs:
+        return []
+    found = []
+    for key, _label, calls in WORKFLOW_SCENARIOS:
+        ratio = ours[key]["rate"] / theirs[key]["rate"]
+        found.append(Measured(f"workflows_{calls}", f"{ratio:.2f}x", ratio >= TARGET_RATIO))
+    return found
+
+
 if __name__ == "__main__":
-    main()
+    figures = main()
+    if "--quick" not in sys.argv[1:]:  # a smoke run's figures are not measurements
+        from targets import publish
+
+        publish(measured(figures))

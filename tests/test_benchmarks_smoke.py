@@ -33,6 +33,7 @@ bench_trace = _load("bench_trace_size")
 harness = importlib.import_module("_harness")
 agentkit_side = importlib.import_module("_agentkit_side")
 conversation = importlib.import_module("_conversation")
+targets = importlib.import_module("targets")
 TINY_AGENTS = ["--quick", "--chats", "3", "--rounds", "1", "--warmup", "1", "--import-runs", "1"]
 
 
@@ -117,6 +118,10 @@ def test_bench_long_conversation_reports_a_block_per_block_of_chats():
     assert [(b.last, b.chats) for b in blocks] == [(1, 1), (2, 1), (3, 1)]
     text = out.getvalue()
     assert all(f"agentkit: chats {n}-{n}:" in text for n in (1, 2, 3))
+    [found] = bench_long.measured(result)
+    assert found.target == "long_conversation_flat" and found.target in targets.TARGETS
+    assert found.met == (bench_long.drift(blocks) <= 1.5)
+    assert found.figure.endswith(" end/start over 3 chats")
 
 
 def test_bench_long_conversation_reports_the_last_partial_block():
@@ -241,6 +246,12 @@ def test_bench_planning_reports_each_architecture_at_each_llm_latency():
         for kind in ("react", "function_calling", "llm_compiler", "coa")]
     for label in ("ReAct", "function calling", "LLMCompiler", "CoA"):
         assert out.getvalue().count(f"\n{label} ") == 2
+    # what a run from the command line adds to the targets table: the two targets it prints
+    found = {m.target: m for m in bench_planning.measured(result)}
+    assert set(found) == {"planning_critical_path", "planning_real_ms"} <= set(targets.TARGETS)
+    assert found["planning_critical_path"].met is result["exact"] is True
+    assert found["planning_critical_path"].figure == "every row of 8 exact"
+    assert found["planning_real_ms"].met == (result["slowest_ms"] < 50)
 
 
 def test_bench_planning_agentkit_wall_time_is_the_critical_path_of_every_row():
@@ -303,6 +314,12 @@ def test_bench_workflows_reports_one_row_per_workflow_scenario():
     assert "AgentWorkflow + FunctionAgent, 10 tool calls" in text
     assert {key: row["chats"] for key, row in result["agentkit"].items()} == {
         "workflow_fc_1": 10, "workflow_fc_10": 1}
+    # the targets are ratios to LlamaIndex: without its side a run records none
+    assert bench_workflows.measured(result) == []
+    theirs = {key: {"rate": row["rate"] / 20} for key, row in result["agentkit"].items()}
+    found = bench_workflows.measured({**result, "llamaindex": theirs})
+    assert [(m.target, m.met) for m in found] == [("workflows_1", True), ("workflows_10", True)]
+    assert {m.target for m in found} <= set(targets.TARGETS)
 
 
 def test_a_workflow_run_of_the_benchmark_answers_from_its_script():
@@ -400,6 +417,10 @@ def test_bench_trace_size_records_and_replays_each_scenario_and_checks_linear_gr
     assert all(row["cassette_bytes"] > 0 for row in rows)
     target = out.getvalue().split("target:")[1]
     assert target.count(": met") == 2
+    [found] = bench_trace.measured(rows)
+    assert (found.target, found.met) == ("trace_size_linear", True)
+    assert found.target in targets.TARGETS and found.figure.endswith("(4 -> 8 turns)")
+    assert bench_trace.measured(rows[:1]) == []  # one length shows no growth
 
 
 bench_rate_limit = _load("bench_rate_limit")
@@ -414,6 +435,10 @@ def test_bench_rate_limit_drives_its_rate_limited_server_and_reports_goodput_and
     assert figures["answered"] > 0 and figures["gave_up"] == 0
     text = out.getvalue()
     assert "goodput:" in text and "of the limit" in text and "429s:" in text
+    [found] = bench_rate_limit.measured(figures)
+    assert found.target == "rate_limit_goodput" and found.target in targets.TARGETS
+    assert found.met == (figures["goodput"] >= 0.98)
+    assert found.figure.startswith(f"{figures['goodput']:.1%} (")
 
 
 def test_bench_paired_prints_each_tests_error_rate_and_the_sequential_saving(capsys):
@@ -442,11 +467,15 @@ def test_bench_rate_limit_queueing_drives_a_one_slot_server_and_reports_its_queu
 def test_bench_mutate_counts_the_mutants_it_ran_and_their_fates():
     out = io.StringIO()
 
-    numbers = _load("bench_mutate").main(
-        [str(BENCHMARKS.parent / "scenarios" / "flaky_tool.yaml")], out)
+    bench_mutate = _load("bench_mutate")
+    numbers = bench_mutate.main([str(BENCHMARKS.parent / "scenarios" / "flaky_tool.yaml")], out)
 
     assert numbers["cases"] == 4
     assert numbers["mutants"] > numbers["killed"] > 0
+    [found] = bench_mutate.measured(numbers)
+    assert found.target == "mutate" and found.target in targets.TARGETS
+    assert found.met == (numbers["mutants"] >= 50 and numbers["wall"] < 60)
+    assert found.figure.startswith(f"{numbers['mutants']} mutants in ")
     assert out.getvalue().startswith(f"{numbers['mutants']} mutants against 4 cases: ")
 
 
