@@ -272,8 +272,8 @@ def tool_specs_tokens(tools: Sequence[Any]) -> int:
 
 
 def _offer_key(tools: Sequence[Any]) -> tuple[tuple[str, str, str], ...]:
-    return tuple((t.metadata.name, t.metadata.description, t.metadata.fn_schema_str)
-                 for t in tools)
+    metadata = [t.metadata for t in tools]  # read once per tool (a property on every tool)
+    return tuple([(m.name, m.description, m.fn_schema_str) for m in metadata])
 
 
 @functools.lru_cache(maxsize=256)

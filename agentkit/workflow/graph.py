@@ -19,7 +19,7 @@ sends it in).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -47,10 +47,18 @@ class WorkflowGraph:
     steps: dict[str, StepSpec]
     start_event_type: type[StartEvent]
     stop_event_type: type[StopEvent]
+    _accepting: dict[type[Event], tuple[StepSpec, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """The steps accepting each event type met so far (:meth:`accepting`)."""
 
     def accepting(self, event: Event) -> list[StepSpec]:
-        """The steps an event is delivered to."""
-        return [spec for spec in self.steps.values() if spec.accepts_event(event)]
+        """The steps an event is delivered to: worked out once per event type (a step
+        accepts an event by its type, and the steps of a graph never change)."""
+        found = self._accepting.get(type(event))
+        if found is None:
+            found = tuple(spec for spec in self.steps.values() if spec.accepts_event(event))
+            self._accepting[type(event)] = found
+        return list(found)
 
     def event_types(self) -> dict[str, type[Event]]:
         """Every event type the steps name, plus the built-in ones, by ``type_path``."""

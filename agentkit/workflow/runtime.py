@@ -223,9 +223,10 @@ class Run:
             attempts = 0
             while True:
                 with dispatcher.span():
-                    dispatcher.emit(WorkflowStepStartEvent(
-                        workflow=self._name, run_id=self.run_id, step=spec.name,
-                        input_event=event))
+                    if dispatcher.active:  # an event nobody receives is not built
+                        dispatcher.emit(WorkflowStepStartEvent(
+                            workflow=self._name, run_id=self.run_id, step=spec.name,
+                            input_event=event))
                     try:
                         output = await self._call(spec, event)
                         if output is not None and not isinstance(output, Event):
@@ -332,6 +333,8 @@ class Run:
 
     def _step_end(self, spec: StepSpec, event: Event, frame: StepFrame,
                   error: str | None = None) -> None:
+        if not dispatcher.active:  # an event nobody receives is not built
+            return
         dispatcher.emit(WorkflowStepEndEvent(
             workflow=self._name, run_id=self.run_id, step=spec.name, input_event=event,
             output_events=list(frame.emitted), error=error))

@@ -138,7 +138,14 @@ class _Copier:
             copied: Any = {}
             self._copies[id(value)] = copied
             for key, item in value.items():
-                copied[key] = item if _kinds.get(type(item)) == _RECORD else self.copy(item)
+                kind = _kinds.get(type(item))
+                if kind == _RECORD:
+                    copied[key] = item
+                elif (type(item) is list and id(item) not in self._copies
+                      and _records_only(item)):  # a list of records, without a call per list
+                    copied[key] = self._copies[id(item)] = item.copy()
+                else:
+                    copied[key] = self.copy(item)
             return copied
         if type(value) is list and _records_only(value):
             copied = value.copy()
