@@ -191,7 +191,8 @@ def _open(args: argparse.Namespace, progress: Any, **round_: Any) -> Any:
     live = LiveSettings(base_url=args.base_url, temperature=args.temperature, seed=args.seed,
                         timeout=args.timeout, concurrency=args.concurrency,
                         max_concurrency=args.max_concurrency, cooldown=args.cooldown,
-                        max_calls=args.max_calls, max_tokens=args.max_tokens)
+                        max_calls=args.max_calls, max_tokens=args.max_tokens,
+                        max_answer_tokens=args.max_answer_tokens)
     return EvalRun(scenario_paths(args), args.agents, args.models, args.samples, live,
                    cassettes=args.cassettes, shard=args.shard, progress=progress, **round_)
 

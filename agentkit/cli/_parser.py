@@ -324,6 +324,10 @@ def _eval_command(commands: _Commands) -> None:
                      "(keeping what was recorded) once this many calls were made")
     sub.add_argument("--max-tokens", type=_positive, help="token budget (prompt + completion "
                      "tokens of live calls), as --max-calls")
+    sub.add_argument("--max-answer-tokens", type=_positive, metavar="N",
+                     help="the longest answer of each live call of new samples, in tokens "
+                          "(default: the server's; an agent type's max_tokens in the scenario "
+                          "wins): a small model that rambles otherwise costs minutes a call")
     sub.add_argument("--concurrency", type=_positive, default=20, metavar="N",
                      help="requests in flight (default 20); fewer while the server answers "
                           "429 (×0.8 per rate-limit episode) or queues requests (answers "

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.eval._live import AdaptiveConcurrency, Budget
@@ -43,6 +44,9 @@ class LiveSettings:
     cooldown: float = 15.0
     max_calls: int | None = None
     max_tokens: int | None = None
+    max_answer_tokens: int | None = None
+    """The longest answer of each live call, in tokens (None: the server's); an agent type's
+    ``max_tokens`` in the scenario wins."""
 
     def model(self, name: str, seed: int) -> LLM:
         """The backend of one sample of model ``name`` (a model spec: at its own temperature
@@ -52,8 +56,15 @@ class LiveSettings:
         spec = parse_model(name)
         temperature = self.temperature if spec.temperature is None else spec.temperature
         return OpenAI(model=spec.name, base_url=self.base_url, timeout=self.timeout,
-                      temperature=temperature, max_retries=0,
-                      additional_kwargs={"seed": seed})
+                      temperature=temperature, max_tokens=self.max_answer_tokens,
+                      max_retries=0, additional_kwargs={"seed": seed})
+
+    def sampling(self) -> dict[str, Any]:
+        """How new samples are drawn, as their cassettes keep it."""
+        drawn: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed}
+        if self.max_answer_tokens is not None:
+            drawn["max_tokens"] = self.max_answer_tokens
+        return drawn
 
 
 @dataclass
@@ -116,7 +127,7 @@ class EvalRun:
             cases = [c for c in cases if shard_of(c.key, shard[1]) == shard[0]]
         self.evaluation = Evaluation(
             cases, samples, (backend or live.model) if live.base_url else None,
-            sampling={"temperature": live.temperature, "seed": live.seed},
+            sampling=live.sampling(),
             limiter=AdaptiveConcurrency(live.concurrency, maximum=live.max_concurrency,
                                         cooldown=live.cooldown),
             budget=budget or Budget(live.max_calls, live.max_tokens),

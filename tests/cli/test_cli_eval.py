@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import respx
+import yaml
 
 from agentkit.llms.mock import tool_call
 from cli_helpers import FAKE_URL, Outcome
@@ -121,6 +122,23 @@ def test_a_budget_below_one_run_exits_2(cli: Callable[..., Outcome], suite: Path
 
     assert result.code == 2
     assert "ran out before one run of a sample finished" in result.err
+
+
+def test_max_answer_tokens_bounds_every_live_answer_and_is_kept_with_the_sampling(
+        cli: Callable[..., Outcome], suite: Path, fake_openai_endpoint) -> None:
+    server = fake_openai_endpoint(_script("2 + 3 = 5"), strict=False)
+
+    result = cli("eval", suite / "one.yaml", "--agents", "function_calling", "--models", "m1",
+                 "--samples", "1", "--concurrency", "1", "--base-url", FAKE_URL,
+                 "--max-answer-tokens", "64", "--temperature", "0", "--out",
+                 suite.parent / "report")
+
+    assert result.code == 0, result.out + result.err
+    assert len(server.requests) == 2
+    assert [body["max_tokens"] for body in server.requests] == [64, 64]
+    cassette = yaml.safe_load((suite / "cassettes" / "eval" / "one.function_calling.m1.yaml")
+                              .read_text("utf-8"))
+    assert cassette["sampling"] == {"temperature": 0.0, "seed": 0, "max_tokens": 64}
 
 
 @pytest.mark.slow  # the agentkit command end to end, several runs
