@@ -89,10 +89,12 @@ from agentkit.recording._requests import canonical_request, public_url, request_
 from agentkit.recording._roles import RoleChannel, RoleKey, RoleLLM
 from agentkit.recording._schema import (
     MCP_HANDSHAKES,
+    MCP_METHODS,
     PART_FORMATS,
     CassetteData,
     ExchangeData,
     MCPExchangeData,
+    MCPMethod,
     check_cassette,
     parts_of,
 )
@@ -118,6 +120,8 @@ __all__ = [
     "ExchangeData",
     "MCPExchangeData",
     "MCP_HANDSHAKES",
+    "MCP_METHODS",
+    "MCPMethod",
     "check_cassette",
     "parts_of",
     "dump_yaml",

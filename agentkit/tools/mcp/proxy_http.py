@@ -5,10 +5,13 @@ its MCP servers by URL rather than by command.
 It listens on ``http://127.0.0.1:PORT/mcp`` (loopback only; a Host or Origin that is not
 loopback is refused 403, as the bridge refuses it: DNS rebinding) and answers each JSON-RPC
 request POSTed there as the stdio proxy answers it when replaying: the recorded handshake
-(``initialize``, ``server/discover``) or the proxy's own, ``ping``, and every ``tools/list``
-and ``tools/call`` from the cassette -- as often as it is asked, since a server answers many
-clients -- and a request the cassette lacks with a JSON-RPC error naming the nearest recorded
-one. Answers are ``application/json``; notifications and responses are accepted (202). The
+(``initialize``, ``server/discover``) or the proxy's own, ``ping``, and every recorded request
+(:data:`~agentkit.recording.MCP_METHODS`: tools, resources, prompts, completions, the log
+level) from the cassette -- as often as it is asked, since a server answers many clients --
+and a request the cassette lacks with a JSON-RPC error naming the nearest recorded one.
+Answers are ``application/json``, or a ``text/event-stream`` of the notifications recorded
+during the request (progress, log messages) and then the answer; notifications and responses
+are accepted (202). The
 session of an ``initialize`` gets an ``Mcp-Session-Id``; it keeps no state, so any session id,
 or none, is served alike (2026-07-28 clients have none). A GET (a stream the server would
 push on) and a DELETE are answered 405: a replay has nothing to push.
@@ -63,25 +66,33 @@ class MCPReplayServer:
         return self._proxy.misses
 
     def answer(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        """The HTTP answer to a POSTed body: status, headers, body."""
+        """The HTTP answer to a POSTed body: status, headers, body -- ``application/json``,
+        or ``text/event-stream`` when the answer comes after recorded notifications."""
         try:
             message = json.loads(body)
         except ValueError:
-            return 400, {}, self._json(self._proxy.replay(body))
+            return 400, {}, self._json(self._proxy.replay(body)[0])
         batch = message if isinstance(message, list) else [message]
+        sent: list[dict[str, Any]] = []
         replies: list[dict[str, Any]] = []
         headers: dict[str, str] = {}
         with self._lock:
             for item in batch:
-                reply = self._proxy.replay(json.dumps(item).encode("utf-8"))
-                if reply is None:
-                    continue
-                if (isinstance(item, dict) and item.get("method") == "initialize"
-                        and "result" in reply):
-                    headers["mcp-session-id"] = f"agentkit-replay-{next(self._sessions)}"
-                replies.append(reply)
+                for reply in self._proxy.replay(json.dumps(item).encode("utf-8")):
+                    sent.append(reply)
+                    if "method" in reply:
+                        continue
+                    if (isinstance(item, dict) and item.get("method") == "initialize"
+                            and "result" in reply):
+                        headers["mcp-session-id"] = f"agentkit-replay-{next(self._sessions)}"
+                    replies.append(reply)
         if not replies:
             return 202, headers, b""
+        if len(sent) > len(replies):
+            headers["content-type"] = "text/event-stream"
+            headers["cache-control"] = "no-cache"
+            return 200, headers, b"".join(b"event: message\ndata: " + self._json(each)
+                                          + b"\n\n" for each in sent)
         return 200, headers, self._json(replies if isinstance(message, list) else replies[0])
 
     @staticmethod
@@ -152,7 +163,7 @@ def _handler(owner: MCPReplayServer) -> type[BaseHTTPRequestHandler]:
                   close: bool = False) -> None:
             self.send_response_only(status)
             self.send_header("server", self.server_version)
-            if body:
+            if body and "content-type" not in headers:
                 self.send_header("content-type", "application/json")
             for name, value in headers.items():
                 self.send_header(name, value)
