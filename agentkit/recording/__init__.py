@@ -13,7 +13,9 @@ re-export these names.
 canonical request, its hash, and the response (message, usage, stream chunks) or error, with
 the latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
 exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way, and
-the servers' handshakes ``agentkit mcp-proxy`` recorded (:data:`MCP_HANDSHAKES`); format 3
+the servers' handshakes and other requests ``agentkit mcp-proxy`` recorded
+(:data:`MCP_HANDSHAKES`, :data:`MCP_METHODS`), each with the notifications sent while it was
+answered; format 3
 writes request messages with references (below). A cassette is written in the lowest format
 that holds it, and every format is read. :class:`CassetteLLM` replays a cassette;
 :class:`RecordingLLM` wraps any backend and records through it according to a VCR-style mode:

@@ -2,13 +2,21 @@
 another framework, tested through the bridge): it is started in the server's place
 (``agentkit mcp-proxy --cassette C --name N -- <server command>``) and keeps the
 ``tools/list`` and ``tools/call`` exchanges in the cassette exactly as :class:`MCPSession`
-does -- canonical requests without JSON-RPC ids, secrets redacted, request order.
+does -- canonical requests without JSON-RPC ids, secrets redacted, request order -- and the
+rest of what a server answers the same way (:data:`~agentkit.recording.MCP_METHODS`: its
+resources, prompts, completions, the log level set; a list without its paging cursor). The
+notifications the server sends while a request waits for its answer are kept with it, in
+order: progress with the request that gave its progress token, anything else (a log message)
+with the earliest request still waiting -- over stdio nothing else says whose it is.
 
 Recording, it also keeps the server's answers to the handshake (``server/discover``,
 ``initialize``: the protocol version it negotiated, its capabilities and serverInfo). With
 record mode ``none`` (the default) there is no server: the proxy answers the handshake as the
 server did when it was recorded -- so the client speaks the same protocol version, stamping
-its requests as it did then -- and every tool request from the cassette. A cassette without a
+its requests as it did then -- and every recorded request from the cassette, after the
+notifications recorded with it: progress under the request's own progress token (none without
+one), log messages from the level it asks for (a 2026 request's ``_meta`` logLevel, none if
+it gives none; else the level the client last set; else all). A cassette without a
 recorded handshake gets the proxy's own (``initialize`` in a version the client knows,
 ``server/discover`` refused so that clients fall back to it; ``ping``). Requests are matched
 without what is per-session (the JSON-RPC id, ``params._meta``), as in
