@@ -212,6 +212,32 @@ _LISTED = {"tools/list": ("tools", ("name",)),
 """The list a result of each method holds, and the text fields each of its items needs."""
 
 
+def _check_listed(method: str, response: dict[str, Any]) -> None:
+    """A result of a method of :data:`_LISTED` holds its list, each item with its fields."""
+    key, fields = _LISTED[method]
+    items = response.get(key)
+    if not isinstance(items, list):
+        raise ValueError(f"a `{method}` result needs `{key}` (a list)")
+    for index, item in enumerate(items):
+        if method == "tools/list":
+            _MCPToolData.model_validate(item)
+            continue
+        missing = next((f for f in fields if not isinstance(
+            item.get(f) if isinstance(item, dict) else None, str)), None)
+        if missing is not None:
+            raise ValueError(f"`{key}[{index}]` of a `{method}` result needs "
+                             f"`{missing}` (text)")
+        content = item.get("content")
+        if method == "prompts/get" and not (isinstance(content, dict) and isinstance(
+                content.get("type"), str)):
+            raise ValueError(f"`messages[{index}]` of a `prompts/get` result needs "
+                             "`content` (a block with a `type`)")
+        elif method == "resources/read" and not any(
+                isinstance(item.get(f), str) for f in ("text", "blob")):
+            raise ValueError(f"`contents[{index}]` of a `resources/read` result needs "
+                             "`text` or `blob`")
+
+
 class MCPExchangeData(_Strict):
     """One recorded MCP exchange: the request (server, method, params), the notifications the
     server sent while it answered, and its result (or JSON-RPC error), with its latency. The
@@ -241,34 +267,18 @@ class MCPExchangeData(_Strict):
                 raise ValueError("a `server/discover` result needs `supportedVersions` (a list "
                                  "of protocol versions)")
         elif method in _LISTED:
-            key, fields = _LISTED[method]
-            items = self.response.get(key)
-            if not isinstance(items, list):
-                raise ValueError(f"a `{method}` result needs `{key}` (a list)")
-            for index, item in enumerate(items):
-                if method == "tools/list":
-                    _MCPToolData.model_validate(item)
-                    continue
-                missing = next((f for f in fields if not isinstance(
-                    item.get(f) if isinstance(item, dict) else None, str)), None)
-                if missing is not None:
-                    raise ValueError(f"`{key}[{index}]` of a `{method}` result needs "
-                                     f"`{missing}` (text)")
-                content = item.get("content")
-                if method == "prompts/get" and not (isinstance(content, dict) and isinstance(
-                        content.get("type"), str)):
-                    raise ValueError(f"`messages[{index}]` of a `prompts/get` result needs "
-                                     "`content` (a block with a `type`)")
-                elif method == "resources/read" and not any(
-                        isinstance(item.get(f), str) for f in ("text", "blob")):
-                    raise ValueError(f"`contents[{index}]` of a `resources/read` result needs "
-                                     "`text` or `blob`")
+            _check_listed(method, self.response)
         elif method == "completion/complete":
             completion = self.response.get("completion")
             if not isinstance(completion, dict) or not isinstance(completion.get("values"),
                                                                   list):
                 raise ValueError("a `completion/complete` result needs `completion.values` "
                                  "(a list)")
+        elif self.response.get("resultType") == "input_required":
+            if not (isinstance(self.response.get("inputRequests"), dict)
+                    or isinstance(self.response.get("requestState"), str)):
+                raise ValueError(f"an input-required `{method}` result needs `inputRequests` "
+                                 "(an object) or `requestState` (text)")
         elif method == "tools/call":
             content = self.response.get("content")
             if not isinstance(content, list):

@@ -33,19 +33,24 @@ from typing import Any
 from mcp.server import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     AudioContent,
     CallToolResult,
     Completion,
+    ElicitRequest,
+    ElicitRequestFormParams,
     EmbeddedResource,
     EmptyResult,
     ImageContent,
+    InputRequiredResult,
     SetLevelRequestParams,
     SubscribeRequestParams,
     TextContent,
     TextResourceContents,
     UnsubscribeRequestParams,
 )
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 warnings.simplefilter("ignore")  # the SDK's deprecation of logging at 2026-07-28
 
@@ -53,7 +58,7 @@ _HINT = CacheHint(ttl_ms=60_000, scope="public")
 _CACHED = ("tools/list", "prompts/list", "resources/list", "resources/templates/list",
            "resources/read")
 server = MCPServer("agentkit-conformance-fixture", version="1.0.0", log_level="WARNING",
-                   cache_hints=dict.fromkeys(_CACHED, _HINT))
+                   cache_hints=dict.fromkeys(_CACHED, _HINT), subscriptions=False)
 
 
 def _red_pixel_png() -> str:
@@ -130,6 +135,31 @@ async def test_tool_with_logging(ctx: Context) -> str:
             await asyncio.sleep(0.05)
         await ctx.log("info", text)
     return "Tool with logging executed successfully"
+
+
+@server.tool(description="Logs a message at info level (2026-07-28: if the request asks for "
+                         "logs).")
+async def test_logging_tool(ctx: Context) -> str:
+    await ctx.log("info", "test_logging_tool ran")
+    return "logged"
+
+
+@server.tool(description="Needs the client's sampling capability (2026-07-28).")
+async def test_missing_capability(ctx: Context) -> str:
+    declared = ctx.request_context.session.client_capabilities
+    if declared is None or declared.sampling is None:
+        raise MCPError(code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                       message="test_missing_capability needs the client's sampling capability",
+                       data={"requiredCapabilities": {"sampling": {}}})
+    return "sampling declared"
+
+
+@server.tool(description="Asks the client to confirm before it answers (2026-07-28: an "
+                         "input-required result).")
+async def test_streaming_elicitation(ctx: Context) -> InputRequiredResult:
+    return InputRequiredResult(input_requests={"confirm": ElicitRequest(
+        params=ElicitRequestFormParams(message="Go on?", requested_schema={
+            "type": "object", "properties": {"ok": {"type": "boolean"}}}))})
 
 
 @server.tool(description="Reports progress 0, 50 and 100 of 100 while it runs.")
@@ -235,6 +265,13 @@ def requests(revision: str) -> list[dict[str, object]]:
         asked.append(("tools/call", {"name": "test_tool_with_logging", "arguments": {}}))
         asked += [(method, {"uri": "test://watched-resource"})
                   for method in ("resources/subscribe", "resources/unsubscribe")]
+    else:  # the stateless checks' own tools: one that logs if asked, one that needs sampling
+        asked += [("tools/call", {"name": "test_logging_tool", "arguments": {},
+                                  "_meta": {"io.modelcontextprotocol/logLevel": "debug"}}),
+                  ("tools/call", {"name": "test_missing_capability", "arguments": {}}),
+                  ("tools/call", {"name": "test_streaming_elicitation", "arguments": {},
+                                  "_meta": {"io.modelcontextprotocol/clientCapabilities": {
+                                      "elicitation": {}}}})]
     asked.append(("tools/call", {"name": "test_tool_with_progress", "arguments": {},
                                  "_meta": {"progressToken": "progress-test-1"}}))
     asked += [("resources/list", {}), ("resources/templates/list", {})]

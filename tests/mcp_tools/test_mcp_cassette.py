@@ -170,3 +170,16 @@ def test_a_recorded_notification_must_be_a_notification(tmp_path):
     exchange["notifications"] = [{"method": "sampling/createMessage", "params": {}}]
     message = _broken(tmp_path, exchange)
     assert "`sampling/createMessage` is not a notification (`notifications/...`)" in message
+
+
+def test_an_input_required_call_result_needs_its_requests_or_state(tmp_path):
+    asking = toy.call("echo", {"text": "x"}, "x")
+    asking["response"] = {"resultType": "input_required",
+                          "inputRequests": {"ok": {"method": "elicitation/create"}}}
+    path = toy.write_cassette(tmp_path / "ok.yaml", [toy.listing(), asking])
+    assert Cassette.load(path).mcp_exchanges[1].response == asking["response"]
+
+    asking["response"] = {"resultType": "input_required"}
+    message = _broken(tmp_path, asking)
+    assert ("an input-required `tools/call` result needs `inputRequests` (an object) or "
+            "`requestState` (text)") in message

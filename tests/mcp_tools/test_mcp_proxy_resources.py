@@ -248,3 +248,95 @@ def test_the_stdio_proxy_writes_the_recorded_notifications_before_the_answer():
         1, *["notifications/progress"] * 3, 2, 3]
     assert [r["params"]["progress"] for r in replies[1:4]] == [0, 50, 100]
     assert replies[5]["result"]["contents"][0]["uri"] == "test://static-text"
+
+
+# ------------------------------------------------------------------ the stateless protocol
+@pytest.fixture
+def served_2026() -> Iterator[MCPReplayServer]:
+    with MCPReplayServer(MCPServer(name="conformance", command="-"), CASSETTE_2026,
+                         err=io.StringIO()) as server:
+        yield server
+
+
+def _post_2026(server: MCPReplayServer, method: str, params: dict, version: str | None
+               ) -> tuple[int, dict]:
+    port = int(server.url.split(":")[2].split("/")[0])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"content-type": "application/json"}
+    if version is not None:
+        headers["mcp-protocol-version"] = version
+    try:
+        connection.request("POST", "/mcp", json.dumps(
+            {"jsonrpc": "2.0", "id": 41, "method": method, "params": params}).encode(), headers)
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(("meta", "version", "status", "code"), [
+    (None, "2026-07-28", 400, -32602),
+    ({"io.modelcontextprotocol/clientCapabilities": {}}, "2026-07-28", 400, -32602),
+    ({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}, "2026-07-28", 400, -32602),
+    ({**META_2026, "io.modelcontextprotocol/protocolVersion": "v9"}, "2026-07-28", 400, -32020),
+    ({**META_2026, "io.modelcontextprotocol/protocolVersion": "v9"}, "v9", 400, -32022),
+])
+def test_a_2026_request_without_the_meta_or_version_the_protocol_requires_is_refused(
+        served_2026, meta, version, status, code):
+    params = {"_meta": meta} if meta is not None else {}
+    got_status, answer = _post_2026(served_2026, "server/discover", params, version)
+
+    assert (got_status, answer["id"], answer["error"]["code"]) == (status, 41, code)
+    if code == -32022:
+        assert answer["error"]["data"] == {"supported": ["2026-07-28"], "requested": "v9"}
+    assert served_2026.misses == 0
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel",
+                                    "resources/subscribe", "unknown/method"])
+def test_a_method_the_2026_protocol_lacks_is_404_method_not_found(served_2026, method):
+    status, answer = _post_2026(served_2026, method, {"_meta": META_2026}, "2026-07-28")
+
+    assert (status, answer["error"]["code"]) == (404, -32601)
+    assert method in answer["error"]["message"]
+
+
+def test_a_2026_request_with_its_meta_is_answered_and_a_2025_one_is_not_held_to_it(
+        served_2026):
+    # no header: its _meta says the version
+    status, answer = _post_2026(served_2026, "server/discover", {"_meta": META_2026}, None)
+    assert (status, answer["result"]["supportedVersions"]) == (200, ["2026-07-28"])
+
+    status, answer = _post_2026(served_2026, "ping", {}, "2025-11-25")
+    assert (status, answer["result"]) == (200, {})
+
+
+def test_a_recorded_missing_capability_error_is_http_400(served_2026):
+    status, answer = _post_2026(served_2026, "tools/call", {
+        "name": "test_missing_capability", "arguments": {}, "_meta": META_2026}, "2026-07-28")
+
+    assert (status, answer["error"]["code"]) == (400, -32021)
+    assert answer["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+def test_a_recorded_input_required_result_is_replayed_as_recorded(served_2026):
+    status, answer = _post_2026(served_2026, "tools/call", {
+        "name": "test_streaming_elicitation", "arguments": {},
+        "_meta": {**META_2026, "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {}}}}, "2026-07-28")
+
+    assert status == 200
+    assert answer["result"]["resultType"] == "input_required"
+    assert answer["result"]["inputRequests"]["confirm"]["method"] == "elicitation/create"
+
+
+def test_a_2026_request_gets_no_log_message_it_did_not_ask_for(served_2026):
+    quiet = _ask(served_2026, "tools/call", {"name": "test_logging_tool", "arguments": {},
+                                             "_meta": META_2026})
+    asked = _ask(served_2026, "tools/call", {"name": "test_logging_tool", "arguments": {},
+                                             "_meta": {**META_2026,
+                                                       "io.modelcontextprotocol/logLevel":
+                                                           "info"}})
+
+    assert [m.get("method") for m in quiet] == [None]
+    assert [m.get("method") for m in asked] == ["notifications/message", None]

@@ -434,7 +434,8 @@ def _checked(server: MCPServer, canonical: dict[str, Any], result: Any) -> None:
     method = canonical["method"]
     if method == "tools/list":
         _tools_of(server, result if isinstance(result, dict) else {"tools": None})
-    elif method == "tools/call":
+    elif method == "tools/call" and not (isinstance(result, dict)
+                                         and result.get("resultType") == "input_required"):
         _check_result(server, str(canonical["params"]["name"]), result)
     else:
         try:
