@@ -13,7 +13,9 @@ re-export these names.
 canonical request, its hash, and the response (message, usage, stream chunks) or error, with
 the latency it took. Format 2 adds ``mcp_exchanges``: the ``tools/list`` and ``tools/call``
 exchanges of the run's MCP servers (:mod:`agentkit.tools.mcp`), kept the same way, and
-the servers' handshakes ``agentkit mcp-proxy`` recorded (:data:`MCP_HANDSHAKES`); format 3
+the servers' handshakes and other requests ``agentkit mcp-proxy`` recorded
+(:data:`MCP_HANDSHAKES`, :data:`MCP_METHODS`), each with the notifications sent while it was
+answered; format 3
 writes request messages with references (below). A cassette is written in the lowest format
 that holds it, and every format is read. :class:`CassetteLLM` replays a cassette;
 :class:`RecordingLLM` wraps any backend and records through it according to a VCR-style mode:
@@ -89,10 +91,12 @@ from agentkit.recording._requests import canonical_request, public_url, request_
 from agentkit.recording._roles import RoleChannel, RoleKey, RoleLLM
 from agentkit.recording._schema import (
     MCP_HANDSHAKES,
+    MCP_METHODS,
     PART_FORMATS,
     CassetteData,
     ExchangeData,
     MCPExchangeData,
+    MCPMethod,
     check_cassette,
     parts_of,
 )
@@ -118,6 +122,8 @@ __all__ = [
     "ExchangeData",
     "MCPExchangeData",
     "MCP_HANDSHAKES",
+    "MCP_METHODS",
+    "MCPMethod",
     "check_cassette",
     "parts_of",
     "dump_yaml",

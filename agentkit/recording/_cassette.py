@@ -96,6 +96,9 @@ class Exchange:
     """A role exchange's :class:`RoleKey` as written (:meth:`RoleKey.fields`)."""
     wire: Wire | None = None
     """The API the agent spoke to the bridge (:data:`WIRES`; None: chat completions)."""
+    notifications: list[dict[str, Any]] | None = None
+    """An MCP exchange's notifications from the server while it answered (progress, log
+    messages), in the order they came: ``{method, params}`` each."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
@@ -104,6 +107,8 @@ class Exchange:
         if self.wire is not None:
             data["wire"] = self.wire
         data.update({"request_hash": self.request_hash, "request": self.request})
+        if self.notifications:
+            data["notifications"] = self.notifications
         if self.response is not None:
             data["response"] = self.response
         if self.error is not None:
@@ -134,7 +139,8 @@ class Cassette:
     redactions: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
     mcp_exchanges: list[Exchange] = field(default_factory=list)
-    """The run's MCP ``tools/list`` and ``tools/call`` exchanges (format 2)."""
+    """The run's MCP exchanges (format 2): ``tools/list`` and ``tools/call``, and what
+    ``agentkit mcp-proxy`` records besides (:data:`MCP_METHODS`, the handshakes)."""
     samples: int | None = None
     """How many independent runs it holds (None: one run)."""
     sampling: dict[str, Any] | None = None
@@ -234,7 +240,8 @@ class Cassette:
                 into.append(Exchange(
                     request=request, request_hash=exchange.request_hash or request_hash(request),
                     response=item.get("response"), error=item.get("error"),
-                    latency=exchange.latency, **_role_and_sample(exchange)))
+                    latency=exchange.latency, notifications=item.get("notifications"),
+                    **_role_and_sample(exchange)))
         return cassette
 
     def to_dict(self) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from agentkit.core.yamlsafe import YamlLocations
 from agentkit.llms.types import ChatMessage, MessageRole
 from agentkit.recording._errors import CassetteError
 
-__all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "MCP_HANDSHAKES", "PART_FORMATS",
-           "check_cassette", "parts_of"]
+__all__ = ["CassetteData", "ExchangeData", "MCPExchangeData", "MCP_HANDSHAKES", "MCP_METHODS",
+           "MCPMethod", "PART_FORMATS", "check_cassette", "parts_of"]
 
 
 
@@ -132,16 +132,53 @@ MCP_HANDSHAKES = ("initialize", "server/discover")
 replays them to its client): each once per server, never a tool exchange to replay."""
 
 
+MCPMethod = Literal["tools/list", "tools/call", "resources/list", "resources/templates/list",
+                   "resources/read", "resources/subscribe", "resources/unsubscribe",
+                   "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"]
+MCP_METHODS: tuple[MCPMethod, ...] = typing.get_args(MCPMethod)
+"""The MCP requests a cassette keeps the exchanges of: a server's tools (what
+:class:`~agentkit.tools.mcp.MCPToolset` replays), its resources, prompts and completions, and
+the log level a client set and its resource subscriptions (what ``agentkit mcp-proxy``
+replays besides)."""
+
+_NAMED_BY = {"tools/call": ("name", "the tool"), "prompts/get": ("name", "the prompt"),
+             "resources/read": ("uri", "the resource"), "resources/subscribe": ("uri", "the resource"),
+             "resources/unsubscribe": ("uri", "the resource"),
+             "logging/setLevel": ("level", "the level")}
+"""The parameter a request of each method cannot do without, and what it names."""
+
+
 class _MCPRequestData(_Strict):
     server: str
-    method: Literal["tools/list", "tools/call", "initialize", "server/discover"]
+    method: Literal[MCPMethod, "initialize", "server/discover"]
     params: dict[str, Any] | None = None
 
     @model_validator(mode="after")
-    def _names_a_tool(self) -> _MCPRequestData:
-        if self.method == "tools/call" and not isinstance((self.params or {}).get("name"), str):
-            raise ValueError("a `tools/call` request needs `params.name` (the tool)")
+    def _names_what_it_asks(self) -> _MCPRequestData:
+        needed = _NAMED_BY.get(self.method)
+        if needed is not None and not isinstance((self.params or {}).get(needed[0]), str):
+            raise ValueError(f"a `{self.method}` request needs `params.{needed[0]}` "
+                             f"({needed[1]})")
+        if self.method == "completion/complete" and not all(
+                isinstance((self.params or {}).get(key), dict) for key in ("ref", "argument")):
+            raise ValueError("a `completion/complete` request needs `params.ref` and "
+                             "`params.argument` (objects)")
         return self
+
+
+class _MCPNotificationData(_Strict):
+    """A notification the server sent while it answered the request (progress, a log
+    message), kept in the order it came."""
+
+    method: str
+    params: dict[str, Any] | None = None
+
+    @field_validator("method")
+    @classmethod
+    def _a_notification(cls, method: str) -> str:
+        if not method.startswith("notifications/"):
+            raise ValueError(f"`{method}` is not a notification (`notifications/...`)")
+        return method
 
 
 class _MCPErrorData(_Strict):
@@ -166,13 +203,50 @@ class _MCPContentData(BaseModel):
     type: str
 
 
+_LISTED = {"tools/list": ("tools", ("name",)),
+           "resources/list": ("resources", ("uri", "name")),
+           "resources/templates/list": ("resourceTemplates", ("uriTemplate", "name")),
+           "prompts/list": ("prompts", ("name",)),
+           "resources/read": ("contents", ("uri",)),
+           "prompts/get": ("messages", ("role",))}
+"""The list a result of each method holds, and the text fields each of its items needs."""
+
+
+def _check_listed(method: str, response: dict[str, Any]) -> None:
+    """A result of a method of :data:`_LISTED` holds its list, each item with its fields."""
+    key, fields = _LISTED[method]
+    items = response.get(key)
+    if not isinstance(items, list):
+        raise ValueError(f"a `{method}` result needs `{key}` (a list)")
+    for index, item in enumerate(items):
+        if method == "tools/list":
+            _MCPToolData.model_validate(item)
+            continue
+        missing = next((f for f in fields if not isinstance(
+            item.get(f) if isinstance(item, dict) else None, str)), None)
+        if missing is not None:
+            raise ValueError(f"`{key}[{index}]` of a `{method}` result needs "
+                             f"`{missing}` (text)")
+        content = item.get("content")
+        if method == "prompts/get" and not (isinstance(content, dict) and isinstance(
+                content.get("type"), str)):
+            raise ValueError(f"`messages[{index}]` of a `prompts/get` result needs "
+                             "`content` (a block with a `type`)")
+        elif method == "resources/read" and not any(
+                isinstance(item.get(f), str) for f in ("text", "blob")):
+            raise ValueError(f"`contents[{index}]` of a `resources/read` result needs "
+                             "`text` or `blob`")
+
+
 class MCPExchangeData(_Strict):
-    """One recorded MCP exchange: the request (server, method, params) and the server's result
-    (or JSON-RPC error), with its latency. The result's MCP shape is checked per method; a
-    handshake's (:data:`MCP_HANDSHAKES`) request has no params."""
+    """One recorded MCP exchange: the request (server, method, params), the notifications the
+    server sent while it answered, and its result (or JSON-RPC error), with its latency. The
+    result's MCP shape is checked per method; a handshake's (:data:`MCP_HANDSHAKES`) request
+    has no params."""
 
     request: _MCPRequestData
     request_hash: str | None = None
+    notifications: list[_MCPNotificationData] | None = None
     response: dict[str, Any] | None = None
     error: _MCPErrorData | None = None
     latency: Seconds = 0.0
@@ -183,21 +257,29 @@ class MCPExchangeData(_Strict):
             raise ValueError("needs exactly one of `response` (the result) or `error`")
         if self.response is None:
             return self
-        if self.request.method == "initialize":
+        method = self.request.method
+        if method == "initialize":
             if not isinstance(self.response.get("protocolVersion"), str):
                 raise ValueError("an `initialize` result needs `protocolVersion` (text)")
-        elif self.request.method == "server/discover":
+        elif method == "server/discover":
             versions = self.response.get("supportedVersions")
             if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
                 raise ValueError("a `server/discover` result needs `supportedVersions` (a list "
                                  "of protocol versions)")
-        elif self.request.method == "tools/list":
-            tools = self.response.get("tools")
-            if not isinstance(tools, list):
-                raise ValueError("a `tools/list` result needs `tools` (a list)")
-            for tool in tools:
-                _MCPToolData.model_validate(tool)
-        else:
+        elif method in _LISTED:
+            _check_listed(method, self.response)
+        elif method == "completion/complete":
+            completion = self.response.get("completion")
+            if not isinstance(completion, dict) or not isinstance(completion.get("values"),
+                                                                  list):
+                raise ValueError("a `completion/complete` result needs `completion.values` "
+                                 "(a list)")
+        elif self.response.get("resultType") == "input_required":
+            if not (isinstance(self.response.get("inputRequests"), dict)
+                    or isinstance(self.response.get("requestState"), str)):
+                raise ValueError(f"an input-required `{method}` result needs `inputRequests` "
+                                 "(an object) or `requestState` (text)")
+        elif method == "tools/call":
             content = self.response.get("content")
             if not isinstance(content, list):
                 raise ValueError("a `tools/call` result needs `content` (a list of blocks)")

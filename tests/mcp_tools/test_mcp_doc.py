@@ -122,9 +122,26 @@ def test_the_guides_recording_of_the_conformance_fixture_is_the_one_the_lane_ser
 
     def exchanges(path: Path) -> list[dict]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return [{k: v for k, v in e.items() if k != "latency"} for e in data["mcp_exchanges"]]
+        return [{k: v for k, v in e.items() if k not in ("latency", "notifications")}
+                for e in data["mcp_exchanges"]]
 
-    recorded = exchanges(project / "cassettes" / "conformance_server.2025-11-25.yaml")
-    assert recorded == exchanges(ROOT / "mocks" / "mcp" / "conformance_server.2025-11-25.yaml")
-    assert [e["request"]["method"] for e in recorded] == ["initialize", "tools/list",
-                                                          *["tools/call"] * 6]
+    def notes(path: Path) -> dict[str, list[str]]:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return {e["request"]["params"]["name"]: [n["method"] for n in e["notifications"]]
+                for e in data["mcp_exchanges"] if e.get("notifications")}
+
+    recorded = project / "cassettes" / "conformance_server.2025-11-25.yaml"
+    bundled = ROOT / "mocks" / "mcp" / "conformance_server.2025-11-25.yaml"
+    assert exchanges(recorded) == exchanges(bundled)
+    assert [e["request"]["method"] for e in exchanges(recorded)] == [
+        "initialize", "logging/setLevel", "logging/setLevel", "tools/list", *["tools/call"] * 7,
+        "resources/subscribe", "resources/unsubscribe", "tools/call", "resources/list",
+        "resources/templates/list", *["resources/read"] * 4, "prompts/list",
+        *["prompts/get"] * 4, "completion/complete"]
+    # progress goes with the call that gave its token; a log message (stdio says not whose)
+    # with the earliest call still waiting -- the one that logs, unless the machine is slow
+    progress = ["notifications/progress"] * 3
+    assert notes(recorded)["test_tool_with_progress"] == progress
+    assert sum(len(n) for n in notes(recorded).values()) == 6
+    assert notes(bundled) == {"test_tool_with_logging": ["notifications/message"] * 3,
+                              "test_tool_with_progress": progress}

@@ -2,13 +2,21 @@
 another framework, tested through the bridge): it is started in the server's place
 (``agentkit mcp-proxy --cassette C --name N -- <server command>``) and keeps the
 ``tools/list`` and ``tools/call`` exchanges in the cassette exactly as :class:`MCPSession`
-does -- canonical requests without JSON-RPC ids, secrets redacted, request order.
+does -- canonical requests without JSON-RPC ids, secrets redacted, request order -- and the
+rest of what a server answers the same way (:data:`~agentkit.recording.MCP_METHODS`: its
+resources, prompts, completions, the log level set; a list without its paging cursor). The
+notifications the server sends while a request waits for its answer are kept with it, in
+order: progress with the request that gave its progress token, anything else (a log message)
+with the earliest request still waiting -- over stdio nothing else says whose it is.
 
 Recording, it also keeps the server's answers to the handshake (``server/discover``,
 ``initialize``: the protocol version it negotiated, its capabilities and serverInfo). With
 record mode ``none`` (the default) there is no server: the proxy answers the handshake as the
 server did when it was recorded -- so the client speaks the same protocol version, stamping
-its requests as it did then -- and every tool request from the cassette. A cassette without a
+its requests as it did then -- and every recorded request from the cassette, after the
+notifications recorded with it: progress under the request's own progress token (none without
+one), log messages from the level it asks for (a 2026 request's ``_meta`` logLevel, none if
+it gives none; else the level the client last set; else all). A cassette without a
 recorded handshake gets the proxy's own (``initialize`` in a version the client knows,
 ``server/discover`` refused so that clients fall back to it; ``ping``). Requests are matched
 without what is per-session (the JSON-RPC id, ``params._meta``), as in
@@ -40,7 +48,13 @@ from typing import Any, BinaryIO
 
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import loads_json
-from agentkit.recording import Cassette, CassetteMissError, MCPExchangeData, RecordMode
+from agentkit.recording import (
+    MCP_METHODS,
+    Cassette,
+    CassetteMissError,
+    MCPExchangeData,
+    RecordMode,
+)
 from agentkit.tools.mcp.server import MCPProtocolError, MCPServer
 from agentkit.tools.mcp.session import (
     Handshake,
@@ -59,7 +73,9 @@ recorded handshake and the client asks for a version it does not know."""
 MAX_MESSAGE = 1 << 24
 """The longest message (one JSON line, 16 MiB) the proxy relays either way."""
 _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-_TOOL_METHODS = ("tools/list", "tools/call")
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 _HANDSHAKES: tuple[Handshake, ...] = ("initialize", "server/discover")
 _MISS_CODE = -32603
 _PARSE_ERROR = -32700
@@ -88,6 +104,12 @@ class _Proxy:
         self.broken = False
         """The server sent a result that is not MCP-shaped: the cassette is not written."""
         self.pending: dict[Any, tuple[int, dict[str, Any], float]] = {}
+        self.progress_tokens: dict[Any, Any] = {}
+        """The progress token of each pending request that gave one, by request id."""
+        self.notes: dict[Any, list[dict[str, Any]]] = {}
+        """The notifications the server sent while each pending request was answered."""
+        self.log_level: str | None = None
+        """The log level the client last set (``logging/setLevel``), replaying."""
         self.handshakes: dict[Any, Handshake] = {}
         """The handshake requests relayed to the server, by id, whose answers are kept."""
         self.unanswered: set[Any] = set()
@@ -104,15 +126,16 @@ class _Proxy:
 
     # ------------------------------------------------------------------ client -> server
     def canonical(self, method: str, params: Any) -> dict[str, Any]:
-        if method == "tools/list":
+        if method.endswith("/list"):
             params = None  # a cursor is the SDK's paging, not part of what was asked
         redactor = Redactor(environ={}, secrets=self.server.secrets())
         return canonical_mcp_request(self.server.name, method,  # type: ignore[arg-type]
                                      params, redactor)
 
-    def replay(self, line: bytes) -> dict[str, Any] | None:
-        """The answer to one message of the client's when no server runs, from the cassette
-        (None for a notification or a response: they need none)."""
+    def replay(self, line: bytes) -> list[dict[str, Any]]:
+        """The answer to one message of the client's when no server runs, from the cassette:
+        the notifications recorded while the server answered it, then the answer (nothing for
+        a notification or a response: they need none)."""
         try:
             message = json.loads(line)
         except json.JSONDecodeError:
@@ -121,30 +144,59 @@ class _Proxy:
             self.misses += 1
             print(f"agentkit mcp-proxy: a line that is not JSON-RPC: {shown}", file=self.err,
                   flush=True)
-            return _reply(None, error={"code": _PARSE_ERROR,
-                                       "message": f"agentkit: not JSON: {shown}"})
+            return [_reply(None, error={"code": _PARSE_ERROR,
+                                        "message": f"agentkit: not JSON: {shown}"})]
         method = message.get("method") if isinstance(message, dict) else None
         ident = message.get("id") if isinstance(message, dict) else None
         if ident is None or method is None:
-            return None
+            return []
         params = message.get("params")
-        if method not in _TOOL_METHODS:
-            return self.handshake(ident, method, params if isinstance(params, dict) else {})
+        params = params if isinstance(params, dict) else {}
+        if method not in MCP_METHODS:
+            return [self.handshake(ident, method, params)]
         try:
             _, exchange = self.recording.take(self.canonical(method, params))
         except CassetteMissError as miss:
             self.misses += 1
             print(f"agentkit mcp-proxy: {miss}", file=self.err, flush=True)
-            return _reply(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})
+            return [_reply(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})]
         assert exchange is not None  # replaying only: a request is on the cassette or a miss
+        if method == "logging/setLevel" and exchange.error is None:
+            self.log_level = str(params["level"])
+        sent = self.notifications(exchange.notifications or [], params.get("_meta"))
         if exchange.error is not None:
-            return _reply(ident, error=dict(exchange.error))
-        return _reply(ident, exchange.response)
+            return [*sent, _reply(ident, error=dict(exchange.error))]
+        return [*sent, _reply(ident, exchange.response)]
+
+    def notifications(self, recorded: list[dict[str, Any]], meta: Any
+                      ) -> list[dict[str, Any]]:
+        """The recorded notifications as this request gets them: progress under its own
+        progress token (none if it gave none), log messages from the level it asked for (a
+        2026 request's ``_meta`` logLevel; none if a 2026 request asked for none), else the
+        level the client set (else every one)."""
+        meta = meta if isinstance(meta, dict) else {}
+        level = meta.get(_LOG_LEVEL_META)
+        if level is None and _VERSION_META not in meta:
+            level = self.log_level or _LOG_LEVELS[0]
+        least = _LOG_LEVELS.index(level) if level in _LOG_LEVELS else None
+        sent: list[dict[str, Any]] = []
+        for note in recorded:
+            params = dict(note.get("params") or {})
+            if note["method"] == "notifications/progress":
+                if meta.get("progressToken") is None:
+                    continue
+                params["progressToken"] = meta["progressToken"]
+            elif note["method"] == "notifications/message":
+                said = params.get("level")
+                if least is None or (said in _LOG_LEVELS and _LOG_LEVELS.index(said) < least):
+                    continue
+            sent.append({"jsonrpc": "2.0", "method": note["method"],
+                         **({"params": params} if note.get("params") is not None else {})})
+        return sent
 
     async def from_client(self, line: bytes) -> None:
         if self.process is None:
-            reply = self.replay(line)
-            if reply is not None:
+            for reply in self.replay(line):
                 self.send(reply)
             return
         try:
@@ -154,8 +206,9 @@ class _Proxy:
             return
         method = message.get("method") if isinstance(message, dict) else None
         ident = message.get("id") if isinstance(message, dict) else None
-        if method in _TOOL_METHODS and ident is not None:
-            canonical = self.canonical(method, message.get("params"))
+        if method in MCP_METHODS and ident is not None:
+            params = message.get("params")
+            canonical = self.canonical(method, params)
             try:
                 number, exchange = self.recording.take(canonical)
             except CassetteMissError as miss:
@@ -164,12 +217,18 @@ class _Proxy:
                 self.answer(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})
                 return
             if exchange is not None:
+                meta = params.get("_meta") if isinstance(params, dict) else None
+                for note in self.notifications(exchange.notifications or [], meta):
+                    self.send(note)
                 if exchange.error is not None:
                     self.answer(ident, error=dict(exchange.error))
                 else:
                     self.answer(ident, result=exchange.response)
                 return
             self.pending[ident] = (number, canonical, time.monotonic())
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            if isinstance(meta, dict) and meta.get("progressToken") is not None:
+                self.progress_tokens[ident] = meta["progressToken"]
             self.unanswered.add(ident)
             await self.relay(line)
             return
@@ -195,7 +254,8 @@ class _Proxy:
         if method == "ping":
             return _reply(ident, {})
         return _reply(ident, error={"code": -32601, "message": f"Method not found: {method} "
-                                                               "(agentkit replays tools only)"})
+                                                               "(agentkit records no such "
+                                                               "request)"})
 
     async def relay(self, line: bytes) -> None:
         assert self.process is not None and self.process.stdin is not None
@@ -222,6 +282,9 @@ class _Proxy:
         except ValueError:  # not JSON, or past agentkit's limits: relayed, never kept
             message = None
         ident = message.get("id") if isinstance(message, dict) else None
+        if isinstance(message, dict) and "id" not in message and isinstance(
+                message.get("method"), str):
+            self.keep_notification(message)
         if isinstance(message, dict) and "method" not in message:
             self.unanswered.discard(ident)
             if not self.unanswered:
@@ -231,6 +294,8 @@ class _Proxy:
         if (isinstance(message, dict) and "method" not in message
                 and ident in self.pending):
             number, canonical, started = self.pending.pop(ident)
+            self.progress_tokens.pop(ident, None)
+            notes = self.notes.pop(ident, None)
             error = message.get("error")
             result = None if error else message.get("result")
             try:
@@ -242,9 +307,29 @@ class _Proxy:
                       flush=True)
             else:
                 self.recording.store(number, canonical, time.monotonic() - started,
-                                     result, dict(error) if isinstance(error, dict) else None)
+                                     result, dict(error) if isinstance(error, dict) else None,
+                                     notes)
         self.out.write(line)
         self.out.flush()
+
+    def keep_notification(self, message: dict[str, Any]) -> None:
+        """Keep a notification of the server's with the request it came during: a progress
+        notification with the request that gave its progress token, any other (a log message)
+        with the earliest request still waiting for its answer (over stdio nothing else says
+        which); one that comes while none waits is relayed, not kept."""
+        if not self.pending:
+            return
+        params = message.get("params")
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        owner = next((ident for ident, given in self.progress_tokens.items()
+                      if token is not None and given == token), None)
+        if owner is None and message["method"] == "notifications/progress":
+            return
+        if owner is None:
+            owner = min(self.pending, key=lambda ident: self.pending[ident][0])
+        self.notes.setdefault(owner, []).append(
+            {"method": message["method"],
+             **({"params": params} if isinstance(params, dict) else {})})
 
     def keep_handshake(self, method: Handshake, result: Any) -> None:
         """Keep the server's answer to a handshake (an error is not kept: the client then
@@ -341,14 +426,25 @@ def _reply(ident: Any, result: Any = None, error: dict[str, Any] | None = None
 
 
 def _checked(server: MCPServer, canonical: dict[str, Any], result: Any) -> None:
-    """A result the server sent is MCP-shaped, as :class:`MCPSession` checks it before keeping
-    it (a JSON-RPC error has no result to check)."""
+    """A result the server sent is MCP-shaped, as :class:`MCPSession` checks a tool's before
+    keeping it and a cassette checks every recorded result when it is loaded (a JSON-RPC
+    error has no result to check)."""
     if result is None:
         return
-    if canonical["method"] == "tools/list":
+    method = canonical["method"]
+    if method == "tools/list":
         _tools_of(server, result if isinstance(result, dict) else {"tools": None})
-    else:
+    elif method == "tools/call" and not (isinstance(result, dict)
+                                         and result.get("resultType") == "input_required"):
         _check_result(server, str(canonical["params"]["name"]), result)
+    else:
+        try:
+            MCPExchangeData.model_validate({"request": canonical, "response": result})
+        except ValueError as exc:
+            reason = " ".join(str(exc).split())
+            raise MCPProtocolError(f"MCP server `{server.name}` ({server.describe()}) "
+                                   f"answered `{method}` with a result that is not "
+                                   f"MCP-shaped ({reason})") from None
 
 
 def _inherited() -> dict[str, str]:

@@ -5,10 +5,13 @@ its MCP servers by URL rather than by command.
 It listens on ``http://127.0.0.1:PORT/mcp`` (loopback only; a Host or Origin that is not
 loopback is refused 403, as the bridge refuses it: DNS rebinding) and answers each JSON-RPC
 request POSTed there as the stdio proxy answers it when replaying: the recorded handshake
-(``initialize``, ``server/discover``) or the proxy's own, ``ping``, and every ``tools/list``
-and ``tools/call`` from the cassette -- as often as it is asked, since a server answers many
-clients -- and a request the cassette lacks with a JSON-RPC error naming the nearest recorded
-one. Answers are ``application/json``; notifications and responses are accepted (202). The
+(``initialize``, ``server/discover``) or the proxy's own, ``ping``, and every recorded request
+(:data:`~agentkit.recording.MCP_METHODS`: tools, resources, prompts, completions, the log
+level) from the cassette -- as often as it is asked, since a server answers many clients --
+and a request the cassette lacks with a JSON-RPC error naming the nearest recorded one.
+Answers are ``application/json``, or a ``text/event-stream`` of the notifications recorded
+during the request (progress, log messages) and then the answer; notifications and responses
+are accepted (202). The
 session of an ``initialize`` gets an ``Mcp-Session-Id``; it keeps no state, so any session id,
 or none, is served alike (2026-07-28 clients have none). A GET (a stream the server would
 push on) and a DELETE are answered 405: a replay has nothing to push.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from agentkit.core.loopback import HOST, BadRequest, LoopbackHTTPServer, read_body
+from agentkit.recording import MCP_METHODS
 from agentkit.tools.mcp.proxy import ProxyError, _Proxy
 from agentkit.tools.mcp.server import MCPServer
 
@@ -34,6 +38,13 @@ __all__ = ["MCPReplayServer", "PATH"]
 PATH = "/mcp"
 """Where the server answers (any other path is 404)."""
 _WHO = "the replaying MCP server"
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+_REMOVED = ("initialize", "ping", "logging/setLevel", "resources/subscribe",
+            "resources/unsubscribe")
+"""The methods the stateless protocol (2026-07-28) has no more."""
+_MISSING_CAPABILITY = -32021
+"""The error of a request that needs a capability its client did not declare: HTTP 400."""
 
 
 class MCPReplayServer:
@@ -44,6 +55,11 @@ class MCPReplayServer:
                  err: Any = None) -> None:
         self._proxy = _Proxy(server, cassette, "none", sys.stdout.buffer, err or sys.stderr)
         self._proxy.recording.repeat = True
+        discover = self._proxy.recording.handshake(server.name, "server/discover") or {}
+        versions = discover.get("supportedVersions")
+        self._stateless: tuple[str, ...] = tuple(versions) if isinstance(versions, list) else ()
+        """The stateless protocol versions the recorded server supports (its recorded
+        ``server/discover``; none: it was recorded over ``initialize``)."""
         self._lock = threading.Lock()
         self._sessions = itertools.count(1)
         try:
@@ -62,27 +78,79 @@ class MCPReplayServer:
     def misses(self) -> int:
         return self._proxy.misses
 
-    def answer(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        """The HTTP answer to a POSTed body: status, headers, body."""
+    def answer(self, body: bytes, version: str | None = None
+               ) -> tuple[int, dict[str, str], bytes]:
+        """The HTTP answer to a POSTed body (``version``: its ``MCP-Protocol-Version``
+        header): status, headers, body -- ``application/json``, or ``text/event-stream`` when
+        the answer comes after recorded notifications."""
         try:
             message = json.loads(body)
         except ValueError:
-            return 400, {}, self._json(self._proxy.replay(body))
+            return 400, {}, self._json(self._proxy.replay(body)[0])
+        refused = self.refusal(message, version)
+        if refused is not None:
+            status, error = refused
+            return status, {}, self._json({"jsonrpc": "2.0", "id": message["id"],
+                                           "error": error})
         batch = message if isinstance(message, list) else [message]
+        sent: list[dict[str, Any]] = []
         replies: list[dict[str, Any]] = []
         headers: dict[str, str] = {}
         with self._lock:
             for item in batch:
-                reply = self._proxy.replay(json.dumps(item).encode("utf-8"))
-                if reply is None:
-                    continue
-                if (isinstance(item, dict) and item.get("method") == "initialize"
-                        and "result" in reply):
-                    headers["mcp-session-id"] = f"agentkit-replay-{next(self._sessions)}"
-                replies.append(reply)
+                for reply in self._proxy.replay(json.dumps(item).encode("utf-8")):
+                    sent.append(reply)
+                    if "method" in reply:
+                        continue
+                    if (isinstance(item, dict) and item.get("method") == "initialize"
+                            and "result" in reply):
+                        headers["mcp-session-id"] = f"agentkit-replay-{next(self._sessions)}"
+                    replies.append(reply)
         if not replies:
             return 202, headers, b""
-        return 200, headers, self._json(replies if isinstance(message, list) else replies[0])
+        if len(sent) > len(replies):
+            headers["content-type"] = "text/event-stream"
+            headers["cache-control"] = "no-cache"
+            return 200, headers, b"".join(b"event: message\ndata: " + self._json(each)
+                                          + b"\n\n" for each in sent)
+        if isinstance(message, list):
+            return 200, headers, self._json(replies)
+        code = (replies[0].get("error") or {}).get("code")
+        return (400 if code == _MISSING_CAPABILITY else 200), headers, self._json(replies[0])
+
+    def refusal(self, message: Any, version: str | None
+                ) -> tuple[int, dict[str, Any]] | None:
+        """The HTTP status and JSON-RPC error a stateless (2026-07-28) server answers a
+        request it refuses: one without the ``_meta`` the protocol requires (400, -32602), a
+        header that says another version than its ``_meta`` (400, -32020), a version the
+        recorded server does not support (400, -32022, with the ones it does), a method the
+        protocol has no more or does not know (404, -32601). A request is held to the
+        stateless protocol when the recorded server spoke it (its ``server/discover`` is
+        recorded) and the request says it is of it (its header or ``_meta`` names a version);
+        None: nothing to refuse."""
+        if not self._stateless or not isinstance(message, dict) or "id" not in message:
+            return None
+        method, params = message.get("method"), message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        meta = meta if isinstance(meta, dict) else {}
+        if not isinstance(method, str) or (version not in self._stateless
+                                           and _VERSION_META not in meta):
+            return None
+        if _VERSION_META not in meta or _CAPABILITIES_META not in meta:
+            return 400, {"code": -32602, "message": f"agentkit: Invalid params: a {method} "
+                         f"request of protocol {'/'.join(self._stateless)} carries `_meta` "
+                         f"with `{_VERSION_META}` and `{_CAPABILITIES_META}`"}
+        asked = meta[_VERSION_META]
+        if version is not None and version != asked:
+            return 400, {"code": -32020, "message": f"agentkit: Header mismatch: "
+                         f"MCP-Protocol-Version says {version}, `_meta` says {asked}"}
+        if asked not in self._stateless:
+            return 400, {"code": -32022, "message": f"agentkit: Unsupported protocol version "
+                         f"{asked}", "data": {"supported": list(self._stateless),
+                                              "requested": asked}}
+        if method in _REMOVED or (method not in MCP_METHODS and method != "server/discover"):
+            return 404, {"code": -32601, "message": f"agentkit: Method not found: {method}"}
+        return None
 
     @staticmethod
     def _json(value: Any) -> bytes:
@@ -131,7 +199,8 @@ def _handler(owner: MCPReplayServer) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?", 1)[0] != PATH:
                 self._send(404, {}, _error(f"{_WHO} answers at {PATH}"))
                 return
-            status, headers, answer = owner.answer(body)
+            status, headers, answer = owner.answer(body, self.headers.get(
+                "mcp-protocol-version"))
             self._send(status, headers, answer)
 
         def do_GET(self) -> None:
@@ -152,7 +221,7 @@ def _handler(owner: MCPReplayServer) -> type[BaseHTTPRequestHandler]:
                   close: bool = False) -> None:
             self.send_response_only(status)
             self.send_header("server", self.server_version)
-            if body:
+            if body and "content-type" not in headers:
                 self.send_header("content-type", "application/json")
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -34,6 +34,7 @@ from agentkit.recording import (
     CassetteMissError,
     CassettePlayer,
     Exchange,
+    MCPMethod,
     RecordMode,
     request_hash,
 )
@@ -61,7 +62,7 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def canonical_mcp_request(server: str, method: Method | Handshake, params: dict[str, Any] | None = None,
+def canonical_mcp_request(server: str, method: MCPMethod | Handshake, params: dict[str, Any] | None = None,
                           redactor: Redactor | None = None) -> dict[str, Any]:
     """The request as a cassette keeps it: server name, method and params less their
     per-session ``_meta``, secrets redacted (without a ``redactor``, only what any text may
@@ -117,7 +118,8 @@ class MCPRecording:
         return self._requests, exchange
 
     def store(self, number: int, canonical: dict[str, Any], latency: float,
-              response: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+              response: dict[str, Any] | None, error: dict[str, Any] | None,
+              notifications: list[dict[str, Any]] | None = None) -> None:
         """Keep request ``number``'s exchange. Exchanges are kept in the order of their
         requests, not of their answers: concurrent calls finish in any order, and the file of
         an unchanged re-recording must come out the same."""
@@ -127,7 +129,8 @@ class MCPRecording:
         self._recorded_hashes.add(key)
         self._new.append((number, Exchange(request=canonical, request_hash=key,
                                            response=response, error=error,
-                                           latency=round(latency, 6))))
+                                           latency=round(latency, 6),
+                                           notifications=notifications or None)))
         self._new.sort(key=lambda item: item[0])
         self.cassette.mcp_exchanges = [*self._kept, *(e for _, e in self._new)]
         self.recorded += 1
