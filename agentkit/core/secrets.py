@@ -35,6 +35,8 @@ _MAYBE_PATTERN = re.compile(r"(?i)sk-|bearer|://")
 _MARKERS_IN_JSON = ("sk-", "bearer", "://", "authorization", "api_key", "api-key")
 
 _Span = tuple[int, int, str, str]  # (start, end, replacement, kind)
+#: ``json.dumps(default=str, ensure_ascii=False)``, its encoder built once (not per call).
+_JSON_TEXT = json.JSONEncoder(default=str, ensure_ascii=False)
 
 
 class Redactor:
@@ -141,7 +143,7 @@ class Redactor:
         strings, other objects their ``str`` -- with secrets redacted as :meth:`data` does.
         Without secret values to look for, a text in which no pattern and no secret field
         can occur (the usual case) is not walked at all."""
-        text = json.dumps(value, default=str, ensure_ascii=False)
+        text = _JSON_TEXT.encode(value)
         plain = json.loads(text)
         if not self._values:
             lowered = text.lower()

@@ -53,6 +53,7 @@ from agentkit.llms.types import (
     TextBlock,
     ToolSelection,
     Usage,
+    fix_message,
 )
 
 __all__ = [
@@ -599,8 +600,9 @@ def from_openai_messages(messages: Any,
 
     ``known`` holds the messages read before, by their JSON, and gets the new ones: a client
     sends its whole conversation with every request, and a message sent again is the same
-    (read-only) object as the first time -- read once, and known as the same message by
-    whatever keeps track of messages (the trace)."""
+    object as the first time, fixed (:func:`~agentkit.llms.types.fix_message`) -- read once,
+    known as the same message by whatever keeps track of messages (the trace), and what is
+    worked out from it (a cassette's request hash) worked out once."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
     if known is None:
@@ -612,6 +614,7 @@ def from_openai_messages(messages: Any,
         found = known.get(key)
         if found is None:
             found = known[key] = _from_openai_message(message, f"messages[{index}]")
+            fix_message(found)
         read.append(found)
     return read
 
