@@ -145,11 +145,16 @@ class Redactor:
         can occur (the usual case) is not walked at all."""
         text = _JSON_TEXT.encode(value)
         plain = json.loads(text)
-        if not self._values:
-            lowered = text.lower()
-            if not any(marker in lowered for marker in _MARKERS_IN_JSON):
-                return plain
-        return self.data(plain)
+        return self.data(plain) if self.may_redact(text) else plain
+
+    def may_redact(self, json_text: str) -> bool:
+        """Whether :meth:`data` may change data whose JSON text is ``json_text`` (however its
+        keys are ordered and spaced): False when there are no secret values to look for and
+        no pattern or secret field can occur in it."""
+        if self._values:
+            return True
+        lowered = json_text.lower()
+        return any(marker in lowered for marker in _MARKERS_IN_JSON)
 
 
 def _moved(offset: int, spans: list[_Span]) -> int:

@@ -110,8 +110,12 @@ def _fixed_parts(messages: list[ChatMessage]) -> list[tuple[dict[str, Any], str]
             return None
         part = memo.get("canonical")
         if part is None:
-            data = _ANY_TEXT.json_data(message.to_dict(images="digest"))
-            part = memo["canonical"] = (data, _hashed_text(data))
+            data = message.to_dict(images="digest")  # plain JSON data already
+            text = _hashed_text(data)
+            if _ANY_TEXT.may_redact(text):
+                data = _ANY_TEXT.json_data(data)
+                text = _hashed_text(data)
+            part = memo["canonical"] = (data, text)
         parts.append(part)
     return parts
 
