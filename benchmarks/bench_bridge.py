@@ -66,8 +66,9 @@ ROWS = (("sdk_1", "plain openai-SDK agent, 1 tool call", 1),
         ("sdk_10", "plain openai-SDK agent, 10 tool calls", 10),
         ("wire_1", "raw httpx client (no SDK), 1 tool call", 1),
         ("wire_10", "raw httpx client (no SDK), 10 tool calls", 10))
-TARGET_ROWS = ("sdk_1", "sdk_10")
-"""The rows the target holds for (the SDK agent's); the wire rows show the SDK's share."""
+TARGET_ROWS = ("sdk_1", "sdk_10", "wire_1", "wire_10")
+"""The rows the target holds for: the SDK agent's (issue 36's target, bounded by the SDK's own
+cost: :func:`sdk_bound`) and the same loop at the wire, where that cost is absent."""
 SIDES = ("bridge", "vcrpy", "vcrpy_body", "bare")
 SIDE_NAMES = {"bridge": "bridge", "vcrpy": "vcrpy", "vcrpy_body": "vcrpy+body*",
               "bare": "bare"}
@@ -283,6 +284,12 @@ def ratio(row: dict[str, Any], side: str) -> float:
     return float(row["bridge"]["rate"] / row[side]["rate"])
 
 
+def sdk_bound(row: dict[str, Any]) -> float:
+    """The most the bridge could be over vcrpy at its defaults in ``row``: the bare client's
+    runs/s over vcrpy's (a bridge costing nothing at all)."""
+    return float(row["bare"]["rate"] / row["vcrpy"]["rate"])
+
+
 def report(results: dict[str, Any], args: argparse.Namespace, out: TextIO) -> None:
     sides = [side for side in SIDES if side in results[ROWS[0][0]]]
     peers = [side for side in sides if side.startswith("vcrpy")]
@@ -319,20 +326,25 @@ def report(results: dict[str, Any], args: argparse.Namespace, out: TextIO) -> No
     if "vcrpy" in sides:
         for key, label, _calls in ROWS:
             if key in TARGET_ROWS:
-                found = ratio(results[key], "vcrpy")
+                row = results[key]
+                found = ratio(row, "vcrpy")
+                bound = (f"; bound by the SDK: a bridge costing nothing would be "
+                         f"{sdk_bound(row):.2f}x" if key.startswith("sdk") else "")
                 print(f"  {label}: bridge runs/s >= {TARGET_RATIO:.0f}x vcrpy at its defaults: "
                       f"{'met' if found >= TARGET_RATIO else 'MISSED'} ({found:.2f}x; "
-                      f"{ratio(results[key], 'vcrpy_body'):.2f}x vcrpy+body*)", file=out)
+                      f"{ratio(row, 'vcrpy_body'):.2f}x vcrpy+body*{bound})", file=out)
     else:
         print("  vcrpy left out (--no-vcrpy): no comparison", file=out)
 
 
 def measured(results: dict[str, Any]) -> list[Measured]:
     """The run's figures for the targets table (:mod:`targets`): the bridge over vcrpy at its
-    defaults, per SDK row."""
+    defaults, per row (an SDK row with the bound the SDK sets)."""
     if "vcrpy" not in results[TARGET_ROWS[0]]:
         return []
-    return [Measured(f"bridge_{key}", f"{found:.2f}x", found >= TARGET_RATIO)
+    return [Measured(f"bridge_{key}", f"{found:.2f}x" + (
+        f" (SDK bound {sdk_bound(results[key]):.2f}x)" if key.startswith("sdk") else ""),
+        found >= TARGET_RATIO)
             for key in TARGET_ROWS for found in [ratio(results[key], "vcrpy")]]
 
 

@@ -31,6 +31,7 @@ bench_agents = _load("bench_agents")  # puts benchmarks/ on sys.path for the hel
 bench_long = _load("bench_long_conversation")
 bench_trace = _load("bench_trace_size")
 harness = importlib.import_module("_harness")
+targets = importlib.import_module("targets")
 agentkit_side = importlib.import_module("_agentkit_side")
 conversation = importlib.import_module("_conversation")
 targets = importlib.import_module("targets")
@@ -401,8 +402,14 @@ def test_bench_bridge_replays_the_same_conversation_from_vcrpy_at_its_defaults_a
     text = out.getvalue()
     assert "bridge runs/s >= 2x vcrpy at its defaults" in text
     assert "vcrpy+body* runs/s" in text and "chosen by us (*)" in text
-    assert [m.target for m in bench_bridge.measured(result)] == ["bridge_sdk_1",
-                                                                 "bridge_sdk_10"]
+    measured = bench_bridge.measured(result)
+    assert [m.target for m in measured] == ["bridge_sdk_1", "bridge_sdk_10", "bridge_wire_1",
+                                            "bridge_wire_10"]
+    assert all(m.target in targets.TARGETS for m in measured)
+    # an SDK row's figure carries the SDK's bound: the bare client over vcrpy at its defaults
+    for key, figure in zip(("sdk_1", "sdk_10"), measured, strict=False):
+        assert figure.figure.endswith(f" (SDK bound {bench_bridge.sdk_bound(result[key]):.2f}x)")
+    assert "bound by the SDK: a bridge costing nothing would be" in text
 
 
 def test_bench_trace_size_records_and_replays_each_scenario_and_checks_linear_growth():

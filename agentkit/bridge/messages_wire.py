@@ -37,7 +37,15 @@ from typing import Any
 
 from agentkit.llms.mock import split_words
 from agentkit.llms.openai_wire import RequestError, WireReply, WireRequest, WireTool
-from agentkit.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock, ToolSelection, Usage
+from agentkit.llms.types import (
+    ChatMessage,
+    ImageBlock,
+    MessageRole,
+    TextBlock,
+    ToolSelection,
+    Usage,
+    fix_message,
+)
 
 __all__ = ["WIRE", "parse_messages_request", "message_body", "message_events", "error_body"]
 
@@ -115,6 +123,8 @@ def _known(known: dict[str, list[ChatMessage]], key: str,
     found = known.get(key)
     if found is None:
         found = known[key] = build()
+        for message in found:  # read once, sent again as the same objects
+            fix_message(message)
     return found
 
 

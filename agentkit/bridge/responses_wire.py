@@ -47,7 +47,14 @@ from agentkit.llms.openai_wire import (
     image_block,
     tool_selection,
 )
-from agentkit.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock, Usage
+from agentkit.llms.types import (
+    ChatMessage,
+    ImageBlock,
+    MessageRole,
+    TextBlock,
+    Usage,
+    fix_message,
+)
 
 __all__ = ["WIRE", "parse_responses_request", "response_body", "response_events",
            "named_sse_body"]
@@ -140,6 +147,7 @@ def _known(known: dict[str, ChatMessage], raw: Any,
     found = known.get(key)
     if found is None:
         found = known[key] = build()
+        fix_message(found)  # read once, sent again as the same object (from_openai_messages)
     return found
 
 

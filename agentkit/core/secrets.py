@@ -35,6 +35,8 @@ _MAYBE_PATTERN = re.compile(r"(?i)sk-|bearer|://")
 _MARKERS_IN_JSON = ("sk-", "bearer", "://", "authorization", "api_key", "api-key")
 
 _Span = tuple[int, int, str, str]  # (start, end, replacement, kind)
+#: ``json.dumps(default=str, ensure_ascii=False)``, its encoder built once (not per call).
+_JSON_TEXT = json.JSONEncoder(default=str, ensure_ascii=False)
 
 
 class Redactor:
@@ -141,13 +143,18 @@ class Redactor:
         strings, other objects their ``str`` -- with secrets redacted as :meth:`data` does.
         Without secret values to look for, a text in which no pattern and no secret field
         can occur (the usual case) is not walked at all."""
-        text = json.dumps(value, default=str, ensure_ascii=False)
+        text = _JSON_TEXT.encode(value)
         plain = json.loads(text)
-        if not self._values:
-            lowered = text.lower()
-            if not any(marker in lowered for marker in _MARKERS_IN_JSON):
-                return plain
-        return self.data(plain)
+        return self.data(plain) if self.may_redact(text) else plain
+
+    def may_redact(self, json_text: str) -> bool:
+        """Whether :meth:`data` may change data whose JSON text is ``json_text`` (however its
+        keys are ordered and spaced): False when there are no secret values to look for and
+        no pattern or secret field can occur in it."""
+        if self._values:
+            return True
+        lowered = json_text.lower()
+        return any(marker in lowered for marker in _MARKERS_IN_JSON)
 
 
 def _moved(offset: int, spans: list[_Span]) -> int:

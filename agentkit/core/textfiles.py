@@ -18,6 +18,7 @@ A problem is a :class:`TextFileError` whose message starts ``file:line:column:``
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -53,7 +54,12 @@ def read_text(path: str | Path) -> str:
     """The UTF-8 text of ``path`` (``OSError`` if it cannot be read at all)."""
     path = Path(path)
     with path.open("rb") as file:
-        data = file.read(MAX_TEXT_BYTES + 1)
+        # as much as the file says it holds, then the rest up to the limit, if any (a read
+        # of MAX_TEXT_BYTES sets aside a buffer that large: dearer than a small file's read)
+        want = min(os.fstat(file.fileno()).st_size, MAX_TEXT_BYTES) + 1
+        data = file.read(want)
+        if len(data) == want <= MAX_TEXT_BYTES:  # larger than it said (/dev/zero says 0)
+            data += file.read(MAX_TEXT_BYTES + 1 - want)
     if len(data) > MAX_TEXT_BYTES:
         raise TextFileError(f"{path}:1: larger than {MAX_TEXT_BYTES >> 20} MiB, the most "
                             "agentkit reads (is it the file you meant?)")

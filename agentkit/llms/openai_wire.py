@@ -30,6 +30,7 @@ bodies (:func:`error_body`, :class:`HTTPError`).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -53,6 +54,7 @@ from agentkit.llms.types import (
     TextBlock,
     ToolSelection,
     Usage,
+    fix_message,
 )
 
 __all__ = [
@@ -599,8 +601,9 @@ def from_openai_messages(messages: Any,
 
     ``known`` holds the messages read before, by their JSON, and gets the new ones: a client
     sends its whole conversation with every request, and a message sent again is the same
-    (read-only) object as the first time -- read once, and known as the same message by
-    whatever keeps track of messages (the trace)."""
+    object as the first time, fixed (:func:`~agentkit.llms.types.fix_message`) -- read once,
+    known as the same message by whatever keeps track of messages (the trace), and what is
+    worked out from it (a cassette's request hash) worked out once."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
     if known is None:
@@ -608,10 +611,13 @@ def from_openai_messages(messages: Any,
                 for index, message in enumerate(messages)]
     read = []
     for index, message in enumerate(messages):
-        key = json.dumps(message)  # a client sends a message the same way every time
+        # a client sends a message the same way every time; repr tells apart what JSON does
+        # (1 and true, 1 and 1.0, key order) and is quicker to write
+        key = repr(message)
         found = known.get(key)
         if found is None:
             found = known[key] = _from_openai_message(message, f"messages[{index}]")
+            fix_message(found)
         read.append(found)
     return read
 
@@ -717,7 +723,12 @@ _ARGUMENT_PIECE = 8
 
 def http_date(at: float) -> str:
     """The ``Date`` header value for virtual time ``at`` (whole seconds after :data:`EPOCH`)."""
-    return format_datetime(EPOCH + timedelta(seconds=int(at)), usegmt=True)
+    return _http_date(int(at))
+
+
+@functools.lru_cache(maxsize=1024)  # every answer has one; most are of the same few seconds
+def _http_date(seconds: int) -> str:
+    return format_datetime(EPOCH + timedelta(seconds=seconds), usegmt=True)
 
 
 @dataclass

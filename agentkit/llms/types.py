@@ -9,7 +9,9 @@ message carries ``additional_kwargs["tool_call_id"]``.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
+import weakref
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -33,6 +35,8 @@ __all__ = [
     "ContentBlock",
     "ToolSelection",
     "ChatMessage",
+    "fix_message",
+    "fixed_memo",
     "Usage",
     "ChatResponse",
     "CompletionResponse",
@@ -268,6 +272,33 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+_FIXED: dict[int, tuple[weakref.ReferenceType[ChatMessage], dict[str, Any]]] = {}
+"""The fixed messages alive, by id: each one's memo (:func:`fixed_memo`)."""
+
+
+def fix_message(message: ChatMessage) -> None:
+    """Declare that nothing changes ``message`` any more, so what is worked out from it (its
+    canonical form for a cassette's request hash...) may be kept with it (:func:`fixed_memo`).
+    The bridge fixes every message it reads: a client resends its whole conversation with
+    each request, and a message sent again is the first one's object (read-only from then
+    on: nothing in agentkit changes a request's messages)."""
+    key = id(message)
+    if key not in _FIXED:
+        # the entry goes when the message does, before its id can be another object's
+        _FIXED[key] = (weakref.ref(message, functools.partial(_unfix, key)), {})
+
+
+def _unfix(key: int, _: object) -> None:
+    _FIXED.pop(key, None)
+
+
+def fixed_memo(message: ChatMessage) -> dict[str, Any] | None:
+    """Where what is worked out from a fixed message (:func:`fix_message`) is kept, by a name
+    of the caller's; None for a message that may still change."""
+    entry = _FIXED.get(id(message))
+    return entry[1] if entry is not None else None
 
 
 class Usage(Model):

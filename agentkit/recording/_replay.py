@@ -14,7 +14,7 @@ from agentkit.recording._cassette import Cassette, RecordMode
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
-from agentkit.recording._requests import canonical_request, request_hash
+from agentkit.recording._requests import request_key
 from agentkit.recording._responses import replay_stream, response_from
 from agentkit.recording._roles import RoleKey, RoleLLM
 
@@ -104,8 +104,8 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         return True
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
-        canonical = canonical_request(request)
-        exchange = self._player.take(canonical, request_hash(canonical))
+        canonical, key = request_key(request)
+        exchange = self._player.take(canonical, key)
         if exchange is None:
             raise self._player.miss(canonical)
         if exchange.latency:
@@ -116,8 +116,8 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
                          live: LLM | None) -> tuple[ChatResponse, str]:
         if self._recorder is not None:
             return await self._recorder._role_chat(request, role, live)
-        canonical = canonical_request(request)
-        exchange = self._player.take(canonical, request_hash(canonical), role)
+        canonical, key = request_key(request)
+        exchange = self._player.take(canonical, key, role)
         if exchange is None:
             raise self._player.role_miss(canonical, role)
         if exchange.latency:

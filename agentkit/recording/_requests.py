@@ -10,8 +10,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from agentkit.core.secrets import Redactor
 from agentkit.llms.base import LLMRequest
+from agentkit.llms.types import ChatMessage, fixed_memo
 
-__all__ = ["canonical_request", "request_hash", "text_hash", "public_url"]
+__all__ = ["canonical_request", "request_hash", "request_key", "text_hash", "public_url"]
+
+_ANY_TEXT = Redactor(environ={})
+"""The redactor of a request no recording's redactor reads: what any text may hold."""
 
 
 def public_url(url: str | None) -> str | None:
@@ -39,21 +43,81 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     this machine's environment: a replay matches the same way whatever variables are set.
     """
     # images by their sha256: the same image replays, another one misses (and never bytes on disk)
+    data = _request_data(request, [m.to_dict(images="digest") for m in request.messages])
+    canonical: dict[str, Any] = (redactor or Redactor(environ={})).json_data(data)
+    return canonical
+
+
+def _request_data(request: LLMRequest, messages: list[Any]) -> dict[str, Any]:
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
-                            "messages": [m.to_dict(images="digest") for m in request.messages]}
+                            "messages": messages}
     if request.tools is not None:
         data["tools"] = request.tool_specs()
         data["tool_choice"] = request.tool_choice
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
         data["kwargs"] = request.kwargs
-    canonical: dict[str, Any] = (redactor or Redactor(environ={})).json_data(data)
-    return canonical
+    return data
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _hash(_hashed_text(canonical))
+
+
+_HASHED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""How a request is written for its hash (built once: ``json.dumps`` with options builds an
+encoder per call)."""
+
+
+def _hashed_text(value: Any) -> str:
+    """``value`` as the JSON text a request's hash is taken of (keys sorted, no spaces)."""
+    return _HASHED.encode(value)
+
+
+def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
+    """``canonical_request(request)`` and its :func:`request_hash`, as a replay matches it.
+
+    When every message is fixed (:func:`~agentkit.llms.types.fix_message`: the bridge's, which
+    a client resends with each request) each one's canonical form and JSON text are worked
+    out once and kept with it, and the request's text is put together from them: a call costs
+    what its new messages cost, not the whole conversation again. The result is the same
+    either way (redacting and writing JSON work part by part); the canonical form's messages
+    are then shared between requests: treat it as read-only."""
+    parts = _fixed_parts(request.messages)
+    if parts is None:
+        canonical = canonical_request(request)
+        return canonical, request_hash(canonical)
+    canonical = _ANY_TEXT.json_data(_request_data(request, []))
+    canonical["messages"] = [data for data, _ in parts]
+    # the text request_hash writes: the fields before "messages", it, the fields after
+    before = _hashed_text({k: v for k, v in canonical.items() if k < "messages"})[1:-1]
+    after = _hashed_text({k: v for k, v in canonical.items() if k > "messages"})[1:-1]
+    messages = f'"messages":[{",".join(text for _, text in parts)}]'
+    return canonical, _hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+
+
+def _fixed_parts(messages: list[ChatMessage]) -> list[tuple[dict[str, Any], str]] | None:
+    """Each message's canonical form and its JSON text as hashed, kept with the message; None
+    unless every message is fixed."""
+    parts = []
+    for message in messages:
+        memo = fixed_memo(message)
+        if memo is None:
+            return None
+        part = memo.get("canonical")
+        if part is None:
+            data = message.to_dict(images="digest")  # plain JSON data already
+            text = _hashed_text(data)
+            if _ANY_TEXT.may_redact(text):
+                data = _ANY_TEXT.json_data(data)
+                text = _hashed_text(data)
+            part = memo["canonical"] = (data, text)
+        parts.append(part)
+    return parts
 
 
 def text_hash(text: str) -> str:

@@ -1,15 +1,44 @@
-"""Reading JSON files (traces, snapshots, baselines): agentkit's own errors, with lines."""
+"""Reading text files (read_text) and JSON files (traces, snapshots, baselines): agentkit's own
+errors, with lines."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentkit.core.textfiles import JsonLimitError, TextFileError, loads_json, parse_json
+from agentkit.core import textfiles
+from agentkit.core.textfiles import (
+    JsonLimitError,
+    TextFileError,
+    loads_json,
+    parse_json,
+    read_text,
+)
 from agentkit.core.yamlsafe import MAX_DEPTH
+
+
+def test_a_file_is_read_whole_up_to_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(textfiles, "MAX_TEXT_BYTES", 64)
+    path = tmp_path / "x.yaml"
+    path.write_text("é" * 32)  # 64 bytes
+
+    assert read_text(path) == "é" * 32
+
+    path.write_text("é" * 32 + "x")
+    with pytest.raises(TextFileError, match=r"x.yaml:1: larger than 0 MiB"):
+        read_text(path)
+
+
+def test_a_file_longer_than_its_size_says_is_read_whole():
+    status = Path("/proc/self/status")  # its size says 0
+    if not status.exists() or status.stat().st_size:
+        pytest.skip("needs Linux's /proc, whose files say they are empty")
+
+    assert read_text(status).startswith("Name:") and "\nPid:" in read_text(status)
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 1001, 100_000])

@@ -1,0 +1,121 @@
+"""A replay's request key (request_key): the canonical request and its hash, the same whether
+the messages are fixed (the bridge's: each one's part worked out once and kept with it) or
+not (the whole request worked out on every call)."""
+
+from __future__ import annotations
+
+import base64
+import gc
+import json
+from typing import Any
+
+import pytest
+
+from agentkit.llms import ChatMessage
+from agentkit.llms import types as message_types
+from agentkit.llms.base import LLMRequest
+from agentkit.llms.openai_wire import WireTool, from_openai_messages
+from agentkit.llms.types import fix_message, fixed_memo
+from agentkit.recording import canonical_request, request_hash
+from agentkit.recording._requests import request_key
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
+CALL = {"id": "call_1", "type": "function",
+        "function": {"name": "lookup", "arguments": '{"city": "Zürich", "n": 1.0}'}}
+WIRE_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "Be brief. ΑΣ is Greek; 🙂 too."},
+    {"role": "user", "content": [{"type": "text", "text": "What is this?"},
+                                 {"type": "image_url",
+                                  "image_url": {"url": f"data:image/png;base64,{PNG}"}}]},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "name": "lookup", "content": '{"people": 421878}'},
+    {"role": "user", "content": "my key is sk-abcdefghijklmnopqrstuvwxyz0123 and "
+                                "Authorization: Bearer abc.def.ghi, see https://u:pw@host/x"},
+    {"role": "assistant", "content": 'He said "no" \\ twice\nthen left.'},
+]
+TOOL = WireTool("lookup", "The population of a city.",
+                {"type": "object", "properties": {"city": {"type": "string"}}})
+
+
+def _read(messages: list[dict[str, Any]], known: dict[str, ChatMessage] | None) -> list[ChatMessage]:
+    return from_openai_messages(json.loads(json.dumps(messages)), known)
+
+
+def _request(messages: list[ChatMessage], **fields: Any) -> LLMRequest:
+    return LLMRequest(kind="chat", messages=messages, **fields)
+
+
+REQUESTS = {
+    "plain": {},
+    "with tools": {"tools": [TOOL], "tool_choice": "auto", "allow_parallel_tool_calls": True},
+    "streamed, with options": {"stream": True, "kwargs": {"temperature": 0.0, "seed": 7,
+                                                          "stop": ["\n\n"]}},
+    "a secret in an option": {"kwargs": {"metadata": {"api_key": "sk-live-1234567890abcdef"}}},
+}
+
+
+@pytest.mark.parametrize("fields", REQUESTS.values(), ids=REQUESTS.keys())
+@pytest.mark.parametrize("length", [1, 3, len(WIRE_MESSAGES)])
+def test_fixed_messages_give_the_canonical_request_and_hash_of_the_slow_way(fields, length):
+    fixed = _read(WIRE_MESSAGES[:length], {})
+    assert all(fixed_memo(m) is not None for m in fixed)
+    loose = _read(WIRE_MESSAGES[:length], None)
+    assert all(fixed_memo(m) is None for m in loose)
+    slow = canonical_request(_request(loose, **fields))
+
+    for _ in range(2):  # worked out, then kept
+        canonical, key = request_key(_request(fixed, **fields))
+        assert canonical == slow
+        assert key == request_hash(slow) == request_hash(canonical)
+    assert request_key(_request(loose, **fields)) == (slow, request_hash(slow))
+
+
+def test_the_secrets_in_a_fixed_message_are_redacted_as_in_the_whole_request():
+    (message,) = _read(WIRE_MESSAGES[4:5], {})
+    canonical, _ = request_key(_request([message]))
+
+    text = canonical["messages"][0]["content"]
+    assert "sk-abcdefghijklmnopqrstuvwxyz0123" not in text and "pw@" not in text
+    assert canonical == canonical_request(_request(_read(WIRE_MESSAGES[4:5], None)))
+
+
+def test_a_fixed_message_is_worked_out_once_however_often_it_is_sent(monkeypatch):
+    known: dict[str, ChatMessage] = {}
+    conversation = _read(WIRE_MESSAGES, known)
+    made = []
+    to_dict = ChatMessage.to_dict
+
+    def counted(self: ChatMessage, **options: Any) -> dict[str, Any]:
+        made.append(self)
+        return to_dict(self, **options)
+
+    monkeypatch.setattr(ChatMessage, "to_dict", counted)
+    for length in range(1, len(conversation) + 1):  # each request resends the ones before
+        request_key(_request(_read(WIRE_MESSAGES[:length], known)))
+
+    assert len(made) == len(conversation)
+    assert [id(m) for m in made] == [id(m) for m in conversation]
+
+
+def test_a_message_that_is_not_fixed_is_worked_out_again_on_every_call():
+    message = ChatMessage(role="user", content="first")
+    _, before = request_key(_request([message]))
+    message.content = "changed"
+
+    _, after = request_key(_request([message]))
+
+    assert after != before
+    assert after == request_hash(canonical_request(_request([ChatMessage(content="changed")])))
+
+
+def test_a_fixed_messages_memo_goes_with_it():
+    message = ChatMessage(role="user", content="hello")
+    fix_message(message)
+    fixed_memo(message)["canonical"] = "kept"  # type: ignore[index]
+    key = id(message)
+    assert key in message_types._FIXED
+
+    del message
+    gc.collect()
+
+    assert key not in message_types._FIXED
