@@ -126,6 +126,65 @@ def test_the_large_case_exercises_what_the_lookups_serve():
     assert any(d.costs and d.regression is None for d in diff.rows)
 
 
+def test_a_copy_with_other_rows_looks_up_its_own_rows():
+    comparison = _large(30)
+    first = comparison.row("simple_0000", "react")
+    traced = [row.model_copy(update={"trace": {"turns": []}}) for row in comparison.rows]
+
+    copy = comparison.model_copy(update={"rows": traced})
+
+    assert first is comparison.rows[0] and first.trace is None
+    assert copy.row("simple_0000", "react") is traced[0]
+    assert comparison.row("simple_0000", "react") is first
+    assert copy.row("simple_0000", "react", "some-model") is None
+
+
+def test_the_index_is_no_part_of_a_comparisons_equality():
+    looked_up, fresh = _large(30), _large(30)
+
+    assert looked_up.row("broken", None) is not None
+
+    assert looked_up == fresh
+
+
+class _Name(str):
+    """A scenario name that counts how often it is compared for equality with another."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Name.compared += 1
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+def _comparisons_of_names(scenarios: int) -> int:
+    """How many times scenario names are compared while every renderer writes the report of
+    ``scenarios`` cases under three agent types against its baseline (names kept as
+    :class:`_Name` by building the rows unvalidated)."""
+    def rows_of(comparison: Comparison) -> Comparison:
+        rows = [Row.model_construct(**{**dict(row), "scenario": _Name(row.scenario)},
+                                    _fields_set=row.model_fields_set) for row in comparison.rows]
+        return comparison.model_copy(update={"rows": rows})
+
+    current = rows_of(_large(scenarios))
+    baseline = rows_of(_large(scenarios, baseline=True))
+    _Name.compared = 0
+    for render in RENDERERS.values():
+        render(current, baseline)
+    return _Name.compared
+
+
+def test_scenario_names_are_compared_in_proportion_to_the_rows_not_their_square():
+    small, large = _comparisons_of_names(60), _comparisons_of_names(240)
+
+    assert 0 < large <= 4 * small + 200, (small, large)
+
+
 def _write_golden() -> None:
     for case, make in CASES.items():
         current, baseline = make()
