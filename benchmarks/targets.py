@@ -72,7 +72,8 @@ TARGETS: dict[str, tuple[str, str]] = {
     "mutate": ("bench_mutate.py", ">= 50 offline mutants in under a minute on 2 cores"),
     "suite_bfcl_memory": ("bench_suite_bfcl.py", "one `agentkit report` of BFCL's 1,240 "
                           "single-turn scenarios under 4 agent types: peak memory grows with "
-                          "the rows only"),
+                          "the rows only (fit over 310, 620, 1,240 scenarios: per row <= 3x "
+                          "a row's own size)"),
     "test_suite": ("(by hand, --add)", "the default test run <= 2 minutes wall on an idle "
                    "2-core machine"),
 }

@@ -492,11 +492,21 @@ def test_bench_suite_bfcl_writes_lists_and_reports_every_case():
 
     result = bench_bfcl.main(["--quick"], out=out)
 
-    assert {name: row["count"] for name, row in result.items()} == {
+    assert {name: result[name]["count"] for name in ("write", "list", "report")} == {
         "write": 7, "list": 7, "report": 28}
+    assert [report["count"] for report in result["reports"]] == [20, 28]
     assert (result["report"]["passed"], result["report"]["failed"]) == (28, 0)
-    assert all(row["rss_mb"] > 0 for row in result.values())
+    assert all(row["rss_mb"] > 0 for row in (result["write"], result["list"], *result["reports"]))
+    assert result["fit"]["row_kb"] > 0
     assert "report: 28 of 28 runs passed" in out.getvalue()
+    assert "KB per row (least squares over 2 sizes); a row in memory: " in out.getvalue()
+
+
+def test_the_bfcl_memory_line_is_the_least_squares_fit():
+    fixed, per_row = _load("bench_suite_bfcl").line_through([(100, 60.0), (200, 70.0),
+                                                             (400, 90.0)])
+
+    assert (round(fixed, 6), round(per_row, 6)) == (50.0, 0.1)
 
 
 bench_recording = _load("bench_recording")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agentkit.eval._cases import CaseStats, PassRateChange, compare_pass_rates
 from agentkit.eval._stats import DEFAULT_CONFIDENCE
-from agentkit.report._model import METRICS, Comparison, Row
+from agentkit.report._model import METRICS, Comparison, Contender, Row
 from agentkit.report._thresholds import CostRegression, cost_regressions
 
 __all__ = ["RowDelta", "BaselineDiff", "compare_to_baseline"]
@@ -101,6 +101,16 @@ class BaselineDiff:
 
     baseline_version: str
     rows: list[RowDelta]
+    _by_row: dict[tuple[str, Contender], RowDelta] = field(init=False, repr=False,
+                                                          compare=False)
+
+    def __post_init__(self) -> None:
+        by_row: dict[tuple[str, Contender], RowDelta] = {}
+        for delta in self.rows:
+            other = delta.current or delta.baseline
+            if other is not None:
+                by_row.setdefault((other.scenario, other.contender), delta)
+        object.__setattr__(self, "_by_row", by_row)
 
     @property
     def regressions(self) -> list[RowDelta]:
@@ -130,12 +140,9 @@ class BaselineDiff:
         return [d for d in self.rows if d.fixed]
 
     def for_row(self, row: Row) -> RowDelta | None:
-        for delta in self.rows:
-            other = delta.current or delta.baseline
-            if (other is not None and other.scenario == row.scenario
-                    and other.contender == row.contender):
-                return delta
-        return None
+        """The change of ``row``'s scenario × agent type (× model): looked up in an index of
+        :attr:`rows` made once, not by a scan of them."""
+        return self._by_row.get((row.scenario, row.contender))
 
     def to_dict(self) -> dict[str, Any]:
         return {"agentkit_version": self.baseline_version,

@@ -8,6 +8,7 @@ recording) becomes an ``error`` row, so one broken file does not hide the rest o
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -253,7 +254,8 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     given, else the order in which the scenarios first declare them. A path that does not
     exist or an unknown agent type raises :class:`ScenarioError`; a scenario that fails to
     load or run becomes an ``error`` row. Every scenario is loaded before the first run, so
-    ``progress`` knows the total. With ``shard`` ``(i, n)`` only the rows of shard i of n run
+    ``progress`` knows the total, and let go once its runs are done. With ``shard``
+    ``(i, n)`` only the rows of shard i of n run
     (:func:`agentkit.eval._matrix.shard_of`: by the row's key, stable as the suite changes);
     the comparison keeps the whole run's plan, for :func:`~agentkit.report.merge_shards`.
 
@@ -296,7 +298,10 @@ def run_comparison(paths_or_dir: str | Path | Sequence[str | Path],
     done = 0
     coverage = Coverage()
     store = RunStore(runs_folder) if runs_folder is not None else None
-    for step in plan:
+    steps = deque(plan)
+    del plan  # each scenario is dropped once its last run is done: the rows are what stays
+    while steps:
+        step = steps.popleft()
         if isinstance(step, Row):
             rows.append(step)
             continue

@@ -260,7 +260,8 @@ def _figure(comparison: Comparison, title: str, make: Callable[[Row], Bar], *,
             groups: list[str], notes: list[tuple[str, float]] | None = None,
             integral: bool = True, caption: str = "") -> str:
     """One chart, or nothing when every one of its bars is zero (it would show nothing)."""
-    bars = {k: v for k, v in _chart_bars(comparison, make).items() if k[0] in groups}
+    charted = set(groups)
+    bars = {k: v for k, v in _chart_bars(comparison, make).items() if k[0] in charted}
     if not any(segment.end > segment.start for bar in bars.values() if isinstance(bar, Bar)
                for segment in bar.segments):
         return ""
@@ -289,9 +290,10 @@ def _rate_figures(comparison: Comparison, groups: list[str], table: HeadToHead) 
     """The pass rate per charted scenario with its interval, and cost against pass rate."""
     figures = []
     if groups:
+        charted = set(groups)
         bars = {(row.scenario, contender_label(row.contender)): _rate_bar(row)
                 for row in comparison.rows if row.agent_type is not None
-                and row.scenario in groups}
+                and row.scenario in charted}
         svg = pass_rate_chart(title=RATE_CHART_TITLES[0], groups=groups,
                               series=_series(comparison), bars=bars)
         figures.append(f"<figure><figcaption>{RATE_CHART_TITLES[0]}</figcaption>{svg}"
@@ -336,8 +338,8 @@ def _html_charts(comparison: Comparison, table: HeadToHead) -> str:
                       f"types' results differ (of {plural(len(groups), 'scenario')} several "
                       "ran).</p>")
         groups = [g for g in groups if g in shown]
-    timed = [g for g in groups
-             if any((r.serial_time or 0) > 0 for r in comparison.rows if r.scenario == g)]
+    with_latency = {r.scenario for r in comparison.rows if (r.serial_time or 0) > 0}
+    timed = [g for g in groups if g in with_latency]
     caption = "Simulated seconds; wall below serial means calls overlapped."
     if timed and len(groups) - len(timed):
         caption += (f" {plural(len(groups) - len(timed), 'scenario')} without simulated "

@@ -14,6 +14,7 @@ shards.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
@@ -523,6 +524,36 @@ class Compared:
     left_out: list[tuple[Contender, str]]
 
 
+RowKey = tuple[str, str | None, str | None]
+"""A row's scenario, agent type and model: what :meth:`Comparison.row` looks it up by."""
+
+
+class _RowIndex:
+    """A comparison's rows by :data:`RowKey` (the first row of each key), built on first use
+    and again whenever the comparison's ``rows`` are another list (a copy made with other
+    rows): derived from the rows, so never part of the comparison's equality."""
+
+    __slots__ = ("by_key", "rows", "size")
+
+    def __init__(self) -> None:
+        self.rows: list[Row] | None = None
+        self.size = 0
+        self.by_key: dict[RowKey, Row] = {}
+
+    def of(self, rows: list[Row]) -> dict[RowKey, Row]:
+        if self.rows is not rows or self.size != len(rows):
+            self.by_key = {}
+            for row in rows:
+                self.by_key.setdefault((row.scenario, row.agent_type, row.model), row)
+            self.rows, self.size = rows, len(rows)
+        return self.by_key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _RowIndex)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Comparison(_Strict):
     """Every scenario × agent type (× model) run of one report, in scenario-file, agent-type,
     then model order."""
@@ -543,6 +574,7 @@ class Comparison(_Strict):
     """What the runs exercised (:meth:`agentkit.quality.Coverage.to_dict`; a merge of shards
     joins theirs; None: not measured, as in an evaluation)."""
     _runs: RunStore | None = PrivateAttr(default=None)
+    _index: _RowIndex = PrivateAttr(default_factory=_RowIndex)
 
     @property
     def runs(self) -> RunStore | None:
@@ -605,19 +637,22 @@ class Comparison(_Strict):
         head-to-head table are over the scenarios every compared contender ran. When no
         scenario is shared by all, the contender that ran the fewest scenarios is left out
         (and named, with why) until some are."""
-        ran: dict[Contender, list[str]] = {c: [] for c in self.contenders}
+        ran: dict[Contender, dict[str, None]] = {c: {} for c in self.contenders}
+        runs: dict[Contender, int] = dict.fromkeys(ran, 0)
         for row in self.rows:
             if row.agent_type is not None:
-                ran[row.contender].append(row.scenario)
+                ran[row.contender][row.scenario] = None
+                runs[row.contender] += 1
         contenders = list(ran)
         left_out: list[tuple[Contender, str]] = []
+        scenarios = self.scenarios
         while contenders:
-            shared = [s for s in self.scenarios if all(s in ran[c] for c in contenders)]
+            shared = [s for s in scenarios if all(s in ran[c] for c in contenders)]
             if shared or len(contenders) == 1:
                 return Compared(contenders, shared, left_out)
-            fewest = min(reversed(contenders), key=lambda c: len(ran[c]))
+            fewest = min(reversed(contenders), key=lambda c: runs[c])
             contenders.remove(fewest)
-            count = len(ran[fewest])
+            count = runs[fewest]
             left_out.append((fewest, f"ran {count} scenario{'s' if count != 1 else ''}, none "
                                      "of them run by all the others"))
         return Compared([], [], left_out)
@@ -638,17 +673,20 @@ class Comparison(_Strict):
         return list(dict.fromkeys(r.scenario for r in self.rows))
 
     def row(self, scenario: str, agent_type: str | None, model: str | None = None) -> Row | None:
-        return next((r for r in self.rows if r.scenario == scenario
-                     and r.agent_type == agent_type and r.model == model), None)
+        """The row of ``scenario`` under ``agent_type`` (and ``model``), if the comparison has
+        one: looked up in an index of the rows built once, not by a scan of them."""
+        return self._index.of(self.rows).get((scenario, agent_type, model))
 
     def summaries(self) -> list[AgentSummary]:
         """One summary per compared agent type (× model), over the scenarios all of them ran
         (:meth:`compared`; load errors belong to no agent type)."""
         compared = self.compared()
-        return [_summarize(contender, [r for r in self.rows if r.contender == contender
-                                       and r.agent_type is not None
-                                       and r.scenario in compared.scenarios])
-                for contender in compared.contenders]
+        shared = set(compared.scenarios)
+        mine: dict[Contender, list[Row]] = {contender: [] for contender in compared.contenders}
+        for row in self.rows:
+            if row.agent_type is not None and row.scenario in shared and row.contender in mine:
+                mine[row.contender].append(row)
+        return [_summarize(contender, rows) for contender, rows in mine.items()]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; ``summary`` and ``compared`` are derived from the rows and
@@ -694,8 +732,8 @@ class Comparison(_Strict):
             comparison = cls.model_validate(fields)
         except ValidationError as exc:
             raise ReportError(_describe(source, exc, where)) from None
-        keys = [r.key for r in comparison.rows]
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        keys = Counter(r.key for r in comparison.rows)
+        duplicates = sorted(k for k, n in keys.items() if n > 1)
         if duplicates:
             raise ReportError(f"{at('rows')}: rows: duplicate row {', '.join(duplicates)}")
         return comparison

@@ -344,7 +344,8 @@ def head_to_head(comparison: Comparison) -> HeadToHead:
     if summarized:
         lines = [pooled_line(f"tag {tag} ({len(over)} scenarios)", over)
                  for tag, over in _by_tag(comparison, scenarios, rows, contenders)]
-        lines += [line for line in scenario_lines if line.label in differ[:SCENARIO_LINES]]
+        listed = set(differ[:SCENARIO_LINES])
+        lines += [line for line in scenario_lines if line.label in listed]
     if len(scenarios) > 1 or any(row.sampled for row in pooled):
         lines.append(pooled_line(f"All {len(scenarios)} compared scenarios", scenarios))
     for label, key in COST_LINES if scenarios else ():

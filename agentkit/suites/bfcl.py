@@ -22,13 +22,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
 from agentkit.core.errors import BadInputError
 from agentkit.core.files import atomic_write_text
+from agentkit.recording import dump_yaml
 
 __all__ = ["CATEGORIES", "BFCLDataError", "Case", "stand_in", "STAND_IN_OUTPUT", "data_folder",
-           "read_cases", "scenario_data", "write_suite", "add_arguments", "command"]
+           "read_cases", "scenario_data", "scenario_text", "write_suite", "add_arguments",
+           "command"]
 
 #: category -> the stem of its data file (``BFCL_v4_<stem>.json``)
 CATEGORIES: dict[str, str] = {
@@ -322,6 +322,13 @@ def scenario_data(case: Case) -> dict[str, Any]:
     return data
 
 
+def scenario_text(case: Case) -> str:
+    """The scenario file of ``case``, in the YAML every scenario writer of agentkit writes
+    (:func:`agentkit.recording.dump_yaml`: keys in order, a text of several lines as a ``|``
+    block)."""
+    return dump_yaml(scenario_data(case))
+
+
 def short_text(text: str, limit: int = 100) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -338,9 +345,7 @@ def write_suite(out: Path, categories: Sequence[str], data: str | Path | None = 
         for case in read_cases(folder, category):
             if limit is not None and count >= limit:
                 break
-            text = yaml.safe_dump(scenario_data(case), sort_keys=False, allow_unicode=True,
-                                  width=100)
-            atomic_write_text(out / category / f"{_file_stem(case)}.yaml", text)
+            atomic_write_text(out / category / f"{_file_stem(case)}.yaml", scenario_text(case))
             count += 1
         written[category] = count
     return written

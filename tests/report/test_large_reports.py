@@ -119,3 +119,24 @@ def test_a_report_from_runs_kept_on_disk_is_byte_for_byte_the_same(tmp_path: Pat
     memory, disk = files(tmp_path / "memory"), files(tmp_path / "disk")
     assert any(name.startswith("traces/") for name in memory)
     assert disk == memory
+
+
+def test_a_scenario_is_let_go_once_its_runs_are_done(tmp_path: Path):
+    import gc
+
+    from agentkit.scenario import Scenario
+
+    paths = [SCENARIOS / f"{name}.yaml" for name in (
+        "single_tool_call", "parallel_lookups", "dependent_chain", "failing_task")]
+    names = {path.name for path in paths}
+    alive: list[int] = []
+
+    def count(done: int, total: int, row: Row) -> None:
+        gc.collect()
+        alive.append(sum(isinstance(o, Scenario) and Path(str(o.path)).name in names
+                         for o in gc.get_objects()))
+
+    comparison = run_comparison(paths, progress=count, runs_folder=tmp_path / "runs")
+
+    assert len(comparison.scenarios) == 4 and len(alive) >= 4
+    assert alive[0] == 4 and alive[-1] <= 1, alive

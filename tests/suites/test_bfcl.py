@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from agentkit.cli import main
+from agentkit.recording import dump_yaml
 from agentkit.scenario import load_scenario
 from agentkit.suites import bfcl
 from tests.suites._scoring import agentkit_passes
@@ -75,6 +76,24 @@ def test_tools_are_told_bfcls_functions_with_json_schema_types(written: Path):
     assert tools["stats_mean"]["parameters"]["type"] == "object"
     booking = yaml.safe_load((written / "simple" / "simple_python_1.yaml").read_text())
     assert booking["tools"][0]["parameters"]["properties"]["party"]["type"] == "object"
+
+
+def test_scenarios_are_written_as_every_scenario_writer_writes_yaml(tmp_path: Path):
+    data = _broken_copy(tmp_path)
+    path = data / "BFCL_v4_simple_python.json"
+    first, *rest = path.read_text().splitlines(keepends=True)
+    path.write_text(first.replace("How far is 3 miles in kilometres?",
+                                  "How far is 3 miles\\nin kilometres?", 1) + "".join(rest))
+    case = next(bfcl.read_cases(data, "simple"))
+
+    code, _, _ = _cli("suite", "bfcl", "--data", str(data), "--out", str(tmp_path / "out"),
+                      "--categories", "simple", "--limit", "1")
+
+    written = (tmp_path / "out" / "simple" / "simple_python_0.yaml").read_text()
+    assert code == 0 and written == dump_yaml(bfcl.scenario_data(case))
+    assert "turns:\n- user: |-\n    How far is 3 miles\n    in kilometres?\n" in written
+    assert load_scenario(tmp_path / "out" / "simple" / "simple_python_0.yaml").turns[0].user == (
+        "How far is 3 miles\nin kilometres?")
 
 
 def test_a_system_message_of_the_question_is_history(written: Path):

@@ -134,7 +134,7 @@ def test_agentkit_and_bfcls_checker_give_every_answer_the_same_verdict(
     disagree, accuracy, passed_first = [], {}, {}
     for (case, given), verdicts in zip(named, theirs, strict=True):
         scenario = tmp_path / f"{case.id}.yaml"
-        scenario.write_text(_yaml(bfcl.scenario_data(case)), encoding="utf-8")
+        scenario.write_text(bfcl.scenario_text(case), encoding="utf-8")
         passed_first[case.id] = verdicts[0]
         for (kind, calls), expected in zip(given, verdicts, strict=True):
             ours = agentkit_passes(scenario, calls, tmp_path)
@@ -164,9 +164,3 @@ def test_agentkit_and_bfcls_checker_give_every_answer_the_same_verdict(
             assert theirs == total, kind
         if kind in {"extra call", "a call", "wrong function"}:
             assert theirs == 0, kind
-
-
-def _yaml(data: dict[str, Any]) -> str:
-    import yaml
-
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
