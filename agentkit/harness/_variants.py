@@ -328,7 +328,8 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
                         "replays a recording, which holds what the model answered")))
                 continue
             cell = run_case(Case(faulted, name, seed=seed,
-                                 llm=None if name in offline else _matrix_replay(scenario, name)))
+                                 llm=None if name in offline
+                                 else _matrix_replay(scenario, name, variant)))
             miss = cassette_miss(cell.result) if cell.result is not None else None
             if miss is not None and name not in offline:
                 # not a class of the agent's: the variant's continuation was never recorded
@@ -340,20 +341,15 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
     return matrix
 
 
-def _matrix_replay(scenario: Scenario, agent_type: str) -> LLM | None:
-    """``agent_type``'s recording for one variant: the unfaulted run and every variant's
-    continuation, of which a variant replays the prefix and its own; the others it leaves
-    unused are no fault of its run. None when there is no recording (the run says so)."""
+def _matrix_replay(scenario: Scenario, agent_type: str, variant: FaultVariant) -> LLM | None:
+    """``agent_type``'s recording as ``variant`` replays it: the unfaulted run (the prefix)
+    and the variant's own continuation, the exchanges tagged with its label (what is left
+    over is of its own). None when there is no recording (the run says so)."""
     from agentkit.recording import CassetteLLM
     from agentkit.scenario._layout import cassette_path
 
     path = cassette_path(scenario, agent_type)
-    if not path.is_file():
-        return None
-    replay = CassetteLLM(path)
-    replay.excuse("the fault matrix's recording holds every variant's continuation; a "
-                  "variant replays only its own")
-    return replay
+    return CassetteLLM(path, variant=variant.label) if path.is_file() else None
 
 
 def _struck(struck: list[Any], label: str) -> str | None:
@@ -420,7 +416,8 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
         with faults_struck() as struck:
             recorder = RecordingLLM(limited, cassette, "new_episodes", agent_type=agent_type,
                                     scenario=scenario.name,
-                                    continues=partial(_struck, struck, variant.label))
+                                    continues=partial(_struck, struck, variant.label),
+                                    variant=variant.label)
             with real_time():
                 result = run_scenario(variant_scenario(scenario, variant), agent_type,
                                       llm=recorder)

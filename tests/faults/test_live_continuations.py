@@ -6,6 +6,7 @@ OpenAI endpoint that answers by what it reads stands in for the live model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from agentkit.harness import (
     record_fault_continuations,
     record_scenario,
     run_fault_matrix,
+    run_scenario,
 )
+from agentkit.recording import Cassette, CassetteError
 from mocks.openai_server import FakeOpenAIServer
 
 KINDS = ["error", "timeout", "empty", "truncate", "drop_fields", "corrupt_fields",
@@ -64,9 +67,12 @@ def recorded(support: Any) -> Path:
     return path
 
 
+def _cassette(path: Path) -> Path:
+    return path.parent / "cassettes" / "order.function_calling.yaml"
+
+
 def _exchanges(path: Path) -> list[dict[str, Any]]:
-    cassette = path.parent / "cassettes" / "order.function_calling.yaml"
-    return yaml.safe_load(cassette.read_text("utf-8"))["exchanges"]
+    return yaml.safe_load(_cassette(path).read_text("utf-8"))["exchanges"]
 
 
 def test_each_variant_records_only_its_continuation_after_one_shared_prefix(
@@ -83,16 +89,22 @@ def test_each_variant_records_only_its_continuation_after_one_shared_prefix(
     # the first request of every variant was the recorded one: replayed, never asked again;
     # only what follows a faulted tool output is asked, and a continuation the cassette holds
     # already (a late answer is the unfaulted output: the whole run is the prefix) is not
-    assert server.calls == sum(recording.recorded.values()) >= variants - 2
+    assert server.calls == sum(recording.recorded.values()) == variants - 1
     assert recording.recorded["lookup_order#1:latency"] == 0
-    exchanges = _exchanges(recorded)
+    exchanges = Cassette.load(_cassette(recorded)).exchanges
     assert len(exchanges) == 2 + server.calls
-    first = exchanges[0]["request"]
-    assert all(exchange["request"] != first for exchange in exchanges[1:])
-    # each continuation answers a request whose last message is a faulted tool output
-    outputs = [e["request"]["messages"][-1] for e in exchanges[2:]]
+    first = exchanges[0].request
+    assert all(exchange.request != first for exchange in exchanges[1:])
+    # the recorded run is untagged; each continuation is tagged with its variant, and answers
+    # a request whose last message is that variant's faulted tool output
+    assert [e.variant for e in exchanges[:2]] == [None, None]
+    assert [e.variant for e in exchanges[2:]] == [label for label, count in
+                                                  recording.recorded.items() if count]
+    outputs = [e.request["messages"][-1] for e in exchanges[2:]]
     assert [m["role"] for m in outputs] == ["tool"] * server.calls
-    assert len({json.dumps(m, sort_keys=True) for m in outputs}) == server.calls
+    # a malformed record and a truncated one are both its first half: the same request, yet
+    # two variants, each with its own continuation
+    assert len({json.dumps(m, sort_keys=True) for m in outputs}) == server.calls - 1
     assert not any("2026-11-05" in m["content"] and "shipped" in m["content"]
                    and "Parcelway" in m["content"] for m in outputs)
 
@@ -165,3 +177,70 @@ def test_continuations_need_the_recorded_run_first(support: Any) -> None:
                                             r"from; record it first \(agentkit record "):
         record_fault_continuations(path, "function_calling",
                                    FakeOpenAIServer([]).llm(), kinds=KINDS)
+
+
+def _with_continuations(recorded: Path) -> Path:
+    assert record_fault_continuations(recorded, "function_calling",
+                                      FakeOpenAIServer([_model] * 40, strict=False).llm(),
+                                      kinds=KINDS).ok
+    return _cassette(recorded)
+
+
+def test_a_plain_run_replays_the_scenarios_own_exchanges_not_the_variants(
+        recorded: Path) -> None:
+    _with_continuations(recorded)
+
+    result = run_scenario(recorded, "function_calling")  # no fault: the recorded run alone
+
+    assert result.passed, result.verdict.lines()
+    assert result.llm.unused == 0
+
+
+def test_a_variants_own_unreplayed_continuation_is_still_reported(recorded: Path) -> None:
+    path = _with_continuations(recorded)
+    cassette = Cassette.load(path)
+    (own,) = [e for e in cassette.exchanges if e.variant == "lookup_order#1:error"]
+    extra = replace(own, request={**own.request, "tool_choice": "none"}, request_hash="f" * 16)
+    cassette.exchanges.append(extra)
+    cassette.save()
+
+    matrix = run_fault_matrix(recorded, kinds=KINDS)
+
+    failed = {label: cell.verdict.lines() for (label, _), cell in matrix.cells.items()
+              if not cell.verdict.passed}
+    assert failed == {"lookup_order#1:error": [
+        "- the recording has 1 exchange(s) that were not replayed"]}
+
+
+def test_an_old_untagged_matrix_cassette_still_loads_and_replays(recorded: Path) -> None:
+    path = _with_continuations(recorded)
+    tagged = run_fault_matrix(recorded, kinds=KINDS)
+    data = yaml.safe_load(path.read_text("utf-8"))
+    assert data["format"] == 5
+    for exchange in data["exchanges"]:
+        exchange.pop("variant", None)
+    data["format"] = 3  # as the matrix wrote it before exchanges named their variant
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+    old = run_fault_matrix(recorded, kinds=KINDS)
+
+    assert all(e.variant is None for e in Cassette.load(path).exchanges)
+    assert {label: old.outcome(v, "function_calling") for v in old.variants
+            for label in [v.label]} == \
+        {v.label: tagged.outcome(v, "function_calling") for v in tagged.variants}
+    # what it cannot tell is whose a continuation is: a plain run finds them left over
+    plain = run_scenario(recorded, "function_calling")
+    assert plain.verdict.lines() == [
+        f"- the recording has {len(data['exchanges']) - 2} exchange(s) that were not replayed"]
+
+
+def test_a_variant_tag_needs_format_5(recorded: Path) -> None:
+    path = _with_continuations(recorded)
+    text = path.read_text("utf-8").replace("format: 5", "format: 3", 1)
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(CassetteError, match=r"\.yaml:\d+: exchanges\.2\.variant: an exchange's "
+                                            r"`variant` \(the fault variant whose continuation "
+                                            r"it is\) belongs to a cassette of `format: 5`, but "
+                                            r"the file says `format: 3`"):
+        Cassette.load(path)
