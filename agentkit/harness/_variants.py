@@ -13,11 +13,12 @@ variant's trajectory: the steps up to the faulted call, then what a correct agen
 renumbered -- or the steps given, usually an answer telling the user). An agent type with a
 script of its own runs it as written.
 
-An agent type with a recording replays it: its requests up to the faulted tool output are
-the unfaulted run's, and after it each variant's own, recorded live once by
-:func:`record_fault_continuations` into the same cassette -- one shared prefix, one
-continuation per variant (:class:`~agentkit.recording.RecordingLLM`'s ``continues``). A
-variant whose continuation is not recorded yet is a cassette miss saying how to record it.
+An agent type with a recording replays it: its requests up to the fault (a faulted tool
+output, or the model's faulted call) are the unfaulted run's, and after it each variant's
+own, recorded live once by :func:`record_fault_continuations` into the same cassette -- one
+shared prefix, one continuation per variant, each exchange of it tagged with the variant
+(:class:`~agentkit.recording.RecordingLLM`'s ``continues`` and ``variant``). A variant whose
+continuation is not recorded yet is a cassette miss saying how to record it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from agentkit.scenario import (
     Scenario,
     TrajectoryStep,
 )
-from agentkit.verdict import Verdict, case_stats, cassette_miss
+from agentkit.verdict import Verdict, cassette_miss
 
 __all__ = ["FaultMatrix", "FaultRecording", "FaultVariant", "NoFaultsError", "fault_variants",
            "offline_agent_types", "record_fault_continuations", "run_fault_matrix",
@@ -142,8 +143,10 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
             variants.append(FaultVariant(call.name, numbers[call.name],
                                          Fault(call=numbers[call.name], kind=kind)))
     variants.sort(key=lambda v: (names.index(v.tool), v.call, FAULT_KINDS.index(v.fault.kind)))
-    if (not wanted or MODEL in wanted) and offline_agent_types(scenario):
-        # the model's calls, after the tools' (a fault of the model goes into a script)
+    if (not wanted or MODEL in wanted) and any(spec.team is None
+                                               for spec in scenario.agents.values()):
+        # the model's calls, after the tools' (a fault of the model goes before the reply of
+        # its call: a script's, or a recording's)
         model_calls = sum(len(turn.llm_calls) for turn in unfaulted.trace.turns)
         variants += [FaultVariant(MODEL, number, ModelFault(call=number, kind=kind))
                      for number in range(1, model_calls + 1)
@@ -164,9 +167,9 @@ def variant_scenario(scenario: Scenario, variant: FaultVariant) -> Scenario:
     copy = scenario.model_copy(deep=True)
     if copy.expect.on_fault is None:
         copy.expect = copy.expect.model_copy(update={"on_fault": list(_DEFAULT_ON_FAULT)})
-    if isinstance(variant.fault, ModelFault):  # on every model a script answers
+    if isinstance(variant.fault, ModelFault):  # on every agent type's model (not a team's)
         for agent in copy.agents.values():
-            if agent.recording is None and agent.team is None:
+            if agent.team is None:
                 agent.faults = [f for f in agent.faults if f.call != variant.call] + [variant.fault]
         return copy
     index = _entry_of(scenario, variant.tool)
@@ -321,12 +324,6 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
     for variant in variants:
         faulted = variant_scenario(scenario, variant)
         for name in matrix.agent_types:
-            if variant.of_model and name not in offline:
-                matrix.cells[(variant.label, name)] = CaseResult(
-                    Case(faulted, name, seed=seed), [], case_stats([]), Verdict("error", stopped_by=(
-                        f"{variant.label}: a fault of the model goes into a script; {name} "
-                        "replays a recording, which holds what the model answered")))
-                continue
             cell = run_case(Case(faulted, name, seed=seed,
                                  llm=None if name in offline
                                  else _matrix_replay(scenario, name, variant)))
@@ -406,9 +403,7 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
         raise NoFaultsError(f"{path}: no recording of the unfaulted run to continue from; "
                             f"record it first (agentkit record {scenario.path or scenario.name} "
                             f"--agent {agent_type})")
-    variants = [variant for variant in fault_variants(scenario, kinds=kinds, tools=tools,
-                                                      max_variants=max_variants)
-                if not variant.of_model]  # those go into scripts: nothing to record
+    variants = fault_variants(scenario, kinds=kinds, tools=tools, max_variants=max_variants)
     cassette = Cassette.load(path)
     outcome = FaultRecording(path, prefix=len(cassette.exchanges))
     limited = with_limits(scenario, agent_type, live)

@@ -43,10 +43,10 @@ no sample keys.
 
 **Formats.** The optional parts of a cassette each need a minimum ``format``
 (:data:`PART_FORMATS`): samples 2, ``mcp_exchanges`` 2, message references 3, role exchanges
-3, an exchange's ``wire`` 4, an exchange's ``variant`` 5. A cassette is written in the lowest format that holds all its
-parts (the highest of their needs; with none of them, format 1), so a recording keeps the
-format it always had. Formats 1 to 5 are read; a part that needs a higher format than the
-file declares is refused, naming the file, its line and the part.
+3, an exchange's ``wire`` 4, an exchange's ``variant`` 5. A cassette is written in the lowest
+format that holds all its parts (the highest of their needs; with none of them, format 1), so
+a recording keeps the format it always had. Formats 1 to 5 are read; a part that needs a
+higher format than the file declares is refused, naming the file, its line and the part.
 
 **Wires.** An agent on the bridge (:mod:`agentkit.bridge`) may speak chat completions, the
 Responses API or Anthropic's Messages API; the bridge reads each into the same LLM request, so

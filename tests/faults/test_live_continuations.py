@@ -14,12 +14,16 @@ import pytest
 import yaml
 
 from agentkit.harness import (
+    AgentContext,
     NoFaultsError,
     record_fault_continuations,
     record_scenario,
+    register_agent_type,
     run_fault_matrix,
     run_scenario,
 )
+from agentkit.llms.errors import LLMError
+from agentkit.llms.types import ChatMessage
 from agentkit.recording import Cassette, CassetteError
 from mocks.openai_server import FakeOpenAIServer
 
@@ -89,7 +93,8 @@ def test_each_variant_records_only_its_continuation_after_one_shared_prefix(
     # the first request of every variant was the recorded one: replayed, never asked again;
     # only what follows a faulted tool output is asked, and a continuation the cassette holds
     # already (a late answer is the unfaulted output: the whole run is the prefix) is not
-    assert server.calls == sum(recording.recorded.values()) == variants - 1
+    tool_variants = [label for label in recording.recorded if label.startswith("lookup_order")]
+    assert server.calls == sum(recording.recorded.values()) == len(tool_variants) - 1
     assert recording.recorded["lookup_order#1:latency"] == 0
     exchanges = Cassette.load(_cassette(recorded)).exchanges
     assert len(exchanges) == 2 + server.calls
@@ -204,7 +209,7 @@ def test_a_variants_own_unreplayed_continuation_is_still_reported(recorded: Path
     cassette.exchanges.append(extra)
     cassette.save()
 
-    matrix = run_fault_matrix(recorded, kinds=KINDS)
+    matrix = run_fault_matrix(recorded, kinds=KINDS, tools=["lookup_order"])
 
     failed = {label: cell.verdict.lines() for (label, _), cell in matrix.cells.items()
               if not cell.verdict.passed}
@@ -244,3 +249,81 @@ def test_a_variant_tag_needs_format_5(recorded: Path) -> None:
                                             r"it is\) belongs to a cassette of `format: 5`, but "
                                             r"the file says `format: 3`"):
         Cassette.load(path)
+
+
+MODEL_KINDS = ["rate_limit", "server", "timeout", "empty", "cut"]
+ASKING = """\
+format: 1
+name: asking
+tools:
+  - ref: order_desk:lookup_order
+turns:
+  - user: Where is my order A-1001?
+expect:
+  answer: {contains: "2026-11-05"}
+  on_fault: [recovered, failed_safely, fabricated]
+agents:
+  patient:
+    recording: cassettes/asking.patient.yaml
+"""
+
+
+class _Patient:
+    """Asks its model; when the call fails, says so and asks once more."""
+
+    def __init__(self, context: AgentContext) -> None:
+        self.llm = context.llm
+        self.chat_history: list[Any] = []
+
+    def chat(self, message: str, **_: Any) -> str:
+        messages = [ChatMessage(role="user", content=message)]
+        try:
+            return str(self.llm.chat(messages).message.content)
+        except LLMError as exc:
+            messages.append(ChatMessage(role="user", content=f"That failed ({type(exc).__name__})"
+                                                             "; answer again."))
+            return str(self.llm.chat(messages).message.content)
+
+    def stream_chat(self, message: str, **_: Any) -> Any:
+        raise NotImplementedError
+
+
+def _answering(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    if "failed" in str(messages[-1].get("content")):
+        return "Sorry, I could not look your order up just now; please try again later."
+    return "Your order A-1001 arrives on 2026-11-05."
+
+
+def test_model_faults_record_their_continuation_from_the_prefix_and_replay_offline(
+        support: Any) -> None:
+    register_agent_type("patient", _Patient)
+    path = support(ASKING)
+    assert record_scenario(path, "patient", FakeOpenAIServer([_answering]).llm()).ok
+    server = FakeOpenAIServer([_answering] * 10, strict=False)
+
+    recording = record_fault_continuations(path, "patient", server.llm(), kinds=MODEL_KINDS)
+
+    assert recording.ok, recording.problems
+    # the prefix (the first call) replays, the fault takes its place, and only the question
+    # asked again after it goes to the model -- an empty reply is an answer: nothing follows
+    assert recording.recorded == {"model#1:rate_limit": 1, "model#1:server": 1,
+                                  "model#1:timeout": 1, "model#1:empty": 0, "model#1:cut": 1}
+    assert server.calls == 4
+    exchanges = Cassette.load(path.parent / "cassettes" / "asking.patient.yaml").exchanges
+    assert [e.variant for e in exchanges] == [None, "model#1:rate_limit", "model#1:server",
+                                              "model#1:timeout", "model#1:cut"]
+    assert [e.request["messages"][-1]["content"] for e in exchanges[1:]] == [
+        f"That failed ({error}); answer again." for error in
+        ("RateLimitError", "ServerError", "APITimeoutError", "APIConnectionError")]
+
+    first = run_fault_matrix(path, kinds=MODEL_KINDS)  # offline: no model at all
+    again = run_fault_matrix(path, kinds=MODEL_KINDS)
+
+    outcomes = {v.label: first.outcome(v, "patient") for v in first.variants}
+    assert outcomes == {"model#1:rate_limit": "failed_safely", "model#1:server": "failed_safely",
+                        "model#1:timeout": "failed_safely", "model#1:empty": "fabricated",
+                        "model#1:cut": "failed_safely"}
+    assert first.passed
+    assert [c.trace.to_json() for c in first.cells.values()] == \
+        [c.trace.to_json() for c in again.cells.values()]
+    assert run_scenario(path, "patient").passed  # the plain run: its own exchange only
