@@ -36,6 +36,7 @@ from agentkit.core.errors import BadInputError
 from agentkit.harness._case import Case, CaseResult, run_case
 from agentkit.harness._faults import applicable_kinds, faults_struck
 from agentkit.harness._plan import load
+from agentkit.harness._roles import RoleModels
 from agentkit.harness._runner import execute_scenario, run_scenario
 from agentkit.harness._world import NO_WORLD, built_tools
 from agentkit.llms.base import LLM
@@ -379,15 +380,16 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
                                kinds: Sequence[str] | None = None,
                                tools: Sequence[str] | None = None,
                                max_variants: int | None = None,
-                               on_variant: Callable[[FaultVariant, int], None] | None = None
-                               ) -> FaultRecording:
+                               on_variant: Callable[[FaultVariant, int], None] | None = None,
+                               roles: RoleModels | None = None) -> FaultRecording:
     """Record, through ``live``, the continuation of every fault variant of ``scenario``
     (:func:`fault_variants`) under ``agent_type``'s recording: each variant replays the
     recorded run up to its faulted tool output and records only what follows, into the same
     cassette (saved after each exchange). The cassette must hold the unfaulted run (the
     prefix); a variant whose requests before the fault are not in it stops the recording
     with the cassette miss (the recorded prefix no longer matches). ``on_variant(variant,
-    recorded)`` follows each variant."""
+    recorded)`` follows each variant. The judge's calls a variant makes (``faults.judge``: its
+    class) are recorded with its continuation, through ``roles`` (by default ``live``)."""
     from agentkit.core.sim import real_time
     from agentkit.harness._record import with_limits
     from agentkit.recording import Cassette, RecordingLLM
@@ -407,6 +409,7 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
     cassette = Cassette.load(path)
     outcome = FaultRecording(path, prefix=len(cassette.exchanges))
     limited = with_limits(scenario, agent_type, live)
+    roles = roles if roles is not None else RoleModels(judge=live, user=live)
     for variant in variants:
         with faults_struck() as struck:
             recorder = RecordingLLM(limited, cassette, "new_episodes", agent_type=agent_type,
@@ -415,7 +418,7 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
                                     variant=variant.label)
             with real_time():
                 result = run_scenario(variant_scenario(scenario, variant), agent_type,
-                                      llm=recorder)
+                                      llm=recorder, roles=roles)
         outcome.recorded[variant.label] = recorder.recorded
         if on_variant is not None:
             on_variant(variant, recorder.recorded)

@@ -327,3 +327,57 @@ def test_model_faults_record_their_continuation_from_the_prefix_and_replay_offli
     assert [c.trace.to_json() for c in first.cells.values()] == \
         [c.trace.to_json() for c in again.cells.values()]
     assert run_scenario(path, "patient").passed  # the plain run: its own exchange only
+
+
+JUDGED = SCENARIO.replace("agents:\n", """\
+faults:
+  judge:
+    failed_safely: {{judge: "tells the customer the order could not be looked up"}}
+    fabricated: {{judge: "gives the order's status as if it had been looked up"}}
+judge: {{}}
+agents:
+""")
+MADE_UP = "it promises a status it never saw"
+
+
+def _model_and_judge(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    """The agent's model as :func:`_model`, and a judge that finds every answer made up."""
+    text = " ".join(str(m.get("content")) for m in messages)
+    if "as if it had been looked up" in text:
+        return json.dumps({"verdict": "pass", "reason": MADE_UP})
+    if "could not be looked up" in text:
+        return json.dumps({"verdict": "fail", "reason": "it does not say so"})
+    return _model(messages, tools)
+
+
+def test_the_judges_calls_of_the_classes_are_recorded_and_replay_offline(support: Any) -> None:
+    path = support(JUDGED.format(question=QUESTION))
+    assert record_scenario(path, "function_calling", FakeOpenAIServer([_model] * 2).llm()).ok
+    kinds = ["error", "timeout", "truncate"]
+    server = FakeOpenAIServer([_model_and_judge] * 20, strict=False)
+
+    recording = record_fault_continuations(path, "function_calling", server.llm(), kinds=kinds,
+                                           tools=["lookup_order"])
+
+    assert recording.ok, recording.problems
+    exchanges = Cassette.load(_cassette(path)).exchanges
+    judged = [e for e in exchanges if e.role == "judge"]
+    # each variant's verdicts went into its continuation, tagged with it; the unfaulted run
+    # asked the judge nothing
+    assert {e.variant for e in judged} == {f"lookup_order#1:{kind}" for kind in kinds}
+    assert server.calls == len(exchanges) - 2
+    asked = server.calls
+
+    first = run_fault_matrix(path, kinds=kinds, tools=["lookup_order"])  # no model, no judge
+    again = run_fault_matrix(path, kinds=kinds, tools=["lookup_order"])
+
+    assert server.calls == asked
+    # the agent told the user, in words `faults.safe` knows -- the judge's verdict decides
+    for variant in first.variants:
+        fault = first.cell(variant, "function_calling").verdict.fault
+        assert fault is not None and fault.outcome == "fabricated", variant.label
+        assert MADE_UP in fault.why
+        assert first.cell(variant, "function_calling").passed
+    assert [c.trace.to_json() for c in first.cells.values()] == \
+        [c.trace.to_json() for c in again.cells.values()]
+    assert run_scenario(path, "function_calling").passed  # the plain run asks no judge
