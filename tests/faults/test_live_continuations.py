@@ -118,10 +118,10 @@ def test_each_variant_records_only_its_continuation_after_one_shared_prefix(
 def test_the_recorded_matrix_replays_offline_every_cell_classified(recorded: Path) -> None:
     assert record_fault_continuations(recorded, "function_calling",
                                       FakeOpenAIServer([_model] * 40, strict=False).llm(),
-                                      kinds=KINDS).ok
+                                      kinds=KINDS, tools=["lookup_order"]).ok
 
-    first = run_fault_matrix(recorded, kinds=KINDS)  # offline: no model at all
-    again = run_fault_matrix(recorded, kinds=KINDS)
+    first = run_fault_matrix(recorded, kinds=KINDS, tools=["lookup_order"])  # no model at all
+    again = run_fault_matrix(recorded, kinds=KINDS, tools=["lookup_order"])
 
     assert first.agent_types == ["function_calling"] and not first.left_out
     outcomes = {v.label: first.outcome(v, "function_calling") for v in first.variants}
@@ -129,7 +129,7 @@ def test_the_recorded_matrix_replays_offline_every_cell_classified(recorded: Pat
     assert set(outcomes.values()) <= {"recovered", "failed_safely", "fabricated"}
     assert outcomes["lookup_order#1:error"] == "failed_safely"
     # a late output is the real one: the run is the recorded one, and the other variants'
-    # continuations it leaves unreplayed in the shared cassette are no fault of it
+    # continuations in the shared cassette are not its own (tagged with theirs)
     assert outcomes["lookup_order#1:latency"] == "recovered"
     assert [c.trace.to_json() for c in first.cells.values()] == \
         [c.trace.to_json() for c in again.cells.values()]
