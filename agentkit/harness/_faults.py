@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from agentkit.core.errors import BadInputError
+from agentkit.core.protocols import conforms
 from agentkit.core.sim import asleep
-from agentkit.llms.mock import StreamCut
+from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
+from agentkit.llms.errors import APIConnectionError
+from agentkit.llms.mock import CUT_MESSAGE, StreamCut
+from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, MessageRole
+from agentkit.recording import RoleChannel, RoleKey, RoleLLM
 from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
 from agentkit.tools import ToolOutput
 from agentkit.trace import SimulatedToolError
 
 __all__ = ["FaultNotApplicableError", "InjectedFault", "applicable_kinds", "facts",
-           "faults_struck", "inject_fault", "note_struck", "with_model_faults"]
+           "faults_struck", "faulted_model", "inject_fault", "note_struck", "with_model_faults"]
 
 _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_LATENCY = 10.0
@@ -71,7 +76,7 @@ def faults_struck() -> Iterator[list[InjectedFault]]:
 
 
 def note_struck(injected: InjectedFault) -> None:
-    """A tool call got ``injected`` (for :func:`faults_struck`)."""
+    """A tool call, or a model's, got ``injected`` (for :func:`faults_struck`)."""
     struck = _STRUCK.get()
     if struck is not None:
         struck.append(injected)
@@ -234,9 +239,7 @@ def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str
             at = fault.call - 1
             answer = _Cut(result[at] if at < len(result) else "")
         else:
-            answer = error_for(ErrorItem.model_validate({"error": {
-                "type": fault.kind, "message": fault.message or "",
-                "retry_after": fault.retry_after}}))
+            answer = _model_error(fault)
 
         def item(messages: Any, tools: Any, fault: ModelFault = fault,
                  answer: Any = answer) -> Any:
@@ -259,3 +262,96 @@ class _Cut:
         if callable(reply) and not isinstance(reply, BaseException):
             reply = reply(messages, tools)
         return StreamCut(reply)
+
+
+def _model_error(fault: ModelFault) -> Exception:
+    """The error a ``rate_limit``, ``server`` or ``timeout`` fault of the model raises."""
+    return error_for(ErrorItem.model_validate({"error": {
+        "type": fault.kind, "message": fault.message or "", "retry_after": fault.retry_after}}))
+
+
+class _FaultedLLM(FunctionCallingLLM):
+    """A model whose calls by number meet ``faults`` instead of its answer (the calls after a
+    fault get its answers one call later), each noted in ``log`` and for
+    :func:`faults_struck` as it happens; what the script of a model with faults does
+    (:func:`with_model_faults`), for a model that is no script -- a recording replayed, or
+    recorded live from its recorded prefix."""
+
+    def __init__(self, llm: LLM, faults: Iterable[ModelFault], model: str,
+                 log: list[InjectedFault]) -> None:
+        self.llm = llm
+        self.faults = {fault.call: fault for fault in faults}
+        self.model = model
+        self.log = log
+        self.calls = 0
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.llm.metadata
+
+    @property
+    def provider(self) -> str:
+        return self.llm.provider
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        return self.llm.secrets
+
+    def _strike(self) -> ModelFault | None:
+        self.calls += 1
+        fault = self.faults.get(self.calls)
+        if fault is not None:
+            delivered = "" if fault.kind == "empty" else (
+                CUT_MESSAGE if fault.kind == "cut" else str(_model_error(fault)))
+            injected = InjectedFault(self.model, fault.call, fault, delivered, ())
+            self.log.append(injected)
+            note_struck(injected)
+        return fault
+
+    async def _achat(self, request: LLMRequest) -> ChatResponse:
+        fault = self._strike()
+        if fault is None:
+            return await self.llm._achat(request)
+        if fault.kind == "empty":
+            return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""))
+        # a cut reply not streamed never arrived whole: the error alone (a retry gets it)
+        raise APIConnectionError(CUT_MESSAGE) if fault.kind == "cut" else _model_error(fault)
+
+    async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
+        fault = self._strike()
+        if fault is None or fault.kind == "cut":
+            chunks = [chunk async for chunk in self.llm._astream_chat(request)]
+            if fault is None:
+                for chunk in chunks:
+                    yield chunk
+                return
+            for chunk in chunks[:len(chunks) // 2]:  # the first half, then the connection closes
+                yield chunk
+            raise APIConnectionError(CUT_MESSAGE)
+        if fault.kind == "empty":
+            yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""),
+                               delta="")
+            return
+        raise _model_error(fault)
+
+
+class _FaultedChannel(_FaultedLLM):
+    """A faulted model keeping a recording: the harness's roles' calls go into it as into
+    the recording (never faulted: the faults are the agent's model's)."""
+
+    def role(self, key: RoleKey, live: LLM | None = None) -> RoleLLM:
+        return RoleLLM(self, key, live)
+
+    async def _role_chat(self, request: LLMRequest, role: RoleKey,
+                         live: LLM | None) -> tuple[ChatResponse, str]:
+        assert conforms(self.llm, RoleChannel)
+        return await self.llm._role_chat(request, role, live)
+
+
+def faulted_model(llm: LLM, faults: Iterable[ModelFault], model: str,
+                  log: list[InjectedFault]) -> LLM:
+    """``llm`` with the model's ``faults`` before the answers of their calls (``model``: its
+    name in the log, ``model`` or ``model of <agent>``); a recording stays the channel of the
+    harness's roles."""
+    kind = _FaultedChannel if conforms(llm, RoleChannel) else _FaultedLLM
+    return kind(llm, faults, model, log)

@@ -55,7 +55,7 @@ from agentkit.harness._agent_types import (
     trajectory_renderer,
 )
 from agentkit.harness._families.workflow import WorkflowChatAgent
-from agentkit.harness._faults import InjectedFault, with_model_faults
+from agentkit.harness._faults import InjectedFault, faulted_model, with_model_faults
 from agentkit.harness._llm_judge import Judge, Judgement, Subject
 from agentkit.harness._mcp import MCPWorld, open_mcp
 from agentkit.harness._plan import load
@@ -407,13 +407,18 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
     faults: list[InjectedFault] = []
     for member in plan.members:
         double: ModelDouble | None
+        source = llm_source(spec, member)
         if member in plan.given:
             model = plan.given[member]
             double = model if conforms(model, ModelDouble) else None
         else:
-            model, double = _default_llm(scenario, agent_type, llm_source(spec, member), member,
+            model, double = _default_llm(scenario, agent_type, source, member,
                                          rendered=world.rendered, sample=plan.sample,
                                          faults=faults)
+        if source.faults and (member in plan.given or source.recording is not None):
+            # a script has its faults among its items; any other model meets them before it
+            model = faulted_model(model, source.faults,
+                                  "model" if member is None else f"model of {member}", faults)
         models[member] = model
         if double is not None:
             doubles.append(double)

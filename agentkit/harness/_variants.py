@@ -13,11 +13,12 @@ variant's trajectory: the steps up to the faulted call, then what a correct agen
 renumbered -- or the steps given, usually an answer telling the user). An agent type with a
 script of its own runs it as written.
 
-An agent type with a recording replays it: its requests up to the faulted tool output are
-the unfaulted run's, and after it each variant's own, recorded live once by
-:func:`record_fault_continuations` into the same cassette -- one shared prefix, one
-continuation per variant (:class:`~agentkit.recording.RecordingLLM`'s ``continues``). A
-variant whose continuation is not recorded yet is a cassette miss saying how to record it.
+An agent type with a recording replays it: its requests up to the fault (a faulted tool
+output, or the model's faulted call) are the unfaulted run's, and after it each variant's
+own, recorded live once by :func:`record_fault_continuations` into the same cassette -- one
+shared prefix, one continuation per variant, each exchange of it tagged with the variant
+(:class:`~agentkit.recording.RecordingLLM`'s ``continues`` and ``variant``). A variant whose
+continuation is not recorded yet is a cassette miss saying how to record it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from agentkit.core.errors import BadInputError
 from agentkit.harness._case import Case, CaseResult, run_case
 from agentkit.harness._faults import applicable_kinds, faults_struck
 from agentkit.harness._plan import load
+from agentkit.harness._roles import RoleModels
 from agentkit.harness._runner import execute_scenario, run_scenario
 from agentkit.harness._world import NO_WORLD, built_tools
 from agentkit.llms.base import LLM
@@ -47,7 +49,7 @@ from agentkit.scenario import (
     Scenario,
     TrajectoryStep,
 )
-from agentkit.verdict import Verdict, case_stats, cassette_miss
+from agentkit.verdict import Verdict, cassette_miss
 
 __all__ = ["FaultMatrix", "FaultRecording", "FaultVariant", "NoFaultsError", "fault_variants",
            "offline_agent_types", "record_fault_continuations", "run_fault_matrix",
@@ -142,8 +144,10 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
             variants.append(FaultVariant(call.name, numbers[call.name],
                                          Fault(call=numbers[call.name], kind=kind)))
     variants.sort(key=lambda v: (names.index(v.tool), v.call, FAULT_KINDS.index(v.fault.kind)))
-    if (not wanted or MODEL in wanted) and offline_agent_types(scenario):
-        # the model's calls, after the tools' (a fault of the model goes into a script)
+    if (not wanted or MODEL in wanted) and any(spec.team is None
+                                               for spec in scenario.agents.values()):
+        # the model's calls, after the tools' (a fault of the model goes before the reply of
+        # its call: a script's, or a recording's)
         model_calls = sum(len(turn.llm_calls) for turn in unfaulted.trace.turns)
         variants += [FaultVariant(MODEL, number, ModelFault(call=number, kind=kind))
                      for number in range(1, model_calls + 1)
@@ -164,9 +168,9 @@ def variant_scenario(scenario: Scenario, variant: FaultVariant) -> Scenario:
     copy = scenario.model_copy(deep=True)
     if copy.expect.on_fault is None:
         copy.expect = copy.expect.model_copy(update={"on_fault": list(_DEFAULT_ON_FAULT)})
-    if isinstance(variant.fault, ModelFault):  # on every model a script answers
+    if isinstance(variant.fault, ModelFault):  # on every agent type's model (not a team's)
         for agent in copy.agents.values():
-            if agent.recording is None and agent.team is None:
+            if agent.team is None:
                 agent.faults = [f for f in agent.faults if f.call != variant.call] + [variant.fault]
         return copy
     index = _entry_of(scenario, variant.tool)
@@ -321,14 +325,9 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
     for variant in variants:
         faulted = variant_scenario(scenario, variant)
         for name in matrix.agent_types:
-            if variant.of_model and name not in offline:
-                matrix.cells[(variant.label, name)] = CaseResult(
-                    Case(faulted, name, seed=seed), [], case_stats([]), Verdict("error", stopped_by=(
-                        f"{variant.label}: a fault of the model goes into a script; {name} "
-                        "replays a recording, which holds what the model answered")))
-                continue
             cell = run_case(Case(faulted, name, seed=seed,
-                                 llm=None if name in offline else _matrix_replay(scenario, name)))
+                                 llm=None if name in offline
+                                 else _matrix_replay(scenario, name, variant)))
             miss = cassette_miss(cell.result) if cell.result is not None else None
             if miss is not None and name not in offline:
                 # not a class of the agent's: the variant's continuation was never recorded
@@ -340,20 +339,15 @@ def run_fault_matrix(scenario: Scenario | str | Path, *, kinds: Sequence[str] | 
     return matrix
 
 
-def _matrix_replay(scenario: Scenario, agent_type: str) -> LLM | None:
-    """``agent_type``'s recording for one variant: the unfaulted run and every variant's
-    continuation, of which a variant replays the prefix and its own; the others it leaves
-    unused are no fault of its run. None when there is no recording (the run says so)."""
+def _matrix_replay(scenario: Scenario, agent_type: str, variant: FaultVariant) -> LLM | None:
+    """``agent_type``'s recording as ``variant`` replays it: the unfaulted run (the prefix)
+    and the variant's own continuation, the exchanges tagged with its label (what is left
+    over is of its own). None when there is no recording (the run says so)."""
     from agentkit.recording import CassetteLLM
     from agentkit.scenario._layout import cassette_path
 
     path = cassette_path(scenario, agent_type)
-    if not path.is_file():
-        return None
-    replay = CassetteLLM(path)
-    replay.excuse("the fault matrix's recording holds every variant's continuation; a "
-                  "variant replays only its own")
-    return replay
+    return CassetteLLM(path, variant=variant.label) if path.is_file() else None
 
 
 def _struck(struck: list[Any], label: str) -> str | None:
@@ -386,15 +380,16 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
                                kinds: Sequence[str] | None = None,
                                tools: Sequence[str] | None = None,
                                max_variants: int | None = None,
-                               on_variant: Callable[[FaultVariant, int], None] | None = None
-                               ) -> FaultRecording:
+                               on_variant: Callable[[FaultVariant, int], None] | None = None,
+                               roles: RoleModels | None = None) -> FaultRecording:
     """Record, through ``live``, the continuation of every fault variant of ``scenario``
     (:func:`fault_variants`) under ``agent_type``'s recording: each variant replays the
     recorded run up to its faulted tool output and records only what follows, into the same
     cassette (saved after each exchange). The cassette must hold the unfaulted run (the
     prefix); a variant whose requests before the fault are not in it stops the recording
     with the cassette miss (the recorded prefix no longer matches). ``on_variant(variant,
-    recorded)`` follows each variant."""
+    recorded)`` follows each variant. The judge's calls a variant makes (``faults.judge``: its
+    class) are recorded with its continuation, through ``roles`` (by default ``live``)."""
     from agentkit.core.sim import real_time
     from agentkit.harness._record import with_limits
     from agentkit.recording import Cassette, RecordingLLM
@@ -410,20 +405,20 @@ def record_fault_continuations(scenario: Scenario | str | Path, agent_type: str,
         raise NoFaultsError(f"{path}: no recording of the unfaulted run to continue from; "
                             f"record it first (agentkit record {scenario.path or scenario.name} "
                             f"--agent {agent_type})")
-    variants = [variant for variant in fault_variants(scenario, kinds=kinds, tools=tools,
-                                                      max_variants=max_variants)
-                if not variant.of_model]  # those go into scripts: nothing to record
+    variants = fault_variants(scenario, kinds=kinds, tools=tools, max_variants=max_variants)
     cassette = Cassette.load(path)
     outcome = FaultRecording(path, prefix=len(cassette.exchanges))
     limited = with_limits(scenario, agent_type, live)
+    roles = roles if roles is not None else RoleModels(judge=live, user=live)
     for variant in variants:
         with faults_struck() as struck:
             recorder = RecordingLLM(limited, cassette, "new_episodes", agent_type=agent_type,
                                     scenario=scenario.name,
-                                    continues=partial(_struck, struck, variant.label))
+                                    continues=partial(_struck, struck, variant.label),
+                                    variant=variant.label)
             with real_time():
                 result = run_scenario(variant_scenario(scenario, variant), agent_type,
-                                      llm=recorder)
+                                      llm=recorder, roles=roles)
         outcome.recorded[variant.label] = recorder.recorded
         if on_variant is not None:
             on_variant(variant, recorder.recorded)

@@ -45,16 +45,22 @@ no sample keys.
 
 **Formats.** The optional parts of a cassette each need a minimum ``format``
 (:data:`PART_FORMATS`): samples 2, ``mcp_exchanges`` 2, message references 3, role exchanges
-3, an exchange's ``wire`` 4. A cassette is written in the lowest format that holds all its
-parts (the highest of their needs; with none of them, format 1), so a recording keeps the
-format it always had. Formats 1 to 4 are read; a part that needs a higher format than the
-file declares is refused, naming the file, its line and the part.
+3, an exchange's ``wire`` 4, an exchange's ``variant`` 5. A cassette is written in the lowest
+format that holds all its parts (the highest of their needs; with none of them, format 1), so
+a recording keeps the format it always had. Formats 1 to 5 are read; a part that needs a
+higher format than the file declares is refused, naming the file, its line and the part.
 
 **Wires.** An agent on the bridge (:mod:`agentkit.bridge`) may speak chat completions, the
 Responses API or Anthropic's Messages API; the bridge reads each into the same LLM request, so
 one cassette format holds all three. An exchange made over the Responses or Messages API names
 it (``wire: openai_responses`` / ``anthropic_messages``: :data:`WIRES`, set by the bridge with
 :func:`on_wire`); the request it is matched by is the model's, whichever API carried it.
+
+**Variants.** A fault matrix's recording (:mod:`agentkit.harness`) holds the scenario's run
+and, after it, each fault variant's continuation of it, every exchange of one tagged with the
+variant's label (``variant: lookup_order#1:timeout``, set by ``RecordingLLM(...,
+variant=...)``). A replay sees the untagged exchanges and, with ``variant``, that variant's
+(:meth:`Cassette.variant_exchanges`); what it leaves over is counted of its own only.
 
 **Roles.** Beside the agent's exchanges a scenario's cassette keeps those of the harness's own
 LLM roles -- an LLM judge's verdicts, a simulated user's messages -- each tagged with its

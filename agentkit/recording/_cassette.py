@@ -32,10 +32,10 @@ from agentkit.recording._schema import (
 __all__ = ["CASSETTE_FORMAT", "CASSETTE_FORMATS", "RecordMode", "RECORD_MODES", "Cassette",
            "Exchange", "dump_yaml", "WIRES", "Wire", "on_wire", "current_wire"]
 
-CASSETTE_FORMAT = 4
+CASSETTE_FORMAT = 5
 """The newest cassette format (package docstring: each optional part needs a minimum format,
 and a cassette is written in the lowest one that holds all its parts)."""
-CASSETTE_FORMATS = (1, 2, 3, 4)
+CASSETTE_FORMATS = (1, 2, 3, 4, 5)
 Wire = Literal["openai_responses", "anthropic_messages"]
 WIRES: tuple[str, ...] = ("openai_responses", "anthropic_messages")
 """The wires an exchange may name besides OpenAI chat completions (an exchange naming none came
@@ -99,6 +99,9 @@ class Exchange:
     notifications: list[dict[str, Any]] | None = None
     """An MCP exchange's notifications from the server while it answered (progress, log
     messages), in the order they came: ``{method, params}`` each."""
+    variant: str | None = None
+    """The fault variant whose continuation it is (``lookup_order#1:timeout``: the run went
+    on from the recorded prefix after that fault); None: the scenario's own run."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
@@ -106,6 +109,8 @@ class Exchange:
             data.update({"role": self.role, "key": dict(self.key or {})})
         if self.wire is not None:
             data["wire"] = self.wire
+        if self.variant is not None:
+            data["variant"] = self.variant
         data.update({"request_hash": self.request_hash, "request": self.request})
         if self.notifications:
             data["notifications"] = self.notifications
@@ -181,6 +186,13 @@ class Cassette:
     def sample_exchanges(self, sample: int) -> list[Exchange]:
         """The exchanges of one sample, in recorded order."""
         return [e for e in self.exchanges if e.sample == sample]
+
+    def variant_exchanges(self, sample: int, variant: str | None) -> list[Exchange]:
+        """The exchanges a run of fault variant ``variant`` (None: the scenario's own run) of
+        one sample replays: the scenario's run -- the prefix every variant continues from --
+        and the variant's own continuation."""
+        return [e for e in self.exchanges
+                if e.sample == sample and e.variant in (None, variant)]
 
     def drop_sample(self, sample: int) -> None:
         """Forget what a sample recorded (to record it again from its start)."""
@@ -317,7 +329,7 @@ def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]
         return {}
     key = exchange.key.model_dump(exclude_none=True) if exchange.key is not None else None
     return {"sample": exchange.sample or 0, "role": exchange.role, "key": key,
-            "wire": exchange.wire}
+            "wire": exchange.wire, "variant": exchange.variant}
 
 
 class _Written:

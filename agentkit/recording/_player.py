@@ -82,13 +82,17 @@ class CassettePlayer:
     order (an agent's request never takes a judge's answer, nor one judge another's);
     ``part`` is the list of the cassette it plays (``exchanges``, or ``mcp_exchanges``); of
     the exchanges those of one sample only (``sample``; a cassette of one run has only
-    sample 0)."""
+    sample 0), and of one fault variant (``variant``, :meth:`Cassette.variant_exchanges`: the
+    scenario's run and the variant's continuation; None, the scenario's run alone). What is
+    left over is what was the run's own: the recorded prefix's exchanges a variant went past
+    its fault without are the scenario's run's, not the variant's."""
 
     def __init__(self, cassette: Cassette, part: Literal["exchanges", "mcp_exchanges"]
-                 = "exchanges", sample: int = 0) -> None:
+                 = "exchanges", sample: int = 0, variant: str | None = None) -> None:
         self.cassette = cassette
         self.part = part
         self.sample = sample
+        self.variant = variant
         self._queues: dict[Slot, deque[Exchange]] = defaultdict(deque)
         for exchange in self.exchanges:
             self._queues[slot_of(exchange)].append(exchange)
@@ -101,7 +105,7 @@ class CassettePlayer:
         if self.part == "mcp_exchanges":
             return [e for e in self.cassette.mcp_exchanges
                     if e.request.get("method") not in MCP_HANDSHAKES]
-        return self.cassette.sample_exchanges(self.sample)
+        return self.cassette.variant_exchanges(self.sample, self.variant)
 
     @property
     def _where(self) -> str:
@@ -122,18 +126,19 @@ class CassettePlayer:
         return found
 
     def remaining(self) -> int:
-        return sum(len(q) for q in self._queues.values())
+        return len(self.left_over())
 
     def left_over(self) -> list[Exchange]:
-        """The exchanges not replayed (yet)."""
-        return [exchange for queue in self._queues.values() for exchange in queue]
+        """The run's own exchanges not replayed (yet)."""
+        return [exchange for queue in self._queues.values() for exchange in queue
+                if exchange.variant == self.variant]
 
     def unused_roles(self) -> dict[str, int]:
-        """Unreplayed role exchanges, by role."""
+        """Unreplayed role exchanges of the run's own, by role."""
         found: dict[str, int] = {}
-        for (role, _, _), queue in self._queues.items():
-            if role is not None and queue:
-                found[role] = found.get(role, 0) + len(queue)
+        for exchange in self.left_over():
+            if exchange.role is not None:
+                found[exchange.role] = found.get(exchange.role, 0) + 1
         return found
 
     def miss(self, canonical: dict[str, Any]) -> CassetteMissError:

@@ -72,14 +72,17 @@ class RecordingLLM(FunctionCallingLLM):
     point is passed: None until it is (a request the cassette lacks is then a
     :class:`CassetteMissError`: the recorded prefix no longer matches), then what was passed
     (a label), and only then are missing requests recorded. Several continuations of one
-    prefix share one cassette: each replays the prefix and adds only its own continuation.
+    prefix share one cassette: each replays the prefix and adds only its own continuation,
+    tagged with its ``variant`` (the exchanges' ``variant``): a replay of the scenario's run
+    does not see them, and a replay of one variant sees the prefix and its own only.
     """
 
     def __init__(self, llm: LLM, cassette: str | Path | Cassette, mode: RecordMode = "none", *,
                  agent_type: str | None = None, scenario: str | None = None,
                  test: str | None = None, autosave: bool = True, sample: int | None = None,
                  on_record: Callable[[], None] | None = None,
-                 continues: Callable[[], str | None] | None = None) -> None:
+                 continues: Callable[[], str | None] | None = None,
+                 variant: str | None = None) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"unknown record mode {mode!r}; use one of {', '.join(RECORD_MODES)}")
         self.llm = llm
@@ -87,6 +90,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.sample = sample or 0
         self.on_record = on_record
         self.continues = continues
+        self.variant = variant
         if isinstance(cassette, Cassette):
             exists = cassette.path is not None and cassette.path.exists()
             self.cassette = cassette
@@ -110,7 +114,7 @@ class RecordingLLM(FunctionCallingLLM):
         self.cassette.scenario = scenario or self.cassette.scenario
         self.cassette.test = test or self.cassette.test
         self.cassette.base_url = public_url(getattr(llm, "base_url", None))
-        self._player = CassettePlayer(self.cassette, sample=self.sample)
+        self._player = CassettePlayer(self.cassette, sample=self.sample, variant=variant)
         self.autosave = autosave
         self.recorded = 0
         self.unrecorded: list[BaseException] = []
@@ -218,11 +222,13 @@ class RecordingLLM(FunctionCallingLLM):
         if self.mode == "all" and slot not in self._recorded_hashes:
             # re-recorded: the new answer replaces the old one instead of queueing behind it
             self.cassette.exchanges = [e for e in self.cassette.exchanges
-                                       if slot_of(e) != slot or e.sample != self.sample]
+                                       if slot_of(e) != slot or e.sample != self.sample
+                                       or e.variant != self.variant]
         self._recorded_hashes.add(slot)
         exchange = Exchange(request=self.cassette.shared(canonical), request_hash=key,
                             latency=round(watch.wall, 6), sample=self.sample,
-                            wire=current_wire() if role is None else None)
+                            wire=current_wire() if role is None else None,
+                            variant=self.variant)
         if role is not None:
             exchange.role, exchange.key = role
         if error is not None:

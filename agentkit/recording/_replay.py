@@ -30,12 +30,15 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
     until :meth:`save` (a caller that keeps a recording only when it turned out good);
     ``test`` names the test whose recording it is in the cassette's header. A cassette of
     several samples replays one of them, ``sample`` (replaying one without saying which is a
-    :class:`CassetteError`).
+    :class:`CassetteError`). A fault matrix's cassette replays the scenario's run, or with
+    ``variant`` (``lookup_order#1:timeout``) that fault variant's: the recorded prefix and its
+    own continuation (:meth:`Cassette.variant_exchanges`); what is left over is its own.
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
                  llm: LLM | None = None, *, autosave: bool = True,
-                 test: str | None = None, sample: int | None = None) -> None:
+                 test: str | None = None, sample: int | None = None,
+                 variant: str | None = None) -> None:
         self._recorder: RecordingLLM | None = None
         if mode != "none":
             if llm is None:
@@ -44,12 +47,14 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
             path = cassette.path if isinstance(cassette, Cassette) else cassette
             if path is None:
                 raise ValueError("recording needs a cassette with a file path")
-            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave, test=test)
+            self._recorder = RecordingLLM(llm, path, mode, autosave=autosave, test=test,
+                                          variant=variant)
             self.cassette = self._recorder.cassette
         else:
             self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
         self.mode = mode
-        self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample))
+        self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample),
+                                      variant=variant)
 
     @property
     def metadata(self) -> LLMMetadata:

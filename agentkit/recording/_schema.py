@@ -111,6 +111,7 @@ class ExchangeData(_Strict):
     role: Literal["judge", "user"] | None = None
     key: _RoleKeyData | None = None
     wire: Literal["openai_responses", "anthropic_messages"] | None = None
+    variant: str | None = Field(default=None, min_length=1)
     sample: int | None = Field(default=None, ge=0)
     request: dict[str, Any]
     request_hash: str | None = None
@@ -297,7 +298,7 @@ class CassetteData(_Strict):
     """A cassette file's header and exchanges (its optional parts each need a minimum
     ``format``: :data:`PART_FORMATS`, checked by :func:`check_cassette`)."""
 
-    format: Literal[1, 2, 3, 4]
+    format: Literal[1, 2, 3, 4, 5]
     model: str = "unknown"
     function_calling: bool = True
     context_window: int = Field(default=3900, ge=1)
@@ -338,7 +339,7 @@ class CassetteData(_Strict):
 
 
 PART_FORMATS: dict[str, int] = {"samples": 2, "mcp_exchanges": 2, "role exchanges": 3,
-                                "message references": 3, "wires": 4}
+                                "message references": 3, "wires": 4, "variants": 5}
 """The lowest cassette format that holds each optional part (the package docstring); a
 cassette with none of them is format 1."""
 
@@ -350,6 +351,8 @@ _NEEDS = {
     "message references": "a message reference belongs to a cassette of `format: 3`",
     "wires": "an exchange's `wire` (the Responses or Messages API) belongs to a cassette of "
              "`format: 4`",
+    "variants": "an exchange's `variant` (the fault variant whose continuation it is) belongs "
+                "to a cassette of `format: 5`",
 }
 
 
@@ -377,6 +380,10 @@ def parts_of(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
                  if isinstance(e, dict) and e.get("wire") is not None), None)
     if wire is not None:
         found.append((("exchanges", wire, "wire"), "wires"))
+    variant = next((i for i, e in enumerate(exchanges)
+                    if isinstance(e, dict) and e.get("variant") is not None), None)
+    if variant is not None:
+        found.append((("exchanges", variant, "variant"), "variants"))
     for index, exchange in enumerate(exchanges):
         request = exchange.get("request") if isinstance(exchange, dict) else None
         messages = request.get("messages") if isinstance(request, dict) else None

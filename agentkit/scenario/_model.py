@@ -400,8 +400,9 @@ class LLMSource(_Strict):
     script: list[ScriptItem] | None = None
     recording: str | None = Field(default=None, description="cassette path, relative to the scenario")
     faults: list[ModelFault] = Field(default_factory=list, description=(
-        "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply), "
-        "each before the scripted reply of that call"))
+        "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply, a "
+        "cut stream), each before the reply of that call: the script's, or the recording's "
+        "(replayed, or recorded live after the fault)"))
     max_tokens: int | None = Field(default=None, ge=1, description=(
         "the longest answer, in tokens, of a live model recording this agent (`agentkit "
         "record`, `eval`, the plugin's record modes); a scripted model ignores it"))
@@ -418,10 +419,6 @@ class LLMSource(_Strict):
         twice = sorted({n for n in calls if calls.count(n) > 1})
         if twice:
             raise ValueError(f"call {twice[0]} has two faults; give each call one")
-        if value and info.data.get("recording") is not None:
-            raise ValueError("faults of a model go before its scripted replies; a recording "
-                             "replays what the model answered: give a `script` (or render one "
-                             "from the trajectory)")
         return value
 
     def _sources(self) -> list[str]:

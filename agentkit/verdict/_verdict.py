@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.errors import ErrorKind, HarnessError, kind_of
-from agentkit.recording import CassetteMissError
+from agentkit.recording import CassetteLLM, CassetteMissError
 from agentkit.trace._trace import SampledTrace, Trace
 from agentkit.verdict._attribution import Attribution, attribute
 from agentkit.verdict._cases import CaseStats, SampleOutcome, case_stats
@@ -181,7 +181,9 @@ def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
     plan = run.scenario.faults
     outcome = classify(run, plan.safe) if plan is not None else classify(run)
     for double in run.doubles:  # what of the script the run left is in its class already
-        if double.excused is None:
+        # (a script was written for the run without the fault); a recording is of this
+        # very run, so what it leaves over is the agent asking less than it did
+        if double.excused is None and not isinstance(double, CassetteLLM):
             double.excuse(f"the run is judged by its fault class ({outcome.outcome})")
     problems: tuple[Problem, ...] = ()
     if outcome.outcome == "failed":  # the agent's own failure: reported as any run's
@@ -190,6 +192,8 @@ def judge_fault(run: Run, allowed: Sequence[str]) -> Verdict:
         problems = (Problem(f"under {', '.join(outcome.faults)} the run {outcome.outcome.replace('_', ' ')}"
                             f" ({outcome.why}); expect.on_fault allows "
                             f"{', '.join(allowed)}", "fault_outcome"),)
+    problems += tuple(Problem(text, "leftover") for double in run.doubles
+                      if double.excused is None for text in double.leftovers())
     run.problems = list(problems)
     verdict = Verdict("fail" if problems else "pass", problems,
                       tracebacks=_tracebacks(run.trace), fault=outcome)

@@ -143,7 +143,8 @@ def test_base_url_records_each_variants_continuation_then_the_matrix_replays_off
     live = fake_openai_endpoint([_answering] * 6)
     assert cli("record", path, "--agent", "function_calling", "--base-url", FAKE_URL).code == 0
     assert live.calls == 2
-    options = ("--kinds", "error,timeout,empty,truncate", "--out", tmp_path / "report")
+    options = ("--kinds", "error,timeout,empty,truncate", "--tools", "lookup_order", "--out",
+               tmp_path / "report")
 
     recorded = cli("faults", path, *options, "--base-url", FAKE_URL, "--model", "m1")
     offline = cli("faults", path, *options)

@@ -5,12 +5,14 @@ twice (tests/live/test_faults_live.py records it again)."""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
 from agentkit.harness import record_fault_continuations, run_fault_matrix
+from agentkit.recording import Cassette
 from mocks.openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,14 +40,27 @@ def test_the_cassette_holds_one_shared_prefix_then_a_continuation_per_variant() 
     assert question == [{"role": "user", "content": "Where is my order 1001?"}]
     assert looked_up[0] == {"ref": "/exchanges/0/request/messages", "start": 0, "count": 1}
     assert '"status": "packing"' in looked_up[-1]["content"]
-    # every other exchange is written as that run's question and tool call (a reference into
-    # the file: the prefix, once), then its own faulted tool output
-    continuations = [e["request"]["messages"] for e in exchanges[2:]]
+    # every other exchange is a variant's continuation, tagged with it, written as that run's
+    # question and tool call (a reference into the file: the prefix, once), then its own
+    # faulted tool output (one two variants delivered alike is a reference too)
+    assert [e.get("variant") for e in exchanges[:2]] == [None, None]
+    continuations = exchanges[2:]
     assert len(continuations) >= 8
-    for messages in continuations:
+    assert len({e["variant"] for e in continuations}) == len(continuations)
+    for exchange in continuations:
+        messages = exchange["request"]["messages"]
         assert len(messages) == 2 and messages[0]["count"] == 2
-        assert messages[1]["role"] == "tool" and messages[1] != looked_up[-1]
-    assert len({json.dumps(m[1], sort_keys=True) for m in continuations}) == len(continuations)
+        assert messages[1] != looked_up[-1]
+    outputs = [e.request["messages"][-1] for e in Cassette.load(CASSETTE).exchanges[2:]]
+    assert all(m["role"] == "tool" and m != looked_up[-1] for m in outputs)
+
+
+def test_a_plain_run_of_the_scenario_replays_only_its_own_exchanges() -> None:
+    result = subprocess.run([sys.executable, "-m", "agentkit", "run", str(SCENARIO)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 0 failed" in result.stdout
 
 
 def test_recording_it_again_asks_the_model_nothing() -> None:

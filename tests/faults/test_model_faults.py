@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from agentkit.harness import run_scenario
-from agentkit.scenario import ScenarioError
 
 SCENARIO = """\
 format: 1
@@ -52,16 +51,6 @@ def test_a_server_error_the_scripted_model_raises_crashed(support: Any) -> None:
     assert result.verdict.fault.outcome == "crashed"
     assert "ServerError" in result.verdict.fault.why
     assert not result.passed
-
-
-def test_a_model_fault_on_a_recording_is_a_located_error(support: Any) -> None:
-    text = SCENARIO.format(backend="", fault="{call: 1, kind: timeout}").replace(
-        "    script:\n      - tool_calls: [{name: lookup_order, args: {order_id: A-1001}}]\n"
-        "      - Your order A-1001 arrives on 2026-11-05.\n", "    recording: order.json\n")
-
-    with pytest.raises(ScenarioError, match=r"agents.function_calling.faults: .*a recording "
-                                            r"replays what the model answered"):
-        run_scenario(support(text), "function_calling")
 
 
 def test_a_cut_stream_the_openai_backend_retries_recovered(support: Any) -> None:

@@ -40,9 +40,9 @@ def test_a_format_1_cassette_is_read(tmp_path):
 
 def test_an_unknown_format_names_the_formats_read(tmp_path):
     path = tmp_path / "new.yaml"
-    path.write_text("format: 5\nexchanges: []\n")
-    with pytest.raises(CassetteError, match=r"new.yaml:1: format: unsupported cassette format 5 "
-                                            r"\(this agentkit reads formats 1, 2, 3, 4\)"):
+    path.write_text("format: 6\nexchanges: []\n")
+    with pytest.raises(CassetteError, match=r"new.yaml:1: format: unsupported cassette format 6 "
+                                            r"\(this agentkit reads formats 1, 2, 3, 4, 5\)"):
         Cassette.load(path)
 
 

@@ -382,7 +382,7 @@ def test_a_cassette_of_another_format_version_says_to_re_record(tmp_path):
     message = _load_error(path, "format: 9\nexchanges: []\n")
 
     assert message == (f"{path}:1: format: unsupported cassette format 9 (this agentkit "
-                       "reads formats 1, 2, 3, 4); re-record it")
+                       "reads formats 1, 2, 3, 4, 5); re-record it")
 
 
 def test_a_cassette_that_is_not_a_mapping_is_an_error(tmp_path):
