@@ -198,6 +198,9 @@ class FaultPlan(_Strict):
         min_length=1, description="the fault kinds, of the tools and the model (default: all)")
     tools: list[str] | None = Field(default=None, min_length=1, description=(
         "the tools to fault, `model` for the agent's model (default: all and the model)"))
+    model_kinds: list[ModelFaultKind] | None = Field(default=None, min_length=1, description=(
+        "the model's fault kinds, of those `kinds` names (`timeout`, `rate_limit` and `empty` "
+        "are kinds of a tool and of the model; default: all)"))
     max_variants: int | None = Field(default=None, ge=1, description=(
         "at most this many variants: a deterministic sample of them when there are more"))
     on_fault: dict[str, OnFaultStep] = Field(default_factory=dict, description=(
