@@ -171,3 +171,19 @@ def test_model_variants_are_classified_under_every_agent_type_offline(support: A
                         "model#2:empty": ("fabricated", "fabricated"),
                         "model#2:cut": ("recovered", "recovered")}
     assert not matrix.passed
+
+
+def test_model_kinds_narrow_the_models_kinds_apart_from_the_tools(support: Any) -> None:
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "  tools: [find_customer, lookup_order, return_window]",
+        "  tools: [lookup_order, model]\n  model_kinds: [rate_limit, server]")
+    path = support(text)
+
+    every = fault_variants(path)
+    asked = fault_variants(path, kinds=["timeout", "server"])
+
+    # `timeout` of the tool, not of the model; `empty` neither: the model's are rate_limit, server
+    assert sorted({v.fault.kind for v in every if v.of_model}) == ["rate_limit", "server"]
+    assert {v.fault.kind for v in every if not v.of_model} >= {"timeout", "empty"}
+    assert [v.label for v in asked if v.of_model][:2] == ["model#1:server", "model#2:server"]
+    assert [v.label for v in asked if not v.of_model] == ["lookup_order#1:timeout"]
