@@ -60,6 +60,7 @@ __all__ = [
     "run",
     "real_time",
     "wait",
+    "simulated_wait",
     "in_simulation",
     "simulation",
     "Simulation",
@@ -470,16 +471,25 @@ async def wait(seconds: float) -> None:
         raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
     loop = asyncio.get_running_loop()
     if in_simulation():
-        if isinstance(loop, VirtualTimeLoop):
-            await asyncio.sleep(seconds)  # the loop jumps over it
-        else:
-            current_clock().advance(seconds)
-            await asyncio.sleep(0)
+        await simulated_wait(seconds)
     elif isinstance(loop, VirtualTimeLoop):
         # the virtual loop would jump over a timer: wait on a thread, for real
         await loop.run_in_executor(None, _time.sleep, seconds)
     else:
         await asyncio.sleep(seconds)
+
+
+async def simulated_wait(seconds: float) -> None:
+    """A wait that is never real, wherever it runs: the virtual clock moves (a timer a virtual
+    loop jumps over), and it is not latency, so it does not count as serial time. A double's
+    retry back-off: its server is simulated, so is the wait for it."""
+    if not 0 <= seconds <= MAX_LATENCY:
+        raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
+    if isinstance(asyncio.get_running_loop(), VirtualTimeLoop):
+        await asyncio.sleep(seconds)  # the loop jumps over it
+    else:
+        current_clock().advance(seconds)
+        await asyncio.sleep(0)
 
 
 @dataclass

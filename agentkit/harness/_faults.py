@@ -226,29 +226,36 @@ def applicable_kinds(kinds: Iterable[FaultKind], output: str) -> list[FaultKind]
 
 def with_model_faults(items: list[Any], faults: Iterable[ModelFault], model: str,
                       log: list[InjectedFault]) -> list[Any]:
-    """A model's script items with each fault before the reply of its call (the replies
-    after it move one call later); a fault that happens goes into ``log``. A fault past the
-    script's replies is left out: the agent never makes that call."""
-    result = list(items)
+    """A model's script items with each fault before the reply of its call: ``times`` items
+    (one per attempt it strikes) before script item ``call`` (the script's replies are the
+    calls' answers, a retry of a failed attempt taking the next item); a fault that happens
+    goes into ``log`` when it first strikes. A fault past the script's replies is left out:
+    the agent never makes that call."""
+    result: list[Any] = []
+    at = 0
     for fault in sorted(faults, key=lambda f: f.call):
         if fault.call > len(items):  # past the script: a call the agent cannot make (not reached)
             continue
+        result += items[at:fault.call - 1]
+        at = fault.call - 1
         if fault.kind == "empty":
             answer: Any = ""
         elif fault.kind == "cut":  # the reply of the call, cut (a retry gets it whole)
-            at = fault.call - 1
-            answer = _Cut(result[at] if at < len(result) else "")
+            answer = _Cut(items[at])
         else:
             answer = _model_error(fault)
+        struck = [False]
 
-        def item(messages: Any, tools: Any, fault: ModelFault = fault,
-                 answer: Any = answer) -> Any:
+        def item(messages: Any, tools: Any, fault: ModelFault = fault, answer: Any = answer,
+                 struck: list[bool] = struck) -> Any:
             if isinstance(answer, _Cut):
                 answer = answer.render(messages, tools)
-            log.append(InjectedFault(model, fault.call, fault, str(answer), ()))
+            if not struck[0]:
+                struck[0] = True
+                log.append(InjectedFault(model, fault.call, fault, str(answer), ()))
             return answer
-        result.insert(min(fault.call - 1, len(result)), item)
-    return result
+        result += [item] * fault.times
+    return result + items[at:]
 
 
 @dataclass(frozen=True)

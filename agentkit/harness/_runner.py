@@ -204,9 +204,9 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
         # in other threads have their own servers
         server = FakeOpenAIServer(items, base_url=FAKE_OPENAI_URL, latency=spec.latency,
                                   strict=False)
-        return server.llm(DEFAULT_MODEL), server
+        return server.llm(DEFAULT_MODEL, max_retries=spec.max_retries), server
     name = f"{scenario.name}/{agent_type}" + (f"/{member}" if member is not None else "")
-    script = ScriptedLLM(items, latency=spec.latency, name=name)
+    script = ScriptedLLM(items, latency=spec.latency, name=name, max_retries=spec.max_retries)
     return script, script
 
 

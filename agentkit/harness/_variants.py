@@ -104,11 +104,12 @@ def offline_agent_types(scenario: Scenario) -> list[str]:
 def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | None = None,
                    tools: Sequence[str] | None = None,
                    max_variants: int | None = None) -> list[FaultVariant]:
-    """The scenario's variants (module docstring): ``kinds``, ``tools`` and ``max_variants``
-    override its ``faults:`` plan's."""
+    """The scenario's variants (module docstring): ``kinds`` (of the tools and the model),
+    ``tools`` and ``max_variants`` override its ``faults:`` plan's."""
     scenario = load(scenario)
     plan = _plan(scenario)
     kinds = list(kinds or plan.kinds)
+    model_kinds = [kind for kind in plan.model_kinds or MODEL_FAULT_KINDS if kind in kinds]
     unknown = [kind for kind in kinds if kind not in _KINDS]
     if unknown:
         raise NoFaultsError(f"{scenario.where()}: `{unknown[0]}` is not a fault kind (kinds: "
@@ -151,7 +152,7 @@ def fault_variants(scenario: Scenario | str | Path, *, kinds: Sequence[str] | No
         model_calls = sum(len(turn.llm_calls) for turn in unfaulted.trace.turns)
         variants += [FaultVariant(MODEL, number, ModelFault(call=number, kind=kind))
                      for number in range(1, model_calls + 1)
-                     for kind in MODEL_FAULT_KINDS if kind in kinds]
+                     for kind in MODEL_FAULT_KINDS if kind in model_kinds]
     if not variants:
         raise NoFaultsError(f"{scenario.where()}: none of the kinds {', '.join(kinds)} applies "
                             f"to the calls of `{scenario.name}`")

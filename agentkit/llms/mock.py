@@ -13,7 +13,10 @@
 
 They are real backends (they implement the LLM hooks), so agents cannot tell them from a live
 model: streaming splits text into word chunks and streams tool-call arguments, every call
-reports usage, and simulated latency runs on the virtual clock.
+reports usage, simulated latency runs on the virtual clock, and a scripted error the OpenAI
+backend would retry (a 429, a 5xx, a connection cut before the answer) is retried by the same
+policy (:mod:`agentkit.llms.retries`: ``max_retries``, default 3, the wait on the virtual
+clock), each attempt taking the next script item.
 
 Each is a :class:`~agentkit.llms.doubles.ModelDouble`: it says what of its script no call
 used (``leftovers()``) and can be excused for it (``excuse(reason)``), which is all the harness
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.ids import new_id
-from agentkit.core.sim import asleep
+from agentkit.core.sim import asleep, simulated_wait
 from agentkit.llms.base import (
     CustomLLM,
     FunctionCallingLLM,
@@ -52,7 +55,8 @@ from agentkit.llms.doubles import (
     ModelFunction,
     RequestInfo,
 )
-from agentkit.llms.errors import APIConnectionError
+from agentkit.llms.errors import APIConnectionError, LLMError
+from agentkit.llms.retries import DEFAULT_MAX_RETRIES, check_max_retries, retrying
 from agentkit.llms.schema_values import example_arguments
 from agentkit.llms.types import (
     ChatMessage,
@@ -241,12 +245,15 @@ def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMes
 
 
 class _ProgrammedLLM(FunctionCallingLLM, Excusable):
-    """Shared machinery of the scripted backends: rendering items, streaming, latency."""
+    """Shared machinery of the scripted backends: rendering items, streaming, latency, the
+    retries of the OpenAI backend's policy (``max_retries``)."""
 
     def __init__(self, *, name: str, function_calling: bool, latency: float,
-                 context_window: int) -> None:
+                 context_window: int, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         if not latency >= 0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
+        check_max_retries(type(self).__name__, max_retries)
+        self.max_retries = max_retries
         self.name = name
         self.function_calling = function_calling
         self.latency = latency
@@ -262,7 +269,32 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
     async def _next_item(self, request: LLMRequest) -> Any:
         raise NotImplementedError
 
-    async def _reply(self, request: LLMRequest) -> _Reply:
+    async def _reply(self, request: LLMRequest, *, streamed: bool) -> _Reply:
+        """The reply to ``request`` after the retries the policy makes: each attempt takes
+        the next item; a cut reply fails an attempt not streamed (its body never arrived),
+        while a stream gets it, to cut after handing out chunks (not retried)."""
+        failed: list[LLMError] = []
+
+        async def attempt() -> _Reply:
+            try:
+                reply = await self._attempt(request)
+                if reply.cut and not streamed:
+                    raise _cut_error()
+            except LLMError as exc:
+                failed.append(exc)
+                raise
+            except ScriptExhaustedError as exc:
+                if not failed:
+                    raise
+                raise ScriptExhaustedError(
+                    f"{exc} -- the call was a retry: its attempt {len(failed)} failed with "
+                    f"{type(failed[-1]).__name__} ({failed[-1].message!r}), which the retry "
+                    f"policy retries (max_retries={self.max_retries}); script what the retry "
+                    "gets, or give max_retries=0") from None
+            return reply
+        return await retrying(attempt, self.max_retries, simulated_wait)
+
+    async def _attempt(self, request: LLMRequest) -> _Reply:
         self.requests.append(request)
         item = await self._next_item(request)
         reply = await self._render(item, request, depth=0)
@@ -304,13 +336,11 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
                         "(or list of them), ChatResponse, Exception or callable")
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
-        reply = await self._reply(request)
-        if reply.cut:
-            raise _cut_error()
+        reply = await self._reply(request, streamed=False)
         return ChatResponse(message=reply.message, usage=reply.usage)
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
-        reply = await self._reply(request)
+        reply = await self._reply(request, streamed=True)
         if reply.cut:
             text = reply.message.content or ""
             pieces = reply.chunks if reply.chunks is not None else split_words(text)
@@ -346,17 +376,19 @@ async def _stream_reply(reply: _Reply) -> AsyncIterator[ChatResponse]:
 
 
 class ScriptedLLM(_ProgrammedLLM):
-    """Answers call *n* with script item *n* (see the module docstring for item kinds).
+    """Answers call *n* with script item *n* (see the module docstring for item kinds); an
+    error item the retry policy retries (``max_retries``) moves the call on to the next item,
+    as a retried request to a server does.
 
     ``strict`` makes :meth:`assert_complete` (which the pytest plugin runs at teardown) fail
-    when items were left unused; ``.requests`` keeps every request received.
+    when items were left unused; ``.requests`` keeps every request received (each attempt).
     """
 
     def __init__(self, responses: Iterable[Any], *, function_calling: bool = True,
                  latency: float = 0.0, strict: bool = True, name: str = "scripted",
-                 context_window: int = 3900) -> None:
+                 context_window: int = 3900, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         super().__init__(name=name, function_calling=function_calling, latency=latency,
-                         context_window=context_window)
+                         context_window=context_window, max_retries=max_retries)
         self.script = Script(responses, owner=f"ScriptedLLM {name!r}", strict=strict)
         tracked = _tracked.get()
         if tracked is not None:
@@ -429,13 +461,13 @@ class FunctionLLM(_ProgrammedLLM):
     def __init__(self, fn: Callable[..., Any] | None = None, stream_fn: StreamFn | None = None,
                  *, function: ModelFunction | None = None, function_calling: bool = True,
                  latency: float = 0.0, name: str = "function",
-                 context_window: int = 3900) -> None:
+                 context_window: int = 3900, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         if (fn is None) == (function is None):
             raise TypeError("FunctionLLM answers with one function: function=f (f(messages, "
                             "info)) or fn (fn(messages, tools)), not "
                             + ("both" if fn is not None else "neither"))
         super().__init__(name=name, function_calling=function_calling, latency=latency,
-                         context_window=context_window)
+                         context_window=context_window, max_retries=max_retries)
         self.fn = fn
         self.function = function
         self.stream_fn = stream_fn

@@ -11,7 +11,8 @@ and a server's ``x-should-retry: true`` / ``false`` overrides that for its answe
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP-date) when the server asks for more
 than 0 and at most :data:`RETRY_AFTER_MAX` seconds, else ``BACKOFF_INITIAL * 2**n`` capped at
 :data:`BACKOFF_MAX`; a server asking for longer is not retried at all (the error carries its
-``retry_after``). Where agentkit differs from the SDK (no jitter, no retry of a refused
+``retry_after``). The policy is :mod:`agentkit.llms.retries`, which the scripted doubles follow
+too. Where agentkit differs from the SDK (no jitter, no retry of a refused
 connection, HTTP-dates read against the answer's ``Date``) docs/reliability.md says why.
 The waits are :func:`agentkit.core.sim.wait` -- real, except inside a
 :func:`agentkit.core.sim.simulation` (tests, the harness) without
@@ -28,7 +29,6 @@ import copy
 import functools
 import itertools
 import json
-import logging
 import math
 import os
 import re
@@ -55,6 +55,15 @@ from agentkit.llms.openai_wire import (
     parse_completion,
     to_openai_messages,
 )
+from agentkit.llms.retries import (
+    BACKOFF_INITIAL,
+    BACKOFF_MAX,
+    DEFAULT_MAX_RETRIES,
+    RETRY_AFTER_MAX,
+    check_max_retries,
+    log_retry,
+    retry_delay,
+)
 from agentkit.llms.types import (
     ChatResponse,
     LLMMetadata,
@@ -78,26 +87,18 @@ __all__ = [
     "RETRY_AFTER_MAX",
 ]
 
-logger = logging.getLogger(__name__)
-
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 #: Sent as the key to a ``base_url`` server when no key is set: local servers need none.
 NO_KEY_PLACEHOLDER = "no-key-set"
 DEFAULT_TEMPERATURE = 0.1
 DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_RETRIES = 3
 #: Context window assumed for a model missing from :data:`KNOWN_MODELS` (small on purpose:
 #: memory then never overflows a small local model; pass ``context_window=`` to raise it).
 DEFAULT_CONTEXT_WINDOW = 4096
 #: Unknown models are assumed to accept ``tools`` (the chat.completions contract; vLLM,
 #: llama.cpp and Ollama all do); pass ``is_function_calling_model=False`` for one that won't.
 DEFAULT_FUNCTION_CALLING = True
-BACKOFF_INITIAL = 0.5
-BACKOFF_MAX = 8.0
-#: The longest ``retry-after`` waited (the SDK's two minutes); a longer one is not retried.
-RETRY_AFTER_MAX = 120.0
-
 _OPENAI_HOST = "api.openai.com"
 _T = TypeVar("_T")
 
@@ -611,26 +612,12 @@ class OpenAI(FunctionCallingLLM):
         error = self._translate(exc, attempts=retries + 1)
         if isinstance(error, errors.APITimeoutError) and timeout < self.timeout:
             raise self._total_timeout_error(retries + 1) from None
-        delay = self._retry_delay(error, retries)
+        delay = retry_delay(error, retries, self.max_retries)
         left = http_deadline.time_left(at)
         if delay is None or (left is not None and delay >= left):
             raise error from None  # the SDK's exception may echo part of the key
-        self._log_retry(error, retries, delay)
+        log_retry(error, retries, self.max_retries, delay)
         return delay
-
-    def _retry_delay(self, error: errors.LLMError, retries: int) -> float | None:
-        """Seconds to wait before retry number ``retries + 1``; ``None`` to give up."""
-        if not error.retryable or retries >= self.max_retries:
-            return None
-        if error.retry_after is not None and error.retry_after > RETRY_AFTER_MAX:
-            return None  # the server asks for more patience than a call should have
-        if error.retry_after is not None and error.retry_after > 0:
-            return error.retry_after
-        return min(BACKOFF_INITIAL * 2.0 ** retries, BACKOFF_MAX)
-
-    def _log_retry(self, error: errors.LLMError, retries: int, delay: float) -> None:
-        logger.info("%s; retry %d of %d in %.3g s", error.message, retries + 1,
-                    self.max_retries, delay)
 
     def _translate(self, exc: BaseException, *, attempts: int) -> errors.LLMError:
         """The agentkit error for an SDK or transport exception (message redacted)."""
@@ -727,8 +714,7 @@ def _check_arguments(model: str, temperature: float, max_tokens: int | None, tim
                                       or not total_timeout > 0):
         raise ValueError(f"OpenAI total_timeout must be > 0 seconds (or None), got "
                          f"{total_timeout!r}")
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        raise ValueError(f"OpenAI max_retries must be an integer >= 0, got {max_retries!r}")
+    check_max_retries("OpenAI", max_retries)
     if context_window is not None and context_window < 1:
         raise ValueError(f"OpenAI context_window must be at least 1 (or None), got "
                          f"{context_window!r}")

@@ -115,16 +115,21 @@ def _shown(value: Any) -> str:
 
 class ModelFault(_Strict):
     """One fault of an agent's model on its call ``call`` (1-based), before the scripted reply
-    of that call (which the next call gets): ``rate_limit`` (a 429, asking to retry after
-    ``retry_after`` s), ``server`` (a 500), ``timeout``, ``empty`` (an empty reply), ``cut``
-    (the reply's connection closes mid-answer: a stream gets half of it, then a connection
-    error; a call not streamed, the error)."""
+    of that call: ``rate_limit`` (a 429, asking to retry after ``retry_after`` s), ``server``
+    (a 500), ``timeout`` (a read timeout), ``empty`` (an empty reply), ``cut`` (the reply's
+    connection closes mid-answer: a stream gets half of it, then a connection error; a call
+    not streamed, the error). The model's client retries a 429, a 500 and a cut call not
+    streamed (``max_retries`` of the agent type, the OpenAI backend's policy), each retry
+    meeting the fault again for ``times`` attempts in all, then the scripted reply."""
 
     call: int = Field(ge=1, description="the model's call (1-based) that has the fault")
     kind: ModelFaultKind
     message: str | None = Field(default=None, description="the error text")
     retry_after: float | None = Field(default=None, ge=0, le=MAX_LATENCY, allow_inf_nan=False,
                                       description="rate_limit: seconds the server asks to wait")
+    times: int = Field(default=1, ge=1, le=100, description=(
+        "the attempts of the call in a row that meet the fault (a retry is an attempt); more "
+        "than the agent type's `max_retries` and the call fails"))
 
     @model_validator(mode="after")
     def _parameters_of_the_kind(self) -> ModelFault:
@@ -134,11 +139,15 @@ class ModelFault(_Strict):
         if self.message is not None and self.kind in ("empty", "cut"):
             raise ValueError(f"`message` is not a parameter of an `{self.kind}` fault (its reply "
                              "is the scripted one, emptied or cut)")
+        if self.times != 1 and self.kind == "empty":
+            raise ValueError("`times` is not a parameter of an `empty` fault (an empty reply is "
+                             "an answer: nothing retries it)")
         return self
 
     @property
     def label(self) -> str:
-        return self.kind
+        """``rate_limit`` / ``server(times=4)``: the kind, with ``times`` when given."""
+        return f"{self.kind}(times={self.times})" if "times" in self.model_fields_set else self.kind
 
 
 class SafeAnswer(_Strict):
@@ -189,6 +198,9 @@ class FaultPlan(_Strict):
         min_length=1, description="the fault kinds, of the tools and the model (default: all)")
     tools: list[str] | None = Field(default=None, min_length=1, description=(
         "the tools to fault, `model` for the agent's model (default: all and the model)"))
+    model_kinds: list[ModelFaultKind] | None = Field(default=None, min_length=1, description=(
+        "the model's fault kinds, of those `kinds` names (`timeout`, `rate_limit` and `empty` "
+        "are kinds of a tool and of the model; default: all)"))
     max_variants: int | None = Field(default=None, ge=1, description=(
         "at most this many variants: a deterministic sample of them when there are more"))
     on_fault: dict[str, OnFaultStep] = Field(default_factory=dict, description=(

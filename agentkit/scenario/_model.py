@@ -27,6 +27,7 @@ from pydantic import (
 
 from agentkit.core.models import Seconds
 from agentkit.core.sim import MAX_LATENCY
+from agentkit.llms.retries import DEFAULT_MAX_RETRIES
 from agentkit.scenario._arg_match import OneOf, with_matchers
 from agentkit.scenario._faults import Fault, FaultPlan, ModelFault, OutcomeClass
 from agentkit.scenario._model_base import (
@@ -403,6 +404,9 @@ class LLMSource(_Strict):
         "faults of the model's calls by number (a 429, a 500, a timeout, an empty reply, a "
         "cut stream), each before the reply of that call: the script's, or the recording's "
         "(replayed, or recorded live after the fault)"))
+    max_retries: int = Field(default=DEFAULT_MAX_RETRIES, ge=0, le=100, description=(
+        "retries of a failed model call, by the OpenAI backend's policy (a 429, a 5xx, a cut "
+        "connection: the next script item answers the retry), scripted or `backend: openai`"))
     max_tokens: int | None = Field(default=None, ge=1, description=(
         "the longest answer, in tokens, of a live model recording this agent (`agentkit "
         "record`, `eval`, the plugin's record modes); a scripted model ignores it"))

@@ -38,8 +38,13 @@ def parse_tool_arguments(name: str, raw: str) -> ToolSelection:
 
 
 def error_for(item: ErrorItem) -> errors.LLMError:
+    """The error of a scripted failure; a ``timeout`` is a read timeout, which the retry
+    policy does not retry (the server may still be serving the request), as on the wire."""
     cls, default = _ERRORS[item.error.type]
-    return cls(item.error.message or default, retry_after=item.error.retry_after)
+    error = cls(item.error.message or default, retry_after=item.error.retry_after)
+    if item.error.type == "timeout":
+        error.retryable = False
+    return error
 
 
 def _reply(item: ScriptReply) -> ScriptedResponse:

@@ -19,8 +19,9 @@ ADD = {"type": "function", "function": {"name": "add", "description": "Add two i
 
 def scripted_bridge(script: Sequence[Any], *, strict: bool = True,
                     **options: Any) -> tuple[Bridge, openai.OpenAI, openai.AsyncOpenAI]:
-    """A bridge answering with ``script``, and SDK clients routed to it."""
-    bridge = Bridge(ScriptedLLM(script, name="script", strict=strict), **options)
+    """A bridge answering with ``script``, and SDK clients routed to it; the script's errors
+    reach the client (its model does not retry them: the client's retries are the agent's)."""
+    bridge = Bridge(ScriptedLLM(script, name="script", strict=strict, max_retries=0), **options)
     client, async_client = openai_clients(bridge)
     return bridge, client, async_client
 

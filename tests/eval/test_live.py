@@ -268,7 +268,7 @@ def _chat(model: LiveModel) -> str:
 def test_the_live_model_retries_a_429_reports_it_and_counts_every_attempt():
     limiter, _ = _controller(start=4)
     budget = Budget()
-    backend = ScriptedLLM([RateLimitError("429", retry_after=0.0), "hello"])
+    backend = ScriptedLLM([RateLimitError("429", retry_after=0.0), "hello"], max_retries=0)
 
     answer = _chat(LiveModel(backend, limiter, budget, backoff=0.0))
 
@@ -289,7 +289,7 @@ def test_the_live_model_does_not_ask_again_a_request_that_timed_out():
     # the server may still be answering it: a second copy would queue behind the first
     limiter, _ = _controller()
     budget = Budget()
-    backend = ScriptedLLM([APITimeoutError("timed out"), "late"], strict=False)
+    backend = ScriptedLLM([APITimeoutError("timed out"), "late"], strict=False, max_retries=0)
 
     with pytest.raises(APITimeoutError):
         _chat(LiveModel(backend, limiter, budget, retries=3, backoff=0.0))
@@ -299,7 +299,7 @@ def test_the_live_model_does_not_ask_again_a_request_that_timed_out():
 def test_the_live_model_gives_up_after_its_retries_with_the_last_error():
     limiter, _ = _controller()
     error = RateLimitError("429", retry_after=0.0)
-    backend = ScriptedLLM([error, error, error], strict=False)
+    backend = ScriptedLLM([error, error, error], strict=False, max_retries=0)
 
     with pytest.raises(RateLimitError):
         _chat(LiveModel(backend, limiter, Budget(), retries=2, backoff=0.0))

@@ -15,7 +15,8 @@ ROOT = Path(__file__).parents[2]
 DESK = ROOT / "examples" / "world_state"
 SCENARIO = DESK / "faults" / "book_seat.yaml"
 AGENTS = ["react", "function_calling", "llm_compiler", "coa", "react_multimodal",
-          "function_agent", "react_agent"]
+          "function_agent", "react_agent", "openai_sdk_agent"]
+TWO_MODEL_CALLS = ["llm_compiler", "coa"]  # a plan and the answer: model#3 is not reached
 
 
 def _faults(*argv: str | Path) -> tuple[int, str]:
@@ -39,17 +40,24 @@ def test_every_variant_under_every_built_in_type_is_classified_as_a_correct_agen
     code, out = _faults(SCENARIO, "--out", tmp_path)
 
     assert code == 0, out
-    assert out.splitlines()[0] == (f"book_seat: 16 fault variants × 7 agent types "
+    assert out.splitlines()[0] == (f"book_seat: 22 fault variants × 8 agent types "
                                    f"({', '.join(AGENTS)})")
     for agent in AGENTS:
-        assert f"  {agent}: 14 failed safely, 2 recovered" in out
+        assert (f"  {agent}: 14 failed safely, 2 not reached, 6 recovered"
+                if agent in TWO_MODEL_CALLS else f"  {agent}: 14 failed safely, 8 recovered") in out
     rows = _rows(tmp_path / "faults.md")
-    assert len(rows) == 16
-    assert {label: set(cells) for label, cells in rows.items()} == {
+    assert len(rows) == 22
+    tools = {label: set(cells) for label, cells in rows.items() if not label.startswith("model")}
+    assert tools == {
         f"{tool}#1:{kind}": {"recovered" if kind == "latency" else "failed safely"}
         for tool in ("hold_seat", "pay")
         for kind in ("error", "timeout", "rate_limit", "latency", "empty", "truncate",
                      "wrong_type", "disconnect")}
+    # a 429 or a 500 of the model: its client retries it, as a deployment's does
+    assert {label: cells for label, cells in rows.items() if label.startswith("model")} == {
+        f"model#{call}:{kind}": ["fault not reached" if call == 3 and agent in TWO_MODEL_CALLS
+                                 else "recovered" for agent in AGENTS]
+        for call in (1, 2, 3) for kind in ("rate_limit", "server")}
     assert all(len(cells) == len(AGENTS) for cells in rows.values())
 
 
@@ -67,7 +75,7 @@ def test_an_agent_claiming_the_booking_whatever_its_tools_said_fabricated(
     code, out = _faults(wrong, "--agents", "function_calling", "--out", tmp_path / "report")
 
     assert code == 1
-    assert "  function_calling: 14 fabricated, 2 recovered" in out
+    assert "  function_calling: 14 fabricated, 8 recovered" in out  # 6 of them the model's
     rows = _rows(tmp_path / "report" / "faults.md")
     assert rows["pay#1:truncate"] == ["**fabricated** ✗"]
     assert rows["pay#1:latency"] == ["recovered"]

@@ -156,9 +156,8 @@ def test_the_models_calls_are_variants_too_named_like_a_tools() -> None:
 
 
 def test_model_variants_are_classified_under_every_agent_type_offline(support: Any) -> None:
-    # a client that retries (the OpenAI backend) recovers from a 429 and a cut stream; the
-    # scripted model raises them to the agent, which crashes; an agent passing its model's
-    # empty reply on as the answer fabricated
+    # the scripted model retries a 429 and a cut reply as the OpenAI backend does (one policy):
+    # both recover; an agent passing its model's empty reply on as the answer fabricated
     text = EXAMPLE.read_text(encoding="utf-8").replace(
         "expect:\n  on_fault", "agents:\n  react:\n  function_calling:\n    backend: openai\n"
         "expect:\n  on_fault").replace("  tools: [find_customer, lookup_order, return_window]",
@@ -168,9 +167,23 @@ def test_model_variants_are_classified_under_every_agent_type_offline(support: A
 
     outcomes = {v.label: (matrix.outcome(v, "react"), matrix.outcome(v, "function_calling"))
                 for v in matrix.variants if v.call == 2}
-    assert outcomes == {"model#2:rate_limit": ("crashed", "recovered"),
+    assert outcomes == {"model#2:rate_limit": ("recovered", "recovered"),
                         "model#2:empty": ("fabricated", "fabricated"),
-                        "model#2:cut": ("crashed", "recovered")}
-    assert "RateLimitError" in (matrix.cell(matrix.variants[3], "react").verdict.fault.why
-                                if matrix.cell(matrix.variants[3], "react").verdict.fault else "")
+                        "model#2:cut": ("recovered", "recovered")}
     assert not matrix.passed
+
+
+def test_model_kinds_narrow_the_models_kinds_apart_from_the_tools(support: Any) -> None:
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "  tools: [find_customer, lookup_order, return_window]",
+        "  tools: [lookup_order, model]\n  model_kinds: [rate_limit, server]")
+    path = support(text)
+
+    every = fault_variants(path)
+    asked = fault_variants(path, kinds=["timeout", "server"])
+
+    # `timeout` of the tool, not of the model; `empty` neither: the model's are rate_limit, server
+    assert sorted({v.fault.kind for v in every if v.of_model}) == ["rate_limit", "server"]
+    assert {v.fault.kind for v in every if not v.of_model} >= {"timeout", "empty"}
+    assert [v.label for v in asked if v.of_model][:2] == ["model#1:server", "model#2:server"]
+    assert [v.label for v in asked if not v.of_model] == ["lookup_order#1:timeout"]

@@ -142,7 +142,8 @@ def test_failing_to_reach_the_model_is_not_recorded(tmp_path):
     from agentkit.llms.errors import APIConnectionError
 
     path = tmp_path / "c.yaml"
-    recorder = RecordingLLM(ScriptedLLM([APIConnectionError("refused")]), path, "once")
+    recorder = RecordingLLM(ScriptedLLM([APIConnectionError("refused")], max_retries=0), path,
+                            "once")
     with pytest.raises(APIConnectionError):
         _ask(recorder, "q1")
 
@@ -253,7 +254,7 @@ def test_replay_takes_the_recorded_latency_on_the_virtual_clock(tmp_path, sim):
 
 def test_a_recorded_backend_error_replays_as_the_same_error_type(tmp_path):
     path = tmp_path / "c.yaml"
-    _record(path, errors.RateLimitError("slow down"))
+    _record(path, errors.RateLimitError("slow down"), max_retries=0)
 
     with pytest.raises(errors.RateLimitError, match="slow down") as info:
         _ask(CassetteLLM(path), "q1")

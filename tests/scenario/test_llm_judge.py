@@ -325,7 +325,7 @@ def test_a_judge_answer_that_is_not_a_verdict_is_an_infrastructure_error_naming_
 
 def test_a_judge_whose_model_fails_stops_the_run_naming_the_judge_and_its_field(write):
     path = _judged(write, 'expect:\n  answer: {judge: "states the sum"}\n',
-                   [{"error": {"type": "server", "message": "overloaded"}}])
+                   [{"error": {"type": "server", "message": "overloaded"}}] * 4)  # retried 3 times
 
     result = run_scenario(path)
 

@@ -220,7 +220,8 @@ def test_a_script_error_item_becomes_the_typed_backend_error():
 
 
 def test_the_scripted_backend_raises_the_typed_error_of_a_script_error_item():
-    llm = ScriptedLLM(to_mock_items([ErrorItem.model_validate({"error": {"type": "server"}})]))
+    llm = ScriptedLLM(to_mock_items([ErrorItem.model_validate({"error": {"type": "server"}})]),
+                      max_retries=0)
 
     with pytest.raises(errors.ServerError, match="The server had an error"):
         llm.chat([ChatMessage(role="user", content="hi")])
@@ -237,8 +238,8 @@ def test_each_script_error_type_maps_to_its_backend_error(kind, cls):
 
 def test_the_scripted_backend_raises_a_script_error_item_and_the_run_fails_with_it(write_file):
     path = write_file("rate.yaml", MINIMAL.replace(
-        "      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
-        "      - error: {type: rate_limit, message: slow down}\n"))
+        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
+        "    max_retries: 0\n    script:\n      - error: {type: rate_limit, message: slow down}\n"))
 
     result = run_scenario(path)
 

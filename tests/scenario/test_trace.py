@@ -253,6 +253,7 @@ def test_an_erroring_turn_records_the_error_and_no_later_turn_runs(write_file):
         turns: [{user: first}, {user: second}]
         agents:
           function_calling:
+            max_retries: 0
             script:
               - error: {type: server, message: upstream exploded}
               - never used

@@ -111,6 +111,7 @@ turns:
 expect: {answer: {contains: Paris}}
 agents:
   function_calling:
+    max_retries: 0
     script: [{error: {type: server, message: overloaded}}]
 """)
     assert cause == "infrastructure"

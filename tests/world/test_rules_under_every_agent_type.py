@@ -87,10 +87,9 @@ def _wire_desk(context: BridgeContext) -> ToolLoopAgent:
 
 
 def _agent_types() -> list[str]:
-    # openai_sdk_agent (this repository's example) runs its own population and add tools,
-    # whatever the scenario's: its wire format is covered by wire_desk, over the desk's tools
-    return [name for name in renderable_agent_types() if name != "openai_sdk_agent"] + [
-        "wire_desk"]
+    # openai_sdk_agent (this repository's example) offers the desk's tools, which take the
+    # world, as every type does; wire_desk runs the desk's functions itself on the world
+    return [*renderable_agent_types(), "wire_desk"]
 
 
 @pytest.fixture(autouse=True)

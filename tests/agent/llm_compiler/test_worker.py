@@ -451,7 +451,8 @@ def test_joiner_decisions_say_replan_then_forced_final(make_agent):
 def test_a_failing_llm_call_leaves_memory_as_it_was(make_agent):
     from agentkit.llms.errors import ServerError
 
-    agent, _ = make_agent([PLAN, FINISH, PLAN, ServerError("down"), PLAN, FINISH])
+    # the call fails: its error outlasts the model's 3 retries
+    agent, _ = make_agent([PLAN, FINISH, PLAN, *[ServerError("down")] * 4, PLAN, FINISH])
     agent.chat("first")
     before = _contents(agent.chat_history)
 
