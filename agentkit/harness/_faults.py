@@ -21,10 +21,11 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError
 from agentkit.core.protocols import conforms
-from agentkit.core.sim import asleep
+from agentkit.core.sim import asleep, simulated_wait
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
-from agentkit.llms.errors import APIConnectionError
+from agentkit.llms.errors import APIConnectionError, LLMError
 from agentkit.llms.mock import CUT_MESSAGE, StreamCut
+from agentkit.llms.retries import DEFAULT_MAX_RETRIES, log_retry, retry_delay
 from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, MessageRole
 from agentkit.recording import RoleChannel, RoleKey, RoleLLM
 from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
@@ -271,25 +272,30 @@ class _Cut:
         return StreamCut(reply)
 
 
-def _model_error(fault: ModelFault) -> Exception:
+def _model_error(fault: ModelFault) -> LLMError:
     """The error a ``rate_limit``, ``server`` or ``timeout`` fault of the model raises."""
     return error_for(ErrorItem.model_validate({"error": {
         "type": fault.kind, "message": fault.message or "", "retry_after": fault.retry_after}}))
 
 
 class _FaultedLLM(FunctionCallingLLM):
-    """A model whose calls by number meet ``faults`` instead of its answer (the calls after a
-    fault get its answers one call later), each noted in ``log`` and for
-    :func:`faults_struck` as it happens; what the script of a model with faults does
-    (:func:`with_model_faults`), for a model that is no script -- a recording replayed, or
-    recorded live from its recorded prefix."""
+    """A model whose calls by number meet ``faults`` before its answer, each noted in ``log``
+    and for :func:`faults_struck` as it first strikes; what the script of a model with faults
+    does (:func:`with_model_faults`), for a model that is no script -- a recording replayed,
+    or recorded live from its recorded prefix, or a model the test gave. A fault strikes
+    ``times`` attempts of its call in a row and the backend's retry policy
+    (:mod:`agentkit.llms.retries`, ``max_retries``, the wait on the virtual clock) tries the
+    call again, as the OpenAI backend would have on the wire; the attempt that gets through
+    asks ``llm``. Only the injected faults are retried here: ``llm``'s own errors reach the
+    agent as they are (a live backend has retried them already)."""
 
     def __init__(self, llm: LLM, faults: Iterable[ModelFault], model: str,
-                 log: list[InjectedFault]) -> None:
+                 log: list[InjectedFault], max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         self.llm = llm
         self.faults = {fault.call: fault for fault in faults}
         self.model = model
         self.log = log
+        self.max_retries = max_retries
         self.calls = 0
 
     @property
@@ -304,28 +310,41 @@ class _FaultedLLM(FunctionCallingLLM):
     def secrets(self) -> dict[str, str]:
         return self.llm.secrets
 
-    def _strike(self) -> ModelFault | None:
+    async def _struck(self, streamed: bool) -> ModelFault | None:
+        """The fault the call that begins now meets on the attempt that is not retried (None:
+        it gets through, after any retries of the faults it met first). An empty reply is an
+        answer and a stream cut once it began cannot be asked again: neither is retried."""
         self.calls += 1
         fault = self.faults.get(self.calls)
-        if fault is not None:
-            delivered = "" if fault.kind == "empty" else (
-                CUT_MESSAGE if fault.kind == "cut" else str(_model_error(fault)))
-            injected = InjectedFault(self.model, fault.call, fault, delivered, ())
-            self.log.append(injected)
-            note_struck(injected)
-        return fault
+        if fault is None:
+            return None
+        delivered = "" if fault.kind == "empty" else (
+            CUT_MESSAGE if fault.kind == "cut" else str(_model_error(fault)))
+        injected = InjectedFault(self.model, fault.call, fault, delivered, ())
+        self.log.append(injected)
+        note_struck(injected)
+        if fault.kind == "empty" or (fault.kind == "cut" and streamed):
+            return fault
+        for retries in range(fault.times):
+            error = _error(fault)
+            delay = retry_delay(error, retries, self.max_retries)
+            if delay is None:
+                return fault
+            log_retry(error, retries, self.max_retries, delay)
+            await simulated_wait(delay)
+        return None
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
-        fault = self._strike()
+        # a cut reply not streamed never arrived whole: the connection error alone
+        fault = await self._struck(streamed=False)
         if fault is None:
             return await self.llm._achat(request)
         if fault.kind == "empty":
             return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""))
-        # a cut reply not streamed never arrived whole: the error alone (a retry gets it)
-        raise APIConnectionError(CUT_MESSAGE) if fault.kind == "cut" else _model_error(fault)
+        raise _failed(fault, self.max_retries)
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
-        fault = self._strike()
+        fault = await self._struck(streamed=True)
         if fault is None or fault.kind == "cut":
             chunks = [chunk async for chunk in self.llm._astream_chat(request)]
             if fault is None:
@@ -339,7 +358,19 @@ class _FaultedLLM(FunctionCallingLLM):
             yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""),
                                delta="")
             return
-        raise _model_error(fault)
+        raise _failed(fault, self.max_retries)
+
+
+def _error(fault: ModelFault) -> LLMError:
+    """What one attempt that ``fault`` strikes raises (not ``empty``: that is an answer)."""
+    return APIConnectionError(CUT_MESSAGE) if fault.kind == "cut" else _model_error(fault)
+
+
+def _failed(fault: ModelFault, max_retries: int) -> LLMError:
+    """The error a call gives up on after ``fault`` struck every attempt the policy made."""
+    error = _error(fault)
+    error.attempts = min(fault.times, max_retries + 1) if error.retryable else 1
+    return error
 
 
 class _FaultedChannel(_FaultedLLM):
@@ -356,9 +387,9 @@ class _FaultedChannel(_FaultedLLM):
 
 
 def faulted_model(llm: LLM, faults: Iterable[ModelFault], model: str,
-                  log: list[InjectedFault]) -> LLM:
+                  log: list[InjectedFault], max_retries: int = DEFAULT_MAX_RETRIES) -> LLM:
     """``llm`` with the model's ``faults`` before the answers of their calls (``model``: its
     name in the log, ``model`` or ``model of <agent>``); a recording stays the channel of the
     harness's roles."""
     kind = _FaultedChannel if conforms(llm, RoleChannel) else _FaultedLLM
-    return kind(llm, faults, model, log)
+    return kind(llm, faults, model, log, max_retries)

@@ -417,8 +417,11 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                                          faults=faults)
         if source.faults and (member in plan.given or source.recording is not None):
             # a script has its faults among its items; any other model meets them before it
+            # under the retry policy of the model the test gave, else of the agent type's
+            retries = getattr(model, "max_retries", source.max_retries)
             model = faulted_model(model, source.faults,
-                                  "model" if member is None else f"model of {member}", faults)
+                                  "model" if member is None else f"model of {member}", faults,
+                                  retries if isinstance(retries, int) else source.max_retries)
         models[member] = model
         if double is not None:
             doubles.append(double)

@@ -265,6 +265,7 @@ expect:
 agents:
   patient:
     recording: cassettes/asking.patient.yaml
+    max_retries: 0
 """
 
 
@@ -327,6 +328,28 @@ def test_model_faults_record_their_continuation_from_the_prefix_and_replay_offli
     assert [c.trace.to_json() for c in first.cells.values()] == \
         [c.trace.to_json() for c in again.cells.values()]
     assert run_scenario(path, "patient").passed  # the plain run: its own exchange only
+
+
+def test_a_recorded_agent_types_model_faults_are_retried_by_the_backends_policy(
+        support: Any) -> None:
+    """Without ``max_retries: 0`` the faults a retry gets past never reach the agent: the
+    attempt after a 429, a 500 or a cut reply asks the recorded prefix again, so nothing is
+    recorded and the run recovers; a read timeout (not retried) still reaches it."""
+    register_agent_type("patient", _Patient)
+    path = support(ASKING.replace("    max_retries: 0\n", ""))
+    assert record_scenario(path, "patient", FakeOpenAIServer([_answering]).llm()).ok
+    server = FakeOpenAIServer([_answering] * 10, strict=False)
+
+    recording = record_fault_continuations(path, "patient", server.llm(), kinds=MODEL_KINDS)
+    matrix = run_fault_matrix(path, kinds=MODEL_KINDS)
+
+    assert recording.ok, recording.problems
+    assert recording.recorded == {"model#1:rate_limit": 0, "model#1:server": 0,
+                                  "model#1:timeout": 1, "model#1:empty": 0, "model#1:cut": 0}
+    assert {v.label: matrix.outcome(v, "patient") for v in matrix.variants} == {
+        "model#1:rate_limit": "recovered", "model#1:server": "recovered",
+        "model#1:timeout": "failed_safely", "model#1:empty": "fabricated",
+        "model#1:cut": "recovered"}
 
 
 JUDGED = SCENARIO.replace("agents:\n", """\
