@@ -130,11 +130,15 @@ def test_a_scenario_is_let_go_once_its_runs_are_done(tmp_path: Path):
         "single_tool_call", "parallel_lookups", "dependent_chain", "failing_task")]
     names = {path.name for path in paths}
     alive: list[int] = []
+    # scenarios other tests in this process left alive are not this run's (held here, so
+    # their ids stay theirs)
+    before = [o for o in gc.get_objects() if isinstance(o, Scenario)]
+    others = {id(o) for o in before}
 
     def count(done: int, total: int, row: Row) -> None:
         gc.collect()
-        alive.append(sum(isinstance(o, Scenario) and Path(str(o.path)).name in names
-                         for o in gc.get_objects()))
+        alive.append(sum(isinstance(o, Scenario) and id(o) not in others
+                         and Path(str(o.path)).name in names for o in gc.get_objects()))
 
     comparison = run_comparison(paths, progress=count, runs_folder=tmp_path / "runs")
 
