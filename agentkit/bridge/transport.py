@@ -54,7 +54,7 @@ def _response(answer: HTTPAnswer, request: Any, http: Any = httpx) -> Any:
 def openai_clients(bridge: Bridge, **options: Any) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
     """A sync and an async ``openai`` client routed to ``bridge`` in-process. They make one
     attempt per call (``max_retries=0``, unless ``options`` say otherwise): a scripted error
-    reaches the agent at once, and retries are the agent's own."""
+    the scripted model does not retry itself (its ``max_retries``) reaches the agent at once."""
     transport = BridgeTransport(bridge)
     options = {"base_url": bridge.base_url, "api_key": API_KEY, "max_retries": 0, **options}
     # Any: openai 3.x annotates http_client with httpx2's classes, 1.x/2.x with httpx's, and
