@@ -18,10 +18,13 @@ from agentkit.llms.openai_wire import WireTool, from_openai_messages
 from agentkit.llms.types import fix_message, fixed_memo
 from agentkit.recording import canonical_request, request_hash
 from agentkit.recording._requests import request_key
+from tests.fake_keys import fake_key
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
 CALL = {"id": "call_1", "type": "function",
         "function": {"name": "lookup", "arguments": '{"city": "Zürich", "n": 1.0}'}}
+KEY = fake_key("fake-abcdefghijklmnopqrstuvw0123")
+OPTION_KEY = fake_key("fake-live-1234567890abcdef")
 WIRE_MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "Be brief. ΑΣ is Greek; 🙂 too."},
     {"role": "user", "content": [{"type": "text", "text": "What is this?"},
@@ -29,7 +32,7 @@ WIRE_MESSAGES: list[dict[str, Any]] = [
                                   "image_url": {"url": f"data:image/png;base64,{PNG}"}}]},
     {"role": "assistant", "content": None, "tool_calls": [CALL]},
     {"role": "tool", "tool_call_id": "call_1", "name": "lookup", "content": '{"people": 421878}'},
-    {"role": "user", "content": "my key is sk-abcdefghijklmnopqrstuvwxyz0123 and "
+    {"role": "user", "content": f"my key is {KEY} and "
                                 "Authorization: Bearer abc.def.ghi, see https://u:pw@host/x"},
     {"role": "assistant", "content": 'He said "no" \\ twice\nthen left.'},
 ]
@@ -50,7 +53,7 @@ REQUESTS = {
     "with tools": {"tools": [TOOL], "tool_choice": "auto", "allow_parallel_tool_calls": True},
     "streamed, with options": {"stream": True, "kwargs": {"temperature": 0.0, "seed": 7,
                                                           "stop": ["\n\n"]}},
-    "a secret in an option": {"kwargs": {"metadata": {"api_key": "sk-live-1234567890abcdef"}}},
+    "a secret in an option": {"kwargs": {"metadata": {"api_key": OPTION_KEY}}},
 }
 
 
@@ -75,7 +78,7 @@ def test_the_secrets_in_a_fixed_message_are_redacted_as_in_the_whole_request():
     canonical, _ = request_key(_request([message]))
 
     text = canonical["messages"][0]["content"]
-    assert "sk-abcdefghijklmnopqrstuvwxyz0123" not in text and "pw@" not in text
+    assert KEY not in text and "pw@" not in text
     assert canonical == canonical_request(_request(_read(WIRE_MESSAGES[4:5], None)))
 
 
