@@ -22,11 +22,11 @@ from typing import Any
 from agentkit.core.errors import BadInputError
 from agentkit.core.protocols import conforms
 from agentkit.core.sim import asleep, simulated_wait
-from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
+from agentkit.llms.base import LLM, LLMRequest, WrappingLLM
 from agentkit.llms.errors import APIConnectionError, LLMError
 from agentkit.llms.mock import CUT_MESSAGE, StreamCut
-from agentkit.llms.retries import DEFAULT_MAX_RETRIES, log_retry, retry_delay
-from agentkit.llms.types import ChatMessage, ChatResponse, LLMMetadata, MessageRole
+from agentkit.llms.retries import DEFAULT_MAX_RETRIES, retrying
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
 from agentkit.recording import RoleChannel, RoleKey, RoleLLM
 from agentkit.scenario import ErrorItem, Fault, FaultKind, ModelFault, error_for
 from agentkit.tools import ToolOutput
@@ -278,7 +278,7 @@ def _model_error(fault: ModelFault) -> LLMError:
         "type": fault.kind, "message": fault.message or "", "retry_after": fault.retry_after}}))
 
 
-class _FaultedLLM(FunctionCallingLLM):
+class _FaultedLLM(WrappingLLM):
     """A model whose calls by number meet ``faults`` before its answer, each noted in ``log``
     and for :func:`faults_struck` as it first strikes; what the script of a model with faults
     does (:func:`with_model_faults`), for a model that is no script -- a recording replayed,
@@ -291,29 +291,18 @@ class _FaultedLLM(FunctionCallingLLM):
 
     def __init__(self, llm: LLM, faults: Iterable[ModelFault], model: str,
                  log: list[InjectedFault], max_retries: int = DEFAULT_MAX_RETRIES) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.faults = {fault.call: fault for fault in faults}
         self.model = model
         self.log = log
         self.max_retries = max_retries
         self.calls = 0
 
-    @property
-    def metadata(self) -> LLMMetadata:
-        return self.llm.metadata
-
-    @property
-    def provider(self) -> str:
-        return self.llm.provider
-
-    @property
-    def secrets(self) -> dict[str, str]:
-        return self.llm.secrets
-
     async def _struck(self, streamed: bool) -> ModelFault | None:
-        """The fault the call that begins now meets on the attempt that is not retried (None:
-        it gets through, after any retries of the faults it met first). An empty reply is an
-        answer and a stream cut once it began cannot be asked again: neither is retried."""
+        """The fault the call that begins now meets as its answer -- an empty reply, or a
+        stream cut once it began, which cannot be asked again -- or None: the call gets
+        through, after the policy retried what struck it first. A fault the policy gives up on
+        is raised, as the backend raises it (its ``attempts`` set)."""
         self.calls += 1
         fault = self.faults.get(self.calls)
         if fault is None:
@@ -325,52 +314,35 @@ class _FaultedLLM(FunctionCallingLLM):
         note_struck(injected)
         if fault.kind == "empty" or (fault.kind == "cut" and streamed):
             return fault
-        for retries in range(fault.times):
-            error = _error(fault)
-            delay = retry_delay(error, retries, self.max_retries)
-            if delay is None:
-                return fault
-            log_retry(error, retries, self.max_retries, delay)
-            await simulated_wait(delay)
+        strikes = iter(range(fault.times))
+
+        async def attempt() -> None:
+            if next(strikes, None) is not None:
+                # a cut reply not streamed never arrived whole: the connection error alone
+                raise APIConnectionError(CUT_MESSAGE) if fault.kind == "cut" \
+                    else _model_error(fault)
+        await retrying(attempt, self.max_retries, simulated_wait)
         return None
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
-        # a cut reply not streamed never arrived whole: the connection error alone
-        fault = await self._struck(streamed=False)
-        if fault is None:
+        if await self._struck(streamed=False) is None:
             return await self.llm._achat(request)
-        if fault.kind == "empty":
-            return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""))
-        raise _failed(fault, self.max_retries)
+        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""))
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         fault = await self._struck(streamed=True)
-        if fault is None or fault.kind == "cut":
-            chunks = [chunk async for chunk in self.llm._astream_chat(request)]
-            if fault is None:
-                for chunk in chunks:
-                    yield chunk
-                return
-            for chunk in chunks[:len(chunks) // 2]:  # the first half, then the connection closes
-                yield chunk
-            raise APIConnectionError(CUT_MESSAGE)
-        if fault.kind == "empty":
+        if fault is not None and fault.kind == "empty":
             yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=""),
                                delta="")
             return
-        raise _failed(fault, self.max_retries)
-
-
-def _error(fault: ModelFault) -> LLMError:
-    """What one attempt that ``fault`` strikes raises (not ``empty``: that is an answer)."""
-    return APIConnectionError(CUT_MESSAGE) if fault.kind == "cut" else _model_error(fault)
-
-
-def _failed(fault: ModelFault, max_retries: int) -> LLMError:
-    """The error a call gives up on after ``fault`` struck every attempt the policy made."""
-    error = _error(fault)
-    error.attempts = min(fault.times, max_retries + 1) if error.retryable else 1
-    return error
+        chunks = [chunk async for chunk in self.llm._astream_chat(request)]
+        if fault is None:
+            for chunk in chunks:
+                yield chunk
+            return
+        for chunk in chunks[:len(chunks) // 2]:  # the first half, then the connection closes
+            yield chunk
+        raise APIConnectionError(CUT_MESSAGE)
 
 
 class _FaultedChannel(_FaultedLLM):

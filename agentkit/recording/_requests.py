@@ -44,7 +44,7 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     """
     # images by their sha256: the same image replays, another one misses (and never bytes on disk)
     data = _request_data(request, [m.to_dict(images="digest") for m in request.messages])
-    canonical: dict[str, Any] = (redactor or Redactor(environ={})).json_data(data)
+    canonical: dict[str, Any] = (redactor or _ANY_TEXT).json_data(data)
     return canonical
 
 
@@ -61,7 +61,7 @@ def _request_data(request: LLMRequest, messages: list[Any]) -> dict[str, Any]:
 
 
 def request_hash(canonical: dict[str, Any]) -> str:
-    return _hash(_hashed_text(canonical))
+    return text_hash(_hashed_text(canonical))
 
 
 _HASHED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -72,10 +72,6 @@ encoder per call)."""
 def _hashed_text(value: Any) -> str:
     """``value`` as the JSON text a request's hash is taken of (keys sorted, no spaces)."""
     return _HASHED.encode(value)
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
@@ -97,7 +93,7 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     before = _hashed_text({k: v for k, v in canonical.items() if k < "messages"})[1:-1]
     after = _hashed_text({k: v for k, v in canonical.items() if k > "messages"})[1:-1]
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
-    return canonical, _hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+    return canonical, text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
 
 
 def _fixed_parts(messages: list[ChatMessage]) -> list[tuple[dict[str, Any], str]] | None:
