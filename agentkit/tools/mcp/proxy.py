@@ -52,6 +52,7 @@ from agentkit.recording import (
     MCP_METHODS,
     Cassette,
     CassetteMissError,
+    Exchange,
     MCPExchangeData,
     RecordMode,
 )
@@ -161,6 +162,12 @@ class _Proxy:
             print(f"agentkit mcp-proxy: {miss}", file=self.err, flush=True)
             return [_reply(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})]
         assert exchange is not None  # replaying only: a request is on the cassette or a miss
+        return self.recorded_answer(ident, method, params, exchange)
+
+    def recorded_answer(self, ident: Any, method: str, params: dict[str, Any],
+                        exchange: Exchange) -> list[dict[str, Any]]:
+        """What the client gets for a request the cassette answers: the notifications
+        recorded while the server answered it (:meth:`notifications`), then the answer."""
         if method == "logging/setLevel" and exchange.error is None:
             self.log_level = str(params["level"])
         sent = self.notifications(exchange.notifications or [], params.get("_meta"))
@@ -217,13 +224,9 @@ class _Proxy:
                 self.answer(ident, error={"code": _MISS_CODE, "message": f"agentkit: {miss}"})
                 return
             if exchange is not None:
-                meta = params.get("_meta") if isinstance(params, dict) else None
-                for note in self.notifications(exchange.notifications or [], meta):
-                    self.send(note)
-                if exchange.error is not None:
-                    self.answer(ident, error=dict(exchange.error))
-                else:
-                    self.answer(ident, result=exchange.response)
+                for reply in self.recorded_answer(
+                        ident, method, params if isinstance(params, dict) else {}, exchange):
+                    self.send(reply)
                 return
             self.pending[ident] = (number, canonical, time.monotonic())
             meta = params.get("_meta") if isinstance(params, dict) else None

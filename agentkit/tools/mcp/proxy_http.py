@@ -30,7 +30,7 @@ from typing import Any, Self
 
 from agentkit.core.loopback import HOST, BadRequest, LoopbackHTTPServer, read_body
 from agentkit.recording import MCP_METHODS
-from agentkit.tools.mcp.proxy import ProxyError, _Proxy
+from agentkit.tools.mcp.proxy import _VERSION_META, ProxyError, _Proxy
 from agentkit.tools.mcp.server import MCPServer
 
 __all__ = ["MCPReplayServer", "PATH"]
@@ -38,7 +38,6 @@ __all__ = ["MCPReplayServer", "PATH"]
 PATH = "/mcp"
 """Where the server answers (any other path is 404)."""
 _WHO = "the replaying MCP server"
-_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 _CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 _REMOVED = ("initialize", "ping", "logging/setLevel", "resources/subscribe",
             "resources/unsubscribe")
