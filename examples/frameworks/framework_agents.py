@@ -1,11 +1,12 @@
 """A user's agents of four frameworks, written as each framework's documentation writes them --
 their own tools, descriptions and production models -- and each declared as an agentkit agent
 type by a factory that returns the user's agent with only its model routed to agentkit
-(docs/integrations.md). The tools are the project's functions (here the test suite's
-``mocks.tools``, which the scenarios' ``tools:`` name: the scenario's latency and failure
-schedules apply to the agent's own tools of those names)."""
+(docs/integrations.md). The tools are the project's functions (``city_tools``, which the
+scenarios' ``tools:`` name: the scenario's latency and failure schedules apply to the agent's
+own tools of those names)."""
 
 from agents import Agent, function_tool
+from city_tools import add, divide, population
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
@@ -16,7 +17,6 @@ from agentkit.integrations.langgraph import langgraph_agent
 from agentkit.integrations.llama_index import llama_index_agent
 from agentkit.integrations.openai_agents import openai_agents_agent
 from agentkit.integrations.pydantic_ai import pydantic_ai_agent
-from mocks.tools import add, divide, population
 
 city_agent = FunctionAgent(llm=OpenAI(model="gpt-4o-mini"), tools=[population, add],
                            system_prompt="Use the tools.")
