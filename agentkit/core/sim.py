@@ -163,7 +163,8 @@ def use_clock(clock: VirtualClock | None = None) -> Iterator[VirtualClock]:
 
 
 def now() -> float:
-    return current_clock().now()
+    # current_clock().now(), without its two calls: events read the time on every emit
+    return _clock.get(_default_clock)._now
 
 
 def sleep(seconds: float) -> None:
@@ -238,7 +239,9 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._loop_ref = loop_ref
 
     def select(self, timeout: float | None = None) -> list[Any]:
-        real_io = len(self.get_map()) > 1  # real sockets besides the self-pipe
+        # real sockets besides the self-pipe (the map's own table: get_map() and its len()
+        # are two calls more on every loop iteration)
+        real_io = len(self._fd_to_key) > 1  # type: ignore[attr-defined]
         if not real_io and timeout is not None and timeout <= 0:
             # callbacks are ready: only the self-pipe could be polled, and what another
             # thread schedules is in the ready queue already (the pipe is drained later)
@@ -298,7 +301,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.in_threads -= 1
 
     def time(self) -> float:
-        return self.clock.now()
+        return self.clock._now  # asyncio asks on every timer and iteration
 
     def call_at(self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts,
                 context: contextvars.Context | None = None) -> asyncio.TimerHandle:

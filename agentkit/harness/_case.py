@@ -13,7 +13,12 @@ from typing import Any
 
 from agentkit.core.errors import BadInputError, HarnessError
 from agentkit.harness._roles import RoleModels
-from agentkit.harness._runner import RunChange, ScenarioResult, execute_scenario
+from agentkit.harness._runner import (
+    RunChange,
+    ScenarioResult,
+    execute_scenario,
+    replayed_cassette,
+)
 from agentkit.llms.base import LLM
 from agentkit.recording import Cassette, CassetteError, CassetteLLM
 from agentkit.scenario._layout import cassette_path, recording_files, records, snapshot_path
@@ -243,7 +248,7 @@ def _run_samples(case: Case, snapshots: SnapshotSession | None,
     cassette = case.cassette
     if cassette is None:
         try:
-            cassette = Cassette.load(cassette_path(scenario, agent_type))
+            cassette = replayed_cassette(cassette_path(scenario, agent_type))
         except CassetteError as exc:
             error = Verdict("error", stopped_by=str(exc), kind="input")
             return CaseResult(case, [], case_stats([]), error, sampled=True)
@@ -269,7 +274,7 @@ def _header(path: Path) -> Cassette | None:
     """The cassette at ``path`` (None when there is none or it is unreadable: the run says
     why)."""
     try:
-        return Cassette.load(path) if path.is_file() else None
+        return replayed_cassette(path) if path.is_file() else None
     except CassetteError:
         return None
 

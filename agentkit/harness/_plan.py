@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import weakref
 from pathlib import Path
 
 from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
@@ -93,8 +94,28 @@ def plan_scenario(scenario: Scenario) -> Scenario:
 
 
 def load(scenario: Scenario | str | Path) -> Scenario:
-    """The scenario file at that path (or ``scenario`` itself), planned."""
-    return plan_scenario(scenario if isinstance(scenario, Scenario) else load_scenario(scenario))
+    """The scenario file at that path (or ``scenario`` itself), planned. A loaded scenario
+    replayed again is not planned again while what its checks read stands: the same object
+    (not a copy: a variant, a mutant), the same agent types, and no ``resume_from`` (whose
+    recorded trace may have been recorded since). Its tools' refs are imported once a process
+    either way."""
+    if not isinstance(scenario, Scenario):
+        return plan_scenario(load_scenario(scenario))
+    if any(spec.resume_from is not None for spec in scenario.agents.values()):
+        return plan_scenario(scenario)
+    agent_types = AGENT_TYPES.declared()
+    if _planned.get(id(scenario)) == agent_types:
+        return scenario
+    plan_scenario(scenario)
+    if id(scenario) not in _planned:  # forgotten with the object (an id is then reused)
+        weakref.finalize(scenario, _planned.pop, id(scenario), None)
+    _planned[id(scenario)] = agent_types
+    return scenario
+
+
+_planned: dict[int, dict[str, object]] = {}
+"""The scenario objects whose planning passed (by id, while they live), each with the agent
+types it passed under (:func:`load`)."""
 
 
 def _check_agent_names(scenario: Scenario, problems: _Problems) -> set[str]:

@@ -28,6 +28,7 @@ roles found) without judging it; :func:`run_scenario` judges it too, once
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
@@ -45,6 +46,7 @@ from agentkit.core.errors import (
 from agentkit.core.events import Event
 from agentkit.core.protocols import conforms
 from agentkit.core.sim import Stopwatch, simulation
+from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.harness._agent_types import (
     AGENT_TYPES,
     AgentContext,
@@ -69,7 +71,7 @@ from agentkit.llms.base import DEFAULT_MODEL, LLM
 from agentkit.llms.doubles import ModelDouble, excuse_all
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.recording import CassetteLLM, RoleChannel
+from agentkit.recording import Cassette, CassetteLLM, RoleChannel
 from agentkit.scenario._images import turn_images
 from agentkit.scenario._layout import (
     cassette_path,
@@ -180,6 +182,27 @@ FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 _NEVER_STARTED = "the run never started: nothing written for it could be used"
 
 
+def replayed_cassette(path: Path) -> Cassette:
+    """The cassette at ``path``, to replay (only read: a replay's player keeps its own
+    queues). Read on every call, it is built from its text again only when the text changed
+    (kept by the file's path with the SHA-256 of its text): replaying a recording again
+    does not rebuild its exchanges; an edited file is a new key. A file that cannot be read is
+    :meth:`Cassette.load`'s error."""
+    try:
+        digest = hashlib.sha256(read_text(path).encode("utf-8")).hexdigest()
+    except (OSError, TextFileError):
+        return Cassette.load(path)
+    kept = _replayed.get(str(path))
+    if kept is None or kept[0] != digest:
+        kept = _replayed[str(path)] = digest, Cassette.load(path)
+    return kept[1]
+
+
+_replayed: dict[str, tuple[str, Cassette]] = {}
+"""The cassettes replayed so far, by path as given (errors name the file so): the SHA-256 of
+the text each was built from, and what it was built into (:func:`replayed_cassette`)."""
+
+
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
                  member: str | None = None, *, rendered: list[Any] | None = None,
                  sample: int | None = None,
@@ -189,7 +212,8 @@ def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,
     the real OpenAI backend talking to a fake endpoint that serves the script (the double is
     the endpoint); ``rendered`` is the script rendered from the trajectory when it has none."""
     if spec.recording is not None:
-        replay = CassetteLLM(cassette_path(scenario, agent_type, member), sample=sample)
+        replay = CassetteLLM(replayed_cassette(cassette_path(scenario, agent_type, member)),
+                             sample=sample)
         return replay, replay
     items = to_mock_items(spec.script) if spec.script is not None else rendered
     assert items is not None

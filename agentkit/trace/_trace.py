@@ -115,8 +115,7 @@ class IdNormalizer:
             data["tool_call_id"] = self(extra["tool_call_id"])
         if "name" in extra and message.role.value == "tool":
             data["name"] = extra["name"]
-        key = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-        return self._messages.setdefault(key, data)
+        return self._messages.setdefault(_KEYS.encode(data), data)
 
     def memory(self, messages: Sequence[ChatMessage],
                convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
@@ -137,8 +136,17 @@ class IdNormalizer:
         return fresh
 
 
+_KEYS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+"""What ``json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`` builds on every
+call, built once: a message's key (:meth:`IdNormalizer.message`)."""
+_PLAIN = json.JSONEncoder(default=str)
+_DECODE = json.JSONDecoder()
+
+
 def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str, sort_keys=False))
+    """``value`` as its JSON text reads back (what ``json.loads(json.dumps(value,
+    default=str))`` gives, with the encoder and decoder built once)."""
+    return _DECODE.decode(_PLAIN.encode(value))
 
 
 @dataclass
@@ -533,11 +541,15 @@ class TurnBuilder:
             span = self.parents.get(span)
         return self.orphans
 
-    def feed(self, event: Event) -> None:
-        self.seq += 1
-        handler = _handler_for(type(event))
-        if handler is not None:
-            handler(self, event)
+    def feed(self, events: Iterable[Event]) -> None:
+        """Hand each event, in turn, to the handler registered for its class."""
+        resolved = _resolved
+        for event in events:
+            self.seq += 1
+            kind = type(event)
+            handler = resolved[kind] if kind in resolved else _handler_for(kind)
+            if handler is not None:
+                handler(self, event)
 
     def finish(self) -> list[StepTrace]:
         if self.orphans.llm_calls or self.orphans.tool_calls or self.orphans.details:
@@ -623,8 +635,7 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     """Assemble one turn from its events (see :func:`trace_handler`); ``started`` is the
     virtual time the turn began, ``raised`` where the user's code raised its ``error``."""
     turn = TurnBuilder(events, ids)
-    for event in events:
-        turn.feed(event)
+    turn.feed(events)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
                      memory=ids.memory(memory, turn.message), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
@@ -637,8 +648,7 @@ def extend_turn(turn: TurnTrace, events: Sequence[Event], ids: IdNormalizer) -> 
     it, through the same handlers (:func:`trace_handler`): what they add to the turn's
     ``details`` is appended to what is there."""
     builder = TurnBuilder(events, ids)
-    for event in events:
-        builder.feed(event)
+    builder.feed(events)
     for key, value in builder.details.items():
         if isinstance(value, list) and isinstance(turn.details.get(key), list):
             turn.details[key].extend(value)

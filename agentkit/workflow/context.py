@@ -21,6 +21,7 @@ Any problem is one ``ContextSerdeError`` naming the path in the saved data.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import warnings
@@ -481,6 +482,20 @@ _WAITER_KEYS = ("event_type", "requirements", "announced", "events")
 _LENIENT = ConfigDict(arbitrary_types_allowed=True)
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation, config=_LENIENT)
+
+
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    """The validator of a store key's type, built once per type (building one is what
+    restoring a context cost most: a schema generated per key on every restore)."""
+    try:
+        return _cached_adapter(annotation)
+    except TypeError:  # an annotation that cannot be a key (unhashable): built each time
+        return TypeAdapter(annotation, config=_LENIENT)
+
+
 def _digest(content: dict[str, Any], who: str, what: str) -> str:
     try:
         text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -590,7 +605,7 @@ class _Restorer:
             value = decode(saved, path, self.restorable)
             if key in schema:
                 try:
-                    TypeAdapter(schema[key], config=_LENIENT).validate_python(value, strict=True)
+                    _adapter(schema[key]).validate_python(value, strict=True)
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = "".join(f"[{p!r}]" for p in first["loc"])

@@ -533,6 +533,31 @@ def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
         "the recording has 1 exchange(s) that were not replayed"]
 
 
+def test_a_recording_replayed_again_is_built_again_only_when_its_file_changed(write_file,
+                                                                              monkeypatch):
+    path = write_file("again.yaml", MINIMAL.replace(
+        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
+        "    recording: cassettes/again.yaml\n"))
+    live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
+    assert record_scenario(path, "function_calling", live).written
+    built: list[Path] = []
+    load = Cassette.load.__func__
+    monkeypatch.setattr(Cassette, "load",
+                        classmethod(lambda cls, at: built.append(Path(at)) or load(cls, at)))
+    first, second = run_scenario(path), run_scenario(path)
+
+    assert first.passed and second.passed
+    assert first.trace.to_dict() == second.trace.to_dict()
+    assert len(built) == 1  # the second replay reused what the first built
+
+    cassette = Cassette.load(path.parent / "cassettes" / "again.yaml")
+    cassette.exchanges.append(cassette.exchanges[-1])
+    cassette.save()  # an edited recording: built again, and its change seen
+    assert run_scenario(path).problems == [
+        "the recording has 1 exchange(s) that were not replayed"]
+    assert len(built) == 3  # the edit's own load above, then the replay's
+
+
 def test_cassette_llm_is_importable_from_the_mock_backends():
     from agentkit.llms import mock
 

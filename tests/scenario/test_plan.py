@@ -144,3 +144,43 @@ agents:
 
     assert "expect.tool_calls.calls.1.name: unknown tool `ad`; did you mean `add`?" \
         in str(info.value)
+
+
+def test_a_loaded_scenario_replayed_again_is_planned_again_only_when_what_it_checked_changed(
+        write_file, monkeypatch):
+    import agentkit.harness._plan as planning
+
+    planned: list[object] = []
+    real = planning.plan_scenario
+    monkeypatch.setattr(planning, "plan_scenario", lambda s: planned.append(s) or real(s))
+    scenario = load_scenario(write_file("again.yaml", MINIMAL))
+
+    load(scenario)
+    assert run_scenario(scenario, "function_calling").passed
+    assert len(planned) == 1  # the replay did not plan it again
+
+    with AGENT_TYPES.scoped():
+        register_agent_type("newcomer", AGENT_TYPES["function_calling"])
+        load(scenario)  # another registry: the agent-type names are checked again
+        assert len(planned) == 2
+    load(scenario)  # the scoped registration undone: the registry changed again
+    assert len(planned) == 3
+    load(scenario.model_copy(deep=True))  # a copy (a variant's, changed after it is made)
+    assert len(planned) == 4
+
+    resumed = load_scenario(write_file("resumed.yaml", """\
+        format: 1
+        name: resumed
+        tools: [{ref: "mocks.tools:add"}]
+        turns: [{user: What is 2 + 3?}]
+        agents:
+          function_agent:
+            recording: cassettes/resumed.function_agent.yaml
+          agent_workflow:
+            resume_from: {recording: function_agent, step: 1}
+            team:
+              - {name: Agent, description: Arithmetic., script: [It is 5.]}
+        """))
+    load(resumed)
+    load(resumed)  # its recorded trace may have been recorded since: planned every time
+    assert planned[-2:] == [resumed, resumed]

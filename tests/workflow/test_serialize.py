@@ -123,6 +123,28 @@ def test_an_unchanged_saved_context_round_trips_through_json():
                                 [HumanResponseEvent(response="yes", meta={"s": Scored(score=1)})])
 
 
+def test_restoring_contexts_again_builds_no_validator_for_a_store_type_seen_before(monkeypatch):
+    from agentkit.workflow import context as context_module
+
+    async def saved():
+        ctx = Context(Flow())
+        await ctx.store.set("history", [ChatMessage(role="user", content="hi")])
+        await ctx.store.set("count", 2)
+        return ctx.to_dict()
+
+    data = run_sync(saved())
+    built: list[object] = []
+    real = context_module.TypeAdapter
+    monkeypatch.setattr(context_module, "TypeAdapter",
+                        lambda annotation, **kw: built.append(annotation) or real(annotation, **kw))
+    context_module._cached_adapter.cache_clear()
+
+    first, second = _restore(data), _restore(data)
+
+    assert built == [list[ChatMessage], int]  # once per type, not once per restore
+    assert run_sync(second.store.get("count")) == run_sync(first.store.get("count")) == 2
+
+
 # ---------------------------------------------------------------------- classes
 def test_a_saved_type_never_imports_a_module(tmp_path, monkeypatch):
     (tmp_path / "planted_module.py").write_text(textwrap.dedent("""

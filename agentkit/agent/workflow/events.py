@@ -98,9 +98,13 @@ class AgentStream(Event):
 
     @classmethod
     def of_stream(cls, text: StreamText, mark: int, **data: Any) -> AgentStream:
-        """The event for ``text`` as it was at ``mark`` (:meth:`StreamText.add`)."""
-        event = cls(**data)
-        event._text, event._mark = text, mark
+        """The event for ``text`` as it was at ``mark`` (:meth:`StreamText.add`). Built from
+        the agent's own chunk (every field already of its type), one per streamed chunk:
+        not validated again, its private state written at once."""
+        event = cls.model_construct(**data)
+        private = event.__pydantic_private__
+        assert private is not None  # AgentStream has private attributes
+        private["_text"], private["_mark"] = text, mark
         return event
 
     @computed_field  # type: ignore[prop-decorator]
