@@ -298,6 +298,8 @@ async def simulated_wait(seconds: float) -> None:
 
 @dataclass
 class Simulation:
+    """What :func:`simulation` sets up: its virtual clock and its seeded id source."""
+
     clock: VirtualClock
     ids: IdSource
 
