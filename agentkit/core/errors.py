@@ -24,7 +24,6 @@ exception.
 from __future__ import annotations
 
 import functools
-import sysconfig
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,12 +86,17 @@ def one_line(text: str) -> str:
     return text.translate(_BREAKS)
 
 
-#: Where code that is not the user's lives: agentkit itself, the standard library and
-#: installed packages (a framework the user's agent runs on).
-_NOT_USERS = tuple({str(Path(__file__).resolve().parents[1]),
-                    *(str(Path(path).resolve()) for name in ("stdlib", "platstdlib", "purelib",
-                                                             "platlib")
-                      if (path := sysconfig.get_paths().get(name)))})
+@functools.cache
+def _not_users() -> tuple[str, ...]:
+    """Where code that is not the user's lives: agentkit itself, the standard library and
+    installed packages (a framework the user's agent runs on). Worked out on first use: it
+    imports sysconfig and resolves each path, a system call per part."""
+    import sysconfig
+
+    return tuple({str(Path(__file__).resolve().parents[1]),
+                  *(str(Path(path).resolve()) for name in ("stdlib", "platstdlib", "purelib",
+                                                           "platlib")
+                    if (path := sysconfig.get_paths().get(name)))})
 
 
 def _users(frame: traceback.FrameSummary) -> bool:
@@ -105,7 +109,7 @@ def _users_file(filename: str) -> bool:
     same frames at every replay, and resolving each path costs a system call per part)."""
     if filename.startswith("<"):  # <frozen ...>, <string>: no file of the user's
         return False
-    return not str(Path(filename).resolve()).startswith(_NOT_USERS)
+    return not str(Path(filename).resolve()).startswith(_not_users())
 
 
 def _shown(filename: str) -> str:

@@ -57,11 +57,15 @@ class Event:
 
 @dataclass(kw_only=True, slots=True)
 class AgentChatStartEvent(Event):
+    """A chat starts on an agent with the user's message ``user_msg``."""
+
     user_msg: str
 
 
 @dataclass(kw_only=True, slots=True)
 class AgentChatEndEvent(Event):
+    """A chat ended: its ``response``, or the ``error`` it ended with."""
+
     response: Any = None
     error: str | None = None
 
@@ -80,6 +84,9 @@ class AgentStepStartEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class AgentStepEndEvent(Event):
+    """A runner's step ended: its ``output`` (the ``TaskStepOutput``), whether it was the
+    task's last, or the ``error`` it raised."""
+
     task_id: str
     step_id: str
     output: Any = None  # the TaskStepOutput
@@ -89,6 +96,8 @@ class AgentStepEndEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class LLMCallStartEvent(Event):
+    """An LLM call starts: its ``kind``, the model, the messages sent and the tools offered."""
+
     kind: str  # chat | stream_chat | complete | stream_complete
     model: str
     messages: list[Any] = field(default_factory=list)
@@ -107,6 +116,9 @@ class LLMStreamChunkEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class LLMCallEndEvent(Event):
+    """An LLM call ended: who answered, its ``response`` and usage, its simulated ``latency``,
+    or the ``error`` it ended with."""
+
     kind: str
     model: str
     provider: str = "agentkit"
@@ -120,6 +132,8 @@ class LLMCallEndEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class ToolCallStartEvent(Event):
+    """A tool call starts: the tool, the call's id and its arguments."""
+
     tool_name: str
     tool_id: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -128,6 +142,8 @@ class ToolCallStartEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class ToolCallEndEvent(Event):
+    """A tool call ended: its ``output``, whether it failed, its simulated ``latency``."""
+
     tool_name: str
     tool_id: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -158,6 +174,8 @@ class ToolsOfferedEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class Span:
+    """The span an event belongs to: its id and its parent's (None at the root)."""
+
     id: str
     parent_id: str | None
 

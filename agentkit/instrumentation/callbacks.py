@@ -66,6 +66,8 @@ class EventPayload(str, Enum):
 
 @dataclass
 class CBEvent:
+    """One callback event (LlamaIndex's ``CBEvent``): its type, payload, virtual time and id."""
+
     event_type: CBEventType
     payload: dict[str, Any] | None = None
     time: float = 0.0
@@ -229,6 +231,9 @@ class CallbackManager:
 
 @dataclass
 class EventContext:
+    """A started callback event (``CallbackManager.event``): ``on_start`` and ``on_end`` send
+    its start and end once each."""
+
     manager: CallbackManager
     event_type: CBEventType
     event_id: str | None = None

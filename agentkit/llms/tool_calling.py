@@ -14,7 +14,6 @@ from the layers above it.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -359,6 +358,8 @@ class ToolRunner:
                               arguments_error=call.arguments_error)
 
         if parallel and len(calls) > 1:
+            import asyncio  # loaded with the running loop; not at import (agentkit.core.sim)
+
             return list(await asyncio.gather(*map(start, calls)))
         return [await start(call) for call in calls]
 

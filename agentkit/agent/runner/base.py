@@ -38,6 +38,9 @@ StepMode = Literal["run", "stream"]
 
 @dataclass
 class TaskState:
+    """A task the runner holds: the task, its queue of steps to run, the outputs of the steps
+    completed and their undo snapshots."""
+
     task: Task
     step_queue: deque[TaskStep] = field(default_factory=deque)
     completed_steps: list[TaskStepOutput] = field(default_factory=list)
@@ -165,6 +168,8 @@ class _Copier:
 
 @dataclass
 class AgentState:
+    """Every task of a runner, by task id."""
+
     task_dict: dict[str, TaskState] = field(default_factory=dict)
 
     def _state(self, task_id: str) -> TaskState:
