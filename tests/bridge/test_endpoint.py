@@ -4,8 +4,10 @@ body -- never a hang."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 from pathlib import Path
 
 import httpx
@@ -309,3 +311,21 @@ def test_a_replayed_latency_is_waited_out_on_the_virtual_clock_from_either_clien
     assert answer == "5"
     (end,) = [e for e in events if isinstance(e, LLMCallEndEvent)]
     assert end.latency == 2.5
+
+
+def test_the_events_of_a_run_do_not_hold_its_turn(tmp_path: Path):
+    """A listener keeps the events; they do not keep the turn (whose context holds the
+    listener): a finished run is freed as it goes, not left to the garbage collector."""
+    bridge = _replayed(tmp_path, latency=0.0)
+    gc.disable()
+    try:
+        with collect_events() as events, turn(bridge) as running:
+            reply = _raw(bridge).post("/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "What is 2 + 3?"}]})
+        kept = weakref.ref(running)
+        del bridge, running
+
+        assert reply.json()["choices"][0]["message"]["content"] == "5"
+        assert len(events) == 4 and kept() is None
+    finally:
+        gc.enable()
