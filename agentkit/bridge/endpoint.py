@@ -132,7 +132,7 @@ class Bridge:
             return self._shaped(path, routed)
         request, turn = routed
         with self._lock:
-            answer: HTTPAnswer = turn.context.copy().run(run_sync, self._exchange(request, turn))
+            answer: HTTPAnswer = turn.context.copy().run(self._exchange, request, turn)
         return self._shaped(path, answer)
 
     async def ahandle(self, method: str, path: str, body: bytes) -> HTTPAnswer:
@@ -142,7 +142,7 @@ class Bridge:
             return self._shaped(path, routed)
         request, turn = routed
         # the turn's context (clock, ids, listeners), whichever loop the client runs on
-        task = asyncio.get_running_loop().create_task(self._exchange(request, turn),
+        task = asyncio.get_running_loop().create_task(self._aexchange(request, turn),
                                                       context=turn.context.copy())
         return self._shaped(path, await task)
 
@@ -227,27 +227,61 @@ class Bridge:
         return HTTPAnswer.json(error.status, error.body(), self._headers())
 
     # ------------------------------------------------------------------ a model call
-    async def _exchange(self, request: WireRequest, turn: WireTurn) -> HTTPAnswer:
-        """One model call, in the turn's context: the step opens, the model answers, the step
-        ends (:class:`WireTrace`)."""
-        try:
-            step = self.wire.begin(turn, request)
-        except RequestError as exc:
-            return self._request_error(exc)
+    def _exchange(self, request: WireRequest, turn: WireTurn) -> HTTPAnswer:
+        """One model call from sync code, in the turn's context: the step opens, the model
+        answers (its sync call: a replayed answer with no latency to wait out takes no trip
+        through the event loop), the step ends (:class:`WireTrace`)."""
+        step = self._begin(request, turn)
+        if isinstance(step, HTTPAnswer):
+            return step
         try:
             with dispatcher.resume(step.span):
-                message, usage, chunks = await self._ask(request)
+                asked = (self._ask(request) if not request.stream
+                         else run_sync(self._aask(request)))
         except Exception as exc:  # noqa: BLE001 (every failure is an HTTP answer)
             return self._failure(step, exc)
+        return self._answered(step, request, *asked)
+
+    async def _aexchange(self, request: WireRequest, turn: WireTurn) -> HTTPAnswer:
+        """:meth:`_exchange` from async code."""
+        step = self._begin(request, turn)
+        if isinstance(step, HTTPAnswer):
+            return step
+        try:
+            with dispatcher.resume(step.span):
+                asked = await self._aask(request)
+        except Exception as exc:  # noqa: BLE001 (every failure is an HTTP answer)
+            return self._failure(step, exc)
+        return self._answered(step, request, *asked)
+
+    def _begin(self, request: WireRequest, turn: WireTurn) -> WireStep | HTTPAnswer:
+        try:
+            return self.wire.begin(turn, request)
+        except RequestError as exc:
+            return self._request_error(exc)
+
+    def _answered(self, step: WireStep, request: WireRequest, message: ChatMessage,
+                  usage: Usage, chunks: list[str] | None) -> HTTPAnswer:
         self.wire.answered(step, request, message)
         return self._completion(request, message, usage, chunks)
 
-    async def _ask(self, request: WireRequest) -> tuple[ChatMessage, Usage, list[str] | None]:
-        """The model's reply to ``request``: its message, usage and (streamed) text chunks."""
+    def _options(self, request: WireRequest) -> dict[str, Any]:
+        """The model call's options: the request's, and its tools."""
         options: dict[str, Any] = dict(request.options)
         if request.tools is not None:
             options.update(tools=request.tools, tool_choice=request.tool_choice,
                            allow_parallel_tool_calls=request.parallel_tool_calls)
+        return options
+
+    def _ask(self, request: WireRequest) -> tuple[ChatMessage, Usage, list[str] | None]:
+        """The model's reply to ``request`` (not streamed), from sync code."""
+        with on_wire(request.wire):
+            response = self.llm.chat(request.messages, **self._options(request))
+        return response.message, _usage(response), None
+
+    async def _aask(self, request: WireRequest) -> tuple[ChatMessage, Usage, list[str] | None]:
+        """The model's reply to ``request``: its message, usage and (streamed) text chunks."""
+        options = self._options(request)
         if not request.stream:
             with on_wire(request.wire):
                 response = await self.llm.achat(request.messages, **options)

@@ -78,6 +78,15 @@ class WireStep:
 
 
 @dataclass(frozen=True)
+class _StepInput:
+    """The ``step`` of a step-start event, as the trace builder reads it (not the
+    :class:`WireStep`, which holds its turn: the events a listener keeps would hold the turn,
+    whose context holds the listener -- a cycle only the garbage collector frees)."""
+
+    input: str | None
+
+
+@dataclass(frozen=True)
 class _StepOutput:
     """The ``output`` of a step-end event, as the trace builder reads it."""
 
@@ -214,7 +223,7 @@ class WireTrace:
         """The turn ``request`` belongs to (waiting, for an agent in another process, while the
         harness ends one turn and begins the next); a :class:`RequestError` when there is
         none."""
-        text = _last_user_text(request.messages)
+        text: str | None = None  # the last user message's, read when it is needed
         deadline = time.monotonic() + TURN_WAIT
         with self._cond:
             while True:
@@ -229,11 +238,13 @@ class WireTrace:
                         "the harness runs the agent's chat() (a scenario turn)", status=409,
                         code="no_turn")
                 if turn is not None and not turn.ending:
+                    if self.external or turn.opened_by is None:
+                        text = _last_user_text(request.messages) if text is None else text
                     if not self.external or turn.opened_by in (None, text):
                         if turn.opened_by is None:
                             turn.opened_by = text
                         return turn
-                    self._check_another_turn(turn, text)
+                    self._check_another_turn(turn, text or "")
                     turn.ending = True
                     self._cond.notify_all()
                 left = deadline - time.monotonic()
@@ -258,8 +269,7 @@ class WireTrace:
             if turn.closed:
                 raise RequestError(f"{self.where(turn)} has ended: the harness took the answer "
                                    "already", status=409, code="turn_ended")
-            outputs = {m.additional_kwargs.get("tool_call_id"): m.content or ""
-                       for m in request.messages if m.role == MessageRole.TOOL}
+            outputs = _outputs(request.messages, turn._asked)
             # in the order the model asked for them, whatever order the agent sends them in
             answered = [(asked, outputs[tool_id]) for tool_id, asked in turn._asked.items()
                         if tool_id in outputs]
@@ -276,7 +286,8 @@ class WireTrace:
             turn._steps.append(span)
         with dispatcher.resume(span):
             dispatcher.emit(AgentStepStartEvent(task_id=f"wire-turn-{turn.number}",
-                                                step_id=step.step_id, step=step))
+                                                step_id=step.step_id,
+                                                step=_StepInput(step.input)))
         return step
 
     def answered(self, step: WireStep, request: WireRequest, reply: ChatMessage) -> None:
@@ -389,6 +400,22 @@ class WireTrace:
                                              arguments=asked.arguments, output=result,
                                              latency=max(now() - asked.asked_at, 0.0),
                                              is_error=result.is_error, agent=asked.agent))
+
+
+def _outputs(messages: list[ChatMessage], asked: dict[str, _Asked]) -> dict[str, str]:
+    """The output ``messages`` carry for each call in ``asked``: its last ``tool`` message's
+    text (looked for from the end, where a request carries the outputs it adds)."""
+    found: dict[str, str] = {}
+    if not asked:
+        return found
+    for message in reversed(messages):
+        if message.role == MessageRole.TOOL:
+            tool_id = message.additional_kwargs.get("tool_call_id")
+            if tool_id in asked and tool_id not in found:
+                found[tool_id] = message.content or ""
+                if len(found) == len(asked):
+                    break
+    return found
 
 
 def _last_user_text(messages: list[ChatMessage]) -> str:

@@ -4,17 +4,20 @@ redacted, in the lowest format that holds it."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import yaml
 
 from agentkit.core.files import atomic_write_text
+from agentkit.core.parsecache import MISSING, ParseCache, text_key
 from agentkit.core.reflists import ListReader, ListRefError, ListWriter
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import TextFileError, read_text
@@ -201,6 +204,9 @@ class Cassette:
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
+        """The cassette of the file at ``path``, checked. A text loaded (and checked) before,
+        in this process or -- with ``AGENTKIT_PARSE_CACHE`` -- another, is built from what
+        that load built (:data:`LOADED`), not parsed and checked again."""
         path = Path(path)
         try:
             text = read_text(path)
@@ -211,13 +217,19 @@ class Cassette:
                                 "(`agentkit record`, or pytest --record-mode once)") from None
         except OSError as exc:
             raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+        key = _loaded_key(text)
+        cassette = _rebuilt(cls, LOADED.get(key), path)
+        if cassette is not None:
+            return cassette
         try:
             data, where = parse_yaml(text)
         except YamlError as exc:
             fix = f"\n  fix: {exc.fix}" if exc.fix else ""
             raise CassetteError(f"{path}{exc.where}: cassette is not valid YAML: "
                                 f"{exc.problem}{fix}") from None
-        return cls.from_dict(data, path, where)
+        cassette = cls.from_dict(data, path, where)
+        LOADED.put(key, _as_built(cassette))
+        return cassette
 
     @classmethod
     def from_dict(cls, data: Any, path: Path | None = None,
@@ -321,6 +333,68 @@ class Cassette:
         atomic_write_text(target, self.dumps(secrets=secrets))
         self.path = target
         return target
+
+
+LOADED = ParseCache(memory_bytes=32 * 1024 * 1024)
+"""Cassettes as a load built them, by their file's text (the ``.pyc`` idea, one step past
+:mod:`agentkit.core.parsecache`'s parsed YAML): a cassette loaded again -- every replay of a
+scenario, its samples, fault variants and mutants -- is neither parsed nor checked again, only
+built anew from plain data (a fresh copy each time: a caller may change what it gets). The
+key is the text's SHA-256 and the code that builds it (:func:`_loaded_key`), so an edited
+file or an edited loader is loaded the careful way; an entry that does not build is ignored
+and written again. On disk too when ``AGENTKIT_PARSE_CACHE`` names a folder."""
+
+_HEADER_FIELDS = tuple(f.name for f in fields(Cassette)
+                       if f.init and f.name not in ("path", "exchanges", "mcp_exchanges"))
+_EXCHANGE_FIELDS = tuple(f.name for f in fields(Exchange))
+
+
+@functools.cache
+def _loader_digest() -> str:
+    """The code a load runs to build a cassette (this module and its checks): an entry
+    built by other code is never read."""
+    from agentkit.recording import _schema
+
+    digest = hashlib.sha256()
+    for module in (__file__, _schema.__file__):
+        try:
+            digest.update(Path(module).read_bytes())
+        except OSError:  # no source to read (a frozen build): its version stands for it
+            digest.update(module.encode())
+    return digest.hexdigest()[:16]
+
+
+def _loaded_key(text: str) -> str:
+    return f"cassette-{_loader_digest()}-{text_key(text)}"
+
+
+def _as_built(cassette: Cassette) -> tuple[Any, ...]:
+    """What a load built, as plain data (``marshal`` keeps objects shared by several
+    requests -- each message, :meth:`Cassette.shared` -- shared in every copy)."""
+    return ({name: getattr(cassette, name) for name in _HEADER_FIELDS},
+            [[getattr(e, name) for name in _EXCHANGE_FIELDS] for e in cassette.exchanges],
+            [[getattr(e, name) for name in _EXCHANGE_FIELDS] for e in cassette.mcp_exchanges],
+            cassette._messages)
+
+
+def _rebuilt(cls: type[Cassette], built: Any, path: Path) -> Cassette | None:
+    """The cassette :func:`_as_built` kept, at ``path``; None when there is none, or what
+    is kept does not build one (not what this code keeps: ignored, loaded again)."""
+    if built is MISSING:
+        return None
+    try:
+        header, exchanges, mcp, messages = built
+        cassette = cls(path=path, **header)
+        cassette.exchanges = [Exchange(**dict(zip(_EXCHANGE_FIELDS, e, strict=True)))
+                              for e in exchanges]
+        cassette.mcp_exchanges = [Exchange(**dict(zip(_EXCHANGE_FIELDS, e, strict=True)))
+                                  for e in mcp]
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(messages, dict):
+        return None
+    cassette._messages = messages
+    return cassette
 
 
 def _role_and_sample(exchange: ExchangeData | MCPExchangeData) -> dict[str, Any]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agentkit.core.sim import asleep
+from agentkit.core.sim import asleep, run_sync
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
 from agentkit.llms.doubles import Excusable
 from agentkit.llms.types import ChatResponse, LLMMetadata
-from agentkit.recording._cassette import Cassette, RecordMode
+from agentkit.recording._cassette import Cassette, Exchange, RecordMode
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
@@ -108,11 +108,16 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         self.cassette.save(secrets=self._recorder.secrets)
         return True
 
-    async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
+    def _take(self, request: LLMRequest) -> Exchange:
+        """The recorded exchange that answers ``request`` (a miss raises)."""
         canonical, key = request_key(request)
         exchange = self._player.take(canonical, key)
         if exchange is None:
             raise self._player.miss(canonical)
+        return exchange
+
+    async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
+        exchange = self._take(request)
         if exchange.latency:
             await asleep(exchange.latency)
         return response_from(exchange)
@@ -133,6 +138,16 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         if self._recorder is not None:
             return await self._recorder._achat(request)
         return (await self._replayed(request))[0]
+
+    def _chat(self, request: LLMRequest) -> ChatResponse:
+        """A sync call: an answer recorded with no latency is replayed without a trip through
+        the event loop; one with latency waits it out there, as :meth:`_achat` does."""
+        if self._recorder is not None:
+            return run_sync(self._recorder._achat(request))
+        exchange = self._take(request)
+        if exchange.latency:
+            run_sync(asleep(exchange.latency))
+        return response_from(exchange)[0]
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         if self._recorder is not None:

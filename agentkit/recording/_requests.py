@@ -87,13 +87,41 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     if parts is None:
         canonical = canonical_request(request)
         return canonical, request_hash(canonical)
-    canonical = _ANY_TEXT.json_data(_request_data(request, []))
-    canonical["messages"] = [data for data, _ in parts]
-    # the text request_hash writes: the fields before "messages", it, the fields after
-    before = _hashed_text({k: v for k, v in canonical.items() if k < "messages"})[1:-1]
-    after = _hashed_text({k: v for k, v in canonical.items() if k > "messages"})[1:-1]
+    rest, before, after = _rest(_request_data(request, []))
+    canonical = {**rest, "messages": [data for data, _ in parts]}
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
     return canonical, text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+
+
+_RESTS: dict[str, tuple[dict[str, Any], str, str]] = {}
+""":func:`_rest` by the JSON text of what it was given, which decides it (the redactor of
+:data:`_ANY_TEXT` looks for no values of this machine): a conversation's requests offer the
+same tools with the same options call after call."""
+_RESTS_KEPT = 256
+_REST_KEY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""How :data:`_RESTS` is keyed: JSON values only (what holds anything else is worked out
+each time)."""
+
+
+def _rest(data: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+    """A request's canonical form but its messages (``data``: kind, tools, options... as
+    plain JSON data, secrets redacted), and the hashed text of its fields before and after
+    ``messages``; the form is shared between requests: read-only."""
+    try:
+        text: str | None = _REST_KEY.encode(data)
+    except (TypeError, ValueError):
+        text = None
+    found = _RESTS.get(text) if text is not None else None
+    if found is None:
+        rest: dict[str, Any] = _ANY_TEXT.json_data(data)
+        # the text request_hash writes: the fields before "messages", it, the fields after
+        found = (rest, _hashed_text({k: v for k, v in rest.items() if k < "messages"})[1:-1],
+                 _hashed_text({k: v for k, v in rest.items() if k > "messages"})[1:-1])
+        if text is not None:
+            if len(_RESTS) >= _RESTS_KEPT:
+                _RESTS.clear()
+            _RESTS[text] = found
+    return found
 
 
 def _fixed_parts(messages: list[ChatMessage]) -> list[tuple[dict[str, Any], str]] | None:

@@ -4,8 +4,10 @@ body -- never a hang."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 from pathlib import Path
 
 import httpx
@@ -13,7 +15,9 @@ import openai
 import pytest
 
 from agentkit.bridge import Bridge, BridgeTransport, openai_clients
-from agentkit.core.sim import run
+from agentkit.core.events import LLMCallEndEvent
+from agentkit.core.sim import VirtualTimeLoop, now, run, simulation
+from agentkit.instrumentation import collect_events
 from agentkit.llms import errors
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
@@ -251,3 +255,77 @@ def test_a_stopped_bridge_answers_503():
 
     with pytest.raises(openai.InternalServerError, match="is stopping"):
         ask(client)
+
+
+# ----------------------------------------------------------------- replays
+def _replayed(tmp_path: Path, latency: float) -> Bridge:
+    """A bridge replaying a cassette of one question answered with ``latency`` seconds."""
+    path = tmp_path / "c.yaml"
+    recording = Bridge(RecordingLLM(ScriptedLLM(["5"], latency=latency), path, "once"))
+    with turn(recording):
+        ask(openai_clients(recording)[0])
+    return Bridge(CassetteLLM(path))
+
+
+def _loop_runs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every time a virtual-time event loop runs."""
+    runs: list[object] = []
+    real = VirtualTimeLoop.run_forever
+
+    def counted(loop: VirtualTimeLoop) -> None:
+        runs.append(loop)
+        real(loop)
+
+    monkeypatch.setattr(VirtualTimeLoop, "run_forever", counted)
+    return runs
+
+
+def test_a_sync_clients_replay_with_no_latency_takes_no_trip_through_the_event_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    bridge = _replayed(tmp_path, latency=0.0)
+    runs = _loop_runs(monkeypatch)
+    with collect_events() as events, turn(bridge):
+        assert ask(openai_clients(bridge)[0]).choices[0].message.content == "5"
+
+    assert runs == []
+    assert [type(e).__name__ for e in events] == [
+        "AgentStepStartEvent", "LLMCallStartEvent", "LLMCallEndEvent", "AgentStepEndEvent"]
+
+
+@pytest.mark.parametrize("client", ["sync", "async"])
+def test_a_replayed_latency_is_waited_out_on_the_virtual_clock_from_either_client(
+        tmp_path: Path, client: str):
+    bridge = _replayed(tmp_path, latency=2.5)
+    sync_client, async_client = openai_clients(bridge)
+
+    async def ask_async() -> str | None:
+        completion = await async_client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "What is 2 + 3?"}])
+        return completion.choices[0].message.content
+
+    with simulation(0), collect_events() as events, turn(bridge):
+        answer = (ask(sync_client).choices[0].message.content if client == "sync"
+                  else run(ask_async()))
+        assert now() == 2.5
+
+    assert answer == "5"
+    (end,) = [e for e in events if isinstance(e, LLMCallEndEvent)]
+    assert end.latency == 2.5
+
+
+def test_the_events_of_a_run_do_not_hold_its_turn(tmp_path: Path):
+    """A listener keeps the events; they do not keep the turn (whose context holds the
+    listener): a finished run is freed as it goes, not left to the garbage collector."""
+    bridge = _replayed(tmp_path, latency=0.0)
+    gc.disable()
+    try:
+        with collect_events() as events, turn(bridge) as running:
+            reply = _raw(bridge).post("/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "What is 2 + 3?"}]})
+        kept = weakref.ref(running)
+        del bridge, running
+
+        assert reply.json()["choices"][0]["message"]["content"] == "5"
+        assert len(events) == 4 and kept() is None
+    finally:
+        gc.enable()

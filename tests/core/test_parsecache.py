@@ -12,7 +12,7 @@ import pytest
 from agentkit.core import parsecache, yamlsafe
 from agentkit.core.parsecache import ENVIRONMENT, ParseCache, text_key
 from agentkit.core.yamlsafe import parse_yaml
-from agentkit.recording import Cassette
+from agentkit.recording import Cassette, _cassette
 from agentkit.scenario import load_scenario
 
 SCENARIO = """\
@@ -31,9 +31,10 @@ agents:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text the YAML parser is run on (a fresh, empty cache in the process; no disk
-    layer unless a test names one)."""
+    """Every text the YAML parser is run on (a fresh, empty cache in the process, and none
+    of built cassettes; no disk layer unless a test names one)."""
     monkeypatch.setattr(parsecache, "PARSE_CACHE", ParseCache())
+    monkeypatch.setattr(_cassette, "LOADED", ParseCache())
     monkeypatch.setattr(yamlsafe, "PARSE_CACHE", parsecache.PARSE_CACHE)
     monkeypatch.delenv(ENVIRONMENT, raising=False)
     seen: list[str] = []

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from agentkit.core.secrets import Redactor
 from agentkit.llms import ChatMessage
 from agentkit.llms import types as message_types
 from agentkit.llms.base import LLMRequest
 from agentkit.llms.openai_wire import WireTool, from_openai_messages
 from agentkit.llms.types import fix_message, fixed_memo
-from agentkit.recording import canonical_request, request_hash
+from agentkit.recording import _requests, canonical_request, request_hash
 from agentkit.recording._requests import request_key
 from tests.fake_keys import fake_key
 
@@ -122,3 +123,61 @@ def test_a_fixed_messages_memo_goes_with_it():
     gc.collect()
 
     assert key not in message_types._FIXED
+
+
+def _counted_json_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the redactor turns into plain JSON data, call by call."""
+    seen: list[Any] = []
+    json_data = Redactor.json_data
+
+    def counted(self: Redactor, value: Any) -> Any:
+        seen.append(value)
+        return json_data(self, value)
+
+    monkeypatch.setattr(Redactor, "json_data", counted)
+    monkeypatch.setattr(_requests, "_RESTS", {})
+    return seen
+
+
+def test_a_conversations_tools_and_options_are_worked_out_once(monkeypatch):
+    worked = _counted_json_data(monkeypatch)
+    known: dict[str, ChatMessage] = {}
+    fields = REQUESTS["with tools"] | {"kwargs": {"temperature": 0.0}}
+    for length in (1, 3, 4, 6):  # each request resends the messages before
+        messages = _read([m for m in WIRE_MESSAGES if m["role"] != "system"][:length], known)
+        key = request_key(_request(messages, **fields))
+        assert key == (canonical_request(_request(messages, **fields)),
+                       request_hash(canonical_request(_request(messages, **fields))))
+
+    # once for the tools and options, and once for the one message that may hold a secret;
+    # canonical_request, the slow way, works out the whole request each time
+    assert sum("messages" in value and value["messages"] == [] for value in worked) == 1
+
+
+def test_a_changed_tool_or_option_changes_the_key(monkeypatch):
+    _counted_json_data(monkeypatch)
+    messages = _read(WIRE_MESSAGES[:1], {})
+    tool = WireTool("lookup", "The population of a city.", {"type": "object"})
+    first = request_key(_request(messages, tools=[tool]))[1]
+
+    tool.metadata.description = "The population of a country."
+    second = request_key(_request(messages, tools=[tool]))[1]
+    third = request_key(_request(messages, tools=[tool], kwargs={"seed": 1}))[1]
+
+    assert len({first, second, third}) == 3
+    assert second == request_hash(canonical_request(_request(messages, tools=[tool])))
+
+
+def test_an_option_that_is_not_json_is_worked_out_every_time(monkeypatch):
+    worked = _counted_json_data(monkeypatch)
+    messages = _read(WIRE_MESSAGES[:1], {})
+
+    class Format:
+        def __str__(self) -> str:
+            return "json"
+
+    for _ in range(2):
+        canonical, key = request_key(_request(messages, kwargs={"response_format": Format()}))
+        assert canonical["kwargs"] == {"response_format": "json"}
+        assert key == request_hash(canonical)
+    assert sum("messages" in value for value in worked) == 2
