@@ -175,13 +175,18 @@ def _html_summary(summaries: list[AgentSummary]) -> str:
             f"<th>Pass rate</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
+def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> Iterator[str]:
+    """The scenario × agent type table, a row at a time."""
     sampled = sampled_columns(comparison)
     head = "".join(f"<th>{escape(m.label)}</th>" for m in METRICS)
+    extra = "<th>Pass rate</th><th class=\"l\">Class</th>" if sampled else ""
+    yield (f'<div class="wrap"><table><thead><tr><th class="l">Scenario</th>'
+           f'<th class="l">Agent type</th><th class="l">Result</th>{extra}{head}</tr></thead>'
+           "<tbody>")
     spans: dict[str, int] = {}
     for row in comparison.rows:
         spans[row.scenario] = spans.get(row.scenario, 0) + 1
-    body, seen = [], set()
+    seen: set[str] = set()
     for row in comparison.rows:
         delta = diff.for_row(row) if diff is not None else None
         cells = []
@@ -202,11 +207,8 @@ def _html_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
         for m in METRICS:
             cells.append(f"<td>{escape(value_text(m, row.metric(m.key)))}"
                          f"{_delta_span(m, delta)}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    extra = "<th>Pass rate</th><th class=\"l\">Class</th>" if sampled else ""
-    return (f'<div class="wrap"><table><thead><tr><th class="l">Scenario</th>'
-            f'<th class="l">Agent type</th><th class="l">Result</th>{extra}{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+        yield f"<tr>{''.join(cells)}</tr>"
+    yield "</tbody></table></div>"
 
 
 def _charted(comparison: Comparison) -> list[str]:
@@ -509,7 +511,8 @@ def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Ite
     writes to its file as it goes instead of holding the page whole)."""
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
-    sections = [f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
+    sections: list[str | Iterator[str]] = [
+        f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
                 f'<p class="verdict"><strong>{escape(VERDICT)}:</strong> '
                 f"{escape(verdict(table))}</p>",
                 f"<h2>{escape(ATTENTION)}</h2>", _html_attention(comparison, diff)]
@@ -541,7 +544,14 @@ def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Ite
                  "the baseline. Hover a bar for its call.</p>"]
     yield ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-           f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n"
-           + "\n".join(sections) + "\n")
+           f"<title>{escape(TITLE)}</title>\n<style>{_CSS}{RUNS_CSS}</style>\n</head>\n<body>\n<main>\n")
+    for index, section in enumerate(sections):  # a table of every row is made a row at a time
+        if index:
+            yield "\n"
+        if isinstance(section, str):
+            yield section
+        else:
+            yield from section
+    yield "\n"
     yield from html_sections(comparison, diff)
     yield "\n</main>\n</body>\n</html>\n"

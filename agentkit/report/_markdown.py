@@ -4,6 +4,8 @@ summary for a pull-request comment (``summary.md``), in the wording of :mod:`._w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from itertools import islice
 
 from tabulate import tabulate
 
@@ -67,7 +69,7 @@ from agentkit.report._wording import (
     verdict,
 )
 
-__all__ = ["render_markdown", "render_summary"]
+__all__ = ["render_markdown", "markdown_pieces", "render_summary", "table_lines"]
 
 
 def _md_attention(comparison: Comparison, diff: BaselineDiff | None) -> list[str]:
@@ -148,28 +150,63 @@ def _md_summary(summaries: list[AgentSummary]) -> str:
                     colalign=("left", "right", "right", *("right" for _ in METRICS)))
 
 
-def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> str:
+def _md_rows(comparison: Comparison, diff: BaselineDiff | None) -> Iterator[str]:
     sampled = sampled_columns(comparison)
     headers = ["Scenario", "Agent type", *(["Model"] if comparison.models else []), "Result",
                *(["Pass rate", "Class"] if sampled else [])]
     for m in METRICS:
         headers += [m.label, f"Δ {m.short}"] if diff is not None else [m.label]
-    table = []
-    for row in comparison.rows:
-        delta = diff.for_row(row) if diff is not None else None
-        cells = [row.scenario, row.agent_type or "—",
-                 *([row.model or "—"] if comparison.models else []), STATUS[row.result]]
-        if sampled:
-            cells += [rate_text(row), row.class_ or "—"]
-        for m in METRICS:
-            cells.append(value_text(m, row.metric(m.key)))
-            if diff is not None:
-                cells.append(delta_text(m, delta))
-        table.append(cells)
+
+    def cells() -> Iterator[list[str]]:
+        for row in comparison.rows:
+            delta = diff.for_row(row) if diff is not None else None
+            line = [row.scenario, row.agent_type or "—",
+                    *([row.model or "—"] if comparison.models else []), STATUS[row.result]]
+            if sampled:
+                line += [rate_text(row), row.class_ or "—"]
+            for m in METRICS:
+                line.append(value_text(m, row.metric(m.key)))
+                if diff is not None:
+                    line.append(delta_text(m, delta))
+            yield line
+
     lead = 3 + bool(comparison.models)
     colalign = (("left",) * lead + (("right", "left") if sampled else ())
                 + tuple("right" for _ in headers[lead + 2 * sampled:]))
-    return tabulate(table, headers, tablefmt="github", disable_numparse=True, colalign=colalign)
+    return table_lines(headers, cells, colalign)
+
+
+TABLE_CHUNK = 500
+"""How many rows :func:`table_lines` hands tabulate at a time."""
+
+
+def table_lines(headers: list[str], cells: Callable[[], Iterator[list[str]]],
+                colalign: tuple[str, ...]) -> Iterator[str]:
+    """The lines of tabulate's ``github`` table (``disable_numparse``) of the rows ``cells()``
+    makes, :data:`TABLE_CHUNK` rows at a time: the same lines as one call over all of them,
+    without holding them all. The rows are made twice: first to measure each column (the
+    widths of the chunks' tables), then each chunk is tabulated with a row as wide as the
+    widest column, and that row left out."""
+    def table(rows: list[list[str]]) -> list[str]:
+        return tabulate(rows, headers, tablefmt="github", disable_numparse=True,
+                        colalign=colalign).split("\n")
+
+    widths: list[int] = []
+    for chunk in _chunks(cells()):
+        measured = [len(dashes) - 2 for dashes in table(chunk)[1].strip("|").split("|")]
+        widths = ([max(pair) for pair in zip(widths, measured, strict=True)] if widths
+                  else measured)
+    if not widths:
+        yield from table([])
+        return
+    widest = ["x" * width for width in widths]
+    for index, chunk in enumerate(_chunks(cells())):
+        yield from table([*chunk, widest])[2 if index else 0:-1]
+
+
+def _chunks(rows: Iterator[list[str]]) -> Iterator[list[list[str]]]:
+    while chunk := list(islice(rows, TABLE_CHUNK)):
+        yield chunk
 
 
 def _md_failures(comparison: Comparison) -> list[str]:
@@ -275,35 +312,59 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     scenarios, the scenario × agent type table (with Δ columns against ``baseline``), the
     workflows, resumed runs beside the recorded ones, the failures with their problems, the
     regressions in full, then the snapshot changes."""
+    return "".join(markdown_pieces(comparison, baseline))
+
+
+def markdown_pieces(comparison: Comparison,
+                    baseline: Comparison | None = None) -> Iterator[str]:
+    """:func:`render_markdown`'s text in pieces, a line at a time (what a large report
+    writes to its file as it goes instead of holding it whole)."""
+    return _text_of(_markdown_lines(comparison, baseline))
+
+
+def _text_of(lines: Iterator[str]) -> Iterator[str]:
+    """``"\\n".join(lines).rstrip("\\n") + "\\n"``, in pieces: the newlines that end the
+    text so far are held back until a line says more."""
+    held = ""
+    for index, line in enumerate(lines):
+        text = held + ("\n" if index else "") + line
+        said = text.rstrip("\n")
+        if said:
+            yield said
+        held = text[len(said):]
+    yield "\n"
+
+
+def _markdown_lines(comparison: Comparison, baseline: Comparison | None) -> Iterator[str]:
     diff = baseline_diff(comparison, baseline)
     table = head_to_head(comparison)
-    lines = [f"# {TITLE}", "", meta_line(comparison), "",
-             f"**{VERDICT}:** {_md_text(verdict(table))}", ""]
+    yield from [f"# {TITLE}", "", meta_line(comparison), "",
+                f"**{VERDICT}:** {_md_text(verdict(table))}", ""]
     if diff is not None:
-        lines += [f"{BASELINE}: {baseline_line(diff)}.", ""]
-    lines += _md_attention(comparison, diff)
-    lines += _md_by_tag(comparison)
-    lines += _md_agentdojo(comparison)
-    lines += _md_head_to_head(table)
-    lines += _md_pairs(table)
-    lines += [f"## {SUMMARY}", "", summary_note(table), "",
-              _md_summary(comparison.summaries()), "",
-              f"## {TABLE}", ""]
+        yield from [f"{BASELINE}: {baseline_line(diff)}.", ""]
+    yield from _md_attention(comparison, diff)
+    yield from _md_by_tag(comparison)
+    yield from _md_agentdojo(comparison)
+    yield from _md_head_to_head(table)
+    yield from _md_pairs(table)
+    yield from [f"## {SUMMARY}", "", summary_note(table), "",
+                _md_summary(comparison.summaries()), "",
+                f"## {TABLE}", ""]
     if diff is not None:
-        lines += ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
+        yield from ["Δ: current minus baseline (· unchanged, `new`: not in the baseline).", ""]
     if sampled_columns(comparison):
-        lines += ["A sampled case's metrics are the means over its samples; its pass rate "
-                  "reads `rate (passes/samples; interval)`.", ""]
-    lines += [_md_rows(comparison, diff), ""]
-    lines += _md_diagrams(comparison)
-    lines += markdown_continuations(comparison)
-    lines += _md_judged(comparison)
-    lines += _md_failures(comparison)
+        yield from ["A sampled case's metrics are the means over its samples; its pass rate "
+                    "reads `rate (passes/samples; interval)`.", ""]
+    yield from _md_rows(comparison, diff)
+    yield ""
+    yield from _md_diagrams(comparison)
+    yield from markdown_continuations(comparison)
+    yield from _md_judged(comparison)
+    yield from _md_failures(comparison)
     if diff is not None:
-        lines += _md_baseline(diff)
-    lines += _md_snapshots(comparison)
-    lines += _md_coverage(comparison)
-    return "\n".join(lines).rstrip("\n") + "\n"
+        yield from _md_baseline(diff)
+    yield from _md_snapshots(comparison)
+    yield from _md_coverage(comparison)
 
 
 def _md_coverage(comparison: Comparison) -> list[str]:

@@ -588,12 +588,14 @@ class Comparison(_Strict):
         return self
 
     def with_trace(self, row: Row) -> Row:
-        """``row`` with its trace and timeline, read back from :attr:`runs` if it keeps
-        them there (one row at a time: the page's sections, the report folder's files)."""
+        """``row`` with its trace, timeline and snapshot trace, read back from :attr:`runs`
+        if it keeps them there (one row at a time: the page's sections, the report folder's
+        files)."""
         if self._runs is None or row.trace is not None:
             return row
         return row.model_copy(update={"trace": self._runs.trace(row),
-                                      "timeline": self._runs.timeline(row)})
+                                      "timeline": self._runs.timeline(row),
+                                      "snapshot_trace": self._runs.snapshot_trace(row)})
 
     @model_validator(mode="after")
     def _known_agent_types(self) -> Comparison:
@@ -691,6 +693,11 @@ class Comparison(_Strict):
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; ``summary`` and ``compared`` are derived from the rows and
         recomputed when read back."""
+        return self.dict_around([r.to_dict() for r in self.rows])
+
+    def dict_around(self, rows: Any) -> dict[str, Any]:
+        """:meth:`to_dict` with ``rows`` standing for its rows (a report written a row at a
+        time puts a placeholder there)."""
         compared = self.compared()
         return {"format": REPORT_FORMAT, "agentkit_version": self.agentkit_version,
                 "agent_types": list(self.agent_types),
@@ -700,7 +707,7 @@ class Comparison(_Strict):
                                            **({"model": c[1]} if c[1] is not None else {}),
                                            "reason": reason} for c, reason in compared.left_out]},
                 "summary": [s.to_dict() for s in self.summaries()],
-                "rows": [r.to_dict() for r in self.rows],
+                "rows": rows,
                 **({"diagrams": dict(self.diagrams)} if self.diagrams else {}),
                 **({"shard": list(self.shard), "plan": list(self.plan)}
                    if self.shard is not None else {}),

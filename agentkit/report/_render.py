@@ -8,6 +8,7 @@ runs give byte-identical files; the two renderers share their wording (:mod:`._w
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,14 @@ from agentkit.report._files import (
     shard_details,
 )
 from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, html_page, render_html
-from agentkit.report._markdown import render_markdown, render_summary
+from agentkit.report._markdown import markdown_pieces, render_markdown, render_summary
 from agentkit.report._model import Comparison, ReportError, trace_file
 from agentkit.report._standings import head_to_head
 from agentkit.report._store import trace_text
 from agentkit.report._suites import agentdojo_json, agentdojo_scores
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
 
-__all__ = ["render_markdown", "render_json", "render_html", "render_summary", "write_report",
+__all__ = ["render_markdown", "render_json", "json_pieces", "render_html", "render_summary", "write_report",
            "verdict_sentence", "undecided_text",
            "REPORT_FILES", "REPORT_MARKER", "CHART_TITLES", "RATE_CHART_TITLES"]
 
@@ -50,7 +51,18 @@ def verdict_sentence(comparison: Comparison) -> str:
 def render_json(comparison: Comparison, baseline: Comparison | None = None) -> str:
     """:meth:`Comparison.to_dict`, the head-to-head table, and a ``baseline`` section
     (deltas, regressions) if given."""
-    data: dict[str, Any] = comparison.to_dict()
+    return "".join(json_pieces(comparison, baseline))
+
+
+_ROWS = object()
+"""Where :func:`json_pieces` writes the rows, one at a time."""
+
+
+def json_pieces(comparison: Comparison, baseline: Comparison | None = None) -> Iterator[str]:
+    """:func:`render_json`'s text in pieces, a row at a time (what a large report writes to
+    its file as it goes instead of holding its rows' JSON whole): the same text as
+    ``json.dumps(data, indent=2, ensure_ascii=False)`` of the whole report."""
+    data: dict[str, Any] = comparison.dict_around(_ROWS)
     table = head_to_head(comparison)
     data["head_to_head"] = {"verdict": verdict(table), **table.to_dict()}
     found = agentdojo_scores(comparison)
@@ -59,7 +71,28 @@ def render_json(comparison: Comparison, baseline: Comparison | None = None) -> s
     diff = baseline_diff(comparison, baseline)
     if diff is not None:
         data["baseline"] = diff.to_dict()
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield f"{',' if index else ''}\n  {_json(key)}: "
+        if value is _ROWS:
+            yield from _json_rows(comparison)
+        else:
+            yield _json(value).replace("\n", "\n  ")
+    yield "\n}\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _json_rows(comparison: Comparison) -> Iterator[str]:
+    """The ``rows`` list of report.json, indented as its second level, a row at a time."""
+    if not comparison.rows:
+        yield "[]"
+        return
+    for index, row in enumerate(comparison.rows):
+        yield f"{',' if index else '['}\n    " + _json(row.to_dict()).replace("\n", "\n    ")
+    yield "\n  ]"
 
 
 def write_report(comparison: Comparison, out_dir: str | Path,
@@ -82,15 +115,16 @@ def write_report(comparison: Comparison, out_dir: str | Path,
         baseline = load_comparison(baseline)
     out = Path(out_dir)
     store = comparison.runs
-    texts: dict[str, str | Path] = {"markdown": render_markdown(comparison, baseline),
-                                    "json": render_json(comparison, baseline)}
-    if store is None:
-        texts["html"] = render_html(comparison, baseline)
-    else:  # a large report's page, written as it is made beside the runs' traces
-        page = store.folder / REPORT_FILES["html"]
-        with open(page, "w", encoding="utf-8", newline="\n") as handle:
-            handle.writelines(html_page(comparison, baseline))
-        texts["html"] = page
+    pieces = {"markdown": markdown_pieces(comparison, baseline),
+              "json": json_pieces(comparison, baseline), "html": html_page(comparison, baseline)}
+    texts: dict[str, str | Path] = {}
+    for kind, made in pieces.items():
+        if store is None:
+            texts[kind] = "".join(made)
+        else:  # a large report's files, written as they are made beside the runs' traces
+            path = texts[kind] = store.folder / REPORT_FILES[kind]
+            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                handle.writelines(made)
     texts["summary"] = render_summary(comparison, baseline)
     files: dict[str, str | Path] = {REPORT_MARKER: _MARKER_TEXT}
     files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})

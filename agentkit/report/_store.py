@@ -21,9 +21,10 @@ def trace_text(trace: dict[str, Any]) -> str:
 
 
 class RunStore:
-    """A folder of runs' traces (``traces/...``, the names of the report folder) and their
-    timelines (``timelines/...``): :meth:`keep` writes a row's and returns the row without
-    them; :meth:`trace` and :meth:`timeline` read them back."""
+    """A folder of runs' traces (``traces/...``, the names of the report folder), their
+    timelines (``timelines/...``) and the committed snapshots their traces changed from
+    (``snapshots/...``): :meth:`keep` writes a row's and returns the row without them;
+    :meth:`trace`, :meth:`timeline` and :meth:`snapshot_trace` read them back."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
@@ -36,20 +37,21 @@ class RunStore:
     def _timeline_path(self, row: Row) -> Path:
         return self.folder / "timelines" / Path(trace_file(row)).name
 
+    def _snapshot_path(self, row: Row) -> Path:
+        return self.folder / "snapshots" / Path(trace_file(row)).name
+
     def keep(self, row: Row) -> Row:
-        """Write ``row``'s trace and timeline here; the row without them."""
-        if row.trace is None and row.timeline is None:
+        """Write ``row``'s trace, timeline and snapshot trace here; the row without them."""
+        if row.trace is None and row.timeline is None and row.snapshot_trace is None:
             return row
         if row.trace is not None:
-            path = self.folder / trace_file(row)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(trace_text(row.trace), encoding="utf-8")
+            _write(self.folder / trace_file(row), trace_text(row.trace))
         if row.timeline is not None:
-            path = self._timeline_path(row)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps([asdict(span) for span in row.timeline]),
-                            encoding="utf-8")
-        return row.model_copy(update={"trace": None, "timeline": None})
+            _write(self._timeline_path(row),
+                   json.dumps([asdict(span) for span in row.timeline]))
+        if row.snapshot_trace is not None:
+            _write(self._snapshot_path(row), json.dumps(row.snapshot_trace))
+        return row.model_copy(update={"trace": None, "timeline": None, "snapshot_trace": None})
 
     def trace(self, row: Row) -> dict[str, Any] | None:
         path = self.trace_path(row)
@@ -63,3 +65,15 @@ class RunStore:
         if not path.is_file():
             return None
         return [Span(**span) for span in json.loads(path.read_text(encoding="utf-8"))]
+
+    def snapshot_trace(self, row: Row) -> dict[str, Any] | None:
+        path = self._snapshot_path(row)
+        if not path.is_file():
+            return None
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
