@@ -19,8 +19,8 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "live-model"
 
 # Stands in for the live venv's python: `-m pip` chatters on stdout like pip (and records the
 # install, with the CMAKE_ARGS it got), `-c` answers the script's two probes,
-# `-m llama_cpp.server` serves /v1/models and a one-word completion (or, with a `crash` file
-# beside it, dies of SIGILL on the completion).
+# `-m llama_cpp.server` writes its arguments to `server_args` and serves /v1/models and a
+# one-word completion (or, with a `crash` file beside it, dies of SIGILL on the completion).
 _STUB = textwrap.dedent('''\
     #!{python}
     import http.server, json, os, pathlib, sys
@@ -41,6 +41,7 @@ _STUB = textwrap.dedent('''\
         sys.exit(0 if len(done) >= 2 else 1)
     elif args[:2] == ["-m", "llama_cpp.server"]:
         port = int(args[args.index("--port") + 1])
+        (here / "server_args").write_text(" ".join(args))
         class Models(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 body = json.dumps({{"data": [{{"id": "stub"}}]}}).encode()
@@ -135,3 +136,43 @@ def test_a_server_that_dies_on_its_first_completion_fails_start_with_the_fix(stu
     assert "died on its first completion (exit -4, SIGILL" in started.stderr
     assert f"delete {stub_env['AGENTKIT_LIVE_VENV']}" in started.stderr
     assert _script(stub_env, "url").returncode == 1  # nothing left running
+
+
+def _server_flag(env: dict[str, str], flag: str) -> str:
+    args = (Path(env["AGENTKIT_LIVE_VENV"]) / "bin" / "server_args").read_text().split()
+    return args[args.index(flag) + 1]
+
+
+def test_the_context_is_4096_tokens_unless_agentkit_live_n_ctx_bounds_it(stub_env):
+    assert _script(stub_env, "start").returncode == 0
+    assert _server_flag(stub_env, "--n_ctx") == "4096"
+    assert _script(stub_env, "stop").returncode == 0
+
+    bounded = {**stub_env, "AGENTKIT_LIVE_N_CTX": "2048"}
+    started = _script(bounded, "start")
+
+    assert started.returncode == 0, started.stderr
+    assert _server_flag(stub_env, "--n_ctx") == "2048"
+    assert _script(bounded, "start").stdout == started.stdout  # the same size: reused
+
+
+def test_a_running_server_of_another_context_size_is_not_reused(stub_env):
+    url = _script({**stub_env, "AGENTKIT_LIVE_N_CTX": "2048"}, "start").stdout.strip()
+
+    again = _script(stub_env, "start")  # asks the default, 4096
+
+    assert again.returncode == 1
+    assert again.stdout == ""
+    assert (f"the server running at {url} has a context of 2048 tokens, not the 4096 asked "
+            "(AGENTKIT_LIVE_N_CTX); stop it first") in again.stderr
+    assert _script(stub_env, "url").stdout.strip() == url  # left running
+
+
+@pytest.mark.parametrize("value", ["2k", "100"])
+def test_a_context_size_that_is_no_number_of_tokens_is_refused_before_starting(stub_env, value):
+    started = _script({**stub_env, "AGENTKIT_LIVE_N_CTX": value}, "start")
+
+    assert started.returncode == 1
+    assert f"AGENTKIT_LIVE_N_CTX must be a whole number of tokens, at least 256; got {value!r}" \
+        in started.stderr
+    assert _script(stub_env, "url").returncode == 1  # nothing started

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from agentkit.core.errors import BadInputError
-from agentkit.eval._live import Budget
+from agentkit.eval._live import AdaptiveConcurrency, Budget
 from agentkit.eval._matrix import Evaluation, parse_shard, plan, shard, shard_of
 from agentkit.eval._samples import SamplesMismatchError
-from agentkit.llms.errors import RateLimitError, ServerError
+from agentkit.llms.errors import APITimeoutError, RateLimitError, ServerError
 from agentkit.llms.mock import FunctionLLM, tool_call
 from tests.scenario_text import adding_scenario
 
@@ -198,6 +198,29 @@ def test_a_sample_hitting_rate_limits_is_counted_apart_and_asked_again_next_time
     again = _evaluation(suite, healthy, samples=1)
     again.record()
     assert again.missing() == {} and healthy.calls == 2  # the add call was kept: one call each
+
+
+def test_a_call_timed_out_while_served_stops_the_evaluation_and_its_sample_resumes(suite):
+    # the server had the request and may still be generating its answer (a one-slot local
+    # server would make every later request wait behind it): the evaluation stops, says why,
+    # and keeps the sample's earlier calls; the timeout is no verdict on the case
+    served = APITimeoutError("the server did not answer within 900 s (1 attempt); not retried")
+    served.retryable = False
+    models = Models(served)
+    evaluation = _evaluation(suite, models, samples=1, limiter=AdaptiveConcurrency(1))
+
+    evaluation.record()
+
+    assert evaluation.unreachable == str(served)
+    assert models.calls == 2  # add(2, 3), then the answer that timed out; `two` never asked
+    assert evaluation.infra == {} and evaluation.recorded == 0
+    assert evaluation.missing() == {"one[function_calling@m1]": 1,
+                                    "two[function_calling@m1]": 1}
+    healthy = Models("2 + 3 = 5")
+    again = _evaluation(suite, healthy, samples=1, limiter=AdaptiveConcurrency(1))
+    again.record()
+    assert again.missing() == {} and healthy.calls == 1 + 2  # `one`'s add call was kept
+    assert [r.sampled.stats.passed for r in again.results()] == [1, 1]
 
 
 def test_a_server_error_then_success_is_retried_and_not_an_infrastructure_error(suite):

@@ -1,7 +1,7 @@
 """The live lane's BFCL evaluation (docs/suites.md, "A live evaluation, recorded"): the first
-case of each single-turn category -- five of the 10 committed under tests/suites/bfcl_live/,
+case of each single-turn category -- five of the 50 committed under tests/suites/bfcl_live/,
 no bfcl-eval needed -- evaluated with ``agentkit eval`` against the local model, every sample
-recorded, then replayed offline to the same scores and the same report. The whole 10-case
+recorded, then replayed offline to the same scores and the same report. The whole 50-case
 recording replays in the slow lane (tests/suites/test_bfcl_live_recording.py).
 
 Like the rest of the lane it skips without a model server, and fails instead with

@@ -1,13 +1,13 @@
 """A live evaluation of BFCL, recorded (docs/suites.md, "A live evaluation, recorded"): the
-first 2 cases of each single-turn category (10), evaluated with ``agentkit eval`` under
-``function_calling`` against the local model (scripts/live-model: SmolLM2-135M-Instruct on
-llama.cpp), one sample per case at temperature 0, every sample recorded. The scenarios, the
-recording and the live run's scores are committed under tests/suites/bfcl_live/, so this
-replays it offline without bfcl-eval and must give the live run's scores exactly: BFCL's AST
-accuracy per category and every case's result with the calls that decided it
-(``recorded.json``, written from the live run's report). The live lane records the first case
-of each category again (tests/live/test_bfcl_live.py); the suites lane checks the scenarios
-are what ``agentkit suite bfcl --limit 2`` writes from BFCL's data."""
+first 10 cases of each single-turn category (50), evaluated with ``agentkit eval`` under
+``function_calling`` against the local model (scripts/live-model with a 2,048-token context:
+SmolLM2-135M-Instruct on llama.cpp), one sample per case at temperature 0, every sample
+recorded. The scenarios, the recording and the live run's scores are committed under
+tests/suites/bfcl_live/, so this replays it offline without bfcl-eval and must give the live
+run's scores exactly: BFCL's AST accuracy per category and every case's result with the calls
+that decided it (``recorded.json``, written from the live run's report). The live lane records
+the first case of each category again (tests/live/test_bfcl_live.py); the suites lane checks
+the scenarios are what ``agentkit suite bfcl --limit 10`` writes from BFCL's data."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ SCENARIOS = LIVE / "bfcl"
 CASSETTES = LIVE / "cassettes"
 RECORDED = json.loads((LIVE / "recorded.json").read_text(encoding="utf-8"))
 MODEL = "smollm2-135m-instruct"
-PER_CATEGORY = 2
+PER_CATEGORY = 10
 
 
 def eval_command(scenarios: Path, cassettes: Path, out: Path, model: str = MODEL) -> list[str]:
@@ -63,7 +63,8 @@ def test_the_recorded_evaluation_replays_offline_to_the_live_runs_scores(tmp_pat
         code = main(eval_command(SCENARIOS, CASSETTES, tmp_path / "report"), out=out)
     printed = out.getvalue()
 
-    assert "evaluating 10 cases × 1 samples: 10 recorded, 0 to record" in printed
+    cases = PER_CATEGORY * len(bfcl.CATEGORIES)
+    assert f"evaluating {cases} cases × 1 samples: {cases} recorded, 0 to record" in printed
     # exit 1: the small model fails cases, as it did live -- no sample is missing (that is 3)
     assert code == 1, printed
     report = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
