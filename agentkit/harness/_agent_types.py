@@ -314,11 +314,11 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         self.check(name)
         return self[name]
 
-    def declared(self) -> dict[str, object]:
+    def declared(self) -> Mapping[str, object]:
         """Every name with its entry as it stands (an AgentType, or the ref it is declared by),
         imports nothing: equal between two calls while no agent type was added, removed,
         replaced or imported (what a planned scenario's checks depend on, :mod:`._plan`)."""
-        return dict(self._entries())
+        return self._entries()  # a dict of its own on every call
 
     def loaded(self) -> dict[str, AgentType]:
         """The agent types imported or registered so far, by name (imports nothing)."""

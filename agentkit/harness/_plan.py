@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import json
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
@@ -113,7 +114,7 @@ def load(scenario: Scenario | str | Path) -> Scenario:
     return scenario
 
 
-_planned: dict[int, dict[str, object]] = {}
+_planned: dict[int, Mapping[str, object]] = {}
 """The scenario objects whose planning passed (by id, while they live), each with the agent
 types it passed under (:func:`load`)."""
 

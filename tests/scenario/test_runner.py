@@ -323,3 +323,20 @@ def test_a_run_that_fails_without_an_error_has_no_root_cause_to_put_first(write_
     result = run_scenario(path)
 
     assert not result.passed and result.stopped_by is None
+
+
+def test_replays_on_one_thread_run_on_one_event_loop_built_once(write_file, monkeypatch):
+    from agentkit.core import sim
+    from agentkit.scenario import load_scenario
+
+    scenario = load_scenario(write_file("loop.yaml", MINIMAL))
+    assert run_scenario(scenario, "function_calling").passed  # the thread's loop exists now
+    built: list[object] = []
+    real = sim.VirtualTimeLoop.__init__
+    monkeypatch.setattr(sim.VirtualTimeLoop, "__init__",
+                        lambda self, *args, **kw: built.append(self) or real(self, *args, **kw))
+
+    results = [run_scenario(scenario, "function_calling") for _ in range(3)]
+
+    assert all(result.passed for result in results)
+    assert built == []  # each replay ran on the loop the first one left, none built a new one
