@@ -110,9 +110,8 @@ class VirtualClock:
 
     async def asleep(self, seconds: float) -> None:
         """Simulated latency in async code (see the module docstring)."""
-        import asyncio
-
-        from agentkit.core._simloop import VirtualTimeLoop
+        on = _loop()  # the event-loop half: asyncio and the virtual loop
+        asyncio, VirtualTimeLoop = on.asyncio, on.VirtualTimeLoop
 
         _check_latency(seconds)
         self.serial += seconds
@@ -214,7 +213,9 @@ _loop_module: ModuleType | None = None
 
 
 def _loop() -> ModuleType:
-    """:mod:`agentkit.core._simloop`, imported on the first call that needs an event loop."""
+    """:mod:`agentkit.core._simloop` (which holds asyncio), imported on the first call that
+    needs an event loop; then a global's lookup (an import statement would cost microseconds
+    on every simulated sleep)."""
     global _loop_module
     if _loop_module is None:
         from agentkit.core import _simloop
@@ -266,9 +267,8 @@ async def wait(seconds: float) -> None:
     latency, so it does not count as serial time."""
     if not 0 <= seconds <= MAX_LATENCY:  # also rejects NaN and infinity
         raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
-    import asyncio
-
-    from agentkit.core._simloop import VirtualTimeLoop
+    on = _loop()  # the event-loop half: asyncio and the virtual loop
+    asyncio, VirtualTimeLoop = on.asyncio, on.VirtualTimeLoop
 
     loop = asyncio.get_running_loop()
     if in_simulation():
@@ -286,9 +286,8 @@ async def simulated_wait(seconds: float) -> None:
     retry back-off: its server is simulated, so is the wait for it."""
     if not 0 <= seconds <= MAX_LATENCY:
         raise ValueError(f"cannot wait {seconds} s (a wait is between 0 and {MAX_LATENCY:g} s)")
-    import asyncio
-
-    from agentkit.core._simloop import VirtualTimeLoop
+    on = _loop()  # the event-loop half: asyncio and the virtual loop
+    asyncio, VirtualTimeLoop = on.asyncio, on.VirtualTimeLoop
 
     if isinstance(asyncio.get_running_loop(), VirtualTimeLoop):
         await asyncio.sleep(seconds)  # the loop jumps over it
