@@ -272,10 +272,24 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
     async def _reply(self, request: LLMRequest, *, streamed: bool) -> _Reply:
         """The reply to ``request`` after the retries the policy makes: each attempt takes
         the next item; a cut reply fails an attempt not streamed (its body never arrived),
-        while a stream gets it, to cut after handing out chunks (not retried)."""
-        failed: list[LLMError] = []
+        while a stream gets it, to cut after handing out chunks (not retried).
+
+        The first attempt is made here, since most calls succeed at once; its failure is
+        then the first the retry policy meets, as if it had made that attempt itself."""
+        try:
+            reply = await self._attempt(request)
+            if reply.cut and not streamed:
+                raise _cut_error()
+        except LLMError as exc:
+            first = exc
+        else:
+            return reply
+        failed: list[LLMError] = [first]
+        unseen = [first]  # the policy's first attempt meets the failure already had
 
         async def attempt() -> _Reply:
+            if unseen:
+                raise unseen.pop()
             try:
                 reply = await self._attempt(request)
                 if reply.cut and not streamed:
@@ -283,9 +297,7 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
             except LLMError as exc:
                 failed.append(exc)
                 raise
-            except ScriptExhaustedError as exc:
-                if not failed:
-                    raise
+            except ScriptExhaustedError as exc:  # a retry's: the first attempt's goes as it is
                 raise ScriptExhaustedError(
                     f"{exc} -- the call was a retry: its attempt {len(failed)} failed with "
                     f"{type(failed[-1]).__name__} ({failed[-1].message!r}), which the retry "

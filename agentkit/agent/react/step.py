@@ -220,8 +220,9 @@ class ReActAgentWorker(AgentWorker):
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
-        response = await self._llm.achat(self._messages(task, runner.tools),
-                                         listed_tools=ListedTools.of("react", runner.tools))
+        tools = runner.tools
+        response = await self._llm.achat(self._messages(task, tools),
+                                         listed_tools=ListedTools.of("react", tools))
         reasoning, is_done = await self._aprocess_output(task, runner,
                                                          response.message.content or "")
         return self._finish_step(task, step, reasoning, is_done)
@@ -240,8 +241,9 @@ class ReActAgentWorker(AgentWorker):
         a ``return_direct`` tool's output) it is handed out when the model's stream ends."""
         self._prepare(step, task)
         runner = await self._atools_for(task.input)
-        stream = await self._llm.astream_chat(self._messages(task, runner.tools),
-                                              listed_tools=ListedTools.of("react", runner.tools))
+        tools = runner.tools
+        stream = await self._llm.astream_chat(self._messages(task, tools),
+                                              listed_tools=ListedTools.of("react", tools))
         # per chunk only what deciding needs; the deltas of an answer that shows only at the
         # end are worked out then from where each chunk ended (most streamed steps are
         # actions). Lengths, not texts: a text per chunk is memory quadratic in the answer

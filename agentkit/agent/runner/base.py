@@ -68,7 +68,9 @@ class StepSnapshot:
     def take(cls, task: Task, queue: deque[TaskStep]) -> StepSnapshot:
         copier = _Copier()
         copier.copy(task.memory)
-        steps = [(step, step.input, copier.copy(step.step_state)) for step in queue]
+        steps = []
+        for step in queue:  # a loop, not a comprehension: the queue holds one step or none
+            steps.append((step, step.input, copier.copy(step.step_state)))
         return cls(queue=steps, extra_state=copier.copy(task.extra_state),
                    memories=list(copier.memories.values()))
 
@@ -116,41 +118,40 @@ def _records_only(values: Iterable[Any]) -> bool:
 
 
 class _Copier:
-    """The copy a :class:`StepSnapshot` keeps (see there)."""
+    """The copy a :class:`StepSnapshot` keeps (see there). A step's state is mostly records,
+    lists of records and memories, taken in the dict's own loop: a look-up per value's type
+    (a type seen before is known), a call only for what is nested deeper."""
+
+    __slots__ = ("_copies", "memories")
 
     def __init__(self) -> None:
         self._copies: dict[int, Any] = {}
         self.memories: dict[int, tuple[BaseMemory, Any]] = {}
 
+    def _memory(self, memory: BaseMemory) -> BaseMemory:
+        if id(memory) not in self.memories:
+            self.memories[id(memory)] = (memory, memory.snapshot())
+        return memory
+
     def copy(self, value: Any) -> Any:
-        kind = _kinds.get(type(value))
+        cls = type(value)
+        if cls in _record_types:
+            return value
+        if cls is dict:  # the common case, without copy.copy's dispatch
+            return self._dict(value)
+        kind = _kinds.get(cls)
         if kind is None:
-            kind = _kind(type(value))
+            kind = _kind(cls)
         if kind == _RECORD:
             return value
         if kind == _MEMORY:
-            if id(value) not in self.memories:
-                self.memories[id(value)] = (value, value.snapshot())
-            return value
+            return self._memory(value)
         if kind == _TUPLE:
             return tuple(self.copy(item) for item in value)
         known = self._copies.get(id(value))
         if known is not None:
             return known
-        if type(value) is dict:  # the common case, without copy.copy's dispatch
-            copied: Any = {}
-            self._copies[id(value)] = copied
-            for key, item in value.items():
-                kind = _kinds.get(type(item))
-                if kind == _RECORD:
-                    copied[key] = item
-                elif (type(item) is list and id(item) not in self._copies
-                      and _records_only(item)):  # a list of records, without a call per list
-                    copied[key] = self._copies[id(item)] = item.copy()
-                else:
-                    copied[key] = self.copy(item)
-            return copied
-        if type(value) is list and _records_only(value):
+        if cls is list and _records_only(value):
             copied = value.copy()
             self._copies[id(value)] = copied
             return copied
@@ -163,6 +164,25 @@ class _Copier:
             copied.update(value)  # set members are hashable, so immutable records
         elif isinstance(copied, (list, deque)):
             copied.extend(value if _records_only(value) else (self.copy(item) for item in value))
+        return copied
+
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        copies = self._copies
+        known: dict[Any, Any] | None = copies.get(id(value))
+        if known is not None:
+            return known
+        copied = copies[id(value)] = {}
+        for key, item in value.items():
+            cls = type(item)
+            if cls in _record_types:
+                copied[key] = item
+            elif (cls is list and id(item) not in copies
+                  and _record_types.issuperset(map(type, item))):
+                copied[key] = copies[id(item)] = item.copy()
+            elif _kinds.get(cls) == _MEMORY:
+                copied[key] = self._memory(item)
+            else:
+                copied[key] = self.copy(item)
         return copied
 
 
