@@ -12,7 +12,9 @@ the whole set: 310, 620 and 1,240 scenarios, 1,240 to 4,960 runs by default), ea
 a fresh process, and prints per command its wall time, CPU time and peak memory (the
 process's maximum RSS), with the counts it printed. Then the line through the reports' peaks
 (least squares): the fixed part and the memory per row, beside what a row itself takes in
-memory (the largest report's report.json read back, measured with tracemalloc) -- the target
+memory (the largest report's report.json read back as agentkit reads a report, measured
+with tracemalloc: the rows' models and the coverage's part per tool, which is the report's
+data per row; report.json's text per row is printed beside it) -- the target
 "peak memory grows with the rows only" is met when each row costs at most
 :data:`ROW_FACTOR` times that. ``--quick`` uses the hand-written cases of
 tests/suites/bfcl_data (CI smoke).
@@ -149,11 +151,13 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
                                 str(work / f"report-{name}" / "report.json")],
                                capture_output=True, text=True, check=True)
         rows, size = (int(x) for x in sized.stdout.split())
+        text = (work / f"report-{name}" / "report.json").stat().st_size
     results["report"] = largest
     results["reports"] = reports
     fixed, per_row = line_through([(r["count"], r["rss_mb"]) for r in reports])
     results["fit"] = {"fixed_mb": fixed, "per_row_kb": per_row * 1024,
-                      "row_kb": size / rows / 1024 if rows else 0.0}
+                      "row_kb": size / rows / 1024 if rows else 0.0,
+                      "row_json_kb": text / rows / 1024 if rows else 0.0}
     print(f"{'command':<14} {'count':>6} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12}",
           file=out)
     steps = [("write", results["write"]), ("list", results["list"]),
@@ -167,7 +171,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
     fit = results["fit"]
     print(f"report peak RSS = {fit['fixed_mb']:.0f} MB + {fit['per_row_kb']:.1f} KB per row "
           f"(least squares over {len(reports)} sizes); a row in memory: {fit['row_kb']:.1f} KB "
-          f"(report.json of {rows} rows read back)", file=out)
+          f"(report.json of {rows} rows read back; as text {fit['row_json_kb']:.1f} KB a row)",
+          file=out)
     return results
 
 

@@ -498,9 +498,10 @@ def test_bench_suite_bfcl_writes_lists_and_reports_every_case():
     assert [report["count"] for report in result["reports"]] == [20, 28]
     assert (result["report"]["passed"], result["report"]["failed"]) == (28, 0)
     assert all(row["rss_mb"] > 0 for row in (result["write"], result["list"], *result["reports"]))
-    assert result["fit"]["row_kb"] > 0
+    assert result["fit"]["row_kb"] > 0 and result["fit"]["row_json_kb"] > 0
     assert "report: 28 of 28 runs passed" in out.getvalue()
     assert "KB per row (least squares over 2 sizes); a row in memory: " in out.getvalue()
+    assert "as text " in out.getvalue()
 
 
 def test_the_bfcl_memory_line_is_the_least_squares_fit():

@@ -76,13 +76,16 @@ def json_pieces(comparison: Comparison, baseline: Comparison | None = None) -> I
         yield f"{',' if index else ''}\n  {_json(key)}: "
         if value is _ROWS:
             yield from _json_rows(comparison)
-        else:
-            yield _json(value).replace("\n", "\n  ")
+        else:  # in pieces too: the coverage of a large report has a part per tool
+            yield from (piece.replace("\n", "\n  ") for piece in _ENCODER.iterencode(value))
     yield "\n}\n"
 
 
+_ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False)
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def _json_rows(comparison: Comparison) -> Iterator[str]:

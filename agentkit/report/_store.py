@@ -28,6 +28,7 @@ class RunStore:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
+        self._fields_sets: dict[frozenset[str], set[str]] = {}
 
     def trace_path(self, row: Row) -> Path | None:
         """The file holding ``row``'s trace, if it has one here."""
@@ -41,9 +42,10 @@ class RunStore:
         return self.folder / "snapshots" / Path(trace_file(row)).name
 
     def keep(self, row: Row) -> Row:
-        """Write ``row``'s trace, timeline and snapshot trace here; the row without them."""
-        if row.trace is None and row.timeline is None and row.snapshot_trace is None:
-            return row
+        """Write ``row``'s trace, timeline and snapshot trace here; the row without them,
+        kept small: its set of the fields it was given is shared with the other kept rows
+        given the same fields (a row is frozen, so that set never changes; a copy of it gets
+        its own)."""
         if row.trace is not None:
             _write(self.folder / trace_file(row), trace_text(row.trace))
         if row.timeline is not None:
@@ -51,7 +53,10 @@ class RunStore:
                    json.dumps([asdict(span) for span in row.timeline]))
         if row.snapshot_trace is not None:
             _write(self._snapshot_path(row), json.dumps(row.snapshot_trace))
-        return row.model_copy(update={"trace": None, "timeline": None, "snapshot_trace": None})
+        fields = row.model_fields_set
+        shared = self._fields_sets.setdefault(frozenset(fields), set(fields))
+        return Row.model_construct(shared, **{**row.__dict__, "trace": None, "timeline": None,
+                                              "snapshot_trace": None})
 
     def trace(self, row: Row) -> dict[str, Any] | None:
         path = self.trace_path(row)

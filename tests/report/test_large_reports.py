@@ -1,15 +1,31 @@
 """A report of a thousand scenarios stays small in memory and readable: each run's trace is
-kept on disk as the run finishes (the rows keep none), the page is written a section at a
-time, and the Which is best table pools its scenarios per tag, then lists those where the
-agent types differ."""
+kept on disk as the run finishes (the rows keep none, and share their set of fields), the
+files are written as they are made (report.json a row at a time, the Markdown table a chunk
+of rows at a time, the page a section at a time), and the Which is best table pools its
+scenarios per tag, then lists those where the agent types differ."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
+from typing import Any
 
-from agentkit.report import Comparison, Row, render_json, render_markdown, run_comparison, write_report
+from tabulate import tabulate
+
+from agentkit.report import (
+    Comparison,
+    Row,
+    _markdown,
+    render_json,
+    render_markdown,
+    run_comparison,
+    write_report,
+)
+from agentkit.report._render import json_pieces
 from agentkit.report._standings import SCENARIO_LINES, head_to_head
+from agentkit.report._store import RunStore
 from agentkit.report._wording import LISTED, verdict
 
 from .conftest import AGENT_TYPES, SCENARIOS
@@ -144,3 +160,73 @@ def test_a_scenario_is_let_go_once_its_runs_are_done(tmp_path: Path):
 
     assert len(comparison.scenarios) == 4 and len(alive) >= 4
     assert alive[0] == 4 and alive[-1] <= 1, alive
+
+
+def test_report_json_is_made_a_row_at_a_time():
+    comparison = _suite(40, react_fails=3)
+
+    pieces = list(json_pieces(comparison))
+
+    holding = [piece.count('"scenario": ') for piece in pieces]
+    assert sum(holding) == len(comparison.rows) == 80
+    assert max(holding) == 1  # never two rows' JSON in one piece
+    assert "".join(pieces) == render_json(comparison)
+
+
+def test_the_markdown_table_of_the_rows_is_tabulated_a_chunk_of_rows_at_a_time(monkeypatch):
+    comparison = _suite(40, react_fails=3)
+    whole = render_markdown(comparison)
+    handed: list[int] = []
+
+    def counted(rows: list[list[str]], headers: Any = (), **kwargs: Any) -> str:
+        if headers and headers[0] == "Scenario":  # the table of every row
+            handed.append(len(rows))
+        return tabulate(rows, headers, **kwargs)
+
+    monkeypatch.setattr(_markdown, "TABLE_CHUNK", 7)
+    monkeypatch.setattr(_markdown, "tabulate", counted)
+
+    assert render_markdown(comparison) == whole
+    # the 80 rows measured 7 at a time, then written 7 at a time with a row as wide as the
+    # widest (left out of the text)
+    assert handed == [7] * 11 + [3] + [7 + 1] * 11 + [3 + 1]
+
+
+def test_at_most_two_runs_traces_are_read_back_at_once_while_a_report_is_written(
+        tmp_path: Path, monkeypatch):
+    paths = [SCENARIOS / f"{name}.yaml" for name in (
+        "single_tool_call", "parallel_lookups", "dependent_chain", "failing_task")]
+    comparison = run_comparison(paths, AGENT_TYPES, runs_folder=tmp_path / "runs")
+    alive, most, read = [0], [0], [0]
+    with_trace = Comparison.with_trace
+
+    def counted(self: Comparison, row: Row) -> Row:
+        found = with_trace(self, row)
+        if found is not row:
+            read[0] += 1
+            alive[0] += 1
+            most[0] = max(most[0], alive[0])
+            weakref.finalize(found, lambda: alive.__setitem__(0, alive[0] - 1))
+        return found
+
+    monkeypatch.setattr(Comparison, "with_trace", counted)
+    write_report(comparison, tmp_path / "report")
+    gc.collect()
+
+    assert read[0] >= sum(row.has_metrics for row in comparison.rows) >= 8
+    assert most[0] <= 2 and alive[0] == 0  # one at a time (and the one before it)
+
+
+def test_a_kept_row_holds_no_trace_and_shares_its_set_of_fields(tmp_path: Path):
+    store = RunStore(tmp_path)
+    rows = [_row(f"simple_{i}", "react", True, "simple").model_copy(update={
+        "trace": {"turns": [], "n": i}, "snapshot_trace": {"turns": [], "old": i}})
+        for i in range(3)]
+
+    kept = [store.keep(row) for row in rows]
+
+    assert all(r.trace is None and r.snapshot_trace is None for r in kept)
+    assert len({id(r.model_fields_set) for r in kept}) == 1
+    assert kept == [r.model_copy(update={"trace": None, "snapshot_trace": None}) for r in rows]
+    back = Comparison(agent_types=["react"], rows=kept).keeping_runs(store).with_trace(kept[2])
+    assert back.trace == {"turns": [], "n": 2} and back.snapshot_trace == {"turns": [], "old": 2}
