@@ -285,9 +285,10 @@ def _row_line(row: Any) -> str:
 
 
 def _print_incomplete(outcome: Any, out: TextIO) -> None:
-    """Why the report is partial, if it is: the model unreachable, samples left to record."""
+    """Why the report is partial, if it is: a call that cannot be made again (the model
+    unreachable, or still generating an answer that timed out), samples left to record."""
     if outcome.unreachable is not None:
-        print(f"INCOMPLETE  the model could not be reached: {outcome.unreachable}", file=out)
+        print(f"INCOMPLETE  the evaluation stopped: {outcome.unreachable}", file=out)
     left = outcome.missing
     if left:
         detail = ", ".join(f"{key}: {count}" for key, count in list(left.items())[:5])

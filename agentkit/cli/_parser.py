@@ -301,8 +301,9 @@ def _eval_command(commands: _Commands) -> None:
         epilog="Exit codes: 0 every case met its min_pass_rate; 1 a case failed, or a pass-rate "
                "regression against --baseline; 2 bad usage or input (also: a cassette of "
                "another model or sample count, an unknown model, a budget below one run); 3 "
-               "incomplete: the budget ran out, the model could not be reached, or samples hit "
-               "infrastructure errors (a partial report is written; run again to resume).")
+               "incomplete: the budget ran out, the model could not be reached or a call timed "
+               "out while served, or samples hit infrastructure errors (a partial report is "
+               "written; run again to resume).")
     sub.add_argument("paths", nargs="*", help=_PATHS_HELP)
     sub.add_argument("--agents", type=_agent_list, required=True,
                      help="agent types to compare, comma-separated")

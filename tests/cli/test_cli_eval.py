@@ -487,3 +487,22 @@ agents:
     assert ("      pass rate 40% (2/5; 12-77%) is under its min_pass_rate 60%, but within "
             "noise; about 25 samples at this rate would put it under beyond noise") \
         in result.out.splitlines()
+
+
+
+def test_an_evaluation_stopped_at_a_call_says_it_stopped_and_why_not_that_nothing_answered(
+) -> None:
+    """A call the evaluation cannot make again ends it (the model unreachable, or an answer
+    that timed out while the server still generates it: tests/eval/test_matrix.py); the
+    report's line says the evaluation stopped and gives the call's own error, which names
+    which of the two it was (before: "the model could not be reached" for both)."""
+    from types import SimpleNamespace
+
+    from agentkit.cli._eval import _print_incomplete
+
+    why = "m1 did not answer within 900 s (1 attempt); not retried: the server may still be " \
+          "generating that answer"
+    out = io.StringIO()
+    _print_incomplete(SimpleNamespace(unreachable=why, missing={}), out)
+
+    assert out.getvalue() == f"INCOMPLETE  the evaluation stopped: {why}\n"
