@@ -529,3 +529,21 @@ def test_bench_recording_rejects_a_zero_length(capsys):
     with pytest.raises(SystemExit):
         bench_recording.main(["--exchanges", "0"], io.StringIO())
     assert "--exchanges must be at least 1" in capsys.readouterr().err
+
+
+def test_bench_trace_size_measures_a_phase_own_peak_not_the_one_of_the_process_that_started_it():
+    """Linux carries ru_maxrss over exec: a phase started by a pytest worker of 1 GiB reported
+    1 GiB (and failed its budget) though it used 50 MiB. A parent holding 400 MiB starts a
+    child that measures itself the benchmark's way."""
+    child = (f"import sys; sys.path.insert(0, {str(Path(bench_trace.__file__).parent)!r}); "
+             "import bench_trace_size; print(bench_trace_size._peak_mib())")
+    parent = ("import subprocess, sys\n"
+              "held = bytearray(400 * 1024 * 1024)\n"
+              "for at in range(0, len(held), 4096): held[at] = 1\n"
+              f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, "
+              "text=True, check=True).stdout)")
+
+    done = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True,
+                          check=True)
+
+    assert 0 < float(done.stdout.split()[-1]) < 300, done.stdout

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -186,21 +188,44 @@ def replayed_cassette(path: Path) -> Cassette:
     """The cassette at ``path``, to replay (only read: a replay's player keeps its own
     queues). Read on every call, it is built from its text again only when the text changed
     (kept by the file's path with the SHA-256 of its text): replaying a recording again
-    does not rebuild its exchanges; an edited file is a new key. A file that cannot be read is
-    :meth:`Cassette.load`'s error."""
+    does not rebuild its exchanges; an edited file is a new key. What is kept is bounded
+    (:data:`REPLAYED_TEXT_BYTES` of cassette text, the least recently replayed let go first),
+    so a process replaying thousands of recordings does not hold them all. A file that cannot
+    be read is :meth:`Cassette.load`'s error."""
     try:
-        digest = hashlib.sha256(read_text(path).encode("utf-8")).hexdigest()
+        text = read_text(path)
     except (OSError, TextFileError):
         return Cassette.load(path)
-    kept = _replayed.get(str(path))
-    if kept is None or kept[0] != digest:
-        kept = _replayed[str(path)] = digest, Cassette.load(path)
-    return kept[1]
+    digest, key = hashlib.sha256(text.encode("utf-8")).hexdigest(), str(path)
+    with _replayed_lock:
+        kept = _replayed.get(key)
+        if kept is not None and kept[0] == digest:
+            _replayed.move_to_end(key)
+            return kept[2]
+    cassette = Cassette.load(path)
+    with _replayed_lock:
+        _forget(key)
+        _replayed[key] = digest, len(text), cassette
+        _replayed_size[0] += len(text)
+        while _replayed_size[0] > REPLAYED_TEXT_BYTES and len(_replayed) > 1:
+            _forget(next(iter(_replayed)))
+    return cassette
 
 
-_replayed: dict[str, tuple[str, Cassette]] = {}
-"""The cassettes replayed so far, by path as given (errors name the file so): the SHA-256 of
-the text each was built from, and what it was built into (:func:`replayed_cassette`)."""
+def _forget(key: str) -> None:
+    gone = _replayed.pop(key, None)
+    if gone is not None:
+        _replayed_size[0] -= gone[1]
+
+
+REPLAYED_TEXT_BYTES = 16 * 1024 * 1024
+"""How much cassette text (its characters) :func:`replayed_cassette` keeps built at most."""
+_replayed: OrderedDict[str, tuple[str, int, Cassette]] = OrderedDict()
+"""The cassettes replayed lately, by path as given (errors name the file so), least recently
+replayed first: the SHA-256 of the text each was built from, its length, and what it was built
+into (:func:`replayed_cassette`)."""
+_replayed_size = [0]
+_replayed_lock = threading.Lock()
 
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,

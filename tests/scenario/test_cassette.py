@@ -558,6 +558,38 @@ def test_a_recording_replayed_again_is_built_again_only_when_its_file_changed(wr
     assert len(built) == 3  # the edit's own load above, then the replay's
 
 
+
+def test_the_recordings_kept_built_are_bounded_the_least_recently_replayed_let_go_first(
+        write_file, monkeypatch):
+    """A process replaying many recordings (a suite's thousands, a long test session) keeps
+    at most REPLAYED_TEXT_BYTES of their text built, not every cassette it ever replayed."""
+    from agentkit.harness import _runner
+
+    paths = []
+    for name in ("one", "two", "three"):
+        path = write_file(f"{name}.yaml", MINIMAL.replace(
+            "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n"
+            "      - 2 + 3 = 5\n", f"    recording: cassettes/{name}.yaml\n"))
+        assert record_scenario(path, "function_calling",
+                               ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])).written
+        paths.append(path)
+    size = len((paths[0].parent / "cassettes" / "one.yaml").read_text("utf-8"))
+    monkeypatch.setattr(_runner, "_replayed", type(_runner._replayed)())
+    monkeypatch.setattr(_runner, "_replayed_size", [0])
+    monkeypatch.setattr(_runner, "REPLAYED_TEXT_BYTES", 2 * size + size // 2)  # room for two
+    built: list[str] = []
+    load = Cassette.load.__func__
+    monkeypatch.setattr(Cassette, "load",
+                        classmethod(lambda cls, at: built.append(Path(at).stem) or load(cls, at)))
+
+    for path in (paths[0], paths[1], paths[0], paths[2], paths[0], paths[1]):
+        assert run_scenario(path).passed
+
+    # one, two; one kept; three lets two go (one was replayed since); one kept; two built again
+    assert built == ["one", "two", "three", "two"]
+    assert len(_runner._replayed) == 2 and _runner._replayed_size[0] <= 2 * size + size // 2
+
+
 def test_cassette_llm_is_importable_from_the_mock_backends():
     from agentkit.llms import mock
 
