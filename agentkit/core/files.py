@@ -216,10 +216,12 @@ def replaceable_folder(folder: str | Path, marker: str) -> Path:
 
 
 def replace_folder(folder: str | Path, files: Mapping[str, str | Path], *,
-                   marker: str) -> dict[str, Path]:
+                   marker: str) -> Path:
     """Make ``folder`` hold ``files`` (name -> text, or the path of a file already written
     whose content it takes: hard-linked where the file system allows, else copied -- so a
-    large file is never held in memory), all new at once; returns their paths.
+    large file is never held in memory), all new at once; returns ``folder`` (as given, a
+    symlink kept). ``files`` is iterated a few times and never copied, so a mapping that
+    makes its names as they are iterated holds none of them.
 
     ``marker`` names the file among ``files`` that marks the folder as this writer's: an
     existing folder is replaced only if it has one (or is empty), see
@@ -249,7 +251,7 @@ def replace_folder(folder: str | Path, files: Mapping[str, str | Path], *,
             _tidy_folder(real)
             replaceable_folder(given, marker)  # again, now that no other writer can change it
             _swap_in(real, files)
-    return {name: given / name for name in files}
+    return given
 
 
 def _swap_in(folder: Path, files: Mapping[str, str | Path]) -> None:

@@ -506,11 +506,13 @@ def render_html(comparison: Comparison, baseline: Comparison | None = None) -> s
     return "".join(html_page(comparison, baseline))
 
 
-def html_page(comparison: Comparison, baseline: Comparison | None = None) -> Iterator[str]:
+def html_page(comparison: Comparison, baseline: Comparison | None = None, *,
+              table: HeadToHead | None = None) -> Iterator[str]:
     """:func:`render_html`'s page in pieces, a run's section at a time (what a large report
-    writes to its file as it goes instead of holding the page whole)."""
+    writes to its file as it goes instead of holding the page whole); ``table``: the
+    comparison's head-to-head table if already built (a report builds it once)."""
     diff = baseline_diff(comparison, baseline)
-    table = head_to_head(comparison)
+    table = table or head_to_head(comparison)
     sections: list[str | Iterator[str]] = [
         f"<h1>{escape(TITLE)}</h1>", f'<p class="meta">{escape(meta_line(comparison))}</p>',
                 f'<p class="verdict"><strong>{escape(VERDICT)}:</strong> '

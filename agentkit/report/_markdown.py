@@ -315,11 +315,12 @@ def render_markdown(comparison: Comparison, baseline: Comparison | None = None) 
     return "".join(markdown_pieces(comparison, baseline))
 
 
-def markdown_pieces(comparison: Comparison,
-                    baseline: Comparison | None = None) -> Iterator[str]:
+def markdown_pieces(comparison: Comparison, baseline: Comparison | None = None, *,
+                    table: HeadToHead | None = None) -> Iterator[str]:
     """:func:`render_markdown`'s text in pieces, a line at a time (what a large report
-    writes to its file as it goes instead of holding it whole)."""
-    return _text_of(_markdown_lines(comparison, baseline))
+    writes to its file as it goes instead of holding it whole); ``table``: the comparison's
+    head-to-head table if already built (a report builds it once for all its files)."""
+    return _text_of(_markdown_lines(comparison, baseline, table))
 
 
 def _text_of(lines: Iterator[str]) -> Iterator[str]:
@@ -335,9 +336,10 @@ def _text_of(lines: Iterator[str]) -> Iterator[str]:
     yield "\n"
 
 
-def _markdown_lines(comparison: Comparison, baseline: Comparison | None) -> Iterator[str]:
+def _markdown_lines(comparison: Comparison, baseline: Comparison | None,
+                    table: HeadToHead | None) -> Iterator[str]:
     diff = baseline_diff(comparison, baseline)
-    table = head_to_head(comparison)
+    table = table or head_to_head(comparison)
     yield from [f"# {TITLE}", "", meta_line(comparison), "",
                 f"**{VERDICT}:** {_md_text(verdict(table))}", ""]
     if diff is not None:
@@ -391,11 +393,13 @@ def _md_coverage(comparison: Comparison) -> list[str]:
     return lines
 
 
-def render_summary(comparison: Comparison, baseline: Comparison | None = None) -> str:
+def render_summary(comparison: Comparison, baseline: Comparison | None = None, *,
+                   table: HeadToHead | None = None) -> str:
     """A short Markdown summary for a pull-request comment: the verdict, what needs
-    attention, which agent type is best, and the failures folded away."""
+    attention, which agent type is best, and the failures folded away (``table``: as
+    :func:`markdown_pieces` takes it)."""
     diff = baseline_diff(comparison, baseline)
-    table = head_to_head(comparison)
+    table = table or head_to_head(comparison)
     regressions = diff.regressions if diff is not None else []
     ok = comparison.passed and not regressions
     outcome = ("❌ failed" if not ok else "⚠️ incomplete" if incomplete(comparison)

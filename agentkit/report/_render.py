@@ -8,7 +8,7 @@ runs give byte-identical files; the two renderers share their wording (:mod:`._w
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from agentkit.report._files import (
 from agentkit.report._html import CHART_TITLES, RATE_CHART_TITLES, html_page, render_html
 from agentkit.report._markdown import markdown_pieces, render_markdown, render_summary
 from agentkit.report._model import Comparison, ReportError, trace_file
-from agentkit.report._standings import head_to_head
+from agentkit.report._standings import HeadToHead, head_to_head
 from agentkit.report._store import trace_text
 from agentkit.report._suites import agentdojo_json, agentdojo_scores
 from agentkit.report._wording import baseline_diff, undecided_text, verdict
@@ -58,12 +58,14 @@ _ROWS = object()
 """Where :func:`json_pieces` writes the rows, one at a time."""
 
 
-def json_pieces(comparison: Comparison, baseline: Comparison | None = None) -> Iterator[str]:
+def json_pieces(comparison: Comparison, baseline: Comparison | None = None, *,
+                table: HeadToHead | None = None) -> Iterator[str]:
     """:func:`render_json`'s text in pieces, a row at a time (what a large report writes to
     its file as it goes instead of holding its rows' JSON whole): the same text as
-    ``json.dumps(data, indent=2, ensure_ascii=False)`` of the whole report."""
+    ``json.dumps(data, indent=2, ensure_ascii=False)`` of the whole report. ``table``: the
+    comparison's head-to-head table if already built (a report builds it once)."""
     data: dict[str, Any] = comparison.dict_around(_ROWS)
-    table = head_to_head(comparison)
+    table = table or head_to_head(comparison)
     data["head_to_head"] = {"verdict": verdict(table), **table.to_dict()}
     found = agentdojo_scores(comparison)
     if found:
@@ -118,8 +120,10 @@ def write_report(comparison: Comparison, out_dir: str | Path,
         baseline = load_comparison(baseline)
     out = Path(out_dir)
     store = comparison.runs
-    pieces = {"markdown": markdown_pieces(comparison, baseline),
-              "json": json_pieces(comparison, baseline), "html": html_page(comparison, baseline)}
+    table = head_to_head(comparison)  # once, for every file
+    pieces = {"markdown": markdown_pieces(comparison, baseline, table=table),
+              "json": json_pieces(comparison, baseline, table=table),
+              "html": html_page(comparison, baseline, table=table)}
     texts: dict[str, str | Path] = {}
     for kind, made in pieces.items():
         if store is None:
@@ -128,21 +132,59 @@ def write_report(comparison: Comparison, out_dir: str | Path,
             path = texts[kind] = store.folder / REPORT_FILES[kind]
             with open(path, "w", encoding="utf-8", newline="\n") as handle:
                 handle.writelines(made)
-    texts["summary"] = render_summary(comparison, baseline)
-    files: dict[str, str | Path] = {REPORT_MARKER: _MARKER_TEXT}
-    files.update({REPORT_FILES[kind]: text for kind, text in texts.items()})
-    for row in comparison.rows:
-        kept = store.trace_path(row) if store is not None and row.trace is None else None
-        if kept is not None:
-            files[trace_file(row)] = kept
-        elif row.trace is not None:
-            files[trace_file(row)] = trace_text(row.trace)
+    texts["summary"] = render_summary(comparison, baseline, table=table)
+    del table  # not held while the traces are taken in
+    files = _ReportFiles({REPORT_MARKER: _MARKER_TEXT,
+                          **{REPORT_FILES[kind]: text for kind, text in texts.items()}},
+                         comparison)
     if comparison.shard is not None:  # what a merge reads, with the sha256 of each file
-        files[SHARD_FILE] = shard_details(comparison)
-        files[CHECKSUM_FILE] = checksums({name: text for name, text in files.items()
-                                          if name != REPORT_MARKER})
+        files.after[SHARD_FILE] = shard_details(comparison)
+        files.after[CHECKSUM_FILE] = checksums({name: text for name, text in files.items()
+                                                if name != REPORT_MARKER})
     try:
         written = replace_folder(out, files, marker=REPORT_MARKER)
     except FolderRefused as exc:
         raise ReportError(f"{out}: {exc}") from None
-    return {kind: written[REPORT_FILES[kind]] for kind in texts}
+    return {kind: written / REPORT_FILES[kind] for kind in texts}
+
+
+class _ReportFiles(Mapping[str, "str | Path"]):
+    """A report folder's files (name -> text, or the file holding it): ``before`` (the marker
+    and the report's files), then each run's trace (``traces/...``: its text, or its file
+    when the comparison keeps its runs on disk), then ``after`` (a shard's files). The
+    traces are named as they are iterated, never held: a name and a path per run would grow
+    with the rows while the folder is written."""
+
+    def __init__(self, before: dict[str, str | Path], comparison: Comparison) -> None:
+        self.before = before
+        self.after: dict[str, str | Path] = {}
+        self._comparison = comparison
+
+    def _traces(self) -> Iterator[tuple[str, str | Path]]:
+        store = self._comparison.runs
+        for row in self._comparison.rows:
+            kept = store.trace_path(row) if store is not None and row.trace is None else None
+            if kept is not None:
+                yield trace_file(row), kept
+            elif row.trace is not None:
+                yield trace_file(row), trace_text(row.trace)
+
+    def items(self) -> Iterator[tuple[str, str | Path]]:  # type: ignore[override]
+        yield from self.before.items()
+        yield from self._traces()
+        yield from self.after.items()
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self.items())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __getitem__(self, name: str) -> str | Path:
+        for each, text in self.items():
+            if each == name:
+                return text
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.before or name in self.after or any(each == name for each in self)

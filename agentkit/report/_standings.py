@@ -144,8 +144,10 @@ class CostComparison:
 
 @dataclass(frozen=True)
 class Pair:
-    """Two contenders on the scenarios both ran: how many each passed, the per-scenario
-    decisions, and the costs over the scenarios both passed."""
+    """Two contenders on the scenarios both ran: how many each passed, the decisions of the
+    scenarios one did better on or too close to call (a tie is none: all a pair says is its
+    wins and its close calls, and a large report holds no decision per scenario), and the
+    costs over the scenarios both passed."""
 
     first: Contender
     second: Contender
@@ -412,8 +414,8 @@ def pairs(comparison: Comparison) -> list[Pair]:
             if not shared:
                 continue
             pair = (first, second)
-            decisions = [_decide(s, pair, (rows[(s, first)], rows[(s, second)]))
-                         for s in shared]
+            decisions = [d for d in (_decide(s, pair, (rows[(s, first)], rows[(s, second)]))
+                                     for s in shared) if d.better is not None or d.thin]
             both = [s for s in shared if rows[(s, first)].succeeded
                     and rows[(s, second)].succeeded]
             confidence = min((r.confidence for s in shared for r in (rows[(s, first)],

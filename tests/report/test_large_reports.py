@@ -9,15 +9,17 @@ from __future__ import annotations
 import gc
 import json
 import weakref
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from tabulate import tabulate
 
+from agentkit.core import files
 from agentkit.report import (
     Comparison,
     Row,
     _markdown,
+    _standings,
     render_json,
     render_markdown,
     run_comparison,
@@ -230,3 +232,55 @@ def test_a_kept_row_holds_no_trace_and_shares_its_set_of_fields(tmp_path: Path):
     assert kept == [r.model_copy(update={"trace": None, "snapshot_trace": None}) for r in rows]
     back = Comparison(agent_types=["react"], rows=kept).keeping_runs(store).with_trace(kept[2])
     assert back.trace == {"turns": [], "n": 2} and back.snapshot_trace == {"turns": [], "old": 2}
+
+
+def test_a_report_builds_its_head_to_head_table_once_for_all_its_files(tmp_path: Path,
+                                                                        monkeypatch):
+    comparison = _suite(40, react_fails=3)
+    built = [0]
+    real = _standings.pairs
+
+    def counted(of: Comparison) -> list[_standings.Pair]:
+        built[0] += 1
+        return real(of)
+
+    monkeypatch.setattr(_standings, "pairs", counted)
+    write_report(comparison, tmp_path / "report")
+
+    # report.md, report.json, the page and summary.md all say who is best: one table
+    assert built[0] == 1
+    assert (tmp_path / "report" / "report.json").read_text(encoding="utf-8") == render_json(
+        comparison)
+
+
+def test_a_pair_keeps_a_decision_only_for_the_scenarios_it_does_not_tie():
+    table = head_to_head(_suite(300, react_fails=2))
+
+    (pair,) = table.pairs
+    assert len(pair.scenarios) == 300
+    assert [d.scenario for d in pair.decisions] == ["parallel_000", "parallel_003"]
+    assert table.to_dict()["pairs"][0]["better"] == {
+        "react": [], "function_calling": ["parallel_000", "parallel_003"]}
+
+
+def test_no_path_per_trace_is_held_while_the_report_folder_is_written(tmp_path: Path,
+                                                                      monkeypatch):
+    paths = [SCENARIOS / f"{name}.yaml" for name in (
+        "single_tool_call", "parallel_lookups", "dependent_chain", "failing_task")]
+    comparison = run_comparison(paths, AGENT_TYPES, runs_folder=tmp_path / "runs")
+    taken, most = [0], [0]
+    real = files._take_synced
+
+    def counted(source: Path, to: Path, *, mode_of: Path) -> None:
+        taken[0] += 1
+        gc.collect()
+        most[0] = max(most[0], sum(isinstance(o, PurePath) and "traces" in o.parts
+                                   for o in gc.get_objects()))
+        real(source, to, mode_of=mode_of)
+
+    monkeypatch.setattr(files, "_take_synced", counted)
+    write_report(comparison, tmp_path / "report")
+
+    # report.md, report.json, the page and every trace, taken from the runs' folder
+    assert taken[0] == 3 + len(comparison.rows) >= 3 + 8
+    assert most[0] <= 4, most  # the one being taken (from, to, beside), not one per run
