@@ -7,6 +7,7 @@ same seed produce the same ids. The harness installs a fresh source per run with
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,10 @@ class IdSource:
         self.seed = seed
         self._rng = random.Random(seed)
         self._counters: dict[str, int] = {}
+        self.span_numbers: Iterator[int] = itertools.count(1)
+        """Numbers this source's spans (``span-1``, ``span-2``, ...): every step, LLM call and
+        tool call opens one, so the dispatcher takes ``next`` of it rather than a named
+        :meth:`counter` (a method call, a dict read and a write)."""
 
     def uuid(self) -> str:
         """A uuid4-shaped string drawn from the seeded generator: ``str(uuid.UUID(int=bits,

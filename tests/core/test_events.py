@@ -1,14 +1,19 @@
 """The event bus: scoped and global handlers, spans, virtual timestamps."""
 
 import asyncio
+import sys
+from collections.abc import Callable
+from typing import Any
 
 from agentkit.core.events import (
     AgentChatStartEvent,
     Dispatcher,
     LLMCallStartEvent,
+    Span,
     ToolCallStartEvent,
     dispatcher,
 )
+from agentkit.core.ids import use_ids
 from agentkit.core.sim import asleep, run_sync, sleep
 
 
@@ -116,6 +121,38 @@ def test_span_ids_come_from_the_seeded_counter():
     with dispatcher.span() as outer, dispatcher.span() as inner:
         assert (outer.id, outer.parent_id, inner.id, inner.parent_id) == (
             "span-1", None, "span-2", "span-1")
+
+
+def _python_calls(block: Callable[[], object]) -> list[str]:
+    """The Python functions ``block`` runs (C calls left out), in order."""
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        block()
+    finally:
+        sys.setprofile(None)
+    return called
+
+
+def _open_span() -> None:
+    with dispatcher.span():
+        pass
+
+
+def test_opening_a_span_runs_no_python_beyond_its_block():
+    # every step, LLM call and tool call opens one (issue 36: 8 % of a ReAct chat before the
+    # cut): the id comes from the source's span numbers, not a named counter, and the span is
+    # built without a Python __init__/__new__
+    assert _python_calls(_open_span) == ["_open_span", "span", "__enter__", "current_ids",
+                                         "__exit__"]
+    assert _python_calls(dispatcher.new_span) == ["new_span", "_child_span", "current_ids"]
+    with use_ids(7), dispatcher.span() as outer:
+        assert dispatcher.new_span() == Span("span-2", "span-1") and outer.id == "span-1"
 
 
 def test_an_event_outside_any_span_has_no_span():
