@@ -41,6 +41,7 @@ __all__ = [
     "ChatResponse",
     "CompletionResponse",
     "LLMMetadata",
+    "model_metadata",
     "ToolOutput",
 ]
 
@@ -353,6 +354,18 @@ class LLMMetadata(Model):
     is_function_calling_model: bool = False
     model_name: str = "unknown"
     system_role: MessageRole = MessageRole.SYSTEM
+
+
+@functools.lru_cache(maxsize=256)
+def model_metadata(model_name: str, *, function_calling: bool,
+                   context_window: int = 3900) -> LLMMetadata:
+    """The metadata of a chat model that says no more of itself than its name, whether it
+    calls tools and its context window (a replayed cassette, a scripted model), built once
+    per model and shared: the LLM call path reads a model's metadata on every call. Treat it
+    as read-only."""
+    return LLMMetadata(model_name=model_name, is_chat_model=True,
+                       is_function_calling_model=function_calling,
+                       context_window=context_window)
 
 
 class ToolOutput(Model):
