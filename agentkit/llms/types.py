@@ -250,7 +250,19 @@ class ChatMessage(Model):
 
         ``images="inline"`` keeps image blocks whole (base64 bytes: the dict round-trips
         through the constructor); ``"digest"`` keeps each as :meth:`ImageBlock.digest`, which
-        is how traces and cassettes record them."""
+        is how traces and cassettes record them. A fixed message's digest form is worked out
+        once (:func:`fix_message`; the request's hash and the trace both read it): each call
+        gets its own dict, its values shared -- read-only."""
+        if images == "digest":
+            memo = fixed_memo(self)
+            if memo is not None:
+                found = memo.get("digest")
+                if found is None:
+                    found = memo["digest"] = self._to_dict("digest")
+                return dict(found)
+        return self._to_dict(images)
+
+    def _to_dict(self, images: Literal["inline", "digest"]) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role.value, "content": self.content}
         if any(isinstance(b, ImageBlock) for b in self.blocks):
             data["blocks"] = [b.digest() if images == "digest" and isinstance(b, ImageBlock)
