@@ -61,6 +61,7 @@ from agentkit.llms.openai_wire import (
     RequestError,
     WireReply,
     WireRequest,
+    WireTool,
     completion_body,
     completion_events,
     error_body,
@@ -115,6 +116,7 @@ class Bridge:
         self._answers = 0
         self._messages: dict[str, ChatMessage] = {}  # every message read, by its JSON
         self._read: dict[str, list[ChatMessage]] = {}  # the same, of the Messages API
+        self._offered: dict[str, list[WireTool]] = {}  # every tools array read, by its JSON
         self._conversations: dict[str, list[ChatMessage]] = {}  # by Responses API answer id
         self._lock = threading.Lock()  # sync callers take turns: one exchange at a time
         self._count = threading.Lock()
@@ -177,7 +179,7 @@ class Bridge:
             return parse_responses_request(body, self._messages, self.conversation)
         if endpoint == "/messages":
             return parse_messages_request(body, self._read)
-        return parse_request(body, self._messages)
+        return parse_request(body, self._messages, self._offered)
 
     def conversation(self, response_id: str) -> list[ChatMessage] | None:
         """The conversation a Responses API answer of this bridge ended (its request's input,

@@ -65,6 +65,7 @@ from agentkit.llms.types import (
     MessageRole,
     ToolSelection,
     Usage,
+    model_metadata,
 )
 
 __all__ = [
@@ -262,9 +263,8 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name=self.name, is_chat_model=True,
-                           is_function_calling_model=self.function_calling,
-                           context_window=self.context_window)
+        return model_metadata(self.name, function_calling=self.function_calling,
+                              context_window=self.context_window)
 
     async def _next_item(self, request: LLMRequest) -> Any:
         raise NotImplementedError

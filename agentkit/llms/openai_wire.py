@@ -487,11 +487,13 @@ _ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM,
           "tool": MessageRole.TOOL}
 
 
-def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None) -> WireRequest:
+def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
+                  offered: dict[str, list[WireTool]] | None = None) -> WireRequest:
     """A chat.completions request body read into our messages and tools; anything malformed
     or unsupported is a :class:`RequestError` (HTTP 400) naming the field. ``known``: the
     messages read from earlier requests of the conversation (see
-    :func:`from_openai_messages`)."""
+    :func:`from_openai_messages`); ``offered``: the tools read from them, by their JSON (a
+    client offers the same tools with every request: read once, the same objects each time)."""
     try:
         body = _decoded(content, "the request body")
     except WireError as exc:
@@ -517,7 +519,7 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None) -
     if options is not None and not isinstance(options, dict):
         raise RequestError("stream_options must be an object", param="stream_options")
     include_usage = bool(stream and options and options.get("include_usage"))
-    tools = _tools(body.get("tools"))
+    tools = _tools(body.get("tools"), offered)
     return WireRequest(
         body=body, model=model, messages=from_openai_messages(body.get("messages"), known),
         tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
@@ -540,9 +542,19 @@ def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def _tools(value: Any) -> list[WireTool] | None:
+def _tools(value: Any, offered: dict[str, list[WireTool]] | None = None) -> list[WireTool] | None:
     if value is None or value == []:
         return None
+    if offered is None:
+        return _read_tools(value)
+    key = repr(value)  # as for messages: repr tells apart what JSON does, and is quicker
+    found = offered.get(key)
+    if found is None:
+        found = offered[key] = _read_tools(value)
+    return list(found)
+
+
+def _read_tools(value: Any) -> list[WireTool]:
     if not isinstance(value, list):
         raise RequestError("tools must be an array of {\"type\": \"function\", \"function\": "
                            "{...}} objects", param="tools")

@@ -41,6 +41,7 @@ __all__ = [
     "ChatResponse",
     "CompletionResponse",
     "LLMMetadata",
+    "model_metadata",
     "ToolOutput",
 ]
 
@@ -249,7 +250,19 @@ class ChatMessage(Model):
 
         ``images="inline"`` keeps image blocks whole (base64 bytes: the dict round-trips
         through the constructor); ``"digest"`` keeps each as :meth:`ImageBlock.digest`, which
-        is how traces and cassettes record them."""
+        is how traces and cassettes record them. A fixed message's digest form is worked out
+        once (:func:`fix_message`; the request's hash and the trace both read it): each call
+        gets its own dict, its values shared -- read-only."""
+        if images == "digest":
+            memo = fixed_memo(self)
+            if memo is not None:
+                found = memo.get("digest")
+                if found is None:
+                    found = memo["digest"] = self._to_dict("digest")
+                return dict(found)
+        return self._to_dict(images)
+
+    def _to_dict(self, images: Literal["inline", "digest"]) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role.value, "content": self.content}
         if any(isinstance(b, ImageBlock) for b in self.blocks):
             data["blocks"] = [b.digest() if images == "digest" and isinstance(b, ImageBlock)
@@ -353,6 +366,18 @@ class LLMMetadata(Model):
     is_function_calling_model: bool = False
     model_name: str = "unknown"
     system_role: MessageRole = MessageRole.SYSTEM
+
+
+@functools.lru_cache(maxsize=256)
+def model_metadata(model_name: str, *, function_calling: bool,
+                   context_window: int = 3900) -> LLMMetadata:
+    """The metadata of a chat model that says no more of itself than its name, whether it
+    calls tools and its context window (a replayed cassette, a scripted model), built once
+    per model and shared: the LLM call path reads a model's metadata on every call. Treat it
+    as read-only."""
+    return LLMMetadata(model_name=model_name, is_chat_model=True,
+                       is_function_calling_model=function_calling,
+                       context_window=context_window)
 
 
 class ToolOutput(Model):

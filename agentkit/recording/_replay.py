@@ -9,7 +9,7 @@ from pathlib import Path
 from agentkit.core.sim import asleep, run_sync
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
 from agentkit.llms.doubles import Excusable
-from agentkit.llms.types import ChatResponse, LLMMetadata
+from agentkit.llms.types import ChatResponse, LLMMetadata, model_metadata
 from agentkit.recording._cassette import Cassette, Exchange, RecordMode
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
@@ -60,9 +60,9 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
     def metadata(self) -> LLMMetadata:
         if self._recorder is not None:
             return self._recorder.metadata
-        return LLMMetadata(model_name=self.cassette.model, is_chat_model=True,
-                           is_function_calling_model=self.cassette.function_calling,
-                           context_window=self.cassette.context_window)
+        return model_metadata(self.cassette.model,
+                              function_calling=self.cassette.function_calling,
+                              context_window=self.cassette.context_window)
 
     @property
     def provider(self) -> str:

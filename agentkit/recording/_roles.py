@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
-from agentkit.llms.types import ChatResponse, LLMMetadata
+from agentkit.llms.types import ChatResponse, LLMMetadata, model_metadata
 
 __all__ = ["RoleKey", "RoleLLM", "RoleChannel", "KEY_NOUNS"]
 
@@ -78,7 +78,7 @@ class RoleLLM(FunctionCallingLLM):
     def metadata(self) -> LLMMetadata:
         name = (self.live.metadata.model_name if self.live is not None
                 else self.key.model or f"recorded {self.key.role}")
-        return LLMMetadata(model_name=name, is_chat_model=True, is_function_calling_model=False)
+        return model_metadata(name, function_calling=False)
 
     @property
     def provider(self) -> str:

@@ -18,7 +18,7 @@ from agentkit.bridge import Bridge, BridgeTransport, openai_clients
 from agentkit.core.events import LLMCallEndEvent
 from agentkit.core.sim import VirtualTimeLoop, now, run, simulation
 from agentkit.instrumentation import collect_events
-from agentkit.llms import errors
+from agentkit.llms import errors, openai_wire
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 
@@ -107,6 +107,45 @@ def test_what_the_request_says_reaches_the_model():
     assert [t.metadata.name for t in request.tools] == ["add"]
     assert (request.tool_choice, request.allow_parallel_tool_calls) == ("required", False)
     assert request.kwargs == {"temperature": 0.2, "seed": 1}
+
+
+SUB = {"type": "function", "function": {"name": "sub", "description": "Subtract.",
+                                        "parameters": {"type": "object", "properties": {}}}}
+
+
+def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
+        monkeypatch: pytest.MonkeyPatch):
+    read: list[str] = []
+    checked = openai_wire.checked_tool
+
+    def counted(at: str, name: object, *rest: object) -> openai_wire.WireTool:
+        read.append(str(name))
+        return checked(at, name, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(openai_wire, "checked_tool", counted)
+    bridge, client, _ = scripted_bridge(["5", "6", "7", "8"])
+    with turn(bridge):
+        for tools in ([ADD], [ADD], [ADD, SUB], [ADD]):
+            ask(client, tools=tools)
+
+    assert read == ["add", "add", "sub"]  # once per distinct tools array
+    first, again, both, last = bridge.llm.requests
+    assert first.tools[0] is again.tools[0] is last.tools[0]
+    assert first.tools is not again.tools  # each request its own list
+    assert [t.metadata.name for t in both.tools] == ["add", "sub"]
+    assert first.tool_specs() == [{"name": "add", "description": "Add two integers.",
+                                   "parameters": ADD["function"]["parameters"]}]
+
+
+def test_a_malformed_tools_array_is_refused_every_time_it_is_sent():
+    bridge, client, _ = scripted_bridge(["5"])
+    bad = {"type": "function", "function": {"name": "add", "parameters": "not a schema"}}
+    with turn(bridge):
+        for _ in range(2):
+            with pytest.raises(openai.BadRequestError, match="parameters must be a JSON "
+                                                             "schema object"):
+                ask(client, tools=[bad])
+        assert ask(client, tools=[ADD]).choices[0].message.content == "5"
 
 
 def test_bridges_in_two_threads_never_answer_each_others_requests():

@@ -112,6 +112,30 @@ def test_a_message_that_is_not_fixed_is_worked_out_again_on_every_call():
     assert after == request_hash(canonical_request(_request([ChatMessage(content="changed")])))
 
 
+def test_a_fixed_messages_digest_form_is_converted_once_for_the_hash_and_the_trace(
+        monkeypatch: pytest.MonkeyPatch):
+    converted: list[str] = []
+    to_dict = ChatMessage._to_dict
+
+    def counted(self: ChatMessage, images: Any) -> dict[str, Any]:
+        converted.append(images)
+        return to_dict(self, images)
+
+    monkeypatch.setattr(ChatMessage, "_to_dict", counted)
+    calls = _read(WIRE_MESSAGES, None)[2]  # an assistant message with a tool call
+    loose = calls.model_copy()
+    fix_message(calls)
+
+    request_key(_request([calls]))
+    first, again = calls.to_dict(images="digest"), calls.to_dict(images="digest")
+    first.pop("additional_kwargs")  # what the trace does with its copy
+    loose.to_dict(images="digest"), loose.to_dict(images="digest")
+
+    assert converted == ["digest", "digest", "digest"]  # the fixed one once, the other twice
+    assert again == loose.to_dict(images="digest") and "additional_kwargs" in again
+    assert calls.to_dict(images="digest") is not calls.to_dict(images="digest")
+
+
 def test_a_fixed_messages_memo_goes_with_it():
     message = ChatMessage(role="user", content="hello")
     fix_message(message)
