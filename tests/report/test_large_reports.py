@@ -12,6 +12,7 @@ import weakref
 from pathlib import Path, PurePath
 from typing import Any
 
+import pytest
 from tabulate import tabulate
 
 from agentkit.core import files
@@ -139,6 +140,7 @@ def test_a_report_from_runs_kept_on_disk_is_byte_for_byte_the_same(tmp_path: Pat
     assert disk == memory
 
 
+@pytest.mark.slow  # a report of hundreds of runs, ~13 s on one core: the slow lane runs it
 def test_a_scenario_is_let_go_once_its_runs_are_done(tmp_path: Path):
     import gc
 
@@ -263,6 +265,7 @@ def test_a_pair_keeps_a_decision_only_for_the_scenarios_it_does_not_tie():
         "react": [], "function_calling": ["parallel_000", "parallel_003"]}
 
 
+@pytest.mark.slow  # a report of hundreds of runs, ~13 s on one core: the slow lane runs it
 def test_no_path_per_trace_is_held_while_the_report_folder_is_written(tmp_path: Path,
                                                                       monkeypatch):
     paths = [SCENARIOS / f"{name}.yaml" for name in (
