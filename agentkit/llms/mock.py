@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from agentkit.core.errors import RecordingMismatchError
 from agentkit.core.ids import new_id
+from agentkit.core.lazy import lazy_names
 from agentkit.core.sim import asleep, simulated_wait
 from agentkit.llms.base import (
     CustomLLM,
@@ -92,16 +93,10 @@ if TYPE_CHECKING:
     from agentkit.recording import CassetteLLM, RecordingLLM
 
 
-def __getattr__(name: str) -> Any:
-    """``CassetteLLM`` and ``RecordingLLM``, re-exported from :mod:`agentkit.recording` on
-    first use: that layer stands on this one, so it is imported only when they are asked for."""
-    if name not in ("CassetteLLM", "RecordingLLM"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from agentkit.recording import CassetteLLM, RecordingLLM
-
-    found: dict[str, Any] = {"CassetteLLM": CassetteLLM, "RecordingLLM": RecordingLLM}
-    globals().update(found)
-    return found[name]
+# ``CassetteLLM`` and ``RecordingLLM``, re-exported from :mod:`agentkit.recording` on first
+# use: that layer stands on this one, so it is imported only when they are asked for
+__getattr__, __dir__ = lazy_names(__name__, {"CassetteLLM": "agentkit.recording",
+                                             "RecordingLLM": "agentkit.recording"})
 
 
 class ScriptExhaustedError(RecordingMismatchError, RuntimeError):
