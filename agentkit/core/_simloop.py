@@ -13,6 +13,7 @@ import atexit
 import contextvars
 import math
 import selectors
+import sys
 import threading
 import time as _time
 import weakref
@@ -144,11 +145,54 @@ _local = threading.local()
 _loops: weakref.WeakKeyDictionary[VirtualTimeLoop, threading.Thread] = weakref.WeakKeyDictionary()
 
 
+class _ClosedWithThread:
+    """Kept in a thread's local storage beside its loop, and only there: when the thread ends,
+    its storage is let go and this shuts the loop down then, in that thread. Left to the
+    garbage collector instead, the loop (always in a reference cycle with its self-pipe's
+    handler) would be closed in whichever later collection found it, after its self-pipe
+    socket may already have been finalized: "Invalid file descriptor: -1" raised from
+    ``BaseEventLoop.__del__`` into whatever code happened to be running."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, loop: VirtualTimeLoop) -> None:
+        self.loop = loop
+
+    def __del__(self) -> None:
+        loop = self.loop
+        if loop.is_closed() or loop.is_running() or sys.is_finalizing():
+            # at interpreter exit the thread states of threads still running are deleted
+            # too: their code may wait on locks no thread will release (the loops of ended
+            # threads were shut down by `_shut_down_loops` before that)
+            return
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            # a few iterations let the cancelled tasks unwind (their `finally` blocks run);
+            # not `run_until_complete`: a task that ignores its cancellation would hold the
+            # ending thread forever
+            for _ in range(_UNWIND_ITERATIONS):
+                if not any(not task.done() for task in pending):
+                    break
+                loop.call_soon(loop.stop)
+                loop.run_forever()
+        except Exception as exc:  # noqa: BLE001 (reported; the loop is still closed)
+            loop.call_exception_handler({"message": "unwinding the tasks of an ended thread's "
+                                                    "event loop failed", "exception": exc})
+        finally:
+            loop.close()
+
+
+_UNWIND_ITERATIONS = 8
+
+
 def _thread_loop() -> VirtualTimeLoop:
     loop: VirtualTimeLoop | None = getattr(_local, "loop", None)
     if loop is None or loop.is_closed():
         loop = VirtualTimeLoop()
         _local.loop = loop
+        _local.closer = _ClosedWithThread(loop)
         _loops[loop] = threading.current_thread()
     return loop
 

@@ -74,8 +74,9 @@ again silently). Role exchanges need format 3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentkit.core.lazy import lazy_names
 from agentkit.recording._cassette import (
     CASSETTE_FORMAT,
     CASSETTE_FORMATS,
@@ -165,15 +166,7 @@ __all__ = [
     "TEST_API_KEY",
 ]
 
-_FAKE_ENDPOINT = frozenset(__all__[__all__.index("FakeOpenAIServer"):])
-
-
-def __getattr__(name: str) -> Any:
-    """The fake endpoint's names, imported on first use (the package docstring says why)."""
-    if name not in _FAKE_ENDPOINT:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from agentkit.recording import _fake_openai
-
-    value = getattr(_fake_openai, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(
+    __name__, dict.fromkeys(__all__[__all__.index("FakeOpenAIServer"):],
+                            "agentkit.recording._fake_openai"))
+"""The fake endpoint's names, imported on first use (the package docstring says why)."""

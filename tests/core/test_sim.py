@@ -450,6 +450,40 @@ def test_each_thread_gets_its_own_virtual_loop():
     assert loops[0] is not loops[1]
 
 
+def test_a_threads_loop_is_closed_when_the_thread_ends():
+    # left open, the garbage collector would close it later, in whatever test runs then, and
+    # its self-pipe may be gone by that time ("Invalid file descriptor: -1" from __del__)
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def grab() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    worker = threading.Thread(target=lambda: run_sync(grab()))
+    worker.start()
+    worker.join()
+    assert len(loops) == 1 and loops[0].is_closed()
+
+
+def test_a_task_left_pending_by_an_ended_thread_is_cancelled_when_its_loop_closes():
+    states: list[str] = []
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            states.append("cancelled")
+            raise
+
+    async def start() -> None:
+        asyncio.get_running_loop().create_task(forever())
+        await asyncio.sleep(0)
+
+    worker = threading.Thread(target=lambda: run_sync(start()))
+    worker.start()
+    worker.join()
+    assert states == ["cancelled"]
+
+
 def test_run_sync_stays_on_the_virtual_loop_under_real_time():
     async def loop_type() -> type:
         return type(asyncio.get_running_loop())
