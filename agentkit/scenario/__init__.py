@@ -7,13 +7,13 @@ server or recorded run is consulted while loading (planning does that:
 This package is also a compatibility face: the running side (the agent-type registry, the
 scenario runner) moved to :mod:`agentkit.harness` and traces to :mod:`agentkit.trace`, and
 the names users import from here -- ``register_agent_type``, ``AgentType``, ``AgentContext``,
-``run_scenario``... -- stay importable. They are looked up when first asked for
-(:func:`__getattr__`), so importing the file format never imports the harness, which is
-built on it."""
+``run_scenario``... -- stay importable. They are looked up when first asked for, then kept
+(:func:`agentkit.core.lazy.lazy_names`), so importing the file format never imports the
+harness, which is built on it."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentkit.core.lazy import lazy_names
 from agentkit.scenario._faults import (
     DEFAULT_SAFE,
     FAULT_CLASSES,
@@ -109,8 +109,4 @@ _MOVED = {
 }
 """The names this package still answers for, by the package that now holds each."""
 
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        return getattr(import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _MOVED)
