@@ -149,13 +149,24 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    files = [_through_links(path) for path in paths]
+    # the common case, told without the lock and without resolving every folder of every
+    # path: nothing to settle
+    files = [_linked_file(path) for path in paths]
     if not files[0].parent.is_dir():  # the first pending file is written first: nothing was
         return
-    if not _left_over(files):  # the common case, told without the lock: nothing to settle
+    if not _left_over(files):
         return
+    files = [_through_links(path) for path in paths]
     with _locked(files[0].parent):
         _settle(files)
+
+
+def _linked_file(path: str | Path) -> Path:
+    """Where :func:`_through_links` puts ``path``'s pending files, as far as listing them
+    goes: a symlinked file's target; otherwise the path itself (a folder on the way is
+    listed through its link all the same)."""
+    path = Path(path)
+    return _through_links(path) if path.is_symlink() else path
 
 
 def _left_over(paths: list[Path]) -> bool:

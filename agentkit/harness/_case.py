@@ -17,10 +17,9 @@ from agentkit.harness._runner import (
     RunChange,
     ScenarioResult,
     execute_scenario,
-    replayed_cassette,
 )
 from agentkit.llms.base import LLM
-from agentkit.recording import Cassette, CassetteError, CassetteLLM
+from agentkit.recording import Cassette, CassetteError, CassetteLLM, replayed_cassette
 from agentkit.scenario._layout import cassette_path, recording_files, records, snapshot_path
 from agentkit.scenario._model import Scenario
 from agentkit.trace._trace import SampledTrace, Trace

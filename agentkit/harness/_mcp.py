@@ -11,12 +11,13 @@ ends, whichever way it ends (:func:`open_mcp` is a context manager).
 from __future__ import annotations
 
 import atexit
+import copy
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentkit.recording import Cassette, CassetteError
+from agentkit.recording import CassetteError, replayed_cassette
 from agentkit.scenario._layout import cassette_path, has_mcp
 from agentkit.scenario._model import Scenario, ToolSpec
 from agentkit.tools.mcp import (
@@ -175,7 +176,7 @@ def open_mcp(scenario: Scenario, agent_type: str,
     if recording is None:
         path = mcp_cassette(scenario, agent_type)
         try:
-            cassette = Cassette.load(path)
+            cassette = replayed_cassette(path)
         except CassetteError as exc:
             if path.exists():
                 raise
@@ -183,7 +184,9 @@ def open_mcp(scenario: Scenario, agent_type: str,
                 f"{path}: no cassette of the MCP servers' exchanges for agent type "
                 f"`{agent_type}` yet; record it with `agentkit record {scenario.path or scenario.name} "
                 f"--agent {agent_type}` (the servers must be installed)") from exc
-        recording = MCPRecording(cassette, "none")
+        # the replayed cassette is shared by every replay of the file: the recording gets a
+        # copy of its own to set its lists on
+        recording = MCPRecording(copy.copy(cassette), "none")
     world = MCPWorld(scenario, recording)
     try:
         yield world

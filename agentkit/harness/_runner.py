@@ -28,10 +28,7 @@ roles found) without judging it; :func:`run_scenario` judges it too, once
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -48,7 +45,6 @@ from agentkit.core.errors import (
 from agentkit.core.events import Event
 from agentkit.core.protocols import conforms
 from agentkit.core.sim import Stopwatch, simulation
-from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.harness._agent_types import (
     AGENT_TYPES,
     AgentContext,
@@ -73,7 +69,7 @@ from agentkit.llms.base import DEFAULT_MODEL, LLM
 from agentkit.llms.doubles import ModelDouble, excuse_all
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage
-from agentkit.recording import Cassette, CassetteLLM, RoleChannel
+from agentkit.recording import CassetteLLM, RoleChannel, replayed_cassette
 from agentkit.scenario._images import turn_images
 from agentkit.scenario._layout import (
     cassette_path,
@@ -182,50 +178,6 @@ class RunChange(Protocol):
 FAKE_OPENAI_URL = "https://fake-openai.agentkit.invalid/v1"
 
 _NEVER_STARTED = "the run never started: nothing written for it could be used"
-
-
-def replayed_cassette(path: Path) -> Cassette:
-    """The cassette at ``path``, to replay (only read: a replay's player keeps its own
-    queues). Read on every call, it is built from its text again only when the text changed
-    (kept by the file's path with the SHA-256 of its text): replaying a recording again
-    does not rebuild its exchanges; an edited file is a new key. What is kept is bounded
-    (:data:`REPLAYED_TEXT_BYTES` of cassette text, the least recently replayed let go first),
-    so a process replaying thousands of recordings does not hold them all. A file that cannot
-    be read is :meth:`Cassette.load`'s error."""
-    try:
-        text = read_text(path)
-    except (OSError, TextFileError):
-        return Cassette.load(path)
-    digest, key = hashlib.sha256(text.encode("utf-8")).hexdigest(), str(path)
-    with _replayed_lock:
-        kept = _replayed.get(key)
-        if kept is not None and kept[0] == digest:
-            _replayed.move_to_end(key)
-            return kept[2]
-    cassette = Cassette.load(path)
-    with _replayed_lock:
-        _forget(key)
-        _replayed[key] = digest, len(text), cassette
-        _replayed_size[0] += len(text)
-        while _replayed_size[0] > REPLAYED_TEXT_BYTES and len(_replayed) > 1:
-            _forget(next(iter(_replayed)))
-    return cassette
-
-
-def _forget(key: str) -> None:
-    gone = _replayed.pop(key, None)
-    if gone is not None:
-        _replayed_size[0] -= gone[1]
-
-
-REPLAYED_TEXT_BYTES = 16 * 1024 * 1024
-"""How much cassette text (its characters) :func:`replayed_cassette` keeps built at most."""
-_replayed: OrderedDict[str, tuple[str, int, Cassette]] = OrderedDict()
-"""The cassettes replayed lately, by path as given (errors name the file so), least recently
-replayed first: the SHA-256 of the text each was built from, its length, and what it was built
-into (:func:`replayed_cassette`)."""
-_replayed_size = [0]
-_replayed_lock = threading.Lock()
 
 
 def _default_llm(scenario: Scenario, agent_type: str, spec: LLMSource,

@@ -532,7 +532,7 @@ class OpenAI(FunctionCallingLLM):
                 request: LLMRequest) -> Callable[[float], Any]:
         """``send(timeout)``: one attempt at the request through ``client`` (sync or async)."""
         create: Callable[..., Any] = client.chat.completions.with_raw_response.create
-        kwargs = self._create_kwargs(request)
+        kwargs = _as_written(self._create_kwargs(request))
         return lambda timeout: create(**kwargs, timeout=timeout)
 
     def _read(self, parse: Callable[[bytes], _T], body: bytes) -> _T:
@@ -718,6 +718,25 @@ def _check_arguments(model: str, temperature: float, max_tokens: int | None, tim
     if context_window is not None and context_window < 1:
         raise ValueError(f"OpenAI context_window must be at least 1 (or None), got "
                          f"{context_window!r}")
+
+
+_WRITTEN_AS_THEY_ARE = ("messages", "tools")
+"""The request fields the SDK is handed as ``extra_body`` (:func:`_as_written`)."""
+
+
+def _as_written(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``create``'s keywords with the messages and tools handed over as ``extra_body``.
+
+    The SDK's request transform walks every message and tool against its TypedDict unions (a
+    few hundred calls a request) to rename and reformat fields; for the plain JSON data
+    built here it changes nothing. ``extra_body`` is written as it is, over an empty
+    placeholder left in the field's place: the body's bytes are the same. A caller's own
+    ``extra_body`` still wins."""
+    moved = {key: kwargs[key] for key in _WRITTEN_AS_THEY_ARE if key in kwargs}
+    if not moved:
+        return kwargs
+    return {**kwargs, **dict.fromkeys(moved, ()),
+            "extra_body": {**moved, **(kwargs.get("extra_body") or {})}}
 
 
 def _checked_tool_choice(choice: str | dict[str, Any],

@@ -81,14 +81,17 @@ from agentkit.recording._cassette import (
     CASSETTE_FORMAT,
     CASSETTE_FORMATS,
     RECORD_MODES,
+    REPLAYED,
     WIRES,
     Cassette,
     Exchange,
     RecordMode,
+    ReplayedCassettes,
     Wire,
     current_wire,
     dump_yaml,
     on_wire,
+    replayed_cassette,
 )
 from agentkit.recording._errors import CassetteError, CassetteMissError, RecordedLLMError
 from agentkit.recording._player import CassettePlayer
@@ -122,6 +125,9 @@ __all__ = [
     # the cassette and its file format
     "Cassette",
     "Exchange",
+    "replayed_cassette",
+    "ReplayedCassettes",
+    "REPLAYED",
     "CASSETTE_FORMAT",
     "CASSETTE_FORMATS",
     "PART_FORMATS",

@@ -7,7 +7,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
@@ -33,7 +35,8 @@ from agentkit.recording._schema import (
 )
 
 __all__ = ["CASSETTE_FORMAT", "CASSETTE_FORMATS", "RecordMode", "RECORD_MODES", "Cassette",
-           "Exchange", "dump_yaml", "WIRES", "Wire", "on_wire", "current_wire"]
+           "Exchange", "dump_yaml", "WIRES", "Wire", "on_wire", "current_wire",
+           "replayed_cassette", "ReplayedCassettes", "REPLAYED"]
 
 CASSETTE_FORMAT = 5
 """The newest cassette format (package docstring: each optional part needs a minimum format,
@@ -204,20 +207,19 @@ class Cassette:
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:
-        """The cassette of the file at ``path``, checked. A text loaded (and checked) before,
-        in this process or -- with ``AGENTKIT_PARSE_CACHE`` -- another, is built from what
-        that load built (:data:`LOADED`), not parsed and checked again."""
+        """The cassette of the file at ``path``, checked: a fresh object, the caller's to
+        change. A text loaded (and checked) before, in this process or -- with
+        ``AGENTKIT_PARSE_CACHE`` -- another, is built from what that load built
+        (:data:`LOADED`), not parsed and checked again. To replay a file again and again,
+        :func:`replayed_cassette` keeps the built cassette itself."""
         path = Path(path)
-        try:
-            text = read_text(path)
-        except TextFileError as exc:
-            raise CassetteError(str(exc)) from None
-        except FileNotFoundError:
-            raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
-                                "(`agentkit record`, or pytest --record-mode once)") from None
-        except OSError as exc:
-            raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
-        key = _loaded_key(text)
+        text = _read_cassette(path)
+        return cls._from_text(path, text, _loaded_key(text))
+
+    @classmethod
+    def _from_text(cls, path: Path, text: str, key: str) -> Cassette:
+        """The cassette of ``text`` (the file at ``path``, whose :func:`_loaded_key` is
+        ``key``): from :data:`LOADED` when it holds it, else parsed, checked and kept there."""
         cassette = _rebuilt(cls, LOADED.get(key), path)
         if cassette is not None:
             return cassette
@@ -334,6 +336,89 @@ class Cassette:
         self.path = target
         return target
 
+
+def _read_cassette(path: Path) -> str:
+    """The text of the cassette file at ``path``; what keeps it from being read is a
+    :class:`CassetteError` saying so (and, for a missing file, how to record it)."""
+    try:
+        return read_text(path)
+    except TextFileError as exc:
+        raise CassetteError(str(exc)) from None
+    except FileNotFoundError:
+        raise CassetteError(f"{path}: cannot read cassette: no such file; record it first "
+                            "(`agentkit record`, or pytest --record-mode once)") from None
+    except OSError as exc:
+        raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+
+
+def replayed_cassette(path: str | Path) -> Cassette:
+    """The cassette at ``path``, to replay: one object shared by every replay of the file's
+    current text (only read: a replay's player keeps its own queues; to change a cassette,
+    :meth:`Cassette.load` one). The file is read, and its text hashed, once per call; the
+    cassette is built again only when the text changed (:data:`REPLAYED`)."""
+    path = Path(path)
+    text = _read_cassette(path)
+    key = _loaded_key(text)
+    return REPLAYED.get(path, key, len(text), lambda: Cassette._from_text(path, text, key))
+
+
+class ReplayedCassettes:
+    """The cassettes :func:`replayed_cassette` built, by path: each with the key of the text
+    it was built from (:func:`_loaded_key`: its SHA-256 and the loader's code), so an edited
+    file is built again and an entry is never stale. Bounded by ``text_bytes`` of cassette
+    text, the least recently replayed let go first. Counts what it did: ``built`` (texts
+    built into a cassette) and ``hits`` (replays that reused one)."""
+
+    def __init__(self, text_bytes: int) -> None:
+        self.text_bytes = text_bytes
+        self._kept: OrderedDict[str, tuple[str, int, Cassette]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.built = 0
+        self.hits = 0
+
+    def get(self, path: Path, key: str, size: int, build: Callable[[], Cassette]) -> Cassette:
+        """The cassette kept for ``path`` when it was built from the text of ``key``, else
+        ``build()``'s (then kept; ``size``: the text's length)."""
+        name = str(path)
+        with self._lock:
+            kept = self._kept.get(name)
+            if kept is not None and kept[0] == key:
+                self._kept.move_to_end(name)
+                self.hits += 1
+                return kept[2]
+        cassette = build()
+        with self._lock:
+            self.built += 1
+            self._forget(name)
+            self._kept[name] = key, size, cassette
+            self._size += size
+            while self._size > self.text_bytes and len(self._kept) > 1:
+                self._forget(next(iter(self._kept)))
+        return cassette
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @property
+    def size(self) -> int:
+        """The text (characters) of the cassettes kept."""
+        return self._size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._size = 0
+
+    def _forget(self, name: str) -> None:
+        gone = self._kept.pop(name, None)
+        if gone is not None:
+            self._size -= gone[1]
+
+
+REPLAYED = ReplayedCassettes(text_bytes=16 * 1024 * 1024)
+"""The cassettes being replayed (:func:`replayed_cassette`): a scenario replayed again, its
+samples, fault variants and mutants share one built cassette per file text."""
 
 LOADED = ParseCache(memory_bytes=32 * 1024 * 1024)
 """Cassettes as a load built them, by their file's text (the ``.pyc`` idea, one step past

@@ -7,9 +7,9 @@ server or recorded run is consulted while loading (planning does that:
 This package is also a compatibility face: the running side (the agent-type registry, the
 scenario runner) moved to :mod:`agentkit.harness` and traces to :mod:`agentkit.trace`, and
 the names users import from here -- ``register_agent_type``, ``AgentType``, ``AgentContext``,
-``run_scenario``... -- stay importable. They are looked up when first asked for
-(:func:`agentkit.core.lazy.lazy_names`), so importing the file format never imports the harness, which is
-built on it."""
+``run_scenario``... -- stay importable. They are looked up when first asked for, then kept
+(:func:`agentkit.core.lazy.lazy_names`), so importing the file format never imports the
+harness, which is built on it."""
 
 from typing import TYPE_CHECKING
 

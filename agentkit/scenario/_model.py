@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
@@ -324,9 +325,27 @@ class Expect(_Strict):
         raise ValueError(f"expected `allow` or a whole number >= 0, got {value!r}{hint}")
 
     def merged(self, override: Expect | None) -> Expect:
+        """These expectations with the fields ``override`` sets taken from it (an agent
+        type's own ``expect``). Worked out once per pair of objects (every stage of a run
+        asks): like the expectations it comes from, read-only."""
         if override is None:
             return self
-        return self.model_copy(update={k: getattr(override, k) for k in override.model_fields_set})
+        key = (id(self), id(override))
+        kept = _MERGED.get(key)
+        if kept is not None and kept[0]() is self and kept[1]() is override:
+            return kept[2]
+        merged = self.model_copy(update={k: getattr(override, k)
+                                         for k in override.model_fields_set})
+        if key not in _MERGED:  # forgotten with the override (an id is then reused)
+            weakref.finalize(override, _MERGED.pop, key, None)
+        _MERGED[key] = (weakref.ref(self), weakref.ref(override), merged)
+        return merged
+
+
+_MERGED: dict[tuple[int, int], tuple[weakref.ReferenceType[Expect],
+                                      weakref.ReferenceType[Expect], Expect]] = {}
+""":meth:`Expect.merged`'s results by the ids of the two objects merged (checked against
+them: an id outlives its object only until the entry goes with the override)."""
 
 
 class _ToolCallItem(_Strict):

@@ -37,6 +37,26 @@ def test_an_agents_settings_dump_like_a_pydantic_model() -> None:
                       "initial_tool_choice": None, "scratchpad_key": "scratchpad"}
 
 
+def test_an_agent_builds_its_workflow_half_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkit.agent.workflow.loop import AgentLoop
+
+    built: list[float | None] = []
+    init = AgentLoop.__init__
+
+    def counted(self: AgentLoop, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self.timeout)
+
+    monkeypatch.setattr(AgentLoop, "__init__", counted)
+    FunctionAgent(name="adder", tools=[add], llm=ScriptedLLM([]))
+    assert built == [None]  # the defaults: model_post_init's build stands
+
+    built.clear()
+    agent = ReActAgent(tools=[add], llm=ScriptedLLM([]), timeout=30.0, num_concurrent_runs=2)
+    assert built == [None, 30.0]  # other run options: built again with them
+    assert agent.timeout == 30.0
+
+
 def test_model_copy_with_an_update_gives_a_working_agent_of_its_own() -> None:
     agent = FunctionAgent(name="adder", tools=[add], llm=ScriptedLLM(["from the original"]))
     twin = agent.model_copy(update={"name": "twin", "llm": ScriptedLLM(["from the twin"])})

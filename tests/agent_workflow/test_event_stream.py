@@ -87,3 +87,26 @@ def test_stream_text_after_a_text_that_does_not_extend_the_last_reads_the_new_on
     marks = [text.add(t) for t in ("ab", "abc", "xy", "xyz")]
 
     assert [text.upto(m) for m in marks] == ["ab", "abc", "xy", "xyz"]
+
+
+def test_a_streamed_chunks_event_is_what_model_construct_builds_without_building_it(monkeypatch):
+    """One AgentStream per streamed chunk: built straight from the agent's own chunk, equal
+    to pydantic's model_construct of it (fields, fields set, extras, private state)."""
+    text = StreamText()
+    data = {"delta": "lo", "tool_calls": [], "raw": None, "current_agent_name": "agent"}
+    mark = text.add("hello")
+    expected = AgentStream.model_construct(**data)
+    expected.__pydantic_private__.update({"_text": text, "_mark": mark})
+    constructed: list[object] = []
+    construct = AgentStream.model_construct.__func__
+    monkeypatch.setattr(AgentStream, "model_construct", classmethod(
+        lambda cls, **kw: constructed.append(kw) or construct(cls, **kw)))
+
+    event = AgentStream.of_stream(text, mark, **data)
+
+    assert constructed == []
+    assert event == expected and event.response == "hello"
+    assert (event.model_fields_set, event.__pydantic_extra__) == (
+        expected.model_fields_set, expected.__pydantic_extra__)
+    assert list(event.__dict__) == list(expected.__dict__)
+    assert event.model_dump() == expected.model_dump()

@@ -137,6 +137,38 @@ def test_replace_together_through_a_symlink_writes_the_target_and_keeps_the_link
     assert [p.name for p in target.parent.iterdir()] == ["a.yaml"]
 
 
+def test_settle_with_nothing_left_over_resolves_no_folder_of_the_paths(tmp_path, monkeypatch):
+    """Every replay settles its recording's files: the common case (nothing left over) lists
+    their folders, it does not resolve every folder of every path."""
+    _old_pair(tmp_path)
+    resolved: list[str] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath",
+                        lambda path, **kw: resolved.append(str(path)) or realpath(path, **kw))
+
+    settle([tmp_path / "x.trace.json", tmp_path / "x.yaml"])
+    assert resolved == []
+
+    (tmp_path / ".x.yaml.pending").write_text("cassette of the interrupted replacement")
+    settle([tmp_path / "x.trace.json", tmp_path / "x.yaml"])
+    assert len(resolved) == 2  # something to settle: the files it replaces, resolved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.trace.json", "x.yaml"]
+
+
+def test_settle_through_a_symlink_settles_what_was_left_beside_the_target(tmp_path):
+    target = tmp_path / "shared" / "a.yaml"
+    target.parent.mkdir()
+    target.write_text("old cassette")
+    link = tmp_path / "a.yaml"
+    link.symlink_to(target)
+    (target.parent / ".a.yaml.pending").write_text("half a new cassette")
+
+    settle([link])  # the crash came while writing (its first file pending): undone
+
+    assert link.is_symlink() and target.read_text() == "old cassette"
+    assert [p.name for p in target.parent.iterdir()] == ["a.yaml"]
+
+
 def test_settle_of_a_folder_that_does_not_exist_does_nothing(tmp_path):
     settle([tmp_path / "nope" / "a", tmp_path / "nope" / "b"])
 

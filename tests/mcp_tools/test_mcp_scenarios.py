@@ -257,3 +257,17 @@ expect:
     assert [c.output for c in calls] == [
         "Encountered error: the toy server is busy (call 1 of `echo`)", "HELLO"]
     assert calls[1].latency == pytest.approx(2.5)
+
+
+def test_a_replayed_mcp_cassette_is_built_once_per_text_not_per_run(tmp_path, monkeypatch):
+    from agentkit.recording import ReplayedCassettes, _cassette
+
+    replays = ReplayedCassettes(text_bytes=1024 * 1024)
+    monkeypatch.setattr(_cassette, "REPLAYED", replays)
+    path = _world(tmp_path, toy.call("echo", {"text": "hello"}, "HELLO"))
+
+    first, second = run_scenario(path), run_scenario(path)
+
+    assert first.passed and second.passed
+    assert first.trace.to_dict() == second.trace.to_dict()
+    assert (replays.built, replays.hits) == (1, 1)

@@ -236,3 +236,39 @@ def test_an_image_outside_a_user_message_is_an_error(fake_openai):
     with pytest.raises(ValueError, match=r"message #0 \(system\) has an image block"):
         server.llm().chat([ChatMessage(role=MessageRole.SYSTEM, blocks=[
             ImageBlock(url="https://example.com/x.png")])])
+
+
+# ----------------------------------------------------------------- the body as written
+@pytest.mark.parametrize("stream", [False, True], ids=["chat", "stream"])
+def test_messages_and_tools_reach_the_wire_as_the_sdks_own_transform_writes_them(fake_openai,
+                                                                                  monkeypatch,
+                                                                                  stream):
+    """The backend hands the SDK its messages and tools as ``extra_body`` (the SDK's
+    request transform walks each against its TypedDict unions and changes nothing in plain
+    JSON data): the body's bytes are the ones ``create`` writes from the same keywords."""
+    from agentkit.llms import openai as backend
+
+    history = [ChatMessage(role=MessageRole.SYSTEM, content="Be brief."),
+               ChatMessage(role=MessageRole.USER, blocks=[
+                   TextBlock(text="What is 2 + 3?"),
+                   ImageBlock(image=b"\x89PNG fake", image_mimetype="image/png")]),
+               ChatMessage(role=MessageRole.ASSISTANT, content="", additional_kwargs={
+                   "tool_calls": [ToolSelection(tool_id="call_1", tool_name="add",
+                                                tool_kwargs={"a": 2, "b": 3})]}),
+               ChatMessage(role=MessageRole.TOOL, content="5",
+                           additional_kwargs={"tool_call_id": "call_1", "name": "add"})]
+
+    def bodies(as_written: object) -> list[bytes]:
+        monkeypatch.setattr(backend, "_as_written", as_written)
+        server = fake_openai(["2 + 3 = 5"])
+        llm = server.llm()
+        if stream:
+            for _ in llm.stream_chat_with_tools(TOOLS, chat_history=history, tool_choice="auto"):
+                pass
+        else:
+            llm.chat_with_tools(TOOLS, chat_history=history, tool_choice="auto")
+        return [request.content for request in server.http_requests]
+
+    written = bodies(backend._as_written)
+    assert written == bodies(lambda kwargs: kwargs)  # the SDK walking them itself
+    assert b'"messages":[{"role":"system"' in written[0].replace(b" ", b"")

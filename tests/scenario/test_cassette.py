@@ -24,6 +24,7 @@ from agentkit.llms.cassette import (
 )
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
 from agentkit.llms.types import ChatMessage
+from agentkit.recording import ReplayedCassettes, replayed_cassette
 from agentkit.scenario import run_scenario
 from agentkit.tools import FunctionTool
 from tests.fake_keys import fake_key
@@ -533,6 +534,22 @@ def test_a_recording_with_exchanges_left_over_is_a_problem(write_file):
         "the recording has 1 exchange(s) that were not replayed"]
 
 
+def _fresh_replays(monkeypatch: pytest.MonkeyPatch, text_bytes: int = 16 * 1024 * 1024,
+                   ) -> tuple[ReplayedCassettes, list[str], list[str]]:
+    """A fresh cache of replayed cassettes, and the files read and texts hashed through it."""
+    from agentkit.recording import _cassette
+
+    replays = ReplayedCassettes(text_bytes=text_bytes)
+    monkeypatch.setattr(_cassette, "REPLAYED", replays)
+    read: list[str] = []
+    hashed: list[str] = []
+    read_text, text_key = _cassette.read_text, _cassette.text_key
+    monkeypatch.setattr(_cassette, "read_text",
+                        lambda path: read.append(Path(path).stem) or read_text(path))
+    monkeypatch.setattr(_cassette, "text_key", lambda text: hashed.append(text) or text_key(text))
+    return replays, read, hashed
+
+
 def test_a_recording_replayed_again_is_built_again_only_when_its_file_changed(write_file,
                                                                               monkeypatch):
     path = write_file("again.yaml", MINIMAL.replace(
@@ -540,31 +557,40 @@ def test_a_recording_replayed_again_is_built_again_only_when_its_file_changed(wr
         "    recording: cassettes/again.yaml\n"))
     live = ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])
     assert record_scenario(path, "function_calling", live).written
-    built: list[Path] = []
-    load = Cassette.load.__func__
-    monkeypatch.setattr(Cassette, "load",
-                        classmethod(lambda cls, at: built.append(Path(at)) or load(cls, at)))
+    replays, read, hashed = _fresh_replays(monkeypatch)
     first, second = run_scenario(path), run_scenario(path)
 
     assert first.passed and second.passed
     assert first.trace.to_dict() == second.trace.to_dict()
-    assert len(built) == 1  # the second replay reused what the first built
+    assert (replays.built, replays.hits) == (1, 1)  # the second replay reused what the first built
+    assert read == ["again", "again"] and len(hashed) == 2  # each replay: read once, hashed once
 
     cassette = Cassette.load(path.parent / "cassettes" / "again.yaml")
     cassette.exchanges.append(cassette.exchanges[-1])
     cassette.save()  # an edited recording: built again, and its change seen
     assert run_scenario(path).problems == [
         "the recording has 1 exchange(s) that were not replayed"]
-    assert len(built) == 3  # the edit's own load above, then the replay's
+    assert (replays.built, replays.hits) == (2, 1)
 
+
+def test_a_replayed_cassette_is_shared_and_a_loaded_one_is_the_callers(write_file, monkeypatch):
+    path = write_file("shared.yaml", MINIMAL.replace(
+        "    script:\n      - tool_calls: [{name: add, args: {a: 2, b: 3}}]\n      - 2 + 3 = 5\n",
+        "    recording: cassettes/shared.yaml\n"))
+    assert record_scenario(path, "function_calling",
+                           ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])).written
+    _fresh_replays(monkeypatch)
+    cassette_file = path.parent / "cassettes" / "shared.yaml"
+
+    assert replayed_cassette(cassette_file) is replayed_cassette(cassette_file)
+    assert Cassette.load(cassette_file) is not Cassette.load(cassette_file)
+    assert Cassette.load(cassette_file) == replayed_cassette(cassette_file)
 
 
 def test_the_recordings_kept_built_are_bounded_the_least_recently_replayed_let_go_first(
         write_file, monkeypatch):
     """A process replaying many recordings (a suite's thousands, a long test session) keeps
-    at most REPLAYED_TEXT_BYTES of their text built, not every cassette it ever replayed."""
-    from agentkit.harness import _runner
-
+    at most ``text_bytes`` of their text built, not every cassette it ever replayed."""
     paths = []
     for name in ("one", "two", "three"):
         path = write_file(f"{name}.yaml", MINIMAL.replace(
@@ -574,20 +600,18 @@ def test_the_recordings_kept_built_are_bounded_the_least_recently_replayed_let_g
                                ScriptedLLM([tool_call("add", a=2, b=3), "2 + 3 = 5"])).written
         paths.append(path)
     size = len((paths[0].parent / "cassettes" / "one.yaml").read_text("utf-8"))
-    monkeypatch.setattr(_runner, "_replayed", type(_runner._replayed)())
-    monkeypatch.setattr(_runner, "_replayed_size", [0])
-    monkeypatch.setattr(_runner, "REPLAYED_TEXT_BYTES", 2 * size + size // 2)  # room for two
+    replays, _, _ = _fresh_replays(monkeypatch, text_bytes=2 * size + size // 2)  # room for two
     built: list[str] = []
-    load = Cassette.load.__func__
-    monkeypatch.setattr(Cassette, "load",
-                        classmethod(lambda cls, at: built.append(Path(at).stem) or load(cls, at)))
+    from_text = Cassette._from_text.__func__
+    monkeypatch.setattr(Cassette, "_from_text", classmethod(
+        lambda cls, at, text, key: built.append(Path(at).stem) or from_text(cls, at, text, key)))
 
     for path in (paths[0], paths[1], paths[0], paths[2], paths[0], paths[1]):
         assert run_scenario(path).passed
 
     # one, two; one kept; three lets two go (one was replayed since); one kept; two built again
     assert built == ["one", "two", "three", "two"]
-    assert len(_runner._replayed) == 2 and _runner._replayed_size[0] <= 2 * size + size // 2
+    assert len(replays) == 2 and replays.size <= 2 * size + size // 2
 
 
 def test_cassette_llm_is_importable_from_the_mock_backends():

@@ -87,6 +87,21 @@ def test_an_agent_types_expect_overrides_only_the_fields_it_sets():
     assert merged.answer == TextMatch(contains="hi")
 
 
+def test_an_agent_types_merged_expect_is_worked_out_once_per_pair_of_expects(monkeypatch):
+    scenario = _scenario(
+        expect={"answer": {"contains": "hi"}, "max_llm_calls": 1},
+        agents={"react": {"script": ["Answer: hi"], "expect": {"max_llm_calls": 5}}})
+    copies = []
+    model_copy = Expect.model_copy
+    monkeypatch.setattr(Expect, "model_copy",
+                        lambda self, **kw: copies.append(self) or model_copy(self, **kw))
+
+    first, again = scenario.expect_for("react"), scenario.expect_for("react")
+    assert first is again and len(copies) == 1
+    scenario.agents["react"].expect = Expect(max_llm_calls=7)  # another object: merged anew
+    assert scenario.expect_for("react").max_llm_calls == 7 and len(copies) == 2
+
+
 def test_an_agent_type_without_expect_uses_the_scenarios():
     scenario = _scenario(expect={"max_steps": 3})
 

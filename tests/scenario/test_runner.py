@@ -340,3 +340,14 @@ def test_replays_on_one_thread_run_on_one_event_loop_built_once(write_file, monk
 
     assert all(result.passed for result in results)
     assert built == []  # each replay ran on the loop the first one left, none built a new one
+
+
+def test_a_name_that_moved_to_the_harness_is_looked_up_once_then_kept():
+    """``from agentkit.scenario import run_scenario`` (the documented path) costs a lookup
+    the first time only: the face keeps what it found."""
+    import agentkit.scenario as face
+    from agentkit.harness import run_scenario as harness_run_scenario
+
+    assert face.run_scenario is harness_run_scenario
+    assert vars(face)["run_scenario"] is harness_run_scenario
+    assert "run_scenario" in dir(face)

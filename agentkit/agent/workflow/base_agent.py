@@ -122,12 +122,16 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
             llm=llm, initial_state=dict(initial_state or {}),
             state_prompt=checked_prompt("state_prompt", state_prompt or DEFAULT_STATE_PROMPT),
             streaming=streaming, **fields)
-        AgentLoop.__init__(self, timeout=timeout, verbose=verbose,
-                           num_concurrent_runs=num_concurrent_runs)
+        # model_post_init built the workflow half with the defaults: built again only when
+        # the run options differ from them
+        if timeout is not None or verbose or num_concurrent_runs is not None:
+            AgentLoop.__init__(self, timeout=timeout, verbose=verbose,
+                               num_concurrent_runs=num_concurrent_runs)
 
     def model_post_init(self, context: Any, /) -> None:
-        """The workflow half of the agent (also for ``model_validate``, which skips
-        ``__init__``); ``__init__`` sets the timeout and the rest after this."""
+        """The workflow half of the agent, with the default run options (also for
+        ``model_validate``, which skips ``__init__``); ``__init__`` builds it again when given
+        others (a timeout...)."""
         AgentLoop.__init__(self)
 
     def __copy__(self) -> BaseWorkflowAgent:

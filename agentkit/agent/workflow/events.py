@@ -75,6 +75,10 @@ class StreamText:
         return "".join(self._parts[self._starts[mark - 1]:mark]) if mark else ""
 
 
+_set = object.__setattr__
+_STREAM_PRIVATE = {"_text", "_mark"}
+
+
 class AgentStream(Event):
     """One streamed piece of an agent's LLM reply; ``response`` is the text so far (read
     from the stream's :class:`StreamText` when asked, or as given)."""
@@ -101,10 +105,20 @@ class AgentStream(Event):
         """The event for ``text`` as it was at ``mark`` (:meth:`StreamText.add`). Built from
         the agent's own chunk (every field already of its type), one per streamed chunk:
         not validated again, its private state written at once."""
-        event = cls.model_construct(**data)
-        private = event.__pydantic_private__
-        assert private is not None  # AgentStream has private attributes
-        private["_text"], private["_mark"] = text, mark
+        if data.keys() != cls.__pydantic_fields__.keys() or (
+                cls.__private_attributes__.keys() != _STREAM_PRIVATE):
+            event = cls.model_construct(**data)  # defaults or extras to work out: pydantic's way
+            private = event.__pydantic_private__
+            assert private is not None  # AgentStream has private attributes
+            private["_text"], private["_mark"] = text, mark
+            return event
+        # every field given: what model_construct would set, without its per-field loop and
+        # the defaults of the private state it overwrites
+        event = cls.__new__(cls)
+        _set(event, "__dict__", {name: data[name] for name in cls.__pydantic_fields__})
+        _set(event, "__pydantic_fields_set__", set(data))
+        _set(event, "__pydantic_extra__", {})
+        _set(event, "__pydantic_private__", {"_text": text, "_mark": mark})
         return event
 
     @computed_field  # type: ignore[prop-decorator]
