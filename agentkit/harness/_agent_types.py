@@ -304,9 +304,9 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         if name in known:
             return
         close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+        hint = f"; did you mean `{close[0]}`? " if close else " "
         raise UnknownAgentTypeError(
-            f"unknown agent type `{name}`; {hint}(known: {', '.join(sorted(known))}; add yours "
+            f"unknown agent type `{name}`{hint}(known: {', '.join(sorted(known))}; add yours "
             "under [tool.agentkit.agent_types] in pyproject.toml)")
 
     def resolve(self, name: str) -> AgentType:
@@ -371,9 +371,9 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         known = sorted({*WIRE_FORMATS, *(n for n, k in self._built_in.items()
                                          if k.trajectory is not None)})
         close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+        hint = f"; did you mean `{close[0]}`? " if close else " "
         raise UnknownTrajectoryFormatError(
-            f"unknown trajectory format `{name}`; {hint}(give a wire format or a bundled agent "
+            f"unknown trajectory format `{name}`{hint}(give a wire format or a bundled agent "
             f"type to render like: {', '.join(known)}; or an import ref "
             "\"package.module:render\" of your own renderer)")
 

@@ -441,6 +441,7 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
             raise
         except Exception as exc:  # noqa: BLE001 (a user's factory may raise anything)
             raise _factory_error(plan, exc) from None
+        _check_chat_agent(plan, agent)
         if scenario.history:
             _set_history(scenario, agent_type, agent)
         if spec.resume_from is not None:  # the recorded run, on its cassette, goes first
@@ -463,16 +464,41 @@ def _factory_error(plan: _Plan, exc: Exception) -> HarnessError:
     if isinstance(exc, (TypeError, ValueError)) and any(name in str(exc) for name in params):
         return ScenarioError(f"{scenario.where('agents', agent_type, 'params')}: "
                              f"agents.{agent_type}.params: {exc}")
-    factory = plan.kind.factory
-    name = (f"{getattr(factory, '__module__', '?')}:"
-            f"{getattr(factory, '__qualname__', type(factory).__name__)}")
     given = f" (params given: {', '.join(params)})" if params else ""
     raised = UserCode.of(exc)
     at = f" at {raised.at}" if raised is not None else ""
     error = AgentFailedError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
-                             f"the agent type's factory {name} raised {text}{at}{given}")
+                             f"the agent type's factory {_factory_name(plan)} raised "
+                             f"{text}{at}{given}")
     error.user_code = raised
     return error
+
+
+def _factory_name(plan: _Plan) -> str:
+    factory = plan.kind.factory
+    return (f"{getattr(factory, '__module__', '?')}:"
+            f"{getattr(factory, '__qualname__', type(factory).__name__)}")
+
+
+def _check_chat_agent(plan: _Plan, agent: Any) -> None:
+    """A factory's agent must have what every run uses, ``chat`` and ``chat_history`` (of a
+    :class:`ChatAgent`; ``stream_chat`` only ``stream: true`` turns use): anything else -- a
+    framework's agent returned by an undecorated factory -- is an :class:`AgentTypeError`
+    naming the factory and what it returned, before any turn runs. A class's own members are
+    looked up without calling them."""
+    missing = [name for name in ("chat", "chat_history")
+               if not hasattr(type(agent), name) and not hasattr(agent, name)]
+    if not missing:
+        return
+    scenario, agent_type = plan.scenario, plan.agent_type
+    lacks = " or ".join(f"`{name}`" for name in missing)
+    raise AgentTypeError(
+        f"{scenario.where('agents', agent_type)}: agents.{agent_type}: the agent type's factory "
+        f"{_factory_name(plan)} returned {type(agent).__name__}, which has no {lacks}; a "
+        "factory returns an agent with `chat`, `stream_chat` and `chat_history` "
+        "(docs/your-agent.md) -- an agent of LlamaIndex, pydantic-ai, the OpenAI Agents SDK "
+        "or LangGraph from a factory decorated with its framework's decorator "
+        "(docs/integrations.md)")
 
 
 def _set_history(scenario: Scenario, agent_type: str, agent: Any) -> None:

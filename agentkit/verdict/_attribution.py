@@ -11,7 +11,9 @@
 * **agent** -- otherwise: nothing shows that another component is at fault.
 
 Failures of the existing kinds ``input`` (a malformed file) and ``recording`` (the recording
-no longer fits) are those kinds, not attributed."""
+no longer fits) are those kinds, not attributed; nor is a run whose only failure is a snapshot
+not there to compare with (not written yet, or from before an upgrade changed what traces
+hold): it says nothing about any component."""
 
 from __future__ import annotations
 
@@ -54,6 +56,8 @@ def attribute(run: Run, verdict: Verdict) -> Attribution | None:
     """Whose failure the failed ``run`` is (module docstring); None for a run that passed or
     failed on bad input or a recording that no longer fits."""
     if verdict.passed or verdict.kind in ("input", "recording"):
+        return None
+    if not verdict.problems and verdict.snapshot in ("missing", "stale"):
         return None
     return (_stopped(run, verdict) or _judge(run) or _simulated_user(run)
             or Attribution("agent", "no other component is shown at fault"))

@@ -48,6 +48,16 @@ def plain(context):
 
 def react(context):
     return ReActAgent.from_tools(list(context.tools), llm=context.llm)
+
+
+class Agent:
+    """A framework's agent (as the OpenAI Agents SDK's): no chat(), no chat_history."""
+
+    name = "Booker"
+
+
+def undecorated(context):
+    return Agent()
 '''
 
 SCENARIO = """\
@@ -73,6 +83,7 @@ def project(write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch,
         strict = "my_agents:strict"
         plain = "my_agents:plain"
         mine = "my_agents:react"
+        undecorated = "my_agents:undecorated"
         """)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(REPO))  # mocks.tools
@@ -111,6 +122,26 @@ def test_a_factorys_own_value_error_is_not_blamed_on_params(
     assert "params" not in result.out + result.err
     assert ("the agent type's factory my_agents:strict raised ValueError: temperature must be "
             "set in the environment") in result.out
+
+
+def test_a_factory_returning_no_chat_agent_is_an_error_naming_the_factory_before_any_turn(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path], project: Path) -> None:
+    _scenario(write, "a_framework", "undecorated")
+    _scenario(write, "b_fine", "mine")
+
+    result = cli("run", "--snapshots", "off")
+
+    assert result.code == 2
+    assert "Traceback" not in result.out + result.err
+    lines = result.out.splitlines()
+    assert lines[0] == "ERROR  a_framework[undecorated]"
+    assert lines[1].startswith("PASS  b_fine[mine]")
+    assert ("agentkit: error: scenarios/a_framework.yaml:9: agents.undecorated: the agent "
+            "type's factory my_agents:undecorated returned Agent, which has no `chat` or "
+            "`chat_history`; a factory returns an agent with `chat`, "
+            "`stream_chat` and `chat_history` (docs/your-agent.md) -- an agent of LlamaIndex, "
+            "pydantic-ai, the OpenAI Agents SDK or LangGraph from a factory decorated with its "
+            "framework's decorator (docs/integrations.md)") in result.err
 
 
 def test_history_for_an_agent_without_a_memory_says_what_the_agent_must_provide(

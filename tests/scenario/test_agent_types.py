@@ -123,6 +123,13 @@ def test_an_unknown_name_suggests_the_nearest_and_how_to_add_one():
                                "[tool.agentkit.agent_types] in pyproject.toml)")
 
 
+def test_an_unknown_name_near_none_lists_the_known_ones_without_a_stray_semicolon():
+    with pytest.raises(UnknownAgentTypeError) as info:
+        check_agent_type("my_desk")
+
+    assert str(info.value).startswith("unknown agent type `my_desk` (known: ")
+
+
 def test_the_built_in_types_resolve_with_their_capabilities():
     assert resolve_agent_type("react_multimodal").images
     assert not resolve_agent_type("react").images

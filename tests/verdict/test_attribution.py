@@ -154,3 +154,24 @@ agents: {{function_calling: {{script: ["It is Rome."]}}}}
     for junit in ("run.xml", "report.xml"):
         assert '<property name="failure_cause" value="judge"' in (
             tmp_path / junit).read_text("utf-8")
+
+
+def test_a_run_failing_only_for_want_of_a_snapshot_is_attributed_to_no_component(tmp_path):
+    path = _write(tmp_path, """\
+turns:
+  - user: What is the capital of France?
+expect: {answer: {contains: Paris}}
+agents: {function_calling: {script: ["Paris."]}}
+""")
+    out = io.StringIO()
+
+    assert main(["run", str(path)], out=out) == 1
+
+    assert "no snapshot of this trace yet" in out.getvalue()
+    assert "failure attributed" not in out.getvalue()
+    (tmp_path / "case.yaml").write_text(path.read_text("utf-8").replace("Paris.", "Rome."),
+                                        "utf-8")
+    out = io.StringIO()
+    assert main(["run", str(path)], out=out) == 1  # a real failure still is the agent's
+    assert "failure attributed to the agent: no other component is shown at fault" in (
+        out.getvalue())
