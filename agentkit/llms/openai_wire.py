@@ -482,6 +482,8 @@ IGNORED_OPTIONS = ("user", "metadata", "store", "service_tier", "safety_identifi
                    "moderation")
 _MAPPED = ("model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream",
            "stream_options", "n")
+_KNOWN_KEYS = frozenset((*_MAPPED, *ANSWER_OPTIONS, *IGNORED_OPTIONS))
+_ANSWER_KEYS = frozenset(ANSWER_OPTIONS)
 _ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM,
           "user": MessageRole.USER, "assistant": MessageRole.ASSISTANT,
           "tool": MessageRole.TOOL}
@@ -503,7 +505,7 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
         raise RequestError(f"the request body is a JSON {_json_type(body)}, not an object "
                            "with `model` and `messages`")
     for key in body:
-        if key not in (*_MAPPED, *ANSWER_OPTIONS, *IGNORED_OPTIONS):
+        if key not in _KNOWN_KEYS:
             hint = (" (the legacy function calling API: send `tools` instead)"
                     if key in ("functions", "function_call") else "")
             raise RequestError(f"Unrecognized request argument supplied: {key}{hint}",
@@ -525,7 +527,8 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
         tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True), stream=stream,
         include_usage=include_usage,
-        options={key: body[key] for key in ANSWER_OPTIONS if body.get(key) is not None})
+        options=({key: body[key] for key in ANSWER_OPTIONS if body.get(key) is not None}
+                 if not _ANSWER_KEYS.isdisjoint(body) else {}))
 
 
 def _json_type(value: Any) -> str:
@@ -550,8 +553,20 @@ def _tools(value: Any, offered: dict[str, list[WireTool]] | None = None) -> list
     key = repr(value)  # as for messages: repr tells apart what JSON does, and is quicker
     found = offered.get(key)
     if found is None:
-        found = offered[key] = _read_tools(value)
+        found = _OFFERED.get(key)
+        if found is None:
+            found = _read_tools(value)
+            if len(_OFFERED) >= _OFFERED_KEPT:
+                _OFFERED.clear()
+            _OFFERED[key] = found
+        offered[key] = found
     return list(found)
+
+
+_OFFERED: dict[str, list[WireTool]] = {}
+"""The tools :func:`_tools` read for any conversation, by their JSON's ``repr`` (as
+:data:`_READ` keeps messages): a replayed conversation offers the same tools every time."""
+_OFFERED_KEPT = 256
 
 
 def _read_tools(value: Any) -> list[WireTool]:
@@ -615,7 +630,9 @@ def from_openai_messages(messages: Any,
     sends its whole conversation with every request, and a message sent again is the same
     object as the first time, fixed (:func:`~agentkit.llms.types.fix_message`) -- read once,
     known as the same message by whatever keeps track of messages (the trace), and what is
-    worked out from it (a cassette's request hash) worked out once."""
+    worked out from it (a cassette's request hash) worked out once. A message ``known`` lacks
+    is looked for among those any earlier conversation of the process read (:data:`_READ`):
+    a replayed conversation sends the same messages every time it is replayed."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
     if known is None:
@@ -628,10 +645,24 @@ def from_openai_messages(messages: Any,
         key = repr(message)
         found = known.get(key)
         if found is None:
-            found = known[key] = _from_openai_message(message, f"messages[{index}]")
-            fix_message(found)
+            found = _READ.get(key)
+            if found is None:
+                found = _from_openai_message(message, f"messages[{index}]")
+                fix_message(found)
+                if len(_READ) >= _READ_KEPT:
+                    _READ.clear()
+                _READ[key] = found
+            known[key] = found
         read.append(found)
     return read
+
+
+_READ: dict[str, ChatMessage] = {}
+"""The fixed messages :func:`from_openai_messages` read for any conversation, by their JSON's
+``repr``: shared between conversations (a fixed message is read-only), each conversation
+keeping its own in ``known`` as well (so emptying this, when it is full, changes no
+conversation's objects)."""
+_READ_KEPT = 4096
 
 
 def _from_openai_message(data: Any, where: str) -> ChatMessage:

@@ -123,6 +123,7 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
         return checked(at, name, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(openai_wire, "checked_tool", counted)
+    monkeypatch.setattr(openai_wire, "_OFFERED", {})  # what earlier tests' bridges read
     bridge, client, _ = scripted_bridge(["5", "6", "7", "8"])
     with turn(bridge):
         for tools in ([ADD], [ADD], [ADD, SUB], [ADD]):
@@ -135,6 +136,53 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
     assert [t.metadata.name for t in both.tools] == ["add", "sub"]
     assert first.tool_specs() == [{"name": "add", "description": "Add two integers.",
                                    "parameters": ADD["function"]["parameters"]}]
+
+
+def _replayed_twice(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Bridge, Bridge]:
+    """The same conversation through two bridges, counting the messages read into objects."""
+    read: list[str] = []
+    reader = openai_wire._from_openai_message
+
+    def counted(data: object, where: str) -> object:
+        read.append(where)
+        return reader(data, where)
+
+    monkeypatch.setattr(openai_wire, "_from_openai_message", counted)
+    monkeypatch.setattr(openai_wire, "_READ", {})
+    monkeypatch.setattr(openai_wire, "_OFFERED", {})
+    bridges = []
+    for _ in range(2):
+        bridge, client, _ = scripted_bridge(["5", "6"])
+        with turn(bridge):
+            ask(client, {"role": "user", "content": "What is 2 + 3?"}, tools=[ADD])
+            ask(client, {"role": "user", "content": "What is 2 + 3?"},
+                {"role": "assistant", "content": "5"},
+                {"role": "user", "content": "And 3 + 3?"}, tools=[ADD])
+        bridges.append(bridge)
+    return read, bridges[0], bridges[1]
+
+
+def test_a_message_any_conversation_sent_before_is_read_once_per_process(monkeypatch):
+    read, first, again = _replayed_twice(monkeypatch)
+
+    assert read == ["messages[0]", "messages[1]", "messages[2]"]  # the first bridge's only
+    assert again.llm.requests[1].messages == first.llm.requests[1].messages
+    assert all(mine is theirs for mine, theirs in zip(again.llm.requests[1].messages,
+                                                      first.llm.requests[1].messages))
+    assert again.llm.requests[0].tools[0] is first.llm.requests[0].tools[0]
+
+
+def test_a_conversation_keeps_its_own_messages_when_the_shared_ones_are_dropped(monkeypatch):
+    _, _, _ = _replayed_twice(monkeypatch)
+    bridge, client, _ = scripted_bridge(["5", "6"])
+    with turn(bridge):
+        ask(client, {"role": "user", "content": "What is 2 + 3?"})
+        openai_wire._READ.clear()  # full: emptied
+        ask(client, {"role": "user", "content": "What is 2 + 3?"},
+            {"role": "assistant", "content": "5"})
+
+    first, second = bridge.llm.requests
+    assert second.messages[0] is first.messages[0]
 
 
 def test_a_malformed_tools_array_is_refused_every_time_it_is_sent():

@@ -15,6 +15,7 @@ from agentkit.core.secrets import Redactor
 from agentkit.llms import ChatMessage
 from agentkit.llms import types as message_types
 from agentkit.llms.base import LLMRequest
+from agentkit.llms import openai_wire
 from agentkit.llms.openai_wire import WireTool, from_openai_messages
 from agentkit.llms.types import fix_message, fixed_memo
 from agentkit.recording import _requests, canonical_request, request_hash
@@ -84,6 +85,7 @@ def test_the_secrets_in_a_fixed_message_are_redacted_as_in_the_whole_request():
 
 
 def test_a_fixed_message_is_worked_out_once_however_often_it_is_sent(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_READ", {})  # not the messages earlier tests read
     known: dict[str, ChatMessage] = {}
     conversation = _read(WIRE_MESSAGES, known)
     made = []
