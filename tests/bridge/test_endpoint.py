@@ -168,7 +168,8 @@ def test_a_message_any_conversation_sent_before_is_read_once_per_process(monkeyp
     assert read == ["messages[0]", "messages[1]", "messages[2]"]  # the first bridge's only
     assert again.llm.requests[1].messages == first.llm.requests[1].messages
     assert all(mine is theirs for mine, theirs in zip(again.llm.requests[1].messages,
-                                                      first.llm.requests[1].messages))
+                                                      first.llm.requests[1].messages,
+                                                      strict=True))
     assert again.llm.requests[0].tools[0] is first.llm.requests[0].tools[0]
 
 

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from agentkit.core.secrets import Redactor
-from agentkit.llms import ChatMessage
+from agentkit.llms import ChatMessage, openai_wire
 from agentkit.llms import types as message_types
 from agentkit.llms.base import LLMRequest
-from agentkit.llms import openai_wire
 from agentkit.llms.openai_wire import WireTool, from_openai_messages
 from agentkit.llms.types import fix_message, fixed_memo
 from agentkit.recording import _requests, canonical_request, request_hash
