@@ -306,7 +306,7 @@ class WireTrace:
             turn._reply = reply
             # a request offering no tools says nothing of the agent's (a client may keep its
             # tool list to itself): only a listed set makes another name a missing tool
-            offered = {tool.metadata.name for tool in request.tools or ()}
+            offered = {tool.metadata.name for tool in request.tools or ()} if calls else set()
             for call in calls:
                 turn._asked[call.tool_id] = _Asked(
                     call.tool_id, call.tool_name, dict(call.tool_kwargs), step.span, at,
@@ -387,9 +387,10 @@ class WireTrace:
 
     def _file_call(self, asked: _Asked, output: str) -> None:
         """The tool-call events of ``asked``, under the step that asked for it."""
-        result = ToolOutput(content=output, tool_name=asked.name,
-                            raw_input={"args": (), "kwargs": asked.arguments},
-                            raw_output=_value(output), is_error=not asked.offered)
+        # built without validating it: each field is of its type already
+        result = ToolOutput.model_construct(content=output, tool_name=asked.name,
+                                            raw_input={"args": (), "kwargs": asked.arguments},
+                                            raw_output=_value(output), is_error=not asked.offered)
         if not asked.offered:  # what the agent answered is kept, after the reason
             result.content = f"the model asked for tool '{asked.name}', which the agent did " \
                              f"not offer; the agent answered: {output}"
