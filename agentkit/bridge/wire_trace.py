@@ -426,7 +426,14 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
 def _value(output: str) -> Any:
     """What a ``$N`` argument takes from a tool's output on the wire: the JSON value it
     spells (``"42"`` -> 42), else the text."""
+    if output.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:
+        return output  # no JSON value begins so (the decoder would refuse it at once)
     try:
         return loads_json(output)
     except ValueError:  # not JSON, or JSON past agentkit's limits (JsonLimitError)
         return output
+
+
+_JSON_STARTS = frozenset('"{[-0123456789tfnNI')
+"""The first characters of the texts ``json.loads`` decodes (after whitespace): a string, an
+object, an array, a number, true, false, null, NaN, Infinity."""

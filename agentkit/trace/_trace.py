@@ -200,8 +200,25 @@ _DECODE = json.JSONDecoder()
 
 def _jsonable(value: Any) -> Any:
     """``value`` as its JSON text reads back (what ``json.loads(json.dumps(value,
-    default=str))`` gives, with the encoder and decoder built once)."""
+    default=str))`` gives, with the encoder and decoder built once). A flat object of strings,
+    booleans, nulls, floats and integers json reads back as they are (most tool calls'
+    arguments) is copied without the text."""
+    if type(value) is dict and all(type(key) is str and _reads_back(item)
+                                   for key, item in value.items()):
+        return dict(value)
     return _DECODE.decode(_PLAIN.encode(value))
+
+
+def _reads_back(value: Any) -> bool:
+    """Whether ``value`` reads back from its JSON text as itself: a string, a boolean, null, a
+    float, or an integer json reads (not one of thousands of digits: ``json.loads`` refuses
+    it)."""
+    kind = type(value)
+    return (kind is str or kind is bool or value is None or kind is float
+            or (kind is int and -_SHORT < value < _SHORT))
+
+
+_SHORT = 10 ** 18
 
 
 @dataclass

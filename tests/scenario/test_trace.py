@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
 from agentkit.llms.types import ChatMessage, ToolSelection, fix_message
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
+from agentkit.trace import _trace as _trace_module
 from agentkit.trace._diff import diff_traces
 from agentkit.trace._trace import (
     IdNormalizer,
@@ -223,6 +225,40 @@ def test_equal_messages_of_a_run_are_one_object_fixed_or_not():
     ids = IdNormalizer()
 
     assert all(ids.message(f) is ids.message(m) for f, m in zip(fixed, loose, strict=True))
+
+
+@pytest.mark.parametrize("value", [
+    {"city": "Paris"}, {"n": 1, "ok": True, "none": None, "x": 1.5, "nan": float("nan"),
+                        "zero": -0.0, "big": 10 ** 30, "huge": 10 ** 5000},
+    {1: "one"}, {"nested": [1, {"a": 2}]}, {}, {"text": "é\u2028\ud800"}, [1, "a"], "text",
+    {"when": __import__("datetime").date(2026, 1, 2)}, ("a", 1)])
+def test_a_value_in_a_trace_is_what_its_json_reads_back(value):
+    jsonable = _trace_module._jsonable
+    if isinstance(value, dict) and any(v == 10 ** 5000 for v in value.values()):
+        with pytest.raises(ValueError):  # json refuses to read so long an integer back
+            jsonable(value)
+        return
+
+    assert repr(jsonable(value)) == repr(json.loads(json.dumps(value, default=str)))
+
+
+def test_flat_tool_arguments_are_copied_without_a_json_round_trip(monkeypatch):
+    written: list[Any] = []
+    encoder = _trace_module._PLAIN
+
+    class Counted:
+        def encode(self, value: Any) -> str:
+            written.append(value)
+            return encoder.encode(value)
+
+    monkeypatch.setattr(_trace_module, "_PLAIN", Counted())
+    flat = {"city": "Paris", "n": 3, "exact": False}
+
+    copied = _trace_module._jsonable(flat)
+    _trace_module._jsonable({"cities": ["Paris"]})
+
+    assert copied == flat and copied is not flat
+    assert written == [{"cities": ["Paris"]}]
 
 
 # ----------------------------------------------------------------- tools
