@@ -649,9 +649,7 @@ def from_openai_messages(messages: Any,
             if found is None:
                 found = _from_openai_message(message, f"messages[{index}]")
                 fix_message(found)
-                if len(_READ) >= _READ_KEPT:
-                    _READ.clear()
-                _READ[key] = found
+                _keep_read(key, found)
             known[key] = found
         read.append(found)
     return read
@@ -663,6 +661,21 @@ _READ: dict[str, ChatMessage] = {}
 keeping its own in ``known`` as well (so emptying this, when it is full, changes no
 conversation's objects)."""
 _READ_KEPT = 4096
+_READ_TEXT = 1 << 24
+"""At most this many characters of JSON (images' included) are kept in :data:`_READ`."""
+_read_text = 0
+
+
+def _keep_read(key: str, message: ChatMessage) -> None:
+    """Keep ``message`` in :data:`_READ`, emptied first when it is full."""
+    global _read_text
+    if len(key) > _READ_TEXT // 16:
+        return  # a message this large (an image) is kept by its conversation only
+    if len(_READ) >= _READ_KEPT or _read_text + len(key) > _READ_TEXT:
+        _READ.clear()
+        _read_text = 0
+    _READ[key] = message
+    _read_text += len(key)
 
 
 def _from_openai_message(data: Any, where: str) -> ChatMessage:

@@ -186,6 +186,21 @@ def test_a_conversation_keeps_its_own_messages_when_the_shared_ones_are_dropped(
     assert second.messages[0] is first.messages[0]
 
 
+def test_a_large_message_is_kept_by_its_conversation_only(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_READ", {})
+    monkeypatch.setattr(openai_wire, "_read_text", 0)
+    monkeypatch.setattr(openai_wire, "_READ_TEXT", 16 * 100)  # messages up to 100 characters
+    bridge, client, _ = scripted_bridge(["5", "6"])
+    large = {"role": "user", "content": "x" * 200}
+    with turn(bridge, "x" * 200):
+        ask(client, {"role": "user", "content": "hi"}, large)
+        ask(client, {"role": "user", "content": "hi"}, large)
+
+    assert [json.loads(k.replace("'", '"'))["content"] for k in openai_wire._READ] == ["hi"]
+    first, again = bridge.llm.requests
+    assert again.messages[1] is first.messages[1]  # its conversation's own, still
+
+
 def test_a_malformed_tools_array_is_refused_every_time_it_is_sent():
     bridge, client, _ = scripted_bridge(["5"])
     bad = {"type": "function", "function": {"name": "add", "parameters": "not a schema"}}
