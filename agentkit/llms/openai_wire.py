@@ -495,7 +495,13 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
     or unsupported is a :class:`RequestError` (HTTP 400) naming the field. ``known``: the
     messages read from earlier requests of the conversation (see
     :func:`from_openai_messages`); ``offered``: the tools read from them, by their JSON (a
-    client offers the same tools with every request: read once, the same objects each time)."""
+    client offers the same tools with every request: read once, the same objects each time).
+    With ``known``, a body read before (a replayed conversation sends the same bodies every
+    time it is replayed) is not read again (:data:`_PARSED`)."""
+    if known is not None:
+        parsed = _PARSED.get(content)
+        if parsed is not None:
+            return parsed.again(known, offered)
     try:
         body = _decoded(content, "the request body")
     except WireError as exc:
@@ -522,13 +528,78 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
         raise RequestError("stream_options must be an object", param="stream_options")
     include_usage = bool(stream and options and options.get("include_usage"))
     tools = _tools(body.get("tools"), offered)
-    return WireRequest(
-        body=body, model=model, messages=from_openai_messages(body.get("messages"), known),
+    keys: list[str] = []
+    request = WireRequest(
+        body=body, model=model, messages=_read_messages(body.get("messages"), known, keys),
         tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True), stream=stream,
         include_usage=include_usage,
         options=({key: body[key] for key in ANSWER_OPTIONS if body.get(key) is not None}
                  if not _ANSWER_KEYS.isdisjoint(body) else {}))
+    if known is not None:
+        _Parsed.keep(content, request, keys, repr(body["tools"]) if tools is not None else None)
+    return request
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A request body :func:`parse_request` read, as it read it: the request, each message's
+    key among the ``known`` messages, and the tools' among the ``offered`` ones."""
+
+    request: WireRequest
+    keys: list[str]
+    tools: str | None
+
+    @staticmethod
+    def keep(content: bytes, request: WireRequest, keys: list[str], tools: str | None) -> None:
+        """Keep ``request`` as what ``content`` reads as (:data:`_PARSED`, emptied first when
+        it is full; a body of more than a sixteenth of it is not kept)."""
+        global _parsed_bytes
+        if len(content) > _PARSED_BYTES // 16:
+            return
+        if len(_PARSED) >= _PARSED_KEPT or _parsed_bytes + len(content) > _PARSED_BYTES:
+            _PARSED.clear()
+            _parsed_bytes = 0
+        kept = WireRequest(  # its own lists: the caller has the request's
+            body=request.body, model=request.model, messages=list(request.messages),
+            tools=list(request.tools) if request.tools is not None else None,
+            tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
+            stream=request.stream, include_usage=request.include_usage,
+            options=dict(request.options))
+        _PARSED[content] = _Parsed(kept, keys, tools)
+        _parsed_bytes += len(content)
+
+    def again(self, known: dict[str, ChatMessage],
+              offered: dict[str, list[WireTool]] | None) -> WireRequest:
+        """The request read again for a conversation whose messages and tools are ``known``
+        and ``offered``: what it knows, else the objects read the first time (and now known),
+        as :func:`from_openai_messages` and the tools' reader give them."""
+        kept = self.request
+        messages = []
+        for key, message in zip(self.keys, kept.messages, strict=True):
+            found = known.get(key)
+            if found is None:
+                found = known[key] = message
+            messages.append(found)
+        tools = kept.tools
+        if tools is not None and offered is not None and self.tools is not None:
+            tools = offered.setdefault(self.tools, list(tools))
+        return WireRequest(
+            body=kept.body, model=kept.model, messages=messages,
+            tools=list(tools) if tools is not None else None, tool_choice=kept.tool_choice,
+            parallel_tool_calls=kept.parallel_tool_calls, stream=kept.stream,
+            include_usage=kept.include_usage, options=dict(kept.options), wire=kept.wire,
+            conversation=kept.conversation)
+
+
+_PARSED: dict[bytes, _Parsed] = {}
+"""The chat.completions bodies :func:`parse_request` read for a server's conversations (with
+``known``), by their bytes: a body sent again -- the same conversation replayed -- is read as
+it was (its messages and tools the same objects), not decoded, checked and read again. A body
+that does not read (a 400) is never kept: it is refused every time."""
+_PARSED_KEPT = 1024
+_PARSED_BYTES = 1 << 24
+_parsed_bytes = 0
 
 
 def _json_type(value: Any) -> str:
@@ -633,6 +704,12 @@ def from_openai_messages(messages: Any,
     worked out from it (a cassette's request hash) worked out once. A message ``known`` lacks
     is looked for among those any earlier conversation of the process read (:data:`_READ`):
     a replayed conversation sends the same messages every time it is replayed."""
+    return _read_messages(messages, known, [])
+
+
+def _read_messages(messages: Any, known: dict[str, ChatMessage] | None,
+                   keys: list[str]) -> list[ChatMessage]:
+    """:func:`from_openai_messages`, giving each message's key in ``known`` to ``keys``."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
     if known is None:
@@ -643,6 +720,7 @@ def from_openai_messages(messages: Any,
         # a client sends a message the same way every time; repr tells apart what JSON does
         # (1 and true, 1 and 1.0, key order) and is quicker to write
         key = repr(message)
+        keys.append(key)
         found = known.get(key)
         if found is None:
             found = _READ.get(key)
