@@ -598,7 +598,7 @@ _PARSED: dict[bytes, _Parsed] = {}
 it was (its messages and tools the same objects), not decoded, checked and read again. A body
 that does not read (a 400) is never kept: it is refused every time."""
 _PARSED_KEPT = 1024
-_PARSED_BYTES = 1 << 24
+_PARSED_BYTES = 1 << 22
 _parsed_bytes = 0
 
 
@@ -739,7 +739,7 @@ _READ: dict[str, ChatMessage] = {}
 keeping its own in ``known`` as well (so emptying this, when it is full, changes no
 conversation's objects)."""
 _READ_KEPT = 4096
-_READ_TEXT = 1 << 24
+_READ_TEXT = 1 << 22
 """At most this many characters of JSON (images' included) are kept in :data:`_READ`."""
 _read_text = 0
 
