@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -71,7 +72,7 @@ from agentkit.llms.openai_wire import (
     sse_body,
 )
 from agentkit.llms.types import ChatMessage, ChatResponse, Usage
-from agentkit.recording import RecordedLLMError, on_wire
+from agentkit.recording import RecordedLLMError, current_wire, on_wire
 
 __all__ = ["Bridge", "HTTPAnswer", "DEFAULT_BASE_URL", "API_KEY"]
 
@@ -220,10 +221,14 @@ class Bridge:
             code="model_not_found"), self._headers())
 
     def _headers(self) -> dict[str, str]:
+        return self._numbered()[1]
+
+    def _numbered(self) -> tuple[int, dict[str, str]]:
+        """The next answer's number, and its headers (date, request id)."""
         with self._count:
             self._answers += 1
             number = self._answers
-        return {"date": http_date(now()), "x-request-id": f"req_{number}"}
+        return number, {"date": http_date(now()), "x-request-id": f"req_{number}"}
 
     def _request_error(self, error: RequestError) -> HTTPAnswer:
         return HTTPAnswer.json(error.status, error.body(), self._headers())
@@ -277,7 +282,7 @@ class Bridge:
 
     def _ask(self, request: WireRequest) -> tuple[ChatMessage, Usage, list[str] | None]:
         """The model's reply to ``request`` (not streamed), from sync code."""
-        with on_wire(request.wire):
+        with _on_wire(request):
             response = self.llm.chat(request.messages, **self._options(request))
         return response.message, _usage(response), None
 
@@ -285,12 +290,12 @@ class Bridge:
         """The model's reply to ``request``: its message, usage and (streamed) text chunks."""
         options = self._options(request)
         if not request.stream:
-            with on_wire(request.wire):
+            with _on_wire(request):
                 response = await self.llm.achat(request.messages, **options)
             return response.message, _usage(response), None
         last: ChatResponse | None = None
         deltas: list[str] = []
-        with on_wire(request.wire):
+        with _on_wire(request):
             async for chunk in await self.llm.astream_chat(request.messages, **options):
                 last = chunk
                 if chunk.delta:
@@ -303,11 +308,10 @@ class Bridge:
     def _completion(self, request: WireRequest, message: ChatMessage, usage: Usage,
                     chunks: list[str] | None) -> HTTPAnswer:
         """The answer to ``request`` in its wire's format (JSON, or its stream's events)."""
-        headers = self._headers()
-        number = int(headers["x-request-id"].removeprefix("req_"))
-        created = int(EPOCH.timestamp() + now())
+        number, headers = self._numbered()
+        created = int(_EPOCH + now())
         reply = WireReply.of(message, usage, chunks)
-        stream = {**headers, "content-type": "text/event-stream"}
+        stream = {**headers, "content-type": "text/event-stream"} if request.stream else {}
         if request.wire == RESPONSES_WIRE:
             with self._count:
                 self._conversations[f"resp_{number}"] = [
@@ -354,6 +358,17 @@ class Bridge:
             message, type="invalid_request_error" if cannot_answer else "server_error",
             code="unanswerable_request" if cannot_answer else "agentkit_error"),
             {**self._headers(), "x-should-retry": "false"})
+
+
+_EPOCH = EPOCH.timestamp()
+
+
+def _on_wire(request: WireRequest) -> AbstractContextManager[None]:
+    """:func:`~agentkit.recording.on_wire` for the request's model call; nothing to do for
+    chat completions when no other wire is set (the usual call)."""
+    if request.wire is None and current_wire() is None:
+        return nullcontext()
+    return on_wire(request.wire)
 
 
 def _usage(response: ChatResponse) -> Usage:

@@ -161,7 +161,10 @@ class WireTrace:
         beginning one more is refused)."""
         self._current: WireTurn | None = None
         self._stopped = False
-        self._cond = threading.Condition()
+        # the condition's own lock, taken directly where nothing waits or is woken (the
+        # condition's __enter__ is a Python call around it)
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ turns
     @property
@@ -265,7 +268,7 @@ class WireTrace:
     def begin(self, turn: WireTurn, request: WireRequest) -> WireStep:
         """A model call of ``turn`` begins (run in the turn's context): the tool calls whose
         outputs ``request`` carries are filed, then the step opens."""
-        with self._cond:
+        with self._lock:
             if turn.closed:
                 raise RequestError(f"{self.where(turn)} has ended: the harness took the answer "
                                    "already", status=409, code="turn_ended")
@@ -282,7 +285,7 @@ class WireTrace:
         span = dispatcher.new_span()
         step = WireStep(span, f"wire-step-{current_ids().counter('wire_step')}",
                         _last_user_text(request.messages) if first else None, turn)
-        with self._cond:
+        with self._lock:
             turn._steps.append(span)
         with dispatcher.resume(span):
             dispatcher.emit(AgentStepStartEvent(task_id=f"wire-turn-{turn.number}",
@@ -300,13 +303,13 @@ class WireTrace:
                                               output=_StepOutput(reply.content or ""),
                                               is_last=not calls))
         at = now()
-        with self._cond:
+        with self._lock:
             turn = step.turn
             turn._request = list(request.messages)
             turn._reply = reply
             # a request offering no tools says nothing of the agent's (a client may keep its
             # tool list to itself): only a listed set makes another name a missing tool
-            offered = {tool.metadata.name for tool in request.tools or ()}
+            offered = {tool.metadata.name for tool in request.tools or ()} if calls else set()
             for call in calls:
                 turn._asked[call.tool_id] = _Asked(
                     call.tool_id, call.tool_name, dict(call.tool_kwargs), step.span, at,
@@ -321,7 +324,7 @@ class WireTrace:
                                               step_id=step.step_id,
                                               error=f"{type(error).__name__}: {error}"))
         if fails_run:
-            with self._cond:
+            with self._lock:
                 if step.turn.failure is None:
                     step.turn.failure = error
 
@@ -330,7 +333,7 @@ class WireTrace:
         """A block whose bus events go into the step that asked for tool call
         ``tool_call_id`` (the current turn's latest step for another id, or None): where an
         integration reports a tool call of its own (module docstring)."""
-        with self._cond:
+        with self._lock:
             turn = self._current
             asker = turn._asked_by.get(tool_call_id or "") if turn is not None else None
             span = asker if asker is not None else (
@@ -342,7 +345,7 @@ class WireTrace:
         for by ``name`` with ``arguments`` (None if there is none): for an integration whose
         framework runs a tool without handing it the call's id. Claiming it is what keeps two
         identical calls of one reply apart."""
-        with self._cond:
+        with self._lock:
             turn = self._current
             for asked in turn._asked.values() if turn is not None else ():
                 if not asked.claimed and asked.name == name and asked.arguments == arguments:
@@ -353,7 +356,7 @@ class WireTrace:
     def unclaim(self, tool_call_id: str) -> None:
         """Give back a call :meth:`claim` gave (its run paused before it ended, to run again
         when the framework resumes: that run claims it anew)."""
-        with self._cond:
+        with self._lock:
             turn = self._current
             asked = turn._asked.get(tool_call_id) if turn is not None else None
             if asked is not None:
@@ -362,7 +365,7 @@ class WireTrace:
     def name_agent(self, tool_call_ids: Sequence[str], agent: str) -> None:
         """Note that ``agent`` (of a framework's multi-agent run) asked for these calls of the
         current turn: each is filed with it, by the wire or by :meth:`agent_of`'s caller."""
-        with self._cond:
+        with self._lock:
             turn = self._current
             for tool_call_id in tool_call_ids:
                 asked = turn._asked.get(tool_call_id) if turn is not None else None
@@ -371,7 +374,7 @@ class WireTrace:
 
     def agent_of(self, tool_call_id: str | None) -> str | None:
         """The agent :meth:`name_agent` named for a call of the current turn (None if none)."""
-        with self._cond:
+        with self._lock:
             turn = self._current
             asked = turn._asked.get(tool_call_id or "") if turn is not None else None
             return asked.agent if asked is not None else None
@@ -380,16 +383,17 @@ class WireTrace:
         """A tool call the agent's own code reported (an integration): not built from the
         wire."""
         if isinstance(event, ToolCallEndEvent) and event.tool_id is not None:
-            with self._cond:
+            with self._lock:
                 turn = self._current
                 if turn is not None:
                     turn._asked.pop(event.tool_id, None)
 
     def _file_call(self, asked: _Asked, output: str) -> None:
         """The tool-call events of ``asked``, under the step that asked for it."""
-        result = ToolOutput(content=output, tool_name=asked.name,
-                            raw_input={"args": (), "kwargs": asked.arguments},
-                            raw_output=_value(output), is_error=not asked.offered)
+        # built without validating it: each field is of its type already
+        result = ToolOutput.model_construct(content=output, tool_name=asked.name,
+                                            raw_input={"args": (), "kwargs": asked.arguments},
+                                            raw_output=_value(output), is_error=not asked.offered)
         if not asked.offered:  # what the agent answered is kept, after the reason
             result.content = f"the model asked for tool '{asked.name}', which the agent did " \
                              f"not offer; the agent answered: {output}"
@@ -425,7 +429,14 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
 def _value(output: str) -> Any:
     """What a ``$N`` argument takes from a tool's output on the wire: the JSON value it
     spells (``"42"`` -> 42), else the text."""
+    if output.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:
+        return output  # no JSON value begins so (the decoder would refuse it at once)
     try:
         return loads_json(output)
     except ValueError:  # not JSON, or JSON past agentkit's limits (JsonLimitError)
         return output
+
+
+_JSON_STARTS = frozenset('"{[-0123456789tfnNI')
+"""The first characters of the texts ``json.loads`` decodes (after whitespace): a string, an
+object, an array, a number, true, false, null, NaN, Infinity."""

@@ -482,6 +482,8 @@ IGNORED_OPTIONS = ("user", "metadata", "store", "service_tier", "safety_identifi
                    "moderation")
 _MAPPED = ("model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream",
            "stream_options", "n")
+_KNOWN_KEYS = frozenset((*_MAPPED, *ANSWER_OPTIONS, *IGNORED_OPTIONS))
+_ANSWER_KEYS = frozenset(ANSWER_OPTIONS)
 _ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM,
           "user": MessageRole.USER, "assistant": MessageRole.ASSISTANT,
           "tool": MessageRole.TOOL}
@@ -493,7 +495,13 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
     or unsupported is a :class:`RequestError` (HTTP 400) naming the field. ``known``: the
     messages read from earlier requests of the conversation (see
     :func:`from_openai_messages`); ``offered``: the tools read from them, by their JSON (a
-    client offers the same tools with every request: read once, the same objects each time)."""
+    client offers the same tools with every request: read once, the same objects each time).
+    With ``known``, a body read before (a replayed conversation sends the same bodies every
+    time it is replayed) is not read again (:data:`_PARSED`)."""
+    if known is not None:
+        parsed = _PARSED.get(content)
+        if parsed is not None:
+            return parsed.again(known, offered)
     try:
         body = _decoded(content, "the request body")
     except WireError as exc:
@@ -503,7 +511,7 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
         raise RequestError(f"the request body is a JSON {_json_type(body)}, not an object "
                            "with `model` and `messages`")
     for key in body:
-        if key not in (*_MAPPED, *ANSWER_OPTIONS, *IGNORED_OPTIONS):
+        if key not in _KNOWN_KEYS:
             hint = (" (the legacy function calling API: send `tools` instead)"
                     if key in ("functions", "function_call") else "")
             raise RequestError(f"Unrecognized request argument supplied: {key}{hint}",
@@ -520,12 +528,78 @@ def parse_request(content: bytes, known: dict[str, ChatMessage] | None = None,
         raise RequestError("stream_options must be an object", param="stream_options")
     include_usage = bool(stream and options and options.get("include_usage"))
     tools = _tools(body.get("tools"), offered)
-    return WireRequest(
-        body=body, model=model, messages=from_openai_messages(body.get("messages"), known),
+    keys: list[str] = []
+    request = WireRequest(
+        body=body, model=model, messages=_read_messages(body.get("messages"), known, keys),
         tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True), stream=stream,
         include_usage=include_usage,
-        options={key: body[key] for key in ANSWER_OPTIONS if body.get(key) is not None})
+        options=({key: body[key] for key in ANSWER_OPTIONS if body.get(key) is not None}
+                 if not _ANSWER_KEYS.isdisjoint(body) else {}))
+    if known is not None:
+        _Parsed.keep(content, request, keys, repr(body["tools"]) if tools is not None else None)
+    return request
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A request body :func:`parse_request` read, as it read it: the request, each message's
+    key among the ``known`` messages, and the tools' among the ``offered`` ones."""
+
+    request: WireRequest
+    keys: list[str]
+    tools: str | None
+
+    @staticmethod
+    def keep(content: bytes, request: WireRequest, keys: list[str], tools: str | None) -> None:
+        """Keep ``request`` as what ``content`` reads as (:data:`_PARSED`, emptied first when
+        it is full; a body of more than a sixteenth of it is not kept)."""
+        global _parsed_bytes
+        if len(content) > _PARSED_BYTES // 16:
+            return
+        if len(_PARSED) >= _PARSED_KEPT or _parsed_bytes + len(content) > _PARSED_BYTES:
+            _PARSED.clear()
+            _parsed_bytes = 0
+        kept = WireRequest(  # its own lists: the caller has the request's
+            body=request.body, model=request.model, messages=list(request.messages),
+            tools=list(request.tools) if request.tools is not None else None,
+            tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
+            stream=request.stream, include_usage=request.include_usage,
+            options=dict(request.options))
+        _PARSED[content] = _Parsed(kept, keys, tools)
+        _parsed_bytes += len(content)
+
+    def again(self, known: dict[str, ChatMessage],
+              offered: dict[str, list[WireTool]] | None) -> WireRequest:
+        """The request read again for a conversation whose messages and tools are ``known``
+        and ``offered``: what it knows, else the objects read the first time (and now known),
+        as :func:`from_openai_messages` and the tools' reader give them."""
+        kept = self.request
+        messages = []
+        for key, message in zip(self.keys, kept.messages, strict=True):
+            found = known.get(key)
+            if found is None:
+                found = known[key] = message
+            messages.append(found)
+        tools = kept.tools
+        if tools is not None and offered is not None and self.tools is not None:
+            tools = offered.setdefault(self.tools, list(tools))
+        return WireRequest(
+            body=kept.body, model=kept.model, messages=messages,
+            tools=list(tools) if tools is not None else None, tool_choice=kept.tool_choice,
+            parallel_tool_calls=kept.parallel_tool_calls, stream=kept.stream,
+            include_usage=kept.include_usage, options=dict(kept.options), wire=kept.wire,
+            conversation=kept.conversation)
+
+
+_PARSED: dict[bytes, _Parsed] = {}
+"""The chat.completions bodies :func:`parse_request` read for a server's conversations (with
+``known``), by their bytes: a body sent again -- the same conversation replayed -- is read as
+it was (its messages and tools the same objects), not decoded, checked and read again. A body
+that does not read (a 400) is never kept: it is refused every time."""
+_PARSED_KEPT = 1024
+_PARSED_BYTES = 1 << 22
+_parsed_bytes = 0
 
 
 def _json_type(value: Any) -> str:
@@ -550,8 +624,20 @@ def _tools(value: Any, offered: dict[str, list[WireTool]] | None = None) -> list
     key = repr(value)  # as for messages: repr tells apart what JSON does, and is quicker
     found = offered.get(key)
     if found is None:
-        found = offered[key] = _read_tools(value)
+        found = _OFFERED.get(key)
+        if found is None:
+            found = _read_tools(value)
+            if len(_OFFERED) >= _OFFERED_KEPT:
+                _OFFERED.clear()
+            _OFFERED[key] = found
+        offered[key] = found
     return list(found)
+
+
+_OFFERED: dict[str, list[WireTool]] = {}
+"""The tools :func:`_tools` read for any conversation, by their JSON's ``repr`` (as
+:data:`_READ` keeps messages): a replayed conversation offers the same tools every time."""
+_OFFERED_KEPT = 256
 
 
 def _read_tools(value: Any) -> list[WireTool]:
@@ -615,7 +701,15 @@ def from_openai_messages(messages: Any,
     sends its whole conversation with every request, and a message sent again is the same
     object as the first time, fixed (:func:`~agentkit.llms.types.fix_message`) -- read once,
     known as the same message by whatever keeps track of messages (the trace), and what is
-    worked out from it (a cassette's request hash) worked out once."""
+    worked out from it (a cassette's request hash) worked out once. A message ``known`` lacks
+    is looked for among those any earlier conversation of the process read (:data:`_READ`):
+    a replayed conversation sends the same messages every time it is replayed."""
+    return _read_messages(messages, known, [])
+
+
+def _read_messages(messages: Any, known: dict[str, ChatMessage] | None,
+                   keys: list[str]) -> list[ChatMessage]:
+    """:func:`from_openai_messages`, giving each message's key in ``known`` to ``keys``."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages must be a non-empty array of messages", param="messages")
     if known is None:
@@ -626,12 +720,40 @@ def from_openai_messages(messages: Any,
         # a client sends a message the same way every time; repr tells apart what JSON does
         # (1 and true, 1 and 1.0, key order) and is quicker to write
         key = repr(message)
+        keys.append(key)
         found = known.get(key)
         if found is None:
-            found = known[key] = _from_openai_message(message, f"messages[{index}]")
-            fix_message(found)
+            found = _READ.get(key)
+            if found is None:
+                found = _from_openai_message(message, f"messages[{index}]")
+                fix_message(found)
+                _keep_read(key, found)
+            known[key] = found
         read.append(found)
     return read
+
+
+_READ: dict[str, ChatMessage] = {}
+"""The fixed messages :func:`from_openai_messages` read for any conversation, by their JSON's
+``repr``: shared between conversations (a fixed message is read-only), each conversation
+keeping its own in ``known`` as well (so emptying this, when it is full, changes no
+conversation's objects)."""
+_READ_KEPT = 4096
+_READ_TEXT = 1 << 22
+"""At most this many characters of JSON (images' included) are kept in :data:`_READ`."""
+_read_text = 0
+
+
+def _keep_read(key: str, message: ChatMessage) -> None:
+    """Keep ``message`` in :data:`_READ`, emptied first when it is full."""
+    global _read_text
+    if len(key) > _READ_TEXT // 16:
+        return  # a message this large (an image) is kept by its conversation only
+    if len(_READ) >= _READ_KEPT or _read_text + len(key) > _READ_TEXT:
+        _READ.clear()
+        _read_text = 0
+    _READ[key] = message
+    _read_text += len(key)
 
 
 def _from_openai_message(data: Any, where: str) -> ChatMessage:

@@ -35,7 +35,7 @@ from agentkit.core.events import (
 )
 from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
-from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection
+from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, fixed_memo
 
 __all__ = [
     "SimulatedToolError",
@@ -99,23 +99,34 @@ class IdNormalizer:
         return self._names[raw]
 
     def tool_call(self, call: ToolSelection) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self(call.tool_id), "name": call.tool_name,
-                                "args": _jsonable(call.tool_kwargs)}
-        if call.arguments_error is not None:
-            data["arguments_error"] = call.arguments_error
-        return data
+        return {"id": self(call.tool_id), **_call_part(call)}
 
     def message(self, message: ChatMessage) -> dict[str, Any]:
-        """A message as a trace keeps it: normalised ids, images as mime type, size, sha256."""
-        data = message.to_dict(images="digest")
-        extra = data.pop("additional_kwargs", None) or {}
-        if message.tool_calls:
-            data["tool_calls"] = [self.tool_call(c) for c in message.tool_calls]
-        if "tool_call_id" in extra:
-            data["tool_call_id"] = self(extra["tool_call_id"])
-        if "name" in extra and message.role.value == "tool":
-            data["name"] = extra["name"]
-        return self._messages.setdefault(_KEYS.encode(data), data)
+        """A message as a trace keeps it: normalised ids, images as mime type, size, sha256.
+
+        What does not depend on the ids is converted once for a fixed message
+        (:func:`~agentkit.llms.types.fix_message`: the bridge's, which a replayed conversation
+        sends every time it is replayed) and kept with it, with its key for the ids it got."""
+        memo = fixed_memo(message)
+        part = memo.get("trace") if memo is not None else None
+        if part is None:
+            part = _MessagePart(message)
+            if memo is not None:
+                memo["trace"] = part
+        names = tuple([self(raw) for raw in part.raw_ids])
+        key = part.keys.get(names) if memo is not None else None
+        if key is not None:
+            found = self._messages.get(key)
+            if found is not None:
+                return found
+        data = part.data(names)
+        if key is None:
+            key = _KEYS.encode(data)
+            if memo is not None:
+                if len(part.keys) >= _KEYS_KEPT:
+                    part.keys.clear()
+                part.keys[names] = key
+        return self._messages.setdefault(key, data)
 
     def memory(self, messages: Sequence[ChatMessage],
                convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
@@ -136,6 +147,50 @@ class IdNormalizer:
         return fresh
 
 
+class _MessagePart:
+    """What :meth:`IdNormalizer.message` keeps of a message but its ids: the digest form
+    without ``additional_kwargs``, each tool call but its id, the name of a tool's answer, and
+    the raw ids to normalise (in the order they are met: the calls', then the answered one's)."""
+
+    __slots__ = ("answers", "base", "calls", "keys", "name", "raw_ids")
+
+    def __init__(self, message: ChatMessage) -> None:
+        base = message.to_dict(images="digest")
+        extra = base.pop("additional_kwargs", None) or {}
+        calls = message.tool_calls
+        self.base = base
+        self.calls = [_call_part(call) for call in calls]
+        self.answers = "tool_call_id" in extra
+        self.name = extra["name"] if "name" in extra and message.role.value == "tool" else _NO
+        self.raw_ids = (*(call.tool_id for call in calls),
+                        *((extra["tool_call_id"],) if self.answers else ()))
+        self.keys: dict[tuple[str | None, ...], str] = {}
+        """The message's key among a run's (its JSON) for the ids it was given."""
+
+    def data(self, names: tuple[str | None, ...]) -> dict[str, Any]:
+        """The message as a trace keeps it, its ids normalised to ``names``."""
+        data = dict(self.base)
+        if self.calls:
+            data["tool_calls"] = [{"id": name, **call} for name, call in zip(names, self.calls, strict=False)]
+        if self.answers:
+            data["tool_call_id"] = names[-1]
+        if self.name is not _NO:
+            data["name"] = self.name
+        return data
+
+
+_NO: Any = object()
+_KEYS_KEPT = 8
+
+
+def _call_part(call: ToolSelection) -> dict[str, Any]:
+    """:meth:`IdNormalizer.tool_call` but the id."""
+    data: dict[str, Any] = {"name": call.tool_name, "args": _jsonable(call.tool_kwargs)}
+    if call.arguments_error is not None:
+        data["arguments_error"] = call.arguments_error
+    return data
+
+
 _KEYS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 """What ``json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`` builds on every
 call, built once: a message's key (:meth:`IdNormalizer.message`)."""
@@ -145,8 +200,25 @@ _DECODE = json.JSONDecoder()
 
 def _jsonable(value: Any) -> Any:
     """``value`` as its JSON text reads back (what ``json.loads(json.dumps(value,
-    default=str))`` gives, with the encoder and decoder built once)."""
+    default=str))`` gives, with the encoder and decoder built once). A flat object of strings,
+    booleans, nulls, floats and integers json reads back as they are (most tool calls'
+    arguments) is copied without the text."""
+    if type(value) is dict and all(type(key) is str and _reads_back(item)
+                                   for key, item in value.items()):
+        return dict(value)
     return _DECODE.decode(_PLAIN.encode(value))
+
+
+def _reads_back(value: Any) -> bool:
+    """Whether ``value`` reads back from its JSON text as itself: a string, a boolean, null, a
+    float, or an integer json reads (not one of thousands of digits: ``json.loads`` refuses
+    it)."""
+    kind = type(value)
+    return (kind is str or kind is bool or value is None or kind is float
+            or (kind is int and -_SHORT < value < _SHORT))
+
+
+_SHORT = 10 ** 18
 
 
 @dataclass
@@ -504,6 +576,7 @@ class TurnBuilder:
         self.role_calls: list[RoleCallTrace] = []
         """Calls of the harness's roles (judges, simulated users): counted apart."""
         self._messages: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+        self._sent: tuple[list[int], list[dict[str, Any]]] = ([], [])
         self._offered: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def message(self, message: ChatMessage) -> dict[str, Any]:
@@ -514,6 +587,20 @@ class TurnBuilder:
         if found is None:
             found = self._messages[id(message)] = (message, self.ids.message(message))
         return found[1]
+
+    def messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        """:meth:`message` of each of an LLM call's messages. An agent's call resends the
+        last call's messages and adds to it: when the message objects before are the last
+        call's (compared by identity: the events hold them), only the added ones are looked
+        up."""
+        ids = [*map(id, messages)]
+        before, converted = self._sent
+        if before and ids[:len(before)] == before:
+            converted = [*converted, *map(self.message, messages[len(before):])]
+        else:
+            converted = [*map(self.message, messages)]
+        self._sent = ids, converted
+        return converted
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
         """Note tools the agent offered (name, description, parameters), each once. An agent
@@ -607,7 +694,7 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
     tools = start.tools if isinstance(start, LLMCallStartEvent) else None
     ids = turn.ids
     turn.owner(event.parent_id).llm_calls.append(LLMCallTrace(
-        kind=event.kind, messages=[turn.message(m) for m in event.messages],
+        kind=event.kind, messages=turn.messages(event.messages),
         response=_response_dict(event.response, ids),
         usage=event.usage.model_dump() if event.usage is not None else None,
         latency=_round(event.latency), error=event.error,

@@ -123,6 +123,8 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
         return checked(at, name, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(openai_wire, "checked_tool", counted)
+    monkeypatch.setattr(openai_wire, "_OFFERED", {})  # what earlier tests' bridges read
+    monkeypatch.setattr(openai_wire, "_PARSED", {})
     bridge, client, _ = scripted_bridge(["5", "6", "7", "8"])
     with turn(bridge):
         for tools in ([ADD], [ADD], [ADD, SUB], [ADD]):
@@ -135,6 +137,120 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
     assert [t.metadata.name for t in both.tools] == ["add", "sub"]
     assert first.tool_specs() == [{"name": "add", "description": "Add two integers.",
                                    "parameters": ADD["function"]["parameters"]}]
+
+
+def _replayed_twice(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Bridge, Bridge]:
+    """The same conversation through two bridges, counting the messages read into objects."""
+    read: list[str] = []
+    reader = openai_wire._from_openai_message
+
+    def counted(data: object, where: str) -> object:
+        read.append(where)
+        return reader(data, where)
+
+    monkeypatch.setattr(openai_wire, "_from_openai_message", counted)
+    monkeypatch.setattr(openai_wire, "_READ", {})
+    monkeypatch.setattr(openai_wire, "_OFFERED", {})
+    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    bridges = []
+    for _ in range(2):
+        bridge, client, _ = scripted_bridge(["5", "6"])
+        with turn(bridge):
+            ask(client, {"role": "user", "content": "What is 2 + 3?"}, tools=[ADD])
+            ask(client, {"role": "user", "content": "What is 2 + 3?"},
+                {"role": "assistant", "content": "5"},
+                {"role": "user", "content": "And 3 + 3?"}, tools=[ADD])
+        bridges.append(bridge)
+    return read, bridges[0], bridges[1]
+
+
+def test_a_message_any_conversation_sent_before_is_read_once_per_process(monkeypatch):
+    read, first, again = _replayed_twice(monkeypatch)
+
+    assert read == ["messages[0]", "messages[1]", "messages[2]"]  # the first bridge's only
+    assert again.llm.requests[1].messages == first.llm.requests[1].messages
+    assert all(mine is theirs for mine, theirs in zip(again.llm.requests[1].messages,
+                                                      first.llm.requests[1].messages,
+                                                      strict=True))
+    assert again.llm.requests[0].tools[0] is first.llm.requests[0].tools[0]
+
+
+def test_a_conversation_keeps_its_own_messages_when_the_shared_ones_are_dropped(monkeypatch):
+    _replayed_twice(monkeypatch)
+    bridge, client, _ = scripted_bridge(["5", "6"])
+    with turn(bridge):
+        ask(client, {"role": "user", "content": "What is 2 + 3?"})
+        openai_wire._READ.clear()  # full: emptied
+        ask(client, {"role": "user", "content": "What is 2 + 3?"},
+            {"role": "assistant", "content": "5"})
+
+    first, second = bridge.llm.requests
+    assert second.messages[0] is first.messages[0]
+
+
+def test_a_body_any_conversation_sent_before_is_not_read_again(monkeypatch):
+    decoded: list[bytes] = []
+    decode = openai_wire._decoded
+    monkeypatch.setattr(openai_wire, "_decoded",
+                        lambda text, what: decoded.append(text) or decode(text, what))
+    _, first, again = _replayed_twice(monkeypatch)
+
+    assert len(decoded) == 2  # the first bridge's two bodies; the second sent the same
+    for mine, theirs in zip(again.llm.requests, first.llm.requests, strict=True):
+        assert mine.messages == theirs.messages and mine.messages is not theirs.messages
+        assert all(m is t for m, t in zip(mine.messages, theirs.messages, strict=True))
+        assert mine.tools is not theirs.tools and mine.tools[0] is theirs.tools[0]
+
+
+def test_a_body_read_again_gives_each_request_its_own_lists(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                       "tools": [ADD], "temperature": 0.5}).encode()
+    first = openai_wire.parse_request(body, {}, {})
+    first.messages.append(first.messages[0])
+    first.tools.clear()
+    first.options["temperature"] = 1.0
+
+    again = openai_wire.parse_request(body, {}, {})
+
+    assert [m.content for m in again.messages] == ["hi"]
+    assert [t.metadata.name for t in again.tools] == ["add"]
+    assert again.options == {"temperature": 0.5}
+
+
+def test_a_changed_or_refused_body_is_read_every_time(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    decoded: list[bytes] = []
+    decode = openai_wire._decoded
+    monkeypatch.setattr(openai_wire, "_decoded",
+                        lambda text, what: decoded.append(text) or decode(text, what))
+    body = {"model": "m", "messages": [{"role": "user", "content": "What is 1 + 1?"}]}
+    changed = {"model": "m", "messages": [{"role": "user", "content": "What is 1 + 1.0?"}]}
+    refused = {"model": "m", "messages": [{"role": "user"}]}
+    for sent in (body, changed, body, refused, refused):
+        try:
+            openai_wire.parse_request(json.dumps(sent).encode(), {}, {})
+        except openai_wire.RequestError:
+            assert sent is refused
+
+    assert [json.loads(text)["messages"][0].get("content") for text in decoded] == [
+        "What is 1 + 1?", "What is 1 + 1.0?", None, None]
+
+
+def test_a_large_message_is_kept_by_its_conversation_only(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_READ", {})
+    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    monkeypatch.setattr(openai_wire, "_read_text", 0)
+    monkeypatch.setattr(openai_wire, "_READ_TEXT", 16 * 100)  # messages up to 100 characters
+    bridge, client, _ = scripted_bridge(["5", "6"])
+    large = {"role": "user", "content": "x" * 200}
+    with turn(bridge, "x" * 200):
+        ask(client, {"role": "user", "content": "hi"}, large)
+        ask(client, {"role": "user", "content": "hi"}, large)
+
+    assert [json.loads(k.replace("'", '"'))["content"] for k in openai_wire._READ] == ["hi"]
+    first, again = bridge.llm.requests
+    assert again.messages[1] is first.messages[1]  # its conversation's own, still
 
 
 def test_a_malformed_tools_array_is_refused_every_time_it_is_sent():

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentkit.core.secrets import Redactor
-from agentkit.llms import ChatMessage
+from agentkit.llms import ChatMessage, openai_wire
 from agentkit.llms import types as message_types
 from agentkit.llms.base import LLMRequest
 from agentkit.llms.openai_wire import WireTool, from_openai_messages
@@ -84,6 +84,7 @@ def test_the_secrets_in_a_fixed_message_are_redacted_as_in_the_whole_request():
 
 
 def test_a_fixed_message_is_worked_out_once_however_often_it_is_sent(monkeypatch):
+    monkeypatch.setattr(openai_wire, "_READ", {})  # not the messages earlier tests read
     known: dict[str, ChatMessage] = {}
     conversation = _read(WIRE_MESSAGES, known)
     made = []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,10 +12,17 @@ from agentkit.core.sim import Stopwatch
 from agentkit.eval._samples import run_samples, sample_count
 from agentkit.instrumentation import collect_events
 from agentkit.llms.mock import ScriptedLLM
-from agentkit.llms.types import ChatMessage
+from agentkit.llms.types import ChatMessage, ToolSelection, fix_message
 from agentkit.scenario import discover_scenarios, load_scenario, run_scenario
+from agentkit.trace import _trace as _trace_module
 from agentkit.trace._diff import diff_traces
-from agentkit.trace._trace import IdNormalizer, ToolCallTrace, build_turn, critical_path
+from agentkit.trace._trace import (
+    IdNormalizer,
+    ToolCallTrace,
+    TurnBuilder,
+    build_turn,
+    critical_path,
+)
 from tests.fake_keys import fake_key
 
 from .conftest import MINIMAL
@@ -140,6 +149,116 @@ def test_a_message_every_call_of_a_turn_sends_is_converted_once(monkeypatch):
     assert sorted(converted) == ["a", "b", "be brief", "c"]
     assert [[m["content"] for m in c.messages] for c in turn.steps[0].llm_calls] == [
         ["be brief", "a"], ["be brief", "b"], ["be brief", "c"]]
+
+
+def test_a_call_resending_the_last_calls_messages_looks_up_only_the_added_ones(monkeypatch):
+    llm = ScriptedLLM(["one", "two", "three"])
+    sent = [ChatMessage(role="system", content="be brief"), ChatMessage(content="a")]
+    with collect_events() as events:
+        llm.chat(sent)
+        sent.append(ChatMessage(role="assistant", content="one"))
+        sent.append(ChatMessage(content="b"))
+        llm.chat(sent)
+        llm.chat([ChatMessage(role="system", content="be brief"), ChatMessage(content="c")])
+    looked_up = []
+    look_up = TurnBuilder.message
+    monkeypatch.setattr(TurnBuilder, "message",
+                        lambda self, m: looked_up.append(m.content) or look_up(self, m))
+
+    turn = build_turn("hi", events, IdNormalizer(), response="three", error=None, memory=[],
+                      wall_time=0.0, serial_time=0.0)
+
+    # the second call's first two are the first call's objects; the third call's are others
+    assert looked_up == ["be brief", "a", "one", "b", "be brief", "c"]
+    assert [[m["content"] for m in c.messages] for c in turn.steps[0].llm_calls] == [
+        ["be brief", "a"], ["be brief", "a", "one", "b"], ["be brief", "c"]]
+
+
+def _conversation() -> list[ChatMessage]:
+    return [ChatMessage(role="user", content="Population of Paris?"),
+            ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": [
+                ToolSelection(tool_id="raw-9", tool_name="lookup",
+                              tool_kwargs={"city": "Paris", "n": 1, "exact": True})]}),
+            ChatMessage(role="tool", content="2.1 million",
+                        additional_kwargs={"tool_call_id": "raw-9", "name": "lookup"})]
+
+
+def test_a_fixed_messages_trace_form_is_converted_once_across_runs(monkeypatch):
+    fixed = _conversation()
+    for message in fixed:
+        fix_message(message)
+    converted: list[str] = []
+    to_dict = ChatMessage.to_dict
+
+    def counted(self: ChatMessage, **options: Any) -> dict[str, Any]:
+        converted.append(self.role.value)
+        return to_dict(self, **options)
+
+    monkeypatch.setattr(ChatMessage, "to_dict", counted)
+    runs = [[IdNormalizer().message(m) for m in fixed] for _ in range(3)]
+
+    assert converted == ["user", "assistant", "tool"]  # the first run's only
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][1] is not runs[1][1]  # each run its own message dicts
+
+
+def test_a_fixed_message_is_in_a_trace_what_the_same_message_unfixed_is():
+    fixed, loose = _conversation(), _conversation()
+    for message in fixed:
+        fix_message(message)
+    before = IdNormalizer()
+    before("raw-1")  # another call named first: raw-9 is call_2
+    after = IdNormalizer()
+    after("raw-1")
+
+    assert [before.message(m) for m in fixed] == [after.message(m) for m in loose]
+    assert before.message(fixed[1])["tool_calls"] == [
+        {"id": "call_2", "name": "lookup", "args": {"city": "Paris", "n": 1, "exact": True}}]
+    assert [IdNormalizer().message(m) for m in fixed] == [
+        IdNormalizer().message(m) for m in loose]  # other ids: call_1
+
+
+def test_equal_messages_of_a_run_are_one_object_fixed_or_not():
+    fixed, loose = _conversation(), _conversation()
+    for message in fixed:
+        fix_message(message)
+    ids = IdNormalizer()
+
+    assert all(ids.message(f) is ids.message(m) for f, m in zip(fixed, loose, strict=True))
+
+
+@pytest.mark.parametrize("value", [
+    {"city": "Paris"}, {"n": 1, "ok": True, "none": None, "x": 1.5, "nan": float("nan"),
+                        "zero": -0.0, "big": 10 ** 30, "huge": 10 ** 5000},
+    {1: "one"}, {"nested": [1, {"a": 2}]}, {}, {"text": "é\u2028\ud800"}, [1, "a"], "text",
+    {"when": __import__("datetime").date(2026, 1, 2)}, ("a", 1)])
+def test_a_value_in_a_trace_is_what_its_json_reads_back(value):
+    jsonable = _trace_module._jsonable
+    if isinstance(value, dict) and any(v == 10 ** 5000 for v in value.values()):
+        with pytest.raises(ValueError):  # json refuses to read so long an integer back
+            jsonable(value)
+        return
+
+    assert repr(jsonable(value)) == repr(json.loads(json.dumps(value, default=str)))
+
+
+def test_flat_tool_arguments_are_copied_without_a_json_round_trip(monkeypatch):
+    written: list[Any] = []
+    encoder = _trace_module._PLAIN
+
+    class Counted:
+        def encode(self, value: Any) -> str:
+            written.append(value)
+            return encoder.encode(value)
+
+    monkeypatch.setattr(_trace_module, "_PLAIN", Counted())
+    flat = {"city": "Paris", "n": 3, "exact": False}
+
+    copied = _trace_module._jsonable(flat)
+    _trace_module._jsonable({"cities": ["Paris"]})
+
+    assert copied == flat and copied is not flat
+    assert written == [{"cities": ["Paris"]}]
 
 
 # ----------------------------------------------------------------- tools
