@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from agentkit.core.ids import current_ids
-from agentkit.core.sim import now
+from agentkit.core.sim import _clock, _default_clock
 
 __all__ = [
     "Event",
@@ -223,7 +223,7 @@ class Dispatcher:
         handlers = (*self._handlers, *_scoped.get())
         if not handlers:
             return
-        event.time = now()
+        event.time = _clock.get(_default_clock)._now  # now(), inlined: once per event
         if event.span_id is None:
             span = _current_span.get()
             if span is not None:

@@ -194,8 +194,10 @@ class _CallRecorder:
 
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
-        if dispatcher.active:
-            self._emit(LLMStreamChunkEvent(delta=response.delta))
+        if dispatcher.active:  # built in its span at once: one per streamed chunk
+            span = self.span
+            dispatcher.emit(LLMStreamChunkEvent(delta=response.delta, span_id=span.id,
+                                                parent_id=span.parent_id))
 
     def end(self, response: ChatResponse | None = None, error: BaseException | None = None) -> None:
         if self.ended:
@@ -465,11 +467,12 @@ class LLM:
             return
         name = self._override(request, is_async=True)
         recorder = _CallRecorder(self, request)
+        note = recorder.chunk  # looked up once per stream: a reply streams in dozens of chunks
         try:
             chunks = (self._astream_chat(request) if name is None
                       else self._aoverridden_chunks(name, request))
             async for chunk in chunks:
-                recorder.chunk(chunk)
+                note(chunk)
                 yield chunk
         except BaseException as exc:
             recorder.end(error=exc)
@@ -646,6 +649,8 @@ class FunctionCallingLLM(LLM):
             tools, user_msg, chat_history, stream=True,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_choice=tool_choice,
             kwargs=kwargs))
+        if allow_parallel_tool_calls:  # every chunk as it is: nothing to map, chunk by chunk
+            return stream
         return _map_async(stream, lambda c: _single_call_unless_parallel(
             c, allow_parallel_tool_calls))
 

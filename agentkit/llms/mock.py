@@ -356,7 +356,7 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
                 so_far += piece
                 yield ChatResponse(message=_assistant(so_far), delta=piece)
             raise _cut_error()
-        async for chunk in _stream_reply(reply):
+        for chunk in _stream_reply(reply):
             yield chunk
 
 
@@ -364,19 +364,27 @@ def _cut_error() -> Exception:
     return APIConnectionError(CUT_MESSAGE)
 
 
-async def _stream_reply(reply: _Reply) -> AsyncIterator[ChatResponse]:
+def _text_so_far(text: str) -> ChatMessage:
+    """A chunk's message: ``_assistant(text)``, its text block given as such (what
+    ``content`` is turned into), so the message's validator has nothing to convert."""
+    return ChatMessage.model_validate({"role": MessageRole.ASSISTANT,
+                                       "blocks": [{"block_type": "text", "text": text}]})
+
+
+def _stream_reply(reply: _Reply) -> Iterator[ChatResponse]:
     """Text in word chunks (or the scripted ones), then each tool call's arguments in pieces;
-    the last chunk carries the whole message (with its tool calls) and the usage."""
+    the last chunk carries the whole message (with its tool calls) and the usage. (A plain
+    generator: it never waits, and a scripted reply streams in dozens of chunks.)"""
     text = reply.message.content or ""
     pieces = reply.chunks if reply.chunks is not None else split_words(text)
     calls = reply.message.tool_calls
     so_far = ""
     for piece in pieces:
         so_far += piece
-        yield ChatResponse(message=_assistant(so_far), delta=piece)
+        yield ChatResponse(message=_text_so_far(so_far), delta=piece)
     for index, call in enumerate(calls):
         for part in _chunk_arguments(json.dumps(call.tool_kwargs)):
-            yield ChatResponse(message=_assistant(so_far), delta="", additional_kwargs={
+            yield ChatResponse(message=_text_so_far(so_far), delta="", additional_kwargs={
                 "tool_call_delta": {"index": index, "tool_id": call.tool_id,
                                     "tool_name": call.tool_name, "arguments_delta": part}})
     yield ChatResponse(message=reply.message, delta="", usage=reply.usage)
@@ -504,7 +512,7 @@ class FunctionLLM(_ProgrammedLLM):
             else:
                 raise TypeError(f"FunctionLLM stream_fn yielded {part!r}; yield str or ToolSelection")
         reply = _Reply(_assistant("".join(chunks), calls), chunks=chunks)
-        async for chunk in _stream_reply(reply):
+        for chunk in _stream_reply(reply):
             yield chunk
 
 

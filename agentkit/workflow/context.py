@@ -121,13 +121,15 @@ class EventStream:
     ``stream_end`` once it is closed and drained."""
 
     def __init__(self, pending: Iterable[Any] = ()) -> None:
-        self._items: deque[Any] = deque(pending)
+        self.items: deque[Any] = deque(pending)
+        """The unread items, oldest first: a reader may pop what is there without a wait."""
         self._wakeups: list[asyncio.Future[None]] = []
         self._closed = False
 
     def put(self, event: Any) -> None:
-        self._items.append(event)
-        self._wake()
+        self.items.append(event)
+        if self._wakeups:  # a reader waits (a streamed reply puts dozens with none waiting)
+            self._wake()
 
     def close(self) -> None:
         """No more items will come: ``get()`` gives ``stream_end`` once the rest is read."""
@@ -135,16 +137,16 @@ class EventStream:
         self._wake()
 
     def pending(self) -> list[Any]:
-        return list(self._items)
+        return list(self.items)
 
     async def get(self) -> Any:
-        while not self._items:
+        while not self.items:
             if self._closed:
                 return stream_end
             wakeup = asyncio.get_running_loop().create_future()
             self._wakeups.append(wakeup)
             await wakeup
-        return self._items.popleft()
+        return self.items.popleft()
 
     def _wake(self) -> None:
         wakeups, self._wakeups = self._wakeups, []
@@ -172,6 +174,11 @@ class Context:
         self._stream = EventStream()
         self._running = False  # a run started and has not ended (it may be paused)
         self._run: Run | None = None  # the live run, if any
+        self.unread_in_stream: tuple[type, ...] = ()
+        """Classes of stream events the caller reading the stream ignores, as it declares
+        (the harness's chat adapter: a chat turn reads no ``AgentStream`` delta); a step
+        that would build such an event only for the stream may skip it
+        (:meth:`stream_reads`). Not saved with the context: the caller's, not the run's."""
 
     @property
     def is_running(self) -> bool:
@@ -238,14 +245,17 @@ class Context:
             targets, waiters = [step], []
         else:
             targets = [spec.name for spec in self._graph.accepting(event)]
-            waiters = [w for w in self._waiters.values() if w.matches(event)]
+            waiters = ([w for w in self._waiters.values() if w.matches(event)]
+                       if self._waiters else [])
             if not targets and not waiters:
                 if not isinstance(event, HumanResponseEvent):
                     raise WorkflowRuntimeError(
                         f"No step accepts {type(event).__name__} and no wait_for_event is "
                         f"waiting for it (steps: {self._graph.describe_steps()})")
                 self._unclaimed.append(event)
-        self._note_emitted(event)
+        frame = current_step.get()  # _note_emitted's work, inlined: an event a step sends
+        if frame is not None and frame.ctx is self:
+            frame.emitted.append(event)
         for name in targets:
             self._queues[name].append(event)
         for waiter in waiters:
@@ -269,6 +279,11 @@ class Context:
         workflow's steps and the caller's code have none)."""
         frame = current_step.get()
         return frame if frame is not None and frame.ctx is self else None
+
+    def stream_reads(self, event_type: type) -> bool:
+        """Whether the caller reads events of ``event_type`` from the stream (unless it said
+        otherwise in ``unread_in_stream``, it reads everything)."""
+        return event_type not in self.unread_in_stream
 
     def write_event_to_stream(self, event: Any) -> None:
         """Hand ``event`` to the caller, who reads it from ``handler.stream_events()``. As

@@ -18,6 +18,7 @@ sends it in).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,6 +60,13 @@ class WorkflowGraph:
             found = tuple(spec for spec in self.steps.values() if spec.accepts_event(event))
             self._accepting[type(event)] = found
         return list(found)
+
+    @functools.cached_property
+    def takes_caller_input(self) -> bool:
+        """Some step accepts a HumanResponseEvent: the caller may feed a run (worked out once
+        per graph, not once per run)."""
+        return any(issubclass(t, HumanResponseEvent)
+                   for spec in self.steps.values() for t in spec.accepts)
 
     def event_types(self) -> dict[str, type[Event]]:
         """Every event type the steps name, plus the built-in ones, by ``type_path``."""

@@ -129,8 +129,11 @@ class WorkflowHandler(asyncio.Future[Any]):
         cancelled run's stream ends without one (its context keeps the unread events for a
         resume)."""
         run, _ = self._live_run("stream_events()")
+        stream = run.stream
+        unread = stream.items
         while True:
-            event = await run.stream.get()
+            # what is there already is taken without a wait (a streamed reply is dozens)
+            event = unread.popleft() if unread else await stream.get()
             if event is stream_end:
                 return
             yield event

@@ -25,6 +25,7 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentkit.core.events import dispatcher
@@ -44,7 +45,7 @@ from agentkit.workflow.errors import (
     WorkflowRuntimeError,
     WorkflowTimeoutError,
 )
-from agentkit.workflow.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
+from agentkit.workflow.events import Event, InputRequiredEvent, StartEvent, StopEvent
 
 if TYPE_CHECKING:
     from agentkit.workflow.workflow import Workflow
@@ -122,6 +123,7 @@ class Run:
                  checkpoint_callback: CheckpointCallback | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self.workflow = workflow
+        self._name = type(workflow).__name__  # as the bus events name the workflow
         self.ctx = ctx
         self.stepwise = stepwise
         self._checkpoint = checkpoint_callback
@@ -137,12 +139,8 @@ class Run:
         self.task: asyncio.Task[Any] | None = None  # main(), set by Workflow.run
         self.ended = False
         # a run whose caller can send input (HITL) may sit idle; any other idle run is stuck
-        self._caller_feeds = any(issubclass(t, HumanResponseEvent)
-                                 for spec in ctx._graph.steps.values() for t in spec.accepts)
+        self._caller_feeds = ctx._graph.takes_caller_input
 
-    @property
-    def _name(self) -> str:
-        return type(self.workflow).__name__
 
     # ------------------------------------------------------------------ ending
     def stop(self, event: StopEvent) -> None:
@@ -219,7 +217,8 @@ class Run:
         try:
             if verbose:
                 print(f"Running step {spec.name}")
-            started = now()
+            # when the first attempt started: a retry policy is told the time since
+            started = now() if spec.retry_policy is not None else 0.0
             attempts = 0
             while True:
                 with dispatcher.span():
@@ -246,7 +245,8 @@ class Run:
                             self._fail(spec, event, frame, self._step_error(spec, exc),
                                        report=False)
                     else:
-                        self._check_deadline()
+                        if self._deadline is not None:
+                            self._check_deadline()
                         _remove(self.ctx._in_progress[spec.name], event)
                         try:
                             if self._checkpoint is not None:
@@ -316,7 +316,8 @@ class Run:
             kwargs[resource.name] = await self.workflow.resource_manager.get(resource.resource)
         fn = spec.fn.__get__(self.workflow) if spec.is_method else spec.fn
         result = fn(**kwargs)
-        if inspect.isawaitable(result):
+        # an `async def` step's coroutine: known without inspect's checks
+        if type(result) is CoroutineType or inspect.isawaitable(result):
             result = await result
         return result
 
@@ -376,6 +377,8 @@ class Run:
         return _result_of(outcome.stop)
 
     async def _wait(self, timeout: float | None) -> _Outcome:  # noqa: ASYNC109 (the run's timeout)
+        if timeout is None:  # no timer to set (asyncio.timeout(None) would set none either)
+            return await asyncio.shield(self._done)
         try:
             async with asyncio.timeout(timeout):
                 return await asyncio.shield(self._done)

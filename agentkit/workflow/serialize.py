@@ -49,13 +49,29 @@ def model_closure(roots: Iterable[type]) -> dict[str, type]:
     pending = list(roots)
     while pending:
         cls = pending.pop()
-        if type_path(cls) in found:
+        path = type_path(cls)
+        if path in found:
             continue
-        found[type_path(cls)] = cls
+        found[path] = cls
         if issubclass(cls, BaseModel):
-            for info in cls.model_fields.values():
-                pending.extend(models_in(info.annotation))
+            pending.extend(_field_models(cls))
     return found
+
+
+_field_models_of: dict[type, tuple[dict[str, Any], list[type]]] = {}
+
+
+def _field_models(cls: type[BaseModel]) -> list[type]:
+    """The models the fields of ``cls`` name, in field order: worked out once per class (a
+    saved context's restore walks the same models every time), again only if the class's
+    fields were rebuilt since (``model_rebuild``)."""
+    fields = cls.__pydantic_fields__
+    known = _field_models_of.get(cls)
+    if known is not None and known[0] is fields:
+        return known[1]
+    models = [model for info in fields.values() for model in models_in(info.annotation)]
+    _field_models_of[cls] = (fields, models)
+    return models
 
 
 def models_in(annotation: Any) -> list[type]:

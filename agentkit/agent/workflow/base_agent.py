@@ -62,6 +62,13 @@ def _as_tools(tools: Sequence[BaseTool | Callable[..., Any]] | None) -> list[Bas
     return converted
 
 
+_WORKFLOW_STATE = frozenset({
+    "_timeout", "_verbose", "_disable_validation", "_num_concurrent_runs", "_graph", "_services",
+    "_registered_types", "_resource_manager", "_slots", "_live", "_streamable", "_runners"})
+"""The attributes the workflow half of an agent (``Workflow``, ``AgentLoop``) keeps on it:
+pydantic sets such a name (no field, no private attribute) as a plain attribute."""
+
+
 class WorkflowAgentOptions(TypedDict, total=False):
     """The keywords of ``BaseWorkflowAgent.__init__``, typed for a subclass that adds its own
     (``def __init__(self, *, mine=..., **options: Unpack[WorkflowAgentOptions])``)."""
@@ -127,6 +134,14 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
         if timeout is not None or verbose or num_concurrent_runs is not None:
             AgentLoop.__init__(self, timeout=timeout, verbose=verbose,
                                num_concurrent_runs=num_concurrent_runs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the workflow half's state (``Workflow.__init__`` sets a dozen of these for every
+        # agent built): a plain attribute, set as pydantic sets it, without its handler lookup
+        if name in _WORKFLOW_STATE and name not in type(self).__private_attributes__:
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
 
     def model_post_init(self, context: Any, /) -> None:
         """The workflow half of the agent, with the default run options (also for
@@ -198,19 +213,33 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
 
     # ------------------------------------------------------------------ streaming
     async def _streamed(self, ctx: Context, stream: AsyncIterator[ChatResponse]) -> ChatResponse:
-        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply."""
+        """Hand each chunk to the caller as an AgentStream; the last chunk is the reply. What
+        every chunk needs (the agent's name, how to read a chunk's tool calls) is looked up
+        once per stream: a reply streams in dozens of chunks."""
         last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        if not ctx.stream_reads(AgentStream):  # the caller ignores the deltas: none is built
+            async for last in stream:  # noqa: B007 (the last chunk is the reply)
+                pass
+            return last
         text = StreamText()
+        add, event_of, write = text.add, AgentStream.of_stream, ctx.write_event_to_stream
+        calls_of, name = self._chunk_tool_calls(), self.name
         async for last in stream:
-            ctx.write_event_to_stream(AgentStream.of_stream(
-                text, text.add(last.message.content or ""), delta=last.delta or "",
-                tool_calls=self._tool_calls_of(last), raw=last.raw,
-                current_agent_name=self.name))
+            write(event_of(text, add(last.message.content or ""), delta=last.delta or "",
+                           tool_calls=calls_of(last) if calls_of is not None else [],
+                           raw=last.raw, current_agent_name=name))
         return last
 
     def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
         """The tool-calling API calls in ``response`` (none for an agent that asks in text)."""
         return []
+
+    def _chunk_tool_calls(self) -> Callable[[ChatResponse], list[ToolSelection]] | None:
+        """How :meth:`_streamed` reads each chunk's tool calls: ``_tool_calls_of``, or None
+        when the agent's class asks in text (every chunk's calls are ``[]``)."""
+        if type(self)._tool_calls_of is BaseWorkflowAgent._tool_calls_of:
+            return None
+        return self._tool_calls_of
 
     # ------------------------------------------------------------------ prompts
     def get_prompts(self) -> dict[str, PromptTemplate]:

@@ -54,29 +54,44 @@ class StreamText:
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._starts: list[int] = []  # where each part begins: after a reset, the part itself
+        self._start = 0  # where the latest part's text begins
+        self._count = 0  # len(self._parts): the mark of the latest text
         self._text = ""  # the latest text, to spot the new piece of the next one
 
     def add(self, text: str) -> int:
-        """Take the stream's text so far; returns the mark to read it back with."""
+        """Take the stream's text so far; returns the mark to read it back with (once per
+        streamed chunk: no call it can do without)."""
         previous = self._text
-        if len(text) >= len(previous) and text.startswith(previous):
+        if text.startswith(previous):  # (so it is at least as long)
             self._parts.append(text[len(previous):])
-            self._starts.append(self._starts[-1] if self._starts else 0)
         else:  # a text that does not extend the last one replaces it
             self._parts.append(text)
-            self._starts.append(len(self._parts) - 1)
+            self._start = self._count
+        self._starts.append(self._start)
         self._text = text
-        return len(self._parts)
+        self._count += 1
+        return self._count
 
     def upto(self, mark: int) -> str:
         """The text as it was when ``mark`` was taken."""
-        if mark == len(self._parts):
+        if mark == self._count:
             return self._text
         return "".join(self._parts[self._starts[mark - 1]:mark]) if mark else ""
 
 
 _set = object.__setattr__
 _STREAM_PRIVATE = {"_text", "_mark"}
+_direct: dict[type, tuple[tuple[str, ...], frozenset[str]] | tuple[()]] = {}
+
+
+def _direct_fields(cls: type[AgentStream]) -> tuple[tuple[str, ...], frozenset[str]] | tuple[()]:
+    """The field names of ``cls`` (an AgentStream class), in order and as a set, when
+    :meth:`AgentStream.of_stream` may build its events directly (its private state is
+    AgentStream's own), else ``()``; worked out once per class, not once per streamed chunk."""
+    names = tuple(cls.__pydantic_fields__)
+    fields = ((names, frozenset(names))
+              if cls.__private_attributes__.keys() == _STREAM_PRIVATE else ())
+    return _direct.setdefault(cls, fields)
 
 
 class AgentStream(Event):
@@ -105,8 +120,8 @@ class AgentStream(Event):
         """The event for ``text`` as it was at ``mark`` (:meth:`StreamText.add`). Built from
         the agent's own chunk (every field already of its type), one per streamed chunk:
         not validated again, its private state written at once."""
-        if data.keys() != cls.__pydantic_fields__.keys() or (
-                cls.__private_attributes__.keys() != _STREAM_PRIVATE):
+        fields = _direct.get(cls) or _direct_fields(cls)
+        if not fields or data.keys() != fields[1]:
             event = cls.model_construct(**data)  # defaults or extras to work out: pydantic's way
             private = event.__pydantic_private__
             assert private is not None  # AgentStream has private attributes
@@ -115,7 +130,7 @@ class AgentStream(Event):
         # every field given: what model_construct would set, without its per-field loop and
         # the defaults of the private state it overwrites
         event = cls.__new__(cls)
-        _set(event, "__dict__", {name: data[name] for name in cls.__pydantic_fields__})
+        _set(event, "__dict__", {name: data[name] for name in fields[0]})
         _set(event, "__pydantic_fields_set__", set(data))
         _set(event, "__pydantic_extra__", {})
         _set(event, "__pydantic_private__", {"_text": text, "_mark": mark})

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Unpack
 
 from agentkit.agent.workflow.base_agent import BaseWorkflowAgent, WorkflowAgentOptions
@@ -69,6 +70,14 @@ class FunctionAgent(BaseWorkflowAgent):
         calls: list[ToolSelection] = llm.get_tool_calls_from_response(
             response, error_on_no_tool_call=False)
         return calls
+
+    def _chunk_tool_calls(self) -> Callable[[ChatResponse], list[ToolSelection]] | None:
+        """The model's ``get_tool_calls_from_response``, looked up once per stream (unless a
+        subclass reads tool calls its own way)."""
+        if type(self)._tool_calls_of is not FunctionAgent._tool_calls_of:
+            return super()._chunk_tool_calls()
+        llm: Any = self._require_llm()
+        return partial(llm.get_tool_calls_from_response, error_on_no_tool_call=False)
 
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:

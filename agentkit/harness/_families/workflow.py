@@ -126,19 +126,20 @@ class WorkflowChatAgent:
 
     def chat(self, message: str, *, human: Sequence[str] = ()) -> AgentChatResponse:
         """Run the workflow on ``message``; ``human`` answers its input requests in order."""
-        output, _ = run_sync(self._arun(message, list(human)))
+        output, _ = run_sync(self._arun(message, list(human), deltas=False))
         return AgentChatResponse(response=str(output))
 
     def stream_chat(self, message: str, *, human: Sequence[str] = ()) -> StreamingAgentChatResponse:
         """The final answer as a stream: the last agent step's deltas when they spell it."""
-        output, deltas = run_sync(self._arun(message, list(human)))
+        output, deltas = run_sync(self._arun(message, list(human), deltas=True))
         answer = AgentChatResponse(response=str(output))
         spelled = "".join(deltas) == answer.response
         return StreamingAgentChatResponse.from_answer(answer, deltas if spelled else None)
 
-    async def _arun(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
+    async def _arun(self, message: str, answers: list[str], *,
+                    deltas: bool) -> tuple[Any, list[str]]:
         try:
-            return await self._turn(message, answers)
+            return await self._turn(message, answers, deltas)
         except WorkflowRuntimeError as exc:
             # the harness's own trouble inside a step (a cassette miss, a dead MCP server)
             # stops the turn as itself, with its kind, not as a failure of the agent's step
@@ -146,7 +147,8 @@ class WorkflowChatAgent:
                 raise exc.__cause__ from None
             raise
 
-    async def _turn(self, message: str, answers: list[str]) -> tuple[Any, list[str]]:
+    async def _turn(self, message: str, answers: list[str],
+                    deltas: bool) -> tuple[Any, list[str]]:
         """One turn: this agent's run, or (resuming) the recorded run's until the resume point
         and this agent's from its checkpoint."""
         prefix = self._prefix
@@ -158,7 +160,7 @@ class WorkflowChatAgent:
         if self._prefix is None:
             handler = self.workflow.run(user_msg=message, ctx=self._ctx, memory=self.memory,
                                         max_iterations=self.max_iterations)
-            return await self._drive(handler, answers)
+            return await self._drive(handler, answers, deltas)
         assert prefix is not None
         recorded = prefix.agent
         stop = _StopAfter(prefix.left)
@@ -166,7 +168,7 @@ class WorkflowChatAgent:
                                         memory=recorded.memory,
                                         max_iterations=recorded.max_iterations,
                                         checkpoint_callback=stop.record)
-        result = await recorded._drive(handler, answers, stop)
+        result = await recorded._drive(handler, answers, deltas, stop)
         if stop.checkpoint is None:  # the recorded turn ended before the resume point
             prefix.left -= stop.done
             self.memory = recorded.memory
@@ -184,25 +186,33 @@ class WorkflowChatAgent:
                 f"recorded run's agents, by name): {exc}") from None
         handler = self.workflow.run_from(checkpoint)
         self._ctx = handler.ctx
-        return await self._drive(handler, answers)
+        return await self._drive(handler, answers, deltas)
 
-    async def _drive(self, handler: WorkflowHandler, answers: list[str],
+    async def _drive(self, handler: WorkflowHandler, answers: list[str], streamed: bool,
                      stop: _StopAfter | None = None) -> tuple[Any, list[str]]:
         """Run ``handler``'s run to its end (answering input requests from ``answers``), or
-        until ``stop`` takes its checkpoint (then the run is cancelled and the output None)."""
+        until ``stop`` takes its checkpoint (then the run is cancelled and the output None).
+        The deltas of the last agent step are read when the turn is ``streamed``; a chat turn
+        tells the run it reads none, so its agents build no ``AgentStream`` (one per chunk
+        of every reply) for it."""
         deltas: list[str] = []
         callback = stop.record if stop is not None else None
+        unread: tuple[type, ...] = () if streamed else (AgentStream,)
         while True:
+            handler.ctx.unread_in_stream = unread  # before the run's first step runs
             request = None
             async for event in handler.stream_events():
-                if isinstance(event, AgentStream):
+                kind = _KINDS.get(type(event)) or _kind(type(event))
+                if kind is _DELTA:
                     deltas.append(event.delta)
-                elif isinstance(event, AgentInput):  # a new agent step: keep only its deltas
+                elif kind is _OTHER:
+                    continue
+                elif kind is _STEP:  # a new agent step: keep only its deltas
                     deltas = []
-                elif isinstance(event, InputRequiredEvent):
+                elif kind is _REQUEST:
                     request = event
                     break
-                elif isinstance(event, _ResumePoint):
+                else:
                     await handler.cancel_run()
                     return None, deltas
             if request is None:
@@ -229,6 +239,19 @@ class WorkflowChatAgent:
 class _ResumePoint(Event):
     """Streamed by :class:`_StopAfter` when it has taken its checkpoint: the caller stops the
     run there."""
+
+
+# What :meth:`WorkflowChatAgent._drive` does with a streamed object, by its class (worked out
+# once per class: a run streams dozens of events, most of them deltas)
+_DELTA, _STEP, _REQUEST, _RESUME, _OTHER = "delta", "step", "request", "resume", "other"
+_KINDS: dict[type, str] = {}
+
+
+def _kind(cls: type) -> str:
+    kind = next((kind for kind, base in ((_DELTA, AgentStream), (_STEP, AgentInput),
+                                         (_REQUEST, InputRequiredEvent), (_RESUME, _ResumePoint))
+                 if issubclass(cls, base)), _OTHER)
+    return _KINDS.setdefault(cls, kind)
 
 
 @dataclass
@@ -358,8 +381,10 @@ def _agent_input(turn: TurnBuilder, event: WorkflowAgentInputEvent) -> None:
 
 def _workflow_step(turn: TurnBuilder, event: WorkflowStepStartEvent) -> None:
     """Later workflow steps (tool calls...) belong to the agent step that asked for them."""
+    if event.step == AGENT_STEP or event.span_id is None:  # (every step of a run starts so)
+        return
     step = _current(turn)
-    if step is not None and event.span_id is not None and event.step != AGENT_STEP:
+    if step is not None:
         turn.steps[event.span_id] = step
 
 
