@@ -10,7 +10,7 @@ from agentkit.core.sim import asleep, run_sync
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
 from agentkit.llms.doubles import Excusable
 from agentkit.llms.types import ChatResponse, LLMMetadata, model_metadata
-from agentkit.recording._cassette import Cassette, Exchange, RecordMode
+from agentkit.recording._cassette import Cassette, Exchange, RecordMode, replayed_cassette
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
@@ -33,6 +33,10 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
     :class:`CassetteError`). A fault matrix's cassette replays the scenario's run, or with
     ``variant`` (``lookup_order#1:timeout``) that fault variant's: the recorded prefix and its
     own continuation (:meth:`Cassette.variant_exchanges`); what is left over is its own.
+
+    Replaying a file (``mode="none"`` and a path), :attr:`cassette` is the one object every
+    replay of the file's current text shares (:func:`replayed_cassette`): read it, never
+    change it (:meth:`Cassette.load` gives a cassette to change).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
@@ -51,7 +55,8 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
                                           variant=variant)
             self.cassette = self._recorder.cassette
         else:
-            self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+            self.cassette = (cassette if isinstance(cassette, Cassette)
+                             else replayed_cassette(cassette))
         self.mode = mode
         self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample),
                                       variant=variant)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from agentkit.core.secrets import Redactor
@@ -80,9 +80,16 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     When every message is fixed (:func:`~agentkit.llms.types.fix_message`: the bridge's, which
     a client resends with each request) each one's canonical form and JSON text are worked
     out once and kept with it, and the request's text is put together from them: a call costs
-    what its new messages cost, not the whole conversation again. The result is the same
-    either way (redacting and writing JSON work part by part); the canonical form's messages
-    are then shared between requests: treat it as read-only."""
+    what its new messages cost, not the whole conversation again; and a request of the same
+    message objects, tools and options as one keyed before (a conversation replayed again)
+    is not put together again (:data:`_KEYS`). The result is the same either way (redacting
+    and writing JSON work part by part); the canonical form is then shared between requests:
+    treat it as read-only."""
+    kept = _kept_key(request)
+    if kept is not None:
+        found = _KEYS.get(kept[0])
+        if found is not None:
+            return found.canonical, found.key
     parts = _fixed_parts(request.messages)
     if parts is None:
         canonical = canonical_request(request)
@@ -90,7 +97,70 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     rest, before, after = _rest(_request_data(request, []))
     canonical = {**rest, "messages": [data for data, _ in parts]}
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
-    return canonical, text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+    key = text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+    if kept is not None:
+        _keep_key(kept[0], _Keyed((*request.messages, *kept[1]), canonical, key), len(messages))
+    return canonical, key
+
+
+class _Keyed(NamedTuple):
+    """A request :func:`request_key` worked out: the objects its :func:`_kept_key` names by id
+    (held, so that no id is another object's while it is kept), its canonical form and hash."""
+
+    objects: tuple[Any, ...]
+    canonical: dict[str, Any]
+    key: str
+
+
+_KEYS: dict[tuple[Any, ...], _Keyed] = {}
+""":func:`request_key`'s answers for requests of fixed messages, by :func:`_kept_key`: a
+replayed conversation sends the same message objects every time it is replayed (the bridge
+reads a body it read before as the same objects), so each of its requests is put together
+once per process, not once per replay."""
+_KEYS_KEPT = 1024
+_KEYS_TEXT = 1 << 22
+"""At most this many characters of the kept requests' messages (as hashed) are kept."""
+_keys_text = 0
+
+
+def _kept_key(request: LLMRequest) -> tuple[tuple[Any, ...], list[Any]] | None:
+    """What ``request``'s key is kept by in :data:`_KEYS`, and the objects that key names by
+    id: its messages by id, the rest of :func:`_request_data` by values that tell apart what
+    its JSON does -- the tools by their specs (one object per spec, shared by every request
+    that offers the same tool: :func:`~agentkit.llms.tool_calling.tool_specs`), the options
+    by their JSON text. None when the request has no such key: it is worked out every
+    time."""
+    messages = request.messages
+    if messages and fixed_memo(messages[-1]) is None:  # not the bridge's: worked out anew
+        return None
+    stream, parallel, choice = (request.stream, request.allow_parallel_tool_calls,
+                                request.tool_choice)
+    # exact types: 1 == True == 1.0 as keys, but they are different JSON
+    if type(stream) is not bool or type(parallel) is not bool or not (
+            choice is None or type(choice) is str):
+        return None
+    options = None
+    if request.kwargs:
+        try:
+            options = _REST_KEY.encode(request.kwargs)
+        except (TypeError, ValueError):
+            return None
+    specs = request.tool_specs()
+    return ((tuple(map(id, messages)), request.kind, stream,
+             None if specs is None else tuple(map(id, specs)), choice, parallel, options),
+            specs or [])
+
+
+def _keep_key(kept: tuple[Any, ...], keyed: _Keyed, size: int) -> None:
+    """Keep ``keyed`` in :data:`_KEYS` (emptied first when it is full)."""
+    global _keys_text
+    if size > _KEYS_TEXT // 16:
+        return
+    if len(_KEYS) >= _KEYS_KEPT or _keys_text + size > _KEYS_TEXT:
+        _KEYS.clear()
+        _keys_text = 0
+    _KEYS[kept] = keyed
+    _keys_text += size
 
 
 _RESTS: dict[str, tuple[dict[str, Any], str, str]] = {}
