@@ -108,6 +108,11 @@ class Exchange:
     variant: str | None = None
     """The fault variant whose continuation it is (``lookup_order#1:timeout``: the run went
     on from the recorded prefix after that fault); None: the scenario's own run."""
+    _reply: tuple[Any, ...] | None = field(default=None, init=False, repr=False,
+                                           compare=False)
+    """The recorded response as its replays to fixed requests share it, built from
+    ``response`` once (:func:`~agentkit.recording._responses.response_from`): that
+    ``response`` object, the message and the usage. Not part of the exchange's data."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
@@ -431,7 +436,7 @@ and written again. On disk too when ``AGENTKIT_PARSE_CACHE`` names a folder."""
 
 _HEADER_FIELDS = tuple(f.name for f in fields(Cassette)
                        if f.init and f.name not in ("path", "exchanges", "mcp_exchanges"))
-_EXCHANGE_FIELDS = tuple(f.name for f in fields(Exchange))
+_EXCHANGE_FIELDS = tuple(f.name for f in fields(Exchange) if f.init)
 
 
 @functools.cache

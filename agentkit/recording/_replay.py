@@ -14,7 +14,7 @@ from agentkit.recording._cassette import Cassette, Exchange, RecordMode, replaye
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
-from agentkit.recording._requests import request_key
+from agentkit.recording._requests import keyed_request, request_key
 from agentkit.recording._responses import replay_stream, response_from
 from agentkit.recording._roles import RoleKey, RoleLLM
 
@@ -113,19 +113,20 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         self.cassette.save(secrets=self._recorder.secrets)
         return True
 
-    def _take(self, request: LLMRequest) -> Exchange:
-        """The recorded exchange that answers ``request`` (a miss raises)."""
-        canonical, key = request_key(request)
+    def _take(self, request: LLMRequest) -> tuple[Exchange, bool]:
+        """The recorded exchange that answers ``request`` (a miss raises), and whether the
+        request's messages are fixed (:func:`response_from` then shares its reply)."""
+        canonical, key, fixed = keyed_request(request)
         exchange = self._player.take(canonical, key)
         if exchange is None:
             raise self._player.miss(canonical)
-        return exchange
+        return exchange, fixed
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
-        exchange = self._take(request)
+        exchange, fixed = self._take(request)
         if exchange.latency:
             await asleep(exchange.latency)
-        return response_from(exchange)
+        return response_from(exchange, fixed=fixed)
 
     async def _role_chat(self, request: LLMRequest, role: RoleKey,
                          live: LLM | None) -> tuple[ChatResponse, str]:
@@ -149,10 +150,10 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         the event loop; one with latency waits it out there, as :meth:`_achat` does."""
         if self._recorder is not None:
             return run_sync(self._recorder._achat(request))
-        exchange = self._take(request)
+        exchange, fixed = self._take(request)
         if exchange.latency:
             run_sync(asleep(exchange.latency))
-        return response_from(exchange)[0]
+        return response_from(exchange, fixed=fixed)[0]
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         if self._recorder is not None:

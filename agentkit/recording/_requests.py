@@ -12,7 +12,8 @@ from agentkit.core.secrets import Redactor
 from agentkit.llms.base import LLMRequest
 from agentkit.llms.types import ChatMessage, fixed_memo
 
-__all__ = ["canonical_request", "request_hash", "request_key", "text_hash", "public_url"]
+__all__ = ["canonical_request", "request_hash", "request_key", "keyed_request", "text_hash",
+           "public_url"]
 
 _ANY_TEXT = Redactor(environ={})
 """The redactor of a request no recording's redactor reads: what any text may hold."""
@@ -85,22 +86,29 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     is not put together again (:data:`_KEYS`). The result is the same either way (redacting
     and writing JSON work part by part); the canonical form is then shared between requests:
     treat it as read-only."""
+    canonical, key, _ = keyed_request(request)
+    return canonical, key
+
+
+def keyed_request(request: LLMRequest) -> tuple[dict[str, Any], str, bool]:
+    """:func:`request_key`'s canonical form and hash, and whether every message of
+    ``request`` is fixed (a conversation nothing changes: the bridge's)."""
     kept = _kept_key(request)
     if kept is not None:
         found = _KEYS.get(kept[0])
         if found is not None:
-            return found.canonical, found.key
+            return found.canonical, found.key, True
     parts = _fixed_parts(request.messages)
     if parts is None:
         canonical = canonical_request(request)
-        return canonical, request_hash(canonical)
+        return canonical, request_hash(canonical), False
     rest, before, after = _rest(_request_data(request, []))
     canonical = {**rest, "messages": [data for data, _ in parts]}
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
     key = text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
     if kept is not None:
         _keep_key(kept[0], _Keyed((*request.messages, *kept[1]), canonical, key), len(messages))
-    return canonical, key
+    return canonical, key, True
 
 
 class _Keyed(NamedTuple):
