@@ -49,11 +49,13 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     return canonical
 
 
-def _request_data(request: LLMRequest, messages: list[Any]) -> dict[str, Any]:
+def _request_data(request: LLMRequest, messages: list[Any],
+                  specs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``request`` as plain data but its ``messages`` (its tools' ``specs``, if worked out)."""
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
                             "messages": messages}
     if request.tools is not None:
-        data["tools"] = request.tool_specs()
+        data["tools"] = specs if specs is not None else request.tool_specs()
         data["tool_choice"] = request.tool_choice
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
@@ -102,7 +104,7 @@ def keyed_request(request: LLMRequest) -> tuple[dict[str, Any], str, bool]:
     if parts is None:
         canonical = canonical_request(request)
         return canonical, request_hash(canonical), False
-    rest, before, after = _rest(_request_data(request, []))
+    rest, before, after = _rest(_request_data(request, [], kept[1] if kept else None))
     canonical = {**rest, "messages": [data for data, _ in parts]}
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
     key = text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
