@@ -108,6 +108,11 @@ class Exchange:
     variant: str | None = None
     """The fault variant whose continuation it is (``lookup_order#1:timeout``: the run went
     on from the recorded prefix after that fault); None: the scenario's own run."""
+    _reply: tuple[Any, ...] | None = field(default=None, init=False, repr=False,
+                                           compare=False)
+    """The recorded response as its replays to fixed requests share it, built from
+    ``response`` once (:func:`~agentkit.recording._responses.response_from`): that
+    ``response`` object, the message and the usage. Not part of the exchange's data."""
 
     def to_dict(self, *, sampled: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"sample": self.sample} if sampled else {}
@@ -354,20 +359,19 @@ def _read_cassette(path: Path) -> str:
 def replayed_cassette(path: str | Path) -> Cassette:
     """The cassette at ``path``, to replay: one object shared by every replay of the file's
     current text (only read: a replay's player keeps its own queues; to change a cassette,
-    :meth:`Cassette.load` one). The file is read, and its text hashed, once per call; the
-    cassette is built again only when the text changed (:data:`REPLAYED`)."""
+    :meth:`Cassette.load` one). The file is read once per call, and its text compared with the
+    one the kept cassette was built from; the cassette is built again (its text hashed for
+    :data:`LOADED`) only when the text changed (:data:`REPLAYED`)."""
     path = Path(path)
     text = _read_cassette(path)
-    key = _loaded_key(text)
-    return REPLAYED.get(path, key, len(text), lambda: Cassette._from_text(path, text, key))
+    return REPLAYED.get(path, text, lambda: Cassette._from_text(path, text, _loaded_key(text)))
 
 
 class ReplayedCassettes:
-    """The cassettes :func:`replayed_cassette` built, by path: each with the key of the text
-    it was built from (:func:`_loaded_key`: its SHA-256 and the loader's code), so an edited
-    file is built again and an entry is never stale. Bounded by ``text_bytes`` of cassette
-    text, the least recently replayed let go first. Counts what it did: ``built`` (texts
-    built into a cassette) and ``hits`` (replays that reused one)."""
+    """The cassettes :func:`replayed_cassette` built, by path: each with the text it was
+    built from, so an edited file is built again and an entry is never stale. Bounded by
+    ``text_bytes`` of cassette text, the least recently replayed let go first. Counts what it
+    did: ``built`` (texts built into a cassette) and ``hits`` (replays that reused one)."""
 
     def __init__(self, text_bytes: int) -> None:
         self.text_bytes = text_bytes
@@ -377,21 +381,23 @@ class ReplayedCassettes:
         self.built = 0
         self.hits = 0
 
-    def get(self, path: Path, key: str, size: int, build: Callable[[], Cassette]) -> Cassette:
-        """The cassette kept for ``path`` when it was built from the text of ``key``, else
-        ``build()``'s (then kept; ``size``: the text's length)."""
+    def get(self, path: Path, text: str, build: Callable[[], Cassette]) -> Cassette:
+        """The cassette kept for ``path`` when it was built from ``text`` (compared whole: as
+        cheap as a hash of it would be to compare, without hashing it), else ``build()``'s
+        (then kept)."""
         name = str(path)
         with self._lock:
             kept = self._kept.get(name)
-            if kept is not None and kept[0] == key:
+            if kept is not None and kept[0] == text:
                 self._kept.move_to_end(name)
                 self.hits += 1
                 return kept[2]
         cassette = build()
+        size = len(text)
         with self._lock:
             self.built += 1
             self._forget(name)
-            self._kept[name] = key, size, cassette
+            self._kept[name] = text, size, cassette
             self._size += size
             while self._size > self.text_bytes and len(self._kept) > 1:
                 self._forget(next(iter(self._kept)))
@@ -431,7 +437,7 @@ and written again. On disk too when ``AGENTKIT_PARSE_CACHE`` names a folder."""
 
 _HEADER_FIELDS = tuple(f.name for f in fields(Cassette)
                        if f.init and f.name not in ("path", "exchanges", "mcp_exchanges"))
-_EXCHANGE_FIELDS = tuple(f.name for f in fields(Exchange))
+_EXCHANGE_FIELDS = tuple(f.name for f in fields(Exchange) if f.init)
 
 
 @functools.cache

@@ -10,11 +10,11 @@ from agentkit.core.sim import asleep, run_sync
 from agentkit.llms.base import LLM, FunctionCallingLLM, LLMRequest
 from agentkit.llms.doubles import Excusable
 from agentkit.llms.types import ChatResponse, LLMMetadata, model_metadata
-from agentkit.recording._cassette import Cassette, Exchange, RecordMode
+from agentkit.recording._cassette import Cassette, Exchange, RecordMode, replayed_cassette
 from agentkit.recording._errors import CassetteError
 from agentkit.recording._player import CassettePlayer
 from agentkit.recording._record import RecordingLLM
-from agentkit.recording._requests import request_key
+from agentkit.recording._requests import keyed_request, request_key
 from agentkit.recording._responses import replay_stream, response_from
 from agentkit.recording._roles import RoleKey, RoleLLM
 
@@ -33,6 +33,10 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
     :class:`CassetteError`). A fault matrix's cassette replays the scenario's run, or with
     ``variant`` (``lookup_order#1:timeout``) that fault variant's: the recorded prefix and its
     own continuation (:meth:`Cassette.variant_exchanges`); what is left over is its own.
+
+    Replaying a file (``mode="none"`` and a path), :attr:`cassette` is the one object every
+    replay of the file's current text shares (:func:`replayed_cassette`): read it, never
+    change it (:meth:`Cassette.load` gives a cassette to change).
     """
 
     def __init__(self, cassette: Cassette | str | Path, mode: RecordMode = "none",
@@ -51,7 +55,8 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
                                           variant=variant)
             self.cassette = self._recorder.cassette
         else:
-            self.cassette = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
+            self.cassette = (cassette if isinstance(cassette, Cassette)
+                             else replayed_cassette(cassette))
         self.mode = mode
         self._player = CassettePlayer(self.cassette, sample=_sample_of(self.cassette, sample),
                                       variant=variant)
@@ -108,19 +113,20 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         self.cassette.save(secrets=self._recorder.secrets)
         return True
 
-    def _take(self, request: LLMRequest) -> Exchange:
-        """The recorded exchange that answers ``request`` (a miss raises)."""
-        canonical, key = request_key(request)
+    def _take(self, request: LLMRequest) -> tuple[Exchange, bool]:
+        """The recorded exchange that answers ``request`` (a miss raises), and whether the
+        request's messages are fixed (:func:`response_from` then shares its reply)."""
+        canonical, key, fixed = keyed_request(request)
         exchange = self._player.take(canonical, key)
         if exchange is None:
             raise self._player.miss(canonical)
-        return exchange
+        return exchange, fixed
 
     async def _replayed(self, request: LLMRequest) -> tuple[ChatResponse, list[str] | None]:
-        exchange = self._take(request)
+        exchange, fixed = self._take(request)
         if exchange.latency:
             await asleep(exchange.latency)
-        return response_from(exchange)
+        return response_from(exchange, fixed=fixed)
 
     async def _role_chat(self, request: LLMRequest, role: RoleKey,
                          live: LLM | None) -> tuple[ChatResponse, str]:
@@ -144,10 +150,10 @@ class CassetteLLM(FunctionCallingLLM, Excusable):
         the event loop; one with latency waits it out there, as :meth:`_achat` does."""
         if self._recorder is not None:
             return run_sync(self._recorder._achat(request))
-        exchange = self._take(request)
+        exchange, fixed = self._take(request)
         if exchange.latency:
             run_sync(asleep(exchange.latency))
-        return response_from(exchange)[0]
+        return response_from(exchange, fixed=fixed)[0]
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         if self._recorder is not None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from agentkit.core.secrets import Redactor
 from agentkit.llms.base import LLMRequest
 from agentkit.llms.types import ChatMessage, fixed_memo
 
-__all__ = ["canonical_request", "request_hash", "request_key", "text_hash", "public_url"]
+__all__ = ["canonical_request", "request_hash", "request_key", "keyed_request", "text_hash",
+           "public_url"]
 
 _ANY_TEXT = Redactor(environ={})
 """The redactor of a request no recording's redactor reads: what any text may hold."""
@@ -48,11 +49,13 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     return canonical
 
 
-def _request_data(request: LLMRequest, messages: list[Any]) -> dict[str, Any]:
+def _request_data(request: LLMRequest, messages: list[Any],
+                  specs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``request`` as plain data but its ``messages`` (its tools' ``specs``, if worked out)."""
     data: dict[str, Any] = {"kind": request.kind, "stream": request.stream,
                             "messages": messages}
     if request.tools is not None:
-        data["tools"] = request.tool_specs()
+        data["tools"] = specs if specs is not None else request.tool_specs()
         data["tool_choice"] = request.tool_choice
         data["allow_parallel_tool_calls"] = request.allow_parallel_tool_calls
     if request.kwargs:
@@ -80,17 +83,94 @@ def request_key(request: LLMRequest) -> tuple[dict[str, Any], str]:
     When every message is fixed (:func:`~agentkit.llms.types.fix_message`: the bridge's, which
     a client resends with each request) each one's canonical form and JSON text are worked
     out once and kept with it, and the request's text is put together from them: a call costs
-    what its new messages cost, not the whole conversation again. The result is the same
-    either way (redacting and writing JSON work part by part); the canonical form's messages
-    are then shared between requests: treat it as read-only."""
+    what its new messages cost, not the whole conversation again; and a request of the same
+    message objects, tools and options as one keyed before (a conversation replayed again)
+    is not put together again (:data:`_KEYS`). The result is the same either way (redacting
+    and writing JSON work part by part); the canonical form is then shared between requests:
+    treat it as read-only."""
+    canonical, key, _ = keyed_request(request)
+    return canonical, key
+
+
+def keyed_request(request: LLMRequest) -> tuple[dict[str, Any], str, bool]:
+    """:func:`request_key`'s canonical form and hash, and whether every message of
+    ``request`` is fixed (a conversation nothing changes: the bridge's)."""
+    kept = _kept_key(request)
+    if kept is not None:
+        found = _KEYS.get(kept[0])
+        if found is not None:
+            return found.canonical, found.key, True
     parts = _fixed_parts(request.messages)
     if parts is None:
         canonical = canonical_request(request)
-        return canonical, request_hash(canonical)
-    rest, before, after = _rest(_request_data(request, []))
+        return canonical, request_hash(canonical), False
+    rest, before, after = _rest(_request_data(request, [], kept[1] if kept else None))
     canonical = {**rest, "messages": [data for data, _ in parts]}
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
-    return canonical, text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+    key = text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
+    if kept is not None:
+        _keep_key(kept[0], _Keyed((*request.messages, *kept[1]), canonical, key), len(messages))
+    return canonical, key, True
+
+
+class _Keyed(NamedTuple):
+    """A request :func:`request_key` worked out: the objects its :func:`_kept_key` names by id
+    (held, so that no id is another object's while it is kept), its canonical form and hash."""
+
+    objects: tuple[Any, ...]
+    canonical: dict[str, Any]
+    key: str
+
+
+_KEYS: dict[tuple[Any, ...], _Keyed] = {}
+""":func:`request_key`'s answers for requests of fixed messages, by :func:`_kept_key`: a
+replayed conversation sends the same message objects every time it is replayed (the bridge
+reads a body it read before as the same objects), so each of its requests is put together
+once per process, not once per replay."""
+_KEYS_KEPT = 1024
+_KEYS_TEXT = 1 << 22
+"""At most this many characters of the kept requests' messages (as hashed) are kept."""
+_keys_text = 0
+
+
+def _kept_key(request: LLMRequest) -> tuple[tuple[Any, ...], list[Any]] | None:
+    """What ``request``'s key is kept by in :data:`_KEYS`, and the objects that key names by
+    id: its messages by id, the rest of :func:`_request_data` by values that tell apart what
+    its JSON does -- the tools by their specs (one object per spec, shared by every request
+    that offers the same tool: :func:`~agentkit.llms.tool_calling.tool_specs`), the options
+    by their JSON text. None when the request has no such key: it is worked out every
+    time."""
+    messages = request.messages
+    if messages and fixed_memo(messages[-1]) is None:  # not the bridge's: worked out anew
+        return None
+    stream, parallel, choice = (request.stream, request.allow_parallel_tool_calls,
+                                request.tool_choice)
+    # exact types: 1 == True == 1.0 as keys, but they are different JSON
+    if type(stream) is not bool or type(parallel) is not bool or not (
+            choice is None or type(choice) is str):
+        return None
+    options = None
+    if request.kwargs:
+        try:
+            options = _REST_KEY.encode(request.kwargs)
+        except (TypeError, ValueError):
+            return None
+    specs = request.tool_specs()
+    return ((tuple(map(id, messages)), request.kind, stream,
+             None if specs is None else tuple(map(id, specs)), choice, parallel, options),
+            specs or [])
+
+
+def _keep_key(kept: tuple[Any, ...], keyed: _Keyed, size: int) -> None:
+    """Keep ``keyed`` in :data:`_KEYS` (emptied first when it is full)."""
+    global _keys_text
+    if size > _KEYS_TEXT // 16:
+        return
+    if len(_KEYS) >= _KEYS_KEPT or _keys_text + size > _KEYS_TEXT:
+        _KEYS.clear()
+        _keys_text = 0
+    _KEYS[kept] = keyed
+    _keys_text += size
 
 
 _RESTS: dict[str, tuple[dict[str, Any], str, str]] = {}

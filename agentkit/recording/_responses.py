@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agentkit.llms import errors as llm_errors
-from agentkit.llms.types import ChatMessage, ChatResponse, Usage
+from agentkit.llms.types import ChatMessage, ChatResponse, Usage, fix_message
 from agentkit.recording._cassette import Exchange
 from agentkit.recording._errors import RecordedLLMError
 
@@ -43,13 +43,31 @@ def error_dict(error: BaseException) -> dict[str, Any]:
     return data
 
 
-def response_from(exchange: Exchange) -> tuple[ChatResponse, list[str] | None]:
+def response_from(exchange: Exchange, *, fixed: bool = False,
+                  ) -> tuple[ChatResponse, list[str] | None]:
+    """The recorded answer of ``exchange`` as its replay gives it (a recorded error is raised):
+    a new response each call. Its message and usage are new too, unless ``fixed`` -- the
+    request's messages are fixed (:func:`~agentkit.llms.types.fix_message`: the bridge's,
+    which reads the reply and changes nothing) --, then they are built once per exchange,
+    fixed and shared by every replay of it (``Exchange._reply``): read-only."""
     if exchange.error is not None:
         raise _recorded_error(exchange.error)
     data = exchange.response or {}
+    if not fixed:
+        message, usage = _reply(data)
+        return ChatResponse(message=message, usage=usage), data.get("chunks")
+    built = exchange._reply
+    if built is None or built[0] is not exchange.response:
+        message, usage = _reply(data)
+        fix_message(message)
+        built = exchange._reply = (exchange.response, message, usage)
+    return ChatResponse(message=built[1], usage=built[2]), data.get("chunks")
+
+
+def _reply(data: dict[str, Any]) -> tuple[ChatMessage, Usage | None]:
+    """The message and usage of a recorded response, built from what the cassette holds."""
     message = ChatMessage.model_validate(data.get("message") or {"role": "assistant"})
-    usage = Usage(**data["usage"]) if data.get("usage") else None
-    return ChatResponse(message=message, usage=usage), data.get("chunks")
+    return message, Usage(**data["usage"]) if data.get("usage") else None
 
 
 async def replay_stream(response: ChatResponse, chunks: list[str] | None) -> AsyncIterator[ChatResponse]:
