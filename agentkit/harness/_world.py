@@ -76,6 +76,9 @@ class SimulatedTool(AsyncBaseTool):
         """Calls that ended (an answer or an error; a call cancelled by a paused run is run
         again when it resumes): what the trace's tool calls must account for."""
         self._metadata = metadata or tool.metadata
+        self.entry: int | None = None
+        """The index of the scenario's ``tools:`` entry that gives the tool (None: not built
+        from a scenario's), for errors that point at it."""
 
     @property
     def metadata(self) -> ToolMetadata:
@@ -338,8 +341,10 @@ def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
                                 "tool of the world; leave one out with `only:`, or rename it "
                                 "(`only: [<tool>]` and `name:`)")
         taken.add(tool.metadata.name)
-        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
-                                   error=spec.error, tags=spec.tags, faults=spec.faults))
+        made = SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
+                             error=spec.error, tags=spec.tags, faults=spec.faults)
+        made.entry = index
+        tools.append(made)
     return tools
 
 
@@ -352,7 +357,10 @@ def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None
     problems: list[tuple[Path_, str]] = []
     for index, spec in specs:
         try:
-            tools.append(build_tool(spec, search_from, world))
+            tool = build_tool(spec, search_from, world)
         except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
+            continue
+        tool.entry = index
+        tools.append(tool)
     return tools, problems

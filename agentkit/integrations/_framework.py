@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
-           "MissingToolError", "HumanAnswerError", "HumanAnswers", "FrameworkStreamEvent",
+           "FrameworkToolError", "MissingToolError", "HumanAnswerError", "HumanAnswers", "FrameworkStreamEvent",
            "note_event",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
@@ -97,6 +97,12 @@ class MissingToolError(AgentFailedError):
     """A scenario tool the framework's agent does not have (by name): the agent lost a tool
     the scenario gives it latency, failures or calls for. The run fails naming the tool and
     the agent's tools."""
+
+
+class FrameworkToolError(AgentTypeError):
+    """A scenario tool the framework cannot make its own tool of (``context.tools``, which a
+    factory builds an agent from): the message names the tool's entry of the scenario's
+    ``tools:`` and what the framework said."""
 
 
 class HumanAnswerError(AgentFailedError):
@@ -504,11 +510,41 @@ class FrameworkContext:
     """What a framework agent type's factory gets: the framework's ``model`` (also ``llm``)
     routed through the bridge, the scenario's tools as the framework's own tool objects
     (``tools``; ``tools_by_name``), the scenario's ``params`` and the :class:`BridgeContext`
-    (``bridge``: clients, base URL, the scenario)."""
+    (``bridge``: clients, base URL, the scenario). ``framework_tool`` makes a scenario tool
+    the framework's tool; ``tools`` are made on first use, so a factory returning its own
+    agent never has the scenario's tools described to its framework."""
 
     model: Any
-    tools: list[Any]
+    framework_tool: Callable[[BaseTool], Any] = field(repr=False)
     bridge: BridgeContext = field(repr=False)
+
+    @functools.cached_property
+    def tools(self) -> list[Any]:
+        """The scenario's tools as the framework's tool objects (their ``ref:``s run by
+        agentkit); one the framework cannot make is a :class:`FrameworkToolError` at its
+        entry of the scenario's ``tools:``."""
+        return [self._made(tool) for tool in self.bridge.tools]
+
+    @property
+    def tools_made(self) -> bool:
+        """Whether :attr:`tools` were made (the factory asked for them)."""
+        return "tools" in self.__dict__
+
+    def _made(self, tool: BaseTool) -> Any:
+        try:
+            return self.framework_tool(tool)
+        except HarnessError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the framework's checks may raise anything)
+            entry = getattr(tool, "entry", None)
+            scenario = self.scenario
+            where = ("the scenario" if scenario is None else scenario.where() if entry is None
+                     else f"{scenario.where('tools', entry)}: tools.{entry}")
+            said = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise FrameworkToolError(
+                f"{where}: agent type `{self.bridge.agent.agent_type}`: the scenario's tool "
+                f"`{tool.metadata.name}` cannot be made a tool of the factory's framework "
+                f"(`context.tools`), which said {said}") from exc
 
     @property
     def llm(self) -> Any:
@@ -667,7 +703,7 @@ class _IntegrationFactory:
         bridge_context = BridgeContext.of(bridge, context)
         tools = ScenarioTools(bridge_context)
         made = FrameworkContext(model=integration.model(bridge_context),
-                                tools=[integration.tool(t, tools) for t in context.tools],
+                                framework_tool=functools.partial(integration.tool, tools=tools),
                                 bridge=bridge_context)
         agent = self.factory(made)
         own = integration.tools(agent)
@@ -682,19 +718,20 @@ class _IntegrationFactory:
              made: FrameworkContext) -> dict[str, SimulatedTool]:
         """The scenario tools the agent has its own tool of (by name; not one rebuilt from
         ``context.tools``); a scenario tool it does not have is a :class:`MissingToolError`."""
-        missing = [tool.metadata.name for tool in context.tools
-                   if tool.metadata.name not in own]
+        missing = [tool for tool in context.tools if tool.metadata.name not in own]
         if missing:
-            where = (context.scenario.where("tools") if context.scenario is not None
-                     else "the scenario")
-            names = ", ".join(f"`{name}`" for name in missing)
+            entry = getattr(missing[0], "entry", None)
+            where = ("the scenario" if context.scenario is None
+                     else context.scenario.where("tools") if entry is None
+                     else context.scenario.where("tools", entry))
+            names = ", ".join(f"`{tool.metadata.name}`" for tool in missing)
             has = ", ".join(f"`{name}`" for name in own) or "none"
             raise MissingToolError(
                 f"{where}: agent type `{context.agent_type}`: the agent ({self._name()}) has "
                 f"no tool {names}, which the scenario's tools give it (the agent's tools: "
                 f"{has}); the scenario's tools apply to the agent's own by name -- give the "
                 "agent the tool, or take it out of the scenario's `tools:`")
-        rebuilt = {id(tool) for tool in made.tools}
+        rebuilt = {id(tool) for tool in made.tools} if made.tools_made else set()
         return {tool.metadata.name: tool for tool in context.tools
                 if isinstance(tool, SimulatedTool) and id(own[tool.metadata.name]) not in rebuilt}
 

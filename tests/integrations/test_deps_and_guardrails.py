@@ -209,6 +209,44 @@ def test_an_agent_without_a_deps_type_runs_without_deps_in_a_scenario_with_a_wor
     assert seen == [None]
 
 
+RUN_CONTEXT_TOOLS = f"""\
+tools:
+  - ref: {MODULE}:lookup_order
+  - ref: {MODULE}:refund
+    latency: 2.0
+"""
+
+
+def test_a_tool_taking_a_run_context_is_a_scenario_tool_of_the_agents_own(tmp_path):
+    # the scenario's tools are never described to pydantic-ai when the factory does not ask
+    # for context.tools: its own tools, which take a RunContext, run
+    result = run_scenario(_refund(tmp_path, world=RUN_CONTEXT_TOOLS + ORDERS), "support")
+
+    assert result.passed, result.problems
+    assert result.trace.turns[0].wall_time == 2.0
+    assert result.world.orders["7"]["status"] == "refunded"
+
+
+def test_a_scenario_tool_the_framework_cannot_make_fails_at_its_entry_not_the_factory(
+        tmp_path, shop):
+    integration = importlib.import_module("agentkit.integrations.pydantic_ai")
+    framework = importlib.import_module("agentkit.integrations._framework")
+    register_agent_type("rebuilt", integration.pydantic_ai_agent(
+        lambda context: importlib.import_module("pydantic_ai").Agent(
+            context.model, tools=context.tools, deps_type=shop.SupportDeps)))
+
+    with pytest.raises(framework.FrameworkToolError) as caught:
+        run_scenario(_refund(tmp_path, "rebuilt", world=RUN_CONTEXT_TOOLS + ORDERS,
+                             expect=""), "rebuilt")
+
+    message = str(caught.value)
+    assert message.startswith(
+        f"{tmp_path / 'shop.yaml'}:4: tools.0: agent type `rebuilt`: the scenario's tool "
+        "`lookup_order` cannot be made a tool of the factory's framework (`context.tools`), which "
+        "said PydanticUserError: "), message
+    assert "factory" not in message.split("which said")[1], message
+
+
 # ---------------------------------------------------------------- Agents SDK guardrails
 GUARDED = """\
 turns:

@@ -96,6 +96,55 @@ def test_a_scenario_tool_removed_from_the_agent_fails_the_run_naming_it(tmp_path
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_scenario_tool_removed_from_the_agent_is_an_error_at_its_own_entry(tmp_path,
+                                                                              framework):
+    agent = f"{framework}_without_refund"
+    path = _scenario(tmp_path, agent, REFUNDS)
+
+    with pytest.raises(MissingToolError) as caught:
+        run_scenario(path, agent)
+
+    assert str(caught.value).startswith(f"{path}:5: agent type `{agent}`: "), caught.value
+
+
+def test_the_entry_of_a_removed_tool_after_an_mcp_servers_is_its_own(tmp_path):
+    toy = importlib.import_module("tests.mcp_tools.toy")
+    pai = importlib.import_module("pydantic_ai")
+    integration = importlib.import_module("agentkit.integrations.pydantic_ai")
+    support = importlib.import_module("tests.integrations.support")
+
+    def echo(text: str) -> str:
+        return text
+
+    def add(a: float, b: float) -> float:
+        return a + b
+
+    agent = pai.Agent(tools=[echo, add, support.lookup_order])
+    register_agent_type("pai_toy", integration.pydantic_ai_agent(lambda context: agent))
+    path = tmp_path / "refunds.yaml"
+    path.write_text(f"""\
+format: 1
+name: refunds
+tools:
+  - mcp: {{name: toy, command: no-such-mcp-server-anywhere}}
+  - ref: tests.integrations.support:lookup_order
+  - ref: tests.integrations.support:refund
+turns:
+  - user: Please refund order 7.
+agents:
+  pai_toy:
+    script:
+{REFUNDS}""")
+    toy.write_cassette(tmp_path / "cassettes" / "refunds.pai_toy.yaml", [toy.listing()])
+
+    with pytest.raises(MissingToolError) as caught:
+        run_scenario(path, "pai_toy")
+
+    assert str(caught.value).startswith(f"{path}:6: agent type `pai_toy`: "), caught.value
+    assert "has no tool `refund`" in str(caught.value)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_failure_schedule_on_the_agents_own_tool_reaches_the_agent(tmp_path, framework):
     path = _scenario(tmp_path, framework, REFUNDS, refund="\n    failures: [1]")
 
