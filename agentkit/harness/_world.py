@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import json
@@ -205,11 +206,15 @@ def _is_agents_sdk_tool(target: Any) -> bool:
 def _agents_sdk_tool(target: Any, spec: ToolSpec) -> FunctionTool:
     """An Agents SDK ``FunctionTool`` as a scenario tool: its name, description and JSON
     schema, called as the SDK's runner calls it (``on_invoke_tool`` with the arguments as JSON,
-    which the SDK checks against its schema). A failure the SDK's default handling turned into
-    the model's error text is the call's error, as a raising function's is; a tool made with
-    ``failure_error_function=None`` raises its own exception."""
+    which the SDK checks against its schema). Its exception is the call's error, as a raising
+    function's is: the SDK's default handling, which would make it the model's error text, is
+    off (a private field of the SDK's; where it is missing, that text is the error's message);
+    a tool's own ``failure_error_function`` still answers."""
     sdk = importlib.import_module("agents.tool_context")  # there: the ref is one of its tools
     name = spec.name or target.name
+    if getattr(target, "_use_default_failure_error_function", False):
+        target = dataclasses.replace(target, _use_default_failure_error_function=False,
+                                     _failure_error_function=None)
 
     async def invoke(*args: Any, **arguments: Any) -> Any:
         if args:

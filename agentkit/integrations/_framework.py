@@ -76,8 +76,8 @@ if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
-           "FrameworkToolError", "MissingToolError", "HumanAnswerError", "HumanAnswers", "FrameworkStreamEvent",
-           "note_event",
+           "FrameworkToolError", "MissingToolError", "HumanAnswerError", "HumanAnswers",
+           "FrameworkStreamEvent", "note_event",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
            "FrameworkNodeEvent", "FrameworkGuardrailEvent", "note_step", "note_node",
@@ -392,7 +392,7 @@ class ScenarioTools:
 
     async def run_own(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                       run: Callable[[], Awaitable[Any]], *,
-                      failed: Callable[[Any], bool] | None = None,
+                      failed: Callable[[Any], bool | BaseException] | None = None,
                       paused: Callable[[BaseException], bool] | None = None) -> Any:
         """The agent's own tool ``name`` called on ``arguments`` by the framework (``run()``
         calls it as the framework would have) as call ``tool_id`` of the model, as the
@@ -400,7 +400,8 @@ class ScenarioTools:
         instead of running, else ``run()``. The call is in the trace (an exception is its
         ``is_error`` output, as is a returned value ``failed`` says is a failure the framework
         caught -- by default LangChain's ``ToolMessage`` with status ``error`` or LlamaIndex's
-        ``ToolOutput`` with ``is_error``); what ``run()`` returned is returned and what it
+        ``ToolOutput`` with ``is_error``; when ``failed`` gives the exception the framework
+        caught, that is the call's error); what ``run()`` returned is returned and what it
         raised -- or the scheduled failure -- raised, for the framework to handle as it handles
         its tools'. An exception ``paused`` says is the framework pausing the call (a LangGraph
         ``interrupt()``) is raised as it is, the call not in the trace
@@ -418,6 +419,32 @@ class ScenarioTools:
         if isinstance(output.raw_output, BaseException):
             raise output.raw_output
         raise RuntimeError(output.content)  # pragma: no cover (acall_tool keeps the exception)
+
+
+    async def caught(self, name: str, arguments: dict[str, Any], tool_id: str | None,
+                     raised: BaseException) -> None:
+        """File call ``tool_id`` of the agent's own tool ``name`` (one the scenario does not
+        name, which the wire files from what the model was told) as failing with ``raised``,
+        the exception the tool raised and its framework caught -- the model told in its words."""
+        await self.call(_Raising(name, raised), arguments, tool_id)
+
+
+class _Raising(AsyncBaseTool):
+    """A call of the agent's own tool that raised ``raised`` (its framework caught it)."""
+
+    def __init__(self, name: str, raised: BaseException) -> None:
+        self._metadata = ToolMetadata(description=name, name=name)
+        self.raised = raised
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        raise self.raised
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        raise self.raised
 
 
 class _OwnCall(AsyncBaseTool):
@@ -443,7 +470,7 @@ class _Ran(AsyncBaseTool):
     """The framework's call of the agent's own tool (the arguments are in it already)."""
 
     def __init__(self, metadata: ToolMetadata, run: Callable[[], Awaitable[Any]],
-                 returned: list[Any], failed: Callable[[Any], bool],
+                 returned: list[Any], failed: Callable[[Any], bool | BaseException],
                  paused: Callable[[BaseException], bool]) -> None:
         self._metadata = metadata
         self.run = run
@@ -463,9 +490,12 @@ class _Ran(AsyncBaseTool):
                 raise CallPaused() from exc
             raise
         self.returned.append(value)
+        failure = self.failed(value)
+        if isinstance(failure, BaseException):
+            raise failure  # the framework caught it: the call's error, its output the framework's
         return ToolOutput(content=_text(value), tool_name=self._metadata.name,
                           raw_input={"args": (), "kwargs": kwargs}, raw_output=_raw(value),
-                          is_error=self.failed(value))
+                          is_error=failure)
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return run_sync(self.acall(*args, **kwargs))
@@ -535,7 +565,7 @@ class FrameworkContext:
             return self.framework_tool(tool)
         except HarnessError:
             raise
-        except Exception as exc:  # noqa: BLE001 (the framework's checks may raise anything)
+        except Exception as exc:  # the framework's own checks: any exception
             entry = getattr(tool, "entry", None)
             scenario = self.scenario
             where = ("the scenario" if scenario is None else scenario.where() if entry is None
@@ -703,7 +733,7 @@ class _IntegrationFactory:
         bridge_context = BridgeContext.of(bridge, context)
         tools = ScenarioTools(bridge_context)
         made = FrameworkContext(model=integration.model(bridge_context),
-                                framework_tool=functools.partial(integration.tool, tools=tools),
+                                framework_tool=lambda tool: integration.tool(tool, tools),
                                 bridge=bridge_context)
         agent = self.factory(made)
         own = integration.tools(agent)

@@ -190,6 +190,51 @@ def test_a_raising_tool_of_the_agents_is_an_error_in_the_trace(tmp_path, framewo
     assert not result.passed  # a tool failing unexpectedly fails the run
 
 
+RAISING_REFUND = """\
+      - tool_calls: [{name: refund, args: {order_id: "7", amount: -1}}]
+      - I could not refund it.
+"""
+
+
+def _sdk_raising_call(result: Any) -> None:
+    """The Agents SDK's call of `refund` that raised: the exception is the call's error in the
+    trace; the model was told the SDK's default failure message."""
+    (call,) = _calls(result)
+    assert (call.name, call.is_error, call.output) == (
+        "refund", True, "Error: cannot refund -1.0: a refund is positive")
+    assert call.raised is not None and "support.py" in call.raised.at, call.raised
+    assert "ValueError: cannot refund -1.0: a refund is positive" in call.raised.traceback
+    told = result.trace.turns[0].steps[1].llm_calls[0].messages[-1]
+    assert told["content"].startswith(
+        "An error occurred while running the tool. Please try again."), told
+
+
+def test_an_agents_sdk_tools_exception_is_the_calls_error_not_the_sdks_message(tmp_path):
+    result = run_scenario(_scenario(tmp_path, "sdk", RAISING_REFUND), "sdk")
+
+    _sdk_raising_call(result)
+
+
+def test_an_agents_sdk_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+    path = tmp_path / "lookups.yaml"
+    path.write_text(f"""\
+format: 1
+name: lookups
+tools:
+  - ref: tests.integrations.support:lookup_order
+turns:
+  - user: Please refund order 7.
+agents:
+  sdk:
+    script:
+{RAISING_REFUND}""")
+
+    result = run_scenario(path, "sdk")
+
+    _sdk_raising_call(result)
+    assert not result.passed  # a tool failing unexpectedly fails the run
+
+
 def test_a_graph_left_on_its_production_model_fails_saying_no_model_call_reached_agentkit(
         tmp_path):
     support = importlib.import_module("tests.integrations.support")
