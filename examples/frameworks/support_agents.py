@@ -80,7 +80,8 @@ def lookup_order_in_context(ctx: RunContextWrapper[SupportDeps], order_id: str) 
 @function_tool(name_override="refund")
 def refund_in_context(ctx: RunContextWrapper[SupportDeps], order_id: str, amount: float) -> str:
     """Refund an amount of an order."""
-    ctx.context.db.orders[order_id]["status"] = "refunded"
+    order = ctx.context.db.orders[order_id]
+    order["status"] = "refunded"
     ctx.context.db.refunds.append({"order": order_id, "amount": amount,
                                    "customer": ctx.context.customer})
     return f"refunded {amount:.2f} EUR of order {order_id}"
