@@ -424,8 +424,9 @@ class ScenarioTools:
     async def caught(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                      raised: BaseException) -> None:
         """File call ``tool_id`` of the agent's own tool ``name`` (one the scenario does not
-        name, which the wire files from what the model was told) as failing with ``raised``,
-        the exception the tool raised and its framework caught -- the model told in its words."""
+        name, which the wire files from what the model was told; found among the calls the
+        model asked for when None) as failing with ``raised``, the exception the tool raised and
+        its framework caught -- the model told in its words."""
         await self.call(_Raising(name, raised), arguments, tool_id)
 
 

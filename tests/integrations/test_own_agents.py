@@ -215,7 +215,9 @@ def test_an_agents_sdk_tools_exception_is_the_calls_error_not_the_sdks_message(t
     _sdk_raising_call(result)
 
 
-def test_an_agents_sdk_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+def _lookups(tmp_path: Path, agent: str) -> Path:
+    """A scenario naming only `lookup_order`, whose model calls the agent's `refund` so that
+    it raises."""
     path = tmp_path / "lookups.yaml"
     path.write_text(f"""\
 format: 1
@@ -225,14 +227,29 @@ tools:
 turns:
   - user: Please refund order 7.
 agents:
-  sdk:
+  {agent}:
     script:
 {RAISING_REFUND}""")
+    return path
 
-    result = run_scenario(path, "sdk")
+
+def test_an_agents_sdk_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+    result = run_scenario(_lookups(tmp_path, "sdk"), "sdk")
 
     _sdk_raising_call(result)
     assert not result.passed  # a tool failing unexpectedly fails the run
+
+
+def test_a_llama_index_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+    result = run_scenario(_lookups(tmp_path, "li"), "li")
+
+    (call,) = _calls(result)
+    assert (call.name, call.is_error, call.output) == (
+        "refund", True, "Error: cannot refund -1: a refund is positive")
+    assert call.raised is not None and "support.py" in call.raised.at, call.raised
+    told = result.trace.turns[0].steps[1].llm_calls[0].messages[-1]
+    assert told["content"] == "cannot refund -1: a refund is positive"  # LlamaIndex's words
+    assert not result.passed
 
 
 def test_a_graph_left_on_its_production_model_fails_saying_no_model_call_reached_agentkit(
