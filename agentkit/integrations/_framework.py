@@ -420,7 +420,6 @@ class ScenarioTools:
             raise output.raw_output
         raise RuntimeError(output.content)  # pragma: no cover (acall_tool keeps the exception)
 
-
     async def caught(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                      raised: BaseException) -> None:
         """File call ``tool_id`` of the agent's own tool ``name`` (one the scenario does not
