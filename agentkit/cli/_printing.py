@@ -119,8 +119,9 @@ def print_summaries(comparison: Any, out: TextIO) -> None:
         print(f"{contender_label(summary.contender):<20} {summary.passed}/{summary.runs} passed"
               f"{rate}", file=out)
     if compared.scenarios and len(compared.scenarios) < len(comparison.scenarios):
-        print(f"(those totals are over the {len(compared.scenarios)} scenarios every compared "
-              "agent type ran)", file=out)
+        shared = len(compared.scenarios)
+        print(f"(those totals are over the {shared} scenario{'s' if shared != 1 else ''} every "
+              "compared agent type ran)", file=out)
     for (agent_type, model), reason in compared.left_out:
         name = agent_type if model is None else f"{agent_type} @ {model}"
         print(f"{name} is left out of the comparison: it {reason}", file=out)

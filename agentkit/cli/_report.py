@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentkit.cli._common import EXIT_FAILED, EXIT_OK, CLIError, scenario_paths, writable_folder
+from agentkit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CLIError,
+    scenario_paths,
+    writable_folder,
+)
 from agentkit.cli._otel import otel_export
 from agentkit.cli._printing import junit_report, print_disagreements, print_summaries
 
@@ -94,6 +101,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     print(totals, file=out)
     for path in written.values():
         print(f"wrote {path}", file=out)
+    if any(row.kind == "input" for row in rows):  # as `agentkit run` exits on bad input
+        return EXIT_USAGE
     return EXIT_FAILED if (not comparison.passed or regressions) else EXIT_OK
 
 

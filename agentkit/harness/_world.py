@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import json
@@ -76,6 +77,9 @@ class SimulatedTool(AsyncBaseTool):
         """Calls that ended (an answer or an error; a call cancelled by a paused run is run
         again when it resumes): what the trace's tool calls must account for."""
         self._metadata = metadata or tool.metadata
+        self.entry: int | None = None
+        """The index of the scenario's ``tools:`` entry that gives the tool (None: not built
+        from a scenario's), for errors that point at it."""
 
     @property
     def metadata(self) -> ToolMetadata:
@@ -202,11 +206,15 @@ def _is_agents_sdk_tool(target: Any) -> bool:
 def _agents_sdk_tool(target: Any, spec: ToolSpec) -> FunctionTool:
     """An Agents SDK ``FunctionTool`` as a scenario tool: its name, description and JSON
     schema, called as the SDK's runner calls it (``on_invoke_tool`` with the arguments as JSON,
-    which the SDK checks against its schema). A failure the SDK's default handling turned into
-    the model's error text is the call's error, as a raising function's is; a tool made with
-    ``failure_error_function=None`` raises its own exception."""
+    which the SDK checks against its schema). Its exception is the call's error, as a raising
+    function's is: the SDK's default handling, which would make it the model's error text, is
+    off (a private field of the SDK's; where it is missing, that text is the error's message);
+    a tool's own ``failure_error_function`` still answers."""
     sdk = importlib.import_module("agents.tool_context")  # there: the ref is one of its tools
     name = spec.name or target.name
+    if getattr(target, "_use_default_failure_error_function", False):
+        target = dataclasses.replace(target, _use_default_failure_error_function=False,
+                                     _failure_error_function=None)
 
     async def invoke(*args: Any, **arguments: Any) -> Any:
         if args:
@@ -338,8 +346,10 @@ def _mcp_tools(scenario: Scenario, index: int, mcp: MCPWorld | None,
                                 "tool of the world; leave one out with `only:`, or rename it "
                                 "(`only: [<tool>]` and `name:`)")
         taken.add(tool.metadata.name)
-        tools.append(SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
-                                   error=spec.error, tags=spec.tags, faults=spec.faults))
+        made = SimulatedTool(tool, latency=spec.latency, failures=spec.failures,
+                             error=spec.error, tags=spec.tags, faults=spec.faults)
+        made.entry = index
+        tools.append(made)
     return tools
 
 
@@ -352,7 +362,10 @@ def built_tools(specs: Iterable[tuple[int, ToolSpec]], scenario_path: str | None
     problems: list[tuple[Path_, str]] = []
     for index, spec in specs:
         try:
-            tools.append(build_tool(spec, search_from, world))
+            tool = build_tool(spec, search_from, world)
         except Exception as exc:  # noqa: BLE001 (an import ref runs arbitrary module code)
             problems.append((("tools", index, "ref"), f"cannot use `{spec.ref}`: {exc}"))
+            continue
+        tool.entry = index
+        tools.append(tool)
     return tools, problems

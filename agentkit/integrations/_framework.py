@@ -76,8 +76,8 @@ if TYPE_CHECKING:
     from agentkit.scenario._model import Scenario
 
 __all__ = ["Requirement", "Framework", "MissingFrameworkError", "FactoryResultError",
-           "MissingToolError", "HumanAnswerError", "HumanAnswers", "FrameworkStreamEvent",
-           "note_event",
+           "FrameworkToolError", "MissingToolError", "HumanAnswerError", "HumanAnswers",
+           "FrameworkStreamEvent", "note_event",
            "FrameworkVersionWarning", "FrameworkContext", "FrameworkRun", "FrameworkAgent",
            "ScenarioTools", "Integration", "integration_type", "FrameworkStepEvent",
            "FrameworkNodeEvent", "FrameworkGuardrailEvent", "note_step", "note_node",
@@ -97,6 +97,12 @@ class MissingToolError(AgentFailedError):
     """A scenario tool the framework's agent does not have (by name): the agent lost a tool
     the scenario gives it latency, failures or calls for. The run fails naming the tool and
     the agent's tools."""
+
+
+class FrameworkToolError(AgentTypeError):
+    """A scenario tool the framework cannot make its own tool of (``context.tools``, which a
+    factory builds an agent from): the message names the tool's entry of the scenario's
+    ``tools:`` and what the framework said."""
 
 
 class HumanAnswerError(AgentFailedError):
@@ -386,7 +392,7 @@ class ScenarioTools:
 
     async def run_own(self, name: str, arguments: dict[str, Any], tool_id: str | None,
                       run: Callable[[], Awaitable[Any]], *,
-                      failed: Callable[[Any], bool] | None = None,
+                      failed: Callable[[Any], bool | BaseException] | None = None,
                       paused: Callable[[BaseException], bool] | None = None) -> Any:
         """The agent's own tool ``name`` called on ``arguments`` by the framework (``run()``
         calls it as the framework would have) as call ``tool_id`` of the model, as the
@@ -394,7 +400,8 @@ class ScenarioTools:
         instead of running, else ``run()``. The call is in the trace (an exception is its
         ``is_error`` output, as is a returned value ``failed`` says is a failure the framework
         caught -- by default LangChain's ``ToolMessage`` with status ``error`` or LlamaIndex's
-        ``ToolOutput`` with ``is_error``); what ``run()`` returned is returned and what it
+        ``ToolOutput`` with ``is_error``; when ``failed`` gives the exception the framework
+        caught, that is the call's error); what ``run()`` returned is returned and what it
         raised -- or the scheduled failure -- raised, for the framework to handle as it handles
         its tools'. An exception ``paused`` says is the framework pausing the call (a LangGraph
         ``interrupt()``) is raised as it is, the call not in the trace
@@ -412,6 +419,32 @@ class ScenarioTools:
         if isinstance(output.raw_output, BaseException):
             raise output.raw_output
         raise RuntimeError(output.content)  # pragma: no cover (acall_tool keeps the exception)
+
+    async def caught(self, name: str, arguments: dict[str, Any], tool_id: str | None,
+                     raised: BaseException) -> None:
+        """File call ``tool_id`` of the agent's own tool ``name`` (one the scenario does not
+        name, which the wire files from what the model was told; found among the calls the
+        model asked for when None) as failing with ``raised``, the exception the tool raised and
+        its framework caught -- the model told in its words."""
+        await self.call(_Raising(name, raised), arguments, tool_id)
+
+
+class _Raising(AsyncBaseTool):
+    """A call of the agent's own tool that raised ``raised`` (its framework caught it)."""
+
+    def __init__(self, name: str, raised: BaseException) -> None:
+        self._metadata = ToolMetadata(description=name, name=name)
+        self.raised = raised
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        raise self.raised
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        raise self.raised
 
 
 class _OwnCall(AsyncBaseTool):
@@ -437,7 +470,7 @@ class _Ran(AsyncBaseTool):
     """The framework's call of the agent's own tool (the arguments are in it already)."""
 
     def __init__(self, metadata: ToolMetadata, run: Callable[[], Awaitable[Any]],
-                 returned: list[Any], failed: Callable[[Any], bool],
+                 returned: list[Any], failed: Callable[[Any], bool | BaseException],
                  paused: Callable[[BaseException], bool]) -> None:
         self._metadata = metadata
         self.run = run
@@ -457,9 +490,12 @@ class _Ran(AsyncBaseTool):
                 raise CallPaused() from exc
             raise
         self.returned.append(value)
+        failure = self.failed(value)
+        if isinstance(failure, BaseException):
+            raise failure  # the framework caught it: the call's error, its output the framework's
         return ToolOutput(content=_text(value), tool_name=self._metadata.name,
                           raw_input={"args": (), "kwargs": kwargs}, raw_output=_raw(value),
-                          is_error=self.failed(value))
+                          is_error=failure)
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         return run_sync(self.acall(*args, **kwargs))
@@ -504,11 +540,41 @@ class FrameworkContext:
     """What a framework agent type's factory gets: the framework's ``model`` (also ``llm``)
     routed through the bridge, the scenario's tools as the framework's own tool objects
     (``tools``; ``tools_by_name``), the scenario's ``params`` and the :class:`BridgeContext`
-    (``bridge``: clients, base URL, the scenario)."""
+    (``bridge``: clients, base URL, the scenario). ``framework_tool`` makes a scenario tool
+    the framework's tool; ``tools`` are made on first use, so a factory returning its own
+    agent never has the scenario's tools described to its framework."""
 
     model: Any
-    tools: list[Any]
+    framework_tool: Callable[[BaseTool], Any] = field(repr=False)
     bridge: BridgeContext = field(repr=False)
+
+    @functools.cached_property
+    def tools(self) -> list[Any]:
+        """The scenario's tools as the framework's tool objects (their ``ref:``s run by
+        agentkit); one the framework cannot make is a :class:`FrameworkToolError` at its
+        entry of the scenario's ``tools:``."""
+        return [self._made(tool) for tool in self.bridge.tools]
+
+    @property
+    def tools_made(self) -> bool:
+        """Whether :attr:`tools` were made (the factory asked for them)."""
+        return "tools" in self.__dict__
+
+    def _made(self, tool: BaseTool) -> Any:
+        try:
+            return self.framework_tool(tool)
+        except HarnessError:
+            raise
+        except Exception as exc:  # the framework's own checks: any exception
+            entry = getattr(tool, "entry", None)
+            scenario = self.scenario
+            where = ("the scenario" if scenario is None else scenario.where() if entry is None
+                     else f"{scenario.where('tools', entry)}: tools.{entry}")
+            said = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise FrameworkToolError(
+                f"{where}: agent type `{self.bridge.agent.agent_type}`: the scenario's tool "
+                f"`{tool.metadata.name}` cannot be made a tool of the factory's framework "
+                f"(`context.tools`), which said {said}") from exc
 
     @property
     def llm(self) -> Any:
@@ -667,7 +733,7 @@ class _IntegrationFactory:
         bridge_context = BridgeContext.of(bridge, context)
         tools = ScenarioTools(bridge_context)
         made = FrameworkContext(model=integration.model(bridge_context),
-                                tools=[integration.tool(t, tools) for t in context.tools],
+                                framework_tool=lambda tool: integration.tool(tool, tools),
                                 bridge=bridge_context)
         agent = self.factory(made)
         own = integration.tools(agent)
@@ -682,19 +748,20 @@ class _IntegrationFactory:
              made: FrameworkContext) -> dict[str, SimulatedTool]:
         """The scenario tools the agent has its own tool of (by name; not one rebuilt from
         ``context.tools``); a scenario tool it does not have is a :class:`MissingToolError`."""
-        missing = [tool.metadata.name for tool in context.tools
-                   if tool.metadata.name not in own]
+        missing = [tool for tool in context.tools if tool.metadata.name not in own]
         if missing:
-            where = (context.scenario.where("tools") if context.scenario is not None
-                     else "the scenario")
-            names = ", ".join(f"`{name}`" for name in missing)
+            entry = getattr(missing[0], "entry", None)
+            where = ("the scenario" if context.scenario is None
+                     else context.scenario.where("tools") if entry is None
+                     else context.scenario.where("tools", entry))
+            names = ", ".join(f"`{tool.metadata.name}`" for tool in missing)
             has = ", ".join(f"`{name}`" for name in own) or "none"
             raise MissingToolError(
                 f"{where}: agent type `{context.agent_type}`: the agent ({self._name()}) has "
                 f"no tool {names}, which the scenario's tools give it (the agent's tools: "
                 f"{has}); the scenario's tools apply to the agent's own by name -- give the "
                 "agent the tool, or take it out of the scenario's `tools:`")
-        rebuilt = {id(tool) for tool in made.tools}
+        rebuilt = {id(tool) for tool in made.tools} if made.tools_made else set()
         return {tool.metadata.name: tool for tool in context.tools
                 if isinstance(tool, SimulatedTool) and id(own[tool.metadata.name]) not in rebuilt}
 

@@ -131,6 +131,26 @@ def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
     return own
 
 
+def _failing_tool(tool: Any, tools: ScenarioTools) -> Any:
+    """A copy of the LlamaIndex tool ``tool`` (one the scenario does not name) whose call that
+    raises is filed as that exception (:meth:`ScenarioTools.caught`) before the agent catches
+    it; its other calls the wire files as they are."""
+    own = copy.copy(tool)
+    context = getattr(tool, "ctx_param_name", None)
+
+    async def acall(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await tool.acall(*args, **kwargs)
+        except Exception as exc:
+            if not _waits(exc):
+                arguments = {k: v for k, v in kwargs.items() if k != context}
+                await tools.caught(tool.metadata.name, arguments, None, exc)
+            raise
+
+    own.acall = acall
+    return own
+
+
 def _waits(error: BaseException) -> bool:
     """Whether a tool's call stopped to wait for an event (``ctx.wait_for_event``: the
     workflow runs the call again when the event comes)."""
@@ -140,13 +160,13 @@ def _waits(error: BaseException) -> bool:
 
 def _routed(agent: Any, llm: Any, tools: ScenarioTools) -> Any:
     """A copy of the agent (of each agent of an ``AgentWorkflow``) on agentkit's model, its
-    own tools named in ``tools.own`` running as the scenario's (the user's agents are not
-    changed)."""
+    own tools named in ``tools.own`` running as the scenario's, the others filing a call that
+    raised as its error (the user's agents are not changed)."""
     def member(one: Any) -> Any:
         update: dict[str, Any] = {"llm": llm}
         if one.tools:
-            update["tools"] = [_own_tool(t, tools) if t.metadata.name in tools.own else t
-                               for t in one.tools]
+            update["tools"] = [_own_tool(t, tools) if t.metadata.name in tools.own
+                               else _failing_tool(t, tools) for t in one.tools]
         return one.model_copy(update=update)
 
     if not hasattr(agent, "agents"):

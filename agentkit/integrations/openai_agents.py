@@ -24,7 +24,13 @@ the SDK's hand-offs carry no reason). A tool call runs under the model's ``tool_
 The copies' input and output guardrails file each check in the turn's ``guardrails``, and a
 tripwire that stops the run is a :class:`GuardrailTrippedError` naming the guardrail; while a
 turn runs the SDK's default client is the bridge's, so a guardrail that runs an agent of its
-own (``Runner.run`` without a model) asks agentkit's model too.
+own (``Runner.run`` without a model) asks agentkit's model too. Every turn of a run gets the
+same run context (``Runner.run(..., context=)``, the tools' ``RunContextWrapper.context``): the
+scenario's world, or what ``openai_agents_agent(factory, context=...)`` builds from the factory's
+context (around ``context.world``), so what the tools write through it is what the scenario's
+end-state checks read. A call of the agent's tool that raised is the call's error in the trace,
+the exception itself (its type, message and where it was raised), though the model is told the
+SDK's default message.
 """
 
 from __future__ import annotations
@@ -59,7 +65,8 @@ from agentkit.scenario._trajectory import TrajectoryRenderer
 from agentkit.tools import BaseTool
 from agentkit.trace import SimulatedToolError, state_data
 
-__all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS", "GuardrailTrippedError"]
+__all__ = ["FRAMEWORK", "openai_agents_agent", "OPENAI_AGENTS", "GuardrailTrippedError",
+           "RunContextFactory"]
 
 FRAMEWORK = Framework("OpenAI Agents SDK", "openai-agents", (
     Requirement("openai-agents", "agents", "0.20.0", "1"),))
@@ -147,9 +154,10 @@ def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
     """A copy of the SDK ``FunctionTool`` ``tool`` whose calls run as the scenario's tool of
     its name. A scheduled failure reaches the model as the SDK's default tool error message,
     as a ``@function_tool``'s exception does; an exception the tool's own failure handling
-    turned into its output is the call's error in the trace."""
+    turned into its output is the call's error in the trace (the exception itself, where
+    :func:`_keeping` kept it)."""
     sdk = load("agents")
-    invoke = tool.on_invoke_tool
+    invoke = _keeping(tool).on_invoke_tool
 
     async def run(context: Any, arguments: str) -> Any:
         try:
@@ -159,17 +167,84 @@ def _own_tool(tool: Any, tools: ScenarioTools) -> Any:
         try:
             return await tools.run_own(tool.name, parsed, context.tool_call_id,
                                        lambda: invoke(context, arguments),
-                                       failed=lambda _: _handled_failure(context))
+                                       failed=lambda _: _raised(context) or
+                                       _handled_failure(context))
         except SimulatedToolError as exc:
             return sdk.default_tool_error_function(context, exc)
 
     return dataclasses.replace(tool, on_invoke_tool=run)
 
 
+def _failing_tool(tool: Any, tools: ScenarioTools) -> Any:
+    """A copy of the SDK ``FunctionTool`` ``tool`` (one the scenario does not name) whose call
+    that raised -- the model told so by the tool's failure handling -- is filed as that
+    exception (:meth:`ScenarioTools.caught`); its other calls the wire files as they are."""
+    kept = _keeping(tool)
+    if kept is tool:
+        return tool
+    invoke = kept.on_invoke_tool
+
+    async def run(context: Any, arguments: str) -> Any:
+        output = await invoke(context, arguments)
+        raised = _raised(context)
+        if raised is not None:
+            try:
+                parsed = json.loads(arguments or "{}")
+            except ValueError:
+                parsed = {}
+            await tools.caught(tool.name, parsed if isinstance(parsed, dict) else {},
+                               context.tool_call_id, raised)
+        return output
+
+    return dataclasses.replace(tool, on_invoke_tool=run)
+
+
+_RAISED = "_agentkit_raised"
+"""Where :func:`_keeping` keeps, on a call's tool context, the exception the tool raised."""
+
+_DEFAULT_HANDLED = "_function_tool_default_failure_handled"
+"""The flag the SDK's default failure handling leaves on a call's tool context (private; it
+lets the SDK's error text past a tool's output schema)."""
+
+
+def _keeping(tool: Any) -> Any:
+    """A copy of the SDK ``FunctionTool`` ``tool`` whose failure handling first keeps the
+    exception the tool raised on the call's tool context (:func:`_raised`), then answers the
+    model as the tool's own handling does -- the SDK's default message (since 0.24 without the
+    exception's text) or the tool's ``failure_error_function``. The SDK has no public hook for
+    it: its private failure-handling fields (0.20 to 0.24); a tool without them, or whose
+    exceptions are not handled (``failure_error_function=None``), is left as it is."""
+    resolve = getattr(load("agents.tool"), "resolve_function_tool_failure_error_function", None)
+    if (resolve is None or not hasattr(tool, "_use_default_failure_error_function")
+            or resolve(tool) is None):
+        return tool
+    by_default = tool._use_default_failure_error_function
+
+    def keep(context: Any, error: Exception) -> Any:
+        setattr(context, _RAISED, error)
+        handle = resolve(tool, context)
+        if handle is None:  # a hosted program's call of a tool with an output schema
+            raise error
+        if by_default:
+            setattr(context, _DEFAULT_HANDLED, True)
+        return handle(context, error)
+
+    return dataclasses.replace(tool, _failure_error_function=keep,
+                               _use_default_failure_error_function=False)
+
+
+def _raised(context: Any) -> BaseException | None:
+    """The exception :func:`_keeping` kept for this call (taken: None afterwards)."""
+    raised = getattr(context, _RAISED, None)
+    if raised is not None:
+        setattr(context, _RAISED, None)
+    return raised if isinstance(raised, BaseException) else None
+
+
 def _handled_failure(context: Any) -> bool:
     """Whether the SDK's default failure handling made the tool's output of an exception (the
     flag it leaves on the tool context; absent from releases that do not set it)."""
-    return bool(getattr(context, "_function_tool_default_failure_handled", False))
+    return bool(getattr(context, _DEFAULT_HANDLED, False))
 
 
 def _guarded(guardrail: Any, kind: str) -> Any:
@@ -189,15 +264,26 @@ def _guarded(guardrail: Any, kind: str) -> Any:
     return dataclasses.replace(guardrail, guardrail_function=run, name=name)
 
 
+def _copy_tool(tool: Any, tools: ScenarioTools) -> Any:
+    """The run's copy of a tool of the agent's: a ``FunctionTool`` of a scenario tool's name
+    runs as that one, any other files a call that raised as its error; other tools (hosted
+    ones, MCP servers' tools) are as they are."""
+    if not hasattr(tool, "on_invoke_tool"):
+        return tool
+    if getattr(tool, "name", None) in tools.own:
+        return _own_tool(tool, tools)
+    return _failing_tool(tool, tools)
+
+
 def _traced_team(agent: Any, tools: ScenarioTools) -> Any:
     """Copies of the agent and of the agents it hands off to (``Agent.clone``: the user's
     agents are not changed), each with its guardrails filing their checks in the trace and its
-    own tools named in ``tools.own`` running as the scenario's."""
+    own tools copied (:func:`_copy_tool`): those named in ``tools.own`` running as the
+    scenario's, the others filing a call that raised as its error."""
     sdk_agent = load("agents").Agent
     team = _team(agent)
     copies = {id(member): member.clone(
-        tools=[_own_tool(tool, tools) if getattr(tool, "name", None) in tools.own
-               and hasattr(tool, "on_invoke_tool") else tool for tool in member.tools],
+        tools=[_copy_tool(tool, tools) for tool in member.tools],
         input_guardrails=[_guarded(g, "input") for g in member.input_guardrails],
         output_guardrails=[_guarded(g, "output") for g in member.output_guardrails])
         for member in team}
@@ -241,16 +327,31 @@ def _default_client(client: Any) -> Iterator[None]:
         shared.set_default_openai_client(before)
 
 
+RunContextFactory = Callable[[FrameworkContext], Any]
+"""How a run's context (``Runner.run(..., context=)``, what tools read as
+``RunContextWrapper.context``) is built from the factory's context (its ``world``, ``state``,
+``params``)."""
+
+
+def _world(context: FrameworkContext) -> Any:
+    return context.world
+
+
 class _Run:
     """An Agents SDK agent run turn by turn on agentkit's model (``RunConfig.model``): the
-    input list and the current agent carry over."""
+    input list and the current agent carry over; every turn gets the same run ``context``
+    (``context(...)`` of the factory's context, by default the scenario's world)."""
 
     def __init__(self, agent: Any, tools: ScenarioTools,
-                 model: Callable[[BridgeContext], Any] = _model) -> None:
+                 model: Callable[[BridgeContext], Any] = _model,
+                 context: RunContextFactory | None = None) -> None:
         self.agent = _traced_team(agent, tools)
         self.bridge = tools.bridge
         self.model = model(tools.bridge)
         self.items: list[Any] = []
+        made = FrameworkContext(model=self.model, bridge=tools.bridge,
+                                framework_tool=functools.partial(_tool, tools=tools))
+        self.context = (context or _world)(made)
 
     async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:
         sdk = load("agents")
@@ -264,7 +365,7 @@ class _Run:
     async def _arun(self, message: str, deltas: list[str] | None) -> str:
         sdk = load("agents")
         run_input = [*self.items, {"role": "user", "content": message}]
-        options = {"hooks": _hooks_type()(self.bridge),
+        options = {"hooks": _hooks_type()(self.bridge), "context": self.context,
                    "run_config": sdk.RunConfig(model=self.model, tracing_disabled=True)}
         if deltas is None:
             result = await sdk.Runner.run(self.agent, run_input, **options)
@@ -290,23 +391,27 @@ class _Run:
 
 INTEGRATION = Integration(FRAMEWORK, _model, _tool, _tools, _Run,
                           "an OpenAI Agents SDK Agent (the run's starting agent)")
-_INTEGRATIONS: dict[str, Integration] = {
-    "responses": INTEGRATION,
-    "chat_completions": dataclasses.replace(
-        INTEGRATION, model=_chat_model, run=functools.partial(_Run, model=_chat_model))}
+_MODELS: dict[str, Callable[[BridgeContext], Any]] = {
+    "responses": _model, "chat_completions": _chat_model}
 
 
 def openai_agents_agent(factory: Callable[[FrameworkContext], Any] | None = None, *,
                         trajectory: TrajectoryRenderer | str | None = "tool_calls",
-                        api: API = "responses") -> Any:
+                        api: API = "responses", context: RunContextFactory | None = None) -> Any:
     """The agent type of the Agents SDK agent ``factory(context)`` returns (module docstring),
     its model speaking ``api`` to the bridge (the SDK's default, the Responses API; or
-    ``"chat_completions"``). Works as a decorator, with or without arguments."""
-    if api not in _INTEGRATIONS:
-        raise ValueError(f"api must be one of {', '.join(_INTEGRATIONS)}, not {api!r}")
+    ``"chat_completions"``); each run's context (``RunContextWrapper.context``) is
+    ``context(factory_context)``, by default the scenario's world. Works as a decorator, with
+    or without arguments."""
+    if api not in _MODELS:
+        raise ValueError(f"api must be one of {', '.join(_MODELS)}, not {api!r}")
     if factory is None:
-        return functools.partial(openai_agents_agent, trajectory=trajectory, api=api)
-    return integration_type(_INTEGRATIONS[api], factory, trajectory=trajectory)
+        return functools.partial(openai_agents_agent, trajectory=trajectory, api=api,
+                                 context=context)
+    model = _MODELS[api]
+    integration = (INTEGRATION if model is _model and context is None else dataclasses.replace(
+        INTEGRATION, model=model, run=functools.partial(_Run, model=model, context=context)))
+    return integration_type(integration, factory, trajectory=trajectory)
 
 
 def _agent(context: FrameworkContext) -> Any:

@@ -172,7 +172,7 @@ class _Run:
         self.capabilities = [_capability_type()(tools)] if tools.own else []
         self.history: list[Any] = []
         context = FrameworkContext(model=self.model, bridge=tools.bridge,
-                                   tools=[_tool(tool, tools) for tool in tools.tools])
+                                   framework_tool=functools.partial(_tool, tools=tools))
         self.deps = _deps_of(agent, context, deps)
 
     async def arun(self, message: str, deltas: list[str] | None, human: HumanAnswers) -> str:

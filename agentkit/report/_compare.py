@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from agentkit.core.errors import ErrorKind
 from agentkit.core.secrets import Redactor
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.core.yamlsafe import YamlError, parse_yaml
@@ -82,9 +83,9 @@ _ROW_SNAPSHOT: dict[SnapshotState, Literal["same", "changed", "missing", "not_ch
 
 
 def _error_row(scenario: str, agent_type: str | None, message: str,
-               tags: Sequence[str] = ()) -> Row:
+               tags: Sequence[str] = (), kind: ErrorKind | None = "input") -> Row:
     return Row(scenario=scenario, agent_type=agent_type, tags=list(tags), status="error",
-               problems=[message])
+               problems=[message], kind=kind)
 
 
 def row_from_result(scenario: Scenario, agent_type: str, *, seed: int | str = 0,
@@ -116,7 +117,7 @@ def row_from_samples(sampled: JudgedCase, model: str | None = None) -> Row:
                                       if verdict.outcome == "fail" else {})
     if verdict.outcome == "error" or not means:
         return Row(status="error", problems=[verdict.stopped_by or "no sample could run"],
-                   **common)
+                   kind=verdict.kind, **common)
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
     state = verdict.snapshot
     problems = list(verdict.problems) + verdict.snapshot_problems()
@@ -209,7 +210,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     result, verdict = case.result, case.verdict
     if result is None:
         return _error_row(scenario.name, agent_type, verdict.stopped_by or "",
-                          scenario.tags), None
+                          scenario.tags, verdict.kind), None
     totals = result.trace.totals()
     trace = result.trace.to_dict()
     own = scenario.thresholds if scenario.thresholds.model_fields_set else None
@@ -220,7 +221,7 @@ def _run_row(scenario: Scenario, agent_type: str, seed: int | str,
     cause = verdict.cause
     return Row(scenario=scenario.name, agent_type=agent_type, tags=list(scenario.tags),
                status="pass" if verdict.passed else "fail", problems=problems,
-               stopped=verdict.stopped_by is not None,
+               stopped=verdict.stopped_by is not None, kind=verdict.kind,
                cause=None if cause is None else FailureCause(cause=cause.cause, why=cause.why),
                thresholds=own,
                snapshot=None if state is None else _ROW_SNAPSHOT[state],

@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 import agentkit
-from agentkit.core.errors import BadInputError
+from agentkit.core.errors import BadInputError, ErrorKind
 from agentkit.core.yamlsafe import YamlLocations
 from agentkit.eval._cases import CaseClass, SampleOutcome, gate_warning
 from agentkit.report._timeline import Span
@@ -245,6 +245,9 @@ class Row(_Strict):
     stopped: bool = False
     """A ``fail`` row whose run stopped on an error it did not expect (its problem says
     which): its expectations were not checked."""
+    kind: ErrorKind | None = Field(default=None, exclude=True)
+    """Whose problem stopped the run, or made it an ``error`` row (``input``: a malformed
+    scenario, a factory that returned no agent; not written to report.json)."""
     steps: Count | None = None
     llm_calls: Count | None = None
     tool_calls: Count | None = None

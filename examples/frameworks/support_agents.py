@@ -1,6 +1,7 @@
 """A shop's support agents as each framework's documentation writes them, with what their
 testers rely on besides tools: a pydantic-ai agent whose tools act on a database through its
-``deps`` (the scenario's world is that database), and an Agents SDK triage agent with an input
+``deps`` (the scenario's world is that database), an Agents SDK agent whose tools act on it
+through the run's context, and an Agents SDK triage agent with an input
 guardrail, an output guardrail and hand-offs to a billing and a refunds agent
 (docs/integrations.md)."""
 
@@ -15,6 +16,7 @@ from agents import (
     RunContextWrapper,
     Runner,
     TResponseInputItem,
+    function_tool,
     input_guardrail,
     output_guardrail,
 )
@@ -65,6 +67,33 @@ def refund(ctx: RunContext[SupportDeps], order_id: str, amount: float) -> str:
 @pydantic_ai_agent(deps=lambda context: SupportDeps(db=context.world, customer="ada"))
 def my_support(context):
     return support_agent
+
+
+# ---- the OpenAI Agents SDK: the same tools through the run's context
+@function_tool(name_override="lookup_order")
+def lookup_order_in_context(ctx: RunContextWrapper[SupportDeps], order_id: str) -> str:
+    """Look an order up by its id."""
+    order = ctx.context.db.orders[order_id]
+    return f"order {order_id}: {order['item']}, {order['total']:.2f} EUR, {order['status']}"
+
+
+@function_tool(name_override="refund")
+def refund_in_context(ctx: RunContextWrapper[SupportDeps], order_id: str, amount: float) -> str:
+    """Refund an amount of an order."""
+    order = ctx.context.db.orders[order_id]
+    order["status"] = "refunded"
+    ctx.context.db.refunds.append({"order": order_id, "amount": amount,
+                                   "customer": ctx.context.customer})
+    return f"refunded {amount:.2f} EUR of order {order_id}"
+
+
+sdk_support_agent = Agent(name="Support", instructions="Look orders up before refunding them.",
+                          tools=[lookup_order_in_context, refund_in_context])
+
+
+@openai_agents_agent(context=lambda context: SupportDeps(db=context.world, customer="ada"))
+def my_sdk_support(context):
+    return sdk_support_agent
 
 
 # ---- the OpenAI Agents SDK: a triage agent guarded on the way in and out, handing off

@@ -61,7 +61,7 @@ def test_a_step_the_recorded_run_lacks_is_an_error_row_of_the_report(
 
     outcome = cli("report", resume, "--out", "out")
 
-    assert outcome.code == 1
+    assert outcome.code == 2  # bad input, as for the other commands
     assert STEP_ERROR in outcome.out
     assert STEP_ERROR in Path("out/report.md").read_text()
 

@@ -144,6 +144,38 @@ def test_a_factory_returning_no_chat_agent_is_an_error_naming_the_factory_before
             "framework's decorator (docs/integrations.md)") in result.err
 
 
+@pytest.mark.parametrize("broken", ["factory", "file"])
+def test_report_exits_as_run_does_on_bad_input(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path], project: Path,
+        broken: str) -> None:
+    # docs/reference/errors.md: an `input` error -- a factory returning no agent, a malformed
+    # scenario file -- is exit 2, whichever command meets it
+    if broken == "factory":
+        _scenario(write, "a_broken", "undecorated")
+    else:
+        _scenario(write, "a_broken", "mine", "expect:\n  answr: {contains: '5'}\n")
+    _scenario(write, "b_fine", "mine")
+
+    run = cli("run", "--snapshots", "off")
+    report = cli("report", "--snapshots", "off", "--out", "reports/r")
+
+    assert (run.code, report.code) == (2, 2), report.out + report.err
+    assert "ERROR  a_broken" in report.out
+
+
+@pytest.mark.agentkit_allow_unused_script  # `plain` answers without its model
+def test_report_says_over_how_many_scenarios_in_the_singular_for_one(
+        cli: Callable[..., Outcome], write: Callable[[str, str], Path], project: Path) -> None:
+    write("scenarios/a_both.yaml", SCENARIO.format(name="a_both", agent="mine") +
+          '  plain:\n    script: ["Thought: done.\\nAnswer: 5"]\n')
+    _scenario(write, "b_mine", "mine")
+
+    report = cli("report", "--snapshots", "off", "--out", "reports/r")
+
+    assert ("(those totals are over the 1 scenario every compared agent type ran)"
+            in report.out.splitlines()), report.out
+
+
 def test_history_for_an_agent_without_a_memory_says_what_the_agent_must_provide(
         cli: Callable[..., Outcome], write: Callable[[str, str], Path], project: Path) -> None:
     _scenario(write, "remembers", "plain",

@@ -209,6 +209,120 @@ def test_an_agent_without_a_deps_type_runs_without_deps_in_a_scenario_with_a_wor
     assert seen == [None]
 
 
+RUN_CONTEXT_TOOLS = f"""\
+tools:
+  - ref: {MODULE}:lookup_order
+  - ref: {MODULE}:refund
+    latency: 2.0
+"""
+
+
+def test_a_tool_taking_a_run_context_is_a_scenario_tool_of_the_agents_own(tmp_path):
+    # the scenario's tools are never described to pydantic-ai when the factory does not ask
+    # for context.tools: its own tools, which take a RunContext, run
+    result = run_scenario(_refund(tmp_path, world=RUN_CONTEXT_TOOLS + ORDERS), "support")
+
+    assert result.passed, result.problems
+    assert result.trace.turns[0].wall_time == 2.0
+    assert result.world.orders["7"]["status"] == "refunded"
+
+
+def test_a_scenario_tool_the_framework_cannot_make_fails_at_its_entry_not_the_factory(
+        tmp_path, shop):
+    integration = importlib.import_module("agentkit.integrations.pydantic_ai")
+    framework = importlib.import_module("agentkit.integrations._framework")
+    register_agent_type("rebuilt", integration.pydantic_ai_agent(
+        lambda context: importlib.import_module("pydantic_ai").Agent(
+            context.model, tools=context.tools, deps_type=shop.SupportDeps)))
+
+    with pytest.raises(framework.FrameworkToolError) as caught:
+        run_scenario(_refund(tmp_path, "rebuilt", world=RUN_CONTEXT_TOOLS + ORDERS,
+                             expect=""), "rebuilt")
+
+    message = str(caught.value)
+    assert message.startswith(
+        f"{tmp_path / 'shop.yaml'}:4: tools.0: agent type `rebuilt`: the scenario's tool "
+        "`lookup_order` cannot be made a tool of the factory's framework (`context.tools`), which "
+        "said PydanticUserError: "), message
+    assert "factory" not in message.split("which said")[1], message
+
+
+# ---------------------------------------------------------------- Agents SDK run context
+def _sdk_support(shop, db: Any) -> Any:
+    """An Agents SDK support agent whose tools reach the orders through the run's context
+    (``db(ctx.context)``: the database in it)."""
+    sdk = importlib.import_module("agents")
+
+    # annotations evaluated here (this module has no `from __future__ import annotations`)
+    @sdk.function_tool
+    def lookup_order(ctx: sdk.RunContextWrapper[Any], order_id: str) -> str:
+        """Look an order up by its id."""
+        order = db(ctx.context).orders[order_id]
+        return f"order {order_id}: {order['item']}, {order['total']:.2f} EUR, {order['status']}"
+
+    @sdk.function_tool
+    def refund(ctx: sdk.RunContextWrapper[Any], order_id: str, amount: float) -> str:
+        """Refund an amount of an order."""
+        db(ctx.context).orders[order_id]["status"] = "refunded"
+        db(ctx.context).refunds.append({"order": order_id, "amount": amount,
+                                        "customer": getattr(ctx.context, "customer", "ada")})
+        return f"refunded {amount:.2f} EUR of order {order_id}"
+
+    return sdk.Agent(name="Support", tools=[lookup_order, refund])
+
+
+def test_an_agents_sdk_runs_context_is_the_scenarios_world(tmp_path, shop):
+    integration = importlib.import_module("agentkit.integrations.openai_agents")
+    agent = _sdk_support(shop, lambda context: context)
+    register_agent_type("sdk_world", integration.openai_agents_agent(lambda context: agent))
+
+    result = run_scenario(_refund(tmp_path, "sdk_world"), "sdk_world")
+
+    assert result.passed, result.problems
+
+
+def test_an_agents_sdk_agent_type_builds_the_run_context_around_the_world(tmp_path, shop):
+    register_agent_type("sdk_support", shop.my_sdk_support)
+
+    result = run_scenario(_refund(tmp_path, "sdk_support"), "sdk_support")
+
+    assert result.passed, result.problems
+    assert result.trace.turns[0].world["changes"] == [
+        'orders.7.status: "delivered" -> "refunded"',
+        'refunds.0: added {"amount": 40.0, "customer": "ada", "order": "7"}']
+
+
+def test_an_agents_sdk_runs_context_is_built_once_for_every_turn(tmp_path, shop):
+    integration = importlib.import_module("agentkit.integrations.openai_agents")
+    made: list[Any] = []
+
+    def context_of(context: Any) -> Any:
+        made.append(shop.SupportDeps(db=context.world, customer="ada"))
+        return made[-1]
+
+    register_agent_type("sdk_counted", integration.openai_agents_agent(
+        lambda context: shop.sdk_support_agent, context=context_of))
+    path = _scenario(tmp_path, f"""\
+{ORDERS}turns:
+  - user: Please refund order 7.
+  - user: And what is its status now?
+agents:
+  sdk_counted:
+    script:
+      - tool_calls: [{{name: refund, args: {{order_id: "7", amount: 40.0}}}}]
+      - Done.
+      - tool_calls: [{{name: lookup_order, args: {{order_id: "7"}}}}]
+      - It is refunded.
+""")
+
+    result = run_scenario(path, "sdk_counted")
+
+    assert result.passed, result.problems
+    assert len(made) == 1
+    (second,) = [c for step in result.trace.turns[1].steps for c in step.tool_calls]
+    assert second.output == "order 7: a kettle, 40.00 EUR, refunded"
+
+
 # ---------------------------------------------------------------- Agents SDK guardrails
 GUARDED = """\
 turns:

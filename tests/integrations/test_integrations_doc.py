@@ -75,5 +75,6 @@ def test_every_factory_of_the_example_project_returns_the_users_agent_in_one_lin
     lines = {f.name: f.end_lineno - f.lineno + 1 + len(f.decorator_list) for f in factories}
 
     assert sorted(lines) == ["li_team", "my_langgraph", "my_llama_index", "my_openai_agents",
-                             "my_pydantic_ai", "my_support", "my_triage", "sdk_team"]
+                             "my_pydantic_ai", "my_sdk_support", "my_support", "my_triage",
+                             "sdk_team"]
     assert all(count == 3 for count in lines.values()), lines  # decorator, def, return

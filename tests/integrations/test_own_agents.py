@@ -96,6 +96,55 @@ def test_a_scenario_tool_removed_from_the_agent_fails_the_run_naming_it(tmp_path
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_scenario_tool_removed_from_the_agent_is_an_error_at_its_own_entry(tmp_path,
+                                                                              framework):
+    agent = f"{framework}_without_refund"
+    path = _scenario(tmp_path, agent, REFUNDS)
+
+    with pytest.raises(MissingToolError) as caught:
+        run_scenario(path, agent)
+
+    assert str(caught.value).startswith(f"{path}:5: agent type `{agent}`: "), caught.value
+
+
+def test_the_entry_of_a_removed_tool_after_an_mcp_servers_is_its_own(tmp_path):
+    toy = importlib.import_module("tests.mcp_tools.toy")
+    pai = importlib.import_module("pydantic_ai")
+    integration = importlib.import_module("agentkit.integrations.pydantic_ai")
+    support = importlib.import_module("tests.integrations.support")
+
+    def echo(text: str) -> str:
+        return text
+
+    def add(a: float, b: float) -> float:
+        return a + b
+
+    agent = pai.Agent(tools=[echo, add, support.lookup_order])
+    register_agent_type("pai_toy", integration.pydantic_ai_agent(lambda context: agent))
+    path = tmp_path / "refunds.yaml"
+    path.write_text(f"""\
+format: 1
+name: refunds
+tools:
+  - mcp: {{name: toy, command: no-such-mcp-server-anywhere}}
+  - ref: tests.integrations.support:lookup_order
+  - ref: tests.integrations.support:refund
+turns:
+  - user: Please refund order 7.
+agents:
+  pai_toy:
+    script:
+{REFUNDS}""")
+    toy.write_cassette(tmp_path / "cassettes" / "refunds.pai_toy.yaml", [toy.listing()])
+
+    with pytest.raises(MissingToolError) as caught:
+        run_scenario(path, "pai_toy")
+
+    assert str(caught.value).startswith(f"{path}:6: agent type `pai_toy`: "), caught.value
+    assert "has no tool `refund`" in str(caught.value)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_failure_schedule_on_the_agents_own_tool_reaches_the_agent(tmp_path, framework):
     path = _scenario(tmp_path, framework, REFUNDS, refund="\n    failures: [1]")
 
@@ -139,6 +188,68 @@ def test_a_raising_tool_of_the_agents_is_an_error_in_the_trace(tmp_path, framewo
     assert call.is_error and not call.scheduled
     assert "cannot refund -1" in call.output
     assert not result.passed  # a tool failing unexpectedly fails the run
+
+
+RAISING_REFUND = """\
+      - tool_calls: [{name: refund, args: {order_id: "7", amount: -1}}]
+      - I could not refund it.
+"""
+
+
+def _sdk_raising_call(result: Any) -> None:
+    """The Agents SDK's call of `refund` that raised: the exception is the call's error in the
+    trace; the model was told the SDK's default failure message."""
+    (call,) = _calls(result)
+    assert (call.name, call.is_error, call.output) == (
+        "refund", True, "Error: cannot refund -1.0: a refund is positive")
+    assert call.raised is not None and "support.py" in call.raised.at, call.raised
+    assert "ValueError: cannot refund -1.0: a refund is positive" in call.raised.traceback
+    told = result.trace.turns[0].steps[1].llm_calls[0].messages[-1]
+    assert told["content"].startswith(
+        "An error occurred while running the tool. Please try again."), told
+
+
+def test_an_agents_sdk_tools_exception_is_the_calls_error_not_the_sdks_message(tmp_path):
+    result = run_scenario(_scenario(tmp_path, "sdk", RAISING_REFUND), "sdk")
+
+    _sdk_raising_call(result)
+
+
+def _lookups(tmp_path: Path, agent: str) -> Path:
+    """A scenario naming only `lookup_order`, whose model calls the agent's `refund` so that
+    it raises."""
+    path = tmp_path / "lookups.yaml"
+    path.write_text(f"""\
+format: 1
+name: lookups
+tools:
+  - ref: tests.integrations.support:lookup_order
+turns:
+  - user: Please refund order 7.
+agents:
+  {agent}:
+    script:
+{RAISING_REFUND}""")
+    return path
+
+
+def test_an_agents_sdk_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+    result = run_scenario(_lookups(tmp_path, "sdk"), "sdk")
+
+    _sdk_raising_call(result)
+    assert not result.passed  # a tool failing unexpectedly fails the run
+
+
+def test_a_llama_index_tool_the_scenario_does_not_name_that_raised_is_an_error(tmp_path):
+    result = run_scenario(_lookups(tmp_path, "li"), "li")
+
+    (call,) = _calls(result)
+    assert (call.name, call.is_error, call.output) == (
+        "refund", True, "Error: cannot refund -1: a refund is positive")
+    assert call.raised is not None and "support.py" in call.raised.at, call.raised
+    told = result.trace.turns[0].steps[1].llm_calls[0].messages[-1]
+    assert told["content"] == "cannot refund -1: a refund is positive"  # LlamaIndex's words
+    assert not result.passed
 
 
 def test_a_graph_left_on_its_production_model_fails_saying_no_model_call_reached_agentkit(

@@ -31,4 +31,6 @@ def divide(a: int, b: int) -> float:
 
 sdk_divide = function_tool(divide)
 sdk_divide_raising = function_tool(divide, failure_error_function=None)
+sdk_divide_answering = function_tool(
+    divide, failure_error_function=lambda context, error: f"cannot divide: {error}")
 sdk_web_search = WebSearchTool()
