@@ -27,8 +27,10 @@ from agentkit.core.events import (
     AgentStepEndEvent,
     AgentStepStartEvent,
     Event,
+    EventFilter,
     LLMCallEndEvent,
     LLMCallStartEvent,
+    LLMStreamChunkEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolsOfferedEvent,
@@ -537,11 +539,25 @@ def trace_handler(*event_types: type) -> Callable[[TraceHandler], TraceHandler]:
         for event_type in event_types:
             _HANDLERS[event_type] = handler
         _resolved.clear()
+        TRACED.clear()
         return handler
     return register
 
 
 _resolved: dict[type, TraceHandler | None] = {}
+
+
+def _traced(event_type: type) -> bool:
+    """Whether a turn's trace reads events of ``event_type``: those with a handler, and every
+    other kind but a streamed chunk, since any event may hold a span that the calls' owners
+    are looked up through (:meth:`TurnBuilder.owner`) -- a chunk's span is its LLM call's,
+    which that call's start and end events hold."""
+    return _handler_for(event_type) is not None or not issubclass(event_type, LLMStreamChunkEvent)
+
+
+TRACED = EventFilter(_traced)
+"""The event types a turn's trace reads (``collect_events(TRACED)``): not the streamed
+chunks, which then are not even built when nobody else listens for them."""
 
 
 def _handler_for(event_type: type) -> TraceHandler | None:
