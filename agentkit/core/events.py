@@ -253,7 +253,8 @@ class Dispatcher:
         only a trace listens for, is not built)."""
         if self._handlers:
             return True
-        for _, wanted in _scoped.get():
+        # a loop, not any(): no generator for every event built
+        for _, wanted in _scoped.get():  # noqa: SIM110
             if wanted is None or wanted[event_type]:
                 return True
         return False

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from agentkit.core.errors import ErrorKind, UserCode
@@ -115,7 +116,7 @@ class IdNormalizer:
             part = _MessagePart(message)
             if memo is not None:
                 memo["trace"] = part
-        names = tuple([self(raw) for raw in part.raw_ids])
+        names = tuple(map(self, part.raw_ids)) if part.raw_ids else ()
         key = part.keys.get(names) if memo is not None else None
         if key is not None:
             found = self._messages.get(key)
@@ -123,7 +124,7 @@ class IdNormalizer:
                 return found
         data = part.data(names)
         if key is None:
-            key = _KEYS.encode(data)
+            key = "".join(_KEY_CHUNKS(data, 0))
             if memo is not None:
                 if len(part.keys) >= _KEYS_KEPT:
                     part.keys.clear()
@@ -158,14 +159,17 @@ class _MessagePart:
 
     def __init__(self, message: ChatMessage) -> None:
         base = message.to_dict(images="digest")
-        extra = base.pop("additional_kwargs", None) or {}
-        calls = message.tool_calls
+        extra = base.pop("additional_kwargs", None)
         self.base = base
-        self.calls = [_call_part(call) for call in calls]
-        self.answers = "tool_call_id" in extra
-        self.name = extra["name"] if "name" in extra and message.role.value == "tool" else _NO
-        self.raw_ids = (*(call.tool_id for call in calls),
-                        *((extra["tool_call_id"],) if self.answers else ()))
+        if not extra:  # most messages: no tool calls, no answer, no name
+            self.calls, self.answers, self.name, self.raw_ids = _NONE, False, _NO, ()
+        else:
+            calls = message.tool_calls
+            self.calls = [_call_part(call) for call in calls]
+            self.answers = "tool_call_id" in extra
+            self.name = extra["name"] if "name" in extra and message.role.value == "tool" else _NO
+            self.raw_ids = (*(call.tool_id for call in calls),
+                            *((extra["tool_call_id"],) if self.answers else ()))
         self.keys: dict[tuple[str | None, ...], str] = {}
         """The message's key among a run's (its JSON) for the ids it was given."""
 
@@ -182,6 +186,8 @@ class _MessagePart:
 
 
 _NO: Any = object()
+_NONE: list[Any] = []
+"""A message's tool calls when it has none (shared: read only)."""
 _KEYS_KEPT = 8
 
 
@@ -196,6 +202,12 @@ def _call_part(call: ToolSelection) -> dict[str, Any]:
 _KEYS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 """What ``json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`` builds on every
 call, built once: a message's key (:meth:`IdNormalizer.message`)."""
+_KEY_CHUNKS: Callable[[Any, int], Sequence[str]] = (
+    c_make_encoder(None, str, encode_basestring, None, ": ", ", ", True, False, True)
+    if c_make_encoder is not None else lambda data, _: (_KEYS.encode(data),))
+"""What ``_KEYS.encode`` runs, without its two Python layers (and the encoder it builds on
+every call): the chunks of a message's key. No circular-reference markers: a message's trace
+form is plain data."""
 _PLAIN = json.JSONEncoder(default=str)
 _DECODE = json.JSONDecoder()
 

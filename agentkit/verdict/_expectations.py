@@ -23,7 +23,7 @@ from agentkit.scenario._model import (
     ToolCallSpec,
     Turn,
 )
-from agentkit.trace._trace import ToolCallTrace, Trace
+from agentkit.trace._trace import ToolCallTrace, Trace, TraceTotals
 from agentkit.verdict._problems import Problem, ProblemKind
 from agentkit.verdict._rules import rule_problems
 from agentkit.verdict._state import state_problems
@@ -356,6 +356,23 @@ def _judged(what: str, judgement: Judgement | None) -> list[str]:
             f"{judgement.reason}"]
 
 
+def _check_budgets(expect: Expect, totals: TraceTotals,
+                   add: Callable[[str, Sequence[str], ProblemKind], None]) -> None:
+    """``expect``'s budgets (steps, LLM calls, simulated wall time) against ``totals``."""
+    if expect.max_steps is not None:
+        add("max_steps", [f"{totals.steps} steps, more than max_steps {expect.max_steps}"]
+            if totals.steps > expect.max_steps else [], "budget")
+    if expect.max_llm_calls is not None:
+        add("max_llm_calls", [f"{totals.llm_calls} LLM calls, more than max_llm_calls "
+                              f"{expect.max_llm_calls}"]
+            if totals.llm_calls > expect.max_llm_calls else [], "budget")
+    if expect.max_wall_time is not None:
+        add("max_wall_time", [
+            f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
+            f"{seconds(expect.max_wall_time)} (serial time {seconds(totals.serial_time)})"]
+            if totals.wall_time > expect.max_wall_time + 1e-9 else [], "budget")
+
+
 def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
                         judgements: Sequence[Judgement] = (), *,
                         tags: Mapping[str, Collection[str]] | None = None,
@@ -371,7 +388,8 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
 
     def add(name: str, problems: Sequence[str], kind: ProblemKind) -> None:
         results.append(ExpectationResult(name, tuple(
-            p if isinstance(p, Problem) else Problem(p, kind) for p in problems)))
+            p if isinstance(p, Problem) else Problem(p, kind) for p in problems)
+            if problems else ()))
 
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if isinstance(turn.answer, Judged):
@@ -418,19 +436,9 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
     add("tool_errors", _check_tool_errors(trace, expect, expected_errors), "tool_errors")
     if expect.handoffs is not None:
         add("handoffs", _check_handoffs(expect.handoffs, trace), "handoffs")
-    totals = trace.totals()
-    if expect.max_steps is not None:
-        add("max_steps", [f"{totals.steps} steps, more than max_steps {expect.max_steps}"]
-            if totals.steps > expect.max_steps else [], "budget")
-    if expect.max_llm_calls is not None:
-        add("max_llm_calls", [f"{totals.llm_calls} LLM calls, more than max_llm_calls "
-                              f"{expect.max_llm_calls}"]
-            if totals.llm_calls > expect.max_llm_calls else [], "budget")
-    if expect.max_wall_time is not None:
-        add("max_wall_time", [
-            f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
-            f"{seconds(expect.max_wall_time)} (serial time {seconds(totals.serial_time)})"]
-            if totals.wall_time > expect.max_wall_time + 1e-9 else [], "budget")
+    if (expect.max_steps is not None or expect.max_llm_calls is not None
+            or expect.max_wall_time is not None):  # the totals only for a budget: most set none
+        _check_budgets(expect, trace.totals(), add)
     if expect.memory is not None and last is not None:
         add("memory", _check_memory(expect.memory, last.memory), "memory")
     if expect.state is not None:

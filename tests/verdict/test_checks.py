@@ -118,3 +118,31 @@ def test_the_checks_run_in_the_order_their_problems_are_reported() -> None:
     assert [type(check).__name__ for check in CHECKS] == [
         "RecordingPrefix", "Expectations", "Conversation", "Trajectory", "Leftovers",
         "ToolAccounting"]
+
+
+@pytest.mark.parametrize(("expect", "totals"), [
+    ({}, 0), ({"answer": {"contains": "done"}}, 0), ({"max_steps": 1}, 1),
+    ({"max_llm_calls": 1, "max_wall_time": 5}, 1)])
+def test_the_traces_totals_are_worked_out_only_for_a_budget(monkeypatch, expect, totals) -> None:
+    # issue 36 (judging a replay): most scenarios set no budget, and the totals walk every call
+    counted = []
+    real = Trace.totals
+    monkeypatch.setattr(Trace, "totals", lambda self: counted.append(1) or real(self))
+
+    assert _kinds(_trace([("add", ADD["args"], 0.0, 1.0)]), expect) == []
+    assert len(counted) == totals
+
+
+def test_a_problem_found_twice_is_told_once_with_its_count() -> None:
+    from agentkit.verdict import run_checks
+
+    class Twice:
+        def evaluate(self, run: Any) -> list[Problem]:
+            return [Problem("same", "answer"), Problem("other", "turns"), Problem("same", "answer")]
+
+    from types import SimpleNamespace
+
+    run: Any = SimpleNamespace(trace=_trace([]))
+    assert run_checks(run, (Twice(),)) == [Problem("same (2 times)", "answer"),
+                                           Problem("other", "turns")]
+    assert run_checks(run, ()) == []
