@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from agentkit.core.ids import current_ids
 from agentkit.core.sim import _clock, _default_clock
@@ -52,6 +52,11 @@ class Event:
     span_id: str | None = None
     parent_id: str | None = None
     time: float = 0.0
+
+    span_told: ClassVar[bool] = False
+    """True for an event class whose span another event of the same producer always holds,
+    delivered to a listener taking every event (a streamed chunk's: its LLM call's start and
+    end): a listener that needs events only for their spans' tree may leave it out."""
 
     @property
     def name(self) -> str:
@@ -115,6 +120,7 @@ class LLMStreamChunkEvent(Event):
     growing with the square of the answer. The whole reply is on :class:`LLMCallEndEvent`."""
 
     delta: str | None = None
+    span_told: ClassVar[bool] = True  # its LLM call's start and end events hold its span
 
 
 @dataclass(kw_only=True, slots=True)

@@ -31,7 +31,6 @@ from agentkit.core.events import (
     EventFilter,
     LLMCallEndEvent,
     LLMCallStartEvent,
-    LLMStreamChunkEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolsOfferedEvent,
@@ -561,15 +560,15 @@ _resolved: dict[type, TraceHandler | None] = {}
 
 def _traced(event_type: type) -> bool:
     """Whether a turn's trace reads events of ``event_type``: those with a handler, and every
-    other kind but a streamed chunk, since any event may hold a span that the calls' owners
-    are looked up through (:meth:`TurnBuilder.owner`) -- a chunk's span is its LLM call's,
-    which that call's start and end events hold."""
-    return _handler_for(event_type) is not None or not issubclass(event_type, LLMStreamChunkEvent)
+    other kind whose span no other event tells (``Event.span_told``), since any event may hold
+    a span that the calls' owners are looked up through (:meth:`TurnBuilder.owner`). Events
+    fed or not, the trace is the same: ``seq`` only orders the events it reads."""
+    return _handler_for(event_type) is not None or not getattr(event_type, "span_told", False)
 
 
 TRACED = EventFilter(_traced)
-"""The event types a turn's trace reads (``collect_events(TRACED)``): not the streamed
-chunks, which then are not even built when nobody else listens for them."""
+"""The event types a turn's trace reads (``collect_events(TRACED)``): not a streamed chunk
+or a workflow step's end, which then are not even built when nobody else listens for them."""
 
 
 def _handler_for(event_type: type) -> TraceHandler | None:
