@@ -141,10 +141,10 @@ class IdNormalizer:
         if self._memory is not None:
             before, view = self._memory
             if len(current) >= len(before) and current[:len(before)] == before:
-                extended = view.extended(convert(m) for m in current[len(before):])
+                extended = view.extended(map(convert, current[len(before):]))
                 self._memory = current, extended
                 return extended
-        fresh = Shared(convert(m) for m in current)
+        fresh = Shared(map(convert, current))  # map: no generator resumed per message
         self._memory = current, fresh
         return fresh
 
@@ -215,20 +215,19 @@ def _jsonable(value: Any) -> Any:
     """``value`` as its JSON text reads back (what ``json.loads(json.dumps(value,
     default=str))`` gives, with the encoder and decoder built once). A flat object of strings,
     booleans, nulls, floats and integers json reads back as they are (most tool calls'
-    arguments) is copied without the text."""
-    if type(value) is dict and all(type(key) is str and _reads_back(item)
-                                   for key, item in value.items()):
-        return dict(value)
+    arguments) is copied without the text: each value reads back from its JSON text as itself
+    (not an integer of thousands of digits, which ``json.loads`` refuses). A loop, not
+    ``all()`` over a generator: no call per argument."""
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if not (type(key) is str and (kind is str or kind is bool or item is None
+                                          or kind is float
+                                          or (kind is int and -_SHORT < item < _SHORT))):
+                break
+        else:
+            return dict(value)
     return _DECODE.decode(_PLAIN.encode(value))
-
-
-def _reads_back(value: Any) -> bool:
-    """Whether ``value`` reads back from its JSON text as itself: a string, a boolean, null, a
-    float, or an integer json reads (not one of thousands of digits: ``json.loads`` refuses
-    it)."""
-    kind = type(value)
-    return (kind is str or kind is bool or value is None or kind is float
-            or (kind is int and -_SHORT < value < _SHORT))
 
 
 _SHORT = 10 ** 18

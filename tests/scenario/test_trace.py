@@ -521,3 +521,25 @@ def test_a_plain_messages_trace_form_runs_few_python_calls():
     assert data == {"role": "user", "content": "What is the capital of France?"}
     assert called == ["message", "fixed_memo", "__init__", "to_dict", "fixed_memo", "_to_dict",
                       "data"]
+
+
+def test_flat_tool_arguments_are_copied_without_python_calls_per_argument():
+    # issue 36 (a replay's trace building): each tool call's arguments
+    import sys
+
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    args = {"city": "Paris", "days": 3, "metric": True, "note": None, "ratio": 0.5}
+    sys.setprofile(profile)
+    try:
+        copied = _trace_module._jsonable(args)
+    finally:
+        sys.setprofile(None)
+    assert copied == args and copied is not args
+    assert called == ["_jsonable"]
+    assert _trace_module._jsonable({"big": 10 ** 20, "nested": {"a": (1,)}}) == {
+        "big": 10 ** 20, "nested": {"a": [1]}}
