@@ -527,9 +527,11 @@ def critical_path(intervals: Iterable[tuple[float, float]]) -> float:
 def _response_dict(response: ChatResponse | None, ids: IdNormalizer) -> dict[str, Any] | None:
     if response is None:
         return None
-    data: dict[str, Any] = {"content": response.message.content}
-    if response.message.tool_calls:
-        data["tool_calls"] = [ids.tool_call(c) for c in response.message.tool_calls]
+    message = response.message
+    data: dict[str, Any] = {"content": message.content}
+    calls = message.additional_kwargs.get("tool_calls")  # the property copies them: read once
+    if calls:
+        data["tool_calls"] = [ids.tool_call(c) for c in calls]
     return data
 
 

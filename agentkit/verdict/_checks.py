@@ -109,9 +109,12 @@ class Expectations:
 
     def evaluate(self, run: Run) -> list[Problem]:
         scenario = run.scenario
-        tags: dict[str, frozenset[str]] = {tool.metadata.name: getattr(tool, "tags", frozenset())
-                                           for tool in run.tools}
-        return check_expectations(run.trace, scenario.turns, scenario.expect_for(run.agent_type),
+        expect = scenario.expect_for(run.agent_type)
+        # the tools' tags: only the policy rules (``never``) select by them
+        tags: dict[str, frozenset[str]] | None = {
+            tool.metadata.name: getattr(tool, "tags", frozenset())
+            for tool in run.tools} if expect.never is not None else None
+        return check_expectations(run.trace, scenario.turns, expect,
                                   run.judgements, tags=tags, state_checks=run.state_checks)
 
 
