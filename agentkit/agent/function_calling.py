@@ -117,7 +117,7 @@ class FunctionCallingAgentWorker(AgentWorker):
             memory.put(response.message)
             return AgentChatResponse(response=text, sources=[]), True
         if state["n_function_calls"] >= self._max_function_calls:
-            if dispatcher.active:
+            if dispatcher.wants(AgentLimitEvent):
                 dispatcher.emit(AgentLimitEvent(limit="max_function_calls",
                                                 value=self._max_function_calls))
             memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=text))

@@ -7,7 +7,9 @@ run is deterministic.
 
 Handlers are plain callables. :meth:`Dispatcher.add_handler` subscribes for the whole process;
 :meth:`Dispatcher.listen` subscribes for a block (and the tasks started inside it) only, which
-is how concurrent runs keep their events apart.
+is how concurrent runs keep their events apart. A block's listener may take only some event
+types (``wants``, an :class:`EventFilter`): an event that no listener takes is not delivered,
+and a producer asks :meth:`Dispatcher.wants` before building one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from agentkit.core.ids import current_ids
 from agentkit.core.sim import _clock, _default_clock
@@ -25,6 +27,7 @@ __all__ = [
     "Event",
     "Span",
     "Dispatcher",
+    "EventFilter",
     "dispatcher",
     "AgentChatStartEvent",
     "AgentChatEndEvent",
@@ -49,6 +52,11 @@ class Event:
     span_id: str | None = None
     parent_id: str | None = None
     time: float = 0.0
+
+    span_told: ClassVar[bool] = False
+    """True for an event class whose span another event of the same producer always holds,
+    delivered to a listener taking every event (a streamed chunk's: its LLM call's start and
+    end): a listener that needs events only for their spans' tree may leave it out."""
 
     @property
     def name(self) -> str:
@@ -112,6 +120,7 @@ class LLMStreamChunkEvent(Event):
     growing with the square of the answer. The whole reply is on :class:`LLMCallEndEvent`."""
 
     delta: str | None = None
+    span_told: ClassVar[bool] = True  # its LLM call's start and end events hold its span
 
 
 @dataclass(kw_only=True, slots=True)
@@ -181,8 +190,31 @@ class Span(NamedTuple):
     parent_id: str | None
 
 
+class EventFilter(dict[type, bool]):
+    """Which event types a listener takes (:meth:`Dispatcher.listen`'s ``wants``): ``wanted``
+    answers for an event class (its subclasses asked apart), once per class; the bus then looks
+    the answer up as ``filter[type(event)]``, without a call. :meth:`clear` it when ``wanted``
+    may answer otherwise (e.g. a handler registered for a class it refused)."""
+
+    __slots__ = ("_wanted",)
+
+    def __init__(self, wanted: Callable[[type], bool]) -> None:
+        super().__init__()
+        self._wanted = wanted
+
+    @classmethod
+    def of(cls, *event_types: type) -> EventFilter:
+        """The filter taking ``event_types`` and their subclasses."""
+        return cls(lambda kind: issubclass(kind, event_types))
+
+    def __missing__(self, kind: type) -> bool:
+        answer = self[kind] = bool(self._wanted(kind))
+        return answer
+
+
+_Listener = tuple[Handler, EventFilter | None]
 _current_span: ContextVar[Span | None] = ContextVar("agentkit_span", default=None)
-_scoped: ContextVar[tuple[Handler, ...]] = ContextVar("agentkit_scoped_handlers", default=())
+_scoped: ContextVar[tuple[_Listener, ...]] = ContextVar("agentkit_scoped_handlers", default=())
 _new_tuple = tuple.__new__  # builds a Span without the named tuple's Python ``__new__``
 
 
@@ -207,9 +239,10 @@ class Dispatcher:
         self._handlers.remove(handler)
 
     @contextmanager
-    def listen(self, handler: Handler) -> Iterator[Handler]:
-        """Deliver events emitted in this block (and tasks it starts) to ``handler``."""
-        token = _scoped.set((*_scoped.get(), handler))
+    def listen(self, handler: Handler, wants: EventFilter | None = None) -> Iterator[Handler]:
+        """Deliver events emitted in this block (and tasks it starts) to ``handler``: every
+        event, or those of the types ``wants`` takes."""
+        token = _scoped.set((*_scoped.get(), (handler, wants)))
         try:
             yield handler
         finally:
@@ -217,19 +250,36 @@ class Dispatcher:
 
     @property
     def active(self) -> bool:
+        """Whether anyone listens (to some event types at least)."""
         return bool(self._handlers or _scoped.get())
 
+    def wants(self, event_type: type) -> bool:
+        """Whether an event of ``event_type`` emitted here reaches anyone: a producer builds
+        one only then (an event of a type no listener takes, such as a streamed chunk that
+        only a trace listens for, is not built)."""
+        if self._handlers:
+            return True
+        # a loop, not any(): no generator for every event built
+        for _, wanted in _scoped.get():  # noqa: SIM110
+            if wanted is None or wanted[event_type]:
+                return True
+        return False
+
     def emit(self, event: Event) -> None:
-        handlers = (*self._handlers, *_scoped.get())
-        if not handlers:
+        scoped = _scoped.get()
+        if not (self._handlers or scoped):
             return
         event.time = _clock.get(_default_clock)._now  # now(), inlined: once per event
         if event.span_id is None:
             span = _current_span.get()
             if span is not None:
                 event.span_id, event.parent_id = span.id, span.parent_id
-        for handler in handlers:
+        for handler in (*self._handlers,):  # a copy: a handler may remove itself
             handler(event)
+        kind = type(event)
+        for handler, wanted in scoped:
+            if wanted is None or wanted[kind]:
+                handler(event)
 
     def new_span(self) -> Span:
         """A child span of the current one, without making it current (for streams)."""

@@ -228,6 +228,8 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         self._unloaded_built_in = dict(built_in or {})
         self._built_in: dict[str, AgentType] = {}
         self._handlers: dict[type, TraceHandler] | None = None
+        self._by_class: dict[type, TraceHandler | None] = {}
+        """:attr:`_handlers`' handler of each event class met (its nearest base's)."""
         self._dispatched: set[type] = set()
 
     def _entries(self) -> dict[str, AgentType | _Lazy]:
@@ -411,11 +413,15 @@ class AgentTypeRegistry(MutableMapping[str, AgentType]):
         if self._handlers is None:
             self._handlers = {event_type: handler for _, entry in self._loaded_items()
                               for event_type, handler in entry.trace_handlers.items()}
-        for event_type in type(event).__mro__:
-            handler = self._handlers.get(event_type)
-            if handler is not None:
-                handler(turn, event)
-                return
+            self._by_class = {}
+        kind = type(event)
+        if kind in self._by_class:  # the MRO walked once per class (every workflow event)
+            handler = self._by_class[kind]
+        else:
+            handler = self._by_class[kind] = next(
+                (self._handlers[t] for t in kind.__mro__ if t in self._handlers), None)
+        if handler is not None:
+            handler(turn, event)
 
     @staticmethod
     def _load(name: str, entry: _Lazy) -> AgentType:

@@ -93,7 +93,14 @@ from agentkit.scenario._trajectory import RenderContext, Trajectory, TrajectoryE
 from agentkit.scenario._trajectory_run import TrajectoryOutputs, trajectory_outputs
 from agentkit.tools import BaseTool
 from agentkit.tools.mcp import MCPRecording
-from agentkit.trace._trace import IdNormalizer, Trace, TurnTrace, build_turn, extend_turn
+from agentkit.trace._trace import (
+    TRACED,
+    IdNormalizer,
+    Trace,
+    TurnTrace,
+    build_turn,
+    extend_turn,
+)
 from agentkit.verdict import Problem, SnapshotSession, Verdict, judge
 from agentkit.workflow import draw_workflow
 
@@ -673,7 +680,7 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = Fa
     ids = IdNormalizer()
     for judged, place, subject, upto in asked:
         turn = trace.turns[upto - 1]
-        with collect_events() as events:
+        with collect_events(TRACED) as events:
             try:
                 decided = judge.decide(judged, at=".".join(map(str, place)),
                                        where=scenario.where(*place, kept=True),
@@ -759,7 +766,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
     while True:
         before: list[Event] = []
         try:
-            with collect_events() as before:
+            with collect_events(TRACED) as before:
                 turn = conversation.next_turn(trace)
         except Exception as exc:  # noqa: BLE001 (the simulated user's model or function)
             failed = build_turn("", role_events(before), ids, response=None, error=None,
@@ -780,7 +787,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         error: str | None = None
         kind: ErrorKind | None = None
         raised: UserCode | None = None
-        with collect_events() as events:
+        with collect_events(TRACED) as events:
             try:
                 if turn.stream:
                     stream = agent.stream_chat(turn.user, **options)
@@ -803,7 +810,7 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
             break
         after: list[Event] = []
         try:
-            with collect_events() as after:
+            with collect_events(TRACED) as after:
                 conversation.after_turn(trace)
         except Exception as exc:  # noqa: BLE001 (a judge of the simulated user's goal)
             _stop_turn(trace.turns[-1], exc, scenario, "the simulated user's goal check",

@@ -14,6 +14,7 @@ from agentkit.core.events import (
     AgentStepStartEvent,
     Dispatcher,
     Event,
+    EventFilter,
     LLMCallEndEvent,
     LLMCallStartEvent,
     LLMStreamChunkEvent,
@@ -38,10 +39,12 @@ def get_dispatcher(name: str | None = None) -> Dispatcher:
 
 
 @contextmanager
-def collect_events() -> Iterator[list[Event]]:
-    """Collect every event emitted in this block (and the tasks it starts) into a list."""
+def collect_events(wants: EventFilter | None = None) -> Iterator[list[Event]]:
+    """Collect every event emitted in this block (and the tasks it starts) into a list; with
+    ``wants``, those of the event types it takes (the rest, when nobody else listens for
+    them, are not even built)."""
     events: list[Event] = []
-    with dispatcher.listen(events.append):
+    with dispatcher.listen(events.append, wants):
         yield events
 
 
@@ -56,6 +59,7 @@ __all__ = [
     "CallbackManager",
     "Dispatcher",
     "Event",
+    "EventFilter",
     "EventPayload",
     "LLMCallEndEvent",
     "LLMCallStartEvent",

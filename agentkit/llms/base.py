@@ -178,7 +178,7 @@ class _CallRecorder:
         self.started = now()
         self.last: ChatResponse | None = None
         self.ended = False
-        if dispatcher.active:
+        if dispatcher.wants(LLMCallStartEvent):
             self._emit(LLMCallStartEvent(kind=request.call_kind, model=self.model,
                                          messages=request.messages, tools=request.tool_specs(),
                                          tool_choice=request.tool_choice))
@@ -194,7 +194,9 @@ class _CallRecorder:
 
     def chunk(self, response: ChatResponse) -> None:
         self.last = response
-        if dispatcher.active:  # built in its span at once: one per streamed chunk
+        # built in its span at once, one per streamed chunk; not at all when no listener
+        # takes chunks (a trace files nothing from them)
+        if dispatcher.wants(LLMStreamChunkEvent):
             span = self.span
             dispatcher.emit(LLMStreamChunkEvent(delta=response.delta, span_id=span.id,
                                                 parent_id=span.parent_id))
@@ -206,7 +208,7 @@ class _CallRecorder:
         response = response if response is not None else self.last
         if response is not None and response.usage is None and error is None:
             response.usage = _usage_estimate(self.request, response.message)
-        if not dispatcher.active:
+        if not dispatcher.wants(LLMCallEndEvent):
             return
         message = None
         if error is not None:

@@ -176,7 +176,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
     ``requires_context`` is true; ``agent`` names the calling agent on the bus events."""
     name = tool.metadata.name if tool is not None else (tool_name or "unknown")
     with dispatcher.span():
-        if dispatcher.active:  # an event nobody receives is not built
+        if dispatcher.wants(ToolCallStartEvent):  # an event nobody takes is not built
             dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id,
                                                arguments=arguments, agent=agent))
         started = now()
@@ -202,7 +202,7 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
                     raw_output=result)
                 if wording.positional_single_argument:
                     output = _as_positional(tool, arguments, output)
-        if dispatcher.active:
+        if dispatcher.wants(ToolCallEndEvent):
             dispatcher.emit(ToolCallEndEvent(tool_name=name, tool_id=tool_id,
                                              arguments=arguments, output=output,
                                              is_error=output.is_error, latency=now() - started,
@@ -312,7 +312,7 @@ class ToolRunner:
         """This runner, after telling the bus that its tools are offered to the model (a
         :class:`ToolsOfferedEvent`, whether the model sees them in a request or a prompt):
         what a trace's ``tools`` are built from. Agents call it once per step."""
-        if dispatcher.active:
+        if dispatcher.wants(ToolsOfferedEvent):
             dispatcher.emit(ToolsOfferedEvent(tools=tool_specs(self._tools)))
         return self
 

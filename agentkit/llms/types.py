@@ -263,10 +263,16 @@ class ChatMessage(Model):
         return self._to_dict(images)
 
     def _to_dict(self, images: Literal["inline", "digest"]) -> dict[str, Any]:
-        data: dict[str, Any] = {"role": self.role.value, "content": self.content}
-        if any(isinstance(b, ImageBlock) for b in self.blocks):
-            data["blocks"] = [b.digest() if images == "digest" and isinstance(b, ImageBlock)
-                              else b.model_dump(mode="json") for b in self.blocks]
+        blocks = self.blocks
+        # the usual message, one text block, read without the property and the scan; the
+        # role's value without the enum's descriptor (two Python calls)
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+            data: dict[str, Any] = {"role": self.role._value_, "content": blocks[0].text}
+        else:
+            data = {"role": self.role._value_, "content": self.content}
+            if any(isinstance(b, ImageBlock) for b in blocks):
+                data["blocks"] = [b.digest() if images == "digest" and isinstance(b, ImageBlock)
+                                  else b.model_dump(mode="json") for b in blocks]
         if self.additional_kwargs:
             data["additional_kwargs"] = _jsonable(self.additional_kwargs)
         return data

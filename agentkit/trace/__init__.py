@@ -15,6 +15,7 @@ from agentkit.trace._compare import (
 from agentkit.trace._diff import TraceError, check_trace, diff_traces, step_signature, trace_diff
 from agentkit.trace._read import expand_trace, message_lists
 from agentkit.trace._trace import (
+    TRACED,
     IdNormalizer,
     LLMCallTrace,
     RoleCallTrace,
@@ -34,7 +35,7 @@ from agentkit.trace._trace import (
 )
 from agentkit.trace._world import MISSING, shown_value, state_changes, state_data, value_at
 
-__all__ = ["IdNormalizer", "LLMCallTrace", "RoleCallTrace", "SampledTrace", "SimulatedToolError",
+__all__ = ["TRACED", "IdNormalizer", "LLMCallTrace", "RoleCallTrace", "SampledTrace", "SimulatedToolError",
            "SnapshotComparison", "SnapshotStatus", "StepTrace", "ToolCallTrace", "Trace",
            "TraceError", "TraceHandler", "TraceTotals", "TurnBuilder", "TurnTrace", "build_turn",
            "check_trace", "compare_with_snapshot", "critical_path", "diff_snapshots",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from agentkit.core.errors import ErrorKind, UserCode
@@ -27,6 +28,7 @@ from agentkit.core.events import (
     AgentStepEndEvent,
     AgentStepStartEvent,
     Event,
+    EventFilter,
     LLMCallEndEvent,
     LLMCallStartEvent,
     ToolCallEndEvent,
@@ -113,7 +115,7 @@ class IdNormalizer:
             part = _MessagePart(message)
             if memo is not None:
                 memo["trace"] = part
-        names = tuple([self(raw) for raw in part.raw_ids])
+        names = tuple(map(self, part.raw_ids)) if part.raw_ids else ()
         key = part.keys.get(names) if memo is not None else None
         if key is not None:
             found = self._messages.get(key)
@@ -121,7 +123,7 @@ class IdNormalizer:
                 return found
         data = part.data(names)
         if key is None:
-            key = _KEYS.encode(data)
+            key = "".join(_KEY_CHUNKS(data, 0))
             if memo is not None:
                 if len(part.keys) >= _KEYS_KEPT:
                     part.keys.clear()
@@ -139,10 +141,10 @@ class IdNormalizer:
         if self._memory is not None:
             before, view = self._memory
             if len(current) >= len(before) and current[:len(before)] == before:
-                extended = view.extended(convert(m) for m in current[len(before):])
+                extended = view.extended(map(convert, current[len(before):]))
                 self._memory = current, extended
                 return extended
-        fresh = Shared(convert(m) for m in current)
+        fresh = Shared(map(convert, current))  # map: no generator resumed per message
         self._memory = current, fresh
         return fresh
 
@@ -156,14 +158,17 @@ class _MessagePart:
 
     def __init__(self, message: ChatMessage) -> None:
         base = message.to_dict(images="digest")
-        extra = base.pop("additional_kwargs", None) or {}
-        calls = message.tool_calls
+        extra = base.pop("additional_kwargs", None)
         self.base = base
-        self.calls = [_call_part(call) for call in calls]
-        self.answers = "tool_call_id" in extra
-        self.name = extra["name"] if "name" in extra and message.role.value == "tool" else _NO
-        self.raw_ids = (*(call.tool_id for call in calls),
-                        *((extra["tool_call_id"],) if self.answers else ()))
+        if not extra:  # most messages: no tool calls, no answer, no name
+            self.calls, self.answers, self.name, self.raw_ids = _NONE, False, _NO, ()
+        else:
+            calls = message.tool_calls
+            self.calls = [_call_part(call) for call in calls]
+            self.answers = "tool_call_id" in extra
+            self.name = extra["name"] if "name" in extra and message.role.value == "tool" else _NO
+            self.raw_ids = (*(call.tool_id for call in calls),
+                            *((extra["tool_call_id"],) if self.answers else ()))
         self.keys: dict[tuple[str | None, ...], str] = {}
         """The message's key among a run's (its JSON) for the ids it was given."""
 
@@ -180,6 +185,8 @@ class _MessagePart:
 
 
 _NO: Any = object()
+_NONE: list[Any] = []
+"""A message's tool calls when it has none (shared: read only)."""
 _KEYS_KEPT = 8
 
 
@@ -194,6 +201,12 @@ def _call_part(call: ToolSelection) -> dict[str, Any]:
 _KEYS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 """What ``json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`` builds on every
 call, built once: a message's key (:meth:`IdNormalizer.message`)."""
+_KEY_CHUNKS: Callable[[Any, int], Sequence[str]] = (
+    c_make_encoder(None, str, encode_basestring, None, ": ", ", ", True, False, True)
+    if c_make_encoder is not None else lambda data, _: (_KEYS.encode(data),))
+"""What ``_KEYS.encode`` runs, without its two Python layers (and the encoder it builds on
+every call): the chunks of a message's key. No circular-reference markers: a message's trace
+form is plain data."""
 _PLAIN = json.JSONEncoder(default=str)
 _DECODE = json.JSONDecoder()
 
@@ -202,20 +215,19 @@ def _jsonable(value: Any) -> Any:
     """``value`` as its JSON text reads back (what ``json.loads(json.dumps(value,
     default=str))`` gives, with the encoder and decoder built once). A flat object of strings,
     booleans, nulls, floats and integers json reads back as they are (most tool calls'
-    arguments) is copied without the text."""
-    if type(value) is dict and all(type(key) is str and _reads_back(item)
-                                   for key, item in value.items()):
-        return dict(value)
+    arguments) is copied without the text: each value reads back from its JSON text as itself
+    (not an integer of thousands of digits, which ``json.loads`` refuses). A loop, not
+    ``all()`` over a generator: no call per argument."""
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if not (type(key) is str and (kind is str or kind is bool or item is None
+                                          or kind is float
+                                          or (kind is int and -_SHORT < item < _SHORT))):
+                break
+        else:
+            return dict(value)
     return _DECODE.decode(_PLAIN.encode(value))
-
-
-def _reads_back(value: Any) -> bool:
-    """Whether ``value`` reads back from its JSON text as itself: a string, a boolean, null, a
-    float, or an integer json reads (not one of thousands of digits: ``json.loads`` refuses
-    it)."""
-    kind = type(value)
-    return (kind is str or kind is bool or value is None or kind is float
-            or (kind is int and -_SHORT < value < _SHORT))
 
 
 _SHORT = 10 ** 18
@@ -515,9 +527,11 @@ def critical_path(intervals: Iterable[tuple[float, float]]) -> float:
 def _response_dict(response: ChatResponse | None, ids: IdNormalizer) -> dict[str, Any] | None:
     if response is None:
         return None
-    data: dict[str, Any] = {"content": response.message.content}
-    if response.message.tool_calls:
-        data["tool_calls"] = [ids.tool_call(c) for c in response.message.tool_calls]
+    message = response.message
+    data: dict[str, Any] = {"content": message.content}
+    calls = message.additional_kwargs.get("tool_calls")  # the property copies them: read once
+    if calls:
+        data["tool_calls"] = [ids.tool_call(c) for c in calls]
     return data
 
 
@@ -537,11 +551,25 @@ def trace_handler(*event_types: type) -> Callable[[TraceHandler], TraceHandler]:
         for event_type in event_types:
             _HANDLERS[event_type] = handler
         _resolved.clear()
+        TRACED.clear()
         return handler
     return register
 
 
 _resolved: dict[type, TraceHandler | None] = {}
+
+
+def _traced(event_type: type) -> bool:
+    """Whether a turn's trace reads events of ``event_type``: those with a handler, and every
+    other kind whose span no other event tells (``Event.span_told``), since any event may hold
+    a span that the calls' owners are looked up through (:meth:`TurnBuilder.owner`). Events
+    fed or not, the trace is the same: ``seq`` only orders the events it reads."""
+    return _handler_for(event_type) is not None or not getattr(event_type, "span_told", False)
+
+
+TRACED = EventFilter(_traced)
+"""The event types a turn's trace reads (``collect_events(TRACED)``): not a streamed chunk
+or a workflow step's end, which then are not even built when nobody else listens for them."""
 
 
 def _handler_for(event_type: type) -> TraceHandler | None:

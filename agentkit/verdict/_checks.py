@@ -6,7 +6,6 @@ recording first (what else the run got wrong follows from it)."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,9 +109,12 @@ class Expectations:
 
     def evaluate(self, run: Run) -> list[Problem]:
         scenario = run.scenario
-        tags: dict[str, frozenset[str]] = {tool.metadata.name: getattr(tool, "tags", frozenset())
-                                           for tool in run.tools}
-        return check_expectations(run.trace, scenario.turns, scenario.expect_for(run.agent_type),
+        expect = scenario.expect_for(run.agent_type)
+        # the tools' tags: only the policy rules (``never``) select by them
+        tags: dict[str, frozenset[str]] | None = {
+            tool.metadata.name: getattr(tool, "tags", frozenset())
+            for tool in run.tools} if expect.never is not None else None
+        return check_expectations(run.trace, scenario.turns, expect,
                                   run.judgements, tags=tags, state_checks=run.state_checks)
 
 
@@ -181,30 +183,36 @@ class ToolAccounting:
     may be its own by design."""
 
     def evaluate(self, run: Run) -> list[Problem]:
-        traced = Counter(call.name for call in run.trace.tool_calls)
-        # the tools the agent offered its model (empty: its steps do not tell)
-        offered = list(dict.fromkeys(tool["name"] for turn in run.trace.turns
-                                     for tool in turn.tools))
+        if not run.tools:
+            return []
+        traced: dict[str, int] = {}  # calls by tool name (a dict: a Counter costs five layers)
+        for turn in run.trace.turns:
+            for call in turn.tool_calls:
+                traced[call.name] = traced.get(call.name, 0) + 1
         found = []
         for tool in run.tools:
             if not conforms(tool, CountedTool):
                 continue
             name, ran = tool.metadata.name, tool.finished
-            if ran > traced[name]:
-                extra = ran - traced[name]
+            calls_of = traced.get(name, 0)
+            if ran > calls_of:
+                extra = ran - calls_of
                 found.append(
                     f"`{name}` ran {ran} time{'' if ran == 1 else 's'}, but the agent's steps "
-                    f"show {traced[name]} call{'' if traced[name] == 1 else 's'} of it: {extra} "
+                    f"show {calls_of} call{'' if calls_of == 1 else 's'} of it: {extra} "
                     f"call{' was' if extra == 1 else 's were'} made outside the tool calls the "
                     "model asked for (code calling the tool directly), so no trace, expectation "
                     "or snapshot sees them; call scenario tools only through the agent's tool "
                     "calls")
             declared = [what for what, given in (("latency", tool.latency),
                                                  ("failure schedule", tool.faults)) if given]
-            if not (declared and tool.calls == 0 and traced[name]
+            if not (declared and tool.calls == 0 and calls_of
                     and not run.own_tools_allowed):
                 continue
-            calls = f"{traced[name]} call{'' if traced[name] == 1 else 's'}"
+            # the tools the agent offered its model (empty: its steps do not tell)
+            offered = list(dict.fromkeys(spec["name"] for turn in run.trace.turns
+                                         for spec in turn.tools))
+            calls = f"{calls_of} call{'' if calls_of == 1 else 's'}"
             if offered and name not in offered:
                 found.append(
                     f"the agent has no tool `{name}` (it was offered {', '.join(offered)}): "
@@ -228,9 +236,12 @@ def run_checks(run: Run, checks: tuple[Check, ...] = CHECKS) -> list[Problem]:
     found N times is told once, with its count); when there are any and the agent stopped at
     one of its limits (its model still asking for tool calls), that comes first: the rest
     may follow from it."""
-    found = Counter(problem for check in checks for problem in check.evaluate(run))
+    found: dict[Problem, int] = {}  # a dict, not a Counter: no layers for a run without any
+    for check in checks:
+        for problem in check.evaluate(run):
+            found[problem] = found.get(problem, 0) + 1
     problems = [problem if count == 1 else Problem(f"{problem} ({count} times)", problem.kind)
-                for problem, count in found.items()]
+                for problem, count in found.items()] if found else []
     limited = [(number, turn.limit) for number, turn in enumerate(run.trace.turns, start=1)
                if turn.limit is not None]
     if problems and limited:

@@ -181,7 +181,6 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
     ``explain``: each says which part of the call differs (a hand-off is all name)."""
     label = label or f"tool calls ({expect.match}, args {expect.args})"
     outputs = any(spec.output is not None for spec in expect.calls)
-    made = ", ".join(_made(c, outputs) for c in actual) or "none"
     if expect.match == "strict":
         problems = []
         matched: dict[int, int] = {}
@@ -207,6 +206,7 @@ def _check_tool_calls(expect: ToolCallsExpect, actual: list[_Call], label: str |
         wanted = ", ".join(_spec(expect.calls[i]) for i in missing)
         why = "".join(_closest(expect.calls[i], actual, expect.args)
                       for i in missing) if explain else ""
+        made = ", ".join(_made(c, outputs) for c in actual) or "none"  # only for a problem
         problems.append(f"{label}: expected {wanted} but it was not made (made: {made}){why}")
     if expect.match in ("unordered", "superset") and extra:
         unexpected = ", ".join(_made(actual[i], outputs) for i in extra)
@@ -356,6 +356,34 @@ def _judged(what: str, judgement: Judgement | None) -> list[str]:
             f"{judgement.reason}"]
 
 
+def _check_budgets(expect: Expect, trace: Trace,
+                   add: Callable[[str, Sequence[str], ProblemKind], None]) -> None:
+    """``expect``'s budgets (steps, LLM calls, simulated wall time) against the trace's
+    totals: those counted here, as :meth:`Trace.totals` counts them, without the rest (its
+    critical path, tokens and roles)."""
+    steps = llm_calls = 0
+    wall_time = serial_time = 0.0
+    for turn in trace.turns:
+        steps += len(turn.steps)
+        for step in turn.steps:
+            llm_calls += len(step.llm_calls)
+        wall_time += turn.wall_time
+        serial_time += turn.serial_time
+    wall_time, serial_time = round(wall_time, 6), round(serial_time, 6)
+    if expect.max_steps is not None:
+        add("max_steps", [f"{steps} steps, more than max_steps {expect.max_steps}"]
+            if steps > expect.max_steps else [], "budget")
+    if expect.max_llm_calls is not None:
+        add("max_llm_calls", [f"{llm_calls} LLM calls, more than max_llm_calls "
+                              f"{expect.max_llm_calls}"]
+            if llm_calls > expect.max_llm_calls else [], "budget")
+    if expect.max_wall_time is not None:
+        add("max_wall_time", [
+            f"simulated wall time {seconds(wall_time)} is over max_wall_time "
+            f"{seconds(expect.max_wall_time)} (serial time {seconds(serial_time)})"]
+            if wall_time > expect.max_wall_time + 1e-9 else [], "budget")
+
+
 def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
                         judgements: Sequence[Judgement] = (), *,
                         tags: Mapping[str, Collection[str]] | None = None,
@@ -371,7 +399,8 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
 
     def add(name: str, problems: Sequence[str], kind: ProblemKind) -> None:
         results.append(ExpectationResult(name, tuple(
-            p if isinstance(p, Problem) else Problem(p, kind) for p in problems)))
+            p if isinstance(p, Problem) else Problem(p, kind) for p in problems)
+            if problems else ()))
 
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if isinstance(turn.answer, Judged):
@@ -418,19 +447,9 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
     add("tool_errors", _check_tool_errors(trace, expect, expected_errors), "tool_errors")
     if expect.handoffs is not None:
         add("handoffs", _check_handoffs(expect.handoffs, trace), "handoffs")
-    totals = trace.totals()
-    if expect.max_steps is not None:
-        add("max_steps", [f"{totals.steps} steps, more than max_steps {expect.max_steps}"]
-            if totals.steps > expect.max_steps else [], "budget")
-    if expect.max_llm_calls is not None:
-        add("max_llm_calls", [f"{totals.llm_calls} LLM calls, more than max_llm_calls "
-                              f"{expect.max_llm_calls}"]
-            if totals.llm_calls > expect.max_llm_calls else [], "budget")
-    if expect.max_wall_time is not None:
-        add("max_wall_time", [
-            f"simulated wall time {seconds(totals.wall_time)} is over max_wall_time "
-            f"{seconds(expect.max_wall_time)} (serial time {seconds(totals.serial_time)})"]
-            if totals.wall_time > expect.max_wall_time + 1e-9 else [], "budget")
+    if (expect.max_steps is not None or expect.max_llm_calls is not None
+            or expect.max_wall_time is not None):  # only for a budget: most scenarios set none
+        _check_budgets(expect, trace, add)
     if expect.memory is not None and last is not None:
         add("memory", _check_memory(expect.memory, last.memory), "memory")
     if expect.state is not None:

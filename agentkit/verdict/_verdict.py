@@ -224,10 +224,10 @@ def _judged(run: Run, snapshots: SnapshotSession | None,
 def _tracebacks(trace: Trace) -> tuple[str, ...]:
     """The user's tracebacks of the run's errors: its tools' that failed unscheduled, and the
     turn that stopped on the user's code, each once."""
-    found = [call.raised.traceback for call in trace.tool_calls
+    found = [call.raised.traceback for turn in trace.turns for call in turn.tool_calls
              if call.raised is not None and not call.scheduled]
     found += [turn.raised.traceback for turn in trace.turns if turn.raised is not None]
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found)) if found else ()
 
 
 def judge_error(error: HarnessError, snapshots: SnapshotSession | None = None,

@@ -9,7 +9,7 @@ counters, so two runs under the same seed report identical streams.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from agentkit.core.events import Event as BusEvent
 
@@ -66,6 +66,7 @@ class WorkflowStepEndEvent(_StepEvent):
 
     output_events: list[Any] = field(default_factory=list)
     error: str | None = None
+    span_told: ClassVar[bool] = True  # the step's start event holds its span
 
     @property
     def events_out(self) -> list[str]:

@@ -222,7 +222,7 @@ class Run:
             attempts = 0
             while True:
                 with dispatcher.span():
-                    if dispatcher.active:  # an event nobody receives is not built
+                    if dispatcher.wants(WorkflowStepStartEvent):  # else not built
                         dispatcher.emit(WorkflowStepStartEvent(
                             workflow=self._name, run_id=self.run_id, step=spec.name,
                             input_event=event))
@@ -334,7 +334,7 @@ class Run:
 
     def _step_end(self, spec: StepSpec, event: Event, frame: StepFrame,
                   error: str | None = None) -> None:
-        if not dispatcher.active:  # an event nobody receives is not built
+        if not dispatcher.wants(WorkflowStepEndEvent):  # an event nobody takes is not built
             return
         dispatcher.emit(WorkflowStepEndEvent(
             workflow=self._name, run_id=self.run_id, step=spec.name, input_event=event,

@@ -8,6 +8,7 @@ from typing import Any
 from agentkit.core.events import (
     AgentChatStartEvent,
     Dispatcher,
+    EventFilter,
     LLMCallStartEvent,
     Span,
     ToolCallStartEvent,
@@ -190,3 +191,40 @@ def test_resume_makes_an_earlier_span_current_again_so_later_events_file_under_i
         dispatcher.emit(_event())
     assert (seen[0].span_id, seen[0].parent_id) == (call.id, step.id)
     assert dispatcher.current_span() is None
+
+
+def test_a_listener_may_take_only_some_event_types_and_their_subclasses():
+    class Started(ToolCallStartEvent):
+        pass
+
+    bus = Dispatcher()
+    taken, every = [], []
+    with bus.listen(every.append), bus.listen(taken.append, EventFilter.of(ToolCallStartEvent)):
+        for event in (_event("plain"), AgentChatStartEvent(user_msg="hi"), Started(tool_name="sub")):
+            bus.emit(event)
+    assert [e.name for e in taken] == ["ToolCallStartEvent", "Started"]
+    assert [e.name for e in every] == ["ToolCallStartEvent", "AgentChatStartEvent", "Started"]
+
+
+def test_wants_tells_whether_an_event_type_reaches_anyone():
+    bus = Dispatcher()
+    asked = []
+    only_tools = EventFilter(lambda kind: asked.append(kind) or kind is ToolCallStartEvent)
+    nobody = bus.wants(ToolCallStartEvent)
+    with bus.listen(lambda e: None, only_tools):
+        filtered = (bus.wants(ToolCallStartEvent), bus.wants(LLMCallStartEvent),
+                    bus.wants(LLMCallStartEvent))
+        with bus.listen(lambda e: None):
+            everyone = bus.wants(LLMCallStartEvent)
+    assert (nobody, filtered, everyone) == (False, (True, False, False), True)
+    assert asked == [ToolCallStartEvent, LLMCallStartEvent]  # once per type
+    bus.add_handler(lambda e: None)
+    assert bus.wants(LLMCallStartEvent)
+
+
+def test_an_event_type_a_filter_refuses_is_not_delivered_to_that_listener():
+    bus = Dispatcher()
+    seen = []
+    with bus.listen(seen.append, EventFilter.of(AgentChatStartEvent)):
+        bus.emit(_event())
+    assert seen == []

@@ -121,3 +121,31 @@ def test_serving_a_long_streamed_answer_peaks_linearly_in_its_chunks(tmp_path):
     assert streamed == CHUNKS
     assert outcome and outcome[0].passed, outcome
     assert peak < BUDGET * CHUNKS, f"{peak / 1e6:.1f} MB for {CHUNKS} chunks"
+
+
+def test_a_run_builds_no_stream_chunk_event_unless_someone_else_listens(tmp_path, monkeypatch):
+    """The harness's trace collector takes every event type but streamed chunks (it files
+    nothing from them): with nobody else listening, none is built; a listener of every event
+    still gets each, and the trace is the same either way."""
+    import agentkit.llms.base as base
+
+    built = []
+
+    class Counted(LLMStreamChunkEvent):
+        __slots__ = ()
+
+        def __init__(self, **fields: Any) -> None:
+            built.append(fields["delta"])
+            super().__init__(**fields)
+
+    monkeypatch.setattr(base, "LLMStreamChunkEvent", Counted)
+    pieces = ["Paris ", "is ", "the ", "capital."]
+    scenario = load(_scenario(tmp_path, "function_calling",
+                              {"script": [{"text": "".join(pieces), "chunks": pieces}]}))
+    alone = run_scenario(scenario, "function_calling")
+    assert (alone.passed, built) == (True, [])
+    with collect_events() as events:
+        listened = run_scenario(scenario, "function_calling")
+    assert [delta for delta in built if delta] == pieces  # and the stream's closing one
+    assert [e.delta for e in events if isinstance(e, Counted)] == built
+    assert listened.trace.to_json() == alone.trace.to_json()

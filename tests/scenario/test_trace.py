@@ -497,3 +497,49 @@ def _call(started: float, latency: float, issued: int, finished: int) -> ToolCal
 def test_a_call_ended_before_another_on_the_clock_then_by_the_order_of_events(
         first, second, ordered):
     assert _call(*first).ended_before(_call(*second)) is ordered
+
+
+def test_a_plain_messages_trace_form_runs_few_python_calls():
+    # issue 36 (a replay's trace building): a message with one text block and no tool calls,
+    # ids or name is converted without the content property, the enum's value descriptor, the
+    # tool-call and id scans, or the JSON encoder's Python layers (its key)
+    import sys
+
+    message = ChatMessage(role="user", content="What is the capital of France?")
+    ids = IdNormalizer()
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        data = ids.message(message)
+    finally:
+        sys.setprofile(None)
+    assert data == {"role": "user", "content": "What is the capital of France?"}
+    assert called == ["message", "fixed_memo", "__init__", "to_dict", "fixed_memo", "_to_dict",
+                      "data"]
+
+
+def test_flat_tool_arguments_are_copied_without_python_calls_per_argument():
+    # issue 36 (a replay's trace building): each tool call's arguments
+    import sys
+
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    args = {"city": "Paris", "days": 3, "metric": True, "note": None, "ratio": 0.5}
+    sys.setprofile(profile)
+    try:
+        copied = _trace_module._jsonable(args)
+    finally:
+        sys.setprofile(None)
+    assert copied == args and copied is not args
+    assert called == ["_jsonable"]
+    assert _trace_module._jsonable({"big": 10 ** 20, "nested": {"a": (1,)}}) == {
+        "big": 10 ** 20, "nested": {"a": [1]}}

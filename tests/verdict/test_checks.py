@@ -118,3 +118,44 @@ def test_the_checks_run_in_the_order_their_problems_are_reported() -> None:
     assert [type(check).__name__ for check in CHECKS] == [
         "RecordingPrefix", "Expectations", "Conversation", "Trajectory", "Leftovers",
         "ToolAccounting"]
+
+
+@pytest.mark.parametrize("expect", [
+    {}, {"answer": {"contains": "done"}}, {"max_steps": 1},
+    {"max_llm_calls": 1, "max_wall_time": 5}])
+def test_judging_works_out_no_totals_of_the_trace(monkeypatch, expect) -> None:
+    # issue 36 (judging a replay): the budgets count steps, LLM calls and times themselves;
+    # the totals (critical path, tokens, roles) walk every call
+    counted = []
+    real = Trace.totals
+    monkeypatch.setattr(Trace, "totals", lambda self: counted.append(1) or real(self))
+
+    assert _kinds(_trace([("add", ADD["args"], 0.0, 1.0)]), expect) == []
+    assert counted == []
+
+
+def test_a_budget_problem_tells_the_traces_totals() -> None:
+    trace = _trace([("add", ADD["args"], 0.0, 1.0)])
+    trace.turns[0].wall_time, trace.turns[0].serial_time = 2.0000004, 3.5
+    totals = trace.totals()
+    problems = check_expectations(trace, [Turn(user="q")], Expect.model_validate(
+        {"max_steps": 0, "max_llm_calls": 0, "max_wall_time": 1}))
+    assert [str(p) for p in problems] == [
+        f"{totals.steps} steps, more than max_steps 0",
+        f"{totals.llm_calls} LLM calls, more than max_llm_calls 0",
+        "simulated wall time 2.00s is over max_wall_time 1.00s (serial time 3.50s)"]
+
+
+def test_a_problem_found_twice_is_told_once_with_its_count() -> None:
+    from agentkit.verdict import run_checks
+
+    class Twice:
+        def evaluate(self, run: Any) -> list[Problem]:
+            return [Problem("same", "answer"), Problem("other", "turns"), Problem("same", "answer")]
+
+    from types import SimpleNamespace
+
+    run: Any = SimpleNamespace(trace=_trace([]))
+    assert run_checks(run, (Twice(),)) == [Problem("same (2 times)", "answer"),
+                                           Problem("other", "turns")]
+    assert run_checks(run, ()) == []

@@ -123,3 +123,28 @@ def test_two_runs_produce_identical_bus_events():
 def test_the_stream_of_a_concurrent_run_is_in_virtual_time_order():
     streamed, _ = _record(0)
     assert [getattr(e, "n", "stop") for e in streamed] == [0, 1, 2, 10, 11, 12, "stop"]
+
+
+def test_a_step_end_event_is_built_only_when_a_listener_takes_it(monkeypatch):
+    # issue 36: the harness's trace takes every event but a step's end (its start holds its
+    # span), so a replay builds none
+    from agentkit.core.events import EventFilter
+    from agentkit.trace import TRACED
+    from agentkit.workflow import runtime
+
+    built = []
+
+    class Counted(WorkflowStepEndEvent):
+        __slots__ = ()
+
+        def __init__(self, **fields):
+            built.append(fields["step"])
+            super().__init__(**fields)
+
+    monkeypatch.setattr(runtime, "WorkflowStepEndEvent", Counted)
+    with collect_events(TRACED) as traced:
+        Relay().run_sync()
+    assert built == [] and any(isinstance(e, WorkflowStepStartEvent) for e in traced)
+    with collect_events(TRACED), collect_events(EventFilter.of(Counted)) as ends:
+        Relay().run_sync()
+    assert built == ["begin", "end"] == [e.step for e in ends]

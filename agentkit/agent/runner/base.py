@@ -336,7 +336,7 @@ class AgentRunner(BaseAgent):
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
-            if dispatcher.active:  # an event nobody receives is not built
+            if dispatcher.wants(AgentStepStartEvent):  # else not built
                 dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
                                                     input=input, step=step))
             try:
@@ -348,7 +348,7 @@ class AgentRunner(BaseAgent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   error=_error_text(exc)))
                 raise
-            if dispatcher.active:
+            if dispatcher.wants(AgentStepEndEvent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   output=output, is_last=output.is_last))
         self._queue_next_steps(task_id, output)
@@ -456,7 +456,7 @@ class AgentRunner(BaseAgent):
             self.memory.set(chat_history)
         tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
         with self._listening(None), dispatcher.span():
-            if dispatcher.active:  # an event nobody receives is not built
+            if dispatcher.wants(AgentChatStartEvent):  # else not built
                 dispatcher.emit(AgentChatStartEvent(user_msg=message))
             try:
                 task = self.create_task(message, **task_options)
@@ -465,7 +465,7 @@ class AgentRunner(BaseAgent):
             except BaseException as exc:
                 dispatcher.emit(AgentChatEndEvent(error=_error_text(exc)))
                 raise
-            if dispatcher.active:
+            if dispatcher.wants(AgentChatEndEvent):
                 dispatcher.emit(AgentChatEndEvent(response=result))
         return result
 
