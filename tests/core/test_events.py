@@ -1,9 +1,7 @@
 """The event bus: scoped and global handlers, spans, virtual timestamps."""
 
 import asyncio
-import sys
 from collections.abc import Callable
-from typing import Any
 
 from agentkit.core.events import (
     AgentChatStartEvent,
@@ -16,6 +14,7 @@ from agentkit.core.events import (
 )
 from agentkit.core.ids import use_ids
 from agentkit.core.sim import asleep, run_sync, sleep
+from tests.python_calls import python_calls
 
 
 def _event(name: str = "t") -> ToolCallStartEvent:
@@ -126,18 +125,7 @@ def test_span_ids_come_from_the_seeded_counter():
 
 def _python_calls(block: Callable[[], object]) -> list[str]:
     """The Python functions ``block`` runs (C calls left out), in order."""
-    called: list[str] = []
-
-    def profile(frame: Any, event: str, arg: object) -> None:
-        if event == "call":
-            called.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        block()
-    finally:
-        sys.setprofile(None)
-    return called
+    return python_calls(block)[1]
 
 
 def _open_span() -> None:

@@ -24,6 +24,7 @@ from agentkit.trace._trace import (
     critical_path,
 )
 from tests.fake_keys import fake_key
+from tests.python_calls import python_calls
 
 from .conftest import MINIMAL
 
@@ -503,43 +504,19 @@ def test_a_plain_messages_trace_form_runs_few_python_calls():
     # issue 36 (a replay's trace building): a message with one text block and no tool calls,
     # ids or name is converted without the content property, the enum's value descriptor, the
     # tool-call and id scans, or the JSON encoder's Python layers (its key)
-    import sys
-
     message = ChatMessage(role="user", content="What is the capital of France?")
     ids = IdNormalizer()
-    called: list[str] = []
-
-    def profile(frame: Any, event: str, arg: object) -> None:
-        if event == "call":
-            called.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        data = ids.message(message)
-    finally:
-        sys.setprofile(None)
+    data, called = python_calls(lambda: ids.message(message))
     assert data == {"role": "user", "content": "What is the capital of France?"}
-    assert called == ["message", "fixed_memo", "__init__", "to_dict", "fixed_memo", "_to_dict",
+    assert called == ["<lambda>", "message", "fixed_memo", "__init__", "to_dict", "fixed_memo", "_to_dict",
                       "data"]
 
 
 def test_flat_tool_arguments_are_copied_without_python_calls_per_argument():
     # issue 36 (a replay's trace building): each tool call's arguments
-    import sys
-
-    called: list[str] = []
-
-    def profile(frame: Any, event: str, arg: object) -> None:
-        if event == "call":
-            called.append(frame.f_code.co_name)
-
     args = {"city": "Paris", "days": 3, "metric": True, "note": None, "ratio": 0.5}
-    sys.setprofile(profile)
-    try:
-        copied = _trace_module._jsonable(args)
-    finally:
-        sys.setprofile(None)
+    copied, called = python_calls(lambda: _trace_module._jsonable(args))
     assert copied == args and copied is not args
-    assert called == ["_jsonable"]
+    assert called == ["<lambda>", "_jsonable"]
     assert _trace_module._jsonable({"big": 10 ** 20, "nested": {"a": (1,)}}) == {
         "big": 10 ** 20, "nested": {"a": [1]}}
