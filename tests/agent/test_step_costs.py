@@ -86,3 +86,40 @@ def test_a_first_attempt_that_fails_goes_on_through_the_retry_policy(
         assert llm.chat([]).message.content == "ok"
 
     assert (llm.calls, retries[0]) == (3, 1)
+
+
+def _python_calls(fn: Any, *args: Any) -> list[str]:
+    import sys
+
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.agentkit_allow_unused_script  # the second task runs one step of its script
+@pytest.mark.parametrize("build", [_react, _function_calling], ids=["react", "function_calling"])
+def test_a_step_snapshot_copies_plain_state_without_the_generic_copier(build: Any) -> None:
+    """A worker's state (dicts of records, lists of records and memories) is copied in each
+    dict's own loop: one call per state dict and per memory, none through ``_Copier.copy``."""
+    agent, llm = build()
+    with simulation():
+        agent.chat("first")  # meets every type the steps' states hold
+        llm.reset()
+        task = agent.create_task("second")
+        agent.run_step(task.task_id)
+    state = agent.state.task_dict[task.task_id]
+
+    calls = _python_calls(runner_base.StepSnapshot.take, task, state.step_queue)
+
+    assert "copy" not in calls and "_memory" not in calls
+    assert sorted(calls) == sorted(["take", "__init__", "snapshot", "_dict", "_dict", "snapshot",
+                                    "__init__"])

@@ -67,12 +67,20 @@ class StepSnapshot:
     @classmethod
     def take(cls, task: Task, queue: deque[TaskStep]) -> StepSnapshot:
         copier = _Copier()
-        copier.copy(task.memory)
+        memory = task.memory
+        if type(memory) in _memory_types:  # the conversation's memory, as ``_Copier._memory``
+            copier.memories[id(memory)] = (memory, memory.snapshot())
+        else:
+            copier.copy(memory)
         steps = []
         for step in queue:  # a loop, not a comprehension: the queue holds one step or none
-            steps.append((step, step.input, copier.copy(step.step_state)))
-        return cls(queue=steps, extra_state=copier.copy(task.extra_state),
-                   memories=list(copier.memories.values()))
+            state = step.step_state
+            steps.append((step, step.input,
+                          copier._dict(state) if type(state) is dict else copier.copy(state)))
+        extra_state = task.extra_state
+        extra_state = (copier._dict(extra_state) if type(extra_state) is dict
+                       else copier.copy(extra_state))
+        return cls(steps, extra_state, list(copier.memories.values()))
 
     def restore(self, task: Task, queue: deque[TaskStep]) -> None:
         queue.clear()
@@ -96,6 +104,7 @@ def _kind(cls: type) -> int:
     if kind is None:
         if issubclass(cls, BaseMemory):
             kind = _MEMORY
+            _memory_types.add(cls)
         elif cls is tuple:  # a named tuple is a record
             kind = _TUPLE
         elif issubclass(cls, (dict, list, set, deque)):
@@ -109,6 +118,8 @@ def _kind(cls: type) -> int:
 
 _record_types: set[type] = set()
 """The types :func:`_kind` found to be records."""
+_memory_types: set[type] = set()
+"""The types :func:`_kind` found to be memories."""
 
 
 def _records_only(values: Iterable[Any]) -> bool:
@@ -171,16 +182,18 @@ class _Copier:
         known: dict[Any, Any] | None = copies.get(id(value))
         if known is not None:
             return known
-        copied = copies[id(value)] = {}
+        copied = copies[id(value)] = value.copy()  # records stay as they are
+        memories = self.memories
         for key, item in value.items():
             cls = type(item)
             if cls in _record_types:
-                copied[key] = item
-            elif (cls is list and id(item) not in copies
-                  and _record_types.issuperset(map(type, item))):
+                continue
+            if (cls is list and id(item) not in copies
+                    and _record_types.issuperset(map(type, item))):
                 copied[key] = copies[id(item)] = item.copy()
-            elif _kinds.get(cls) == _MEMORY:
-                copied[key] = self._memory(item)
+            elif cls in _memory_types:
+                if id(item) not in memories:
+                    memories[id(item)] = (item, item.snapshot())
             else:
                 copied[key] = self.copy(item)
         return copied
