@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.ids import new_id
 from agentkit.core.textfiles import JsonLimitError, loads_json
 from agentkit.core.yamlsafe import MAX_DEPTH
@@ -554,20 +555,13 @@ class _Parsed:
     def keep(content: bytes, request: WireRequest, keys: list[str], tools: str | None) -> None:
         """Keep ``request`` as what ``content`` reads as (:data:`_PARSED`, emptied first when
         it is full; a body of more than a sixteenth of it is not kept)."""
-        global _parsed_bytes
-        if len(content) > _PARSED_BYTES // 16:
-            return
-        if len(_PARSED) >= _PARSED_KEPT or _parsed_bytes + len(content) > _PARSED_BYTES:
-            _PARSED.clear()
-            _parsed_bytes = 0
         kept = WireRequest(  # its own lists: the caller has the request's
             body=request.body, model=request.model, messages=list(request.messages),
             tools=list(request.tools) if request.tools is not None else None,
             tool_choice=request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
             stream=request.stream, include_usage=request.include_usage,
             options=dict(request.options))
-        _PARSED[content] = _Parsed(kept, keys, tools)
-        _parsed_bytes += len(content)
+        _PARSED.put(content, _Parsed(kept, keys, tools), len(content))
 
     def again(self, known: dict[str, ChatMessage],
               offered: dict[str, list[WireTool]] | None) -> WireRequest:
@@ -592,14 +586,12 @@ class _Parsed:
             conversation=kept.conversation)
 
 
-_PARSED: dict[bytes, _Parsed] = {}
+_PARSED: BoundedStore[bytes, _Parsed] = BoundedStore(1024, 1 << 22)
 """The chat.completions bodies :func:`parse_request` read for a server's conversations (with
 ``known``), by their bytes: a body sent again -- the same conversation replayed -- is read as
 it was (its messages and tools the same objects), not decoded, checked and read again. A body
-that does not read (a 400) is never kept: it is refused every time."""
-_PARSED_KEPT = 1024
-_PARSED_BYTES = 1 << 22
-_parsed_bytes = 0
+that does not read (a 400) is never kept: it is refused every time. At most 1,024 bodies
+and 4 MiB of them."""
 
 
 def _json_type(value: Any) -> str:
@@ -627,17 +619,14 @@ def _tools(value: Any, offered: dict[str, list[WireTool]] | None = None) -> list
         found = _OFFERED.get(key)
         if found is None:
             found = _read_tools(value)
-            if len(_OFFERED) >= _OFFERED_KEPT:
-                _OFFERED.clear()
-            _OFFERED[key] = found
+            _OFFERED.put(key, found)
         offered[key] = found
     return list(found)
 
 
-_OFFERED: dict[str, list[WireTool]] = {}
+_OFFERED: BoundedStore[str, list[WireTool]] = BoundedStore(256)
 """The tools :func:`_tools` read for any conversation, by their JSON's ``repr`` (as
 :data:`_READ` keeps messages): a replayed conversation offers the same tools every time."""
-_OFFERED_KEPT = 256
 
 
 def _read_tools(value: Any) -> list[WireTool]:
@@ -727,33 +716,18 @@ def _read_messages(messages: Any, known: dict[str, ChatMessage] | None,
             if found is None:
                 found = _from_openai_message(message, f"messages[{index}]")
                 fix_message(found)
-                _keep_read(key, found)
+                _READ.put(key, found, len(key))
             known[key] = found
         read.append(found)
     return read
 
 
-_READ: dict[str, ChatMessage] = {}
+_READ: BoundedStore[str, ChatMessage] = BoundedStore(4096, 1 << 22)
 """The fixed messages :func:`from_openai_messages` read for any conversation, by their JSON's
 ``repr``: shared between conversations (a fixed message is read-only), each conversation
 keeping its own in ``known`` as well (so emptying this, when it is full, changes no
-conversation's objects)."""
-_READ_KEPT = 4096
-_READ_TEXT = 1 << 22
-"""At most this many characters of JSON (images' included) are kept in :data:`_READ`."""
-_read_text = 0
-
-
-def _keep_read(key: str, message: ChatMessage) -> None:
-    """Keep ``message`` in :data:`_READ`, emptied first when it is full."""
-    global _read_text
-    if len(key) > _READ_TEXT // 16:
-        return  # a message this large (an image) is kept by its conversation only
-    if len(_READ) >= _READ_KEPT or _read_text + len(key) > _READ_TEXT:
-        _READ.clear()
-        _read_text = 0
-    _READ[key] = message
-    _read_text += len(key)
+conversation's objects). At most 4,096 messages and 4 Mi characters of their JSON (a message
+over a sixteenth of that, an image, is kept by its conversation only)."""
 
 
 def _from_openai_message(data: Any, where: str) -> ChatMessage:

@@ -8,6 +8,7 @@ import json
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.secrets import Redactor
 from agentkit.llms.base import LLMRequest
 from agentkit.llms.types import ChatMessage, fixed_memo
@@ -109,7 +110,7 @@ def keyed_request(request: LLMRequest) -> tuple[dict[str, Any], str, bool]:
     messages = f'"messages":[{",".join(text for _, text in parts)}]'
     key = text_hash(f"{{{','.join(p for p in (before, messages, after) if p)}}}")
     if kept is not None:
-        _keep_key(kept[0], _Keyed((*request.messages, *kept[1]), canonical, key), len(messages))
+        _KEYS.put(kept[0], _Keyed((*request.messages, *kept[1]), canonical, key), len(messages))
     return canonical, key, True
 
 
@@ -122,15 +123,12 @@ class _Keyed(NamedTuple):
     key: str
 
 
-_KEYS: dict[tuple[Any, ...], _Keyed] = {}
+_KEYS: BoundedStore[tuple[Any, ...], _Keyed] = BoundedStore(1024, 1 << 22)
 """:func:`request_key`'s answers for requests of fixed messages, by :func:`_kept_key`: a
 replayed conversation sends the same message objects every time it is replayed (the bridge
 reads a body it read before as the same objects), so each of its requests is put together
-once per process, not once per replay."""
-_KEYS_KEPT = 1024
-_KEYS_TEXT = 1 << 22
-"""At most this many characters of the kept requests' messages (as hashed) are kept."""
-_keys_text = 0
+once per process, not once per replay. At most 1,024 requests and 4 Mi characters of their
+messages (as hashed)."""
 
 
 def _kept_key(request: LLMRequest) -> tuple[tuple[Any, ...], list[Any]] | None:
@@ -161,23 +159,10 @@ def _kept_key(request: LLMRequest) -> tuple[tuple[Any, ...], list[Any]] | None:
             specs or [])
 
 
-def _keep_key(kept: tuple[Any, ...], keyed: _Keyed, size: int) -> None:
-    """Keep ``keyed`` in :data:`_KEYS` (emptied first when it is full)."""
-    global _keys_text
-    if size > _KEYS_TEXT // 16:
-        return
-    if len(_KEYS) >= _KEYS_KEPT or _keys_text + size > _KEYS_TEXT:
-        _KEYS.clear()
-        _keys_text = 0
-    _KEYS[kept] = keyed
-    _keys_text += size
-
-
-_RESTS: dict[str, tuple[dict[str, Any], str, str]] = {}
+_RESTS: BoundedStore[str, tuple[dict[str, Any], str, str]] = BoundedStore(256)
 """:func:`_rest` by the JSON text of what it was given, which decides it (the redactor of
 :data:`_ANY_TEXT` looks for no values of this machine): a conversation's requests offer the
 same tools with the same options call after call."""
-_RESTS_KEPT = 256
 _REST_KEY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """How :data:`_RESTS` is keyed: JSON values only (what holds anything else is worked out
 each time)."""
@@ -198,9 +183,7 @@ def _rest(data: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
         found = (rest, _hashed_text({k: v for k, v in rest.items() if k < "messages"})[1:-1],
                  _hashed_text({k: v for k, v in rest.items() if k > "messages"})[1:-1])
         if text is not None:
-            if len(_RESTS) >= _RESTS_KEPT:
-                _RESTS.clear()
-            _RESTS[text] = found
+            _RESTS.put(text, found)
     return found
 
 

@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from agentkit.bridge import Bridge, BridgeTransport, openai_clients
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.events import LLMCallEndEvent
 from agentkit.core.sim import VirtualTimeLoop, now, run, simulation
 from agentkit.instrumentation import collect_events
@@ -123,8 +124,9 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
         return checked(at, name, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(openai_wire, "checked_tool", counted)
-    monkeypatch.setattr(openai_wire, "_OFFERED", {})  # what earlier tests' bridges read
-    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    # not what earlier tests' bridges read
+    monkeypatch.setattr(openai_wire, "_OFFERED", openai_wire._OFFERED.emptied())
+    monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())
     bridge, client, _ = scripted_bridge(["5", "6", "7", "8"])
     with turn(bridge):
         for tools in ([ADD], [ADD], [ADD, SUB], [ADD]):
@@ -149,9 +151,9 @@ def _replayed_twice(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Bridge,
         return reader(data, where)
 
     monkeypatch.setattr(openai_wire, "_from_openai_message", counted)
-    monkeypatch.setattr(openai_wire, "_READ", {})
-    monkeypatch.setattr(openai_wire, "_OFFERED", {})
-    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    monkeypatch.setattr(openai_wire, "_READ", openai_wire._READ.emptied())
+    monkeypatch.setattr(openai_wire, "_OFFERED", openai_wire._OFFERED.emptied())
+    monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())
     bridges = []
     for _ in range(2):
         bridge, client, _ = scripted_bridge(["5", "6"])
@@ -203,7 +205,7 @@ def test_a_body_any_conversation_sent_before_is_not_read_again(monkeypatch):
 
 
 def test_a_body_read_again_gives_each_request_its_own_lists(monkeypatch):
-    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
                        "tools": [ADD], "temperature": 0.5}).encode()
     first = openai_wire.parse_request(body, {}, {})
@@ -219,7 +221,7 @@ def test_a_body_read_again_gives_each_request_its_own_lists(monkeypatch):
 
 
 def test_a_changed_or_refused_body_is_read_every_time(monkeypatch):
-    monkeypatch.setattr(openai_wire, "_PARSED", {})
+    monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())
     decoded: list[bytes] = []
     decode = openai_wire._decoded
     monkeypatch.setattr(openai_wire, "_decoded",
@@ -238,10 +240,9 @@ def test_a_changed_or_refused_body_is_read_every_time(monkeypatch):
 
 
 def test_a_large_message_is_kept_by_its_conversation_only(monkeypatch):
-    monkeypatch.setattr(openai_wire, "_READ", {})
-    monkeypatch.setattr(openai_wire, "_PARSED", {})
-    monkeypatch.setattr(openai_wire, "_read_text", 0)
-    monkeypatch.setattr(openai_wire, "_READ_TEXT", 16 * 100)  # messages up to 100 characters
+    # messages up to 100 characters kept
+    monkeypatch.setattr(openai_wire, "_READ", BoundedStore(4096, 16 * 100))
+    monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())
     bridge, client, _ = scripted_bridge(["5", "6"])
     large = {"role": "user", "content": "x" * 200}
     with turn(bridge, "x" * 200):

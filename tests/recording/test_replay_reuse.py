@@ -45,9 +45,8 @@ CONVERSATION: list[dict[str, Any]] = [
 @pytest.fixture(autouse=True)
 def _fresh_stores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing kept by earlier tests: the process-wide stores of keys and read messages."""
-    monkeypatch.setattr(_requests, "_KEYS", {})
-    monkeypatch.setattr(_requests, "_keys_text", 0)
-    monkeypatch.setattr(openai_wire, "_READ", {})
+    monkeypatch.setattr(_requests, "_KEYS", _requests._KEYS.emptied())
+    monkeypatch.setattr(openai_wire, "_READ", openai_wire._READ.emptied())
 
 
 def _fixed(messages: list[dict[str, Any]], known: dict[str, ChatMessage]) -> list[ChatMessage]:

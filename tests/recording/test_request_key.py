@@ -84,7 +84,8 @@ def test_the_secrets_in_a_fixed_message_are_redacted_as_in_the_whole_request():
 
 
 def test_a_fixed_message_is_worked_out_once_however_often_it_is_sent(monkeypatch):
-    monkeypatch.setattr(openai_wire, "_READ", {})  # not the messages earlier tests read
+    # not the messages earlier tests read
+    monkeypatch.setattr(openai_wire, "_READ", openai_wire._READ.emptied())
     known: dict[str, ChatMessage] = {}
     conversation = _read(WIRE_MESSAGES, known)
     made = []
@@ -160,7 +161,7 @@ def _counted_json_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return json_data(self, value)
 
     monkeypatch.setattr(Redactor, "json_data", counted)
-    monkeypatch.setattr(_requests, "_RESTS", {})
+    monkeypatch.setattr(_requests, "_RESTS", _requests._RESTS.emptied())
     return seen
 
 
