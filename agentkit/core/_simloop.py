@@ -166,22 +166,12 @@ class _ClosedWithThread:
             # threads were shut down by `_shut_down_loops` before that)
             return
         try:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            # a few iterations let the cancelled tasks unwind (their `finally` blocks run);
-            # not `run_until_complete`: a task that ignores its cancellation would hold the
-            # ending thread forever
-            for _ in range(_UNWIND_ITERATIONS):
-                if not any(not task.done() for task in pending):
-                    break
-                loop.call_soon(loop.stop)
-                loop.run_forever()
-        except Exception as exc:  # noqa: BLE001 (reported; the loop is still closed)
+            # a few iterations, not until done: a task that ignores its cancellation would
+            # hold the ending thread forever
+            _shut_down(loop, iterations=_UNWIND_ITERATIONS)
+        except Exception as exc:  # noqa: BLE001 (reported; the loop is closed all the same)
             loop.call_exception_handler({"message": "unwinding the tasks of an ended thread's "
                                                     "event loop failed", "exception": exc})
-        finally:
-            loop.close()
 
 
 _UNWIND_ITERATIONS = 8
@@ -197,14 +187,22 @@ def _thread_loop() -> VirtualTimeLoop:
     return loop
 
 
-def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+def _shut_down(loop: asyncio.AbstractEventLoop, *, iterations: int | None = None) -> None:
     """Finish ``loop`` the way ``asyncio.run`` finishes its own: the tasks still pending are
     cancelled and unwind, async generators are closed, the default executor's threads are
-    joined, and the loop is closed."""
+    joined, and the loop is closed. With ``iterations``, the cancelled tasks get at most that
+    many iterations of the loop to unwind, and nothing else is waited for."""
     try:
         pending = asyncio.all_tasks(loop)
         for task in pending:
             task.cancel()
+        if iterations is not None:
+            for _ in range(iterations):
+                if all(task.done() for task in pending):
+                    break
+                loop.call_soon(loop.stop)
+                loop.run_forever()
+            return
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
