@@ -38,6 +38,7 @@ from agentkit.workflow.events import Event, HumanResponseEvent, StartEvent, Stop
 from agentkit.workflow.serialize import at, decode, encode, type_path
 
 if TYPE_CHECKING:
+    from agentkit.workflow.decorators import StepSpec
     from agentkit.workflow.graph import WorkflowGraph
     from agentkit.workflow.runtime import Run
     from agentkit.workflow.workflow import Workflow
@@ -74,16 +75,35 @@ class ContextStore:
             return self._data[key]
         if default is not _MISSING:
             return default
-        raise ValueError(f"Key '{key}' not found in the context store (pass default= to get a "
-                         "fallback)")
+        raise _missing(key)
+
+    def read(self, key: str) -> Any:
+        """``await get(key)`` for sync code: the value under ``key``, ValueError when it is
+        missing."""
+        if key in self._data:
+            return self._data[key]
+        raise _missing(key)
 
     async def set(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key``."""
         self._data[key] = value
 
+    @property
+    def data(self) -> dict[str, Any]:
+        """The stored values themselves, for sync code: ``data.get(key, default)`` reads what
+        ``await get(key, default)`` does (:meth:`read` what ``await get(key)`` does),
+        ``data[key] = value`` stores (the agent loop's steps read and write a dozen keys each,
+        where an await per key is a coroutine per key)."""
+        return self._data
+
     def clear(self) -> None:
         """Forget every key."""
         self._data.clear()
+
+
+def _missing(key: str) -> ValueError:
+    return ValueError(f"Key '{key}' not found in the context store (pass default= to get a "
+                      "fallback)")
 
 
 @dataclass
@@ -176,9 +196,10 @@ class Context:
         self._run: Run | None = None  # the live run, if any
         self.unread_in_stream: tuple[type, ...] = ()
         """Classes of stream events the caller reading the stream ignores, as it declares
-        (the harness's chat adapter: a chat turn reads no ``AgentStream`` delta); a step
-        that would build such an event only for the stream may skip it
-        (:meth:`stream_reads`). Not saved with the context: the caller's, not the run's."""
+        (the harness's chat adapter: a chat turn reads no ``AgentStream`` delta, no turn an
+        agent's output or tool call); a step may skip writing such an event, and building
+        one it would build only for the stream (:meth:`stream_reads`). Not saved with the
+        context: the caller's, not the run's."""
 
     @property
     def is_running(self) -> bool:
@@ -242,9 +263,11 @@ class Context:
             self._run.stop(event)
             return
         if step is not None:
-            targets, waiters = [step], []
+            targets: tuple[StepSpec, ...] = (self._graph.steps[step],)
+            waiters: list[_Waiter] = []
         else:
-            targets = [spec.name for spec in self._graph.accepting(event)]
+            graph = self._graph  # the routes of a known event type: the graph's own lookup
+            targets = graph._accepting.get(type(event)) or graph.routes(event)
             waiters = ([w for w in self._waiters.values() if w.matches(event)]
                        if self._waiters else [])
             if not targets and not waiters:
@@ -256,12 +279,12 @@ class Context:
         frame = current_step.get()  # _note_emitted's work, inlined: an event a step sends
         if frame is not None and frame.ctx is self:
             frame.emitted.append(event)
-        for name in targets:
-            self._queues[name].append(event)
+        for spec in targets:
+            self._queues[spec.name].append(event)
         for waiter in waiters:
             waiter.deliver(event)
         if self._run is not None:
-            self._run.pump()
+            self._run.pump(targets)
 
     def _check_step_accepts(self, step: str, event: Event) -> None:
         spec = self._graph.steps.get(step)

@@ -51,7 +51,7 @@ class Event(BaseModel):
         return self.__pydantic_extra__
 
     def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
+        if key in type(self).__pydantic_fields__:
             return getattr(self, key)
         extra = self.__pydantic_extra__ or {}
         if key in extra:
@@ -63,13 +63,18 @@ class Event(BaseModel):
 
     def get(self, key: str, default: Any = None) -> Any:
         """The field or extra ``key``, or ``default`` when the event has neither."""
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        if type(self).__getitem__ is not Event.__getitem__:  # a subclass's own lookup
+            try:
+                return self[key]
+            except KeyError:
+                return default
+        if key in type(self).__pydantic_fields__:  # __getitem__'s, without a KeyError to catch
+            return getattr(self, key)
+        extra = self.__pydantic_extra__
+        return extra.get(key, default) if extra else default
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and (key in type(self).model_fields
+        return isinstance(key, str) and (key in type(self).__pydantic_fields__
                                          or key in (self.__pydantic_extra__ or {}))
 
     def keys(self) -> KeysView[str]:
@@ -100,7 +105,7 @@ class Event(BaseModel):
 
     def to_dict(self) -> _Dict[str, Any]:
         """Declared fields, then extras, as a plain (shallow) dict."""
-        return {**{name: getattr(self, name) for name in type(self).model_fields},
+        return {**{name: getattr(self, name) for name in type(self).__pydantic_fields__},
                 **self._extras()}
 
 

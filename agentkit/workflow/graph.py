@@ -53,13 +53,17 @@ class WorkflowGraph:
     """The steps accepting each event type met so far (:meth:`accepting`)."""
 
     def accepting(self, event: Event) -> list[StepSpec]:
-        """The steps an event is delivered to: worked out once per event type (a step
+        """The steps an event is delivered to, in definition order."""
+        return list(self.routes(event))
+
+    def routes(self, event: Event) -> tuple[StepSpec, ...]:
+        """:meth:`accepting` as the graph keeps it: worked out once per event type (a step
         accepts an event by its type, and the steps of a graph never change)."""
         found = self._accepting.get(type(event))
         if found is None:
             found = tuple(spec for spec in self.steps.values() if spec.accepts_event(event))
             self._accepting[type(event)] = found
-        return list(found)
+        return found
 
     @functools.cached_property
     def takes_caller_input(self) -> bool:
@@ -67,6 +71,19 @@ class WorkflowGraph:
         per graph, not once per run)."""
         return any(issubclass(t, HumanResponseEvent)
                    for spec in self.steps.values() for t in spec.accepts)
+
+    @functools.cached_property
+    def required_services(self) -> frozenset[str]:
+        """The nested workflows the steps need added (worked out once per graph, not per
+        run)."""
+        return frozenset(service.name for spec in self.steps.values()
+                         for service in spec.services if service.required)
+
+    @functools.cached_property
+    def named_types(self) -> tuple[type[Event], ...]:
+        """The event types the steps accept and return, step by step (worked out once per
+        graph: each restore of a saved context asks)."""
+        return tuple(self._named_types())
 
     def event_types(self) -> dict[str, type[Event]]:
         """Every event type the steps name, plus the built-in ones, by ``type_path``."""

@@ -15,6 +15,7 @@ data. Error locations are paths into the saved data, such as ``['store']['memory
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -43,10 +44,19 @@ def at(path: str, key: str | int) -> str:
     return f"{path}[{key!r}]" if isinstance(key, str) else f"{path}[{key}]"
 
 
+_closures: dict[tuple[type, ...], tuple[dict[str, type], list[tuple[type[BaseModel], Any]]]] = {}
+
+
 def model_closure(roots: Iterable[type]) -> dict[str, type]:
-    """``roots`` and every pydantic model their fields name (recursively), by ``type_path``."""
+    """``roots`` and every pydantic model their fields name (recursively), by ``type_path``.
+    Worked out once per ``roots`` (each restore of a saved context asks again), again only
+    when a model of it was rebuilt since (``model_rebuild``)."""
+    key = tuple(roots)
+    known = _closures.get(key)
+    if known is not None and all(cls.__pydantic_fields__ is fields for cls, fields in known[1]):
+        return dict(known[0])
     found: dict[str, type] = {}
-    pending = list(roots)
+    pending = list(key)
     while pending:
         cls = pending.pop()
         path = type_path(cls)
@@ -55,7 +65,11 @@ def model_closure(roots: Iterable[type]) -> dict[str, type]:
         found[path] = cls
         if issubclass(cls, BaseModel):
             pending.extend(_field_models(cls))
-    return found
+    if len(_closures) >= 256:  # (a bound: tests build workflow classes by the hundred)
+        _closures.clear()
+    _closures[key] = (found, [(model, model.__pydantic_fields__) for model in found.values()
+                              if issubclass(model, BaseModel)])
+    return dict(found)
 
 
 _field_models_of: dict[type, tuple[dict[str, Any], list[type]]] = {}
@@ -76,9 +90,22 @@ def _field_models(cls: type[BaseModel]) -> list[type]:
 
 def models_in(annotation: Any) -> list[type]:
     """The pydantic models a type annotation names (``list[ChatMessage] | None``...)."""
+    try:
+        return list(_models_in(annotation))
+    except TypeError:  # an unhashable annotation: walked each time
+        return list(_walk_models(annotation))
+
+
+@functools.lru_cache(maxsize=1024)
+def _models_in(annotation: Any) -> tuple[type, ...]:
+    """:func:`models_in` once per annotation (a store schema's are walked on every restore)."""
+    return _walk_models(annotation)
+
+
+def _walk_models(annotation: Any) -> tuple[type, ...]:
     if inspect.isclass(annotation) and not isinstance(annotation, types.GenericAlias):
-        return [annotation] if issubclass(annotation, BaseModel) else []
-    return [model for arg in typing.get_args(annotation) for model in models_in(arg)]
+        return (annotation,) if issubclass(annotation, BaseModel) else ()
+    return tuple(model for arg in typing.get_args(annotation) for model in models_in(arg))
 
 
 # ---------------------------------------------------------------------- saving

@@ -68,6 +68,19 @@ class Workflow:
 
     context_types: ClassVar[tuple[type, ...]] = ()
 
+    # the instance's state, set by __init__ and _reset_runtime
+    _timeout: float | None
+    _verbose: bool
+    _disable_validation: bool
+    _num_concurrent_runs: int | None
+    _graph: WorkflowGraph
+    _services: dict[str, Workflow]
+    _registered_types: list[type]
+    _resource_manager: ResourceManager | None
+    _slots: RunSlots
+    _live: set[Run]
+    _streamable: weakref.WeakSet[Run] | None
+
     def __init__(self, timeout: float | None = DEFAULT_TIMEOUT, disable_validation: bool = False,
                  verbose: bool = False, num_concurrent_runs: int | None = None,
                  resource_manager: ResourceManager | None = None) -> None:
@@ -78,14 +91,13 @@ class Workflow:
                 or num_concurrent_runs < 1):
             raise ValueError(f"num_concurrent_runs must be an int >= 1 or None, got "
                              f"{num_concurrent_runs!r}")
-        self._timeout = timeout
-        self._verbose = verbose
-        self._disable_validation = disable_validation
-        self._num_concurrent_runs = num_concurrent_runs
-        self._graph = graph_of(type(self), validate=not disable_validation)
-        self._services: dict[str, Workflow] = {}
-        self._registered_types: list[type] = []
-        self._resource_manager = resource_manager or ResourceManager()
+        graph = graph_of(type(self), validate=not disable_validation)
+        # set at once: an agent (a pydantic model) runs a Python __setattr__ per assignment
+        vars(self).update(_timeout=timeout, _verbose=verbose,
+                          _disable_validation=disable_validation,
+                          _num_concurrent_runs=num_concurrent_runs, _graph=graph,
+                          _services={}, _registered_types=[],
+                          _resource_manager=resource_manager)  # None: made when first asked for
         self._reset_runtime()
 
     def _copy_runtime_from(self, other: Workflow) -> None:
@@ -93,14 +105,15 @@ class Workflow:
         fresh runs."""
         self._services = dict(other._services)
         self._registered_types = list(other._registered_types)
-        self._resource_manager = other._resource_manager
+        self._resource_manager = other.resource_manager
         self._reset_runtime()
 
     def _reset_runtime(self) -> None:
-        """Fresh bookkeeping of runs (a copied agent must not share its original's)."""
-        self._slots = RunSlots(self._num_concurrent_runs)
-        self._live: set[Run] = set()
-        self._streamable: weakref.WeakSet[Run] = weakref.WeakSet()
+        """Fresh bookkeeping of runs (a copied agent must not share its original's); the set
+        of runs ``stream_events`` looks in is made by the first run (many agents never run
+        as workflows of their own)."""
+        vars(self).update(_slots=RunSlots(self._num_concurrent_runs), _live=set(),
+                          _streamable=None)
 
     @property
     def timeout(self) -> float | None:
@@ -124,6 +137,8 @@ class Workflow:
     def resource_manager(self) -> ResourceManager:
         """The cached values of this instance's step resources (``Annotated[T,
         Resource(factory)]`` parameters)."""
+        if self._resource_manager is None:
+            self._resource_manager = ResourceManager()
         return self._resource_manager
 
     @property
@@ -165,9 +180,8 @@ class Workflow:
         raise WorkflowRuntimeError(f"Service {param.name} not found")
 
     def _check_services(self) -> None:
-        missing = sorted({s.name for spec in self._graph.steps.values() for s in spec.services
-                          if s.required and s.name not in self._services})
-        if missing:
+        required = self._graph.required_services
+        if required and (missing := sorted(required - self._services.keys())):
             raise WorkflowValidationError(
                 f"The following services are not available: {', '.join(missing)} (add them "
                 "with workflow.add_workflows(name=...))")
@@ -185,7 +199,7 @@ class Workflow:
         """Every class a saved context of this workflow may name, by ``module:qualname``."""
         declared = [t for klass in type(self).__mro__
                     for t in vars(klass).get("context_types", ())]
-        named = [t for spec in self._graph.steps.values() for t in (*spec.accepts, *spec.returns)]
+        named = self._graph.named_types
         stored = [m for annotation in self.context_store_schema().values()
                   for m in models_in(annotation)]
         return model_closure([*_BUILTIN_EVENTS, *named, *declared, *stored,
@@ -239,6 +253,8 @@ class Workflow:
         run = Run(self, ctx, first, stepwise=stepwise, checkpoint_callback=checkpoint_callback)
         run.task = loop.create_task(run.main())
         self._live.add(run)
+        if self._streamable is None:
+            self._streamable = weakref.WeakSet()
         self._streamable.add(run)
         return WorkflowHandler._of(run, run.task)
 
@@ -270,7 +286,7 @@ class Workflow:
         """The events of this workflow's one run, up to (not including) the StopEvent, as
         upstream's workflow-level stream; ``handler.stream_events()`` is the per-run one."""
         await asyncio.sleep(0)  # let a run just created start
-        runs = [r for r in self._streamable if not r.ended or r.stream.pending()]
+        runs = [r for r in self._streamable or () if not r.ended or r.stream.pending()]
         if len(runs) > 1:
             raise WorkflowRuntimeError(
                 "This workflow has multiple concurrent runs in progress and cannot stream "
@@ -286,6 +302,7 @@ class Workflow:
                     break
                 yield event
         finally:
+            assert self._streamable is not None
             self._streamable.discard(run)
 
     async def _on_run_end(self, ctx: Context, error: BaseException | None) -> None:

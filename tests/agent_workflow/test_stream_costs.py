@@ -16,6 +16,7 @@ from agentkit.agent.workflow import (
     BaseWorkflowAgent,
     FunctionAgent,
     ReActAgent,
+    base_agent,
 )
 from agentkit.agent.workflow import events as agent_events
 from agentkit.core.events import dispatcher
@@ -27,6 +28,7 @@ from agentkit.llms.types import ChatResponse
 from agentkit.workflow import context as workflow_context
 from agentkit.workflow import serialize
 from agentkit.workflow.context import EventStream
+from agentkit.workflow.runtime import Run
 
 from .helpers import REACT_ADD, add, roles
 
@@ -210,3 +212,59 @@ def test_a_context_reads_every_stream_event_unless_its_caller_says_otherwise() -
     assert not ctx.stream_reads(AgentStream) and ctx.stream_reads(dict)
     restored = workflow_context.Context.from_dict(agent, ctx.to_dict())
     assert restored.stream_reads(AgentStream)  # the caller's say, not saved with the run
+
+
+def test_an_agent_run_starts_a_task_for_its_first_step_and_each_tool_call_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    spawned: list[str] = []
+    spawn = Run._spawn
+
+    def counted(run: Run, spec: Any, event: Any, frame: Any) -> Any:
+        spawned.append(spec.name)
+        return spawn(run, spec, event, frame)
+
+    monkeypatch.setattr(Run, "_spawn", counted)
+
+    answer = WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])).chat("5 + 3?")
+
+    # init_run, then the tool call parse_agent_output sends; the setups, the agent's steps,
+    # the parses of its outputs and the aggregation run in the task of the step before them
+    assert answer.response == ANSWER
+    assert spawned == ["init_run", "call_tool"]
+
+
+def test_a_chat_turn_writes_to_the_stream_only_what_the_harness_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[str] = []
+    put = EventStream.put
+
+    def counted(stream: EventStream, event: Any) -> None:
+        written.append(type(event).__name__)
+        put(stream, event)
+
+    monkeypatch.setattr(EventStream, "put", counted)
+    chats = [WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])) for _ in range(2)]
+
+    assert chats[0].chat("5 + 3?").response == ANSWER
+    # no step's input, output, tool call or result: the harness takes those from the bus
+    assert written == ["StopEvent"]
+
+    written.clear()
+    streamed = chats[1].stream_chat("5 + 3?")
+    assert list(streamed.response_gen) == PIECES
+    # a streamed turn reads each agent step's input (where its deltas start) and the deltas
+    tool_call_chunks = written.index("AgentInput", 1) - 1
+    assert written == ["AgentInput", *["AgentStream"] * tool_call_chunks, "AgentInput",
+                       *["AgentStream"] * (len(PIECES) + 1), "StopEvent"]
+    assert roles(chats[0].chat_history) == roles(chats[1].chat_history)
+
+
+def test_a_streamed_step_builds_no_placeholder_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    placeholders = _counting(monkeypatch, base_agent, "_empty_reply")
+
+    events = _streamed_run(_answering_agent())
+    answer = WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])).chat("5 + 3?")
+
+    # the reply is the stream's last chunk; an empty reply is built only for an empty stream
+    assert events[-1].response == answer.response == ANSWER
+    assert placeholders == []

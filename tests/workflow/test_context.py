@@ -52,6 +52,15 @@ def test_store_get_without_a_default_for_a_missing_key_is_a_value_error():
         run_sync(_ctx().store.get("k"))
 
 
+def test_the_stores_sync_reads_and_writes_are_its_async_ones():
+    ctx = _ctx()
+    ctx.store.data["k"] = [1]
+
+    assert run_sync(ctx.store.get("k")) == ctx.store.read("k") == ctx.store.data.get("k") == [1]
+    with pytest.raises(ValueError, match=r"^Key 'j' not found in the context store"):
+        ctx.store.read("j")
+
+
 class Tally(Workflow):
     @step
     async def begin(self, ctx: Context, ev: StartEvent) -> StopEvent:

@@ -88,6 +88,12 @@ class WorkflowAgentOptions(TypedDict, total=False):
     num_concurrent_runs: int | None
 
 
+def _empty_reply() -> ChatResponse:
+    """The reply of a stream that gave no chunk: an empty assistant message (built only then:
+    every step streams)."""
+    return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+
+
 class BaseWorkflowAgent(AgentLoop, BaseModel):
     """An agent of an agent workflow (see the module docstring); run alone, it is the only
     agent of its own loop (no hand-offs)."""
@@ -216,11 +222,11 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
         """Hand each chunk to the caller as an AgentStream; the last chunk is the reply. What
         every chunk needs (the agent's name, how to read a chunk's tool calls) is looked up
         once per stream: a reply streams in dozens of chunks."""
-        last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))
+        last: ChatResponse | None = None
         if not ctx.stream_reads(AgentStream):  # the caller ignores the deltas: none is built
             async for last in stream:  # noqa: B007 (the last chunk is the reply)
                 pass
-            return last
+            return last if last is not None else _empty_reply()
         text = StreamText()
         add, event_of, write = text.add, AgentStream.of_stream, ctx.write_event_to_stream
         calls_of, name = self._chunk_tool_calls(), self.name
@@ -228,7 +234,7 @@ class BaseWorkflowAgent(AgentLoop, BaseModel):
             write(event_of(text, add(last.message.content or ""), delta=last.delta or "",
                            tool_calls=calls_of(last) if calls_of is not None else [],
                            raw=last.raw, current_agent_name=name))
-        return last
+        return last if last is not None else _empty_reply()
 
     def _tool_calls_of(self, response: ChatResponse) -> list[ToolSelection]:
         """The tool-calling API calls in ``response`` (none for an agent that asks in text)."""

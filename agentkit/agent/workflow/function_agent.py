@@ -47,9 +47,10 @@ class FunctionAgent(BaseWorkflowAgent):
                         memory: BaseMemory) -> AgentOutput:
         if not self._require_llm().metadata.is_function_calling_model:
             raise ValueError("LLM must be a FunctionCallingLLM")
-        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        scratchpad: list[ChatMessage] = ctx.store.data.get(self.scratchpad_key, [])
         messages = [*llm_input, *scratchpad]
-        ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
+        if ctx.stream_reads(AgentInput):
+            ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
         kwargs: dict[str, Any] = {"chat_history": messages,
                                   "allow_parallel_tool_calls": self.allow_parallel_tool_calls}
         if self.initial_tool_choice is not None and messages[-1].role == MessageRole.USER:
@@ -61,7 +62,7 @@ class FunctionAgent(BaseWorkflowAgent):
             response = await llm.achat_with_tools(tools, **kwargs)
         calls = self._tool_calls_of(response)
         scratchpad.append(response.message)
-        await ctx.store.set(self.scratchpad_key, scratchpad)
+        ctx.store.data[self.scratchpad_key] = scratchpad
         return AgentOutput(response=response.message, tool_calls=calls, raw=response.raw,
                            current_agent_name=self.name)
 
@@ -81,7 +82,7 @@ class FunctionAgent(BaseWorkflowAgent):
 
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:
-        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        scratchpad: list[ChatMessage] = ctx.store.data.get(self.scratchpad_key, [])
         for result in results:
             scratchpad.append(ChatMessage(role=MessageRole.TOOL,
                                           content=result.tool_output.content,
@@ -93,14 +94,14 @@ class FunctionAgent(BaseWorkflowAgent):
             scratchpad.append(ChatMessage(role=MessageRole.ASSISTANT,
                                           content=direct.tool_output.content,
                                           additional_kwargs={"tool_call_id": direct.tool_id}))
-        await ctx.store.set(self.scratchpad_key, scratchpad)
+        ctx.store.data[self.scratchpad_key] = scratchpad
 
     async def finalize(self, ctx: Context, output: AgentOutput,
                        memory: BaseMemory) -> AgentOutput:
-        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        scratchpad: list[ChatMessage] = ctx.store.data.get(self.scratchpad_key, [])
         await memory.aput_messages(scratchpad)
-        await ctx.store.set(self.scratchpad_key, [])
+        ctx.store.data[self.scratchpad_key] = []
         return output
 
     async def discard_scratch(self, ctx: Context) -> None:
-        await ctx.store.set(self.scratchpad_key, [])
+        ctx.store.data[self.scratchpad_key] = []

@@ -111,7 +111,8 @@ class AgentLoop(Workflow):
 
     def _reset_runtime(self) -> None:
         super()._reset_runtime()
-        self._runners: dict[str, tuple[Any, Any, ToolRunner]] = {}
+        self._runners: dict[str, tuple[Any, Any, ToolRunner]]
+        vars(self)["_runners"] = {}  # (as Workflow sets its own: no __setattr__ per agent)
 
     # ------------------------------------------------------------------ saved contexts
     def restorable_types(self) -> dict[str, type]:
@@ -202,33 +203,33 @@ class AgentLoop(Workflow):
             await agent.discard_scratch(ctx)
         await ctx.store.set("current_tool_calls", [])
 
-    async def _init_context(self, ctx: Context, ev: AgentWorkflowStartEvent) -> BaseMemory:
-        store = ctx.store
-        memory: BaseMemory | None = await store.get("memory", default=None)
+    def _init_context(self, ctx: Context, ev: AgentWorkflowStartEvent) -> BaseMemory:
+        data = ctx.store.data
+        memory: BaseMemory | None = data.get("memory")
         if memory is None:
             memory = ev.get("memory") or ChatMemoryBuffer.from_defaults(
                 llm=self.agents[self.root_agent].llm)
-            await store.set("memory", memory)
-        await store.set("memory_at_start", memory.get_all())
-        await store.set("agents", list(self.agents))
-        await store.set("can_handoff_to", {name: agent.can_handoff_to
-                                           for name, agent in self.agents.items()})
-        if await store.get("state", default=None) is None:
-            await store.set("state", copy.deepcopy(self.initial_state))
-        if await store.get("current_agent_name", default=None) not in self.agents:
-            await store.set("current_agent_name", self.root_agent)
-        await store.set("handoff_output_prompt", self.handoff_output_prompt.get_template())
-        await store.set("max_iterations", ev.get("max_iterations") or DEFAULT_MAX_ITERATIONS)
-        await store.set("num_iterations", 0)
-        await store.set("current_tool_calls", [])
-        await store.set("next_agent", None)
+            data["memory"] = memory
+        data["memory_at_start"] = memory.get_all()
+        data["agents"] = list(self.agents)
+        data["can_handoff_to"] = {name: agent.can_handoff_to
+                                  for name, agent in self.agents.items()}
+        if data.get("state") is None:
+            data["state"] = copy.deepcopy(self.initial_state)
+        if data.get("current_agent_name") not in self.agents:
+            data["current_agent_name"] = self.root_agent
+        data["handoff_output_prompt"] = self.handoff_output_prompt.get_template()
+        data["max_iterations"] = ev.get("max_iterations") or DEFAULT_MAX_ITERATIONS
+        data["num_iterations"] = 0
+        data["current_tool_calls"] = []
+        data["next_agent"] = None
         return memory
 
     # ------------------------------------------------------------------ steps
     @step
     async def init_run(self, ctx: Context, ev: AgentWorkflowStartEvent) -> AgentInput:
         """Put the user message (or the given history) in memory; the current agent starts."""
-        memory = await self._init_context(ctx, ev)
+        memory = self._init_context(ctx, ev)
         user_msg = ev.get("user_msg")
         chat_history: list[ChatMessage] = ev.get("chat_history") or []
         if isinstance(user_msg, str):
@@ -243,19 +244,20 @@ class AgentLoop(Workflow):
         else:
             users = [m for m in chat_history if m.role == MessageRole.USER]
             query = (users[-1].content or "") if users else ""
-        await ctx.store.set("user_msg_str", query)
-        return AgentInput(input=await memory.aget(), current_agent_name=await ctx.store.get(
-            "current_agent_name"))
+        data = ctx.store.data
+        data["user_msg_str"] = query
+        return AgentInput(input=await memory.aget(),
+                          current_agent_name=ctx.store.read("current_agent_name"))
 
     @step
     async def setup_agent(self, ctx: Context, ev: AgentInput) -> AgentSetup:
         """The agent's system prompt first; the state (if any) in a copy of the user message."""
         agent = self.agents[ev.current_agent_name]
         llm_input = list(ev.input)
-        state = await ctx.store.get("state", default=None)
+        data = ctx.store.data
+        state = data.get("state")
         if state:
-            query = await ctx.store.get("user_msg_str", default="")
-            llm_input = self._with_state(llm_input, state, query)
+            llm_input = self._with_state(llm_input, state, data.get("user_msg_str", ""))
         if agent.system_prompt:
             llm_input.insert(0, ChatMessage(role=MessageRole.SYSTEM, content=agent.system_prompt))
         return AgentSetup(input=llm_input, current_agent_name=ev.current_agent_name)
@@ -279,12 +281,14 @@ class AgentLoop(Workflow):
     async def run_agent_step(self, ctx: Context, ev: AgentSetup) -> AgentOutput:
         """One step of the current agent (one LLM call)."""
         agent = self.agents[ev.current_agent_name]
-        memory: BaseMemory = await ctx.store.get("memory")
-        runner = await self._runner(agent, await ctx.store.get("user_msg_str", default=""))
+        data = ctx.store.data
+        memory: BaseMemory = ctx.store.read("memory")
+        runner = await self._runner(agent, data.get("user_msg_str", ""))
         runner.offered()
         dispatcher.emit(WorkflowAgentInputEvent(agent=agent.name, messages=ev.input))
         output = await agent.take_step(ctx, ev.input, runner.tools, memory)
-        ctx.write_event_to_stream(output)
+        if ctx.stream_reads(AgentOutput):
+            ctx.write_event_to_stream(output)
         return output
 
     @step
@@ -294,27 +298,27 @@ class AgentLoop(Workflow):
         dispatcher.emit(WorkflowAgentOutputEvent(agent=ev.current_agent_name, response=ev.response,
                                                  tool_calls=list(ev.tool_calls),
                                                  retry=bool(ev.retry_messages)))
-        store = ctx.store
-        count = await store.get("num_iterations", default=0) + 1
-        await store.set("num_iterations", count)
-        limit = await store.get("max_iterations", default=DEFAULT_MAX_ITERATIONS)
+        data = ctx.store.data
+        count = data.get("num_iterations", 0) + 1
+        data["num_iterations"] = count
+        limit = data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
         final = not ev.tool_calls and not ev.retry_messages
         if not final and count >= limit:
             raise WorkflowRuntimeError(_MAX_ITERATIONS.format(n=limit))
-        memory: BaseMemory = await store.get("memory")
+        memory: BaseMemory = ctx.store.read("memory")
         if ev.retry_messages:
-            query = await store.get("user_msg_str", default="")
+            query = data.get("user_msg_str", "")
             return AgentInput(input=[*await memory.aget(),
                                      ChatMessage(role=MessageRole.USER, content=query),
                                      *ev.retry_messages],
                               current_agent_name=ev.current_agent_name)
         if final:
             output = await self.agents[ev.current_agent_name].finalize(ctx, ev, memory)
-            output.tool_calls = [*await store.get("current_tool_calls", default=[])]
-            await store.set("current_tool_calls", [])
+            output.tool_calls = [*data.get("current_tool_calls", [])]
+            data["current_tool_calls"] = []
             return StopEvent(result=output)
-        await store.set("num_tool_calls", len(ev.tool_calls))
-        await store.set("pending_tool_ids", [call.tool_id for call in ev.tool_calls])
+        data["num_tool_calls"] = len(ev.tool_calls)
+        data["pending_tool_ids"] = [call.tool_id for call in ev.tool_calls]
         for call in ev.tool_calls:
             extra = {"arguments_error": call.arguments_error} if call.arguments_error else {}
             ctx.send_event(ToolCall(tool_name=call.tool_name, tool_kwargs=call.tool_kwargs,
@@ -324,10 +328,12 @@ class AgentLoop(Workflow):
     @step
     async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
         """Run one tool call for the current agent (tools with a ``ctx`` parameter get it)."""
-        ctx.write_event_to_stream(ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
-                                           tool_id=ev.tool_id))
-        agent = self.agents[await ctx.store.get("current_agent_name")]
-        runner = await self._runner(agent, await ctx.store.get("user_msg_str", default=""))
+        if ctx.stream_reads(ToolCall):
+            ctx.write_event_to_stream(ToolCall(tool_name=ev.tool_name,
+                                               tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id))
+        data = ctx.store.data
+        agent = self.agents[ctx.store.read("current_agent_name")]
+        runner = await self._runner(agent, data.get("user_msg_str", ""))
         outcome = await runner.acall(ev.tool_name, ev.tool_kwargs, tool_id=ev.tool_id,
                                      arguments_error=ev.get("arguments_error"), context=ctx)
         tool = runner.get(ev.tool_name)
@@ -335,34 +341,34 @@ class AgentLoop(Workflow):
                                 tool_id=ev.tool_id, tool_output=outcome.output,
                                 return_direct=bool(tool is not None
                                                    and tool.metadata.return_direct))
-        ctx.write_event_to_stream(result)
+        if ctx.stream_reads(ToolCallResult):
+            ctx.write_event_to_stream(result)
         return result
 
     @step
     async def aggregate_tool_results(self, ctx: Context,
                                      ev: ToolCallResult) -> AgentInput | StopEvent | None:
         """Once every call of the step is in: record them, hand off, stop or go on."""
-        store = ctx.store
-        expected = await store.get("num_tool_calls", default=0)
+        data = ctx.store.data
+        expected = data.get("num_tool_calls", 0)
         if expected == 0:
             raise ValueError("No tool calls found, cannot aggregate results.")
         collected = ctx.collect_events(ev, [ToolCallResult] * expected)
         if collected is None:
             return None
-        order = {tool_id: i for i, tool_id in enumerate(await store.get("pending_tool_ids",
-                                                                         default=[]))}
+        order = {tool_id: i for i, tool_id in enumerate(data.get("pending_tool_ids", []))}
         results = sorted(collected, key=lambda r: order.get(r.tool_id, len(order)))
-        memory: BaseMemory = await store.get("memory")
-        agent = self.agents[await store.get("current_agent_name")]
-        calls = await store.get("current_tool_calls", default=[])
+        memory: BaseMemory = ctx.store.read("memory")
+        agent = self.agents[ctx.store.read("current_agent_name")]
+        calls = data.get("current_tool_calls", [])
         calls.extend(ToolSelection(tool_id=r.tool_id, tool_name=r.tool_name,
                                    tool_kwargs=r.tool_kwargs) for r in results)
-        await store.set("current_tool_calls", calls)
+        data["current_tool_calls"] = calls
         await agent.handle_tool_call_results(ctx, results, memory)
-        next_agent = await store.get("next_agent", default=None)
+        next_agent = data.get("next_agent")
         if next_agent:
-            await store.set("current_agent_name", next_agent)
-            await store.set("next_agent", None)
+            data["current_agent_name"] = next_agent
+            data["next_agent"] = None
             handoff = next((r for r in results if r.direct and r.is_handoff), None)
             reason = handoff.tool_kwargs.get("reason", "") if handoff is not None else ""
             dispatcher.emit(AgentHandoffEvent(from_agent=agent.name, to_agent=next_agent,
@@ -376,11 +382,10 @@ class AgentLoop(Workflow):
                 current_agent_name=agent.name)
             output = await agent.finalize(ctx, output, memory)  # a hand-off finalizes too
             if not direct.is_handoff:
-                await store.set("current_tool_calls", [])
+                data["current_tool_calls"] = []
                 return StopEvent(result=output)
-        query = await store.get("user_msg_str", default="")
-        return AgentInput(input=await memory.aget(input=query),
-                          current_agent_name=await store.get("current_agent_name"))
+        return AgentInput(input=await memory.aget(input=data.get("user_msg_str", "")),
+                          current_agent_name=ctx.store.read("current_agent_name"))
 
 
 AGENT_STEP: Final[str] = AgentLoop.run_agent_step.__name__

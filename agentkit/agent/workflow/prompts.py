@@ -62,9 +62,9 @@ Answer: <your final response to the user>"""
 
 
 _PLACEHOLDERS = {
-    "handoff_prompt": ("agent_info",),
-    "handoff_output_prompt": ("to_agent", "reason"),
-    "state_prompt": ("state", "msg"),
+    "handoff_prompt": ("{agent_info}",),
+    "handoff_output_prompt": ("{to_agent}", "{reason}"),
+    "state_prompt": ("{state}", "{msg}"),
 }
 
 
@@ -73,8 +73,9 @@ def checked_prompt(name: str, prompt: str | PromptTemplate) -> PromptTemplate:
     prompt must contain {state} and {msg}") if one of its placeholders is missing."""
     template = prompt if isinstance(prompt, PromptTemplate) else PromptTemplate(prompt)
     text = template.get_template()
-    placeholders = ["{" + placeholder + "}" for placeholder in _PLACEHOLDERS[name]]
-    if any(placeholder not in text for placeholder in placeholders):
-        raise ValueError(f"{name.replace('_', ' ').capitalize()} must contain "
-                         f"{' and '.join(placeholders)}")
+    placeholders = _PLACEHOLDERS[name]
+    for placeholder in placeholders:  # (every agent built checks its prompts)
+        if placeholder not in text:
+            raise ValueError(f"{name.replace('_', ' ').capitalize()} must contain "
+                             f"{' and '.join(placeholders)}")
     return template

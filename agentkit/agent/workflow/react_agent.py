@@ -87,10 +87,11 @@ class ReActAgent(BaseWorkflowAgent):
         if (llm_input and llm_input[0].role == MessageRole.SYSTEM
                 and llm_input[0].content == self.system_prompt):
             llm_input = llm_input[1:]  # the system prompt is the header's context already
-        reasoning: list[BaseReasoningStep] = await ctx.store.get(self.reasoning_key, default=[])
+        reasoning: list[BaseReasoningStep] = ctx.store.data.get(self.reasoning_key, [])
         messages = self.formatter.format(tools, chat_history=llm_input,
                                          current_reasoning=reasoning)
-        ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
+        if ctx.stream_reads(AgentInput):
+            ctx.write_event_to_stream(AgentInput(input=messages, current_agent_name=self.name))
         llm = self._require_llm()
         listed = ListedTools.of("react", tools)
         if self.streaming:
@@ -107,7 +108,7 @@ class ReActAgent(BaseWorkflowAgent):
         except ValueError as exc:
             return self._retry(response, REACT_RETRY_PROMPT.format(error=exc))
         reasoning.append(step)
-        await ctx.store.set(self.reasoning_key, reasoning)
+        ctx.store.data[self.reasoning_key] = reasoning
         calls = []
         if isinstance(step, ActionReasoningStep):
             calls = [ToolSelection(tool_id=new_id("call"), tool_name=step.action,
@@ -123,7 +124,7 @@ class ReActAgent(BaseWorkflowAgent):
 
     async def handle_tool_call_results(self, ctx: Context, results: list[ToolCallResult],
                                        memory: BaseMemory) -> None:
-        reasoning: list[BaseReasoningStep] = await ctx.store.get(self.reasoning_key, default=[])
+        reasoning: list[BaseReasoningStep] = ctx.store.data.get(self.reasoning_key, [])
         for result in results:
             observation = ObservationReasoningStep(observation=result.tool_output.content,
                                                    return_direct=result.direct)
@@ -132,11 +133,11 @@ class ReActAgent(BaseWorkflowAgent):
                 reasoning.append(ResponseReasoningStep(thought=observation.observation,
                                                        response=observation.observation))
                 break
-        await ctx.store.set(self.reasoning_key, reasoning)
+        ctx.store.data[self.reasoning_key] = reasoning
 
     async def finalize(self, ctx: Context, output: AgentOutput,
                        memory: BaseMemory) -> AgentOutput:
-        reasoning: list[BaseReasoningStep] = await ctx.store.get(self.reasoning_key, default=[])
+        reasoning: list[BaseReasoningStep] = ctx.store.data.get(self.reasoning_key, [])
         if not reasoning:
             return output
         last = reasoning[-1]
@@ -145,7 +146,7 @@ class ReActAgent(BaseWorkflowAgent):
         if answered or handed_off:
             await memory.aput(ChatMessage(role=MessageRole.ASSISTANT,
                                           content="\n".join(s.get_content() for s in reasoning)))
-            await ctx.store.set(self.reasoning_key, [])
+            ctx.store.data[self.reasoning_key] = []
         if answered:
             assert isinstance(last, ResponseReasoningStep)
             output.response = output.response.model_copy(update={"blocks": []})
@@ -153,4 +154,4 @@ class ReActAgent(BaseWorkflowAgent):
         return output
 
     async def discard_scratch(self, ctx: Context) -> None:
-        await ctx.store.set(self.reasoning_key, [])
+        ctx.store.data[self.reasoning_key] = []

@@ -46,6 +46,8 @@ from agentkit.agent.workflow import (
     AgentWorkflow,
     BaseWorkflowAgent,
     FunctionAgent,
+    ToolCall,
+    ToolCallResult,
     WorkflowAgentInputEvent,
     WorkflowAgentOutputEvent,
 )
@@ -194,10 +196,12 @@ class WorkflowChatAgent:
         until ``stop`` takes its checkpoint (then the run is cancelled and the output None).
         The deltas of the last agent step are read when the turn is ``streamed``; a chat turn
         tells the run it reads none, so its agents build no ``AgentStream`` (one per chunk
-        of every reply) for it."""
+        of every reply) for it. No turn reads the agents' outputs, tool calls and results
+        (the trace has them from the bus), so none is written to the stream, where each
+        write would wake this reader for nothing."""
         deltas: list[str] = []
         callback = stop.record if stop is not None else None
-        unread: tuple[type, ...] = () if streamed else (AgentStream,)
+        unread = _UNREAD_STREAMED if streamed else _UNREAD_CHAT
         while True:
             handler.ctx.unread_in_stream = unread  # before the run's first step runs
             request = None
@@ -240,6 +244,11 @@ class _ResumePoint(Event):
     """Streamed by :class:`_StopAfter` when it has taken its checkpoint: the caller stops the
     run there."""
 
+
+# The stream events :meth:`WorkflowChatAgent._drive` ignores (so the run need not write them):
+# what the agents did reaches the trace from the bus; a chat turn reads no step's deltas either
+_UNREAD_STREAMED: tuple[type, ...] = (AgentOutput, ToolCall, ToolCallResult)
+_UNREAD_CHAT = (*_UNREAD_STREAMED, AgentInput, AgentStream)
 
 # What :meth:`WorkflowChatAgent._drive` does with a streamed object, by its class (worked out
 # once per class: a run streams dozens of events, most of them deltas)
@@ -383,7 +392,7 @@ def _workflow_step(turn: TurnBuilder, event: WorkflowStepStartEvent) -> None:
     """Later workflow steps (tool calls...) belong to the agent step that asked for them."""
     if event.step == AGENT_STEP or event.span_id is None:  # (every step of a run starts so)
         return
-    step = _current(turn)
+    step: StepTrace | None = turn.state.get(_CURRENT)  # _current's, without a call per step
     if step is not None:
         turn.steps[event.span_id] = step
 
