@@ -13,8 +13,9 @@ checked unchanged), so nothing can tell; and a chain of steps (init, setup, the 
 step, ...) costs no task, no done callback and mostly no loop iteration per step. When
 something was queued after it was due (a bus listener queued a callback) or the step left a
 context variable set, it gets its own task after all, its start moved to where it was due.
-A stepwise run, whose caller waits for each invocation's task, and a loop without asyncio's
-ready queue (``BaseEventLoop._ready``) give every invocation its own task.
+A stepwise run, whose caller waits for each invocation's task, a loop without asyncio's ready
+queue (``BaseEventLoop._ready``) and one with a task factory (an eager task starts at once)
+give every invocation its own task.
 
 The timeout is virtual time on a virtual-time loop (``agentkit.core.sim``): a step awaiting
 100 simulated seconds under ``timeout=10`` fails at virtual 10 s, in no real time. On any
@@ -157,8 +158,9 @@ class Run:
         # the loop's queue of ready callbacks (asyncio's BaseEventLoop keeps one), when an
         # invocation may be handed over to the task of the step before it (module docstring)
         ready = getattr(self._loop, "_ready", None)
-        self._ready: deque[Any] | None = (ready if isinstance(ready, deque) and not stepwise
-                                          else None)
+        self._ready: deque[Any] | None = (
+            ready if isinstance(ready, deque) and not stepwise
+            and self._loop.get_task_factory() is None else None)  # (an eager task starts at once)
         self._tail = False  # an invocation delivers its output: no await left before its end
         self._next: _Handover | None = None  # what the tail started last, for its task to run
 

@@ -277,3 +277,21 @@ def test_a_step_of_a_chain_costs_a_few_dozen_python_calls(listened: bool, most: 
             counts.append(len(called))
 
     assert (counts[1] - counts[0]) / 10 <= most
+
+
+def test_a_loop_with_a_task_factory_gives_every_step_a_task_of_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    spawned = _spawned(monkeypatch)
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        # (a factory may start a task eagerly: where its first step runs is its to say)
+        loop.set_task_factory(lambda loop, coro, **options: asyncio.Task(coro, loop=loop,
+                                                                          **options))
+        try:
+            return await Chain().run()
+        finally:
+            loop.set_task_factory(None)
+
+    assert run_sync(main()) == 4
+    assert spawned == ["begin", "hop", "hop", "hop", "hop", "hop"]
