@@ -32,7 +32,7 @@ from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
            "scenario_folder",
-           "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "trace_file",
+           "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "recording_paths", "trace_file",
            "legacy_recorded_trace", "eval_cassette_path", "file_safe"]
 
 SNAPSHOT_FOLDER = "__snapshots__"
@@ -98,19 +98,24 @@ def records(scenario: Scenario, agent_type: str) -> bool:
 
 
 def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
-    """The files a recording of the agent type replaces together: its snapshot (the recorded
-    trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
-    per agent with a ``recording`` (team order), and the team's own for its MCP exchanges --
+    """The files a recording of the agent type replaces together (:func:`recording_paths`),
     after finishing or undoing a replacement a crash interrupted
     (:func:`agentkit.core.files.settle`)."""
+    files = recording_paths(scenario, agent_type)
+    settle(files)
+    return files
+
+
+def recording_paths(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording of the agent type replaces together: its snapshot (the recorded
+    trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
+    per agent with a ``recording`` (team order), and the team's own for its MCP exchanges."""
     members = scenario.agents[agent_type].recorded()
     cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
     if has_mcp(scenario) and cassette_path(scenario, agent_type) not in cassettes:
         cassettes.append(cassette_path(scenario, agent_type))
     snapshot = snapshot_path(scenario, agent_type)
-    files = ([snapshot] if snapshot is not None else []) + cassettes
-    settle(files)
-    return files
+    return ([snapshot] if snapshot is not None else []) + cassettes
 
 
 def trace_file(folder: Path, scenario: Scenario, agent_type: str) -> Path:
