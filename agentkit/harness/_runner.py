@@ -50,7 +50,6 @@ from agentkit.harness._agent_types import (
     AgentContext,
     AgentType,
     AgentTypeError,
-    build_agent,
     resolve_agent_type,
     trajectory_renderer,
 )
@@ -83,6 +82,7 @@ from agentkit.scenario._layout import (
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import (
     AgentSpec,
+    Expect,
     Judged,
     JudgeSpec,
     LLMSource,
@@ -395,6 +395,12 @@ class _Fixed:
     the agent type records nothing."""
     mcp: bool
     """Whether the scenario has MCP tools (:func:`has_mcp`)."""
+    expect: Expect
+    """The agent type's expectations (``scenario.expect_for``)."""
+    judged: list[tuple[str | int, ...]]
+    """The fields of the run's judged expectations (:func:`_judged_fields`)."""
+    images: bool
+    """Whether a turn gives images."""
 
 
 def _fixed(scenario: Scenario, agent_type: str) -> _Fixed:
@@ -414,8 +420,10 @@ def _fixed(scenario: Scenario, agent_type: str) -> _Fixed:
     _check_team(scenario, agent_type, kind.team)
     members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
     files = recording_paths(scenario, agent_type) if records(scenario, agent_type) else []
-    fixed = memo["plan"] = _Fixed(AGENT_TYPES.declared(), kind, members, files,
-                                  has_mcp(scenario))
+    fixed = memo["plan"] = _Fixed(
+        AGENT_TYPES.declared(), kind, members, files, has_mcp(scenario),
+        scenario.expect_for(agent_type), _judged_fields(scenario, agent_type, spec),
+        any(turn.images for turn in scenario.turns))
     return fixed
 
 
@@ -430,8 +438,10 @@ def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _Wo
               else trajectory_outputs(scenario, tools))
     rendered = (render_script(scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    checks = state_checks(scenario, scenario.expect_for(plan.agent_type),
-                          _expect_field(plan, "state")[:-1])
+    expect = plan.fixed.expect
+    checks = (state_checks(scenario, expect, _expect_field(plan.spec, plan.agent_type,
+                                                           "state")[:-1])
+              if expect.state is not None else {})
     return _World(list(tools), outputs, rendered,
                   judged.trajectory if judged is not None else None, servers, state, checks)
 
@@ -485,12 +495,13 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                            llm=models[spec.root if spec.root else plan.members[0]],
                            llms=team, tools=tuple(world.tools), params=spec.params,
                            images=tuple(image for turn in scenario.turns
-                                        for image in turn_images(scenario, turn)),
+                                        for image in turn_images(scenario, turn))
+                           if plan.fixed.images else (),
                            scenario=scenario, state=state or {},
                            world=world.state.value if world.state is not None else None)
     try:
         try:
-            agent = build_agent(context)
+            agent = plan.kind.factory(context)  # build_agent's, resolved when planned
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 (a user's factory may raise anything)
@@ -583,14 +594,14 @@ def _role_script(plan: _Plan, role: str, items: list[ScriptItem], latency: float
     return ScriptedLLM(to_mock_items(items), latency=latency, name=name)
 
 
-def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
+def _judged_fields(scenario: Scenario, agent_type: str,
+                   spec: AgentSpec) -> list[tuple[str | int, ...]]:
     """The fields of the run's judged expectations (and a judged goal), in file order."""
-    scenario, agent_type = plan.scenario, plan.agent_type
     fields: list[tuple[str | int, ...]] = [
         ("turns", index, "answer") for index, turn in enumerate(scenario.turns)
         if isinstance(turn.answer, Judged)]
     for name in ("answer", "conversation"):
-        at = _expect_field(plan, name)
+        at = _expect_field(spec, agent_type, name)
         if isinstance(getattr(scenario.expect_for(agent_type), name), Judged):
             fields.append((*at, "judge"))
     user = scenario.user
@@ -604,12 +615,12 @@ def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
     return fields
 
 
-def _expect_field(plan: _Plan, name: str) -> tuple[str, ...]:
+def _expect_field(spec: AgentSpec, agent_type: str, name: str) -> tuple[str, ...]:
     """Where expectation ``name`` of the run is written: the agent type's ``expect`` when it
     sets it, else the scenario's."""
-    own = plan.spec.expect
+    own = spec.expect
     if own is not None and name in own.model_fields_set:
-        return ("agents", plan.agent_type, "expect", name)
+        return ("agents", agent_type, "expect", name)
     return ("expect", name)
 
 
@@ -620,7 +631,7 @@ def _cast(plan: _Plan, built: _Agent) -> _Cast:
     channel = _channel(plan, built.models)
     roles = plan.roles or RoleModels()
     scripts: dict[str, ScriptedLLM] = {}
-    judged = _judged_fields(plan)
+    judged = plan.fixed.judged
     judge = None
     if judged:
         own = plan.spec.judge is not None
@@ -709,7 +720,7 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = Fa
     if judge is None or not trace.turns or any(t.error for t in trace.turns):
         return
     scenario = plan.scenario
-    expect = scenario.expect_for(plan.agent_type)
+    expect = plan.fixed.expect
     # (the expectation, where its rubric is, what it judges, up to which turn)
     asked: list[tuple[Judged, tuple[str | int, ...], Subject, int]] = [
         (turn.answer, ("turns", index, "answer", "judge"), "answer", index + 1)
@@ -720,7 +731,8 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = Fa
     for name, subject in whole:
         wanted = getattr(expect, name)
         if isinstance(wanted, Judged):
-            asked.append((wanted, (*_expect_field(plan, name), "judge"), subject,
+            asked.append((wanted, (*_expect_field(plan.spec, plan.agent_type, name), "judge"),
+                          subject,
                           len(trace.turns)))
     judges = scenario.faults.judge if scenario.faults is not None else None
     if faulted and judges is not None:

@@ -32,7 +32,8 @@ from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
            "scenario_folder",
-           "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "recording_paths", "trace_file",
+           "llm_source", "cassette_path", "has_mcp", "records", "recording_files",
+           "recording_paths", "trace_file",
            "legacy_recorded_trace", "eval_cassette_path", "file_safe"]
 
 SNAPSHOT_FOLDER = "__snapshots__"

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.errors import ErrorKind, UserCode
 from agentkit.core.events import (
     AgentLimitEvent,
@@ -37,7 +38,7 @@ from agentkit.core.events import (
 )
 from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
-from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, fixed_memo
+from agentkit.llms.types import ChatMessage, ChatResponse, TextBlock, ToolSelection, fixed_memo
 
 __all__ = [
     "SimulatedToolError",
@@ -108,8 +109,14 @@ class IdNormalizer:
 
         What does not depend on the ids is converted once for a fixed message
         (:func:`~agentkit.llms.types.fix_message`: the bridge's, which a replayed conversation
-        sends every time it is replayed) and kept with it, with its key for the ids it got."""
+        sends every time it is replayed) and kept with it, with its key for the ids it got.
+        The usual message -- one text block, no tool calls -- is told apart first, its key
+        looked up by its role and text (:data:`_PLAIN_KEYS`)."""
         memo = fixed_memo(message)
+        if memo is None and not message.additional_kwargs:
+            blocks = message.blocks
+            if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+                return self._plain(message.role._value_, blocks[0].text)
         part = memo.get("trace") if memo is not None else None
         if part is None:
             part = _MessagePart(message)
@@ -129,6 +136,18 @@ class IdNormalizer:
                     part.keys.clear()
                 part.keys[names] = key
         return self._messages.setdefault(key, data)
+
+    def _plain(self, role: str, text: str) -> dict[str, Any]:
+        """A message of one text block and nothing else as a trace keeps it (what
+        ``_MessagePart(message).data(())`` is), its key worked out once per role and text."""
+        key = _PLAIN_KEYS.get((role, text))
+        if key is None:
+            key = "".join(_KEY_CHUNKS({"role": role, "content": text}, 0))
+            _PLAIN_KEYS.put((role, text), key, len(text))
+        found = self._messages.get(key)
+        if found is not None:
+            return found
+        return self._messages.setdefault(key, {"role": role, "content": text})
 
     def memory(self, messages: Sequence[ChatMessage],
                convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
@@ -184,6 +203,9 @@ class _MessagePart:
         return data
 
 
+_PLAIN_KEYS: BoundedStore[tuple[str, str], str] = BoundedStore(4096, 1 << 22)
+"""The key (:meth:`IdNormalizer.message`) of a message of one text block by its role and text:
+the same system prompt and user turns come back in every replay of a scenario."""
 _NO: Any = object()
 _NONE: list[Any] = []
 """A message's tool calls when it has none (shared: read only)."""
@@ -721,11 +743,12 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
     start = turn.starts.get(event.span_id or "")
     tools = start.tools if isinstance(start, LLMCallStartEvent) else None
     ids = turn.ids
-    turn.owner(event.parent_id).llm_calls.append(LLMCallTrace(
+    step = turn.steps.get(event.parent_id)  # the usual owner: the step's span itself
+    (step or turn.owner(event.parent_id)).llm_calls.append(LLMCallTrace(
         kind=event.kind, messages=turn.messages(event.messages),
         response=_response_dict(event.response, ids),
         usage=event.usage.model_dump() if event.usage is not None else None,
-        latency=_round(event.latency), error=event.error,
+        latency=round(event.latency, 6), error=event.error,
         tools=[t["name"] for t in tools] if tools is not None else None,
         started=event.time - event.latency, model=event.model,
         provider=event.provider))
@@ -734,10 +757,11 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
     issued = turn.state.get("issued", {}).get(event.span_id or "", turn.seq)
-    turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
+    step = turn.steps.get(event.parent_id)  # the usual owner: the step's span itself
+    (step or turn.owner(event.parent_id)).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
-        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
+        latency=round(event.latency, 6), started=event.time - event.latency, agent=event.agent,
         scheduled=isinstance(event.exception, SimulatedToolError), issued=issued,
         finished=turn.seq, raised=UserCode.of(event.exception)))
 

@@ -38,7 +38,7 @@ class Check(Protocol):
 
 
 def _problems(texts: list[str], kind: ProblemKind) -> list[Problem]:
-    return [Problem(text, kind) for text in texts]
+    return [Problem(text, kind) for text in texts] if texts else []
 
 
 def _first_steps(trace: dict[str, Any], count: int) -> dict[str, Any]:
@@ -152,7 +152,8 @@ class Conversation:
     """A simulated user's goal, as its conversation decided it."""
 
     def evaluate(self, run: Run) -> list[Problem]:
-        return _problems(list(run.conversation_problems), "conversation")
+        return _problems(list(run.conversation_problems), "conversation") \
+            if run.conversation_problems else []
 
 
 @dataclass(frozen=True)

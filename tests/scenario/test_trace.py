@@ -503,13 +503,28 @@ def test_a_call_ended_before_another_on_the_clock_then_by_the_order_of_events(
 def test_a_plain_messages_trace_form_runs_few_python_calls():
     # issue 36 (a replay's trace building): a message with one text block and no tool calls,
     # ids or name is converted without the content property, the enum's value descriptor, the
-    # tool-call and id scans, or the JSON encoder's Python layers (its key)
+    # tool-call and id scans, the message's dict form, or the JSON encoder's Python layers
+    # (its key, kept by role and text: the next replay's equal message looks it up)
     message = ChatMessage(role="user", content="What is the capital of France?")
     ids = IdNormalizer()
     data, called = python_calls(lambda: ids.message(message))
     assert data == {"role": "user", "content": "What is the capital of France?"}
-    assert called == ["<lambda>", "message", "fixed_memo", "__init__", "to_dict", "fixed_memo", "_to_dict",
-                      "data"]
+    assert data == ids._messages[next(iter(ids._messages))]
+    assert called == ["<lambda>", "message", "fixed_memo", "_plain"]
+    again = IdNormalizer()  # the next run's: its own dict, the same key
+    data_again, _ = python_calls(lambda: again.message(ChatMessage(
+        role="user", content="What is the capital of France?")))
+    assert data_again == data and data_again is not data
+    assert list(again._messages) == list(ids._messages)
+
+
+def test_a_message_with_tool_calls_is_not_taken_for_a_plain_one():
+    from agentkit.llms.types import ToolSelection
+
+    call = ToolSelection(tool_id="raw-1", tool_name="add", tool_kwargs={"a": 2})
+    message = ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": [call]})
+    data = IdNormalizer().message(message)
+    assert data["tool_calls"] == [{"id": "call_1", "name": "add", "args": {"a": 2}}]
 
 
 def test_flat_tool_arguments_are_copied_without_python_calls_per_argument():
