@@ -38,7 +38,14 @@ from agentkit.core.events import (
 )
 from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
-from agentkit.llms.types import ChatMessage, ChatResponse, TextBlock, ToolSelection, fixed_memo
+from agentkit.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ImageBlock,
+    TextBlock,
+    ToolSelection,
+    fixed_memo,
+)
 
 __all__ = [
     "SimulatedToolError",
@@ -119,7 +126,7 @@ class IdNormalizer:
                 return self._plain(message.role._value_, blocks[0].text)
         part = memo.get("trace") if memo is not None else None
         if part is None:
-            part = _MessagePart(message)
+            part = _MessagePart(message, memo is not None)
             if memo is not None:
                 memo["trace"] = part
         names = tuple(map(self, part.raw_ids)) if part.raw_ids else ()
@@ -175,9 +182,16 @@ class _MessagePart:
 
     __slots__ = ("answers", "base", "calls", "keys", "name", "raw_ids")
 
-    def __init__(self, message: ChatMessage) -> None:
-        base = message.to_dict(images="digest")
-        extra = base.pop("additional_kwargs", None)
+    def __init__(self, message: ChatMessage, fixed: bool = False) -> None:
+        blocks = message.blocks
+        if fixed or [block for block in blocks if isinstance(block, ImageBlock)]:
+            base = message.to_dict(images="digest")  # a fixed message's is worked out once
+            base.pop("additional_kwargs", None)
+        else:  # what to_dict gives without images, its additional_kwargs not converted
+            base = {"role": message.role._value_,
+                    "content": blocks[0].text if len(blocks) == 1
+                    and type(blocks[0]) is TextBlock else message.content}
+        extra = message.additional_kwargs
         self.base = base
         if not extra:  # most messages: no tool calls, no answer, no name
             self.calls, self.answers, self.name, self.raw_ids = _NONE, False, _NO, ()
@@ -607,10 +621,8 @@ class TurnBuilder:
 
     def __init__(self, events: Sequence[Event], ids: IdNormalizer) -> None:
         self.ids = ids
-        self.parents: dict[str, str | None] = {}
-        for event in events:
-            if event.span_id is not None and event.span_id not in self.parents:
-                self.parents[event.span_id] = event.parent_id
+        self._events = events
+        self._parents: dict[str, str | None] | None = None
         self.steps: dict[str, StepTrace] = {}
         self.order: list[StepTrace] = []
         self.orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
@@ -670,8 +682,22 @@ class TurnBuilder:
         self.order.append(step)
         return step
 
+    @property
+    def parents(self) -> dict[str, str | None]:
+        """Each span of the turn's events with its parent span; mapped when first asked for
+        (most calls are made in their step's own span: :meth:`owner` needs none)."""
+        if self._parents is None:
+            parents: dict[str, str | None] = {}
+            for event in self._events:
+                if event.span_id is not None and event.span_id not in parents:
+                    parents[event.span_id] = event.parent_id
+            self._parents = parents
+        return self._parents
+
     def owner(self, span: str | None) -> StepTrace:
         """The step a span belongs to (the nearest enclosing step span)."""
+        if span in self.steps:
+            return self.steps[span]
         while span is not None:
             if span in self.steps:
                 return self.steps[span]
