@@ -769,7 +769,7 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
     start = turn.starts.get(event.span_id or "")
     tools = start.tools if isinstance(start, LLMCallStartEvent) else None
     ids = turn.ids
-    step = turn.steps.get(event.parent_id)  # the usual owner: the step's span itself
+    step = turn.steps.get(event.parent_id or "")  # the usual owner: the step's own span
     (step or turn.owner(event.parent_id)).llm_calls.append(LLMCallTrace(
         kind=event.kind, messages=turn.messages(event.messages),
         response=_response_dict(event.response, ids),
@@ -783,7 +783,7 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
     issued = turn.state.get("issued", {}).get(event.span_id or "", turn.seq)
-    step = turn.steps.get(event.parent_id)  # the usual owner: the step's span itself
+    step = turn.steps.get(event.parent_id or "")  # the usual owner: the step's own span
     (step or turn.owner(event.parent_id)).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,

@@ -71,10 +71,9 @@ def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[s
     if recorded is None:
         recorded = _recorded_prefix(text, str(path), resume.step)
         _PREFIXES.put(key, recorded, len(text))
-    if recorded == "unreadable":
-        return [f"the recorded trace {path} of `{resume.recording}` cannot be read any more"]
-    if recorded == "no trace":
-        return [f"the recorded trace {path} of `{resume.recording}` is not a trace"]
+    if isinstance(recorded, str):  # "unreadable" or "no trace"
+        return [f"the recorded trace {path} of `{resume.recording}` "
+                + ("cannot be read any more" if recorded == "unreadable" else "is not a trace")]
     if isinstance(recorded, TraceError):
         return [f"the recorded trace of `{resume.recording}` cannot be read any more: "
                 f"{recorded}"]

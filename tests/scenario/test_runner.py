@@ -27,7 +27,6 @@ from agentkit.scenario import (
 )
 from agentkit.scenario._model import ErrorItem, Expect, Scenario, ScriptReply
 from agentkit.scenario._script import to_mock_items
-
 from tests.python_calls import harness_calls
 
 from .conftest import MINIMAL
