@@ -121,8 +121,8 @@ class SimulatedTool(AsyncBaseTool):
         output = None
         if fault is None or number not in self.failures:
             output = await tool.acall(*args, **kwargs)
-            if output.tool_name != self.metadata.name:
-                output = output.model_copy(update={"tool_name": self.metadata.name})
+            if output.tool_name != self._metadata.name:
+                output = output.model_copy(update={"tool_name": self._metadata.name})
         if fault is None:
             assert output is not None
             return output

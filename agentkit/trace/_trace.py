@@ -658,10 +658,22 @@ class TurnBuilder:
         ids = [*map(id, messages)]
         before, converted = self._sent
         if before and ids[:len(before)] == before:
-            converted = [*converted, *map(self.message, messages[len(before):])]
+            converted = [*converted, *self._each(messages[len(before):])]
         else:
-            converted = [*map(self.message, messages)]
+            converted = self._each(messages)
         self._sent = ids, converted
+        return converted
+
+    def _each(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        """:meth:`message` of each of ``messages``, in one loop (no call per message the turn
+        converted before)."""
+        kept, convert = self._messages, self.ids.message
+        converted = []
+        for message in messages:
+            found = kept.get(id(message))
+            if found is None:
+                found = kept[id(message)] = (message, convert(message))
+            converted.append(found[1])
         return converted
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:

@@ -163,8 +163,8 @@ def test_a_call_resending_the_last_calls_messages_looks_up_only_the_added_ones(m
         llm.chat(sent)
         llm.chat([ChatMessage(role="system", content="be brief"), ChatMessage(content="c")])
     looked_up = []
-    look_up = TurnBuilder.message
-    monkeypatch.setattr(TurnBuilder, "message",
+    look_up = IdNormalizer.message
+    monkeypatch.setattr(IdNormalizer, "message",
                         lambda self, m: looked_up.append(m.content) or look_up(self, m))
 
     turn = build_turn("hi", events, IdNormalizer(), response="three", error=None, memory=[],
