@@ -59,6 +59,9 @@ class SimulatedTool(AsyncBaseTool):
     ``failures`` raise :class:`SimulatedToolError` instead of running, those in ``faults``
     run and then fail or deliver a changed output."""
 
+    __slots__ = ("metadata",)
+    metadata: ToolMetadata  # an attribute, not a property: agents read it on every call
+
     def __init__(self, tool: BaseTool, *, latency: float = 0.0, failures: list[int] | None = None,
                  error: str = "simulated tool failure", metadata: ToolMetadata | None = None,
                  tags: Iterable[str] = (), faults: Iterable[Fault] = ()) -> None:
@@ -78,14 +81,10 @@ class SimulatedTool(AsyncBaseTool):
         self.finished = 0
         """Calls that ended (an answer or an error; a call cancelled by a paused run is run
         again when it resumes): what the trace's tool calls must account for."""
-        self._metadata = metadata or tool.metadata
+        self.metadata = metadata or tool.metadata
         self.entry: int | None = None
         """The index of the scenario's ``tools:`` entry that gives the tool (None: not built
         from a scenario's), for errors that point at it."""
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        return self._metadata
 
     @property
     def requires_context(self) -> bool:
@@ -121,8 +120,8 @@ class SimulatedTool(AsyncBaseTool):
         output = None
         if fault is None or number not in self.failures:
             output = await tool.acall(*args, **kwargs)
-            if output.tool_name != self._metadata.name:
-                output = output.model_copy(update={"tool_name": self._metadata.name})
+            if output.tool_name != self.metadata.name:
+                output = output.model_copy(update={"tool_name": self.metadata.name})
         if fault is None:
             assert output is not None
             return output

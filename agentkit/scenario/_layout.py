@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from agentkit.core.files import settle
-from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
+from agentkit.scenario._model import AgentSpec, LLMSource, Scenario, run_memo
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
            "scenario_folder",
@@ -79,7 +79,18 @@ def llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
 def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
     """Where the agent type's recording (or its team agent ``member``'s) lives: its
     ``recording:`` path (relative to the scenario file), or
-    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file. Worked out once
+    per scenario × agent type loaded from a file (:func:`run_memo`: every replay asks)."""
+    if not scenario.path:  # beside the working folder, which may change between runs
+        return _cassette_path(scenario, agent_type, member)
+    paths: dict[str | None, Path] = run_memo(scenario, agent_type).setdefault("cassettes", {})
+    found = paths.get(member)
+    if found is None:
+        found = paths[member] = _cassette_path(scenario, agent_type, member)
+    return found
+
+
+def _cassette_path(scenario: Scenario, agent_type: str, member: str | None) -> Path:
     source = llm_source(scenario.agents[agent_type], member)
     if source.recording:
         return _base(scenario) / source.recording

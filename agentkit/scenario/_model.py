@@ -790,7 +790,8 @@ class Scenario(_Strict):
         return value
 
     def expect_for(self, agent_type: str) -> Expect:
-        return self.expect.merged(self.agents[agent_type].expect)
+        own = self.agents[agent_type].expect
+        return self.expect if own is None else self.expect.merged(own)
 
 
 def run_memo(scenario: Scenario, agent_type: str) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from agentkit.trace._diff import diff_traces
 from agentkit.trace._trace import (
     IdNormalizer,
     ToolCallTrace,
-    TurnBuilder,
     TurnTrace,
     build_turn,
     critical_path,
