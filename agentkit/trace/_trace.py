@@ -16,6 +16,7 @@ messages (diffs).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -157,20 +158,24 @@ class IdNormalizer:
         return self._messages.setdefault(key, {"role": role, "content": text})
 
     def memory(self, messages: Sequence[ChatMessage],
-               convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
-               ) -> Shared[dict[str, Any]]:
+               convert: Callable[[ChatMessage], dict[str, Any]] | None = None, *,
+               convert_all: Callable[[Sequence[ChatMessage]], Iterable[dict[str, Any]]]
+               | None = None) -> Shared[dict[str, Any]]:
         """The memory after a turn, sharing the previous turn's when it extends it (the
         common case: checked on the message objects, without converting them again).
-        ``convert``: :meth:`message`, or a turn's cache of it (:meth:`TurnBuilder.message`)."""
-        convert = convert or self.message
+        ``convert``: :meth:`message`, or a turn's cache of it (:meth:`TurnBuilder.message`);
+        ``convert_all``: the same for a list of messages at once (``TurnBuilder._each``)."""
+        if convert_all is None:
+            one = convert or self.message
+            convert_all = functools.partial(map, one)  # map: no generator per message
         current = list(messages)
         if self._memory is not None:
             before, view = self._memory
             if len(current) >= len(before) and current[:len(before)] == before:
-                extended = view.extended(map(convert, current[len(before):]))
+                extended = view.extended(convert_all(current[len(before):]))
                 self._memory = current, extended
                 return extended
-        fresh = Shared(map(convert, current))  # map: no generator resumed per message
+        fresh = Shared(convert_all(current))
         self._memory = current, fresh
         return fresh
 
@@ -814,7 +819,7 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     turn = TurnBuilder(events, ids)
     turn.feed(events)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
-                     memory=ids.memory(memory, turn.message), wall_time=wall_time,
+                     memory=ids.memory(memory, convert_all=turn._each), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
                      warnings=list(warnings), error_kind=error_kind, started=started,
                      role_calls=turn.role_calls, raised=raised, limit=turn.limit)

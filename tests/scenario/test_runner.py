@@ -361,7 +361,7 @@ def test_a_replay_again_makes_few_python_calls_of_the_harness(write_file):
     # resolved, the turns checked, the recording's files, the tools' FunctionTools, the
     # expectations merged and the judged fields are worked out by the first run of a loaded
     # scenario, and judging and the trace skip work a passing run does not need. A replay of
-    # MINIMAL (one tool call, two LLM calls) made 346 such calls before, 233 after.
+    # MINIMAL (one tool call, two LLM calls) made 346 such calls before, 230 after.
     scenario = load(write_file("demo.yaml", MINIMAL))
     assert run_scenario(scenario, "function_calling").passed  # the first run works it out
     result, called = harness_calls(lambda: run_scenario(scenario, "function_calling"))
