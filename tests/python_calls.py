@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,34 @@ def python_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
     def profile(frame: Any, event: str, arg: object) -> None:
         if event == "call":
             called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = block()
+    finally:
+        sys.setprofile(None)
+    return result, called
+
+
+HARNESS = tuple(f"{os.sep}agentkit{os.sep}{package}{os.sep}" for package in (
+    "harness", "trace", "verdict", "recording", "scenario", "bridge"))
+"""Where the harness's code lives: the packages that run, trace and judge a scenario."""
+
+
+def harness_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
+    """Run ``block``; its result and the Python calls the harness made, in order, each as
+    ``file:function``: its own functions' (:data:`HARNESS`) and those they called directly
+    (the standard library's, pydantic's, the agent's tools'...), wherever the agent called
+    the harness from -- not the agent's own (functions written in C are left out)."""
+    called: list[str] = []
+
+    def ours(code: Any) -> bool:
+        return any(package in code.co_filename for package in HARNESS)
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and (ours(frame.f_code) or (frame.f_back is not None
+                                                       and ours(frame.f_back.f_code))):
+            called.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
 
     sys.setprofile(profile)
     try:

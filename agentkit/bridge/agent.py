@@ -35,7 +35,7 @@ import httpx
 import openai
 
 from agentkit.bridge.endpoint import API_KEY, Bridge
-from agentkit.bridge.transport import BridgeTransport, openai_clients
+from agentkit.bridge.transport import BridgeTransport, async_openai_client, openai_client
 from agentkit.bridge.wire_trace import WireTurn
 from agentkit.harness import AgentContext, AgentType
 from agentkit.llms.agent_response import AgentChatResponse, StreamingAgentChatResponse
@@ -64,29 +64,39 @@ class BridgeContext:
     ``base_url`` and ``api_key`` are the OpenAI-compatible endpoint; ``client`` /
     ``async_client`` are ``openai`` clients already routed to it in-process (one attempt per
     call: retries are your agent's), and ``http_client`` / ``async_http_client`` the httpx
-    clients to hand a framework that takes one. ``model`` is the name to ask for (any name is
-    answered). ``agent`` is the scenario's :class:`AgentContext`; its ``params``, ``tools``,
-    ``state`` and ``scenario`` are here too."""
+    clients to hand a framework that takes one (each client made when first asked for, then
+    the same: an agent uses one or two of them, and every run builds its agent anew).
+    ``model`` is the name to ask for (any name is answered). ``agent`` is the scenario's
+    :class:`AgentContext`; its ``params``, ``tools``, ``state`` and ``scenario`` are here
+    too."""
 
     agent: AgentContext
     bridge: Bridge = field(repr=False)
     base_url: str
     api_key: str
     model: str
-    client: openai.OpenAI = field(repr=False)
-    async_client: openai.AsyncOpenAI = field(repr=False)
-    http_client: httpx.Client = field(repr=False)
-    async_http_client: httpx.AsyncClient = field(repr=False)
 
     @classmethod
     def of(cls, bridge: Bridge, agent: AgentContext) -> BridgeContext:
         """The context of an agent whose model calls go to ``bridge``."""
-        client, async_client = openai_clients(bridge)
-        transport = BridgeTransport(bridge)
         return cls(agent=agent, bridge=bridge, base_url=bridge.base_url, api_key=API_KEY,
-                   model=bridge.model, client=client, async_client=async_client,
-                   http_client=httpx.Client(transport=transport),
-                   async_http_client=httpx.AsyncClient(transport=transport))
+                   model=bridge.model)
+
+    @functools.cached_property
+    def client(self) -> openai.OpenAI:
+        return openai_client(self.bridge)
+
+    @functools.cached_property
+    def async_client(self) -> openai.AsyncOpenAI:
+        return async_openai_client(self.bridge)
+
+    @functools.cached_property
+    def http_client(self) -> httpx.Client:
+        return httpx.Client(transport=BridgeTransport(self.bridge))
+
+    @functools.cached_property
+    def async_http_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=BridgeTransport(self.bridge))
 
     @property
     def params(self) -> Mapping[str, Any]:

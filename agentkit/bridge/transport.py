@@ -17,7 +17,8 @@ import openai
 
 from agentkit.bridge.endpoint import API_KEY, Bridge, HTTPAnswer
 
-__all__ = ["BridgeTransport", "openai_clients", "httpx2_clients"]
+__all__ = ["BridgeTransport", "openai_clients", "openai_client", "async_openai_client",
+           "httpx2_clients"]
 
 
 class BridgeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
@@ -55,14 +56,25 @@ def openai_clients(bridge: Bridge, **options: Any) -> tuple[openai.OpenAI, opena
     """A sync and an async ``openai`` client routed to ``bridge`` in-process. They make one
     attempt per call (``max_retries=0``, unless ``options`` say otherwise): a scripted error
     the scripted model does not retry itself (its ``max_retries``) reaches the agent at once."""
-    transport = BridgeTransport(bridge)
-    options = {"base_url": bridge.base_url, "api_key": API_KEY, "max_retries": 0, **options}
+    return openai_client(bridge, **options), async_openai_client(bridge, **options)
+
+
+def openai_client(bridge: Bridge, **options: Any) -> openai.OpenAI:
+    """The sync client of :func:`openai_clients`."""
     # Any: openai 3.x annotates http_client with httpx2's classes, 1.x/2.x with httpx's, and
     # every one of them takes an httpx client (see pyproject.toml)
-    sync_http: Any = httpx.Client(transport=transport)
-    async_http: Any = httpx.AsyncClient(transport=transport)
-    return (openai.OpenAI(http_client=sync_http, **options),
-            openai.AsyncOpenAI(http_client=async_http, **options))
+    http: Any = httpx.Client(transport=BridgeTransport(bridge))
+    return openai.OpenAI(http_client=http, **_client_options(bridge, options))
+
+
+def async_openai_client(bridge: Bridge, **options: Any) -> openai.AsyncOpenAI:
+    """The async client of :func:`openai_clients`."""
+    http: Any = httpx.AsyncClient(transport=BridgeTransport(bridge))
+    return openai.AsyncOpenAI(http_client=http, **_client_options(bridge, options))
+
+
+def _client_options(bridge: Bridge, options: dict[str, Any]) -> dict[str, Any]:
+    return {"base_url": bridge.base_url, "api_key": API_KEY, "max_retries": 0, **options}
 
 
 def httpx2_clients(bridge: Bridge) -> tuple[Any, Any]:

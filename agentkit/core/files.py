@@ -149,41 +149,45 @@ def replace_together(files: Sequence[tuple[str | Path, str]]) -> None:
 def settle(paths: Sequence[str | Path]) -> None:
     """Finish or undo a :func:`replace_together` of ``paths`` (same paths, same order) that a
     crash interrupted; afterwards no pending or temporary file of it is left."""
-    # the common case, told without the lock and without resolving every folder of every
-    # path: nothing to settle
+    # the common case, told without the lock, without resolving every folder of every path
+    # and on the paths' text (every replay of a recorded scenario asks): nothing to settle
     files = [_linked_file(path) for path in paths]
-    if not files[0].parent.is_dir():  # the first pending file is written first: nothing was
+    if not os.path.isdir(files[0][0]):  # the first pending file is written first: nothing was
         return
     if not _left_over(files):
         return
-    files = [_through_links(path) for path in paths]
-    with _locked(files[0].parent):
-        _settle(files)
+    resolved = [_through_links(path) for path in paths]
+    with _locked(resolved[0].parent):
+        _settle(resolved)
 
 
-def _linked_file(path: str | Path) -> Path:
-    """Where :func:`_through_links` puts ``path``'s pending files, as far as listing them
-    goes: a symlinked file's target; otherwise the path itself (a folder on the way is
-    listed through its link all the same)."""
-    path = Path(path)
-    return _through_links(path) if path.is_symlink() else path
+def _linked_file(path: str | Path) -> tuple[str, str]:
+    """The folder and name where :func:`_through_links` puts ``path``'s pending files, as far
+    as listing them goes: a symlinked file's target's; otherwise the path's own (a folder on
+    the way is listed through its link all the same)."""
+    text = os.fspath(path) if isinstance(path, Path) else str(Path(path))  # as Path spells it
+    if os.path.islink(text):
+        text = os.path.realpath(text)
+    folder, name = os.path.split(text)
+    return folder or ".", name
 
 
-def _left_over(paths: list[Path]) -> bool:
-    """Whether a pending or temporary file of a replacement of ``paths`` is there: one listing
-    of each folder. No lock needed: a writer that starts after it leaves nothing to settle,
-    one under way left its files (:func:`_settle` then decides under the lock)."""
-    marks: dict[Path, tuple[str, ...]] = {}
-    for path in paths:
-        marks[path.parent] = (*marks.get(path.parent, ()), _pending(path).name)
+def _left_over(files: list[tuple[str, str]]) -> bool:
+    """Whether a pending or temporary file of a replacement of ``files`` (each its folder and
+    name) is there: one listing of each folder. No lock needed: a writer that starts after it
+    leaves nothing to settle, one under way left its files (:func:`_settle` then decides
+    under the lock)."""
+    marks: dict[str, tuple[str, ...]] = {}
+    for folder, name in files:
+        marks[folder] = (*marks.get(folder, ()), f".{name}.pending")  # _pending(path).name
     for folder, pendings in marks.items():
         try:
             names = os.listdir(folder)
         except OSError:
             continue
-        stale = tuple(f".{pending}." for pending in pendings)
-        if any(name.startswith(".") and (name in pendings or name.startswith(stale))
-               for name in names):
+        stale = tuple([f".{pending}." for pending in pendings])
+        # a list, not any() over a generator: no Python frame resumed per file of the folder
+        if [name for name in names if name in pendings or name.startswith(stale)]:
             return True
     return False
 

@@ -18,8 +18,10 @@ def conforms(obj: Any, protocol: Callable[..., T]) -> TypeGuard[T]:
     """What ``isinstance(obj, protocol)`` says for a runtime-checkable protocol: ``obj`` has
     every member, and a member that is callable on the protocol is not None on ``obj`` -- or
     its class derives from the protocol."""
-    return all(hasattr(obj, name) and (not method or getattr(obj, name) is not None)
-               for name, method in _members(protocol)) or protocol in type(obj).__mro__
+    for name, method in _members(protocol):  # a loop, not all(): no generator per check
+        if not hasattr(obj, name) or (method and getattr(obj, name) is None):
+            return protocol in type(obj).__mro__
+    return True
 
 
 @functools.cache

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentkit.core.ids import IdSource, use_ids
+from agentkit.core.ids import IdSource
+from agentkit.core.ids import _current as _ids
 from agentkit.core.lazy import lazy_names
 
 if TYPE_CHECKING:
@@ -308,12 +309,15 @@ class Simulation:
 def simulation(seed: int | str = 0, *, start: float = 0.0) -> Iterator[Simulation]:
     """A deterministic world: a fresh virtual clock and an id source seeded with ``seed``; real
     waits (:func:`wait`) inside it are virtual."""
-    token = _simulated.set(True)
+    clock, ids = VirtualClock(start), IdSource(seed)
+    # use_clock and use_ids, without their two context managers' layers (every run opens one)
+    simulated, clocked, sourced = _simulated.set(True), _clock.set(clock), _ids.set(ids)
     try:
-        with use_clock(VirtualClock(start)) as clock, use_ids(IdSource(seed)) as ids:
-            yield Simulation(clock, ids)
+        yield Simulation(clock, ids)
     finally:
-        _simulated.reset(token)
+        _ids.reset(sourced)
+        _clock.reset(clocked)
+        _simulated.reset(simulated)
 
 
 __getattr__, __dir__ = lazy_names(__name__, {"VirtualTimeLoop": "agentkit.core._simloop",

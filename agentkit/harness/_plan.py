@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentkit.agent.workflow.events import HANDOFF_TOOL_NAME
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.errors import one_line
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.harness._agent_types import (
@@ -97,26 +98,35 @@ def plan_scenario(scenario: Scenario) -> Scenario:
 def load(scenario: Scenario | str | Path) -> Scenario:
     """The scenario file at that path (or ``scenario`` itself), planned. A loaded scenario
     replayed again is not planned again while what its checks read stands: the same object
-    (not a copy: a variant, a mutant), the same agent types, and no ``resume_from`` (whose
-    recorded trace may have been recorded since). Its tools' refs are imported once a process
-    either way."""
+    (not a copy: a variant, a mutant), the same agent types, and for a ``resume_from`` the
+    same step count of the recorded trace (which may have been recorded since). Its tools'
+    refs are imported once a process either way."""
     if not isinstance(scenario, Scenario):
         return plan_scenario(load_scenario(scenario))
-    if any(spec.resume_from is not None for spec in scenario.agents.values()):
-        return plan_scenario(scenario)
-    agent_types = AGENT_TYPES.declared()
-    if _planned.get(id(scenario)) == agent_types:
+    stands = (AGENT_TYPES.declared(), _resumed_steps(scenario))
+    if _planned.get(id(scenario)) == stands:
         return scenario
     plan_scenario(scenario)
     if id(scenario) not in _planned:  # forgotten with the object (an id is then reused)
         weakref.finalize(scenario, _planned.pop, id(scenario), None)
-    _planned[id(scenario)] = agent_types
+    _planned[id(scenario)] = stands
     return scenario
 
 
-_planned: dict[int, Mapping[str, object]] = {}
+_planned: dict[int, tuple[Mapping[str, object], tuple[int | None, ...]]] = {}
 """The scenario objects whose planning passed (by id, while they live), each with the agent
-types it passed under (:func:`load`)."""
+types it passed under and its resumes' recorded step counts (:func:`load`)."""
+
+
+def _resumed_steps(scenario: Scenario) -> tuple[int | None, ...]:
+    """The step count of the recorded trace of each ``resume_from`` (what planning reads of
+    the files besides the scenario's); none for a scenario without one."""
+    resumes = [spec.resume_from.recording for spec in scenario.agents.values()
+               if spec.resume_from is not None]
+    if not resumes:
+        return ()
+    return tuple(recorded_steps(Path(scenario.path), source) if scenario.path else None
+                 for source in resumes)
 
 
 def _check_agent_names(scenario: Scenario, problems: _Problems) -> set[str]:
@@ -245,12 +255,26 @@ def _registered_team(name: str) -> bool:
 
 def recorded_steps(scenario_file: Path, agent_type: str) -> int | None:
     """How many agent steps the recorded run of ``agent_type`` took: the steps of its recorded
-    trace (its snapshot), over all turns; None when there is no readable recorded trace."""
+    trace (its snapshot), over all turns; None when there is no readable recorded trace. The
+    file is read on every call; a text read before is not parsed again."""
     try:
-        trace = json.loads(read_text(snapshot_file(scenario_file, agent_type)))
-        return sum(len(turn["steps"]) for turn in trace["turns"])
-    except (OSError, TextFileError, ValueError, TypeError, KeyError):
+        text = read_text(snapshot_file(scenario_file, agent_type))
+    except (OSError, TextFileError):
         return None
+    counted = _STEPS.get(text)
+    if counted is None:
+        try:
+            trace = json.loads(text)
+            steps: int | None = sum(len(turn["steps"]) for turn in trace["turns"])
+        except (ValueError, TypeError, KeyError):
+            steps = None
+        counted = (steps,)
+        _STEPS.put(text, counted, len(text))
+    return counted[0]
+
+
+_STEPS: BoundedStore[str, tuple[int | None]] = BoundedStore(64, 1 << 24)
+""":func:`recorded_steps` of a recorded trace's text."""
 
 
 def not_a_workflow(agent_type: str) -> str | None:

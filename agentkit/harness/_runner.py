@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +42,7 @@ from agentkit.core.errors import (
     kind_of,
 )
 from agentkit.core.events import Event
+from agentkit.core.files import settle
 from agentkit.core.protocols import conforms
 from agentkit.core.sim import Stopwatch, simulation
 from agentkit.harness._agent_types import (
@@ -50,7 +50,6 @@ from agentkit.harness._agent_types import (
     AgentContext,
     AgentType,
     AgentTypeError,
-    build_agent,
     resolve_agent_type,
     trajectory_renderer,
 )
@@ -73,20 +72,24 @@ from agentkit.recording import CassetteLLM, RoleChannel, replayed_cassette
 from agentkit.scenario._images import turn_images
 from agentkit.scenario._layout import (
     cassette_path,
+    has_mcp,
     llm_source,
     recording_files,
+    recording_paths,
     records,
     snapshot_path,
 )
 from agentkit.scenario._loader import ScenarioError, located_error
 from agentkit.scenario._model import (
     AgentSpec,
+    Expect,
     Judged,
     JudgeSpec,
     LLMSource,
     Scenario,
     ScriptItem,
     judge_panel,
+    run_memo,
 )
 from agentkit.scenario._script import to_mock_items
 from agentkit.scenario._trajectory import RenderContext, Trajectory, TrajectoryError
@@ -228,6 +231,7 @@ class _Plan:
     spec: AgentSpec
     members: list[str | None]
     given: dict[str | None, LLM]
+    fixed: _Fixed
     sample: int | None = None
     roles: RoleModels | None = None
     change: RunChange | None = None
@@ -319,24 +323,35 @@ def execute_scenario(scenario: Scenario | str | Path, agent_type: str | None = N
     plan.sample = sample
     plan.roles = roles
     plan.change = change
-    with (simulation(seed), open_mcp(plan.scenario, plan.agent_type, mcp) as servers,
-          open_world(plan.scenario, world) as run_world):
-        built_world = _world(plan, servers, run_world)
-        start = run_world.begin() if run_world is not None else None
-        built = _agent(plan, built_world, state)
-        try:
-            cast = _cast(plan, built)
-        except BaseException:
-            excuse_all(built.doubles, _NEVER_STARTED)
-            raise
-        trace = _turns(plan, built_world, built.agent, cast)
-        trace.world = start
-        if plan.change is not None:
-            plan.change.answers(trace)
-        faulted = bool(built.faults) or any(getattr(tool, "injected", ())
-                                            for tool in built_world.tools)
-        _judge_answers(plan, cast, trace, faulted=faulted)
-    return _result(plan, built_world, built, cast, trace)
+    with simulation(seed):
+        if plan.fixed.mcp or world is not NO_WORLD or plan.scenario.world is not None:
+            with (open_mcp(plan.scenario, plan.agent_type, mcp) as servers,
+                  open_world(plan.scenario, world) as run_world):
+                ran = _run(plan, servers, run_world, state)
+        else:  # neither opens anything (each would yield None)
+            ran = _run(plan, None, None, state)
+    return _result(plan, *ran)
+
+
+def _run(plan: _Plan, servers: MCPWorld | None, run_world: RunWorld | None,
+         state: Mapping[str, Any] | None) -> tuple[_World, _Agent, _Cast, Trace]:
+    """Stages 2 to 5 in the run's simulation, its MCP servers and world open."""
+    built_world = _world(plan, servers, run_world)
+    start = run_world.begin() if run_world is not None else None
+    built = _agent(plan, built_world, state)
+    try:
+        cast = _cast(plan, built)
+    except BaseException:
+        excuse_all(built.doubles, _NEVER_STARTED)
+        raise
+    trace = _turns(plan, built_world, built.agent, cast)
+    trace.world = start
+    if plan.change is not None:
+        plan.change.answers(trace)
+    faulted = bool(built.faults) or bool([tool for tool in built_world.tools
+                                          if getattr(tool, "injected", ())])
+    _judge_answers(plan, cast, trace, faulted=faulted)
+    return built_world, built, cast, trace
 
 
 def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
@@ -349,16 +364,9 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     if agent_type not in scenario.agents:
         raise ScenarioError(f"{scenario.where()}: scenario `{scenario.name}` has no agent type "
                             f"`{agent_type}` (it has {', '.join(scenario.agents)})")
-    try:
-        kind = resolve_agent_type(agent_type)
-    except AgentTypeError as exc:
-        raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
-                            f"{exc}") from None
-    _check_turns(scenario, agent_type, kind)
-    spec = scenario.agents[agent_type]
-    _check_team(scenario, agent_type, kind.team)
+    fixed = _fixed(scenario, agent_type)
     check_resume(scenario, agent_type)
-    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    members = fixed.members
     strangers = sorted(set(llms or {}) - set(members))
     if strangers:
         raise ScenarioError(f"{scenario.where('agents', agent_type)}: llms= names "
@@ -367,9 +375,56 @@ def _plan(scenario: Scenario, agent_type: str | None, llm: LLM | None,
     given: dict[str | None, LLM] = dict((llms or {}).items())
     if llm is not None:
         given[None] = llm
-    if records(scenario, agent_type):
-        recording_files(scenario, agent_type)  # a replacement a crash cut short: settled
-    return _Plan(scenario, agent_type, kind, spec, members, given)
+    if fixed.files:
+        settle(fixed.files)  # a replacement of the recording a crash cut short
+    return _Plan(scenario, agent_type, fixed.kind, scenario.agents[agent_type], members, given,
+                 fixed)
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """What planning a run of a scenario × agent type finds the same every time while the
+    agent types stand (kept in its :func:`~agentkit.scenario._model.run_memo`)."""
+
+    declared: Mapping[str, object]
+    """The agent types it was worked out under (``AGENT_TYPES.declared()``)."""
+    kind: AgentType
+    members: list[str | None]
+    files: list[Path]
+    """The recording's files (:func:`recording_paths`), settled before each run; none when
+    the agent type records nothing."""
+    mcp: bool
+    """Whether the scenario has MCP tools (:func:`has_mcp`)."""
+    expect: Expect
+    """The agent type's expectations (``scenario.expect_for``)."""
+    judged: list[tuple[str | int, ...]]
+    """The fields of the run's judged expectations (:func:`_judged_fields`)."""
+    images: bool
+    """Whether a turn gives images."""
+
+
+def _fixed(scenario: Scenario, agent_type: str) -> _Fixed:
+    """The agent type resolved, and the turns and team checked against what it can take
+    (a :class:`ScenarioError` otherwise), once per scenario × agent type."""
+    memo = run_memo(scenario, agent_type)
+    fixed: _Fixed | None = memo.get("plan")
+    if fixed is not None and fixed.declared == AGENT_TYPES.declared():
+        return fixed
+    try:
+        kind = resolve_agent_type(agent_type)
+    except AgentTypeError as exc:
+        raise ScenarioError(f"{scenario.where('agents', agent_type)}: agents.{agent_type}: "
+                            f"{exc}") from None
+    _check_turns(scenario, agent_type, kind)
+    spec = scenario.agents[agent_type]
+    _check_team(scenario, agent_type, kind.team)
+    members: list[str | None] = [m.name for m in spec.team] if spec.team else [None]
+    files = recording_paths(scenario, agent_type) if records(scenario, agent_type) else []
+    fixed = memo["plan"] = _Fixed(
+        AGENT_TYPES.declared(), kind, members, files, has_mcp(scenario),
+        scenario.expect_for(agent_type), _judged_fields(scenario, agent_type, spec),
+        any(turn.images for turn in scenario.turns))
+    return fixed
 
 
 def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _World:
@@ -383,8 +438,10 @@ def _world(plan: _Plan, servers: MCPWorld | None, state: RunWorld | None) -> _Wo
               else trajectory_outputs(scenario, tools))
     rendered = (render_script(scenario, plan.agent_type, tools, outputs)
                 if None not in plan.given and _renders(plan.spec) else None)
-    checks = state_checks(scenario, scenario.expect_for(plan.agent_type),
-                          _expect_field(plan, "state")[:-1])
+    expect = plan.fixed.expect
+    checks = (state_checks(scenario, expect, _expect_field(plan.spec, plan.agent_type,
+                                                           "state")[:-1])
+              if expect.state is not None else {})
     return _World(list(tools), outputs, rendered,
                   judged.trajectory if judged is not None else None, servers, state, checks)
 
@@ -438,12 +495,13 @@ def _agent(plan: _Plan, world: _World, state: Mapping[str, Any] | None) -> _Agen
                            llm=models[spec.root if spec.root else plan.members[0]],
                            llms=team, tools=tuple(world.tools), params=spec.params,
                            images=tuple(image for turn in scenario.turns
-                                        for image in turn_images(scenario, turn)),
+                                        for image in turn_images(scenario, turn))
+                           if plan.fixed.images else (),
                            scenario=scenario, state=state or {},
                            world=world.state.value if world.state is not None else None)
     try:
         try:
-            agent = build_agent(context)
+            agent = plan.kind.factory(context)  # build_agent's, resolved when planned
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 (a user's factory may raise anything)
@@ -536,14 +594,14 @@ def _role_script(plan: _Plan, role: str, items: list[ScriptItem], latency: float
     return ScriptedLLM(to_mock_items(items), latency=latency, name=name)
 
 
-def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
+def _judged_fields(scenario: Scenario, agent_type: str,
+                   spec: AgentSpec) -> list[tuple[str | int, ...]]:
     """The fields of the run's judged expectations (and a judged goal), in file order."""
-    scenario, agent_type = plan.scenario, plan.agent_type
     fields: list[tuple[str | int, ...]] = [
         ("turns", index, "answer") for index, turn in enumerate(scenario.turns)
         if isinstance(turn.answer, Judged)]
     for name in ("answer", "conversation"):
-        at = _expect_field(plan, name)
+        at = _expect_field(spec, agent_type, name)
         if isinstance(getattr(scenario.expect_for(agent_type), name), Judged):
             fields.append((*at, "judge"))
     user = scenario.user
@@ -557,12 +615,12 @@ def _judged_fields(plan: _Plan) -> list[tuple[str | int, ...]]:
     return fields
 
 
-def _expect_field(plan: _Plan, name: str) -> tuple[str, ...]:
+def _expect_field(spec: AgentSpec, agent_type: str, name: str) -> tuple[str, ...]:
     """Where expectation ``name`` of the run is written: the agent type's ``expect`` when it
     sets it, else the scenario's."""
-    own = plan.spec.expect
+    own = spec.expect
     if own is not None and name in own.model_fields_set:
-        return ("agents", plan.agent_type, "expect", name)
+        return ("agents", agent_type, "expect", name)
     return ("expect", name)
 
 
@@ -573,7 +631,7 @@ def _cast(plan: _Plan, built: _Agent) -> _Cast:
     channel = _channel(plan, built.models)
     roles = plan.roles or RoleModels()
     scripts: dict[str, ScriptedLLM] = {}
-    judged = _judged_fields(plan)
+    judged = plan.fixed.judged
     judge = None
     if judged:
         own = plan.spec.judge is not None
@@ -629,8 +687,11 @@ def _nobody(plan: _Plan, at: tuple[str | int, ...], role: str,
 
 # ---------------------------------------------------------------- turns and judgements
 def _turns(plan: _Plan, world: _World, agent: Any, cast: _Cast) -> Trace:
+    if world.outputs is None:
+        return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images,
+                          cast.conversation, world.state)
     # rendered scripts read the outputs of the calls the agent makes as it makes them
-    with world.outputs.observing() if world.outputs is not None else nullcontext():
+    with world.outputs.observing():
         return _run_turns(plan.scenario, plan.agent_type, agent, plan.kind.images,
                           cast.conversation, world.state)
 
@@ -659,7 +720,7 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = Fa
     if judge is None or not trace.turns or any(t.error for t in trace.turns):
         return
     scenario = plan.scenario
-    expect = scenario.expect_for(plan.agent_type)
+    expect = plan.fixed.expect
     # (the expectation, where its rubric is, what it judges, up to which turn)
     asked: list[tuple[Judged, tuple[str | int, ...], Subject, int]] = [
         (turn.answer, ("turns", index, "answer", "judge"), "answer", index + 1)
@@ -670,7 +731,8 @@ def _judge_answers(plan: _Plan, cast: _Cast, trace: Trace, *, faulted: bool = Fa
     for name, subject in whole:
         wanted = getattr(expect, name)
         if isinstance(wanted, Judged):
-            asked.append((wanted, (*_expect_field(plan, name), "judge"), subject,
+            asked.append((wanted, (*_expect_field(plan.spec, plan.agent_type, name), "judge"),
+                          subject,
                           len(trace.turns)))
     judges = scenario.faults.judge if scenario.faults is not None else None
     if faulted and judges is not None:
@@ -763,10 +825,14 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
                conversation: Conversation, world: RunWorld | None = None) -> Trace:
     ids = IdNormalizer()
     trace = Trace(scenario=scenario.name, agent=agent_type, turns=[])
+    speaks = conversation.speaks  # fixed turns emit nothing to collect before or after a turn
     while True:
         before: list[Event] = []
         try:
-            with collect_events(TRACED) as before:
+            if speaks:
+                with collect_events(TRACED) as before:
+                    turn = conversation.next_turn(trace)
+            else:
                 turn = conversation.next_turn(trace)
         except Exception as exc:  # noqa: BLE001 (the simulated user's model or function)
             failed = build_turn("", role_events(before), ids, response=None, error=None,
@@ -799,7 +865,8 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
             except Exception as exc:  # noqa: BLE001 (the trace records it; expectations judge it)
                 error, kind = f"{type(exc).__name__}: {exc}", kind_of(exc)
                 raised = UserCode.of(exc)
-        trace.turns.append(build_turn(turn.user, [*role_events(before), *events], ids,
+        trace.turns.append(build_turn(turn.user, [*role_events(before), *events] if before
+                                      else events, ids,
                                       response=response, error=error,
                                       memory=agent.chat_history, wall_time=watch.wall,
                                       serial_time=watch.serial, warnings=watch.warnings,
@@ -808,6 +875,8 @@ def _run_turns(scenario: Scenario, agent_type: str, agent: Any, takes_images: bo
         trace.turns[-1].world = world.after_turn() if world is not None else None
         if error is not None:
             break
+        if not speaks:
+            continue
         after: list[Event] = []
         try:
             with collect_events(TRACED) as after:

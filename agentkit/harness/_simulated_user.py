@@ -119,6 +119,9 @@ class Conversation(Protocol):
     """Where a run's user messages come from: fixed turns, or a simulated user."""
 
     problems: list[str]
+    speaks: bool
+    """Whether finding the turns may call a model or emit events (a simulated user's, a
+    judge's): what it emits is collected into the trace; fixed turns emit none."""
 
     def next_turn(self, trace: Trace) -> Turn | None:
         """The next user turn given the turns so far (None: the conversation is over)."""
@@ -135,6 +138,7 @@ class FixedTurns:
 
     turns: Sequence[Turn]
     problems: list[str] = field(default_factory=list)
+    speaks = False
 
     def next_turn(self, trace: Trace) -> Turn | None:
         index = len(trace.turns)
@@ -160,6 +164,7 @@ class SimulatedConversation:
         self.judge = judge
         self.ended = False
         self.problems: list[str] = []
+        self.speaks = True
 
     @property
     def goal(self) -> str:

@@ -7,7 +7,9 @@ import dataclasses
 import importlib
 import inspect
 import json
+import operator
 import sys
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +59,9 @@ class SimulatedTool(AsyncBaseTool):
     ``failures`` raise :class:`SimulatedToolError` instead of running, those in ``faults``
     run and then fail or deliver a changed output."""
 
+    __slots__ = ("metadata",)
+    metadata: ToolMetadata  # an attribute, not a property: agents read it on every call
+
     def __init__(self, tool: BaseTool, *, latency: float = 0.0, failures: list[int] | None = None,
                  error: str = "simulated tool failure", metadata: ToolMetadata | None = None,
                  tags: Iterable[str] = (), faults: Iterable[Fault] = ()) -> None:
@@ -76,14 +81,10 @@ class SimulatedTool(AsyncBaseTool):
         self.finished = 0
         """Calls that ended (an answer or an error; a call cancelled by a paused run is run
         again when it resumes): what the trace's tool calls must account for."""
-        self._metadata = metadata or tool.metadata
+        self.metadata = metadata or tool.metadata
         self.entry: int | None = None
         """The index of the scenario's ``tools:`` entry that gives the tool (None: not built
         from a scenario's), for errors that point at it."""
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        return self._metadata
 
     @property
     def requires_context(self) -> bool:
@@ -139,6 +140,10 @@ class SimulatedTool(AsyncBaseTool):
 
 
 def _import(module: str, search_from: Path | None) -> Any:
+    found = sys.modules.get(module)  # what import_module gives a module imported before,
+    if found is not None and not getattr(getattr(found, "__spec__", None), "_initializing",
+                                         False):  # without its four Python layers
+        return found
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -260,15 +265,46 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
     ``FunctionTool``), under the object's name -- becomes a FunctionTool; so does an Agents SDK
     ``FunctionTool``, called through the SDK; a tool is used as is; a tool class (a factory) is
     instantiated with no arguments. With a ``world`` (the run's, :func:`open_world`), a
-    function's parameter named ``world`` receives it, left out of what the model sees."""
+    function's parameter named ``world`` receives it, left out of what the model sees.
+
+    The ref is resolved on every call; what is made from what it names is made once per spec
+    and target while neither changes (:data:`_MADE`), unless it holds something of the run's
+    (a tool class's instance, the run's world)."""
     assert spec.ref is not None, "an MCP entry's tools are built by agentkit.harness._mcp"
     target = resolve_ref(spec.ref, search_from)
+    made = _MADE.get(id(spec))
+    if (made is not None and made[0]() is spec and made[1] is target
+            and all(map(operator.is_, made[2], spec.__dict__.values()))):
+        tool, metadata = made[3], made[4]
+    else:
+        tool, metadata, shared = _made(spec, target, world)
+        if shared:
+            if id(spec) not in _MADE:  # forgotten with the spec (its id is then reused)
+                weakref.finalize(spec, _MADE.pop, id(spec), None)
+            _MADE[id(spec)] = (weakref.ref(spec), target, tuple(spec.__dict__.values()), tool,
+                               metadata)
+    return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
+                         metadata=metadata, tags=spec.tags, faults=spec.faults)
+
+
+_MADE: dict[int, tuple[weakref.ReferenceType[ToolSpec], Any, tuple[Any, ...], BaseTool,
+                       ToolMetadata]] = {}
+"""The tool and metadata :func:`build_tool` made of a spec's target that holds nothing of a
+run's, by the spec's id, with the spec, the target and the spec's fields they were made from
+(checked by identity; read-only, as a tool used as is is shared by every run anyway)."""
+
+
+def _made(spec: ToolSpec, target: Any, world: Any) -> tuple[BaseTool, ToolMetadata, bool]:
+    """The tool :func:`build_tool` wraps for ``target``, its metadata, and whether both can
+    serve every run (not a tool class's new instance, not bound to the run's world)."""
+    shared = True
     if isinstance(target, type) and issubclass(target, BaseTool):
         try:
             target = target()
         except TypeError as exc:
             raise TypeError(f"tool class `{spec.ref}` cannot be built without arguments: "
                             f"{exc}") from None
+        shared = False
     if isinstance(target, BaseTool):
         tool = target
         meta = tool.metadata
@@ -281,31 +317,29 @@ def build_tool(spec: ToolSpec, search_from: Path | None = None,
                     else JSONSchemaToolMetadata(name=name, description=description,
                                                 fn_schema=None, return_direct=return_direct,
                                                 input_schema=schema))
-    elif _is_agents_sdk_tool(target):
+        return tool, metadata, shared
+    if _is_agents_sdk_tool(target):
         tool = _agents_sdk_tool(target, spec)
-        metadata = tool.metadata
-    else:
-        kept = (target, None) if _is_function(target) else _kept_function(target)
-        if kept is None:
-            raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool "
-                            f"or a tool class{_how(target)}")
-        function, kept_name = kept
-        bound = ({WORLD_PARAMETER: world} if world is not NO_WORLD
-                 and WORLD_PARAMETER in inspect.signature(function).parameters else None)
-        given = None
-        if spec.parameters is not None:  # the model is told this schema, not the signature's
-            called = spec.name or kept_name or function.__name__
-            given = JSONSchemaToolMetadata(
-                name=called, description=spec.description or called, fn_schema=None,
-                return_direct=spec.return_direct,
-                input_schema=json.dumps(spec.parameters, ensure_ascii=False))
-        tool = FunctionTool.from_defaults(function, name=spec.name or kept_name,
-                                          description=spec.description,
-                                          return_direct=spec.return_direct,
-                                          tool_metadata=given, partial_params=bound)
-        metadata = tool.metadata
-    return SimulatedTool(tool, latency=spec.latency, failures=spec.failures, error=spec.error,
-                         metadata=metadata, tags=spec.tags, faults=spec.faults)
+        return tool, tool.metadata, shared
+    kept = (target, None) if _is_function(target) else _kept_function(target)
+    if kept is None:
+        raise TypeError(f"`{spec.ref}` is a {type(target).__name__}, not a function, a tool "
+                        f"or a tool class{_how(target)}")
+    function, kept_name = kept
+    bound = ({WORLD_PARAMETER: world} if world is not NO_WORLD
+             and WORLD_PARAMETER in inspect.signature(function).parameters else None)
+    given = None
+    if spec.parameters is not None:  # the model is told this schema, not the signature's
+        called = spec.name or kept_name or function.__name__
+        given = JSONSchemaToolMetadata(
+            name=called, description=spec.description or called, fn_schema=None,
+            return_direct=spec.return_direct,
+            input_schema=json.dumps(spec.parameters, ensure_ascii=False))
+    tool = FunctionTool.from_defaults(function, name=spec.name or kept_name,
+                                      description=spec.description,
+                                      return_direct=spec.return_direct,
+                                      tool_metadata=given, partial_params=bound)
+    return tool, tool.metadata, shared and bound is None
 
 
 def build_tools(scenario: Scenario, mcp: MCPWorld | None = None,

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 from agentkit.core.bounded import BoundedStore
 from agentkit.core.secrets import Redactor
 from agentkit.llms.base import LLMRequest
-from agentkit.llms.types import ChatMessage, fixed_memo
+from agentkit.llms.types import ChatMessage, TextBlock, fixed_memo
 
 __all__ = ["canonical_request", "request_hash", "request_key", "keyed_request", "text_hash",
            "public_url"]
@@ -44,8 +44,13 @@ def canonical_request(request: LLMRequest, redactor: Redactor | None = None) -> 
     what any text may hold is redacted (keys, bearer tokens, URL passwords), never values of
     this machine's environment: a replay matches the same way whatever variables are set.
     """
-    # images by their sha256: the same image replays, another one misses (and never bytes on disk)
-    data = _request_data(request, [m.to_dict(images="digest") for m in request.messages])
+    # images by their sha256: the same image replays, another one misses (and never bytes on
+    # disk); the usual message, one text block and nothing else, read without to_dict's layers
+    data = _request_data(request, [
+        {"role": m.role._value_, "content": blocks[0].text}
+        if not m.additional_kwargs and len(blocks := m.blocks) == 1
+        and type(blocks[0]) is TextBlock else m.to_dict(images="digest")
+        for m in request.messages])
     canonical: dict[str, Any] = (redactor or _ANY_TEXT).json_data(data)
     return canonical
 

@@ -28,11 +28,12 @@ import re
 from pathlib import Path
 
 from agentkit.core.files import settle
-from agentkit.scenario._model import AgentSpec, LLMSource, Scenario
+from agentkit.scenario._model import AgentSpec, LLMSource, Scenario, run_memo
 
 __all__ = ["SNAPSHOT_FOLDER", "CASSETTE_FOLDER", "EVAL_FOLDER", "snapshot_file", "snapshot_path",
            "scenario_folder",
-           "llm_source", "cassette_path", "has_mcp", "records", "recording_files", "trace_file",
+           "llm_source", "cassette_path", "has_mcp", "records", "recording_files",
+           "recording_paths", "trace_file",
            "legacy_recorded_trace", "eval_cassette_path", "file_safe"]
 
 SNAPSHOT_FOLDER = "__snapshots__"
@@ -78,7 +79,18 @@ def llm_source(spec: AgentSpec, member: str | None) -> LLMSource:
 def cassette_path(scenario: Scenario, agent_type: str, member: str | None = None) -> Path:
     """Where the agent type's recording (or its team agent ``member``'s) lives: its
     ``recording:`` path (relative to the scenario file), or
-    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file."""
+    ``cassettes/<scenario>.<agent type>[.<member>].yaml`` beside the file. Worked out once
+    per scenario × agent type loaded from a file (:func:`run_memo`: every replay asks)."""
+    if not scenario.path:  # beside the working folder, which may change between runs
+        return _cassette_path(scenario, agent_type, member)
+    paths: dict[str | None, Path] = run_memo(scenario, agent_type).setdefault("cassettes", {})
+    found = paths.get(member)
+    if found is None:
+        found = paths[member] = _cassette_path(scenario, agent_type, member)
+    return found
+
+
+def _cassette_path(scenario: Scenario, agent_type: str, member: str | None) -> Path:
     source = llm_source(scenario.agents[agent_type], member)
     if source.recording:
         return _base(scenario) / source.recording
@@ -98,19 +110,24 @@ def records(scenario: Scenario, agent_type: str) -> bool:
 
 
 def recording_files(scenario: Scenario, agent_type: str) -> list[Path]:
-    """The files a recording of the agent type replaces together: its snapshot (the recorded
-    trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
-    per agent with a ``recording`` (team order), and the team's own for its MCP exchanges --
+    """The files a recording of the agent type replaces together (:func:`recording_paths`),
     after finishing or undoing a replacement a crash interrupted
     (:func:`agentkit.core.files.settle`)."""
+    files = recording_paths(scenario, agent_type)
+    settle(files)
+    return files
+
+
+def recording_paths(scenario: Scenario, agent_type: str) -> list[Path]:
+    """The files a recording of the agent type replaces together: its snapshot (the recorded
+    trace; a scenario not loaded from a file keeps none), then its cassette -- a team's, one
+    per agent with a ``recording`` (team order), and the team's own for its MCP exchanges."""
     members = scenario.agents[agent_type].recorded()
     cassettes = [cassette_path(scenario, agent_type, member) for member in members or [None]]
     if has_mcp(scenario) and cassette_path(scenario, agent_type) not in cassettes:
         cassettes.append(cassette_path(scenario, agent_type))
     snapshot = snapshot_path(scenario, agent_type)
-    files = ([snapshot] if snapshot is not None else []) + cassettes
-    settle(files)
-    return files
+    return ([snapshot] if snapshot is not None else []) + cassettes
 
 
 def trace_file(folder: Path, scenario: Scenario, agent_type: str) -> Path:

@@ -8,6 +8,7 @@ format.
 from __future__ import annotations
 
 import difflib
+import operator
 import os
 import re
 import weakref
@@ -91,6 +92,7 @@ __all__ = [  # with the names of _model_base and _world_model, which it is made 
     "Threshold",
     "Thresholds",
     "Scenario",
+    "run_memo",
     "given_agents",
 ]
 
@@ -788,4 +790,43 @@ class Scenario(_Strict):
         return value
 
     def expect_for(self, agent_type: str) -> Expect:
-        return self.expect.merged(self.agents[agent_type].expect)
+        own = self.agents[agent_type].expect
+        return self.expect if own is None else self.expect.merged(own)
+
+
+def run_memo(scenario: Scenario, agent_type: str) -> dict[str, Any]:
+    """A dict for what every run of ``scenario`` under ``agent_type`` works out the same way
+    (where its files are, its model's script items, which expectations are judged...), each
+    entry under a name of its reader's: filled by the first run, read by the next. It belongs
+    to this object and agent type alone (a copy, a variant or a mutant has its own) and is
+    emptied when a field of the scenario or of the agent type's settings is given another
+    object (as :meth:`Expect.merged` is); what it holds is read-only."""
+    fields = (*scenario.__dict__.values(), *(scenario.__pydantic_private__ or {}).values())
+    spec = scenario.agents[agent_type]
+    kept = _MEMOS.get((id(scenario), agent_type))
+    if (kept is not None and kept[0]() is scenario and kept[1] is spec
+            and len(kept[2]) == len(fields) and all(map(operator.is_, kept[2], fields))
+            and all(map(operator.is_, kept[3], spec.__dict__.values()))):
+        return kept[4]
+    memo: dict[str, Any] = {}
+    if id(scenario) not in _WATCHED:  # forgotten with the object (its id is then reused)
+        _WATCHED[id(scenario)] = set()
+        weakref.finalize(scenario, _forget, id(scenario))
+    _WATCHED[id(scenario)].add(agent_type)
+    _MEMOS[(id(scenario), agent_type)] = (weakref.ref(scenario), spec, fields,
+                                           tuple(spec.__dict__.values()), memo)
+    return memo
+
+
+def _forget(scenario_id: int) -> None:
+    for agent_type in _WATCHED.pop(scenario_id, ()):
+        _MEMOS.pop((scenario_id, agent_type), None)
+
+
+_MEMOS: dict[tuple[int, str], tuple[weakref.ReferenceType[Scenario], AgentSpec,
+                                    tuple[Any, ...], tuple[Any, ...], dict[str, Any]]] = {}
+""":func:`run_memo`'s dicts by the scenario's id and the agent type, each with what it was
+worked out from (checked by identity: an id outlives its object only until the object's
+entries go with it)."""
+_WATCHED: dict[int, set[str]] = {}
+"""The agent types with a :func:`run_memo` of each living scenario object, by its id."""

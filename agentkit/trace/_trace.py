@@ -16,12 +16,14 @@ messages (diffs).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.errors import ErrorKind, UserCode
 from agentkit.core.events import (
     AgentLimitEvent,
@@ -37,7 +39,14 @@ from agentkit.core.events import (
 )
 from agentkit.core.reflists import ListWriter, Shared
 from agentkit.core.secrets import Redactor
-from agentkit.llms.types import ChatMessage, ChatResponse, ToolSelection, fixed_memo
+from agentkit.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ImageBlock,
+    TextBlock,
+    ToolSelection,
+    fixed_memo,
+)
 
 __all__ = [
     "SimulatedToolError",
@@ -108,11 +117,17 @@ class IdNormalizer:
 
         What does not depend on the ids is converted once for a fixed message
         (:func:`~agentkit.llms.types.fix_message`: the bridge's, which a replayed conversation
-        sends every time it is replayed) and kept with it, with its key for the ids it got."""
+        sends every time it is replayed) and kept with it, with its key for the ids it got.
+        The usual message -- one text block, no tool calls -- is told apart first, its key
+        looked up by its role and text (:data:`_PLAIN_KEYS`)."""
         memo = fixed_memo(message)
+        if memo is None and not message.additional_kwargs:
+            blocks = message.blocks
+            if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+                return self._plain(message.role._value_, blocks[0].text)
         part = memo.get("trace") if memo is not None else None
         if part is None:
-            part = _MessagePart(message)
+            part = _MessagePart(message, memo is not None)
             if memo is not None:
                 memo["trace"] = part
         names = tuple(map(self, part.raw_ids)) if part.raw_ids else ()
@@ -130,21 +145,37 @@ class IdNormalizer:
                 part.keys[names] = key
         return self._messages.setdefault(key, data)
 
+    def _plain(self, role: str, text: str) -> dict[str, Any]:
+        """A message of one text block and nothing else as a trace keeps it (what
+        ``_MessagePart(message).data(())`` is), its key worked out once per role and text."""
+        key = _PLAIN_KEYS.get((role, text))
+        if key is None:
+            key = "".join(_KEY_CHUNKS({"role": role, "content": text}, 0))
+            _PLAIN_KEYS.put((role, text), key, len(text))
+        found = self._messages.get(key)
+        if found is not None:
+            return found
+        return self._messages.setdefault(key, {"role": role, "content": text})
+
     def memory(self, messages: Sequence[ChatMessage],
-               convert: Callable[[ChatMessage], dict[str, Any]] | None = None,
-               ) -> Shared[dict[str, Any]]:
+               convert: Callable[[ChatMessage], dict[str, Any]] | None = None, *,
+               convert_all: Callable[[Sequence[ChatMessage]], Iterable[dict[str, Any]]]
+               | None = None) -> Shared[dict[str, Any]]:
         """The memory after a turn, sharing the previous turn's when it extends it (the
         common case: checked on the message objects, without converting them again).
-        ``convert``: :meth:`message`, or a turn's cache of it (:meth:`TurnBuilder.message`)."""
-        convert = convert or self.message
+        ``convert``: :meth:`message`, or a turn's cache of it (:meth:`TurnBuilder.message`);
+        ``convert_all``: the same for a list of messages at once (``TurnBuilder._each``)."""
+        if convert_all is None:
+            one = convert or self.message
+            convert_all = functools.partial(map, one)  # map: no generator per message
         current = list(messages)
         if self._memory is not None:
             before, view = self._memory
             if len(current) >= len(before) and current[:len(before)] == before:
-                extended = view.extended(map(convert, current[len(before):]))
+                extended = view.extended(convert_all(current[len(before):]))
                 self._memory = current, extended
                 return extended
-        fresh = Shared(map(convert, current))  # map: no generator resumed per message
+        fresh = Shared(convert_all(current))
         self._memory = current, fresh
         return fresh
 
@@ -156,9 +187,16 @@ class _MessagePart:
 
     __slots__ = ("answers", "base", "calls", "keys", "name", "raw_ids")
 
-    def __init__(self, message: ChatMessage) -> None:
-        base = message.to_dict(images="digest")
-        extra = base.pop("additional_kwargs", None)
+    def __init__(self, message: ChatMessage, fixed: bool = False) -> None:
+        blocks = message.blocks
+        if fixed or [block for block in blocks if isinstance(block, ImageBlock)]:
+            base = message.to_dict(images="digest")  # a fixed message's is worked out once
+            base.pop("additional_kwargs", None)
+        else:  # what to_dict gives without images, its additional_kwargs not converted
+            base = {"role": message.role._value_,
+                    "content": blocks[0].text if len(blocks) == 1
+                    and type(blocks[0]) is TextBlock else message.content}
+        extra = message.additional_kwargs
         self.base = base
         if not extra:  # most messages: no tool calls, no answer, no name
             self.calls, self.answers, self.name, self.raw_ids = _NONE, False, _NO, ()
@@ -184,6 +222,9 @@ class _MessagePart:
         return data
 
 
+_PLAIN_KEYS: BoundedStore[tuple[str, str], str] = BoundedStore(4096, 1 << 22)
+"""The key (:meth:`IdNormalizer.message`) of a message of one text block by its role and text:
+the same system prompt and user turns come back in every replay of a scenario."""
 _NO: Any = object()
 _NONE: list[Any] = []
 """A message's tool calls when it has none (shared: read only)."""
@@ -585,10 +626,8 @@ class TurnBuilder:
 
     def __init__(self, events: Sequence[Event], ids: IdNormalizer) -> None:
         self.ids = ids
-        self.parents: dict[str, str | None] = {}
-        for event in events:
-            if event.span_id is not None and event.span_id not in self.parents:
-                self.parents[event.span_id] = event.parent_id
+        self._events = events
+        self._parents: dict[str, str | None] | None = None
         self.steps: dict[str, StepTrace] = {}
         self.order: list[StepTrace] = []
         self.orphans = StepTrace(index=-1, input=None, is_last=False, output=None)
@@ -624,10 +663,22 @@ class TurnBuilder:
         ids = [*map(id, messages)]
         before, converted = self._sent
         if before and ids[:len(before)] == before:
-            converted = [*converted, *map(self.message, messages[len(before):])]
+            converted = [*converted, *self._each(messages[len(before):])]
         else:
-            converted = [*map(self.message, messages)]
+            converted = self._each(messages)
         self._sent = ids, converted
+        return converted
+
+    def _each(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        """:meth:`message` of each of ``messages``, in one loop (no call per message the turn
+        converted before)."""
+        kept, convert = self._messages, self.ids.message
+        converted = []
+        for message in messages:
+            found = kept.get(id(message))
+            if found is None:
+                found = kept[id(message)] = (message, convert(message))
+            converted.append(found[1])
         return converted
 
     def offer(self, tools: Iterable[dict[str, Any]]) -> None:
@@ -648,8 +699,22 @@ class TurnBuilder:
         self.order.append(step)
         return step
 
+    @property
+    def parents(self) -> dict[str, str | None]:
+        """Each span of the turn's events with its parent span; mapped when first asked for
+        (most calls are made in their step's own span: :meth:`owner` needs none)."""
+        if self._parents is None:
+            parents: dict[str, str | None] = {}
+            for event in self._events:
+                if event.span_id is not None and event.span_id not in parents:
+                    parents[event.span_id] = event.parent_id
+            self._parents = parents
+        return self._parents
+
     def owner(self, span: str | None) -> StepTrace:
         """The step a span belongs to (the nearest enclosing step span)."""
+        if span in self.steps:
+            return self.steps[span]
         while span is not None:
             if span in self.steps:
                 return self.steps[span]
@@ -721,11 +786,12 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
     start = turn.starts.get(event.span_id or "")
     tools = start.tools if isinstance(start, LLMCallStartEvent) else None
     ids = turn.ids
-    turn.owner(event.parent_id).llm_calls.append(LLMCallTrace(
+    step = turn.steps.get(event.parent_id or "")  # the usual owner: the step's own span
+    (step or turn.owner(event.parent_id)).llm_calls.append(LLMCallTrace(
         kind=event.kind, messages=turn.messages(event.messages),
         response=_response_dict(event.response, ids),
         usage=event.usage.model_dump() if event.usage is not None else None,
-        latency=_round(event.latency), error=event.error,
+        latency=round(event.latency, 6), error=event.error,
         tools=[t["name"] for t in tools] if tools is not None else None,
         started=event.time - event.latency, model=event.model,
         provider=event.provider))
@@ -734,10 +800,11 @@ def _llm_call_end(turn: TurnBuilder, event: LLMCallEndEvent) -> None:
 @trace_handler(ToolCallEndEvent)
 def _tool_call_end(turn: TurnBuilder, event: ToolCallEndEvent) -> None:
     issued = turn.state.get("issued", {}).get(event.span_id or "", turn.seq)
-    turn.owner(event.parent_id).tool_calls.append(ToolCallTrace(
+    step = turn.steps.get(event.parent_id or "")  # the usual owner: the step's own span
+    (step or turn.owner(event.parent_id)).tool_calls.append(ToolCallTrace(
         id=turn.ids(event.tool_id), name=event.tool_name, args=_jsonable(event.arguments),
         output=str(event.output), is_error=event.is_error,
-        latency=_round(event.latency), started=event.time - event.latency, agent=event.agent,
+        latency=round(event.latency, 6), started=event.time - event.latency, agent=event.agent,
         scheduled=isinstance(event.exception, SimulatedToolError), issued=issued,
         finished=turn.seq, raised=UserCode.of(event.exception)))
 
@@ -752,7 +819,7 @@ def build_turn(user: str, events: Sequence[Event], ids: IdNormalizer, *,
     turn = TurnBuilder(events, ids)
     turn.feed(events)
     return TurnTrace(user=user, steps=turn.finish(), response=response, error=error,
-                     memory=ids.memory(memory, turn.message), wall_time=wall_time,
+                     memory=ids.memory(memory, convert_all=turn._each), wall_time=wall_time,
                      serial_time=serial_time, details=turn.details, tools=turn.tools,
                      warnings=list(warnings), error_kind=error_kind, started=started,
                      role_calls=turn.role_calls, raised=raised, limit=turn.limit)

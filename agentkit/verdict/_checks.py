@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentkit.core.bounded import BoundedStore
 from agentkit.core.protocols import conforms
 from agentkit.core.textfiles import TextFileError, read_text
 from agentkit.scenario._layout import snapshot_file
@@ -37,7 +38,7 @@ class Check(Protocol):
 
 
 def _problems(texts: list[str], kind: ProblemKind) -> list[Problem]:
-    return [Problem(text, kind) for text in texts]
+    return [Problem(text, kind) for text in texts] if texts else []
 
 
 def _first_steps(trace: dict[str, Any], count: int) -> dict[str, Any]:
@@ -62,17 +63,21 @@ def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[s
         return []
     path = snapshot_file(Path(scenario.path), resume.recording)
     try:
-        recorded = json.loads(read_text(path))
-    except (OSError, TextFileError, ValueError):
+        text = read_text(path)
+    except (OSError, TextFileError):
         return [f"the recorded trace {path} of `{resume.recording}` cannot be read any more"]
-    if not isinstance(recorded, dict):
-        return [f"the recorded trace {path} of `{resume.recording}` is not a trace"]
-    try:  # messages expanded before the steps are cut: a step may refer to an earlier turn's
-        recorded = expand_trace(recorded, str(path))
-    except TraceError as exc:
-        return [f"the recorded trace of `{resume.recording}` cannot be read any more: {exc}"]
-    lines = diff_traces(_first_steps(recorded, resume.step),
-                        _first_steps(expand_trace(trace.to_dict()), resume.step))
+    key = (text, str(path), resume.step)
+    recorded = _PREFIXES.get(key)
+    if recorded is None:
+        recorded = _recorded_prefix(text, str(path), resume.step)
+        _PREFIXES.put(key, recorded, len(text))
+    if isinstance(recorded, str):  # "unreadable" or "no trace"
+        return [f"the recorded trace {path} of `{resume.recording}` "
+                + ("cannot be read any more" if recorded == "unreadable" else "is not a trace")]
+    if isinstance(recorded, TraceError):
+        return [f"the recorded trace of `{resume.recording}` cannot be read any more: "
+                f"{recorded}"]
+    lines = diff_traces(recorded, _first_steps(expand_trace(trace.to_dict()), resume.step))
     if not lines:
         resumed = any("resumed" in turn.details for turn in trace.turns)
         if resumed or any(turn.error for turn in trace.turns):
@@ -86,6 +91,29 @@ def prefix_problems(trace: Trace, scenario: Scenario, agent_type: str) -> list[s
             "so this run does not go on from the recorded run; record "
             f"`{resume.recording}` again (with its trace) before resuming from it "
             "(recorded -> replayed):\n" + "\n".join(f"  {line}" for line in lines)]
+
+
+def _recorded_prefix(text: str, where: str, step: int) -> dict[str, Any] | str | TraceError:
+    """The first ``step`` steps of the recorded trace ``text`` (the file ``where``), its
+    messages expanded; ``"unreadable"`` (not JSON), ``"no trace"`` (not an object), or the
+    error of a reference that leads nowhere."""
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return "unreadable"
+    if not isinstance(recorded, dict):
+        return "no trace"
+    try:  # messages expanded before the steps are cut: a step may refer to an earlier turn's
+        return _first_steps(expand_trace(recorded, where), step)
+    except TraceError as exc:
+        return exc
+
+
+_PREFIXES: BoundedStore[tuple[str, str, int], dict[str, Any] | str | TraceError] = \
+    BoundedStore(64, 1 << 24)
+""":func:`_recorded_prefix` by the recorded trace's text, file and step: a resumed scenario
+replayed again reads its recorded trace's file again, and parses it only when it changed
+(read-only: the diff only reads it)."""
 
 
 def _stopped(trace: Trace) -> bool:
@@ -123,7 +151,8 @@ class Conversation:
     """A simulated user's goal, as its conversation decided it."""
 
     def evaluate(self, run: Run) -> list[Problem]:
-        return _problems(list(run.conversation_problems), "conversation")
+        return _problems(list(run.conversation_problems), "conversation") \
+            if run.conversation_problems else []
 
 
 @dataclass(frozen=True)

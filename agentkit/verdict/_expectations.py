@@ -322,12 +322,17 @@ def check_expectations(trace: Trace, turns: Sequence[Turn], expect: Expect,
     checked). ``judgements`` are the LLM judges' verdicts of the run
     (``ScenarioResult.judgements``); ``tags`` the tags of the run's tools by name (policy
     rules select by them), ``state_checks`` the user's functions of ``expect.state``."""
+    problems: list[Problem] = []
+
+    def add(name: str, found: Sequence[str], kind: ProblemKind) -> None:
+        if found:  # most expectations hold: no result object for them
+            problems.extend([p if isinstance(p, Problem) else Problem(p, kind) for p in found])
+
     try:
-        return [p for result in expectation_results(trace, turns, expect, judgements,
-                                                    tags=tags, state_checks=state_checks)
-                for p in result.problems]
+        _check_each(trace, turns, expect, judgements, tags, state_checks, add)
     except SlowRegexError as exc:
         return [Problem(f"an expectation could not be checked: {exc}", "unchecked")]
+    return problems
 
 
 _EXPECTATION = re.compile(r"(?:agents\.[^.]+\.)?expect\.(answer|conversation)\.judge")
@@ -394,7 +399,6 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
     order :func:`check_expectations` reports their problems; a judged one by its verdict in
     ``judgements``. A regex that takes too long raises
     :class:`~agentkit.scenario._model.SlowRegexError`."""
-    judged = _by_expectation(judgements)
     results: list[ExpectationResult] = []
 
     def add(name: str, problems: Sequence[str], kind: ProblemKind) -> None:
@@ -402,6 +406,17 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
             p if isinstance(p, Problem) else Problem(p, kind) for p in problems)
             if problems else ()))
 
+    _check_each(trace, turns, expect, judgements, tags, state_checks, add)
+    return results
+
+
+def _check_each(trace: Trace, turns: Sequence[Turn], expect: Expect,
+                judgements: Sequence[Judgement], tags: Mapping[str, Collection[str]] | None,
+                state_checks: Mapping[str, Callable[[Any], Any]] | None,
+                add: Callable[[str, Sequence[str], ProblemKind], None]) -> None:
+    """Check each expectation in turn, handing ``add`` its name, what fell short (empty: it
+    holds) and the kind of that (:func:`expectation_results`)."""
+    judged = _by_expectation(judgements) if judgements else {}
     for number, (turn, record) in enumerate(zip(turns, trace.turns, strict=False), start=1):
         if isinstance(turn.answer, Judged):
             add(f"turn {number} answer", _judged(f"turn {number}: answer {record.response!r}",
@@ -456,4 +471,3 @@ def expectation_results(trace: Trace, turns: Sequence[Turn], expect: Expect,
         add("state", state_problems(trace, expect.state, state_checks or {}), "state")
     if expect.never is not None:
         add("never", rule_problems(trace, expect.never, tags or {}), "rule")
-    return results

@@ -469,3 +469,24 @@ agents:
     assert call["output"] == ("the model asked for tool 'add', which the agent did not offer; "
                               "the agent answered: no such tool")
     assert not result.passed
+
+
+def test_a_bridged_agents_clients_are_made_when_first_asked_for():
+    # issue 36 (the harness's cost per replay): every run builds its agent anew, and an
+    # agent uses one or two of the four clients its context offers
+    import openai
+
+    from agentkit.bridge import Bridge
+    from agentkit.harness import AgentContext
+    from agentkit.llms.mock import ScriptedLLM
+
+    bridge = Bridge(ScriptedLLM(["5"], name="script", strict=False, max_retries=0))
+    context = BridgeContext.of(bridge, AgentContext(agent_type="mine", llm=bridge.llm))
+    assert not {"client", "async_client", "http_client", "async_http_client"} & set(vars(context))
+
+    client = context.client
+    assert context.client is client and set(vars(context)) & {"async_client"} == set()
+    with pytest.raises(openai.ConflictError, match="no turn is running"):  # the bridge's answer
+        client.chat.completions.create(model=context.model,
+                                       messages=[{"role": "user", "content": "2 + 3?"}])
+    assert context.http_client is context.http_client

@@ -13,6 +13,7 @@ from agentkit.scenario._model import (
     Scenario,
     ScriptReply,
     TextMatch,
+    run_memo,
 )
 
 from .conftest import MINIMAL
@@ -100,6 +101,40 @@ def test_an_agent_types_merged_expect_is_worked_out_once_per_pair_of_expects(mon
     assert first is again and len(copies) == 1
     scenario.agents["react"].expect = Expect(max_llm_calls=7)  # another object: merged anew
     assert scenario.expect_for("react").max_llm_calls == 7 and len(copies) == 2
+
+
+def test_a_run_memo_belongs_to_one_scenario_object_and_agent_type():
+    # issue 36: what every run of a scenario x agent type works out the same way is kept
+    # for the next run -- never for another agent type, a copy, or a changed field
+    scenario = _scenario(agents={"react": {"script": ["Answer: hi"]},
+                                 "function_calling": {"script": ["hi"]}})
+    memo = run_memo(scenario, "react")
+    memo["plan"] = "worked out"
+    assert run_memo(scenario, "react") is memo
+    assert run_memo(scenario, "function_calling") == {}
+    assert run_memo(scenario.model_copy(), "react") == {}  # a copy (a mutant's): its own
+    assert run_memo(scenario.model_copy(deep=True), "react") == {}  # a variant's
+    assert run_memo(scenario, "react") is memo
+
+    scenario.agents["react"].expect = Expect(max_llm_calls=7)  # the agent type's settings
+    assert run_memo(scenario, "react") == {}
+    run_memo(scenario, "react")["plan"] = "again"
+    scenario.turns = [*scenario.turns]  # a field of the scenario given another object
+    assert run_memo(scenario, "react") == {}
+
+
+def test_a_run_memo_is_forgotten_with_its_scenario():
+    import gc
+
+    from agentkit.scenario import _model
+
+    scenario = _scenario()
+    run_memo(scenario, "react")["plan"] = "worked out"
+    key = (id(scenario), "react")
+    assert key in _model._MEMOS
+    del scenario
+    gc.collect()
+    assert key not in _model._MEMOS
 
 
 def test_an_agent_type_without_expect_uses_the_scenarios():

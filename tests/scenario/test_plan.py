@@ -182,5 +182,12 @@ def test_a_loaded_scenario_replayed_again_is_planned_again_only_when_what_it_che
               - {name: Agent, description: Arithmetic., script: [It is 5.]}
         """))
     load(resumed)
-    load(resumed)  # its recorded trace may have been recorded since: planned every time
+    load(resumed)  # its recorded trace is as it was (none yet): not planned again
+    assert planned[-1:] == [resumed] and len(planned) == 5
+    recorded = Path(resumed.path).parent / "__snapshots__" / "resumed" / "function_agent.json"
+    recorded.parent.mkdir(parents=True)
+    recorded.write_text('{"turns": [{"steps": [{}, {}]}]}')
+    load(resumed)  # recorded since: its step count is checked again
     assert planned[-2:] == [resumed, resumed]
+    load(resumed)
+    assert len(planned) == 6

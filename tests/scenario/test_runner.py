@@ -4,12 +4,14 @@ problems, and staying deterministic."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from agentkit.agent import FunctionCallingAgent
 from agentkit.core.sim import UnmodelledLatencyWarning
+from agentkit.harness import load
 from agentkit.harness._runner import cassette_path
 from agentkit.llms import errors
 from agentkit.llms.cassette import CassetteError
@@ -23,8 +25,9 @@ from agentkit.scenario import (
     run_all,
     run_scenario,
 )
-from agentkit.scenario._model import ErrorItem, Scenario
+from agentkit.scenario._model import ErrorItem, Expect, Scenario, ScriptReply
 from agentkit.scenario._script import to_mock_items
+from tests.python_calls import harness_calls
 
 from .conftest import MINIMAL
 
@@ -351,3 +354,34 @@ def test_a_name_that_moved_to_the_harness_is_looked_up_once_then_kept():
     assert face.run_scenario is harness_run_scenario
     assert vars(face)["run_scenario"] is harness_run_scenario
     assert "run_scenario" in dir(face)
+
+
+def test_a_replay_again_makes_few_python_calls_of_the_harness(write_file):
+    # issue 36 (the harness's own cost per replay, besides the agent's chat): the agent type
+    # resolved, the turns checked, the recording's files, the tools' FunctionTools, the
+    # expectations merged and the judged fields are worked out by the first run of a loaded
+    # scenario, and judging and the trace skip work a passing run does not need. A replay of
+    # MINIMAL (one tool call, two LLM calls) made 346 such calls before, 230 after.
+    scenario = load(write_file("demo.yaml", MINIMAL))
+    assert run_scenario(scenario, "function_calling").passed  # the first run works it out
+    result, called = harness_calls(lambda: run_scenario(scenario, "function_calling"))
+
+    assert result.passed
+    assert len(called) <= 245, Counter(called).most_common(20)
+    worked_out_once = {"resolve_agent_type", "recording_paths", "_judged_fields", "_made",
+                       "from_defaults", "import_module", "to_dict"}
+    assert not worked_out_once & {call.split(":")[1] for call in called}
+
+
+def test_a_replay_after_its_settings_changed_works_them_out_again(write_file):
+    scenario = load(write_file("demo.yaml", MINIMAL))
+    assert run_scenario(scenario, "function_calling").passed
+    spec = scenario.agents["function_calling"]
+    spec.expect = Expect(max_llm_calls=1)  # another object: the next run reads it
+
+    assert run_scenario(scenario, "function_calling").problems == [
+        "2 LLM calls, more than max_llm_calls 1"]
+    mutant = scenario.model_copy(update={"agents": {"function_calling": spec.model_copy(
+        update={"script": [ScriptReply(text="no tools")], "expect": None})}})
+    assert run_scenario(mutant, "function_calling").trace.turns[0].response == "no tools"
+    assert run_scenario(scenario, "function_calling").trace.turns[0].response == "2 + 3 = 5"

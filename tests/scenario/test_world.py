@@ -152,6 +152,40 @@ def test_a_tool_class_ref_is_instantiated_as_a_factory():
     assert run_sync(tool.acall()).content == "42"
 
 
+def test_what_a_tool_is_made_of_is_made_once_per_spec_and_target(monkeypatch):
+    # issue 36 (the harness's cost per replay): every run builds its tools; the FunctionTool
+    # made of a function is made once, each run getting its own counted tool around it
+    spec = _spec()
+    first, again = build_tool(spec), build_tool(spec)
+    assert first is not again and first.tool is again.tool and first.metadata is again.metadata
+    run_sync(first.acall(a=1, b=2))
+    assert (first.calls, again.calls) == (1, 0)
+
+    def subtract(a: int, b: int) -> int:
+        """Subtract b from a."""
+        return a - b
+
+    import mocks.tools
+    monkeypatch.setattr(mocks.tools, "add", subtract)  # the ref names another function now
+    changed = build_tool(spec)
+    assert changed.tool is not first.tool and run_sync(changed.acall(a=5, b=2)).content == "3"
+    assert build_tool(spec.model_copy()).tool is not changed.tool  # another spec: its own
+
+
+def _stock(item: str, world: dict) -> int:
+    """The stock of an item."""
+    return world[item]
+
+
+def test_a_tool_class_and_a_tool_taking_the_runs_world_are_made_for_each_run():
+    made = _spec(f"{__name__}:ConstantTool")
+    assert build_tool(made).tool is not build_tool(made).tool  # a class's instance may hold state
+
+    stock = _spec(f"{__name__}:_stock")
+    assert run_sync(build_tool(stock, world={"x": 1}).acall(item="x")).content == "1"
+    assert run_sync(build_tool(stock, world={"x": 2}).acall(item="x")).content == "2"
+
+
 class ConstantTool(FunctionTool):
     """A tool class a scenario can name; built with no arguments."""
 
