@@ -1,5 +1,5 @@
-"""The Python functions a block of code runs, for tests that count a hot path's calls
-(issue 36: counts hold on any machine, where timings would not)."""
+"""The functions a block of code runs, for tests that count a hot path's calls (issue 36:
+counts hold on any machine, where timings would not)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,33 @@ from typing import Any
 def python_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
     """Run ``block``; its result and the names of the Python functions run, in order: the
     block's own first, then those it called (functions written in C are left out)."""
-    called: list[str] = []
+    result, called, _c_called = calls(block)
+    return result, called
 
-    def profile(frame: Any, event: str, arg: object) -> None:
+
+def calls(block: Callable[[], object]) -> tuple[object, list[str], list[str]]:
+    """Run ``block``; its result, the names of the Python functions run (as
+    :func:`python_calls`) and those of the C functions called (``validate_python`` is a
+    pydantic validation), each in order."""
+    called: list[str] = []
+    c_called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             called.append(frame.f_code.co_name)
+        elif event == "c_call":
+            c_called.append(arg.__name__)
 
+    return _profiled(block, profile), called, c_called
+
+
+def _profiled(block: Callable[[], object], profile: Callable[[Any, str, Any], None]) -> object:
+    """``block()`` with ``profile`` as the profile function while it runs."""
     sys.setprofile(profile)
     try:
-        result = block()
+        return block()
     finally:
         sys.setprofile(None)
-    return result, called
 
 
 HARNESS = tuple(f"{os.sep}agentkit{os.sep}{package}{os.sep}" for package in (
@@ -46,9 +61,4 @@ def harness_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
                                                        and ours(frame.f_back.f_code))):
             called.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
 
-    sys.setprofile(profile)
-    try:
-        result = block()
-    finally:
-        sys.setprofile(None)
-    return result, called
+    return _profiled(block, profile), called

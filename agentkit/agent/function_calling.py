@@ -13,12 +13,12 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.agent.worker import AgentWorker
+from agentkit.agent.worker import SOURCES_KEY, AgentWorker
 from agentkit.core.events import AgentLimitEvent, dispatcher
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import FunctionCallingLLM
-from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, text_message
 from agentkit.memory import BaseMemory
 from agentkit.tools import CALL_TOOL_WORDING, BaseTool, ObjectRetriever, ToolRunner
 
@@ -97,18 +97,18 @@ class FunctionCallingAgentWorker(AgentWorker):
         return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input)
 
     def get_all_messages(self, task: Task) -> list[ChatMessage]:
-        return (self.prefix_messages + task.memory.get(input=task.input)
-                + self._new_memory(task).get_all())
+        new_memory: BaseMemory = task.extra_state[self.memory_key]  # _new_memory(task), inline
+        return self.prefix_messages + task.memory.get(input=task.input) + new_memory.get_all()
 
     def _begin(self, step: TaskStep, task: Task) -> None:
         if step.input is not None:
-            self._new_memory(task).put(ChatMessage(role=MessageRole.USER, content=step.input))
+            task.extra_state[self.memory_key].put(text_message(MessageRole.USER, step.input))
 
     async def _handle_reply(self, task: Task, runner: ToolRunner,
                             response: ChatResponse) -> tuple[AgentChatResponse, bool]:
         """Store the reply, run its tool calls; returns (answer, is_done)."""
         state = task.extra_state
-        memory: BaseMemory = self._new_memory(task)
+        memory: BaseMemory = state[self.memory_key]
         calls = self._llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
         text = response.message.content or ""
         if self._verbose and text:
@@ -120,21 +120,24 @@ class FunctionCallingAgentWorker(AgentWorker):
             if dispatcher.wants(AgentLimitEvent):
                 dispatcher.emit(AgentLimitEvent(limit="max_function_calls",
                                                 value=self._max_function_calls))
-            memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=text))
+            memory.put(text_message(MessageRole.ASSISTANT, text))
             return AgentChatResponse(response=text, sources=[]), True
         memory.put(response.message)
         outcomes = await runner.arun(calls, parallel=self.allow_parallel_tool_calls)
-        outputs = [outcome.output for outcome in outcomes]
+        outputs = []
+        direct = None  # the first return_direct output
+        for outcome in outcomes:  # a loop: no comprehension and generator (frames) per step
+            outputs.append(outcome.output)
+            if direct is None and outcome.return_direct:
+                direct = outcome.output
         for call, output in zip(calls, outputs, strict=True):
             if self._verbose:
                 print(f"=== Calling Function ===\n{call.tool_name}({call.tool_kwargs})\n"
                       f"=== Function Output ===\n{output}")
-            memory.put(ChatMessage(role=MessageRole.TOOL, content=str(output),
-                                   additional_kwargs={"name": call.tool_name,
-                                                      "tool_call_id": call.tool_id}))
-        self._sources(task).extend(outputs)
+            memory.put(text_message(MessageRole.TOOL, str(output),
+                                    {"name": call.tool_name, "tool_call_id": call.tool_id}))
+        state[SOURCES_KEY].extend(outputs)
         state["n_function_calls"] += len(calls)
-        direct = next((outcome.output for outcome in outcomes if outcome.return_direct), None)
         if direct is not None:
             return AgentChatResponse(response=direct.content, sources=outputs), True
         return AgentChatResponse(response=text, sources=outputs), False

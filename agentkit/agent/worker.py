@@ -117,11 +117,12 @@ class AgentWorker(BaseAgentWorker):
         copied into ``task.extra_state``; returns ``state`` with them."""
         state = {} if state is None else state
         reserved = (SOURCES_KEY, self.memory_key)
-        clash = sorted(set(state) & set(reserved))
-        if clash:
+        if SOURCES_KEY in state or self.memory_key in state:
+            clash = sorted(set(state) & set(reserved))
             raise ValueError(f"state keys {clash} are reserved (agentkit keeps the task's "
                              f"{' and '.join(reserved)} there); rename them")
-        state.update({SOURCES_KEY: [], self.memory_key: ChatMemoryBuffer.from_defaults()})
+        # from_defaults() with no arguments, without its call
+        state.update({SOURCES_KEY: [], self.memory_key: ChatMemoryBuffer()})
         task.extra_state.update(state)
         return state
 
@@ -167,6 +168,6 @@ class AgentWorker(BaseAgentWorker):
 
         Upstream writes ``set(get_all() + new)``, which ends in the same history but copies
         and compares all of it on every chat; appending costs only the new messages."""
-        new_memory = self._new_memory(task)
+        new_memory = task.extra_state[self.memory_key]  # _new_memory(task), inline
         task.memory.put_messages(new_memory.get_all())
         new_memory.reset()

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
-from agentkit.core.ids import current_ids
+from agentkit.core import ids as _ids
 from agentkit.core.sim import _clock, _default_clock
 
 __all__ = [
@@ -222,8 +222,37 @@ def _child_span() -> Span:
     """A new child span of the current one (every step, LLM call and tool call opens one:
     a plain function, not a method chain)."""
     parent = _current_span.get()
-    return _new_tuple(Span, (f"span-{next(current_ids().span_numbers)}",
+    ids = _ids._current.get(_ids._default)  # current_ids(), inlined: one frame less
+    return _new_tuple(Span, (f"span-{next(ids.span_numbers)}",
                              parent.id if parent is not None else None))
+
+
+class _SpanScope:
+    """The block of :attr:`Dispatcher.span` (a class: every step and call opens one, and a
+    generator-based context manager costs several times as much)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> Span:
+        parent = _current_span.get()  # _child_span's body, inlined: one frame less per span
+        ids = _ids._current.get(_ids._default)  # current_ids(), inlined: one frame less
+        span = _new_tuple(Span, (f"span-{next(ids.span_numbers)}",
+                                 parent.id if parent is not None else None))
+        self._token = _current_span.set(span)
+        return span
+
+    def __exit__(self, *exc_info: object) -> None:
+        _current_span.reset(self._token)
+
+
+_NOBODY: frozenset[type] = frozenset()
+
+
+def _someone_listened() -> None:
+    """From now on :attr:`Dispatcher.wants` asks the listeners (see there); scoped
+    listeners are shared by every dispatcher, so it changes for all of them."""
+    if Dispatcher.wants is not Dispatcher._wants:  # type: ignore[comparison-overlap]
+        Dispatcher.wants = Dispatcher._wants  # type: ignore[assignment]
 
 
 class Dispatcher:
@@ -233,6 +262,7 @@ class Dispatcher:
         self._handlers: list[Handler] = []
 
     def add_handler(self, handler: Handler) -> None:
+        _someone_listened()
         self._handlers.append(handler)
 
     def remove_handler(self, handler: Handler) -> None:
@@ -242,6 +272,7 @@ class Dispatcher:
     def listen(self, handler: Handler, wants: EventFilter | None = None) -> Iterator[Handler]:
         """Deliver events emitted in this block (and tasks it starts) to ``handler``: every
         event, or those of the types ``wants`` takes."""
+        _someone_listened()
         token = _scoped.set((*_scoped.get(), (handler, wants)))
         try:
             yield handler
@@ -253,10 +284,8 @@ class Dispatcher:
         """Whether anyone listens (to some event types at least)."""
         return bool(self._handlers or _scoped.get())
 
-    def wants(self, event_type: type) -> bool:
-        """Whether an event of ``event_type`` emitted here reaches anyone: a producer builds
-        one only then (an event of a type no listener takes, such as a streamed chunk that
-        only a trace listens for, is not built)."""
+    def _wants(self, event_type: type) -> bool:
+        """:attr:`wants`, once anyone has listened."""
         if self._handlers:
             return True
         # a loop, not any(): no generator for every event built
@@ -264,6 +293,14 @@ class Dispatcher:
             if wanted is None or wanted[event_type]:
                 return True
         return False
+
+    wants: Callable[[type], bool] = _NOBODY.__contains__
+    """``dispatcher.wants(event_type)``: whether an event of ``event_type`` emitted here
+    reaches anyone -- a producer builds one only then (an event of a type no listener takes,
+    such as a streamed chunk that only a trace listens for, is not built). Until anyone in
+    the process listens (:meth:`listen`, :meth:`add_handler` on any dispatcher) nobody can,
+    and the answer is ``False`` from C, without a Python call per event a producer might
+    build; from then on it is :meth:`_wants`'s, for every dispatcher."""
 
     def emit(self, event: Event) -> None:
         scoped = _scoped.get()
@@ -281,13 +318,14 @@ class Dispatcher:
             if wanted is None or wanted[kind]:
                 handler(event)
 
-    def new_span(self) -> Span:
-        """A child span of the current one, without making it current (for streams)."""
-        return _child_span()
+    new_span = staticmethod(_child_span)
+    """``dispatcher.new_span()``: a child span of the current one, without making it current
+    (for streams). The function itself: every LLM call opens one."""
 
-    def span(self) -> AbstractContextManager[Span]:
-        """Open a child span of the current one; events emitted inside belong to it."""
-        return _SpanScope()
+    span = _SpanScope
+    """``with dispatcher.span() as span:`` opens a child span of the current one; events
+    emitted inside belong to it. (The scope's class itself, not a method returning one:
+    every step, LLM call and tool call opens a span.)"""
 
     def current_span(self) -> Span | None:
         return _current_span.get()
@@ -297,23 +335,6 @@ class Dispatcher:
         producer that learns of a span's events later (the bridge learns of a step's tool
         calls from the next request) files them under it."""
         return _ResumedSpan(span)
-
-
-class _SpanScope:
-    """The block of :meth:`Dispatcher.span` (a class: every step and call opens one, and a
-    generator-based context manager costs several times as much)."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> Span:
-        parent = _current_span.get()  # _child_span's body, inlined: one frame less per span
-        span = _new_tuple(Span, (f"span-{next(current_ids().span_numbers)}",
-                                 parent.id if parent is not None else None))
-        self._token = _current_span.set(span)
-        return span
-
-    def __exit__(self, *exc_info: object) -> None:
-        _current_span.reset(self._token)
 
 
 class _ResumedSpan:

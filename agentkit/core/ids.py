@@ -61,11 +61,11 @@ def current_ids() -> IdSource:
 
 
 def new_uuid() -> str:
-    return current_ids().uuid()
+    return _current.get(_default).uuid()  # current_ids(), inlined: agents ask once per step
 
 
 def new_id(prefix: str) -> str:
-    return current_ids().new(prefix)
+    return _current.get(_default).new(prefix)
 
 
 @contextmanager

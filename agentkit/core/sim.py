@@ -233,7 +233,7 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     down its own. Called from inside a running loop, it runs the awaitable on a helper thread
     and blocks until done.
     """
-    result: T = _loop().run_sync(awaitable)
+    result: T = (_loop_module or _loop()).run_sync(awaitable)  # _loop() called once
     return result
 
 

@@ -159,14 +159,6 @@ def _estimate_now(usage: _EstimatedUsage, request: LLMRequest, message: ChatMess
     _set(usage, "__class__", Usage)
 
 
-def _usage_estimate(request: LLMRequest, message: ChatMessage) -> Usage:
-    """The usage :func:`estimate_usage` gives, counted when first read (see
-    :class:`_EstimatedUsage`)."""
-    usage = _EstimatedUsage.__new__(_EstimatedUsage)
-    _set(usage, "__pydantic_private__", (request, message))
-    return usage
-
-
 class _CallRecorder:
     """Emits the start/chunk/end events of one LLM call (streamed or not); an event nobody
     receives is not built."""
@@ -207,7 +199,16 @@ class _CallRecorder:
         self.ended = True
         response = response if response is not None else self.last
         if response is not None and response.usage is None and error is None:
-            response.usage = _usage_estimate(self.request, response.message)
+            # the usage estimate_usage gives, counted when first read (see _EstimatedUsage)
+            estimate = _EstimatedUsage.__new__(_EstimatedUsage)
+            _set(estimate, "__pydantic_private__", (self.request, response.message))
+            if type(response) is ChatResponse:
+                # what pydantic's __setattr__ does for a field without assignment validation
+                # (its two Python calls left out: once per model call)
+                response.__dict__["usage"] = estimate
+                response.__pydantic_fields_set__.add("usage")
+            else:
+                response.usage = estimate
         if not dispatcher.wants(LLMCallEndEvent):
             return
         message = None
@@ -352,9 +353,6 @@ class LLM:
         return messages_to_prompt(messages)
 
     # ----------------------------------------------------------------- overridden methods
-    def _override(self, request: LLMRequest, is_async: bool) -> str | None:
-        return self._served_by.get((request.kind, request.stream, is_async))
-
     def _invoke(self, name: str, request: LLMRequest) -> Any:
         """Call the overridden public method ``name`` for ``request`` (inside the overrides)."""
         if _PUBLIC_METHODS[name][0] == "chat":
@@ -412,9 +410,9 @@ class LLM:
 
     # ----------------------------------------------------------------- recorded calls
     def _call(self, request: LLMRequest) -> ChatResponse:
-        if _is_inside(self):
+        if id(self) in _inside_overrides.get():  # _is_inside(self), one frame less per call
             return self._chat(request)
-        name = self._override(request, is_async=False)
+        name = self._served_by.get((request.kind, request.stream, False))
         recorder = _CallRecorder(self, request)
         try:
             if name is None:
@@ -429,9 +427,9 @@ class LLM:
         return response
 
     async def _acall(self, request: LLMRequest) -> ChatResponse:
-        if _is_inside(self):
+        if id(self) in _inside_overrides.get():  # _is_inside(self), one frame less per call
             return await self._achat(request)
-        name = self._override(request, is_async=True)
+        name = self._served_by.get((request.kind, request.stream, True))
         recorder = _CallRecorder(self, request)
         try:
             if name is None:
@@ -449,7 +447,7 @@ class LLM:
         if _is_inside(self):
             yield from self._stream_chat(request)
             return
-        name = self._override(request, is_async=False)
+        name = self._served_by.get((request.kind, request.stream, False))
         recorder = _CallRecorder(self, request)
         try:
             chunks = (self._stream_chat(request) if name is None
@@ -467,7 +465,7 @@ class LLM:
             async for chunk in self._astream_chat(request):
                 yield chunk
             return
-        name = self._override(request, is_async=True)
+        name = self._served_by.get((request.kind, request.stream, True))
         recorder = _CallRecorder(self, request)
         note = recorder.chunk  # looked up once per stream: a reply streams in dozens of chunks
         try:

@@ -67,6 +67,7 @@ from agentkit.llms.types import (
     ToolSelection,
     Usage,
     model_metadata,
+    text_message,
 )
 
 __all__ = [
@@ -224,7 +225,7 @@ def _chunk_arguments(arguments: str, size: int = 8) -> list[str]:
     return [arguments[i:i + size] for i in range(0, len(arguments), size)] or [""]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Reply:
     message: ChatMessage
     usage: Usage | None = None
@@ -234,10 +235,14 @@ class _Reply:
 
 
 def _assistant(text: str | None, calls: Sequence[ToolSelection] = ()) -> ChatMessage:
-    if not calls:  # the default empty additional_kwargs: nothing to validate
+    # the default empty additional_kwargs without calls: nothing to validate
+    additional_kwargs = {"tool_calls": list(calls)} if calls else None
+    if isinstance(text, str):
+        return text_message(MessageRole.ASSISTANT, text, additional_kwargs)
+    if additional_kwargs is None:
         return ChatMessage(role=MessageRole.ASSISTANT, content=text)
     return ChatMessage(role=MessageRole.ASSISTANT, content=text,
-                       additional_kwargs={"tool_calls": list(calls)})
+                       additional_kwargs=additional_kwargs)
 
 
 class _ProgrammedLLM(FunctionCallingLLM, Excusable):
@@ -304,7 +309,9 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
     async def _attempt(self, request: LLMRequest) -> _Reply:
         self.requests.append(request)
         item = await self._next_item(request)
-        reply = await self._render(item, request, depth=0)
+        # the usual item, a reply's text, without a coroutine for _render
+        reply = (_Reply(text_message(MessageRole.ASSISTANT, item)) if type(item) is str
+                 else await self._render(item, request, depth=0))
         latency = reply.latency if reply.latency is not None else self.latency
         if latency:
             await asleep(latency)
@@ -316,7 +323,7 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
                 await asleep(self.latency)
             raise item
         if isinstance(item, str):
-            return _Reply(_assistant(item))
+            return _Reply(text_message(MessageRole.ASSISTANT, item))
         if isinstance(item, ChatMessage):
             return _Reply(item.model_copy(deep=True))
         if isinstance(item, ChatResponse):
@@ -364,13 +371,6 @@ def _cut_error() -> Exception:
     return APIConnectionError(CUT_MESSAGE)
 
 
-def _text_so_far(text: str) -> ChatMessage:
-    """A chunk's message: ``_assistant(text)``, its text block given as such (what
-    ``content`` is turned into), so the message's validator has nothing to convert."""
-    return ChatMessage.model_validate({"role": MessageRole.ASSISTANT,
-                                       "blocks": [{"block_type": "text", "text": text}]})
-
-
 def _stream_reply(reply: _Reply) -> Iterator[ChatResponse]:
     """Text in word chunks (or the scripted ones), then each tool call's arguments in pieces;
     the last chunk carries the whole message (with its tool calls) and the usage. (A plain
@@ -381,12 +381,13 @@ def _stream_reply(reply: _Reply) -> Iterator[ChatResponse]:
     so_far = ""
     for piece in pieces:
         so_far += piece
-        yield ChatResponse(message=_text_so_far(so_far), delta=piece)
+        yield ChatResponse(message=text_message(MessageRole.ASSISTANT, so_far), delta=piece)
     for index, call in enumerate(calls):
         for part in _chunk_arguments(json.dumps(call.tool_kwargs)):
-            yield ChatResponse(message=_text_so_far(so_far), delta="", additional_kwargs={
-                "tool_call_delta": {"index": index, "tool_id": call.tool_id,
-                                    "tool_name": call.tool_name, "arguments_delta": part}})
+            yield ChatResponse(message=text_message(MessageRole.ASSISTANT, so_far), delta="",
+                               additional_kwargs={"tool_call_delta": {
+                                   "index": index, "tool_id": call.tool_id,
+                                   "tool_name": call.tool_name, "arguments_delta": part}})
     yield ChatResponse(message=reply.message, delta="", usage=reply.usage)
 
 
@@ -431,8 +432,10 @@ class ScriptedLLM(_ProgrammedLLM):
 
     async def _next_item(self, request: LLMRequest) -> Any:
         script = self.script
-        # the last user text is only for the error of a script that has run out
-        return script.take("" if script.remaining else _last_user_text(request.messages))
+        # the last user text is only for the error of a script that has run out (``remaining``
+        # read without the property: once per call)
+        return script.take("" if script.position < len(script.items)
+                           else _last_user_text(request.messages))
 
     def leftovers(self) -> list[str]:
         left = self.remaining

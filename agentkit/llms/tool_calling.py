@@ -19,6 +19,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal
 
 from agentkit.core.errors import HarnessError
@@ -28,6 +29,7 @@ from agentkit.core.events import (
     ToolsOfferedEvent,
     dispatcher,
 )
+from agentkit.core.models import replaced
 from agentkit.core.sim import now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.types import ToolOutput, ToolSelection
@@ -134,8 +136,7 @@ def _as_positional(tool: Any, arguments: dict[str, Any], output: ToolOutput) -> 
         return output
     if not getattr(tool, "takes_positional_input", True):  # call_tool's keyword fallback
         return output
-    return output.model_copy(update={"raw_input": {"args": tuple(arguments.values()),
-                                                   "kwargs": {}}})
+    return replaced(output, {"raw_input": {"args": tuple(arguments.values()), "kwargs": {}}})
 
 
 def _parameter_count(metadata: Any) -> int:
@@ -187,7 +188,10 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
             output = _error(name, arguments, wording.unknown_tool(name))
         else:
             try:
-                result = await _invoke(tool, arguments, context)
+                acall = getattr(tool, "acall", None) if context is None else None
+                # the usual tool, called as _invoke would, without a coroutine around it
+                result = (await acall(**arguments) if acall is not None
+                          else await _invoke(tool, arguments, context))
             except HarnessError:
                 # the harness's own trouble (a cassette miss, a dead MCP server) is not the
                 # tool's answer: the run stops on it, with its kind
@@ -260,8 +264,18 @@ class ListedTools:
 
     @classmethod
     def of(cls, format: ListingFormat, tools: Sequence[Any]) -> ListedTools:
-        """The specs of ``tools`` (objects with ``.metadata``), listed in ``format``."""
-        return cls(format, _offered(_offer_key(tools))[0])
+        """The specs of ``tools`` (objects with ``.metadata``), listed in ``format``: one
+        (frozen) object per class, format and tools described alike, shared as the specs are
+        (agents list their tools on every call)."""
+        key = _offer_key(tools)
+        if cls is not ListedTools:  # a subclass's, built anew
+            return cls(format, _offered(key)[0])
+        return _listed(format, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _listed(format: ListingFormat, key: tuple[tuple[str, str, str], ...]) -> ListedTools:
+    return ListedTools(format, _offered(key)[0])
 
 
 def tool_specs_tokens(tools: Sequence[Any]) -> int:
@@ -270,9 +284,14 @@ def tool_specs_tokens(tools: Sequence[Any]) -> int:
     return _offered(_offer_key(tools))[1]
 
 
+_METADATA = attrgetter("metadata")
+_OFFER_KEY = attrgetter("name", "description", "fn_schema_str")
+
+
 def _offer_key(tools: Sequence[Any]) -> tuple[tuple[str, str, str], ...]:
-    metadata = [t.metadata for t in tools]  # read once per tool (a property on every tool)
-    return tuple([(m.name, m.description, m.fn_schema_str) for m in metadata])
+    # each tool's metadata read once (a property on every tool); maps, not comprehensions:
+    # no frame of their own
+    return tuple(map(_OFFER_KEY, map(_METADATA, tools)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -339,7 +358,7 @@ class ToolRunner:
         """Call one tool. With ``arguments_error`` set the tool is not run: its output is
         ``Error: <arguments_error>`` (undecodable arguments, or an input that failed).
         ``context`` (a workflow ``Context``) goes to tools that take one."""
-        tool = self.get(tool_name)
+        tool = self._by_name.get(tool_name)  # self.get(tool_name), inline
         output = await acall_tool(tool, arguments, tool_name=tool_name, tool_id=tool_id,
                                   arguments_error=arguments_error, context=context,
                                   agent=self.agent, wording=self.wording)
@@ -361,7 +380,10 @@ class ToolRunner:
             import asyncio  # loaded with the running loop; not at import (agentkit.core.sim)
 
             return list(await asyncio.gather(*map(start, calls)))
-        return [await start(call) for call in calls]
+        outcomes = []
+        for call in calls:  # a loop: an async comprehension is a coroutine of its own
+            outcomes.append(await start(call))
+        return outcomes
 
     def run(self, calls: Sequence[ToolSelection], *,
             parallel: bool = False) -> list[ToolCallOutcome]:

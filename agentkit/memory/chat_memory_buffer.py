@@ -93,7 +93,8 @@ class ChatMemoryBuffer(BaseMemory):
         self.tokenizer_fn: Tokenizer = tokenizer_fn or default_tokenizer
         self._history: list[ChatMessage] = []
         self._counts: list[tuple[ChatMessage, str | None, int] | None] = []
-        self.set(chat_history or [])
+        if chat_history:  # empty already (every task makes one: no call for nothing)
+            self.set(chat_history)
 
     @classmethod
     def from_defaults(cls, chat_history: Sequence[ChatMessage] | None = None, llm: Any = None,
@@ -114,6 +115,13 @@ class ChatMemoryBuffer(BaseMemory):
     def put(self, message: ChatMessage) -> None:
         self._history.append(message)
         self._counts.append(None)
+
+    def put_messages(self, messages: Sequence[ChatMessage]) -> None:
+        if type(self).put is not ChatMemoryBuffer.put:  # a subclass's put sees each message
+            super().put_messages(messages)
+            return
+        self._history.extend(messages)  # what put does for each, in two calls
+        self._counts.extend([None] * (len(self._history) - len(self._counts)))
 
     def set(self, messages: Sequence[ChatMessage]) -> None:
         """Replace the history. Cached token counts of an unchanged prefix are kept, so the

@@ -307,7 +307,9 @@ class FunctionTool(AsyncBaseTool):
         given = kwargs
         if self._ctx_required and ctx is None and not args and self._ctx_param not in kwargs:
             raise ValueError(f"tool `{name}` needs a workflow Context: call it with ctx=...")
-        unknown = [k for k in kwargs if k not in self._param_names and k not in self.partial_params]
+        # every argument a parameter (the usual call): no comprehension to find none unknown
+        unknown = [] if self._param_names.issuperset(kwargs) else [
+            k for k in kwargs if k not in self._param_names and k not in self.partial_params]
         if unknown and not self._accepts_any_kwarg:
             raise ToolArgumentsError(
                 f"invalid arguments for tool `{name}`: unexpected argument(s) "

@@ -3,6 +3,11 @@ grow again without any test failing on behaviour. Counts, never time."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +21,8 @@ from agentkit.core.sim import simulation
 from agentkit.llms import errors
 from agentkit.llms.mock import ScriptedLLM, tool_call
 from agentkit.tools import FunctionTool
+from tests.python_calls import calls as calls_of
+from tests.python_calls import python_calls
 
 
 def population(city: str) -> str:
@@ -25,6 +32,7 @@ def population(city: str) -> str:
 
 TOOLS = [FunctionTool.from_defaults(population)]
 CALLS = 10
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _react() -> tuple[AgentRunner, ScriptedLLM]:
@@ -88,28 +96,11 @@ def test_a_first_attempt_that_fails_goes_on_through_the_retry_policy(
     assert (llm.calls, retries[0]) == (3, 1)
 
 
-def _python_calls(fn: Any, *args: Any) -> list[str]:
-    import sys
-
-    calls: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            calls.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(None)
-    return calls
-
-
 @pytest.mark.agentkit_allow_unused_script  # the second task runs one step of its script
 @pytest.mark.parametrize("build", [_react, _function_calling], ids=["react", "function_calling"])
 def test_a_step_snapshot_copies_plain_state_without_the_generic_copier(build: Any) -> None:
     """A worker's state (dicts of records, lists of records and memories) is copied in each
-    dict's own loop: one call per state dict and per memory, none through ``_Copier.copy``."""
+    dict's own loop: one call per state dict and per memory, no ``_Copier`` built."""
     agent, llm = build()
     with simulation():
         agent.chat("first")  # meets every type the steps' states hold
@@ -118,8 +109,81 @@ def test_a_step_snapshot_copies_plain_state_without_the_generic_copier(build: An
         agent.run_step(task.task_id)
     state = agent.state.task_dict[task.task_id]
 
-    calls = _python_calls(runner_base.StepSnapshot.take, task, state.step_queue)
+    _, calls = python_calls(lambda: runner_base.StepSnapshot.take(task, state.step_queue))
 
     assert "copy" not in calls and "_memory" not in calls
-    assert sorted(calls) == sorted(["take", "__init__", "snapshot", "_dict", "_dict", "snapshot",
-                                    "__init__"])
+    assert sorted(calls) == sorted(["<lambda>", "take", "snapshot", "_copy_dict", "_copy_dict",
+                                    "snapshot", "__init__"])
+
+
+def _one_call(kind: str) -> tuple[AgentRunner, ScriptedLLM]:
+    """The benchmark's chat (benchmarks/bench_agents.py): one tool call, then the answer."""
+    if kind == "react":
+        llm = ScriptedLLM(['Thought: look\nAction: population\nAction Input: {"city": "c0"}',
+                           "Thought: done\nAnswer: one"], function_calling=False)
+        return ReActAgent.from_tools(TOOLS, llm=llm), llm
+    llm = ScriptedLLM([tool_call("population", city="c0"), "one"])
+    return FunctionCallingAgent.from_tools(TOOLS, llm=llm), llm
+
+
+# Per chat with one tool call (two steps), nobody listening: Python calls (the bus's
+# `wants` left out: see test_nobody_listening_costs_no_python_call_per_event) and pydantic
+# validations. Issue 36's second pass cut the calls from 285 / 253 (299 / 267 with `wants`).
+CHAT_COSTS = {"react": (207, 18), "function_calling": (188, 13)}
+
+
+@pytest.mark.parametrize("kind", list(CHAT_COSTS))
+def test_a_chat_runs_no_more_python_than_it_did(kind: str) -> None:
+    agent, llm = _one_call(kind)
+    with simulation():
+        agent.chat("warm up")  # types met once, schemas built
+        llm.reset()
+        agent.reset()
+        response, called, c_called = calls_of(lambda: agent.chat("go"))
+
+    assert response.response == "one" and len(response.sources) == 1
+    python = [name for name in called if name not in ("wants", "_wants")]
+    most_calls, most_validations = CHAT_COSTS[kind]
+    assert len(python) <= most_calls
+    assert c_called.count("validate_python") <= most_validations
+
+
+_FRESH_PROCESS = """
+    import json
+    from agentkit.core.events import Dispatcher, dispatcher
+    from tests.agent.test_step_costs import _one_call
+    from tests.python_calls import python_calls
+
+    agent, llm = _one_call("react")
+    agent.chat("warm up")
+    llm.reset(); agent.reset()
+    _, quiet = python_calls(lambda: agent.chat("go"))
+    llm.reset(); agent.reset()
+    seen = []
+    with dispatcher.listen(seen.append):
+        agent.chat("go")
+    llm.reset(); agent.reset()
+    _, after = python_calls(lambda: agent.chat("go"))  # nobody listening, but someone did
+    print(json.dumps({"quiet": quiet, "after": after, "seen": [e.name for e in seen],
+                      "wants": Dispatcher.wants.__name__}))
+"""
+
+
+def test_nobody_listening_costs_no_python_call_per_event() -> None:
+    """Until anyone in the process listens, ``dispatcher.wants`` answers from C (no Python
+    call for each event a producer might build); a listener that comes later sees every
+    event of a chat, in order, and from then on ``wants`` asks the listeners."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(_FRESH_PROCESS)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+
+    assert "wants" not in result["quiet"] and "_wants" not in result["quiet"]
+    assert len(result["quiet"]) <= CHAT_COSTS["react"][0]
+    assert result["after"].count("_wants") == 14 and result["wants"] == "_wants"
+    step = ["AgentStepStartEvent", "ToolsOfferedEvent", "LLMCallStartEvent",
+            "LLMCallEndEvent"]
+    assert result["seen"] == ["AgentChatStartEvent",
+                              *step, "ToolCallStartEvent", "ToolCallEndEvent",
+                              "AgentStepEndEvent",
+                              *step, "AgentStepEndEvent", "AgentChatEndEvent"]

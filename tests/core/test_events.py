@@ -136,10 +136,10 @@ def _open_span() -> None:
 def test_opening_a_span_runs_no_python_beyond_its_block():
     # every step, LLM call and tool call opens one (issue 36: 8 % of a ReAct chat before the
     # cut): the id comes from the source's span numbers, not a named counter, and the span is
-    # built without a Python __init__/__new__
-    assert _python_calls(_open_span) == ["_open_span", "span", "__enter__", "current_ids",
-                                         "__exit__"]
-    assert _python_calls(dispatcher.new_span) == ["new_span", "_child_span", "current_ids"]
+    # built without a Python __init__/__new__; ``dispatcher.span`` is the scope's class and
+    # ``new_span`` the function itself, both reading the id source without current_ids()
+    assert _python_calls(_open_span) == ["_open_span", "__enter__", "__exit__"]
+    assert _python_calls(dispatcher.new_span) == ["_child_span"]
     with use_ids(7), dispatcher.span() as outer:
         assert dispatcher.new_span() == Span("span-2", "span-1") and outer.id == "span-1"
 

@@ -16,6 +16,7 @@ from agentkit.llms.types import (
     ToolOutput,
     ToolSelection,
     Usage,
+    text_message,
 )
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -252,3 +253,24 @@ def test_tool_output_prints_as_its_content():
 
 def test_tool_output_is_not_an_error_by_default():
     assert ToolOutput(content="3", tool_name="add").is_error is False
+
+
+def _built_alike(made: ChatMessage, expected: ChatMessage) -> bool:
+    """The same fields, in the same order, set alike (``model_dump(exclude_unset=True)``
+    reads which), down to the text block."""
+    return (list(made.__dict__.items()) == list(expected.__dict__.items())
+            and made.model_fields_set == expected.model_fields_set
+            and [b.model_fields_set for b in made.blocks]
+            == [b.model_fields_set for b in expected.blocks]
+            and made.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True))
+
+
+@pytest.mark.parametrize("role", list(MessageRole))
+@pytest.mark.parametrize("additional_kwargs", [None, {"name": "n", "tool_call_id": "t"},
+                                               {"tool_calls": [ToolSelection(
+                                                   tool_id="c", tool_name="f")]}])
+def test_text_message_is_the_message_content_makes(role, additional_kwargs):
+    given = {} if additional_kwargs is None else {"additional_kwargs": additional_kwargs}
+
+    assert _built_alike(text_message(role, "some text", additional_kwargs),
+                        ChatMessage(role=role, content="some text", **given))

@@ -393,3 +393,28 @@ def test_a_snapshot_restores_the_messages_after_puts_and_sets():
     memory.set([ChatMessage(role="user", content="c")])
     memory.restore(saved)
     assert [m.content for m in memory.get_all()] == ["a"]
+
+
+def test_put_messages_appends_them_all_as_put_does():
+    memory = ChatMemoryBuffer.from_defaults(chat_history=[ChatMessage(content="a")])
+    memory.get()  # counts cached
+    memory.put_messages(iter([ChatMessage(content="b"), ChatMessage(content="c")]))
+
+    assert [m.content for m in memory.get_all()] == ["a", "b", "c"]
+    assert [m.content for m in memory.get()] == ["a", "b", "c"]
+
+
+def test_put_messages_goes_through_a_subclass_s_put():
+    class Logged(ChatMemoryBuffer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.put_ones: list[str | None] = []
+
+        def put(self, message: ChatMessage) -> None:
+            self.put_ones.append(message.content)
+            super().put(message)
+
+    memory = Logged()
+    memory.put_messages([ChatMessage(content="a"), ChatMessage(content="b")])
+
+    assert memory.put_ones == ["a", "b"] and len(memory.get_all()) == 2

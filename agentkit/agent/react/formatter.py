@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from agentkit.agent.react.prompts import CONTEXT_REACT_CHAT_SYSTEM_HEADER, REACT_CHAT_SYSTEM_HEADER
 from agentkit.agent.react.types import BaseReasoningStep, ObservationReasoningStep
 from agentkit.llms.prompts import PromptTemplate
-from agentkit.llms.types import ChatMessage, MessageRole
+from agentkit.llms.types import ChatMessage, MessageRole, TextBlock, text_message
 
 __all__ = ["ReActChatFormatter", "get_react_tool_descriptions"]
+
+_METADATA = attrgetter("metadata")
+_METADATA_KEY = attrgetter("name", "description", "fn_schema_str")
+"""What of a tool's metadata the header is rendered from (the memo's key)."""
 
 
 def get_react_tool_descriptions(tools: Sequence[Any]) -> list[str]:
@@ -91,17 +96,19 @@ class ReActChatFormatter:
         """The header message, rendered again only when its inputs changed (and rebuilt if
         someone changed the message returned last time). The inputs are compared as they
         are, not rendered: the same strings on every step, so the check is by identity."""
-        metadata = [tool.metadata for tool in tools]
+        metadata = list(map(_METADATA, tools))  # map, not comprehensions: a frame less each
         key = (self.system_header, self.context, getattr(self, "header_vars", {}),
-               [(m.name, m.description, m.fn_schema_str) for m in metadata])
+               list(map(_METADATA_KEY, metadata)))
         if self._header is None or self._header[0] != key:
             header = PromptTemplate(self.system_header, **key[2]).format(
                 tool_desc="\n".join(get_react_tool_descriptions(tools)),
                 tool_names=", ".join(m.name for m in metadata), context=self.context)
             self._header = (key, header, ChatMessage(role=MessageRole.SYSTEM, content=header))
         _, header, message = self._header
-        if not (message.role is MessageRole.SYSTEM and len(message.blocks) == 1
-                and message.content is header and not message.additional_kwargs):
+        blocks = message.blocks  # its one text block read directly (``content`` is a property)
+        if not (message.role is MessageRole.SYSTEM and len(blocks) == 1
+                and type(blocks[0]) is TextBlock and blocks[0].text is header
+                and not message.additional_kwargs):
             message = ChatMessage(role=MessageRole.SYSTEM, content=header)
             self._header = (key, header, message)
         return message
@@ -114,13 +121,13 @@ class ReActChatFormatter:
         steps = list(steps)
         seen = len(known_steps)
         if role is self.observation_role and steps[:seen] == known_steps:
-            messages = known_messages + [self._step_message(s) for s in steps[seen:]]
+            messages = known_messages + list(map(self._step_message, steps[seen:]))
         else:
-            messages = [self._step_message(s) for s in steps]
+            messages = list(map(self._step_message, steps))
         self._reasoning = (self.observation_role, steps, messages)
         return messages
 
     def _step_message(self, step: BaseReasoningStep) -> ChatMessage:
         role = (self.observation_role if isinstance(step, ObservationReasoningStep)
                 else MessageRole.ASSISTANT)
-        return ChatMessage(role=role, content=step.get_content())
+        return text_message(role, step.get_content())

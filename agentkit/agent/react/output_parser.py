@@ -180,7 +180,7 @@ def _parse_action(output: str) -> ActionReasoningStep:
     return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
 
 
-_JSON = json.JSONDecoder()
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _read_action_input(output: str, text: str) -> dict[str, Any]:
@@ -190,9 +190,9 @@ def _read_action_input(output: str, text: str) -> dict[str, Any]:
     is what happens to anything else."""
     start = text.find("{")
     if start >= 0:
-        try:
-            value, _end = _JSON.raw_decode(text, start)
-        except (ValueError, RecursionError):
+        try:  # raw_decode(text, start) without its Python frame: StopIteration is its error
+            value, _end = _SCAN(text, start)
+        except (StopIteration, ValueError, RecursionError):
             pass
         else:
             if isinstance(value, dict):

@@ -20,12 +20,12 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.agent.worker import AgentWorker
+from agentkit.agent.worker import SOURCES_KEY, AgentWorker
 from agentkit.core.ids import new_uuid
 from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import LLM
 from agentkit.llms.tool_calling import ListedTools
-from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole
+from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, text_message
 from agentkit.tools import BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
 __all__ = ["ReActAgentWorker", "PARSE_FAILURE_OBSERVATION",
@@ -147,7 +147,7 @@ class ReActAgentWorker(AgentWorker):
 
     def _user_message(self, task: Task, text: str) -> ChatMessage:
         """The task's user message (the first step's input); a subclass may add blocks."""
-        return ChatMessage(role=MessageRole.USER, content=text)
+        return text_message(MessageRole.USER, text)
 
     def _prepare(self, step: TaskStep, task: Task) -> None:
         """The first step's input is the user message, a later step's input
@@ -155,7 +155,7 @@ class ReActAgentWorker(AgentWorker):
         state = task.extra_state
         if step.input is not None:
             if step.step_state.get("is_first"):
-                self._new_memory(task).put(self._user_message(task, step.input))
+                state[self.memory_key].put(self._user_message(task, step.input))
                 step.step_state["is_first"] = False
             else:
                 state["current_reasoning"].append(ObservationReasoningStep(observation=step.input))
@@ -163,14 +163,16 @@ class ReActAgentWorker(AgentWorker):
                     print(f"Added user message to memory: {step.input}")
 
     def _messages(self, task: Task, tools: Sequence[Any]) -> list[ChatMessage]:
-        history = task.memory.get(input=task.input) + self._new_memory(task).get_all()
+        state = task.extra_state  # _new_memory(task) read inline (as in every step's code here)
+        history = task.memory.get(input=task.input) + state[self.memory_key].get_all()
         return self._react_chat_formatter.format(
-            tools, chat_history=history, current_reasoning=task.extra_state["current_reasoning"])
+            tools, chat_history=history, current_reasoning=state["current_reasoning"])
 
     async def _aprocess_output(self, task: Task, runner: ToolRunner,
                                text: str) -> tuple[list[BaseReasoningStep], bool]:
-        """Parse the model's text; call the tool it asks for. Returns (steps, is_done)."""
-        sources = self._sources(task)
+        """Parse the model's text; call the tool it asks for. Returns (steps, is_done).
+        (Each step is printed when ``verbose``: checked here, not in a call per step.)"""
+        sources: list[ToolOutput] = task.extra_state[SOURCES_KEY]
         try:
             step = self._output_parser.parse(text)
         except ValueError as exc:
@@ -178,21 +180,20 @@ class ReActAgentWorker(AgentWorker):
             if isinstance(failure, ToolOutput):
                 sources.append(failure)
             observation = ObservationReasoningStep(observation=str(failure))
-            self._print(observation)
+            if self._verbose:
+                print(observation.get_content())
             return [observation], False
-        self._print(step)
+        if self._verbose:
+            print(step.get_content())
         if not isinstance(step, ActionReasoningStep):
             return [step], step.is_done
         outcome = await runner.acall(step.action, step.action_input)
         sources.append(outcome.output)
         observation = ObservationReasoningStep(observation=str(outcome.output),
                                                return_direct=outcome.return_direct)
-        self._print(observation)
-        return [step, observation], outcome.return_direct
-
-    def _print(self, step: BaseReasoningStep) -> None:
         if self._verbose:
-            print(step.get_content())
+            print(observation.get_content())
+        return [step, observation], outcome.return_direct
 
     def _get_response(self, current_reasoning: list[BaseReasoningStep],
                       sources: list[ToolOutput]) -> AgentChatResponse:
@@ -208,13 +209,13 @@ class ReActAgentWorker(AgentWorker):
     def _finish_step(self, task: Task, step: TaskStep, reasoning: list[BaseReasoningStep],
                      is_done: bool) -> TaskStepOutput:
         state = task.extra_state
-        state["current_reasoning"].extend(reasoning)
-        if not is_done and len(state["current_reasoning"]) >= self._max_iterations:
+        current_reasoning = state["current_reasoning"]
+        current_reasoning.extend(reasoning)
+        if not is_done and len(current_reasoning) >= self._max_iterations:
             raise ValueError("Reached max iterations.")
-        response = self._get_response(state["current_reasoning"], self._sources(task))
+        response = self._get_response(current_reasoning, state[SOURCES_KEY])
         if is_done:
-            self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT,
-                                                   content=response.response))
+            state[self.memory_key].put(text_message(MessageRole.ASSISTANT, response.response))
         return self._step_output(step, response, is_done=is_done)
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
@@ -282,6 +283,7 @@ class ReActAgentWorker(AgentWorker):
         final = self._output_parser.parse(text, is_streaming=True)
         # the text was decided an answer by a prefix, and appending text never undoes that
         assert isinstance(final, ResponseReasoningStep) and final.response == unsent.sent
-        self._print(final)
+        if self._verbose:
+            print(final.get_content())
         task.extra_state["current_reasoning"].append(final)
-        self._new_memory(task).put(ChatMessage(role=MessageRole.ASSISTANT, content=final.response))
+        self._new_memory(task).put(text_message(MessageRole.ASSISTANT, final.response))

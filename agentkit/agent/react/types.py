@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import Field
@@ -20,6 +22,16 @@ __all__ = [
 
 _ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 """What ``json.dumps(..., ensure_ascii=False, default=str)`` builds on every call, built once."""
+
+
+def _arguments_json(arguments: dict[str, Any]) -> str:
+    """``_ARGUMENTS_JSON.encode(arguments)``: the C encoder its ``encode`` and ``iterencode``
+    make (Python frames both, on every action step), made here directly -- its arguments are
+    those ``iterencode`` passes for this encoder; the pure-Python one where there is none."""
+    if _c_make_encoder is None:
+        return _ARGUMENTS_JSON.encode(arguments)
+    encoder = _c_make_encoder({}, str, encode_basestring, None, ": ", ", ", False, False, True)
+    return "".join(encoder(arguments, 0))
 
 
 class BaseReasoningStep(Model, ABC):
@@ -44,7 +56,7 @@ class ActionReasoningStep(BaseReasoningStep):
     action_input: dict[str, Any] = Field(default_factory=dict)
 
     def get_content(self) -> str:
-        arguments = _ARGUMENTS_JSON.encode(self.action_input)
+        arguments = _arguments_json(self.action_input)
         return f"Thought: {self.thought}\nAction: {self.action}\nAction Input: {arguments}"
 
     @property

@@ -66,21 +66,25 @@ class StepSnapshot:
 
     @classmethod
     def take(cls, task: Task, queue: deque[TaskStep]) -> StepSnapshot:
-        copier = _Copier()
+        # plain state (dicts of records, lists of records and memories) is copied by
+        # _copy_dict, with no _Copier built: that is for anything else (see there)
+        copies: dict[int, Any] = {}
+        memories: dict[int, tuple[BaseMemory, Any]] = {}
         memory = task.memory
         if type(memory) in _memory_types:  # the conversation's memory, as ``_Copier._memory``
-            copier.memories[id(memory)] = (memory, memory.snapshot())
+            memories[id(memory)] = (memory, memory.snapshot())
         else:
-            copier.copy(memory)
+            _Copier(copies, memories).copy(memory)
         steps = []
         for step in queue:  # a loop, not a comprehension: the queue holds one step or none
             state = step.step_state
             steps.append((step, step.input,
-                          copier._dict(state) if type(state) is dict else copier.copy(state)))
+                          _copy_dict(state, copies, memories) if type(state) is dict
+                          else _Copier(copies, memories).copy(state)))
         extra_state = task.extra_state
-        extra_state = (copier._dict(extra_state) if type(extra_state) is dict
-                       else copier.copy(extra_state))
-        return cls(steps, extra_state, list(copier.memories.values()))
+        extra_state = (_copy_dict(extra_state, copies, memories) if type(extra_state) is dict
+                       else _Copier(copies, memories).copy(extra_state))
+        return cls(steps, extra_state, list(memories.values()))
 
     def restore(self, task: Task, queue: deque[TaskStep]) -> None:
         queue.clear()
@@ -129,15 +133,16 @@ def _records_only(values: Iterable[Any]) -> bool:
 
 
 class _Copier:
-    """The copy a :class:`StepSnapshot` keeps (see there). A step's state is mostly records,
-    lists of records and memories, taken in the dict's own loop: a look-up per value's type
-    (a type seen before is known), a call only for what is nested deeper."""
+    """The copy a :class:`StepSnapshot` keeps (see there), of any value: ``copies`` holds the
+    containers copied so far (by id, so sharing is kept), ``memories`` the memories met and
+    their snapshots. Plain state dicts are copied by :func:`_copy_dict` without one."""
 
     __slots__ = ("_copies", "memories")
 
-    def __init__(self) -> None:
-        self._copies: dict[int, Any] = {}
-        self.memories: dict[int, tuple[BaseMemory, Any]] = {}
+    def __init__(self, copies: dict[int, Any], memories: dict[int, tuple[BaseMemory, Any]],
+                 ) -> None:
+        self._copies = copies
+        self.memories = memories
 
     def _memory(self, memory: BaseMemory) -> BaseMemory:
         if id(memory) not in self.memories:
@@ -149,7 +154,7 @@ class _Copier:
         if cls in _record_types:
             return value
         if cls is dict:  # the common case, without copy.copy's dispatch
-            return self._dict(value)
+            return _copy_dict(value, self._copies, self.memories)
         kind = _kinds.get(cls)
         if kind is None:
             kind = _kind(cls)
@@ -177,26 +182,29 @@ class _Copier:
             copied.extend(value if _records_only(value) else (self.copy(item) for item in value))
         return copied
 
-    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
-        copies = self._copies
-        known: dict[Any, Any] | None = copies.get(id(value))
-        if known is not None:
-            return known
-        copied = copies[id(value)] = value.copy()  # records stay as they are
-        memories = self.memories
-        for key, item in value.items():
-            cls = type(item)
-            if cls in _record_types:
-                continue
-            if (cls is list and id(item) not in copies
-                    and _record_types.issuperset(map(type, item))):
-                copied[key] = copies[id(item)] = item.copy()
-            elif cls in _memory_types:
-                if id(item) not in memories:
-                    memories[id(item)] = (item, item.snapshot())
-            else:
-                copied[key] = self.copy(item)
-        return copied
+
+def _copy_dict(value: dict[Any, Any], copies: dict[int, Any],
+               memories: dict[int, tuple[BaseMemory, Any]]) -> dict[Any, Any]:
+    """A state dict's copy (:class:`_Copier`'s, for a ``dict``): a step's state is mostly
+    records, lists of records and memories, taken in the dict's own loop -- a look-up per
+    value's type (a type seen before is known), a call only for what is nested deeper."""
+    known: dict[Any, Any] | None = copies.get(id(value))
+    if known is not None:
+        return known
+    copied = copies[id(value)] = value.copy()  # records stay as they are
+    for key, item in value.items():
+        cls = type(item)
+        if cls in _record_types:
+            continue
+        if (cls is list and id(item) not in copies
+                and _record_types.issuperset(map(type, item))):
+            copied[key] = copies[id(item)] = item.copy()
+        elif cls in _memory_types:
+            if id(item) not in memories:
+                memories[id(item)] = (item, item.snapshot())
+        else:
+            copied[key] = _Copier(copies, memories).copy(item)
+    return copied
 
 
 @dataclass
@@ -332,9 +340,9 @@ class AgentRunner(BaseAgent):
             return TaskStep(task_id=task_id, step_id=new_uuid(), input=input)
         raise ValueError(f"No steps left to run for task_id: {task_id}")
 
-    def _queue_next_steps(self, task_id: str, output: TaskStepOutput) -> None:
-        if not output.is_last:
-            self.state.get_step_queue(task_id).extend(output.next_steps)
+    def _queue_next_steps(self, state: TaskState, output: TaskStepOutput) -> None:
+        """Queue the next steps of ``output``, a step that is not the last."""
+        state.step_queue.extend(output.next_steps)
 
     _keeps_undo = True
     """Whether each step's snapshot is kept for :meth:`undo_step`."""
@@ -342,10 +350,18 @@ class AgentRunner(BaseAgent):
     async def _arun_step(self, task_id: str, step: TaskStep | None = None,
                          input: str | None = None, mode: StepMode = "run",
                          **kwargs: Any) -> TaskStepOutput:
-        state = self.state._state(task_id)
+        state = self.state.task_dict.get(task_id)  # self.state._state(task_id), inline
+        if state is None:
+            state = self.state._state(task_id)  # raises its ValueError
         task = state.task
-        snapshot = StepSnapshot.take(task, state.step_queue) if self._keeps_undo else None
-        step = self._next_step(task_id, state.step_queue, step, input)
+        queue = state.step_queue
+        snapshot = StepSnapshot.take(task, queue) if self._keeps_undo else None
+        if step is None and queue:  # the usual next step, as _next_step takes it
+            step = queue.popleft()
+            if input is not None:
+                step.input = input
+        else:
+            step = self._next_step(task_id, queue, step, input)
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
         with dispatcher.span():
@@ -364,7 +380,8 @@ class AgentRunner(BaseAgent):
             if dispatcher.wants(AgentStepEndEvent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   output=output, is_last=output.is_last))
-        self._queue_next_steps(task_id, output)
+        if not output.is_last:  # a last step queues nothing, in any runner
+            self._queue_next_steps(state, output)
         state.completed_steps.append(output)
         if snapshot is not None:
             state.undo_stack.append(snapshot)
@@ -468,7 +485,16 @@ class AgentRunner(BaseAgent):
         if chat_history is not None:
             self.memory.set(chat_history)
         tool_choice = tool_choice if tool_choice is not None else self.default_tool_choice
-        with self._listening(None), dispatcher.span():
+        if self.callback_manager.handlers:  # as _listening, without a no-op block per chat
+            with dispatcher.listen(self.callback_manager):
+                return await self._achat_in_span(message, tool_choice, mode, task_options)
+        return await self._achat_in_span(message, tool_choice, mode, task_options)
+
+    async def _achat_in_span(self, message: str, tool_choice: str | dict[str, Any],
+                             mode: StepMode, task_options: dict[str, Any],
+                             ) -> AgentChatResponse | StreamingAgentChatResponse:
+        """The chat's span: its start/end events around its task's steps."""
+        with dispatcher.span():
             if dispatcher.wants(AgentChatStartEvent):  # else not built
                 dispatcher.emit(AgentChatStartEvent(user_msg=message))
             try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentkit.agent.runner.base import AgentRunner, StepMode
+from agentkit.agent.runner.base import AgentRunner, StepMode, TaskState
 from agentkit.agent.types import TaskStep, TaskStepOutput
 from agentkit.core.sim import run_sync
 
@@ -26,14 +26,12 @@ class ParallelAgentRunner(AgentRunner):
         super().__init__(*args, **kwargs)
         self._waiting: dict[str, list[TaskStep]] = {}
 
-    def _queue_next_steps(self, task_id: str, output: TaskStepOutput) -> None:
-        if output.is_last:
-            return
-        waiting = self._waiting.setdefault(task_id, [])
+    def _queue_next_steps(self, state: TaskState, output: TaskStepOutput) -> None:
+        waiting = self._waiting.setdefault(state.task.task_id, [])
         waiting.extend(s for s in output.next_steps if all(s is not w for w in waiting))
-        done = {o.task_step.step_id for o in self.state.get_completed_steps(task_id)}
+        done = {o.task_step.step_id for o in state.completed_steps}
         done.add(output.task_step.step_id)
-        queue = self.state.get_step_queue(task_id)
+        queue = state.step_queue
         for step in list(waiting):
             if step.is_ready and all(prev in done for prev in step.prev_steps):
                 waiting.remove(step)

@@ -1,5 +1,9 @@
 """ReActChatFormatter: the message list a ReAct model sees (SPEC §5)."""
 
+import json
+
+import pytest
+
 from agentkit.agent.react import (
     CONTEXT_REACT_CHAT_SYSTEM_HEADER,
     REACT_CHAT_SYSTEM_HEADER,
@@ -305,3 +309,19 @@ def test_reasoning_that_does_not_extend_the_last_calls_is_formatted_whole(tools)
     messages = formatter.format(tools, [], (ObservationReasoningStep(observation="other"),))
 
     assert [m.content for m in messages[1:]] == ["Observation: other"]
+
+
+class _Opaque:
+    def __str__(self) -> str:
+        return "opaque"
+
+
+@pytest.mark.parametrize("action_input", [
+    {}, {"city": "Paris"}, {"text": "é \u2028 \" \\ \n", "list": [1, 2.5, None, True]},
+    {"float": float("nan"), "big": 10**30, "inf": float("-inf")}, {"object": _Opaque()},
+])
+def test_an_action_replays_its_input_as_json_dumps_writes_it(action_input):
+    step = ActionReasoningStep(thought="t", action="a", action_input=action_input)
+    written = json.dumps(step.action_input, ensure_ascii=False, default=str)
+
+    assert step.get_content() == f"Thought: t\nAction: a\nAction Input: {written}"
