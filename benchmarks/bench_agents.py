@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> dict[str, A
 
     sides = {"agentkit": ours, **({"llama-index": theirs} if theirs else {})}
     steps = {side: step_us(numbers) for side, numbers in sides.items()}
-    print(f"\ncost per step: {SWEEP[1]} (median CPU time from a tool call to the next)\n",
+    print(f"\ncost per step: {SWEEP[1]} (median CPU time from a tool call to the next, "
+          "the garbage collector's pauses left out: see _conversation.CallTimes)\n",
           file=out)
     headers = ["tool calls before the step"]
     for side in sides:
