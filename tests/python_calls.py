@@ -62,3 +62,20 @@ def harness_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
             called.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
 
     return _profiled(block, profile), called
+
+
+def spawned_tasks(monkeypatch: Any) -> list[str]:
+    """The steps a workflow run gives a task of its own from now on (the runtime's
+    ``Run._spawn``), by name in the order spawned: an invocation handed over to the task
+    before it is not listed."""
+    from agentkit.workflow.runtime import Run
+
+    spawned: list[str] = []
+    spawn = Run._spawn
+
+    def counted(run: Run, spec: Any, event: Any, frame: Any) -> Any:
+        spawned.append(spec.name)
+        return spawn(run, spec, event, frame)
+
+    monkeypatch.setattr(Run, "_spawn", counted)
+    return spawned

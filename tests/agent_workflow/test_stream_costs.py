@@ -28,7 +28,7 @@ from agentkit.llms.types import ChatResponse
 from agentkit.workflow import context as workflow_context
 from agentkit.workflow import serialize
 from agentkit.workflow.context import EventStream
-from agentkit.workflow.runtime import Run
+from tests.python_calls import spawned_tasks
 
 from .helpers import REACT_ADD, add, roles
 
@@ -216,14 +216,7 @@ def test_a_context_reads_every_stream_event_unless_its_caller_says_otherwise() -
 
 def test_an_agent_run_starts_a_task_for_its_first_step_and_each_tool_call_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned: list[str] = []
-    spawn = Run._spawn
-
-    def counted(run: Run, spec: Any, event: Any, frame: Any) -> Any:
-        spawned.append(spec.name)
-        return spawn(run, spec, event, frame)
-
-    monkeypatch.setattr(Run, "_spawn", counted)
+    spawned = spawned_tasks(monkeypatch)
 
     answer = WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])).chat("5 + 3?")
 

@@ -26,7 +26,7 @@ from agentkit.workflow import (
     step,
 )
 from agentkit.workflow.runtime import Run
-from tests.python_calls import python_calls
+from tests.python_calls import python_calls, spawned_tasks
 
 
 class Hop(Event):
@@ -169,21 +169,9 @@ def test_handed_over_steps_run_exactly_as_steps_with_tasks_of_their_own(
     assert len(handed_over[1]) >= 6  # (run start and end, a start and end per step)
 
 
-def _spawned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    spawned: list[str] = []
-    spawn = Run._spawn
-
-    def counted(run: Run, spec: Any, event: Any, frame: Any) -> Any:
-        spawned.append(spec.name)
-        return spawn(run, spec, event, frame)
-
-    monkeypatch.setattr(Run, "_spawn", counted)
-    return spawned
-
-
 def test_a_chain_of_steps_runs_in_the_task_of_its_first_step(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     assert Chain().run_sync() == 4
     assert spawned == ["begin"]  # 6 steps, 1 task (besides the run's own)
@@ -191,7 +179,7 @@ def test_a_chain_of_steps_runs_in_the_task_of_its_first_step(
 
 def test_a_step_waits_for_what_was_queued_before_it_then_runs_in_the_same_task(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     seen, _ = _observed(_chain_read)
 
@@ -199,7 +187,7 @@ def test_a_step_waits_for_what_was_queued_before_it_then_runs_in_the_same_task(
 
 
 def test_steps_sent_mid_step_get_tasks_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     assert Fan().run_sync() == [0, 2, 1, 3]  # the even jobs sleep 0 s, the odd ones 1 s
     # the two workers begin sends jobs to start at once, each in a task of its own; the jobs
@@ -225,7 +213,7 @@ class Leaky(Workflow):
 
 def test_a_step_that_leaves_a_context_variable_set_hands_over_to_a_task_of_its_own(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     assert Leaky().run_sync() == "unset"  # each step sees the run's context, not the last one's
     assert spawned == ["begin", "end"]
@@ -233,7 +221,7 @@ def test_a_step_that_leaves_a_context_variable_set_hands_over_to_a_task_of_its_o
 
 def test_a_stepwise_run_gives_every_step_a_task_of_its_own(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     async def drive() -> Any:
         handler = Chain().run(stepwise=True)
@@ -281,7 +269,7 @@ def test_a_step_of_a_chain_costs_a_few_dozen_python_calls(listened: bool, most: 
 
 def test_a_loop_with_a_task_factory_gives_every_step_a_task_of_its_own(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spawned = _spawned(monkeypatch)
+    spawned = spawned_tasks(monkeypatch)
 
     async def main() -> Any:
         loop = asyncio.get_running_loop()
