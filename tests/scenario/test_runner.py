@@ -358,7 +358,7 @@ def test_a_name_that_moved_to_the_harness_is_looked_up_once_then_kept():
 
 def test_a_replay_again_makes_few_python_calls_of_the_harness(write_file):
     # issue 36 (the harness's own cost per replay, besides the agent's chat): the agent type
-    # resolved, the turns checked, the recording's files, the tools' FunctionTools, the
+    # resolved, the turns checked, the recording's files, the
     # expectations merged and the judged fields are worked out by the first run of a loaded
     # scenario, and judging and the trace skip work a passing run does not need. A replay of
     # MINIMAL (one tool call, two LLM calls) made 346 such calls before, 230 after.
@@ -368,8 +368,8 @@ def test_a_replay_again_makes_few_python_calls_of_the_harness(write_file):
 
     assert result.passed
     assert len(called) <= 245, Counter(called).most_common(20)
-    worked_out_once = {"resolve_agent_type", "recording_paths", "_judged_fields", "_made",
-                       "from_defaults", "import_module", "to_dict"}
+    worked_out_once = {"resolve_agent_type", "recording_paths", "_judged_fields",
+                       "import_module", "to_dict"}
     assert not worked_out_once & {call.split(":")[1] for call in called}
 
 
