@@ -20,7 +20,7 @@ from agentkit.instrumentation import CallbackManager
 from agentkit.llms.base import FunctionCallingLLM
 from agentkit.llms.types import ChatMessage, ChatResponse, MessageRole, text_message
 from agentkit.memory import BaseMemory
-from agentkit.tools import CALL_TOOL_WORDING, BaseTool, ObjectRetriever, ToolRunner
+from agentkit.tools import CALL_TOOL_WORDING, BaseTool, ObjectRetriever, ToolOutput, ToolRunner
 
 __all__ = ["FunctionCallingAgentWorker", "FunctionCallingAgent", "DEFAULT_MAX_FUNCTION_CALLS"]
 
@@ -94,7 +94,8 @@ class FunctionCallingAgentWorker(AgentWorker):
 
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
         self._start_task(task, {"n_function_calls": 0})
-        return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input)
+        return TaskStep.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"task_id": task.task_id, "step_id": new_uuid(), "input": task.input})
 
     def get_all_messages(self, task: Task) -> list[ChatMessage]:
         new_memory: BaseMemory = task.extra_state[self.memory_key]  # _new_memory(task), inline
@@ -134,7 +135,9 @@ class FunctionCallingAgentWorker(AgentWorker):
             if self._verbose:
                 print(f"=== Calling Function ===\n{call.tool_name}({call.tool_kwargs})\n"
                       f"=== Function Output ===\n{output}")
-            memory.put(text_message(MessageRole.TOOL, str(output),
+            # str(output) is a ToolOutput's content (read without its __str__ frame)
+            content = output.content if type(output) is ToolOutput else str(output)
+            memory.put(text_message(MessageRole.TOOL, content,
                                     {"name": call.tool_name, "tool_call_id": call.tool_id}))
         state[SOURCES_KEY].extend(outputs)
         state["n_function_calls"] += len(calls)
@@ -143,8 +146,11 @@ class FunctionCallingAgentWorker(AgentWorker):
         return AgentChatResponse(response=text, sources=outputs), False
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
-        self._begin(step, task)
-        runner = await self._atools_for(task.input)
+        if step.input is not None:  # self._begin(step, task), inline
+            task.extra_state[self.memory_key].put(text_message(MessageRole.USER, step.input))
+        # a fixed tool list offered without the _atools_for coroutine (once per step)
+        runner = (self._tool_runner.offered() if self._tool_retriever is None
+                  else await self._atools_for(task.input))
         response = await self._llm.achat_with_tools(
             runner.tools, chat_history=self.get_all_messages(task),
             allow_parallel_tool_calls=self.allow_parallel_tool_calls,

@@ -64,8 +64,10 @@ class TaskStep(Model):
         Fix: LlamaIndex used ``step_state or self.step_state``, so an explicit empty state
         was silently replaced by the parent's; here only ``None`` means "inherit".
         """
-        return TaskStep(task_id=self.task_id, step_id=step_id, input=input,
-                        step_state=self.step_state if step_state is None else step_state)
+        # TaskStep(...) validated without BaseModel.__init__'s frame: a step per step
+        return TaskStep.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"task_id": self.task_id, "step_id": step_id, "input": input,
+             "step_state": self.step_state if step_state is None else step_state})
 
     def link_step(self, next_step: TaskStep) -> None:
         self.next_steps[next_step.step_id] = next_step

@@ -54,7 +54,7 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
-from agentkit.core.ids import new_uuid
+from agentkit.core import ids as _ids
 from agentkit.core.sim import run_sync
 from agentkit.llms.types import ChatResponse
 from agentkit.memory import BaseMemory, ChatMemoryBuffer
@@ -145,10 +145,20 @@ class AgentWorker(BaseAgentWorker):
         sharing this step's state)."""
         if not isinstance(output, (AgentChatResponse, StreamingAgentChatResponse)):
             output = AgentChatResponse(response=str(output))
-        next_steps = [] if is_done else [step.get_next_step(step_id=new_uuid(), input=None,
-                                                            step_state=next_state)]
-        return TaskStepOutput(output=output, task_step=step, is_last=is_done,
-                              next_steps=next_steps)
+        if is_done:
+            next_steps = []
+        elif type(step) is TaskStep:  # step.get_next_step(new_uuid(), ...), inline: each step
+            next_steps = [TaskStep.__pydantic_validator__.validate_python(
+                {"task_id": step.task_id, "step_id": _ids._current.get(_ids._default).uuid(),
+                 "input": None,
+                 "step_state": step.step_state if next_state is None else next_state})]
+        else:
+            next_steps = [step.get_next_step(step_id=_ids._current.get(_ids._default).uuid(),
+                                             input=None, step_state=next_state)]
+        # TaskStepOutput(...) validated without BaseModel.__init__'s frame (as every model a
+        # step builds on the hot path: the same validation, one Python call less)
+        return TaskStepOutput.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"output": output, "task_step": step, "is_last": is_done, "next_steps": next_steps})
 
     @staticmethod
     async def _aread_stream(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextvars
 import math
 import selectors
@@ -122,6 +123,72 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self.clock._now  # asyncio asks on every timer and iteration
+
+    def run_forever(self) -> None:
+        """asyncio's ``run_forever``, in fewer frames (every sync call runs the loop once).
+        Out of debug mode it does what asyncio's does -- the same checks and errors, the
+        async-generator hooks, the thread and the running loop set for the run and put back
+        after it -- and an iteration whose callbacks are ready, with no timer pending and no
+        real I/O watched, runs them directly: asyncio's iteration would poll the virtual
+        selector with a zero timeout (nothing, without real I/O), find no timer due and run
+        the same callbacks. Any other iteration is asyncio's own ``_run_once``."""
+        loop: Any = self  # asyncio's private attributes, which its typing does not declare
+        if loop._debug or loop._coroutine_origin_tracking_enabled:
+            super().run_forever()
+            return
+        if loop._closed:
+            raise RuntimeError("Event loop is closed")
+        if loop._thread_id is not None:  # is_running()
+            raise RuntimeError("This event loop is already running")
+        if asyncio.events._get_running_loop() is not None:
+            raise RuntimeError("Cannot run the event loop while another loop is running")
+        old_hooks = sys.get_asyncgen_hooks()
+        try:
+            loop._thread_id = threading.get_ident()
+            sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook,
+                                   finalizer=loop._asyncgen_finalizer_hook)
+            asyncio.events._set_running_loop(self)
+            ready: collections.deque[asyncio.Handle] = loop._ready
+            fds = loop._selector._fd_to_key
+            while True:
+                if ready and not loop._scheduled and len(fds) <= 1:
+                    for _ in range(len(ready)):  # those ready now, not those they schedule
+                        handle: Any = ready.popleft()
+                        if not handle._cancelled:
+                            handle._run()
+                else:
+                    loop._run_once()
+                if loop._stopping:
+                    break
+        finally:
+            loop._stopping = False
+            loop._thread_id = None
+            asyncio.events._set_running_loop(None)
+            sys.set_asyncgen_hooks(*old_hooks)
+
+    def call_soon(self, callback: Callable[[*_Ts], object], *args: *_Ts,
+                  context: contextvars.Context | None = None) -> asyncio.Handle:
+        """asyncio's ``call_soon``: every task step and done-callback is scheduled here. An
+        open loop out of debug mode appends the handle itself (asyncio's closed-loop check
+        and helper are two frames per callback); otherwise asyncio does it all."""
+        loop: Any = self
+        if loop._closed or loop._debug:
+            return super().call_soon(callback, *args, context=context)
+        handle = asyncio.Handle(callback, args, self, context)
+        loop._ready.append(handle)
+        return handle
+
+    def create_task(self, coro: Any, *, name: Any = None,
+                    context: contextvars.Context | None = None, **kwargs: Any) -> asyncio.Task[Any]:
+        """asyncio's ``create_task``: without a task factory, on an open loop out of debug
+        mode, the task is made here (asyncio's method and its closed-loop check are two frames
+        per sync call); anything else goes to asyncio."""
+        loop: Any = self
+        if kwargs or loop._task_factory is not None or loop._closed or loop._debug:
+            task: asyncio.Task[Any] = super().create_task(coro, name=name, context=context,
+                                                          **kwargs)
+            return task
+        return asyncio.Task(coro, loop=self, name=name, context=context)
 
     def call_at(self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts,
                 context: contextvars.Context | None = None) -> asyncio.TimerHandle:
@@ -236,7 +303,9 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     """:func:`agentkit.core.sim.run_sync`, on this thread's loop."""
     if asyncio._get_running_loop() is not None:
         return _run_on_helper_thread(awaitable)
-    loop = _thread_loop()
+    loop: VirtualTimeLoop | None = getattr(_local, "loop", None)  # _thread_loop(), its frame
+    if loop is None or loop._closed:  # type: ignore[attr-defined]  # only when one is made
+        loop = _thread_loop()
     loop.clock = _clock.get(_default_clock)  # current_clock(), one call less per sync call
     # Not run_until_complete: it stops the loop from a done-callback, one loop iteration after
     # the awaitable finished; stopping from inside the task saves that iteration (a sync call
@@ -261,7 +330,8 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     if not task.done():
         armed.clear()
         raise RuntimeError("Event loop stopped before Future completed.")  # as asyncio says
-    return task.result()
+    result: T = task.result()
+    return result
 
 
 async def _stopping_when_done(awaitable: Awaitable[T],

@@ -277,7 +277,15 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
         The first attempt is made here, since most calls succeed at once; its failure is
         then the first the retry policy meets, as if it had made that attempt itself."""
         try:
-            reply = await self._attempt(request)
+            # self._attempt(request)'s body, inline: no coroutine of its own for the attempt
+            # that (nearly always) succeeds; the retries below go through _attempt
+            self.requests.append(request)
+            item = await self._next_item(request)
+            reply = (_Reply(text_message(MessageRole.ASSISTANT, item)) if type(item) is str
+                     else await self._render(item, request, depth=0))
+            latency = reply.latency if reply.latency is not None else self.latency
+            if latency:
+                await asleep(latency)
             if reply.cut and not streamed:
                 raise _cut_error()
         except LLMError as exc:
@@ -351,7 +359,9 @@ class _ProgrammedLLM(FunctionCallingLLM, Excusable):
 
     async def _achat(self, request: LLMRequest) -> ChatResponse:
         reply = await self._reply(request, streamed=False)
-        return ChatResponse(message=reply.message, usage=reply.usage)
+        # ChatResponse(...) validated without BaseModel.__init__'s frame: once per call
+        return ChatResponse.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"message": reply.message, "usage": reply.usage})
 
     async def _astream_chat(self, request: LLMRequest) -> AsyncIterator[ChatResponse]:
         reply = await self._reply(request, streamed=True)
@@ -432,9 +442,14 @@ class ScriptedLLM(_ProgrammedLLM):
 
     async def _next_item(self, request: LLMRequest) -> Any:
         script = self.script
-        # the last user text is only for the error of a script that has run out (``remaining``
-        # read without the property: once per call)
-        return script.take("" if script.position < len(script.items)
+        position = script.position
+        if position < len(script.items) and type(script) is Script:
+            # an item left: Script.take's bookkeeping, inline (once per call)
+            script.attempts += 1
+            script.position = position + 1
+            return script.items[position]
+        # the last user text is only for the error of a script that has run out
+        return script.take("" if position < len(script.items)
                            else _last_user_text(request.messages))
 
     def leftovers(self) -> list[str]:

@@ -22,15 +22,19 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
 
+from agentkit.core import ids as _ids
 from agentkit.core.errors import HarnessError
 from agentkit.core.events import (
+    Span,
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolsOfferedEvent,
+    _current_span,
+    _new_tuple,
     dispatcher,
 )
 from agentkit.core.models import replaced
-from agentkit.core.sim import now, run_sync
+from agentkit.core.sim import _clock, _default_clock, now, run_sync
 from agentkit.core.tokens import count_tokens
 from agentkit.llms.types import ToolOutput, ToolSelection
 
@@ -176,11 +180,16 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
     ``context`` (a workflow ``Context``) is passed as ``ctx=`` to a tool whose
     ``requires_context`` is true; ``agent`` names the calling agent on the bus events."""
     name = tool.metadata.name if tool is not None else (tool_name or "unknown")
-    with dispatcher.span():
+    # dispatcher.span()'s block, inline (its __enter__ and __exit__ are two frames each time)
+    parent = _current_span.get()
+    numbers = _ids._current.get(_ids._default).span_numbers
+    token = _current_span.set(_new_tuple(Span, (f"span-{next(numbers)}",
+                                                parent.id if parent is not None else None)))
+    try:
         if dispatcher.wants(ToolCallStartEvent):  # an event nobody takes is not built
             dispatcher.emit(ToolCallStartEvent(tool_name=name, tool_id=tool_id,
                                                arguments=arguments, agent=agent))
-        started = now()
+        started = _clock.get(_default_clock)._now  # now(), inline
         raised: BaseException | None = None
         if arguments_error is not None:  # the caller's reason not to run it is the news
             output = _error(name, arguments, wording.bad_arguments(arguments_error))
@@ -211,6 +220,8 @@ async def acall_tool(tool: Any | None, arguments: dict[str, Any], *, tool_name: 
                                              arguments=arguments, output=output,
                                              is_error=output.is_error, latency=now() - started,
                                              agent=agent, exception=raised))
+    finally:
+        _current_span.reset(token)
     return output
 
 
@@ -267,7 +278,7 @@ class ListedTools:
         """The specs of ``tools`` (objects with ``.metadata``), listed in ``format``: one
         (frozen) object per class, format and tools described alike, shared as the specs are
         (agents list their tools on every call)."""
-        key = _offer_key(tools)
+        key = tuple(map(_OFFER_KEY, map(_METADATA, tools)))  # _offer_key(tools), inline
         if cls is not ListedTools:  # a subclass's, built anew
             return cls(format, _offered(key)[0])
         return _listed(format, key)
@@ -372,17 +383,19 @@ class ToolRunner:
                    parallel: bool = False) -> list[ToolCallOutcome]:
         """Run ``calls``; outcomes in call order. ``parallel`` overlaps them (simulated wall
         time = the slowest call, not the sum)."""
-        def start(call: ToolSelection) -> Awaitable[ToolCallOutcome]:
-            return self.acall(call.tool_name, call.tool_kwargs, tool_id=call.tool_id,
-                              arguments_error=call.arguments_error)
-
         if parallel and len(calls) > 1:
             import asyncio  # loaded with the running loop; not at import (agentkit.core.sim)
+
+            def start(call: ToolSelection) -> Awaitable[ToolCallOutcome]:
+                return self.acall(call.tool_name, call.tool_kwargs, tool_id=call.tool_id,
+                                  arguments_error=call.arguments_error)
 
             return list(await asyncio.gather(*map(start, calls)))
         outcomes = []
         for call in calls:  # a loop: an async comprehension is a coroutine of its own
-            outcomes.append(await start(call))
+            outcomes.append(await self.acall(call.tool_name, call.tool_kwargs,
+                                             tool_id=call.tool_id,
+                                             arguments_error=call.arguments_error))
         return outcomes
 
     def run(self, calls: Sequence[ToolSelection], *,

@@ -7,6 +7,8 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -15,6 +17,9 @@ from agentkit.core.sim import run_sync
 from agentkit.tools.types import AsyncBaseTool, DefaultToolFnSchema, ToolMetadata, ToolOutput
 
 __all__ = ["FunctionTool", "ToolArgumentsError", "create_schema_from_function"]
+
+_MODEL_VALIDATE = BaseModel.model_validate.__func__  # type: ignore[attr-defined]
+"""pydantic's own ``model_validate``: a schema that keeps it is validated by its validator."""
 
 
 class ToolArgumentsError(ValueError):
@@ -260,9 +265,10 @@ class FunctionTool(AsyncBaseTool):
                                          return_direct=return_direct)
         return cls(fn=fn, metadata=tool_metadata, async_fn=async_fn, partial_params=partial_params)
 
-    @property
-    def metadata(self) -> ToolMetadata:
-        return self._metadata
+    # read-only as a method property, its getter written in C (no Python frame): agents read
+    # a tool's metadata several times per call
+    metadata = property(attrgetter("_metadata"),
+                        doc="The tool's name, description and argument schema.")
 
     @property
     def fn(self) -> Callable[..., Any]:
@@ -277,11 +283,10 @@ class FunctionTool(AsyncBaseTool):
         """True when the function takes a workflow ``Context`` (agents pass it as ``ctx=``)."""
         return self._ctx_param is not None
 
-    @property
-    def takes_positional_input(self) -> bool:
-        """Whether the function takes one positional argument beside its partial parameters
-        (and its Context): ``def f(x)`` does, ``def f(*, x)`` and ``def f(**kwargs)`` do not."""
-        return self._takes_positional
+    takes_positional_input = property(attrgetter("_takes_positional"), doc="""Whether the
+        function takes one positional argument beside its partial parameters (and its
+        Context): ``def f(x)`` does, ``def f(*, x)`` and ``def f(**kwargs)`` do not (read
+        through a getter written in C, as ``metadata``).""")
 
     @property
     def ctx_param_name(self) -> str | None:
@@ -317,12 +322,18 @@ class FunctionTool(AsyncBaseTool):
                 f"{self._fn_name}() got an unexpected keyword argument '{unknown[0]}'")
         schema = self._metadata.fn_schema
         if schema is not None and not args and schema is not DefaultToolFnSchema:
+            data = {**self.partial_params, **kwargs}
             try:
-                validated = schema.model_validate({**self.partial_params, **kwargs})
+                # schema.model_validate(data) without its frame, unless the schema has its own
+                validated = (schema.__pydantic_validator__.validate_python(data)
+                             if schema.model_validate.__func__ is _MODEL_VALIDATE  # type: ignore[attr-defined]
+                             else schema.model_validate(data))
             except ValidationError as exc:
                 raise ToolArgumentsError(_format_validation_error(name, exc),
                                          self._python_message(exc)) from None
-            kwargs = {k: getattr(validated, k, v) for k, v in kwargs.items()}
+            # {k: getattr(validated, k, v) for k, v in kwargs.items()}, without its frame
+            kwargs = dict(zip(kwargs, map(getattr, repeat(validated), kwargs, kwargs.values()),
+                              strict=True))
         prepared = {**self.partial_params, **kwargs}
         if ctx is not None:
             prepared[self._ctx_param] = ctx  # type: ignore[index]
@@ -342,8 +353,10 @@ class FunctionTool(AsyncBaseTool):
     def _output(self, raw: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolOutput:
         if isinstance(raw, ToolOutput):
             return raw
-        return ToolOutput(content=str(raw), tool_name=self._metadata.name,
-                          raw_input={"args": args, "kwargs": kwargs}, raw_output=raw)
+        # ToolOutput(...) validated without BaseModel.__init__'s frame: once per call
+        return ToolOutput.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"content": str(raw), "tool_name": self._metadata.name,
+             "raw_input": {"args": args, "kwargs": kwargs}, "raw_output": raw})
 
     def call(self, *args: Any, ctx: Any = None, **kwargs: Any) -> ToolOutput:
         prepared, given = self._prepare(args, kwargs, ctx)

@@ -177,7 +177,9 @@ def _parse_action(output: str) -> ActionReasoningStep:
         # upstream's words: they reach the model (a workflow ReActAgent's retry message)
         raise ValueError(f"Could not extract tool use from input text: {output}")
     action_input = _read_action_input(output, rest[marker + len("Action Input:"):])
-    return ActionReasoningStep(thought=thought.strip(), action=action, action_input=action_input)
+    # ActionReasoningStep(...) validated without BaseModel.__init__'s frame
+    return ActionReasoningStep.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+        {"thought": thought.strip(), "action": action, "action_input": action_input})
 
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
@@ -213,8 +215,10 @@ def _parse_answer(output: str, is_streaming: bool) -> ResponseReasoningStep:
         thought = IMPLICIT_THOUGHT
     else:
         thought = output[thought_at + len("Thought:"):at].strip() if thought_at < at else ""
-    return ResponseReasoningStep(thought=thought, response=output[at + len("Answer:"):].strip(),
-                                 is_streaming=is_streaming)
+    # ResponseReasoningStep(...) validated without BaseModel.__init__'s frame
+    return ResponseReasoningStep.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+        {"thought": thought, "response": output[at + len("Answer:"):].strip(),
+         "is_streaming": is_streaming})
 
 
 class ReActOutputParser:

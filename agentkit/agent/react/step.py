@@ -142,8 +142,9 @@ class ReActAgentWorker(AgentWorker):
     # ------------------------------------------------------------------ steps
     def initialize_step(self, task: Task, **kwargs: Any) -> TaskStep:
         self._start_task(task, {"current_reasoning": []})
-        return TaskStep(task_id=task.task_id, step_id=new_uuid(), input=task.input,
-                        step_state={"is_first": True})
+        return TaskStep.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            {"task_id": task.task_id, "step_id": new_uuid(), "input": task.input,
+             "step_state": {"is_first": True}})
 
     def _user_message(self, task: Task, text: str) -> ChatMessage:
         """The task's user message (the first step's input); a subclass may add blocks."""
@@ -189,8 +190,12 @@ class ReActAgentWorker(AgentWorker):
             return [step], step.is_done
         outcome = await runner.acall(step.action, step.action_input)
         sources.append(outcome.output)
-        observation = ObservationReasoningStep(observation=str(outcome.output),
-                                               return_direct=outcome.return_direct)
+        # ObservationReasoningStep(...) validated without BaseModel.__init__'s frame, and
+        # str(output) as a ToolOutput's content without its __str__ frame
+        output = outcome.output
+        observation = ObservationReasoningStep.__pydantic_validator__.validate_python(
+            {"observation": output.content if type(output) is ToolOutput else str(output),
+             "return_direct": outcome.return_direct})
         if self._verbose:
             print(observation.get_content())
         return [step, observation], outcome.return_direct
@@ -220,7 +225,9 @@ class ReActAgentWorker(AgentWorker):
 
     async def arun_step(self, step: TaskStep, task: Task, **kwargs: Any) -> TaskStepOutput:
         self._prepare(step, task)
-        runner = await self._atools_for(task.input)
+        # a fixed tool list offered without the _atools_for coroutine (once per step)
+        runner = (self._tool_runner.offered() if self._tool_retriever is None
+                  else await self._atools_for(task.input))
         tools = runner.tools
         response = await self._llm.achat(self._messages(task, tools),
                                          listed_tools=ListedTools.of("react", tools))

@@ -18,11 +18,15 @@ from agentkit.agent.types import (
     TaskStep,
     TaskStepOutput,
 )
+from agentkit.core import ids as _ids
 from agentkit.core.events import (
     AgentChatEndEvent,
     AgentChatStartEvent,
     AgentStepEndEvent,
     AgentStepStartEvent,
+    Span,
+    _current_span,
+    _new_tuple,
     dispatcher,
 )
 from agentkit.core.ids import new_uuid
@@ -34,6 +38,7 @@ from agentkit.memory import BaseMemory, ChatMemoryBuffer
 __all__ = ["AgentRunner", "AgentState", "StepSnapshot", "TaskState"]
 
 StepMode = Literal["run", "stream"]
+_new = object.__new__
 
 
 @dataclass
@@ -71,20 +76,33 @@ class StepSnapshot:
         copies: dict[int, Any] = {}
         memories: dict[int, tuple[BaseMemory, Any]] = {}
         memory = task.memory
-        if type(memory) in _memory_types:  # the conversation's memory, as ``_Copier._memory``
+        if type(memory) is ChatMemoryBuffer:  # its snapshot(), inline (the usual memory)
+            history = memory._history
+            memories[id(memory)] = (memory, (history, len(history)))
+        elif type(memory) in _memory_types:  # the conversation's memory, as ``_Copier._memory``
             memories[id(memory)] = (memory, memory.snapshot())
         else:
             _Copier(copies, memories).copy(memory)
         steps = []
         for step in queue:  # a loop, not a comprehension: the queue holds one step or none
             state = step.step_state
-            steps.append((step, step.input,
-                          _copy_dict(state, copies, memories) if type(state) is dict
-                          else _Copier(copies, memories).copy(state)))
+            if (type(state) is dict and id(state) not in copies
+                    and _record_types.issuperset(map(type, state.values()))):
+                # records only (an empty state, flags): _copy_dict's copy, without its call
+                copied = copies[id(state)] = state.copy()
+            elif type(state) is dict:
+                copied = _copy_dict(state, copies, memories)
+            else:
+                copied = _Copier(copies, memories).copy(state)
+            steps.append((step, step.input, copied))
         extra_state = task.extra_state
         extra_state = (_copy_dict(extra_state, copies, memories) if type(extra_state) is dict
                        else _Copier(copies, memories).copy(extra_state))
-        return cls(steps, extra_state, list(memories.values()))
+        # cls(...) without the dataclass __init__'s frame: a snapshot per step
+        snapshot = _new(cls)
+        snapshot.queue, snapshot.extra_state = steps, extra_state
+        snapshot.memories = list(memories.values())
+        return snapshot
 
     def restore(self, task: Task, queue: deque[TaskStep]) -> None:
         queue.clear()
@@ -199,6 +217,10 @@ def _copy_dict(value: dict[Any, Any], copies: dict[int, Any],
         if (cls is list and id(item) not in copies
                 and _record_types.issuperset(map(type, item))):
             copied[key] = copies[id(item)] = item.copy()
+        elif cls is ChatMemoryBuffer:  # its snapshot(), inline (a worker's new messages)
+            if id(item) not in memories:
+                history = item._history
+                memories[id(item)] = (item, (history, len(history)))
         elif cls in _memory_types:
             if id(item) not in memories:
                 memories[id(item)] = (item, item.snapshot())
@@ -286,8 +308,13 @@ class AgentRunner(BaseAgent):
         else:
             extra_state = dict(self.init_task_state_kwargs)
         callback_manager = kwargs.pop("callback_manager", self.callback_manager)
-        task = Task(input=input, memory=self.memory, extra_state=extra_state,
-                    callback_manager=callback_manager, **kwargs)
+        if kwargs:  # a caller's own Task fields (task_id=...)
+            task = Task(input=input, memory=self.memory, extra_state=extra_state,
+                        callback_manager=callback_manager, **kwargs)
+        else:  # the same, validated without BaseModel.__init__'s frame (once per chat)
+            task = Task.__pydantic_validator__.validate_python(
+                {"input": input, "memory": self.memory, "extra_state": extra_state,
+                 "callback_manager": callback_manager})
         initial_step = self.agent_worker.initialize_step(task)
         self.state.task_dict[task.task_id] = TaskState(task, deque([initial_step]))
         return task
@@ -364,7 +391,12 @@ class AgentRunner(BaseAgent):
             step = self._next_step(task_id, queue, step, input)
         if self.verbose:
             print(f"> Running step {step.step_id}. Step input: {step.input}")
-        with dispatcher.span():
+        # dispatcher.span()'s block, inline (its __enter__ and __exit__ are two frames each time)
+        parent = _current_span.get()
+        numbers = _ids._current.get(_ids._default).span_numbers
+        token = _current_span.set(_new_tuple(Span, (f"span-{next(numbers)}",
+                                                    parent.id if parent is not None else None)))
+        try:
             if dispatcher.wants(AgentStepStartEvent):  # else not built
                 dispatcher.emit(AgentStepStartEvent(task_id=task_id, step_id=step.step_id,
                                                     input=input, step=step))
@@ -380,7 +412,13 @@ class AgentRunner(BaseAgent):
             if dispatcher.wants(AgentStepEndEvent):
                 dispatcher.emit(AgentStepEndEvent(task_id=task_id, step_id=step.step_id,
                                                   output=output, is_last=output.is_last))
-        if not output.is_last:  # a last step queues nothing, in any runner
+        finally:
+            _current_span.reset(token)
+        if output.is_last:  # a last step queues nothing, in any runner
+            pass
+        elif type(self)._queue_next_steps is AgentRunner._queue_next_steps:
+            state.step_queue.extend(output.next_steps)  # the method's body, without its frame
+        else:
             self._queue_next_steps(state, output)
         state.completed_steps.append(output)
         if snapshot is not None:
@@ -454,7 +492,8 @@ class AgentRunner(BaseAgent):
         if not isinstance(output, (AgentChatResponse, StreamingAgentChatResponse)):
             raise ValueError("When `is_last` is True, the step output must be an "
                              f"AgentChatResponse or StreamingAgentChatResponse, got {output!r}")
-        task = self.state.get_task(task_id)
+        state = self.state.task_dict.get(task_id)  # self.state.get_task(task_id), inline
+        task = state.task if state is not None else self.state.get_task(task_id)
         output.sources = task.extra_state.get("sources", output.sources)
         if isinstance(output, StreamingAgentChatResponse) and not output.is_done:
             output.add_on_end(lambda _text: self._finish_task(task))
