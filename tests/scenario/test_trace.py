@@ -500,20 +500,24 @@ def test_a_call_ended_before_another_on_the_clock_then_by_the_order_of_events(
     assert _call(*first).ended_before(_call(*second)) is ordered
 
 
-def test_a_plain_messages_trace_form_runs_few_python_calls():
+def test_a_plain_messages_trace_form_runs_few_python_calls(monkeypatch):
     # issue 36 (a replay's trace building): a message with one text block and no tool calls,
     # ids or name is converted without the content property, the enum's value descriptor, the
     # tool-call and id scans, the message's dict form, or the JSON encoder's Python layers
     # (its key, kept by role and text: the next replay's equal message looks it up)
-    message = ChatMessage(role="user", content="What is the capital of France?")
+    from agentkit.trace import _trace
+
+    monkeypatch.setattr(_trace, "_PLAIN_KEYS", _trace._PLAIN_KEYS.emptied())  # (not this
+    message = ChatMessage(role="user", content="What is the capital of France?")  # test's own)
     ids = IdNormalizer()
     data, called = python_calls(lambda: ids.message(message))
     assert data == {"role": "user", "content": "What is the capital of France?"}
     assert data == ids._messages[next(iter(ids._messages))]
-    assert called == ["<lambda>", "message", "fixed_memo", "_plain"]
+    assert called == ["<lambda>", "message", "fixed_memo", "_plain", "put"]  # its key kept
     again = IdNormalizer()  # the next run's: its own dict, the same key
-    data_again, _ = python_calls(lambda: again.message(ChatMessage(
-        role="user", content="What is the capital of France?")))
+    equal = ChatMessage(role="user", content="What is the capital of France?")
+    data_again, called = python_calls(lambda: again.message(equal))
+    assert called == ["<lambda>", "message", "fixed_memo", "_plain"]
     assert data_again == data and data_again is not data
     assert list(again._messages) == list(ids._messages)
 
