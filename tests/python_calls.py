@@ -64,18 +64,26 @@ def harness_calls(block: Callable[[], object]) -> tuple[object, list[str]]:
     return _profiled(block, profile), called
 
 
+def noted_calls(monkeypatch: Any, owner: Any, name: str,
+                note: Callable[..., Any] = lambda *args, **kwargs: args[0] if args else None,
+                ) -> list[Any]:
+    """Patch ``owner.name`` (a function or method) to note each call -- what ``note`` makes
+    of its arguments: by default the first -- and go on as before; the notes, in order."""
+    notes: list[Any] = []
+    original = getattr(owner, name)
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        notes.append(note(*args, **kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noted)
+    return notes
+
+
 def spawned_tasks(monkeypatch: Any) -> list[str]:
     """The steps a workflow run gives a task of its own from now on (the runtime's
     ``Run._spawn``), by name in the order spawned: an invocation handed over to the task
     before it is not listed."""
     from agentkit.workflow.runtime import Run
 
-    spawned: list[str] = []
-    spawn = Run._spawn
-
-    def counted(run: Run, spec: Any, event: Any, frame: Any) -> Any:
-        spawned.append(spec.name)
-        return spawn(run, spec, event, frame)
-
-    monkeypatch.setattr(Run, "_spawn", counted)
-    return spawned
+    return noted_calls(monkeypatch, Run, "_spawn", lambda run, spec, *rest: spec.name)

@@ -28,25 +28,12 @@ from agentkit.llms.types import ChatResponse
 from agentkit.workflow import context as workflow_context
 from agentkit.workflow import serialize
 from agentkit.workflow.context import EventStream
-from tests.python_calls import spawned_tasks
+from tests.python_calls import noted_calls, spawned_tasks
 
 from .helpers import REACT_ADD, add, roles
 
 PIECES = [f"word{i} " for i in range(20)]
 ANSWER = "".join(PIECES)
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[Any]:
-    """Patch ``owner.name`` to note each call (its first argument) and go on."""
-    calls: list[Any] = []
-    original = getattr(owner, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[0] if args else None)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def _streamed_run(agent: Any) -> list[AgentStream]:
@@ -65,8 +52,8 @@ def _answering_agent() -> FunctionAgent:
 
 def test_a_function_agent_reads_how_to_find_a_chunks_tool_calls_once_per_stream(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    required = _counting(monkeypatch, FunctionAgent, "_require_llm")
-    read = _counting(monkeypatch, ScriptedLLM, "get_tool_calls_from_response")
+    required = noted_calls(monkeypatch, FunctionAgent, "_require_llm")
+    read = noted_calls(monkeypatch, ScriptedLLM, "get_tool_calls_from_response")
 
     events = _streamed_run(_answering_agent())
 
@@ -85,7 +72,7 @@ def test_an_agent_that_asks_in_text_reads_no_tool_calls_per_chunk(
     agent = ReActAgent(name="solo", description="Answers.", tools=[add], llm=ScriptedLLM(
         [REACT_ADD, ScriptedResponse(text=f"Thought: done.\nAnswer: {ANSWER}")],
         function_calling=False))
-    tool_calls_of = _counting(monkeypatch, BaseWorkflowAgent, "_tool_calls_of")
+    tool_calls_of = noted_calls(monkeypatch, BaseWorkflowAgent, "_tool_calls_of")
 
     events = _streamed_run(agent)
 
@@ -97,7 +84,7 @@ def test_an_agent_that_asks_in_text_reads_no_tool_calls_per_chunk(
 def test_a_stream_event_class_is_checked_once_not_once_per_chunk(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(agent_events, "_direct", {})
-    checked = _counting(monkeypatch, agent_events, "_direct_fields")
+    checked = noted_calls(monkeypatch, agent_events, "_direct_fields")
 
     events = _streamed_run(_answering_agent())
 
@@ -106,7 +93,7 @@ def test_a_stream_event_class_is_checked_once_not_once_per_chunk(
 
 def test_a_chunk_written_while_no_reader_waits_wakes_nobody(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    woken = _counting(monkeypatch, EventStream, "_wake")
+    woken = noted_calls(monkeypatch, EventStream, "_wake")
     stream = EventStream()
     for i in range(10):
         stream.put(i)
@@ -118,7 +105,7 @@ def test_a_chunk_written_while_no_reader_waits_wakes_nobody(
 
 def test_reading_the_stream_waits_only_when_nothing_is_there(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    waits = _counting(monkeypatch, EventStream, "get")
+    waits = noted_calls(monkeypatch, EventStream, "get")
 
     events = _streamed_run(_answering_agent())
 
@@ -129,7 +116,7 @@ def test_reading_the_stream_waits_only_when_nothing_is_there(
 
 def test_the_tool_calling_stream_of_a_model_allowed_parallel_calls_is_not_mapped(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    mapped = _counting(monkeypatch, llm_base, "_single_call_unless_parallel")
+    mapped = noted_calls(monkeypatch, llm_base, "_single_call_unless_parallel")
     llm = ScriptedLLM([ScriptedResponse(text=ANSWER, chunks=PIECES)] * 2)
 
     async def chunks(parallel: bool) -> list[ChatResponse]:
@@ -156,7 +143,7 @@ def test_a_streamed_chunk_is_one_bus_event_built_in_its_call_span() -> None:
 
 def test_an_event_sent_with_no_wait_for_event_pending_matches_no_waiter(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    matched = _counting(monkeypatch, workflow_context._Waiter, "matches")
+    matched = noted_calls(monkeypatch, workflow_context._Waiter, "matches")
 
     _streamed_run(_answering_agent())
 
@@ -165,7 +152,7 @@ def test_an_event_sent_with_no_wait_for_event_pending_matches_no_waiter(
 
 def test_building_a_workflow_agent_sets_its_workflow_state_without_pydantics_handler(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    handled = _counting(monkeypatch, BaseModel, "_setattr_handler")
+    handled = noted_calls(monkeypatch, BaseModel, "_setattr_handler")
 
     agent = FunctionAgent(name="solo", description="Answers.", tools=[add], timeout=5.0)
     workflow = AgentWorkflow(agents=[agent])
@@ -181,7 +168,7 @@ def test_a_models_field_models_are_worked_out_once(monkeypatch: pytest.MonkeyPat
     workflow = AgentWorkflow(agents=[FunctionAgent(name="solo", description="Answers.",
                                                    tools=[add])])
     first = workflow.restorable_types()
-    walked = _counting(monkeypatch, serialize, "models_in")
+    walked = noted_calls(monkeypatch, serialize, "models_in")
 
     again = workflow.restorable_types()
 
@@ -192,7 +179,7 @@ def test_a_models_field_models_are_worked_out_once(monkeypatch: pytest.MonkeyPat
 
 def test_a_chat_turn_of_the_harness_builds_no_delta_event_a_streamed_turn_reads_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    built = _counting(monkeypatch, AgentStream, "of_stream")
+    built = noted_calls(monkeypatch, AgentStream, "of_stream")
     chats = [WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])) for _ in range(2)]
 
     answer = chats[0].chat("5 + 3?")
@@ -253,7 +240,7 @@ def test_a_chat_turn_writes_to_the_stream_only_what_the_harness_reads(
 
 
 def test_a_streamed_step_builds_no_placeholder_reply(monkeypatch: pytest.MonkeyPatch) -> None:
-    placeholders = _counting(monkeypatch, base_agent, "_empty_reply")
+    placeholders = noted_calls(monkeypatch, base_agent, "_empty_reply")
 
     events = _streamed_run(_answering_agent())
     answer = WorkflowChatAgent(AgentWorkflow(agents=[_answering_agent()])).chat("5 + 3?")

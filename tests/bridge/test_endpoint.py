@@ -22,6 +22,7 @@ from agentkit.instrumentation import collect_events
 from agentkit.llms import errors, openai_wire
 from agentkit.llms.cassette import CassetteLLM, RecordingLLM
 from agentkit.llms.mock import ScriptedLLM, ScriptedResponse, tool_call
+from tests.python_calls import noted_calls
 
 from .conftest import ADD, ask, scripted_bridge, turn
 
@@ -143,14 +144,8 @@ def test_a_tools_array_sent_again_is_read_once_and_offers_the_same_tools(
 
 def _replayed_twice(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Bridge, Bridge]:
     """The same conversation through two bridges, counting the messages read into objects."""
-    read: list[str] = []
-    reader = openai_wire._from_openai_message
-
-    def counted(data: object, where: str) -> object:
-        read.append(where)
-        return reader(data, where)
-
-    monkeypatch.setattr(openai_wire, "_from_openai_message", counted)
+    read = noted_calls(monkeypatch, openai_wire, "_from_openai_message",
+                       lambda data, where: where)
     monkeypatch.setattr(openai_wire, "_READ", openai_wire._READ.emptied())
     monkeypatch.setattr(openai_wire, "_OFFERED", openai_wire._OFFERED.emptied())
     monkeypatch.setattr(openai_wire, "_PARSED", openai_wire._PARSED.emptied())

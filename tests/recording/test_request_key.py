@@ -20,6 +20,7 @@ from agentkit.llms.types import fix_message, fixed_memo
 from agentkit.recording import _requests, canonical_request, request_hash
 from agentkit.recording._requests import request_key
 from tests.fake_keys import fake_key
+from tests.python_calls import noted_calls
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
 CALL = {"id": "call_1", "type": "function",
@@ -153,14 +154,7 @@ def test_a_fixed_messages_memo_goes_with_it():
 
 def _counted_json_data(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """What the redactor turns into plain JSON data, call by call."""
-    seen: list[Any] = []
-    json_data = Redactor.json_data
-
-    def counted(self: Redactor, value: Any) -> Any:
-        seen.append(value)
-        return json_data(self, value)
-
-    monkeypatch.setattr(Redactor, "json_data", counted)
+    seen = noted_calls(monkeypatch, Redactor, "json_data", lambda self, value: value)
     monkeypatch.setattr(_requests, "_RESTS", _requests._RESTS.emptied())
     return seen
 
